@@ -503,9 +503,10 @@ def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
         if opened is None or end is None:
             continue
         at = end + 1
-        name, template = _launched(code[max(0, start - _LAUNCH_BACK) : start])
-        if name is None:
+        launched, template = _launched(code[max(0, start - _LAUNCH_BACK) : start])
+        if launched is None:
             continue
+        name = launched
         if not template:  # `auto kernel = &k<Ktraits>; kernel<<<...>>>(params)` (causal-conv1d, mamba-ssm)
             name, template = _pointed(code[max(0, start - _POINTER_BACK) : start], name) or (name, template)
         args = [" ".join(a.split()) for a in _top_level_split(code[opened.end() : end])]
@@ -619,7 +620,9 @@ def _differs(before: list[str], params: list[str]) -> str:
     """How parameters `params` differ from `before`'s (an overload's, from its first definition)."""
     if len(before) != len(params):
         return f"{len(params)} parameters for {len(before)}"
-    changed = [f"`{p}` for `{b}`" for b, p in zip(before, params, strict=True) if " ".join(b.split()) != " ".join(p.split())]
+    changed = [
+        f"`{p}` for `{b}`" for b, p in zip(before, params, strict=True) if " ".join(b.split()) != " ".join(p.split())
+    ]
     return ", ".join(changed[:3]) + (f" (and {len(changed) - 3} more)" if len(changed) > 3 else "")
 
 
@@ -692,7 +695,9 @@ def _macro_uses(
         for _, _, params, source, typenames, template in _kernels_in(m.body, m.body):
             why = f"__global__; made by macro {m.name}, of no use found: its kernels are named at each use"
             inv.kernels.append(
-                Kernel(m.name, "cuda", m.path, m.line, params, why, source=source, typenames=typenames, template=template)
+                Kernel(
+                    m.name, "cuda", m.path, m.line, params, why, source=source, typenames=typenames, template=template
+                )
             )
             break
 
@@ -973,7 +978,14 @@ def _kernels_in(
         params = [" ".join(p.split()) for p in _top_level_split(_joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
         head = heads.get(_head_before(code, m.start()), [])
-        yield m.start(), _PASTE.sub("", m.group(1)), params, body, [n for n, typed in head if typed and n], [n for n, _ in head]
+        yield (
+            m.start(),
+            _PASTE.sub("", m.group(1)),
+            params,
+            body,
+            [n for n, typed in head if typed and n],
+            [n for n, _ in head],
+        )
 
 
 def _expanded(macro: _Macro, args: list[str]) -> str:
@@ -1177,7 +1189,9 @@ def _macro_kernels(
         used.add(macro.name)
         for _, name, params, source, typenames, template in _kernels_in(body, body):
             why = f"{detail}; made by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
-            out.append(Kernel(name, "cuda", rel, line, params, why, source=source, typenames=typenames, template=template))
+            out.append(
+                Kernel(name, "cuda", rel, line, params, why, source=source, typenames=typenames, template=template)
+            )
     return out, used
 
 
@@ -1302,7 +1316,9 @@ class _Defs:
         # (a kernel's own template type parameters are no names to look for: `T` is in every header)
         wanted = {w for k in kernels for p in k.params for w in _type_words(p) - set(k.typenames)}
         skipped: list[str] = []
-        headers = _headers(commented, path, search, skipped) if wanted else []  # (no name to look for: no header to read)
+        headers = (
+            _headers(commented, path, search, skipped) if wanted else []
+        )  # (no name to look for: no header to read)
         defs.skipped = skipped[0] if skipped else ""
         done: set[int] = set()
         names = [_defined(text) for _, text in headers]
@@ -1394,8 +1410,9 @@ def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) ->
                 if too_large(exc.reason) and not skipped:
                     with suppress(OSError):
                         size = os.stat(header).st_size
+                        shown = path_name(os.path.relpath(header, search.base))
                         skipped.append(
-                            f"header {path_name(os.path.relpath(header, search.base))} ({size:,} bytes) not read for the "
+                            f"header {shown} ({size:,} bytes) not read for the "
                             f"kernels' macros and type aliases: past the {left[1]:,} bytes left of the "
                             f"{_INCLUDE_BYTES // 2**20} MiB read of one file's headers"
                         )

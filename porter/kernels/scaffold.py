@@ -524,17 +524,10 @@ def _cuda_signature(k: Kernel) -> Signature:
         if kind == "float" and _functor(decl, name, k):
             functors.append(decl)
             continue
-        templated = _template_type(decl, name, k)
         if "..." in decl.split("=")[0]:  # a pack, of any number of arguments: one float, said
             packs.append(decl)
-        elif kind == "float" and templated is not None:
-            given = _instantiated(k, templated)
-            # (a type porter does not know, an alias of the launcher's `I64`, says nothing)
-            kinds_given = {_c_param(f"{t} _", 0)[1] for t in given} & {"int", "float"}
-            if len(kinds_given) == 1:
-                kind = kinds_given.pop()  # (`k<int64_t><<<...>>>`: an int, where it was a float)
-            else:
-                guessed.append((decl, given))
+        elif kind == "float":
+            kind = _launched_kind(decl, name, k, guessed)
         py = safe_name(name)
         while py in kinds:
             py += "_"
@@ -554,6 +547,22 @@ def _cuda_signature(k: Kernel) -> Signature:
         guessed=guessed,
         packs=packs,
     )
+
+
+def _launched_kind(decl: str, name: str, k: Kernel, guessed: list[tuple[str, list[str]]]) -> str:
+    """The kind of number parameter `name` (declared `decl`, read as a float): where it is of one
+    of the kernel's template types, the one the launches' template arguments agree on, int or
+    float (`k<int64_t><<<...>>>`: an int); where they disagree or give none, a float, added to
+    `guessed` with the types given (a type porter does not know, the launcher's `I64`, says nothing)."""
+    templated = _template_type(decl, name, k)
+    if templated is None:
+        return "float"
+    given = _instantiated(k, templated)
+    kinds_given = {_c_param(f"{t} _", 0)[1] for t in given} & {"int", "float"}
+    if len(kinds_given) == 1:
+        return kinds_given.pop()
+    guessed.append((decl, given))
+    return "float"
 
 
 def _template_type(decl: str, name: str, k: Kernel) -> str | None:
@@ -1032,7 +1041,9 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
     """The body of `make_inputs` for C++ kernel `k`, launched (`k.calls`): a tensor per pointer, and
     each number as a launch passes it where that is a literal or a size of a tensor the same launch
     passes (`_c_values`, Triton's rule), else 256 under a TODO."""
-    lines = ["    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")]
+    lines = [
+        "    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")
+    ]
     given = _c_values(k, sig)
     for p in sig.params:
         if sig.kinds[p] == "tensor":

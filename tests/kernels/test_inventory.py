@@ -950,3 +950,29 @@ def test_a_cuda_kernel_s_parameter_pack_is_one_float_said_in_a_todo(tmp_path):
     test = (out / "test_apply_xla_parity.py").read_text()
     assert "    n = 8  # as the launch at k.cu:4 passes it\n" in test, test
     assert "    args = 256  # TODO(porter): the value the call site passes\n" in test, test
+
+
+def test_a_cmake_module_s_include_folders_are_read_from_its_project_s_folder(tmp_path):
+    """The `-I` folders of a CMake module (`cmake/utils.cmake`, which the CMakeLists.txt includes)
+    were not read: vllm 0.34.0 gives its `csrc` there (`target_include_directories(${MOD_NAME}
+    PRIVATE csrc ...)`), so no header of `csrc` was found for a kernel's `#include "dispatch_utils.h"`
+    in a folder below (twentieth read's leftover, issue 24). A relative folder of a module is its
+    project's (the folder of the nearest CMakeLists.txt above it), as CMake's `include()` keeps the
+    includer's; `${CMAKE_CURRENT_LIST_DIR}` is the module's own folder."""
+    from porter.kernels.includes import include_dirs
+
+    (tmp_path / "csrc" / "ops").mkdir(parents=True)
+    (tmp_path / "cmake" / "inc").mkdir(parents=True)
+    (tmp_path / "CMakeLists.txt").write_text("include(${CMAKE_CURRENT_LIST_DIR}/cmake/utils.cmake)\n")
+    (tmp_path / "cmake" / "utils.cmake").write_text(
+        "function(define_target MOD_NAME)\n"
+        "  target_include_directories(${MOD_NAME} PRIVATE csrc ${ARG_INCLUDE_DIRECTORIES})\n"
+        '  include_directories("${CMAKE_CURRENT_LIST_DIR}/inc")\nendfunction()\n'
+    )
+    assert include_dirs(tmp_path, tmp_path) == ((tmp_path / "csrc").resolve(), (tmp_path / "cmake" / "inc").resolve())
+    (tmp_path / "csrc" / "dispatch_utils.h").write_text("#pragma once\ntypedef int64_t Idx;\n")
+    (tmp_path / "csrc" / "ops" / "k.cu").write_text(
+        '#include "dispatch_utils.h"\n__global__ void k(float* x, Idx n) { x[0] = n; }\n'
+    )
+    write_scaffolds(scan(tmp_path), tmp_path / "out", "xla")
+    assert "n: int" in (tmp_path / "out" / "k_op.py").read_text()
