@@ -121,6 +121,7 @@ CALL_TIME: dict[str, dict[str, object]] = {
     },
     "porter.files.deps.imports._modules_re": {"names": ["apex", "xformers"]},
     "porter.kernels.inventory._kernel_head": {"voids": ("void_t", "V")},
+    "porter.kernels.inventory._pointed": {"name": "kernel"},
     "porter.kernels.scaffold._c_writes": {"name": "out", "alt": "out|p"},
     "porter.kernels.scaffold._passed": {"alt": "out|p"},
     "porter.kernels.scaffold._functor": {"name": "op"},
