@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from porter.core.reading import NextOf, read_regular
+from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular
 from porter.core.textsafe import name_bytes
 
 # what a C++ or CUDA source must contain to register an operator
@@ -204,7 +204,7 @@ def read(names: Iterable[str]) -> list[tuple[str, bytes]]:
         if not name.endswith(SUFFIXES):
             continue
         try:
-            source = read_regular(Path(source_path(name)))
+            source = read_regular(Path(source_path(name)), MAX_PARSE_BYTES)  # (past it: discovery noted it)
         except (OSError, ValueError):
             continue
         if TOKEN in source:

@@ -41,9 +41,13 @@ def include_dirs(root: Path, base: Path) -> tuple[Path, ...]:
         except Unreadable:
             continue
         text = data.decode("utf-8", errors="replace")
-        parts = _setup_dirs(text, build) if build.name == "setup.py" else _cmake_dirs(text)
+        project = _project_of(build, top)
+        if build.name == "setup.py":
+            parts = _setup_dirs(text, build)
+        else:
+            parts = _cmake_dirs(text, os.path.relpath(build.parent, project))
         for part in parts:
-            folder = os.path.realpath(build.parent / part)
+            folder = os.path.realpath(project / part)
             if os.path.isdir(folder) and within(folder, top) and Path(folder) not in found:
                 found.append(Path(folder))
                 if len(found) == _MAX_DIRS:
@@ -67,13 +71,29 @@ def _build_files(root: Path) -> list[Path]:
         dirnames[:] = [
             d for d in dirnames if not d.startswith(".") and d not in ("build", "dist", "node_modules", "__pycache__")
         ]
-        out.extend(Path(dirpath) / f for f in filenames if f in _BUILD_FILES)
+        out.extend(Path(dirpath) / f for f in filenames if f in _BUILD_FILES or f.endswith(".cmake"))
     return sorted(out)
 
 
-def _cmake_dirs(text: str) -> list[str]:
-    """The folders of a CMakeLists.txt's include commands, relative to its folder; an argument of
-    a variable porter cannot know (`${CUTLASS_DIR}/include`) or a generator expression is left out."""
+def _project_of(build: Path, top: str) -> Path:
+    """The folder a build file's relative folders start from: its own, or, for a CMake module
+    (`cmake/utils.cmake`, which a CMakeLists.txt `include()`s: CMake keeps the includer's source
+    folder), the nearest folder above it, within `top`, that holds a CMakeLists.txt (vllm 0.34.0's
+    `target_include_directories(... PRIVATE csrc ...)` in `cmake/utils.cmake` means its `csrc`)."""
+    if not build.name.endswith(".cmake"):
+        return build.parent
+    for folder in build.parents:
+        if not within(os.path.realpath(folder), top):
+            break
+        if (folder / "CMakeLists.txt").is_file():
+            return folder
+    return build.parent
+
+
+def _cmake_dirs(text: str, list_dir: str = ".") -> list[str]:
+    """The folders of a CMake file's include commands, relative to its project's folder (`list_dir`:
+    the file's own folder from there, `${CMAKE_CURRENT_LIST_DIR}`); an argument of a variable porter
+    cannot know (`${CUTLASS_DIR}/include`) or a generator expression is left out."""
     text = re.sub(r"#[^\n]*", "", text)
     out: list[str] = []
     for m in _CMAKE_INCLUDES.finditer(text):
@@ -81,6 +101,7 @@ def _cmake_dirs(text: str) -> list[str]:
         for arg in args[1:] if m.group(1) else args:
             if arg.upper() in _CMAKE_KEYWORDS:
                 continue
+            arg = arg.replace("${CMAKE_CURRENT_LIST_DIR}", list_dir)
             for var in _CMAKE_HERE:
                 arg = arg.replace("${" + var + "}", ".")
             if "$" not in arg and arg:

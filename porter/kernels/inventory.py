@@ -22,7 +22,7 @@ import math
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -192,6 +192,7 @@ class CallSite:
     line: int
     args: list[str]
     cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
+    template: list[str] = field(default_factory=list)  # a C++ launch's template arguments (`k<float, 128><<<`)
 
     def describe(self) -> str:
         return f"{place(self.path, self.line, self.cell)} ({', '.join(self.args)})"
@@ -219,6 +220,9 @@ class Kernel:
     # a CUDA kernel's template type parameters (`T` of `template <typename T, int N>`): a parameter
     # of such a type by value is a number, one of a type no number is a struct (nineteenth read)
     typenames: list[str] = field(default_factory=list)
+    # and all its template parameters in order, of a type or not (`T`, `BLOCK` of `<typename T, int
+    # BLOCK>`): where a launch's template arguments (`k<float, 128><<<`) stand
+    template: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -230,9 +234,12 @@ class Kernel:
         d.pop("source")
         d.pop("aliases")
         d.pop("typenames")
+        d.pop("template")
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
+            if not call["template"]:
+                del call["template"]
         return d
 
 
@@ -242,6 +249,7 @@ class Inventory:
     problems: list[str] = field(default_factory=list)
     macros: list[_Macro] = field(default_factory=list)  # ones that make kernels, of no use in their file
     used: set[str] = field(default_factory=set)  # the names of the macros used
+    launches: list[tuple[str, CallSite]] = field(default_factory=list)  # C++ launches `k<<<...>>>(...)`, by name
 
 
 def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
@@ -423,6 +431,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
         macros.extend(one.macros)
+        inv.launches.extend(one.launches)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
@@ -432,7 +441,189 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         for k in inv.kernels
         if not (k.kind == "cuda" and k.detail.startswith("__global__") and not k.source and k.name in defined)
     ]
+    inv.kernels = _twins(inv.kernels)
+    _attach_launches(inv)
     return inv
+
+
+def _attach_launches(inv: Inventory) -> None:
+    """Each C++ launch (`k<<<grid, block>>>(args)`, read in the .cu/.cuh files) as a call of the
+    CUDA kernels of its name that take as many arguments, those of its own file if any: a CUDA
+    kernel had no call sites, so no `make_inputs` values (twentieth read's leftover)."""
+    by_name: dict[str, list[Kernel]] = {}
+    for k in inv.kernels:
+        if k.kind == "cuda" and k.source:
+            by_name.setdefault(k.name, []).append(k)
+    for name, site in inv.launches:
+        fits = [k for k in by_name.get(name, ()) if _takes(k.params, len(site.args))]
+        for k in [k for k in fits if k.path == site.path] or fits:
+            k.calls.append(site)
+    inv.launches = []
+
+
+def _takes(params: list[str], count: int) -> bool:
+    """Whether a C++ function of `params` takes `count` arguments (its defaults may be left out, a
+    parameter pack takes any number)."""
+    declared = [p for p in params if p.strip() not in ("", "void")]
+    packs = sum(1 for p in declared if "..." in p.split("=")[0])
+    needed = len([p for p in declared if "=" not in p]) - packs
+    return needed <= count and (packs > 0 or count <= len(declared))
+
+
+# a C++ launch: `k<<<grid, block, smem, stream>>>(args)`, `ns::k<float, 128><<<...>>>(...)`; read at most
+# this many per file, each at most this long (its configuration and its arguments), its name and
+# template arguments this far back
+_LAUNCHES = 4096
+_LAUNCH_READ = 8192
+_LAUNCH_BACK = 512
+_PARENS = re.compile(r"[()]")
+_ANGLE = re.compile(r"[<>]")
+_OPENS = re.compile(r"\s*\(")
+
+
+def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
+    """The launches in `code` (comments and strings blanked), by the kernel's name: where each is,
+    its arguments and its template arguments, each an alias of the file's in force there taken as
+    what it stands for (vllm's launcher `using Idx_t = int64_t; ... k<..., Idx_t, ...><<<`).
+    Bounded: `_LAUNCHES` of them, each read `_LAUNCH_READ` forward and `_LAUNCH_BACK` back."""
+    out: list[tuple[str, CallSite]] = []
+    aliases: dict[str, list[tuple[_Key, str | None]]] = {}
+    if "<<<" in code:
+        for where, name, value in sorted(_type_aliases(code)):
+            aliases.setdefault(name, []).append(((where,), value))
+    at = 0
+    for _ in range(_LAUNCHES):
+        start = code.find("<<<", at)
+        if start < 0:
+            break
+        close = code.find(">>>", start + 3, start + _LAUNCH_READ)
+        at = start + 3 if close < 0 else close + 3
+        opened = _OPENS.match(code, at) if close >= 0 else None
+        end = _closing(code, opened.end() - 1, _PARENS, "(") if opened else None
+        if opened is None or end is None:
+            continue
+        at = end + 1
+        launched, template = _launched(code[max(0, start - _LAUNCH_BACK) : start])
+        if launched is None:
+            continue
+        name = launched
+        if not template:  # `auto kernel = &k<Ktraits>; kernel<<<...>>>(params)` (causal-conv1d, mamba-ssm)
+            name, template = _pointed(code[max(0, start - _POINTER_BACK) : start], name) or (name, template)
+        args = [" ".join(a.split()) for a in _top_level_split(code[opened.end() : end])]
+        template = [_alias_of(t, _InForce(aliases, start)) for t in template]
+        out.append((name, CallSite(rel, lines.of(start), [] if args == [""] else args, template=template)))
+    return out
+
+
+_POINTER_BACK = 4096  # how far back of a launch a function pointer it launches is looked for
+
+
+def _pointed(before: str, name: str) -> tuple[str, list[str]] | None:
+    """The kernel and its template arguments that the variable `name` last points to in `before`
+    (`auto kernel = &k<Ktraits, true>;`, `kernel = k;`), or None."""
+    found = None
+    for use in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", before):
+        found = _assigned(before[use.end() : use.end() + _LAUNCH_BACK]) or found
+    return found
+
+
+def _assigned(after: str) -> tuple[str, list[str]] | None:
+    """The function and its template arguments that `after` (the text after a variable's name)
+    assigns to it (`= &k<Ktraits>;`), or None."""
+    rest = after.lstrip()
+    if not rest.startswith("=") or rest.startswith("=="):
+        return None
+    rest = rest[1:].lstrip().removeprefix("&").lstrip()
+    at = 0
+    while at < len(rest) and (rest[at].isalnum() or rest[at] in "_:"):
+        at += 1
+    pointed = rest[:at].rpartition("::")[2]
+    rest = rest[at:].lstrip()
+    template: list[str] = []
+    if rest.startswith("<"):
+        end = _closing(rest, 0, _ANGLE, "<")
+        if end is None:
+            return None
+        template = [" ".join(a.split()) for a in _top_level_split(rest[1:end])]
+        rest = rest[end + 1 :].lstrip()
+    if not rest.startswith(";") or not pointed.isidentifier():
+        return None
+    return pointed, template
+
+
+def _alias_of(name: str, aliases: Mapping[str, str]) -> str:
+    """What type `name` stands for through `aliases` (an alias of an alias: a few rounds), or `name`."""
+    for _ in range(8):
+        if name not in aliases:
+            break
+        name = " ".join(aliases[name].split())
+    return name
+
+
+def _closing(text: str, at: int, brackets: re.Pattern[str], opening: str) -> int | None:
+    """Where the bracket opened at `at` closes in `text` (of `_LAUNCH_READ` read), or None."""
+    depth = 0
+    for m in brackets.finditer(text, at, min(len(text), at + _LAUNCH_READ)):
+        depth += 1 if m.group() == opening else -1
+        if depth == 0:
+            return m.start()
+    return None
+
+
+def _launched(before: str) -> tuple[str | None, list[str]]:
+    """The name of the kernel a launch's `<<<` follows (`before`: the text before it), and the
+    template arguments given it (`k<float, 128><<<`)."""
+    before = before.rstrip()
+    template: list[str] = []
+    if before.endswith(">"):
+        depth = 0
+        for m in reversed(list(_ANGLE.finditer(before))):
+            depth += 1 if m.group() == ">" else -1
+            if depth == 0:
+                template = [" ".join(a.split()) for a in _top_level_split(before[m.start() + 1 : -1])]
+                before = before[: m.start()].rstrip()
+                break
+        else:
+            return None, []
+    at = len(before)
+    while at and (before[at - 1].isalnum() or before[at - 1] == "_"):
+        at -= 1
+    name = before[at:]
+    return (name, template) if name.isidentifier() and name.isascii() else (None, [])
+
+
+def _twins(kernels: list[Kernel]) -> list[Kernel]:
+    """`kernels`, a CUDA kernel defined again in its file with the same parameters (`#if`/`#else`
+    branches, SFINAE twins: vllm 0.34.0's `fused_add_rms_norm_kernel`, its ROCm attention kernels
+    four times) listed once, the first, its detail naming the other lines; one defined again with
+    other parameters (an overload, a specialization: mmcv's `template <>` ones for `phalf`) stays,
+    its detail saying how it differs from the first (each was listed as if alone, and scaffolded
+    as `k` and `k_`; twentieth read's leftover)."""
+    first: dict[tuple[str, str], Kernel] = {}
+    out = []
+    for k in kernels:
+        if k.kind != "cuda" or not k.source:
+            out.append(k)
+            continue
+        one = first.setdefault((k.path, k.name), k)
+        if one is k:
+            out.append(k)
+        elif [" ".join(p.split()) for p in k.params] == [" ".join(p.split()) for p in one.params]:
+            one.detail += f"; also defined at line {k.line}, of the same parameters (an #if branch or a twin)"
+        else:
+            k.detail += f"; an overload of line {one.line}: {_differs(one.params, k.params)}"
+            out.append(k)
+    return out
+
+
+def _differs(before: list[str], params: list[str]) -> str:
+    """How parameters `params` differ from `before`'s (an overload's, from its first definition)."""
+    if len(before) != len(params):
+        return f"{len(params)} parameters for {len(before)}"
+    changed = [
+        f"`{p}` for `{b}`" for b, p in zip(before, params, strict=True) if " ".join(b.split()) != " ".join(p.split())
+    ]
+    return ", ".join(changed[:3]) + (f" (and {len(changed) - 3} more)" if len(changed) > 3 else "")
 
 
 def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found: _Found, limit: float | None) -> None:
@@ -501,9 +692,13 @@ def _macro_uses(
     for m in macros:
         if (m.path, m.name) in used:
             continue
-        for _, _, params, source, typenames in _kernels_in(m.body, m.body):
+        for _, _, params, source, typenames, template in _kernels_in(m.body, m.body):
             why = f"__global__; made by macro {m.name}, of no use found: its kernels are named at each use"
-            inv.kernels.append(Kernel(m.name, "cuda", m.path, m.line, params, why, source=source, typenames=typenames))
+            inv.kernels.append(
+                Kernel(
+                    m.name, "cuda", m.path, m.line, params, why, source=source, typenames=typenames, template=template
+                )
+            )
             break
 
 
@@ -745,17 +940,19 @@ _TEMPLATE = re.compile(r"\btemplate\s*<([^<>{};]*(?:<[^<>{};]*(?:<[^<>{};]*>[^<>
 _BEFORE_GLOBAL = re.compile(r"(?:\b(?:static|inline|extern)|\s)$")
 
 
-def _template_heads(code: str) -> dict[int, list[str]]:
-    """The type parameters (`T`, `Ts`) of each `template <typename T, class... Ts, int N>` of
-    `code`, by the offset where its head ends."""
-    return {
-        m.end(): [
-            t.group(1)
-            for part in _top_level_split(m.group(1))
-            if (t := re.match(r"\s*(?:typename|class)\b\s*(?:\.\.\.\s*)?(\w+)", part))
-        ]
-        for m in _TEMPLATE.finditer(code)
-    }
+def _template_heads(code: str) -> dict[int, list[tuple[str, bool]]]:
+    """The parameters of each `template <typename T, class... Ts, int N>` of `code`, by the offset
+    where its head ends: each name (`T`, `Ts`, `N`; "" for an unnamed one) and whether it is a type's."""
+    return {m.end(): [_template_param(part) for part in _top_level_split(m.group(1))] for m in _TEMPLATE.finditer(code)}
+
+
+def _template_param(part: str) -> tuple[str, bool]:
+    """(name, of a type) of one parameter of a template's head (`typename T`, `int N = 4`)."""
+    typed = re.match(r"\s*(?:typename|class)\b\s*(?:\.\.\.\s*)?(\w*)", part)
+    if typed:
+        return typed.group(1), True
+    words = re.findall(r"[A-Za-z_]\w*", part.split("=")[0])
+    return (words[-1] if len(words) > 1 else ""), False
 
 
 def _head_before(code: str, start: int) -> int:
@@ -768,8 +965,8 @@ def _head_before(code: str, start: int) -> int:
 
 def _kernels_in(
     code: str, text: str, voids: tuple[str, ...] = ()
-) -> Iterator[tuple[int, str, list[str], str, list[str]]]:
-    """(offset, name, parameter declarations, body, template type parameters) of each `__global__`
+) -> Iterator[tuple[int, str, list[str], str, list[str], list[str]]]:
+    """(offset, name, parameter declarations, body, template type parameters, template parameters) of each `__global__`
     kernel of `code` (comments and strings blanked; `text` the source, of the same offsets; `voids`
     the aliases of `void` its return type may be spelled as)."""
     close = closing_parens(code)
@@ -780,7 +977,15 @@ def _kernels_in(
             continue
         params = [" ".join(p.split()) for p in _top_level_split(_joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
-        yield m.start(), _PASTE.sub("", m.group(1)), params, body, heads.get(_head_before(code, m.start()), [])
+        head = heads.get(_head_before(code, m.start()), [])
+        yield (
+            m.start(),
+            _PASTE.sub("", m.group(1)),
+            params,
+            body,
+            [n for n, typed in head if typed and n],
+            [n for n, _ in head],
+        )
 
 
 def _expanded(macro: _Macro, args: list[str]) -> str:
@@ -842,11 +1047,12 @@ def _type_aliases(code: str) -> list[tuple[int, str, str]]:
 _VOID_ALIASES = 64
 
 
-def _void_aliases(code: str) -> tuple[str, ...]:
+def _void_aliases(code: str, headers: Sequence[tuple[int, str, str]] = ()) -> tuple[str, ...]:
     """The names `code` declares as aliases of `void` (`typedef void V;`, `using W = V;`: an alias of
-    one counts), the first `_VOID_ALIASES` found; each alias looked at once."""
+    one counts), or `headers` do (`_header_aliases`), the first `_VOID_ALIASES` found; each alias
+    looked at once."""
     named: dict[str, list[str]] = {}
-    for _, name, value in _type_aliases(code):
+    for _, name, value in [*_type_aliases(code), *headers]:
         named.setdefault(value, []).append(name)
     voids: dict[str, None] = {}
     todo = ["void"]
@@ -856,6 +1062,42 @@ def _void_aliases(code: str) -> tuple[str, ...]:
                 voids[name] = None
                 todo.append(name)
     return tuple(voids)[:_VOID_ALIASES]
+
+
+# `__global__`, whose head is read this far (to its `{` or `;`) for the words a header may alias to void
+_GLOBAL_WORD = re.compile(r"\b__global__\b")
+_HEAD_READ = 512
+
+
+def _header_aliases(code: str, commented: str, path: Path, search: _Search) -> list[tuple[int, str, str]]:
+    """The type aliases (`_type_aliases`) of the headers `path` includes (`_headers`, as the macro
+    reader follows them) that a `__global__` head of `code` may spell its `void` with: read only
+    where a head has no `void`, `auto` nor template return type before its first `(`, and only the
+    headers that may define a word of such a head, or a word of what that stands for
+    (`_ROUNDS`). A file's own aliases of void were read, its headers' not (twentieth read's leftover)."""
+    wanted: set[str] = set()
+    for g in _GLOBAL_WORD.finditer(code):
+        head = code[g.end() : g.end() + _HEAD_READ]
+        head = head[: min((i for i in (head.find("{"), head.find(";")) if i >= 0), default=len(head))]
+        if re.search(r"\b(?:void|auto)\b|<", head.split("(", 1)[0]):
+            continue
+        wanted.update(_type_words(head.replace("(", " ").replace(")", " ") + " _"))
+    if not wanted:
+        return []
+    headers = _headers(commented, path, search, [])
+    names = [_defined(text) for _, text in headers]
+    out: list[tuple[int, str, str]] = []
+    done: set[int] = set()
+    for _ in range(_ROUNDS):
+        new = [i for i in range(len(headers)) if i not in done and not names[i].isdisjoint(wanted)]
+        if not new:
+            break
+        for i in new:
+            done.add(i)
+            found = _type_aliases(_blank(headers[i][1], strings=True))
+            out += found
+            wanted.update(w for _, name, value in found if name in wanted for w in _type_words(value + " _"))
+    return out
 
 
 def _aliases_of(params: list[str], aliases: Mapping[str, str]) -> dict[str, str]:
@@ -945,9 +1187,11 @@ def _macro_kernels(
             )
             break
         used.add(macro.name)
-        for _, name, params, source, typenames in _kernels_in(body, body):
+        for _, name, params, source, typenames, template in _kernels_in(body, body):
             why = f"{detail}; made by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
-            out.append(Kernel(name, "cuda", rel, line, params, why, source=source, typenames=typenames))
+            out.append(
+                Kernel(name, "cuda", rel, line, params, why, source=source, typenames=typenames, template=template)
+            )
     return out, used
 
 
@@ -1055,6 +1299,7 @@ class _Defs:
 
     macros: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
     aliases: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
+    skipped: str = ""  # the first header passed over for the bytes budget, said (`_headers`)
 
     @staticmethod
     def at(table: dict[str, list[tuple[_Key, str | None]]], offset: int) -> _InForce:
@@ -1070,7 +1315,11 @@ class _Defs:
         defs.add(code, ())
         # (a kernel's own template type parameters are no names to look for: `T` is in every header)
         wanted = {w for k in kernels for p in k.params for w in _type_words(p) - set(k.typenames)}
-        headers = _headers(commented, path, search) if wanted else []  # (no name to look for: no header to read)
+        skipped: list[str] = []
+        headers = (
+            _headers(commented, path, search, skipped) if wanted else []
+        )  # (no name to look for: no header to read)
+        defs.skipped = skipped[0] if skipped else ""
         done: set[int] = set()
         names = [_defined(text) for _, text in headers]
         for _ in range(_ROUNDS):
@@ -1133,14 +1382,15 @@ def _type_words(param: str) -> set[str]:
     return {w for w in words if w not in _PLAIN and not (w.startswith("__") and w.endswith("__"))}
 
 
-def _headers(commented: str, path: Path, search: _Search) -> list[tuple[_Key, str]]:
+def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) -> list[tuple[_Key, str]]:
     """The headers file `path` includes (`commented`: its text, comments blanked), and they
     include, in the order the preprocessor reads them, each with the key of its definitions
     (`_Key`) and its text: each header once (a second `#include` of it, or a cycle, adds nothing,
     as an include guard or `#pragma once` makes it), at most `_INCLUDE_DEPTH` deep, `_INCLUDE_COUNT`
     of them and `_INCLUDE_BYTES` in all, `_INCLUDE_LOOKUPS` `#include`s looked up. A header's own
     `#include`s are read in its text as it is (a commented-out one is followed too: a header more,
-    read for its words)."""
+    read for its words). A header past the bytes left is passed over, and the first such said
+    in `skipped` (it was passed over in silence: twentieth read's leftover)."""
     out: list[tuple[_Key, str]] = []
     seen: set[str] = set()
     left = [_INCLUDE_COUNT, _INCLUDE_BYTES, _INCLUDE_LOOKUPS]
@@ -1156,7 +1406,16 @@ def _headers(commented: str, path: Path, search: _Search) -> list[tuple[_Key, st
             seen.add(str(header))
             try:
                 data = read_regular(header, limit=left[1])
-            except Unreadable:  # (too large for what is left, too)
+            except Unreadable as exc:  # (too large for what is left, too)
+                if too_large(exc.reason) and not skipped:
+                    with suppress(OSError):
+                        size = os.stat(header).st_size
+                        shown = path_name(os.path.relpath(header, search.base))
+                        skipped.append(
+                            f"header {shown} ({size:,} bytes) not read for the "
+                            f"kernels' macros and type aliases: past the {left[1]:,} bytes left of the "
+                            f"{_INCLUDE_BYTES // 2**20} MiB read of one file's headers"
+                        )
                 continue
             left[0] -= 1
             left[1] -= len(data)
@@ -1241,15 +1500,21 @@ def _scan_cuda(
     found = 0
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
-    for start, name, params, source, typenames in _kernels_in(_CONTINUED.sub(" ", code), text, _void_aliases(code)):
+    voids = _void_aliases(code, _header_aliases(code, commented, path, search))
+    for start, name, params, source, typenames, template in _kernels_in(_CONTINUED.sub(" ", code), text, voids):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use
         line = lines.of(start)
-        inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames))
+        inv.kernels.append(
+            Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames, template=template)
+        )
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
+    inv.launches = _launches(_CONTINUED.sub(" ", code), lines, rel)
     defs = _Defs.of(code, commented, path, search, inv.kernels)
+    if defs.skipped:
+        inv.problems.append(f"{path_name(rel)}: {defs.skipped}")
     _expand_param_macros(inv.kernels, defs, lines, rel, inv)
     _aliased(inv.kernels, defs, lines)
     inv.macros.extend(m for m in own if m.name not in used)

@@ -137,6 +137,11 @@ class Signature:
     untaken: list[str] = field(default_factory=list)  # the kernel's parameters no op can take (a function)
     structs: list[str] = field(default_factory=list)  # and those of a type no number (a struct by value)
     functors: list[str] = field(default_factory=list)  # and those of a template type it calls (`Op op`: `op(x)`)
+    positions: dict[int, str] = field(default_factory=dict)  # a C++ kernel's: its parameter's index -> the op's
+    # a C++ kernel's numbers of one of its template types that no launch gives a number type: a
+    # float by guess (the declaration, and the types its launches give, if any)
+    guessed: list[tuple[str, list[str]]] = field(default_factory=list)
+    packs: list[str] = field(default_factory=list)  # and its parameter packs (`Args... args`): one float each
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -504,6 +509,9 @@ def _cuda_signature(k: Kernel) -> Signature:
     untaken: list[str] = []
     structs: list[str] = []
     functors: list[str] = []
+    positions: dict[int, str] = {}
+    guessed: list[tuple[str, list[str]]] = []
+    packs: list[str] = []
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
@@ -516,14 +524,63 @@ def _cuda_signature(k: Kernel) -> Signature:
         if kind == "float" and _functor(decl, name, k):
             functors.append(decl)
             continue
+        if "..." in decl.split("=")[0]:  # a pack, of any number of arguments: one float, said
+            packs.append(decl)
+        elif kind == "float":
+            kind = _launched_kind(decl, name, k, guessed)
         py = safe_name(name)
         while py in kinds:
             py += "_"
         params.append(py)
         kinds[py] = kind
+        positions[index] = py
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
-    return Signature(params, kinds, mutates, untaken=untaken, structs=structs, functors=functors)
+    return Signature(
+        params,
+        kinds,
+        mutates,
+        untaken=untaken,
+        structs=structs,
+        functors=functors,
+        positions=positions,
+        guessed=guessed,
+        packs=packs,
+    )
+
+
+def _launched_kind(decl: str, name: str, k: Kernel, guessed: list[tuple[str, list[str]]]) -> str:
+    """The kind of number parameter `name` (declared `decl`, read as a float): where it is of one
+    of the kernel's template types, the one the launches' template arguments agree on, int or
+    float (`k<int64_t><<<...>>>`: an int); where they disagree or give none, a float, added to
+    `guessed` with the types given (a type porter does not know, the launcher's `I64`, says nothing)."""
+    templated = _template_type(decl, name, k)
+    if templated is None:
+        return "float"
+    given = _instantiated(k, templated)
+    kinds_given = {_c_param(f"{t} _", 0)[1] for t in given} & {"int", "float"}
+    if len(kinds_given) == 1:
+        return kinds_given.pop()
+    guessed.append((decl, given))
+    return "float"
+
+
+def _template_type(decl: str, name: str, k: Kernel) -> str | None:
+    """The kernel's template type parameter that parameter `name` (declared `decl`) is a value of
+    (`T alpha`, `const T alpha`), or None."""
+    types = set(re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])) - {name, "const", "volatile"}
+    found = [t for t in types if t in k.typenames and not _ATTRIBUTE.fullmatch(t)]
+    return found[0] if len(found) == 1 else None
+
+
+def _instantiated(k: Kernel, typename: str) -> list[str]:
+    """The types the launches of kernel `k` give its template type parameter `typename`
+    (`k<float, 128><<<...>>>`), each once, in order, as the kernel's file aliases them."""
+    if typename not in k.template:
+        return []
+    at = k.template.index(typename)
+    given = [_unaliased(c.template[at], "", k.aliases) for c in k.calls if len(c.template) > at]
+    return list(dict.fromkeys(" ".join(t.split()) for t in given))
 
 
 def _functor(decl: str, name: str, k: Kernel) -> bool:
@@ -585,6 +642,7 @@ def _own_names(sig: Signature, n: str) -> Signature:
         mutates=[renames.get(p, p) for p in sig.mutates],
         types=keyed(sig.types),
         defaults=keyed(sig.defaults),
+        positions={i: renames.get(p, p) for i, p in sig.positions.items()},
     )
 
 
@@ -657,6 +715,17 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
             check += "\n# " + _comment(
                 "TODO(porter): the kernel also takes " + ", ".join(f"`{d}`" for d in taken) + ", " + cannot
             )
+    for decl, given in sig.guessed:
+        launched = f"its launches give {', '.join(f'`{t}`' for t in given)}" if given else "no launch found gives it"
+        check += "\n# " + _comment(
+            f"TODO(porter): `{decl}` is of one of the kernel's template types, taken as a float ({launched}):"
+            " check its type"
+        )
+    for decl in sig.packs:
+        check += "\n# " + _comment(
+            f"TODO(porter): `{decl}` is a parameter pack, taken here as one float: give the op one parameter"
+            " per argument the launches pass in its place"
+        )
     body = [
         f"def {n}_reference({args}):",
         f'    """TODO(porter): write `{_doc(k.name)}` in plain PyTorch ({_doc(why)})."""',
@@ -886,6 +955,8 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
             else:
                 lines.append(f"    {p} = 256  # TODO(porter): the value the call site passes")
         lines.append(f"    return [{', '.join(tr.params)}]")
+    elif sig.positions and k.calls:  # a C++ kernel's, from its launches (`k<<<grid, block>>>(...)`)
+        lines += _c_inputs(k, sig)
     else:
         lines.append(f"    raise NotImplementedError({_lit(f'TODO(porter): inputs for {k.name}')})")
     lines += [
@@ -964,6 +1035,102 @@ def _launch_values(k: Kernel, tensors: list[str]) -> dict[str, tuple[str, str]]:
             if rebuilt is not None and param not in tensors:
                 out.setdefault(param, (rebuilt, place(call.path, call.line, call.cell)))
     return out
+
+
+def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
+    """The body of `make_inputs` for C++ kernel `k`, launched (`k.calls`): a tensor per pointer, and
+    each number as a launch passes it where that is a literal or a size of a tensor the same launch
+    passes (`_c_values`, Triton's rule), else 256 under a TODO."""
+    lines = [
+        "    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")
+    ]
+    given = _c_values(k, sig)
+    for p in sig.params:
+        if sig.kinds[p] == "tensor":
+            lines.append(f"    {p} = torch.randn(4, 256, device=device)")
+        elif p in given:
+            value, site = given[p]
+            lines.append(f"    {p} = {value}  # " + _comment(f"as the launch at {site} passes it"))
+        else:
+            lines.append(f"    {p} = 256  # TODO(porter): the value the call site passes")
+    return [*lines, f"    return [{', '.join(sig.params)}]"]
+
+
+# a C++ launch's argument that passes a tensor's data: `x.data_ptr<float>()`, `x.const_data_ptr()`
+_DATA = re.compile(r"(\w+)\s*(?:\.|->)\s*(?:data_ptr|const_data_ptr|mutable_data_ptr|data)\s*(?:<[^<>()]*>)?\s*\(\s*\)")
+_C_CAST = re.compile(r"\(\s*(?:(?:const|unsigned|signed|long)\s+)*[A-Za-z_][\w:]*\s*(?:\*\s*)*\)\s*")
+_NAMED_CAST = ("static_cast<", "reinterpret_cast<", "const_cast<")
+_C_NUMBER = re.compile(r"(?<![\w.])(0[xX][0-9a-fA-F]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)([fFlLuU]{1,3})(?!\w)")
+
+
+def _c_values(k: Kernel, sig: Signature) -> dict[str, tuple[str, str]]:
+    """Per number of C++ kernel `k`'s op, the value a launch passes it (`_launch_values`' rule):
+    a literal (`0.5f` as `0.5`) or a size of a tensor whose data the same launch passes
+    (`x.numel()` where `x.data_ptr<float>()` goes to `x_out`: `x_out.numel()`), casts taken off
+    and C's integer division kept (`//`); and where that launch is."""
+    out: dict[str, tuple[str, str]] = {}
+    packed = {sig.positions[i] for i, d in enumerate(k.params) if i in sig.positions and d in sig.packs}
+    for call in k.calls:
+        bound = {sig.positions[i]: _uncast(arg) for i, arg in enumerate(call.args) if i in sig.positions}
+        for param in packed:  # (a pack's first argument is no value of it)
+            bound.pop(param, None)
+        passed = {}
+        for param, text in bound.items():
+            data = _DATA.fullmatch(text)
+            if data and sig.kinds[param] == "tensor":
+                passed[data.group(1)] = param
+        for param, text in bound.items():
+            if sig.kinds[param] == "tensor" or param in out:
+                continue
+            rebuilt = _rebuilt(_C_NUMBER.sub(r"\1", text), passed)
+            if rebuilt is not None:
+                out[param] = (_c_division(rebuilt), place(call.path, call.line, call.cell))
+    return out
+
+
+def _uncast(text: str) -> str:
+    """`text` (a C++ argument) without the casts around it: `static_cast<int>(x.numel())`,
+    `(float)beta`, `reinterpret_cast<half*>(x.data_ptr<at::Half>())`."""
+    for _ in range(8):
+        text = text.strip()
+        cast = _C_CAST.match(text)
+        if cast:
+            text = text[cast.end() :]
+            continue
+        if not text.startswith(_NAMED_CAST) or not text.endswith(")"):
+            break
+        depth, at = 0, text.index("<")
+        for i in range(at, len(text)):
+            depth += {"<": 1, ">": -1}.get(text[i], 0)
+            if depth == 0:
+                at = i + 1
+                break
+        inner = text[at:].strip()
+        if not inner.startswith("(") or not _one_group(inner):
+            break
+        text = inner[1:-1]
+    return text
+
+
+def _one_group(text: str) -> bool:
+    """Whether `text` is one parenthesized group: its first `(` closes at its end."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
+def _c_division(text: str) -> str:
+    """`text` (a rebuilt Python expression) with C's `/` as `//` where no float takes part."""
+    tree = ast.parse(text, mode="eval")
+    if any(isinstance(node, ast.Constant) and isinstance(node.value, float) for node in ast.walk(tree)):
+        return text
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            node.op = ast.FloorDiv()
+    return ast.unparse(tree)
 
 
 def _rebuilt(text: str, passed: dict[str, str]) -> str | None:

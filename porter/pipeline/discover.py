@@ -20,7 +20,7 @@ from pathlib import Path
 from porter.config import globs
 from porter.core import programs
 from porter.core.kinds import discovered
-from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_read
+from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_parsed
 from porter.core.textsafe import path_name as utf8_name
 
 
@@ -287,7 +287,7 @@ class _Walk:
         shown_name = _name(shown, name, here / name)
         self.cuda_sources.append(shown_name)
         try:
-            why = why_not_read(entry.stat())  # (a link is followed, as the reader follows it)
+            why = why_not_parsed(entry.stat())  # (a link is followed, as the reader follows it)
         except OSError:
             return  # a broken link: nothing to read
         if why is not None:

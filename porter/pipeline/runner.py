@@ -415,7 +415,7 @@ def _native(
                 read = None
             continue
         try:
-            st, source = read_regular_stat(native_ops.source_path(name))
+            st, source = read_regular_stat(native_ops.source_path(name), MAX_PARSE_BYTES)
         except (OSError, ValueError):
             continue
         registers = native_ops.TOKEN in source

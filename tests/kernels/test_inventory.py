@@ -758,3 +758,221 @@ def test_a_setup_py_s_include_folders_are_read_in_bounded_work(tmp_path):
     began = time.monotonic()
     assert include_dirs(tmp_path, tmp_path) == ((tmp_path / "csrc").resolve(),)
     assert time.monotonic() - began < 5
+
+
+def test_a_cuda_kernel_defined_twice_in_its_file_is_listed_once_or_said_how_it_differs(tmp_path):
+    """A kernel defined again in its file with the same parameters (`#if`/`#else` branches, SFINAE
+    twins: vllm 0.34.0's `fused_add_rms_norm_kernel`, its ROCm attention kernels four times) was
+    listed twice and scaffolded as `k` and `k_` (twentieth read's leftover, issue 24): it is listed
+    once, saying where else it is. An overload (mmcv's `template <>` for `phalf`) stays, saying
+    how its parameters differ from the first's."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "#if defined(USE_ROCM)\n__global__ void k(float* out, const float* x, int n) { out[0] = x[0]; }\n"
+        "#else\n__global__ void k(float* out,\n  const float* x, int n) { out[n] = x[n]; }\n#endif\n"
+        "template <typename T>\n__global__ void g(const T* x, float* y, int n) { y[0] = x[0]; }\n"
+        "template <>\n__global__ void g(const double* x, float* y, int n) { y[0] = x[0]; }\n"
+    )
+    (src / "other.cu").write_text("__global__ void k(float* out, const float* x, int n) { out[0] = x[0]; }\n")
+    listed = [(k.path, k.name, k.line, k.detail) for k in scan(src).kernels]
+    assert sorted(listed) == [
+        ("k.cu", "g", 8, "__global__"),
+        ("k.cu", "g", 10, "__global__; an overload of line 8: `const double* x` for `const T* x`"),
+        ("k.cu", "k", 2, "__global__; also defined at line 4, of the same parameters (an #if branch or a twin)"),
+        ("other.cu", "k", 1, "__global__"),
+    ], listed
+    out = tmp_path / "out"
+    write_scaffolds(scan(src), out, "xla")
+    assert sorted(p.name for p in out.glob("*_op.py")) == ["g__op.py", "g_op.py", "k__op.py", "k_op.py"]
+
+
+def test_a_header_past_the_include_budget_is_said(tmp_path):
+    """A header past what is left of the 2 MiB read of one file's headers was passed over in
+    silence, its aliases lost (twentieth read's leftover, issue 24): one note names it and the budget."""
+    src = tmp_path / "src"
+    (src / "inc").mkdir(parents=True)
+    (src / "inc" / "a.h").write_text("#pragma once\n// " + "x" * 1_500_000 + "\n")
+    (src / "inc" / "b.h").write_text("#pragma once\ntypedef int Idx;\n// " + "y" * 1_000_000 + "\n")
+    (src / "inc" / "c.h").write_text("#pragma once\ntypedef int Jdx;\n// " + "z" * 1_000_000 + "\n")
+    (src / "k.cu").write_text(
+        '#include "inc/a.h"\n#include "inc/b.h"\n#include "inc/c.h"\n'
+        "__global__ void k(float* x, Idx n, Jdx m) { x[0] = n; }\n"
+    )
+    problems = scan(src).problems
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("k.cu: header inc/b.h (1,000,034 bytes) not read for the kernels' macros"), problems
+    assert "bytes left of the 2 MiB read of one file's headers" in problems[0], problems
+
+
+def test_a_cuda_kernel_s_void_spelled_as_a_header_s_alias_of_it_is_read(tmp_path):
+    """Aliases of `void` were read in the kernel's own file only, not in the headers the macro
+    reader follows (twentieth read's leftover, issue 24): `typedef void V;` in a header, an alias
+    of it in another, `#define VD void`. An alias of anything else is still no kernel's."""
+    src = tmp_path / "src"
+    (src / "inc").mkdir(parents=True)
+    (src / "inc" / "v.h").write_text("#pragma once\ntypedef void V;\n")
+    (src / "inc" / "w.h").write_text('#pragma once\n#include "v.h"\nusing W = V;\n#define VD void\ntypedef float F;\n')
+    (src / "k.cu").write_text(
+        '#include "inc/w.h"\n'
+        "__global__ W k_chain(float* x, int n) { x[0] = n; }\n"
+        "__global__ static V __launch_bounds__(128) k_typedef(const float* y) {}\n"
+        "__global__ VD k_define(float* z) {}\n"
+        "__global__ F not_a_kernel(float* z) {}\n"
+    )
+    assert {k.name: (k.line, k.params) for k in scan(src).kernels} == {
+        "k_chain": (2, ["float* x", "int n"]),
+        "k_typedef": (3, ["const float* y"]),
+        "k_define": (4, ["float* z"]),
+    }
+
+
+def test_a_cuda_kernel_s_launches_are_read_and_give_make_inputs_their_values(tmp_path):
+    """A C++ launch (`k<<<grid, block, smem, stream>>>(args)`) was not read: a CUDA kernel had no
+    call sites and its `make_inputs` raised a TODO, where a Triton kernel's takes the literals and
+    sizes its launch passes (twentieth read's leftover, issue 24). Launches are read in every .cu/.cuh
+    (a kernel of a header launched from a .cu; `auto kernel = &k<Ktraits>; kernel<<<...>>>(params)`,
+    as causal-conv1d and mamba-ssm launch), with Triton's rule for values: a literal (`0.5f`) or a size
+    of a tensor whose data the same launch passes (`x.numel()`), casts off, C's `/` kept as `//`."""
+    need("torch")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cuh").write_text(
+        "template <typename T, int BLOCK>\n"
+        "__global__ void sc21(T* __restrict__ out, const T* x, float alpha, int n, int64_t stride, int rows, int m) {\n"
+        "  int i = blockIdx.x * BLOCK + threadIdx.x;\n  if (i < n) out[i * stride] = x[i] * alpha;\n}\n"
+        "__global__ void other(float* y) { y[0] = 1; }\n"
+    )
+    (src / "launch.cu").write_text(
+        '#include "k.cuh"\n'
+        "void scale(torch::Tensor out, torch::Tensor x, int k) {\n"
+        "  // sc21<<<1, 1>>>(commented, out);\n"
+        "  sc21<float, 128><<<(x.numel() + 127) / 128, 128, 0, stream>>>(\n"
+        "      out.data_ptr<float>(), (const float*)x.data_ptr(), 0.5f,\n"
+        "      static_cast<int>(x.numel()), x.stride(0), x.size(0) / 3, k);\n"
+        "  auto kernel = &other;\n  kernel<<<1, 1>>>(out.data_ptr<float>());\n"
+        "  sc21<<<1, 1>>>(out.data_ptr<float>());\n"  # (one argument: no launch of sc21)
+        "}\n"
+    )
+    inv = scan(src)
+    calls = {k.name: [(c.path, c.line, c.args, c.template) for c in k.calls] for k in inv.kernels}
+    assert calls == {
+        "sc21": [
+            (
+                "launch.cu",
+                4,
+                [
+                    "out.data_ptr<float>()",
+                    "(const float*)x.data_ptr()",
+                    "0.5f",
+                    "static_cast<int>(x.numel())",
+                    "x.stride(0)",
+                    "x.size(0) / 3",
+                    "k",
+                ],
+                ["float", "128"],
+            )
+        ],
+        "other": [("launch.cu", 8, ["out.data_ptr<float>()"], [])],
+    }, calls
+    write_scaffolds(inv, tmp_path / "out", "xla")
+    test = (tmp_path / "out" / "test_sc21_xla_parity.py").read_text()
+    assert "    alpha = 0.5  # as the launch at launch.cu:4 passes it\n" in test, test
+    assert "    n = x.numel()  # as the launch at launch.cu:4 passes it\n" in test, test
+    assert "    rows = x.size(0) // 3  # as the launch at launch.cu:4 passes it\n" in test, test
+    assert "    m = 256  # TODO(porter): the value the call site passes\n" in test, test
+    sys.path.insert(0, str(tmp_path / "out"))
+    try:
+        spec = importlib.util.spec_from_file_location("sc21_parity", tmp_path / "out" / "test_sc21_xla_parity.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out, x, alpha, n, stride, rows, m = module.make_inputs()
+        assert (alpha, n, stride, rows, m) == (0.5, 1024, 256, 1, 256)
+    finally:
+        sys.path.remove(str(tmp_path / "out"))
+
+
+def test_a_cuda_kernel_s_template_typed_number_takes_its_type_from_the_launch(tmp_path):
+    """A parameter of one of the kernel's template types that the kernel only passes on was a
+    float, whatever the launch instantiates (twentieth read's leftover, issue 24): vllm 0.34.0's
+    `silu_mul_fp8_quant_deep_gemm_kernel` takes 14 `Idx_t` strides, launched with `Idx_t` an alias
+    of `int64_t` in the launcher. A launch's template arguments (`k<float, 128, I64><<<`, an alias in
+    force there taken as what it stands for) settle it; where they disagree or none is given, the
+    op says so in a TODO instead of a silent float."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <typename T, int BLOCK, typename Idx_t, typename S>\n"
+        "__global__ void tk(T* out, const T* x, T alpha, Idx_t n, S beta) { out[0] = x[0] * alpha; }\n"
+        "template <typename U>\n__global__ void lone(float* y, U u) { y[0] = u; }\n"
+        "void launch(torch::Tensor out, torch::Tensor x) {\n"
+        "  using I64 = int64_t;\n"
+        "  tk<float, 128, I64, float><<<1, 128>>>(out.data_ptr<float>(), x.data_ptr<float>(), 2.0f, x.numel(), 1.0f);\n"
+        "  tk<at::Half, 64, int64_t, int><<<1, 64>>>((at::Half*)out.data_ptr(), (at::Half*)x.data_ptr(), 2.0f, 4, 1);\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    write_scaffolds(scan(src), out, "xla")
+    op = (out / "tk_op.py").read_text()
+    assert "def tk(out: torch.Tensor, x: torch.Tensor, alpha: float, n: int, beta: float) -> None:" in op, op
+    assert (
+        "# TODO(porter): `S beta` is of one of the kernel's template types, taken as a float (its launches"
+        " give `float`, `int`): check its type\n"
+    ) in op, op
+    assert "`T alpha`" not in op and "`Idx_t n`" not in op, op
+    lone = (out / "lone_op.py").read_text()
+    assert (
+        "# TODO(porter): `U u` is of one of the kernel's template types, taken as a float (no launch found"
+        " gives it): check its type\n"
+    ) in lone, lone
+
+
+def test_a_cuda_kernel_s_parameter_pack_is_one_float_said_in_a_todo(tmp_path):
+    """A parameter pack (`Args... args`, deepspeed's `multi_tensor_apply_kernel`) stayed one float of
+    the op, in silence (twentieth read's leftover, issue 24): the op says it in a TODO. A launch
+    passing the pack's arguments is still the kernel's call, and gives the pack no value."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <typename Op, typename... Args>\n"
+        "__global__ void apply(float* out, int n, Args... args) { out[0] = n; }\n"
+        "void launch(torch::Tensor out) {\n  apply<Sum, float, int><<<1, 1>>>(out.data_ptr<float>(), 8, 0.5f, 3);\n}\n"
+    )
+    inv = scan(src)
+    assert [len(k.calls) for k in inv.kernels] == [1]
+    out = tmp_path / "out"
+    write_scaffolds(inv, out, "xla")
+    op = (out / "apply_op.py").read_text()
+    assert (
+        "# TODO(porter): `Args... args` is a parameter pack, taken here as one float: give the op one"
+        " parameter per argument the launches pass in its place\n"
+    ) in op, op
+    test = (out / "test_apply_xla_parity.py").read_text()
+    assert "    n = 8  # as the launch at k.cu:4 passes it\n" in test, test
+    assert "    args = 256  # TODO(porter): the value the call site passes\n" in test, test
+
+
+def test_a_cmake_module_s_include_folders_are_read_from_its_project_s_folder(tmp_path):
+    """The `-I` folders of a CMake module (`cmake/utils.cmake`, which the CMakeLists.txt includes)
+    were not read: vllm 0.34.0 gives its `csrc` there (`target_include_directories(${MOD_NAME}
+    PRIVATE csrc ...)`), so no header of `csrc` was found for a kernel's `#include "dispatch_utils.h"`
+    in a folder below (twentieth read's leftover, issue 24). A relative folder of a module is its
+    project's (the folder of the nearest CMakeLists.txt above it), as CMake's `include()` keeps the
+    includer's; `${CMAKE_CURRENT_LIST_DIR}` is the module's own folder."""
+    from porter.kernels.includes import include_dirs
+
+    (tmp_path / "csrc" / "ops").mkdir(parents=True)
+    (tmp_path / "cmake" / "inc").mkdir(parents=True)
+    (tmp_path / "CMakeLists.txt").write_text("include(${CMAKE_CURRENT_LIST_DIR}/cmake/utils.cmake)\n")
+    (tmp_path / "cmake" / "utils.cmake").write_text(
+        "function(define_target MOD_NAME)\n"
+        "  target_include_directories(${MOD_NAME} PRIVATE csrc ${ARG_INCLUDE_DIRECTORIES})\n"
+        '  include_directories("${CMAKE_CURRENT_LIST_DIR}/inc")\nendfunction()\n'
+    )
+    assert include_dirs(tmp_path, tmp_path) == ((tmp_path / "csrc").resolve(), (tmp_path / "cmake" / "inc").resolve())
+    (tmp_path / "csrc" / "dispatch_utils.h").write_text("#pragma once\ntypedef int64_t Idx;\n")
+    (tmp_path / "csrc" / "ops" / "k.cu").write_text(
+        '#include "dispatch_utils.h"\n__global__ void k(float* x, Idx n) { x[0] = n; }\n'
+    )
+    write_scaffolds(scan(tmp_path), tmp_path / "out", "xla")
+    assert "n: int" in (tmp_path / "out" / "k_op.py").read_text()

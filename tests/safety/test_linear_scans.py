@@ -359,3 +359,22 @@ def test_a_cuda_source_of_many_aliases_of_void_is_read_in_bounded_time(tmp_path)
     inv = Inventory()
     _quick(lambda _: _scan_cuda(tmp_path / "k.cu", "k.cu", inv), b"")
     assert [k.name for k in inv.kernels] == ["k"]
+
+
+def test_a_cuda_source_of_many_launches_is_read_in_bounded_time(tmp_path):
+    """C++ launches are read (`k<<<grid, block>>>(args)`, 39-sleft): each `<<<` is closed by counting
+    within 8 KiB, its name read 512 characters back, 4,096 of them a file. Unclosed launches, launches
+    that never open their arguments, and 45,000 real ones stay within the bound."""
+    from porter.kernels.inventory import Inventory, _scan_cuda
+
+    def calls(source: bytes) -> list:
+        path = tmp_path / "k.cu"
+        path.write_bytes(source)
+        inv = Inventory()
+        _scan_cuda(path, "k.cu", inv)
+        return inv.launches
+
+    assert _quick(calls, b"k<<<" * 500000) == []
+    assert _quick(calls, b"k<<<1,1>>>(" * 150000) == []
+    many = b"__global__ void k(float* x) {}\n" + b"k<float><<<1, 1>>>(x.data_ptr<float>());\n" * 45000
+    assert len(_quick(calls, many)) == 4096
