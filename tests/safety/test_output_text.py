@@ -221,6 +221,17 @@ def test_explain_off_a_terminal_is_plain_text_at_natural_width(tmp_path):
     assert max(len(ln) for ln in text.splitlines()) < 400
 
 
+def test_rules_off_a_terminal_is_a_line_a_rule_not_a_padded_table(tmp_path):
+    """Piped, `porter rules` is one line a rule, the summary last and unpadded: as a table every
+    row was padded to the longest summary (373 KB for 143 rules)."""
+    out = porter("rules", cwd=tmp_path, columns=False)
+    lines = out.stdout.decode().splitlines()
+    assert out.returncode == 0 and lines[0].split() == ["code", "name", "neuron", "tpu", "xla", "summary"]
+    assert not [ln for ln in lines if ln.endswith(" ")]
+    assert lines[1].split()[0] == "AMP001" and len(lines) > 100
+    assert len(out.stdout) < 4 * sum(len(ln.rstrip()) for ln in lines), len(out.stdout)
+
+
 def _markdown_tokens(text: str) -> list:
     """Every token GitHub-flavoured parsing makes of `text` (markdown-it: rich's own parser)."""
     from markdown_it import MarkdownIt
