@@ -594,6 +594,40 @@ def test_the_repository_the_environment_names_is_the_one_whose_ignores_apply(tmp
     assert [c.path.name for c in discover([outside]) if c.problem is None] == ["tree_c.py"]
 
 
+def test_a_nested_repository_inside_the_named_work_tree_reads_its_own_ignores(tmp_path, monkeypatch):
+    """With `GIT_DIR`/`GIT_WORK_TREE` naming a work tree that holds a nested repository (a
+    clone or a submodule checked out inside it), git lists that folder as one untracked entry
+    and reads nothing inside it. The walk from the named top reads the nested one as a
+    repository of its own (its `info/exclude`, its `.gitignore` files, none above it); a walk
+    started inside it read the named tree's ignores instead (twentieth read's leftover), so
+    `porter lint tree` and `porter lint tree/mid/inner` left out different files there."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    store, tree = tmp_path / "store", tmp_path / "tree"
+    subprocess.run(["git", "init", "-q", str(store)], env=env, check=True)
+    files = ["a.py", "x_a.py", "mid/a.py", "mid/x_b.py", "mid/w_e.py", "mid/inner/a.py", "mid/inner/x_c.py"]
+    for name in files:
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text("x = 1\n")
+    (tree / ".gitignore").write_text("x_*.py\n")
+    subprocess.run(["git", "init", "-q", str(tree / "mid")], env=env, check=True)
+    (tree / "mid" / ".git" / "info" / "exclude").write_text("w_*.py\n")
+    monkeypatch.setenv("GIT_DIR", str(store / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(tree))
+    run_env = {**env, "GIT_DIR": str(store / ".git"), "GIT_WORK_TREE": str(tree)}
+    monkeypatch.chdir(tree)
+    assert _git_lists(tree, run_env) == ["a.py"]  # (and `mid/`, which git does not enter)
+    forget_paths()
+    from_top = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+    assert from_top == ["a.py", "mid/a.py", "mid/inner/a.py", "mid/inner/x_c.py", "mid/x_b.py"]
+    for below in ("mid", "mid/inner"):
+        monkeypatch.chdir(tree / below)
+        forget_paths()
+        found = sorted(below + "/" + c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+        assert found == [f for f in from_top if f.startswith(below + "/")], below
+
+
 def test_a_git_dir_git_cannot_use_is_said_once(tmp_path, monkeypatch):
     """A `GIT_DIR` that names no repository (or a bare one, with no work tree): git refuses to
     list anything there; the walk reads each path's own repository and says so once."""

@@ -394,10 +394,18 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
     src` read what `porter lint .` leaves out (a root `.gitignore`'s `*_pb2.py`, `gen/`).
     Nothing outside a repository. Where the environment names a repository (`GIT_DIR`,
     `GIT_WORK_TREE`: `_env_repository`) whose work tree holds the top, that one, as git there
-    reads it. And whether the repository folds case (`_git_settings`)."""
+    reads it; but not below a folder of that tree holding a `.git` of its own (a nested
+    repository, which git there lists as one untracked folder and does not enter): that one is
+    read as a repository of its own, as the walk from the named top reads it, so `porter lint
+    wt` and `porter lint wt/nested` leave out the same files there (git reads them nowhere).
+    And whether the repository folds case (`_git_settings`)."""
     folders = (top, *top.parents)
     named = _env_repository()
-    if named is not None and (top == named.top or named.top in top.parents):
+    if (
+        named is not None
+        and (top == named.top or named.top in top.parents)
+        and not any(os.path.lexists(f / ".git") for f in folders[: folders.index(named.top)])
+    ):
         repo = named.top
         excludes, fold = _named_repo_excludes(named)
     else:
