@@ -765,3 +765,38 @@ def test_nested_repositories_ask_git_only_where_their_answer_may_be_their_own(tm
     found = walked()
     assert found == lists() and "plain3/gen_a.py" not in found and "plain2/gen_a.py" in found, found
     assert len(calls) == len(names), calls
+
+
+@pytest.mark.parametrize("where", ["~/work.gitconfig", "work.gitconfig", "ABSOLUTE", "~/missing"])
+def test_an_include_if_that_sets_no_ignores_asks_git_once_for_all_nested_repositories(tmp_path, monkeypatch, where):
+    """Most conditional includes set a user's e-mail for work repositories
+    (`[includeIf "gitdir:~/work/"] path = ~/.gitconfig-work`); with one in git's
+    configuration every nested repository asked git its own (200 clones: 201 git calls, 2.1 s
+    of a 0.15 s walk; twentieth read's leftover). The file it includes is read as git finds
+    it (relative to the configuration file, `~` the home folder); one that names neither
+    `core.excludesFile`, `core.ignoreCase` nor an include changes no repository's ignores.
+    Compared with `git ls-files -o --exclude-standard` in each clone."""
+    import subprocess
+
+    from porter.pipeline import discover as discovery
+
+    env = _git_env(tmp_path, monkeypatch)
+    home = tmp_path / "home"
+    top = tmp_path / "src"
+    names = [f"clone{i}" for i in range(6)]
+    for name in names:
+        subprocess.run(["git", "init", "-q", str(top / name)], env=env, check=True)
+        (top / name / ".gitignore").write_text("gen_*.py\n")
+        for f in ("gen_a.py", "m.py"):
+            (top / name / f).write_text("x = 1\n")
+    path = str(home / "work.gitconfig") if where == "ABSOLUTE" else where
+    (home / ".gitconfig").write_text(f'[includeIf "gitdir:**/clone3/"]\n\tpath = {path}\n')
+    (home / "work.gitconfig").write_text("[user]\n\temail = someone@work.example\n")
+    calls: list[str] = []
+    real = discovery._git_config
+    monkeypatch.setattr(discovery, "_git_config", lambda repo, *a: calls.append(repo) or real(repo, *a))
+    monkeypatch.chdir(top)
+    forget_paths()
+    found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+    assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
+    assert len(calls) == 1, calls
