@@ -383,7 +383,10 @@ def test_only_a_file_system_this_machine_stamps_is_judged_by_its_clock(tmp_path,
     monkeypatch.setattr(
         statindex,
         "_mount_types",
-        lambda: ({1: "ext4", 2: "tmpfs", 3: "nfs4", 4: "fuse.sshfs", 5: "fuseblk", 6: "9p"}, frozenset({"ext4", "fuseblk"})),
+        lambda: (
+            {1: "ext4", 2: "tmpfs", 3: "nfs4", 4: "fuse.sshfs", 5: "fuseblk", 6: "9p"},
+            frozenset({"ext4", "fuseblk"}),
+        ),
     )
     statindex.stamped_here.cache_clear()
     try:

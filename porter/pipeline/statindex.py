@@ -26,8 +26,9 @@ could change again without changing its `stat` (git's "racily clean" entries), s
 file is read and hashed on the next run. That compares the file's times with this machine's
 clock, which is only right where this machine stamped them: on a network, FUSE or host-shared
 file system (`stamped_here`) a lagging server clock makes an edit of now look minutes old, so
-there a record is trusted only once two runs at least `RACY_NS` apart saw the same `stat`. The ctime cannot be set back by `touch` or
-`os.utime`, so an edit that keeps the size and restores the mtime is still seen.
+there a record is trusted only once two runs at least `RACY_NS` apart saw the same `stat`.
+The ctime cannot be set back by `touch` or `os.utime`, so an edit that keeps the size and
+restores the mtime is still seen.
 
 The file is one JSON document behind an HMAC under the user's cache key (`cache.seal`: an
 index in a cache folder from elsewhere is not the user's and is not read), and every record
@@ -499,6 +500,8 @@ class StatIndex:
         clock had then reached its times, and has since moved on past their tick)."""
         now = time.time_ns()
         sig = signature(st)
+        old_sig: list[int] | None
+        old_seen: int | None
         if isinstance(old, Record):
             old_sig, old_seen = old.stat, old.seen
         else:
