@@ -800,3 +800,34 @@ def test_an_include_if_that_sets_no_ignores_asks_git_once_for_all_nested_reposit
     found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
     assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
     assert len(calls) == 1, calls
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "a.py" + " " * 5000,  # (git trims trailing spaces)
+        "*" * 5000 + "b.py",  # (a run of `*` is one `**`: here one `*`)
+        "**/" * 1400 + "c.py",  # (`**/` may match no folder: one is as good as 1,400)
+        "sub/**/",  # (a folder below `sub`, never `sub` itself)
+        "*/****/**/**/",
+    ],
+)
+def test_a_gitignore_line_longer_than_a_path_or_ending_in_a_double_star_folder_is_read_as_git_reads_it(
+    tmp_path, monkeypatch, line
+):
+    """A `.gitignore` line longer than any path (4,096 characters) was passed over as naming
+    none; but git trims its trailing spaces, and reads a run of `*` as one `**` and a run of
+    `**/` as one, so such a line named files git leaves out and lint read them. And a last
+    `**/` (`sub/**/`) is a folder below, as git reads it: pathspec read it as `sub/`, and
+    lint left out `sub/e.py`, which git lists. Compared with `git ls-files -o --exclude-standard`."""
+    env = _git_env(tmp_path, monkeypatch)
+    import subprocess
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    files = ["a.py", "b.py", "c.py", "m.py", "sub/e.py", "sub/deep/f.py", "x/c.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": line + "\n"})
+    if line.startswith("**/**/"):  # (git takes seconds over this one: what it lists, checked once)
+        assert found == ["a.py", "b.py", "m.py", "sub/deep/f.py", "sub/e.py"]
+    else:
+        assert found == _git_lists(repo, env)

@@ -117,9 +117,9 @@ def _linear(regex: str) -> str:
 # the longest pattern read. pathspec translates a pattern in time quadratic in its length (a
 # 400,000-character `.gitignore` line: 11 s of a lint before any file; a 3-million-character
 # `per-file-ignores` pattern ran past four minutes; seventeenth read), and a path is at most
-# PATH_MAX (4,096) bytes: a longer pattern is a config error, and a longer `.gitignore` line is
-# passed over (what it could name, it does not hide: a lint sees more, never less, but for a
-# negation of that length)
+# PATH_MAX (4,096) bytes: a longer pattern is a config error, and a `.gitignore` line that
+# needs more characters of a path than that is passed over (it names no path), as git reads it:
+# without its trailing spaces, and with its runs of `*` squeezed (`_squeezed`)
 MAX_PATTERN = 4096
 
 
@@ -236,6 +236,54 @@ def _text(line: str) -> str | None:
     return best[:_KEY] or None
 
 
+def _squeezed(line: str) -> str | None:
+    """A gitignore line (trimmed: `_trim`) with each run of three or more unescaped `*` made
+    `**` and each `**/` that follows another at a part's start dropped, which match what they
+    matched (git's wildmatch reads any run of two or more as `**`, and `**/` may match no
+    folder), and a last `**/` that starts a part made `*/`; None where what is left needs
+    more than `MAX_PATTERN` characters of a path (one for each character but a `*`, a `/`
+    after a `**` that starts a part, and a bracket expression's others). A line longer than any path was passed over as naming none, but
+    git trims trailing spaces and matches `***...` as one `**`: `a.py` followed by 5,000
+    spaces, or 5,000 `*` then `b.py`, left out a file for git and none for porter."""
+    if len(line) <= MAX_PATTERN and "***" not in line and "**/**" not in line and not line.endswith("**/"):
+        return line  # (nothing to squeeze: most lines)
+    out: list[str] = []
+    need = 0
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c == "*":
+            j = i
+            while j < n and line[j] == "*":
+                j += 1
+            starts = i == 0 or line[i - 1] == "/" or (i == 1 and line[0] == "!")
+            if j - i >= 2 and starts and line[j : j + 1] == "/":
+                if "".join(out[-2:]) == "**/" and (len(out) == 2 or out[-3] in ("/", "!")):
+                    i = j + 1  # (a second `**/` in a row)
+                    continue
+                out += ["**", "/"]
+                i = j + 1
+                continue
+            out.append("**" if j - i >= 2 else "*")
+            i = j
+            continue
+        if c == "\\" and i + 1 < n:
+            out.append(line[i : i + 2])
+            i += 2
+        elif c == "[" and (end := _bracket_end(line, i)) >= 0:
+            out.append(line[i : end + 1])
+            i = end + 1
+        else:
+            out.append(c)
+            i += 1
+        need += 1
+    if "".join(out[-2:]) == "**/" and (len(out) == 2 or out[-3] in ("/", "!")):
+        # a last `**/` is a folder below the one before it (`a/**/`: `a/b/`, never `a/`
+        # itself, as git reads it): pathspec read it as that folder, and hid `a/e.py`
+        out[-2] = "*"
+    return None if need > MAX_PATTERN + 2 else "".join(out)
+
+
 def _bracket_end(line: str, i: int) -> int:
     """Where the bracket expression at `line[i]` (a `[`) ends (its `]`), as git reads it
     (a `]` first, or after `!`/`^`, is a member; `[:name:]` a class); -1 where it does not
@@ -289,10 +337,10 @@ class Spec:
         self._wild: list[_Wild] = []
         index = 0
         for number, line in enumerate(lines):
-            if len(line) > MAX_PATTERN:
+            raw = _squeezed(_trim(_bytes(line)))
+            if raw is None:
                 continue
-            raw = _bytes(line)
-            trimmed = _trim(raw)
+            trimmed = raw
             body = trimmed[1:] if trimmed.startswith("!") else trimmed
             if body and not trimmed.startswith("#") and _plain(body) is None:
                 wild = _Wild(index, number, not trimmed.startswith("!"), raw, fold)
