@@ -831,3 +831,25 @@ def test_a_gitignore_line_longer_than_a_path_or_ending_in_a_double_star_folder_i
         assert found == ["a.py", "b.py", "m.py", "sub/deep/f.py", "sub/e.py"]
     else:
         assert found == _git_lists(repo, env)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [["!src/**", "src/**/generated"], ["!**", "[ab]"], ["!**", "b"], ["!src/**", "src/a/b/"]],
+)
+def test_a_pattern_that_names_the_folder_itself_outranks_an_earlier_one_that_names_what_it_holds(
+    tmp_path, monkeypatch, lines
+):
+    """A folder's path is matched with its `/`: a later pattern that names the folder
+    (`src/**/generated`, `[ab]`) was counted as naming a folder above it, and an earlier
+    negation that matches every path (`!src/**`, `!**`) outranked it, so lint read
+    `src/a/generated/g.py`, which git leaves out (the last pattern that matches decides).
+    Compared with `git ls-files -o --exclude-standard`."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    files = ["m.py", "src/a/m.py", "src/a/generated/g.py", "src/a/b/c.py", "b/d.py", "a/e.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
+    assert found == _git_lists(repo, env)

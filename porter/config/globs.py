@@ -190,14 +190,16 @@ class _Wild:
         if not self._resolve():
             return None
         if self._table is not None:
-            found = [p for _, p, part in self._table._table_hits(path, self._table._tables) if p == 2 or part >= given]
-            return max(found) if found else None
+            return self._table.verdict_rank(path, given)
         assert self._regex is not None
         match = self._regex.search(path)
         if match is None:
             return None
         if match.groupdict().get("ps_d"):
-            return None if path.count("/", 0, match.start("ps_d")) < given else 1
+            at = match.start("ps_d")
+            if path.count("/", 0, at) < given:
+                return None
+            return 2 if at == len(path) - 1 else 1  # (the folder the path names is the path itself)
         return 2
 
 
@@ -242,7 +244,8 @@ def _squeezed(line: str) -> str | None:
     matched (git's wildmatch reads any run of two or more as `**`, and `**/` may match no
     folder), and a last `**/` that starts a part made `*/`; None where what is left needs
     more than `MAX_PATTERN` characters of a path (one for each character but a `*`, a `/`
-    after a `**` that starts a part, and a bracket expression's others). A line longer than any path was passed over as naming none, but
+    after a `**` that starts a part, and a bracket expression's others). A line longer than
+    any path was passed over as naming none, but
     git trims trailing spaces and matches `***...` as one `**`: `a.py` followed by 5,000
     spaces, or 5,000 `*` then `b.py`, left out a file for git and none for porter."""
     if len(line) <= MAX_PATTERN and "***" not in line and "**/**" not in line and not line.endswith("**/"):
@@ -404,7 +407,13 @@ class Spec:
         path = self._path(path)
         # the last pattern that matches as a file (priority 2), and as a folder above (1)
         best = {2: (-1, False), 1: (-1, False)}
+        # a folder's path ends in `/`: a pattern that names that folder names the path itself
+        # (its last part, `itself`), not a folder above it: `!**` then `gen` kept `gen/`,
+        # which git leaves out (the last pattern that matches it decides)
+        itself = path.count("/") - 1 if path.endswith("/") else -1
         for found, priority, part in self._table_hits(path, self._tables):
+            if priority == 1 and part == itself:
+                priority = 2 if part >= given else 1
             if found[0] > best[priority][0] and (priority == 2 or part >= given):
                 best[priority] = found
         for wild in self._candidates(path):
@@ -419,6 +428,17 @@ class Spec:
                 break
         decided = best[2] if best[2][0] >= 0 else best[1]
         return decided[1] if decided[0] >= 0 else None
+
+    def verdict_rank(self, path: str, given: int) -> int | None:
+        """For a Spec of one literal pattern (`_Wild`): 2 where it names `path` (a folder's
+        path: that folder), 1 where a folder above it past the first `given`, else None."""
+        itself = path.count("/") - 1 if path.endswith("/") else -1
+        ranks = [
+            2 if p == 2 or part == itself else 1
+            for _, p, part in self._table_hits(path, self._tables)
+            if p == 2 or part >= given
+        ]
+        return max(ranks) if ranks else None
 
     def hits(self, path: str) -> set[int]:
         """The line numbers of the patterns each of which, alone, leaves `path` out (matches
