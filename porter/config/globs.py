@@ -185,7 +185,8 @@ class _Wild:
         return self._state == 1
 
     def priority(self, path: str, given: int) -> int | None:
-        """2 where the pattern matches `path` itself, 1 where it matches a folder above it
+        """2 where the pattern matches `path` itself (3 where that is the folder a folder's path
+        names), 1 where it matches a folder above it
         (among those past the first `given`), else None. `path`: as `Spec._path` makes it."""
         if not self._resolve():
             return None
@@ -199,7 +200,7 @@ class _Wild:
             at = match.start("ps_d")
             if path.count("/", 0, at) < given:
                 return None
-            return 2 if at == len(path) - 1 else 1  # (the folder the path names is the path itself)
+            return 3 if at == len(path) - 1 else 1  # (3: the folder the path names: `Spec.verdict`)
         return 2
 
 
@@ -406,14 +407,15 @@ class Spec:
         `.gitignore` above it says."""
         path = self._path(path)
         # the last pattern that matches as a file (priority 2), and as a folder above (1)
-        best = {2: (-1, False), 1: (-1, False)}
+        # (3: as the folder a folder's path names, below)
+        best = {3: (-1, False), 2: (-1, False), 1: (-1, False)}
         # a folder's path ends in `/`: a pattern that names that folder names the path itself
         # (its last part, `itself`), not a folder above it: `!**` then `gen` kept `gen/`,
         # which git leaves out (the last pattern that matches it decides)
         itself = path.count("/") - 1 if path.endswith("/") else -1
         for found, priority, part in self._table_hits(path, self._tables):
             if priority == 1 and part == itself:
-                priority = 2 if part >= given else 1
+                priority = 3
             if found[0] > best[priority][0] and (priority == 2 or part >= given):
                 best[priority] = found
         for wild in self._candidates(path):
@@ -426,19 +428,24 @@ class Spec:
                 best[rank] = (wild.index, wild.include)
             if rank == 2:
                 break
+        if best[3][0] > max(best[2][0], best[1][0]):
+            best[2] = best[3]  # (the last to match, and not below a folder a later one names)
+        elif best[3][0] > best[1][0]:
+            best[1] = best[3]
         decided = best[2] if best[2][0] >= 0 else best[1]
         return decided[1] if decided[0] >= 0 else None
 
     def verdict_rank(self, path: str, given: int) -> int | None:
-        """For a Spec of one literal pattern (`_Wild`): 2 where it names `path` (a folder's
-        path: that folder), 1 where a folder above it past the first `given`, else None."""
+        """For a Spec of one literal pattern (`_Wild`): 2 where it names `path`, 3 where it
+        names the folder a folder's path names, 1 where a folder above it past the first
+        `given`, else None."""
         itself = path.count("/") - 1 if path.endswith("/") else -1
-        ranks = [
-            2 if p == 2 or part == itself else 1
+        ranks = {
+            p if p == 2 or part != itself else 3
             for _, p, part in self._table_hits(path, self._tables)
             if p == 2 or part >= given
-        ]
-        return max(ranks) if ranks else None
+        }
+        return next((r for r in (2, 3, 1) if r in ranks), None)
 
     def hits(self, path: str) -> set[int]:
         """The line numbers of the patterns each of which, alone, leaves `path` out (matches

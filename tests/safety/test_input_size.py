@@ -111,6 +111,8 @@ def test_gitignore_patterns_match_as_pathspec_does_without_backtracking():
     for _ in range(3000):
         pattern = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
         pattern = ("/" if rng.random() < 0.2 else "") + pattern
+        if pattern.endswith("**/") or "***" in pattern:
+            continue  # (as git reads them, not pathspec: a folder below; a run of `*` as `**`: test_discover_names)
         try:
             theirs = pathspec.GitIgnoreSpec.from_lines([pattern])
         except Exception:  # noqa: BLE001 - a pattern pathspec refuses: porter reports it elsewhere
@@ -144,7 +146,9 @@ def test_a_repositorys_gitignore_cannot_stall_the_walk(tmp_path):
 def test_literal_patterns_looked_up_by_part_match_as_pathspec_does():
     """`globs.Spec` finds a pattern without wildcards (`name`, `name/`, `/a/b`, `a/**`) or with
     one leading `*` (`*.log`) in a table by a path's parts: the verdict is pathspec's on mixed
-    lists of such patterns, negations and wildcard ones, for files and folders."""
+    lists of such patterns, negations and wildcard ones, for files, and for folders where no
+    negation is among them (which pattern decides for a folder is git's: pathspec counted one
+    that names the folder itself as naming a folder above it; test_discover_names)."""
     import pathspec
 
     from porter.config.globs import spec
@@ -163,6 +167,8 @@ def test_literal_patterns_looked_up_by_part_match_as_pathspec_does():
         for _ in range(20):
             path = "/".join(rng.choice(["a", "b", "a.b", ".b", "ab", "c"]) for _ in range(rng.randrange(1, 5)))
             path += rng.choice(["", "/"])
+            if path.endswith("/") and any(line.startswith("!") for line in lines):
+                continue  # (which pattern decides for a folder is git's: test_discover_names)
             assert ours.match_file(path) == theirs.match_file(path), (lines, path)
 
 
