@@ -407,17 +407,7 @@ class Spec:
         `.gitignore` above it says."""
         path = self._path(path)
         # the last pattern that matches as a file (priority 2), and as a folder above (1)
-        # (3: as the folder a folder's path names, below)
-        best = {3: (-1, False), 2: (-1, False), 1: (-1, False)}
-        # a folder's path ends in `/`: a pattern that names that folder names the path itself
-        # (its last part, `itself`), not a folder above it: `!**` then `gen` kept `gen/`,
-        # which git leaves out (the last pattern that matches it decides)
-        itself = path.count("/") - 1 if path.endswith("/") else -1
-        for found, priority, part in self._table_hits(path, self._tables):
-            if priority == 1 and part == itself:
-                priority = 3
-            if found[0] > best[priority][0] and (priority == 2 or part >= given):
-                best[priority] = found
+        best = self._literal_best(path, given)
         for wild in self._candidates(path):
             if wild.index < best[2][0]:
                 break
@@ -434,6 +424,21 @@ class Spec:
             best[1] = best[3]
         decided = best[2] if best[2][0] >= 0 else best[1]
         return decided[1] if decided[0] >= 0 else None
+
+    def _literal_best(self, path: str, given: int) -> dict[int, tuple[int, bool]]:
+        """The last literal pattern that matches `path` as a file (priority 2), as a folder
+        above it past the first `given` (1), and as the folder a folder's path names (3): a
+        folder's path ends in `/`, and a pattern that names that folder names the path itself
+        (its last part), not a folder above it: `!**` then `gen` kept `gen/`, which git leaves
+        out (the last pattern that matches it decides)."""
+        best = {3: (-1, False), 2: (-1, False), 1: (-1, False)}
+        itself = path.count("/") - 1 if path.endswith("/") else -1
+        for found, priority, part in self._table_hits(path, self._tables):
+            if priority == 1 and part == itself:
+                priority = 3
+            if found[0] > best[priority][0] and (priority == 2 or part >= given):
+                best[priority] = found
+        return best
 
     def verdict_rank(self, path: str, given: int) -> int | None:
         """For a Spec of one literal pattern (`_Wild`): 2 where it names `path`, 3 where it
