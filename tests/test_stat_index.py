@@ -336,6 +336,67 @@ def test_edit_in_the_same_clock_tick_is_seen(tmp_path, monkeypatch):
     assert _codes(_lint(root, cache)["m.py"]) == ["DEV001"]
 
 
+def _lagging_server(monkeypatch, lag_ns: int, stamped: bool = False):
+    """Simulate a file server whose clock runs `lag_ns` behind this machine's and ticks once a
+    minute (an NFS export of a 1-second file system, at a scale a test need not wait for):
+    this machine's clock reads `lag_ns` ahead of the files' times, and the `stat` keeps only
+    the tick. `stamped`: whether the file system counts as stamped by this machine's clock."""
+    import time as real_time
+
+    tick = 60 * 10**9
+    coarse = lambda st: [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns // tick, st.st_ctime_ns // tick]  # noqa: E731
+    monkeypatch.setattr(statindex, "signature", coarse)
+    clock = {"now": real_time.time_ns() + lag_ns}
+    monkeypatch.setattr(statindex.time, "time_ns", lambda: clock["now"])
+    monkeypatch.setattr(statindex, "stamped_here", lambda device: stamped, raising=False)
+    return coarse, clock
+
+
+@pytest.mark.parametrize("lag_s", [10, 600])
+def test_a_lagging_file_server_clock_never_serves_a_same_size_edit(tmp_path, monkeypatch, lag_s):
+    """On a network file system the file's times are the server's clock: one that lags this
+    machine's by more than the racy window made a file written just now look old, so its
+    record was trusted, and a same-size edit in the same tick of the server's clock was
+    answered from the index (the old findings: none). Now such a file system's record is
+    trusted only once two runs `RACY_NS` apart saw the same `stat`."""
+    coarse, clock = _lagging_server(monkeypatch, lag_s * 10**9)
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    path = root / "m.py"
+    path.write_bytes(CLEAN)
+    before = path.stat()
+    assert _codes(_lint(root, cache)["m.py"]) == []
+    path.write_bytes(CUDA)
+    if coarse(path.stat()) != coarse(before):
+        pytest.skip("the minute turned between the two writes")
+    assert _codes(_lint(root, cache)["m.py"]) == ["DEV001"]
+    clock["now"] += 3 * 10**9  # a run later than the racy window by this machine's clock
+    assert _codes(_lint(root, cache)["m.py"]) == ["DEV001"]
+    [record] = StatIndex(Cache(cache), [root], Settings(target="xla", want_source=False)).old.values()
+    assert record.trusted  # (the same stat seen twice, RACY_NS apart: the warm path is kept)
+
+
+def test_only_a_file_system_this_machine_stamps_is_judged_by_its_clock(tmp_path, monkeypatch):
+    """A file system on a block device or in memory is stamped by this kernel's clock (a
+    record made long after its file changed is trusted at once); a FUSE or network one is not
+    (a device no mount names is a local one's: a btrfs subvolume, an overlay's layer)."""
+    monkeypatch.setattr(
+        statindex,
+        "_mount_types",
+        lambda: (
+            {1: "ext4", 2: "tmpfs", 3: "nfs4", 4: "fuse.sshfs", 5: "fuseblk", 6: "9p"},
+            frozenset({"ext4", "fuseblk"}),
+        ),
+    )
+    statindex.stamped_here.cache_clear()
+    try:
+        assert [statindex.stamped_here(d) for d in range(1, 8)] == [True, True, False, False, False, False, True]
+    finally:
+        monkeypatch.undo()
+        statindex.stamped_here.cache_clear()
+    assert statindex.stamped_here(os.stat(tmp_path).st_dev)  # (this test machine's own disk)
+
+
 def _one_file_index(tmp_path):
     """(root, cache, the stat index's path, its data) after a lint of one CUDA file."""
     import json

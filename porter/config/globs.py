@@ -14,8 +14,10 @@ for one correction: pathspec's `[!a]` also matched a `/`, git's never does (nor 
 
 from __future__ import annotations
 
+import heapq
 import re
 import warnings
+from operator import attrgetter
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import TypeVar
@@ -115,9 +117,9 @@ def _linear(regex: str) -> str:
 # the longest pattern read. pathspec translates a pattern in time quadratic in its length (a
 # 400,000-character `.gitignore` line: 11 s of a lint before any file; a 3-million-character
 # `per-file-ignores` pattern ran past four minutes; seventeenth read), and a path is at most
-# PATH_MAX (4,096) bytes: a longer pattern is a config error, and a longer `.gitignore` line is
-# passed over (what it could name, it does not hide: a lint sees more, never less, but for a
-# negation of that length)
+# PATH_MAX (4,096) bytes: a longer pattern is a config error, and a `.gitignore` line that
+# needs more characters of a path than that is passed over (it names no path), as git reads it:
+# without its trailing spaces, and with its runs of `*` squeezed (`_squeezed`)
 MAX_PATTERN = 4096
 
 
@@ -150,13 +152,174 @@ def _split_literal(regex: str) -> tuple[str, str, str] | None:
     return head[1], literal, tail[1]
 
 
+class _Wild:
+    """A pattern with wildcards, read (`_read`) and compiled only when a path holds its text
+    (`_text`): a `.gitignore` of 250,000 such lines cost 28 CPU s to compile before any
+    file. `include`: what a leading `!` says; the line's own reading has the last word."""
+
+    __slots__ = ("index", "number", "include", "line", "fold", "_state", "_regex", "_table")
+
+    def __init__(self, index: int, number: int, include: bool, line: str, fold: bool) -> None:
+        self.index, self.number, self.include, self.line, self.fold = index, number, include, line, fold
+        self._state = 0  # 0: not read yet; 1: read; -1: the line holds no pattern (as `Spec` passes it over)
+        self._regex: re.Pattern[str] | None = None
+        self._table: Spec | None = None  # where git reads the line as a literal after all (`a\\ b`)
+
+    def _resolve(self) -> bool:
+        if self._state == 0:
+            self._state = -1
+            try:
+                read = _read(self.line)
+            except (ValueError, re.error):  # GitIgnorePatternError is a ValueError
+                read = None
+            if read is not None:
+                self._state = 1
+                self.include, split, regex = read
+                if regex is not None:
+                    self._regex = _folded(regex) if self.fold else regex
+                else:
+                    assert split is not None
+                    anchor, literal, tail = split
+                    self._table = Spec((), fold=self.fold)
+                    self._table._add_literal(0, 0, True, (anchor, _lower(literal) if self.fold else literal, tail))
+        return self._state == 1
+
+    def priority(self, path: str, given: int) -> int | None:
+        """2 where the pattern matches `path` itself (3 where that is the folder a folder's path
+        names), 1 where it matches a folder above it
+        (among those past the first `given`), else None. `path`: as `Spec._path` makes it."""
+        if not self._resolve():
+            return None
+        if self._table is not None:
+            return self._table.verdict_rank(path, given)
+        assert self._regex is not None
+        match = self._regex.search(path)
+        if match is None:
+            return None
+        if match.groupdict().get("ps_d"):
+            at = match.start("ps_d")
+            if path.count("/", 0, at) < given:
+                return None
+            return 3 if at == len(path) - 1 else 1  # (3: the folder the path names: `Spec.verdict`)
+        return 2
+
+
+_KEY = 6  # the most characters of a pattern's text that key it (`_text`)
+
+
+def _text(line: str) -> str | None:
+    """The longest run of plain characters (no wildcard, bracket expression or `/`) in a
+    gitignore line (trimmed, without its `!`), which every path the line matches holds, at
+    most `_KEY` of them; None where it has none, a `.`/`..` part, or a bracket that is not
+    closed within its part (read otherwise)."""
+    if any(part in (".", "..") for part in line.split("/")):
+        return None
+    runs: list[str] = []
+    run: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c in "/*?[":
+            runs.append("".join(run))
+            run = []
+            if c == "[":
+                i = _bracket_end(line, i)
+                if i < 0:
+                    return None
+        elif c == "\\":
+            if i + 1 >= n or line[i + 1] == "/":
+                return None
+            i += 1
+            run.append(line[i])
+        else:
+            run.append(c)
+        i += 1
+    runs.append("".join(run))
+    best = max(runs, key=len)
+    return best[:_KEY] or None
+
+
+def _squeezed(line: str) -> str | None:
+    """A gitignore line (trimmed: `_trim`) with each run of three or more unescaped `*` made
+    `**` and each `**/` that follows another at a part's start dropped, which match what they
+    matched (git's wildmatch reads any run of two or more as `**`, and `**/` may match no
+    folder), and a last `**/` that starts a part made `*/`; None where what is left needs
+    more than `MAX_PATTERN` characters of a path (one for each character but a `*`, a `/`
+    after a `**` that starts a part, and a bracket expression's others). A line longer than
+    any path was passed over as naming none, but
+    git trims trailing spaces and matches `***...` as one `**`: `a.py` followed by 5,000
+    spaces, or 5,000 `*` then `b.py`, left out a file for git and none for porter."""
+    if len(line) <= MAX_PATTERN and "***" not in line and "**/**" not in line and not line.endswith("**/"):
+        return line  # (nothing to squeeze: most lines)
+    out: list[str] = []
+    need = 0
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c == "*":
+            j = i
+            while j < n and line[j] == "*":
+                j += 1
+            starts = i == 0 or line[i - 1] == "/" or (i == 1 and line[0] == "!")
+            if j - i >= 2 and starts and line[j : j + 1] == "/":
+                if "".join(out[-2:]) == "**/" and (len(out) == 2 or out[-3] in ("/", "!")):
+                    i = j + 1  # (a second `**/` in a row)
+                    continue
+                out += ["**", "/"]
+                i = j + 1
+                continue
+            out.append("**" if j - i >= 2 else "*")
+            i = j
+            continue
+        if c == "\\" and i + 1 < n:
+            out.append(line[i : i + 2])
+            i += 2
+        elif c == "[" and (end := _bracket_end(line, i)) >= 0:
+            out.append(line[i : end + 1])
+            i = end + 1
+        else:
+            out.append(c)
+            i += 1
+        need += 1
+    if "".join(out[-2:]) == "**/" and (len(out) == 2 or out[-3] in ("/", "!")):
+        # a last `**/` is a folder below the one before it (`a/**/`: `a/b/`, never `a/`
+        # itself, as git reads it): pathspec read it as that folder, and hid `a/e.py`
+        out[-2] = "*"
+    return None if need > MAX_PATTERN + 2 else "".join(out)
+
+
+def _bracket_end(line: str, i: int) -> int:
+    """Where the bracket expression at `line[i]` (a `[`) ends (its `]`), as git reads it
+    (a `]` first, or after `!`/`^`, is a member; `[:name:]` a class); -1 where it does not
+    end within its part."""
+    n = len(line)
+    i += 1
+    if i < n and line[i] in "!^":
+        i += 1
+    if i < n and line[i] == "]":
+        i += 1
+    while i < n and line[i] != "]":
+        if line[i] == "/":
+            return -1
+        if line[i] == "[" and line[i + 1 : i + 2] == ":":
+            end = line.find(":]", i + 2)
+            if end < 0:
+                return -1
+            i = end + 2
+            continue
+        i += 2 if line[i] == "\\" else 1
+    return i if i < n else -1
+
+
 class Spec:
     """gitignore-style patterns, matched as pathspec's GitIgnoreSpec matches them (the last
     pattern that matches a path as a file decides, else the last that matches a folder above
-    it), in time that does not grow with the number of literal patterns: those are found in
-    tables by a path's parts (`_split_literal`), the others are regexes tried from the last
-    one back. A line pathspec cannot read (`!`, a lone `\\`, `[z-a]`) is passed over, as git
-    passes it over (it ended every lint in an internal error)."""
+    it), in time that does not grow with the number of patterns a path's text cannot match:
+    literal patterns are found in tables by a path's parts (`_split_literal`); the others by
+    a run of their plain text (`_text`) the path must hold, then as regexes tried from the
+    last one back (those with no such text always). A line pathspec cannot read (`!`, a lone
+    `\\`, `[z-a]`) is passed over, as git passes it over (it ended every lint in an internal
+    error)."""
 
     def __init__(self, lines: Iterable[str], *, fold: bool = False) -> None:
         from pathspec.util import normalize_file
@@ -170,38 +333,67 @@ class Spec:
         # (anchor, tail) -> literal -> the line numbers of every pattern of that text (`hits`)
         self._every: dict[tuple[str, str], dict[str, list[int]]] = {}
         self._suffix_lengths: dict[str, set[int]] = {"any": set(), "dir": set()}
-        self._regexes: list[tuple[int, bool, re.Pattern[str]]] = []
-        self._line_of: list[int] = []  # each pattern's line number in `lines`
+        # the patterns with wildcards: by their text (`_text`, in ASCII lower case where
+        # `fold`), in order; those without, last first; every one, in order (`hits`)
+        self._keyed: dict[str, list[_Wild]] = {}
+        self._key_lengths: set[int] = set()
+        self._unkeyed: list[_Wild] = []
+        self._wild: list[_Wild] = []
         index = 0
         for number, line in enumerate(lines):
-            if len(line) > MAX_PATTERN:
+            raw = _squeezed(_trim(_bytes(line)))
+            if raw is None:
+                continue
+            trimmed = raw
+            body = trimmed[1:] if trimmed.startswith("!") else trimmed
+            if body and not trimmed.startswith("#") and _plain(body) is None:
+                wild = _Wild(index, number, not trimmed.startswith("!"), raw, fold)
+                text = _text(body)
+                if text is None:
+                    self._unkeyed.append(wild)
+                else:
+                    self._keyed.setdefault(_lower(text) if fold else text, []).append(wild)
+                    self._key_lengths.add(len(text))
+                self._wild.append(wild)
+                index += 1
                 continue
             try:
-                read = _read(_bytes(line))
+                read = _read(raw)
             except (ValueError, re.error):  # GitIgnorePatternError is a ValueError
                 continue
             if read is None:
                 continue
-            include, split, regex = read
-            if regex is not None and fold:
-                regex = _folded(regex)
-            elif split is not None and fold:
-                split = (split[0], _lower(split[1]), split[2])
-            if regex is not None:
-                self._regexes.append((index, include, regex))
-            else:
-                assert split is not None
-                anchor, literal, tail = split
-                self._tables.setdefault((anchor, tail), {})[literal] = (index, include)
-                if include:
-                    self._every.setdefault((anchor, tail), {}).setdefault(literal, []).append(number)
-                if anchor == "suffix":
-                    self._suffix_lengths[tail].add(len(literal))
-            self._line_of.append(number)
+            include, split, _ = read
+            assert split is not None  # (a line `_plain` reads)
+            self._add_literal(index, number, include, (split[0], _lower(split[1]), split[2]) if fold else split)
             index += 1
-        self._regexes.reverse()
-        # the patterns with wildcards that leave a path out, as (line number, regex), in order
-        self._includes = [(self._line_of[i], regex) for i, include, regex in reversed(self._regexes) if include]
+        self._unkeyed.reverse()
+        self._lengths = sorted(self._key_lengths)
+
+    def _add_literal(self, index: int, number: int, include: bool, split: tuple[str, str, str]) -> None:
+        anchor, literal, tail = split
+        self._tables.setdefault((anchor, tail), {})[literal] = (index, include)
+        if include:
+            self._every.setdefault((anchor, tail), {}).setdefault(literal, []).append(number)
+        if anchor == "suffix":
+            self._suffix_lengths[tail].add(len(literal))
+
+    def _candidates(self, path: str) -> Iterable[_Wild]:
+        """The patterns with wildcards that may match `path`, last first: those whose text
+        it holds, and those without one."""
+        if not self._keyed:
+            return self._unkeyed
+        text = _lower(path) if self._fold else path
+        found = {
+            id(wild): wild
+            for n in self._lengths
+            for i in range(len(text) - n + 1)
+            for wild in self._keyed.get(text[i : i + n], ())
+        }
+        if not found:
+            return self._unkeyed
+        keyed = sorted(found.values(), key=_BY_INDEX, reverse=True)
+        return heapq.merge(keyed, self._unkeyed, key=_BY_INDEX, reverse=True) if self._unkeyed else keyed
 
     def match_file(self, path: str) -> bool:
         """Whether the patterns leave `path` out (a folder's path ends in `/`)."""
@@ -215,25 +407,50 @@ class Spec:
         `.gitignore` above it says."""
         path = self._path(path)
         # the last pattern that matches as a file (priority 2), and as a folder above (1)
-        best = {2: (-1, False), 1: (-1, False)}
-        for found, priority, part in self._table_hits(path, self._tables):
-            if found[0] > best[priority][0] and (priority == 2 or part >= given):
-                best[priority] = found
-        for index, include, regex in self._regexes:
-            if index < best[2][0]:
+        best = self._literal_best(path, given)
+        for wild in self._candidates(path):
+            if wild.index < best[2][0]:
                 break
-            match = regex.search(path)
-            if match is None:
+            rank = wild.priority(path, given)
+            if rank is None:
                 continue
-            priority = 1 if match.groupdict().get("ps_d") else 2
-            if priority == 1 and path.count("/", 0, match.start("ps_d")) < given:
-                continue
-            if index > best[priority][0]:
-                best[priority] = (index, include)
-            if priority == 2:
+            if wild.index > best[rank][0]:
+                best[rank] = (wild.index, wild.include)
+            if rank == 2:
                 break
+        if best[3][0] > max(best[2][0], best[1][0]):
+            best[2] = best[3]  # (the last to match, and not below a folder a later one names)
+        elif best[3][0] > best[1][0]:
+            best[1] = best[3]
         decided = best[2] if best[2][0] >= 0 else best[1]
         return decided[1] if decided[0] >= 0 else None
+
+    def _literal_best(self, path: str, given: int) -> dict[int, tuple[int, bool]]:
+        """The last literal pattern that matches `path` as a file (priority 2), as a folder
+        above it past the first `given` (1), and as the folder a folder's path names (3): a
+        folder's path ends in `/`, and a pattern that names that folder names the path itself
+        (its last part), not a folder above it: `!**` then `gen` kept `gen/`, which git leaves
+        out (the last pattern that matches it decides)."""
+        best = {3: (-1, False), 2: (-1, False), 1: (-1, False)}
+        itself = path.count("/") - 1 if path.endswith("/") else -1
+        for found, priority, part in self._table_hits(path, self._tables):
+            if priority == 1 and part == itself:
+                priority = 3
+            if found[0] > best[priority][0] and (priority == 2 or part >= given):
+                best[priority] = found
+        return best
+
+    def verdict_rank(self, path: str, given: int) -> int | None:
+        """For a Spec of one literal pattern (`_Wild`): 2 where it names `path`, 3 where it
+        names the folder a folder's path names, 1 where a folder above it past the first
+        `given`, else None."""
+        itself = path.count("/") - 1 if path.endswith("/") else -1
+        ranks = {
+            p if p == 2 or part != itself else 3
+            for _, p, part in self._table_hits(path, self._tables)
+            if p == 2 or part >= given
+        }
+        return next((r for r in (2, 3, 1) if r in ranks), None)
 
     def hits(self, path: str) -> set[int]:
         """The line numbers of the patterns each of which, alone, leaves `path` out (matches
@@ -244,7 +461,7 @@ class Spec:
         read)."""
         path = self._path(path)
         out = {number for numbers, _, _ in self._table_hits(path, self._every) for number in numbers}
-        out.update(number for number, regex in self._includes if regex.search(path) is not None)
+        out.update(w.number for w in self._wild if w.priority(path, 0) is not None and w.include)
         return out
 
     def _path(self, path: str) -> str:
@@ -283,6 +500,7 @@ class Spec:
         return [part[len(part) - n :] for n in self._suffix_lengths[tail] if n <= len(part)]
 
 
+_BY_INDEX = attrgetter("index")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 

@@ -394,10 +394,18 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
     src` read what `porter lint .` leaves out (a root `.gitignore`'s `*_pb2.py`, `gen/`).
     Nothing outside a repository. Where the environment names a repository (`GIT_DIR`,
     `GIT_WORK_TREE`: `_env_repository`) whose work tree holds the top, that one, as git there
-    reads it. And whether the repository folds case (`_git_settings`)."""
+    reads it; but not below a folder of that tree holding a `.git` of its own (a nested
+    repository, which git there lists as one untracked folder and does not enter): that one is
+    read as a repository of its own, as the walk from the named top reads it, so `porter lint
+    wt` and `porter lint wt/nested` leave out the same files there (git reads them nowhere).
+    And whether the repository folds case (`_git_settings`)."""
     folders = (top, *top.parents)
     named = _env_repository()
-    if named is not None and (top == named.top or named.top in top.parents):
+    if (
+        named is not None
+        and (top == named.top or named.top in top.parents)
+        and not any(os.path.lexists(f / ".git") for f in folders[: folders.index(named.top)])
+    ):
         repo = named.top
         excludes, fold = _named_repo_excludes(named)
     else:
@@ -604,20 +612,54 @@ def _git_settings(
     repository variables of the environment are left out (`_KEPT_GIT_VARIABLES`). `_env`:
     what the answer depends on (`_config_env`, a key of the cache). `git_dir`: the git folder
     the environment names for the work tree `repo` (`_env_repository`)."""
-    proc = _git_config(repo, git_dir, "--get-regexp", r"^(core\.(excludesfile|ignorecase)|includeif\..*)$")
+    proc = _git_config(
+        repo, git_dir, "--show-origin", "--get-regexp", r"^(core\.(excludesfile|ignorecase)|includeif\..*)$"
+    )
     if proc is None:
         return None, False, True
     values: dict[str, str | None] = {}
-    for entry in proc.split("\0"):
-        if entry:
-            key, newline, value = entry.partition("\n")
-            values[key.lower()] = value if newline else None
+    included: list[tuple[str, str | None]] = []  # each conditional include: (where it was read, its path)
+    parts = proc.split("\0")
+    for origin, entry in zip(parts[0::2], parts[1::2]):
+        key, newline, value = entry.partition("\n")
+        values[key.lower()] = value if newline else None
+        if key.lower().startswith("includeif.") and key.lower().endswith(".path"):
+            included.append((origin, value if newline else None))
     configured = values.get("core.excludesfile")
     if configured is not None and configured.startswith("~"):
         expanded = _git_config(repo, git_dir, "--path", "--get", "core.excludesFile")
         configured = expanded.split("\0", 1)[0] if expanded is not None else None
-    conditional = any(key.startswith("includeif.") for key in values)
+    conditional = any(_may_set_ignores(origin, path) for origin, path in included)
     return configured, _git_bool(values.get("core.ignorecase", "false")), conditional
+
+
+def _may_set_ignores(origin: str, path: str | None) -> bool:
+    """Whether the file a conditional include (`includeIf.COND.path = path`, read from
+    `origin`, as `git config --show-origin` names it) names may set what the walk asks of git
+    (`core.excludesFile`, `core.ignoreCase`, or another include). Most such files set a
+    user's e-mail for work repositories: those hold for no repository's ignores, and the
+    walk need not ask git in each nested repository (200 of them cost 200 git calls).
+    Where the file cannot be found as git finds it (a relative path from outside a file, a
+    `~user`) or read, it may. A missing file holds nothing, as git reads it."""
+    if not path:
+        return False  # (git: an empty path includes nothing)
+    if path.startswith("~/") and "HOME" in os.environ:
+        where = Path(os.environ["HOME"]) / path[2:]
+    elif os.path.isabs(path):
+        where = Path(path)
+    elif origin.startswith("file:") and not path.startswith("~"):
+        where = Path(origin[len("file:") :]).parent / path
+    else:
+        return True
+    if not os.path.lexists(where):
+        return False
+    try:
+        if not where.is_file():
+            return True
+        text = read_regular(where, MAX_GITIGNORE_BYTES).lower()
+    except OSError:
+        return True
+    return any(word in text for word in _LOCAL_WORDS)
 
 
 def _git_bool(value: str | None) -> bool:

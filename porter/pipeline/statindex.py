@@ -23,8 +23,12 @@ either: the `stat` vouches for those lines exactly as it vouches for the finding
 A record is trusted only if the file's mtime and ctime were at least `RACY_NS` older than
 the moment its `stat` was taken: a file written in the same clock tick as porter read it
 could change again without changing its `stat` (git's "racily clean" entries), so such a
-file is read and hashed on the next run. The ctime cannot be set back by `touch` or
-`os.utime`, so an edit that keeps the size and restores the mtime is still seen.
+file is read and hashed on the next run. That compares the file's times with this machine's
+clock, which is only right where this machine stamped them: on a network, FUSE or host-shared
+file system (`stamped_here`) a lagging server clock makes an edit of now look minutes old, so
+there a record is trusted only once two runs at least `RACY_NS` apart saw the same `stat`.
+The ctime cannot be set back by `touch` or `os.utime`, so an edit that keeps the size and
+restores the mtime is still seen.
 
 The file is one JSON document behind an HMAC under the user's cache key (`cache.seal`: an
 index in a cache folder from elsewhere is not the user's and is not read), and every record
@@ -91,6 +95,11 @@ class Record:
     # hit is fingerprinted without reading the file (`answer(..., source=False)`); None in an
     # index written before there were any
     texts: list[str] | None = None
+    # when (this machine's clock, ns) a run first recorded this `stat`, after taking it: on a
+    # file system whose times come from another clock (`stamped_here`), a record is trusted
+    # only when a run at least `RACY_NS` later saw the same `stat` (`_trusted`); None in an
+    # index written before
+    seen: int | None = None
 
 
 _ENTRY_KEY = re.compile(r"[0-9a-f]{64}")  # a cache entry's key (`Cache.key`), nothing else
@@ -254,7 +263,7 @@ def _native_row(row: Any) -> bool:
     """Whether `row` has the shape `record_native` writes."""
     return (
         type(row) is list
-        and len(row) == 4
+        and len(row) == 5
         and type(row[0]) is list
         and len(row[0]) == 5
         and all(type(n) is int for n in row[0])
@@ -262,7 +271,53 @@ def _native_row(row: Any) -> bool:
         and _SHA256.fullmatch(row[1]) is not None
         and type(row[2]) is bool
         and type(row[3]) is bool
+        and type(row[4]) is int
     )
+
+
+# the file system types whose files' times this machine's kernel stamps from its own clock
+# besides those on a block device (`/proc/filesystems` without `nodev`): held in its memory,
+# or stacked on another of its file systems
+_IN_MEMORY = ("tmpfs", "ramfs", "overlay")
+
+
+@lru_cache(maxsize=1)
+def _mount_types() -> tuple[dict[int, str], frozenset[str]]:
+    """(each mounted file system's device number -> its type, from `/proc/self/mountinfo`;
+    the types that need a block device, from `/proc/filesystems`); empty where there are none
+    (not Linux)."""
+    types: dict[int, str] = {}
+    block: set[str] = set()
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            for line in f:
+                fields, _, rest = line.partition(" - ")
+                parts = fields.split(" ")
+                if len(parts) > 2 and rest:
+                    major, _, minor = parts[2].partition(":")
+                    types[os.makedev(int(major), int(minor))] = rest.split(" ", 1)[0]
+        with open("/proc/filesystems", encoding="utf-8") as f:
+            block = {line.strip() for line in f if line.strip() and not line.startswith("nodev")}
+    except (OSError, ValueError):
+        return {}, frozenset()
+    return types, frozenset(block)
+
+
+@lru_cache(maxsize=256)
+def stamped_here(device: int) -> bool:
+    """Whether the files on `device` get their times from this machine's clock: a file system
+    on one of its block devices (not FUSE, whose daemon sets them) or in its memory. A network
+    file system (NFS, SMB, a cluster's), a FUSE one (sshfs) or a virtual machine's host share
+    (9p, virtiofs) is stamped by another machine's clock, which may lag this one's by any
+    amount. Each of those is a mount of its own, under its own device number; a device no
+    mount names is one of a local file system's (a btrfs subvolume's, an overlay's lower
+    layer's), and without `/proc` (not Linux) nothing can be told: both are taken as this
+    machine's, as before."""
+    types, block = _mount_types()
+    kind = types.get(device)
+    if kind is None:
+        return True
+    return (kind in block and not kind.startswith("fuse")) or kind in _IN_MEMORY
 
 
 class StatIndex:
@@ -276,7 +331,8 @@ class StatIndex:
         self.path = store.entries / f"stat-{shape.hexdigest()}.idx"  # a tag line (`cache.seal`), then JSON
         self._label = f"stat:{self.path.name}"
         self._results: dict[str, _Held] = {}  # name -> the inline result of its old record
-        # the project's C++/CUDA sources: name -> [stat, sha256, whether it registers ops, trusted]
+        # the project's C++/CUDA sources: name -> [stat, sha256, whether it registers ops, trusted,
+        # when that stat was first seen]
         self.native_old: dict[str, list[Any]] = {}
         self.old: dict[str, Record] = self._load() if store.enabled else {}
         self.new: dict[str, Record] = {}
@@ -306,6 +362,7 @@ class StatIndex:
                     and type(rec.read) is bool
                     and (rec.key is None) != (rec.result is None)
                     and (rec.key is None or _ENTRY_KEY.fullmatch(rec.key) is not None)
+                    and (rec.seen is None or type(rec.seen) is int)
                     and (
                         rec.imported is None
                         or (type(rec.imported) is list and all(type(m) is str for m in rec.imported))
@@ -417,7 +474,7 @@ class StatIndex:
                 [_row(f) for f in result.suppressed],
             ]
             texts = finding_texts(result.findings, source)
-        trusted = max(st.st_mtime_ns, st.st_ctime_ns) < self.started - RACY_NS
+        trusted, seen = self._trusted(st, self.old.get(name))
         self.new[name] = Record(
             signature(st),
             hashlib.sha256(source).hexdigest(),
@@ -429,7 +486,30 @@ class StatIndex:
             wants_source(result, source),
             trusted,
             texts=texts,
+            seen=seen,
         )
+
+    def _trusted(self, st: os.stat_result, old: Record | list[Any] | None) -> tuple[bool, int]:
+        """(whether a record of the file whose `stat` was `st` may answer for it on its own, when
+        this `stat` was first seen). A file changed within `RACY_NS` of the run's start could
+        change again in the same tick of its clock without changing its `stat`. Where that clock
+        is this machine's (`stamped_here`), its times say so; elsewhere they are another
+        machine's, which may lag this one's by minutes (a file server's), so that an edit of
+        now looks old: there the record is trusted only when an earlier run, at least
+        `RACY_NS` before this one by this machine's clock, saw the same `stat` (the file's
+        clock had then reached its times, and has since moved on past their tick)."""
+        now = time.time_ns()
+        sig = signature(st)
+        old_sig: list[int] | None
+        old_seen: int | None
+        if isinstance(old, Record):
+            old_sig, old_seen = old.stat, old.seen
+        else:
+            old_sig, old_seen = (old[0], old[4]) if old is not None else (None, None)
+        seen = old_seen if old_sig == sig and old_seen is not None else now
+        if stamped_here(st.st_dev):
+            return max(st.st_mtime_ns, st.st_ctime_ns) < self.started - RACY_NS, seen
+        return seen < self.started - RACY_NS, seen
 
     def keep(self, name: str, rec: Record) -> None:
         self.new[name] = rec
@@ -452,8 +532,8 @@ class StatIndex:
 
     def record_native(self, name: str, st: os.stat_result, source: bytes, registers: bool) -> None:
         """Remember the C++/CUDA source at `name`, whose `stat` was `st` before `source` was read."""
-        trusted = max(st.st_mtime_ns, st.st_ctime_ns) < self.started - RACY_NS
-        self.native_new[name] = [signature(st), hashlib.sha256(source).hexdigest(), registers, trusted]
+        trusted, seen = self._trusted(st, self.native_old.get(name))
+        self.native_new[name] = [signature(st), hashlib.sha256(source).hexdigest(), registers, trusted, seen]
 
     def save(self) -> None:
         if not self.store.enabled or (self.new == self.old and self.native_new == self.native_old):
