@@ -31,7 +31,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.codemods.guards import CudaOnly
-from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
+from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.kernels.includes import include_dirs, within
 from porter.pipeline.bounded import Failed, bounded
@@ -47,7 +47,7 @@ from porter.core.reading import (
 )
 from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
-from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
+from porter.analysis.resolve import ImportTable, Resolver, ScopeStack, dotted
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`closing_parens`):
@@ -582,6 +582,17 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
         name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
         cell, line = where(positions[fn.name].start.line)
         k = _triton_kernel(module, name, fn, rel, line)
+        k.cell = cell
+        found.triton[name] = k
+        inv.kernels.append(k)
+    for written, (fn, call) in triton_wrapped(module, resolver, nested=True).items():
+        name = unicodedata.normalize("NFKC", written)
+        if name in found.triton and found.triton[name].path == rel:
+            continue
+        cell, line = where(positions[call].start.line)
+        # its source under the name it is bound to, as the reference and the launches call it
+        k = _triton_kernel(module, name, fn.with_changes(name=cst.Name(name), decorators=()), rel, line)
+        k.detail = (dotted(call.func.func if isinstance(call.func, cst.Call) else call.func) or "triton.jit") + "(...)"
         k.cell = cell
         found.triton[name] = k
         inv.kernels.append(k)

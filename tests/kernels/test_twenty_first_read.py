@@ -1,0 +1,42 @@
+"""The twenty-first adversarial read of the scaffold writers (issue 24): each test failed on c04c19c."""
+
+from __future__ import annotations
+
+from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
+from tests.helpers import port
+
+CALLED = """import triton
+import triton.language as tl
+
+def _body(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 3.0, mask=m)
+
+scale = triton.jit(_body)
+tuned = triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])(triton.jit(_body))
+
+def run(x, out):
+    scale[(1,)](x, out, x.numel(), BLOCK=64)
+    tuned[(1,)](x, out, x.numel())
+"""
+
+
+def test_a_triton_kernel_made_by_calling_triton_jit_is_listed_scaffolded_and_linted(tmp_path):
+    # `k = triton.jit(fn)` (xformers' rewritten kernels, many benchmarks): neither listed nor
+    # linted, nor its launch, and no scaffold was written for it
+    (tmp_path / "k.py").write_text(CALLED)
+    inv = scan(tmp_path)
+    kernels = {k.name: k for k in inv.kernels}
+    assert set(kernels) == {"scale", "tuned"}
+    assert kernels["scale"].line == 9 and [c.line for c in kernels["scale"].calls] == [13]
+    assert kernels["scale"].params == ["x_ptr", "out_ptr", "n", "BLOCK: tl.constexpr"]
+    out = tmp_path / "out"
+    write_scaffolds(inv, out, "xla")
+    op = (out / "scale_op.py").read_text()
+    assert "derived by porter" in op and "mutates_args=('out_ptr',)" in op
+    _, findings = port(CALLED, "neuron")
+    said = [(f.start.line, f.message) for f in findings if f.code == "KERN002"]
+    assert [line for line, _ in said] == [9, 10, 13, 14]
+    assert "`scale` (`triton.jit(...)`)" in said[0][1] and "launch of Triton kernel `tuned`" in said[3][1]
