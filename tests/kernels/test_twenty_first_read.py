@@ -40,3 +40,20 @@ def test_a_triton_kernel_made_by_calling_triton_jit_is_listed_scaffolded_and_lin
     said = [(f.start.line, f.message) for f in findings if f.code == "KERN002"]
     assert [line for line, _ in said] == [9, 10, 13, 14]
     assert "`scale` (`triton.jit(...)`)" in said[0][1] and "launch of Triton kernel `tuned`" in said[3][1]
+
+
+def test_a_crlf_cuda_backend_s_scaffold_keeps_crlf_line_ends(tmp_path):
+    # porter's note was written with LF above CUDA's CRLF lines: a file of mixed line ends
+    from porter.backends.scaffold import scan as backends, write_backend
+
+    (tmp_path / "base.py").write_bytes(b"class Accelerator:\r\n    pass\r\n")
+    (tmp_path / "cuda_accelerator.py").write_bytes(
+        b"from base import Accelerator\r\n\r\n\r\nclass CUDA_Accelerator(Accelerator):\r\n    pass\r\n"
+    )
+    (tmp_path / "cpu_accelerator.py").write_bytes(
+        b"from base import Accelerator\r\n\r\n\r\nclass CPU_Accelerator(Accelerator):\r\n    pass\r\n"
+    )
+    (family,) = backends(tmp_path)
+    made = write_backend(family, tmp_path, tmp_path / "out", "tpu")
+    data = made.read_bytes()
+    assert b"class TPU_Accelerator" in data and data.count(b"\n") == data.count(b"\r\n")
