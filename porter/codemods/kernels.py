@@ -157,9 +157,7 @@ def triton_kernels(
     return found
 
 
-def triton_wrapped(
-    module: cst.Module, resolver, nested: bool = False
-) -> dict[str, tuple[cst.FunctionDef, cst.Call]]:
+def triton_wrapped(module: cst.Module, resolver, nested: bool = False) -> dict[str, tuple[cst.FunctionDef, cst.Call]]:
     """Triton kernels made by a call rather than a decorator: `k = triton.jit(fn)`, or
     `k = triton.autotune(...)(triton.jit(fn))`, `fn` a function of the module; by the name
     bound, with the function and the outer call. Neither `porter kernels` nor lint saw one,

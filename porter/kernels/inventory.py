@@ -126,6 +126,22 @@ _TYPEDEF_ENUM = re.compile(r"\btypedef\s+enum\b[^{};:]{0,200}(?::([^{};]{1,200})
 _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]{1,1000})", re.M)
 _CONTINUED = re.compile(r"\\(?=\r?\n)")
 _BACKSLASH_NEWLINE = re.compile(r"\\\r?\n")
+# a line continuation inside a word (`__global__ void scale_\\<newline>kernel(`): the preprocessor
+# removes it, so the word is one (the kernel was listed as `kernel`: twenty-first read)
+_SPLIT_WORD = re.compile(r"(?<=\w)(?:\\\r?\n\w+)+")
+
+
+def _spliced(code: str) -> str:
+    """`code` with its line continuations removed as the preprocessor removes them, offsets and
+    line count kept: a word split by one is joined (its line ends moved after it), any other is a blank."""
+
+    def join(m: re.Match[str]) -> str:
+        split = m.group(0)
+        word = _BACKSLASH_NEWLINE.sub("", split)
+        ends = "".join(re.findall(r"\r?\n", split))
+        return word + " " * (len(split) - len(word) - len(ends)) + ends
+
+    return _CONTINUED.sub(" ", _SPLIT_WORD.sub(join, code))
 
 
 def _joined(text: str) -> str:
@@ -1252,7 +1268,7 @@ def _scan_cuda(
     found = 0
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
-    for start, name, params, source, typenames in _kernels_in(_CONTINUED.sub(" ", code), text, _void_aliases(code)):
+    for start, name, params, source, typenames in _kernels_in(_spliced(code), text, _void_aliases(code)):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use

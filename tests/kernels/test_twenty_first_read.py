@@ -57,3 +57,14 @@ def test_a_crlf_cuda_backend_s_scaffold_keeps_crlf_line_ends(tmp_path):
     made = write_backend(family, tmp_path, tmp_path / "out", "tpu")
     data = made.read_bytes()
     assert b"class TPU_Accelerator" in data and data.count(b"\n") == data.count(b"\r\n")
+
+
+def test_a_cuda_kernel_s_name_split_by_a_line_continuation_is_one_word(tmp_path):
+    # the preprocessor removes a backslash-newline (phase 2), so `scale_\<newline>kernel` is
+    # `scale_kernel`: porter read the continuation as a blank and listed a kernel `kernel`
+    (tmp_path / "k.cu").write_bytes(
+        b"__global__ void scale_\\\nker\\\r\nnel(float* out,\n  int n) {\n  out[0] = n;\n}\n"
+        b"__global__ void other(float* x) { x[0] = 1; }\n"
+    )
+    kernels = [(k.name, k.line, k.params) for k in scan(tmp_path).kernels]
+    assert kernels == [("scale_kernel", 1, ["float* out", "int n"]), ("other", 7, ["float* x"])]
