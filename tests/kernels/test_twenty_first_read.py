@@ -68,3 +68,16 @@ def test_a_cuda_kernel_s_name_split_by_a_line_continuation_is_one_word(tmp_path)
     )
     kernels = [(k.name, k.line, k.params) for k in scan(tmp_path).kernels]
     assert kernels == [("scale_kernel", 1, ["float* out", "int n"]), ("other", 7, ["float* x"])]
+
+
+def test_a_constexpr_with_a_default_is_not_said_to_come_only_from_the_launch():
+    from porter.kernels.triton_ref import why_not
+
+    src = (
+        "import triton\nimport triton.language as tl\n\n@triton.jit\n"
+        "def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr = 128, SCALE: tl.constexpr = 2.0):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    m = offs < n\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * SCALE, mask=m)\n"
+    )
+    assert "`SCALE`, whose value is its default `2.0` unless the launch passes another" in why_not(src, "k")
+    assert "whose value only the launch gives" in why_not(src.replace(" = 128", "").replace(" = 2.0", ""), "k")
