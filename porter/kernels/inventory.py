@@ -1146,12 +1146,24 @@ def _defined(text: str) -> set[str]:
     return {name for m in _DEFINING.finditer(text) for name in m.groups() if name}
 
 
+# the `=` of a parameter's default value: none of `==`, `!=`, `<=`, `>=`
+_DEFAULT = re.compile(r"(?<![=!<>])=(?!=)")
+
+
+def without_default(param: str) -> str:
+    """A C++ parameter's declaration less its default value, cut at its first `=` that is no
+    comparison: one in a template argument (flashinfer's `std::conditional_t<MT == ModelType::DSV4,
+    ...> pages`) cut it there, and the parameter was named `MT` (twenty-first read)."""
+    default = _DEFAULT.search(param)
+    return param[: default.start()] if default else param
+
+
 def _type_words(param: str) -> set[str]:
     """The words of a parameter's declaration that may name a macro or a type alias: all but
     C++'s own words, CUDA's `__word__` attributes, a class's member (`Visitor::Params`: CUTLASS
     declares a `Params` in each of its 200 headers) and the name it declares (its last word, when
     it has others)."""
-    head = param.split("=")[0].rstrip()
+    head = without_default(param).rstrip()
     words = re.findall(r"(?<!::)(?<!:: )\b[A-Za-z_]\w*", head)
     while head.endswith("]") and "[" in head:  # (an array's extents: `x[N]` declares `x`)
         head = head[: head.rindex("[")].rstrip()

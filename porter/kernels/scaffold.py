@@ -30,7 +30,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from porter.kernels.inventory import Inventory, Kernel, closing_parens, place
+from porter.kernels.inventory import Inventory, Kernel, closing_parens, place, without_default
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
@@ -381,7 +381,7 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
         if start < 0 or end < 0:
             break
         decl = decl[:start] + " " + decl[end + 2 :]
-    head = decl.split("=")[0].strip()
+    head = without_default(decl).strip()
     inner = _PAREN_DECLARATOR.search(head)
     if inner is not None:
         if inner.group(3):
@@ -532,7 +532,7 @@ def _functor(decl: str, name: str, k: Kernel) -> bool:
     (`op.scale`, `op->f`). `template <typename Op> __global__ void k(Op op, float* x)` typed `op` a
     float (twentieth read's leftover, issue 24): a template type is a number only as it is used.
     A pack expanded (`f(args...)`) is no member read."""
-    types = set(re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])) - {name}
+    types = set(re.findall(r"[A-Za-z_]\w*", without_default(decl))) - {name}
     if not types & set(k.typenames) or not k.source:
         return False
     return re.search(rf"(?<![\w.>]){re.escape(name)}\s*(?:\(|\.(?![\d.])|->)", k.source) is not None

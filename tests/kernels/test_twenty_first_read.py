@@ -81,3 +81,20 @@ def test_a_constexpr_with_a_default_is_not_said_to_come_only_from_the_launch():
     )
     assert "`SCALE`, whose value is its default `2.0` unless the launch passes another" in why_not(src, "k")
     assert "whose value only the launch gives" in why_not(src.replace(" = 128", "").replace(" = 2.0", ""), "k")
+
+
+def test_a_cuda_parameter_whose_template_argument_compares_is_named_after_its_declarator(tmp_path):
+    # flashinfer's `std::conditional_t<MT == ModelType::DSV4, Dsv4PageDivisors, int> pages`: the
+    # declaration was cut at the `=` of `==` as if a default value began there: named `MT`
+    from porter.kernels.scaffold import _c_param
+
+    assert _c_param("std::conditional_t<MT == ModelType::DSV4, Divisors, int> pages") == ("pages", "struct", False)
+    assert _c_param("Foo<N >= 2> p")[0] == "p" and _c_param("Foo<a != b>* p") == ("p", "tensor", False)
+    assert _c_param("int n = (1 == 2) ? 3 : 4") == ("n", "int", False)
+    (tmp_path / "k.cu").write_text(
+        "template <int MT>\n__global__ void k(std::conditional_t<MT == 1, Div, int> pages, float* out) { out[0] = 1; }\n"
+    )
+    out = tmp_path / "out"
+    write_scaffolds(scan(tmp_path), out, "xla")
+    op = (out / "k_op.py").read_text()  # the struct is left out of the op, under its TODO
+    assert "def k_reference(out)" in op and "int> pages`, of a type porter does not know" in op
