@@ -393,11 +393,11 @@ class KernelsFamily(ReferenceTracker, Family):
         self._registration(node, None, None)
         if id(node) in self._wrapped:
             name = self._wrapped[id(node)]
+            maker = self.ctx.qualname(node.func.func if isinstance(node.func, cst.Call) else node.func)
             self.ctx.report(
                 "KERN002",
                 node,
-                f"Triton kernel `{name}` (`{self.ctx.qualname(node.func.func if isinstance(node.func, cst.Call) else node.func)}(...)`): "
-                f"Triton does not run on {self.ctx.target.display}",
+                f"Triton kernel `{name}` (`{maker}(...)`): Triton does not run on {self.ctx.target.display}",
             )
         func = node.func
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):

@@ -259,7 +259,8 @@ class _Translator:
                 else "only the launch gives"
             )
             raise Untranslatable(
-                f"the math uses tl.constexpr `{stray[0]}`, whose value {given} (the reference takes the other arguments)"
+                f"the math uses tl.constexpr `{stray[0]}`, whose value {given} (the reference takes the other"
+                " arguments)"
             )
         kind = "row-reduction" if self.rowwise else "elementwise"
         return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, self.body, kind)

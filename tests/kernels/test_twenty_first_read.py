@@ -98,3 +98,43 @@ def test_a_cuda_parameter_whose_template_argument_compares_is_named_after_its_de
     write_scaffolds(scan(tmp_path), out, "xla")
     op = (out / "k_op.py").read_text()  # the struct is left out of the op, under its TODO
     assert "def k_reference(out)" in op and "int> pages`, of a type porter does not know" in op
+
+
+KL = """import triton
+import triton.language as tl
+
+@triton.jit
+def _kl_backward(target_ptr, {middle}n_cols, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(new_grads_ptr + offs, tl.load(target_ptr + offs) * -1.0, mask=offs < n_cols)
+
+def run(target, new_grads, grad_output, V):
+    _kl_backward[(1,)]({args})
+"""
+
+
+def test_a_launch_runs_the_kernel_of_its_own_file_or_import_not_the_last_of_its_name(tmp_path):
+    # liger-kernel 0.8.5 defines `_kldiv_kernel_backward` in ops/kl_div.py and again, with other
+    # parameters, in its Ascend backend: every launch went to the last one read, whose
+    # `new_grads_ptr` was typed `int` from the other's `target.stride(0)`, and its store dropped
+    # from `mutates_args`
+    cuda = KL.format(middle="target_stride, new_grads_ptr, ", args="target, target.stride(0), new_grads, V, BLOCK=64")
+    other = KL.format(middle="new_grads_ptr, grad_output_ptr, ", args="target, new_grads, grad_output, V, BLOCK=64")
+    (tmp_path / "pkg" / "ops" / "ascend").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops" / "kl.py").write_text(cuda)
+    (tmp_path / "pkg" / "ops" / "ascend" / "kl.py").write_text(other)
+    user = "from .ops.kl import _kl_backward\ndef again(t, g, V):\n    _kl_backward[(2,)](t, t.stride(0), g, V)\n"
+    (tmp_path / "pkg" / "use.py").write_text(user)
+    inv = scan(tmp_path)
+    calls = {k.path: sorted((c.path, c.line) for c in k.calls) for k in inv.kernels}
+    assert calls == {
+        "pkg/ops/kl.py": [("pkg/ops/kl.py", 10), ("pkg/use.py", 3)],
+        "pkg/ops/ascend/kl.py": [("pkg/ops/ascend/kl.py", 10)],
+    }
+    out = tmp_path / "out"
+    write_scaffolds(inv, out, "xla")
+    ops = {p.name: p.read_text() for p in out.glob("*_op.py")}
+    for text in ops.values():  # each kernel's pointer a tensor it writes
+        assert "new_grads_ptr: torch.Tensor" in text and "'new_grads_ptr'" in text
