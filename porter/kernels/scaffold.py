@@ -861,7 +861,13 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         "import pytest",
         "import torch",
         "",
-        f"from {n}_op import {n}_reference",
+        # a folder with an `__init__.py` (the scaffold written into the project's package) makes
+        # this test a module of that package, and pytest puts the folder above it on the path: a
+        # plain `from K_op import` failed at collection, "No module named 'K_op'" (twenty-first read)
+        "if __package__:",
+        f"    from .{n}_op import {n}_reference",
+        "else:",
+        f"    from {n}_op import {n}_reference",
         "",
         "",
         "def make_inputs(device='cpu'):",
@@ -905,7 +911,10 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
     if target == "xla":
         lines.append("    import torch_xla")
     lines += [
-        f"    from {n}_{target} import {kernel_fn}",
+        "    if __package__:",
+        f"        from .{n}_{target} import {kernel_fn}",
+        "    else:",
+        f"        from {n}_{target} import {kernel_fn}",
         "",
         "    want = make_inputs()",
         f"    got = [a.to({_DEVICE[target]}) if isinstance(a, torch.Tensor) else a for a in want]",

@@ -138,3 +138,37 @@ def test_a_launch_runs_the_kernel_of_its_own_file_or_import_not_the_last_of_its_
     ops = {p.name: p.read_text() for p in out.glob("*_op.py")}
     for text in ops.values():  # each kernel's pointer a tensor it writes
         assert "new_grads_ptr: torch.Tensor" in text and "'new_grads_ptr'" in text
+
+
+def test_a_scaffold_written_into_a_package_folder_imports_its_own_modules(tmp_path):
+    # `--scaffold proj/kernels` where the folder has an `__init__.py`: pytest imports each test as
+    # `proj.kernels.test_...` with the folder above on the path, and `from K_op import ...` failed at
+    # collection, "No module named 'K_op'"
+    import importlib
+    import sys
+
+    from tests.deps import need
+
+    need("torch")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n@triton.jit\n"
+        "def sc21pkg(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)\n"
+    )
+    folder = tmp_path / "proj21" / "kernels"
+    folder.mkdir(parents=True)
+    (tmp_path / "proj21" / "__init__.py").write_text("")
+    (folder / "__init__.py").write_text("")
+    write_scaffolds(scan(src), folder, "xla")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        test = importlib.import_module("proj21.kernels.test_sc21pkg_xla_parity")
+        test.test_reference_runs_on_cpu()
+        assert "        from .sc21pkg_xla import sc21pkg_xla\n" in (folder / "test_sc21pkg_xla_parity.py").read_text()
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m.startswith("proj21")]:
+            del sys.modules[name]
