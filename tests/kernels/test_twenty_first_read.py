@@ -172,3 +172,13 @@ def test_a_scaffold_written_into_a_package_folder_imports_its_own_modules(tmp_pa
         sys.path.remove(str(tmp_path))
         for name in [m for m in sys.modules if m.startswith("proj21")]:
             del sys.modules[name]
+
+
+def test_a_cu_file_s_torch_library_fragment_is_named_in_its_detail(tmp_path):
+    # flashinfer's `TORCH_LIBRARY_FRAGMENT(flashinfer, m)`: only TORCH_LIBRARY and _IMPL were named
+    (tmp_path / "f.cu").write_text(
+        "__global__ void fk(float* x) { x[0] = 1; }\n"
+        'TORCH_LIBRARY_FRAGMENT(myns, m) {\n  m.def("fk(Tensor x) -> ()");\n}\n'
+    )
+    (k,) = scan(tmp_path).kernels
+    assert k.detail == "__global__; binds: fk; TORCH_LIBRARY myns"
