@@ -171,7 +171,11 @@ def _made(family: Family, root: Path, target: str, name: str) -> bytes:
     result = port_source(module.bytes, name, settings)  # in the module's own encoding, as its coding line says
     text = result.new_source.decode(module.encoding) if result.new_source is not None else module.code
     body = _without_docstring(text)
-    return _checked(name, note + ("\n" if not body.startswith("\n") else "") + body)
+    # the note in the module's own line end: a CRLF module's scaffold mixed LF and CRLF lines
+    # (twenty-first read)
+    newline = module.default_newline
+    note = note.replace("\n", newline)
+    return _checked(name, note + (newline if not body.startswith(newline) else "") + body)
 
 
 class _Rename(cst.CSTTransformer):

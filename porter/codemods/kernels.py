@@ -157,6 +157,56 @@ def triton_kernels(
     return found
 
 
+def triton_wrapped(module: cst.Module, resolver, nested: bool = False) -> dict[str, tuple[cst.FunctionDef, cst.Call]]:
+    """Triton kernels made by a call rather than a decorator: `k = triton.jit(fn)`, or
+    `k = triton.autotune(...)(triton.jit(fn))`, `fn` a function of the module; by the name
+    bound, with the function and the outer call. Neither `porter kernels` nor lint saw one,
+    nor its launch `k[grid](...)` (twenty-first read: xformers' rewritten kernels and many
+    benchmarks bind `triton.jit(fn)` to a name). At module level (in `if`/`try`/`with` blocks
+    too); with `nested`, in a function's or a class's body as well."""
+    defs: dict[str, cst.FunctionDef] = {}
+    assigns: list[cst.Assign] = []
+
+    class _Walk(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            defs.setdefault(node.name.value, node)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            assigns.append(node)
+
+    if nested:
+        module.visit(_Walk())
+    else:
+        for stmt in _module_level(module.body):
+            if isinstance(stmt, cst.FunctionDef):
+                defs.setdefault(stmt.name.value, stmt)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                assigns.extend(s for s in stmt.body if isinstance(s, cst.Assign))
+    found: dict[str, tuple[cst.FunctionDef, cst.Call]] = {}
+    for node in assigns:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            continue
+        fn = _wrapped_function(node.value, resolver, defs)
+        if fn is not None and isinstance(node.value, cst.Call):
+            found.setdefault(node.targets[0].target.value, (fn, node.value))
+    return found
+
+
+def _wrapped_function(expr: cst.BaseExpression, resolver, defs: dict[str, cst.FunctionDef]) -> cst.FunctionDef | None:
+    """The function of `defs` that `expr` wraps in Triton's decorators, called (`triton.jit(fn)`,
+    `triton.autotune(...)(triton.jit(fn))`), or None."""
+    for _ in range(8):  # decorators stacked as calls, a few deep
+        if not isinstance(expr, cst.Call) or not expr.args:
+            return None
+        func = expr.func.func if isinstance(expr.func, cst.Call) else expr.func
+        if resolver.imports.qualify(dotted(func) or "") not in TRITON_DECORATORS:
+            return None
+        expr = expr.args[0].value
+        if isinstance(expr, cst.Name):
+            return defs.get(expr.value)
+    return None
+
+
 def _module_level(body) -> list:
     """The statements of `body` and of the blocks of its `if`, `try` and `with` statements (their
     `else`, `except` and `finally` too), in order: what a module binds at its own level."""
@@ -247,6 +297,7 @@ class KernelsFamily(ReferenceTracker, Family):
         super().__init__(ctx)
         self._track_init()
         self._kernels: dict[str, cst.FunctionDef] = {}
+        self._wrapped: dict[int, str] = {}  # id(call) -> the name a `triton.jit(fn)` call is bound to
         self._builds_here: bool | None = None
         self._handled: Callable[[str, Any], bool] | None = None  # libraries.handled, imported on first use
         self._registrations_seen: set[int] = set()
@@ -260,6 +311,11 @@ class KernelsFamily(ReferenceTracker, Family):
             unicodedata.normalize("NFKC", name): fn
             for name, fn in triton_kernels(node, self.ctx.resolver, in_blocks=True).items()
         }
+        # and those a call makes (`k = triton.jit(fn)`): reported at the call, their launches too
+        wrapped = triton_wrapped(node, self.ctx.resolver, nested=True)
+        self._wrapped = {id(call): name for name, (_, call) in wrapped.items()}
+        for name, (fn, _) in wrapped.items():
+            self._kernels.setdefault(unicodedata.normalize("NFKC", name), fn)
         for stmt in _import_statements(node):
             self._import(stmt)
 
@@ -335,6 +391,14 @@ class KernelsFamily(ReferenceTracker, Family):
         if isinstance(node.func, cst.Call):  # `custom_op(...)(impl)`
             self._registration(node.func, None, node)
         self._registration(node, None, None)
+        if id(node) in self._wrapped:
+            name = self._wrapped[id(node)]
+            maker = self.ctx.qualname(node.func.func if isinstance(node.func, cst.Call) else node.func)
+            self.ctx.report(
+                "KERN002",
+                node,
+                f"Triton kernel `{name}` (`{maker}(...)`): Triton does not run on {self.ctx.target.display}",
+            )
         func = node.func
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             name = func.value.value

@@ -31,7 +31,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.codemods.guards import CudaOnly
-from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
+from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.kernels.includes import include_dirs, within
 from porter.pipeline.bounded import Failed, bounded
@@ -47,7 +47,7 @@ from porter.core.reading import (
 )
 from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
-from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
+from porter.analysis.resolve import ImportTable, Resolver, ScopeStack, _import_statements, dotted
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`closing_parens`):
@@ -126,6 +126,22 @@ _TYPEDEF_ENUM = re.compile(r"\btypedef\s+enum\b[^{};:]{0,200}(?::([^{};]{1,200})
 _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]{1,1000})", re.M)
 _CONTINUED = re.compile(r"\\(?=\r?\n)")
 _BACKSLASH_NEWLINE = re.compile(r"\\\r?\n")
+# a line continuation inside a word (`__global__ void scale_\\<newline>kernel(`): the preprocessor
+# removes it, so the word is one (the kernel was listed as `kernel`: twenty-first read)
+_SPLIT_WORD = re.compile(r"(?<=\w)(?:\\\r?\n\w+)+")
+
+
+def _spliced(code: str) -> str:
+    """`code` with its line continuations removed as the preprocessor removes them, offsets and
+    line count kept: a word split by one is joined (its line ends moved after it), any other is a blank."""
+
+    def join(m: re.Match[str]) -> str:
+        split = m.group(0)
+        word = _BACKSLASH_NEWLINE.sub("", split)
+        ends = "".join(re.findall(r"\r?\n", split))
+        return word + " " * (len(split) - len(word) - len(ends)) + ends
+
+    return _CONTINUED.sub(" ", _SPLIT_WORD.sub(join, code))
 
 
 def _joined(text: str) -> str:
@@ -142,7 +158,9 @@ _OBJECT_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^"<>\n]{1,300})[">]', re.M)
 _UNDEF = re.compile(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
-_TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
+# `TORCH_LIBRARY_FRAGMENT(ns, m)` too (flashinfer's dcp_lse_reduce.cu, vllm 0.34.0's dcp_utils): its
+# namespace was not named (twenty-first read)
+_TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
 # digit separators are not one), in the order a C++ lexer meets them. A string always matches,
 # to where it stops; one that did not close there (group 1 empty) is no literal (`_not_code`)
@@ -300,7 +318,8 @@ class _Scan(cst.CSTVisitor):
     ) -> None:
         self.rel, self.module, self.where = rel, module, where
         self.resolver = Resolver(imports, ScopeStack())
-        self.launches: list[tuple[str, CallSite]] = []
+        self.launches: list[tuple[str, CallSite, str | None]] = []  # (name, site, the module it is imported from)
+        self._origins = _import_origins(module, rel)
         self.loads: list[tuple[str, cst.Call, tuple[int | None, int], str | None]] = []  # (what, call, where, var)
         self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
@@ -320,7 +339,8 @@ class _Scan(cst.CSTVisitor):
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             # by the name Python reads (NFKC), as the kernels are named: `ｓcale` was a kernel
             # apart from its launch `scale[grid](...)`, its reference not derived (seventeenth read)
-            self.launches.append((unicodedata.normalize("NFKC", func.value.value), self._site(node)))
+            name = unicodedata.normalize("NFKC", func.value.value)
+            self.launches.append((name, self._site(node), self._origins.get(func.value.value)))
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             self.attr_calls.append((func.value.value, func.attr.value, self._site(node)))
         qual = self.resolver.qualname(func) or ""
@@ -412,9 +432,10 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     )
     for path in _python_files(root):
         _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
-    for name, site in found.launches:
-        if name in found.triton:
-            found.triton[name].calls.append(site)
+    for name, site, origin in found.launches:
+        k = _launched(found.triton.get(name, []), site.path, origin)
+        if k is not None:
+            k.calls.append(site)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
@@ -639,7 +660,8 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
     inv.kernels.extend(one.kernels)
     inv.problems.extend(one.problems)
     found.launches.extend(seen.launches)
-    found.triton.update(seen.triton)
+    for name, ks in seen.triton.items():
+        found.triton.setdefault(name, []).extend(ks)
     for ext, calls in seen.ext_calls.items():
         found.ext_calls.setdefault(ext, []).extend(calls)
     for ext, why in seen.ext_why.items():
@@ -702,14 +724,60 @@ def _macro_uses(
             break
 
 
+def _import_origins(module: cst.Module, rel: str) -> dict[str, str]:
+    """The module each name a file imports with `from M import name` comes from, dotted (a
+    relative `from .ops import k` read from the file's own folder)."""
+    package = Path(rel).parent.parts
+    out: dict[str, str] = {}
+    for stmt in _import_statements(module):
+        if not isinstance(stmt, cst.ImportFrom) or isinstance(stmt.names, cst.ImportStar):
+            continue
+        written = dotted(stmt.module) if stmt.module is not None else ""
+        level = len(stmt.relative)
+        if level:
+            up = package[: len(package) - (level - 1)] if level - 1 <= len(package) else ()
+            written = ".".join([*up, *([written] if written else [])])
+        for alias in stmt.names:
+            bound = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(bound, cst.Name) and written:
+                out[bound.value] = f"{written}.{dotted(alias.name)}"
+    return out
+
+
+def _launched(kernels: list[Kernel], path: str, origin: str | None) -> Kernel | None:
+    """The kernel a launch in file `path` runs, of the kernels of its name (one per file that
+    defines one): its own file's, else the one of the module it is imported from, else the only
+    one. Two files defining a kernel of one name (liger-kernel 0.8.5's Ascend backend repeats
+    its CUDA kernels' names) gave every launch to the last one read: its pointer typed `int`
+    from the other's stride, its stores dropped from `mutates_args` (twenty-first read). With
+    none to tell them apart, the launch is given to none: no evidence beats a wrong one."""
+    own = [k for k in kernels if k.path == path]
+    if own:
+        return own[0]
+    if origin is not None:
+        module = origin.rsplit(".", 1)[0]
+        hits = [k for k in kernels if ("." + _dotted_path(k.path)).endswith("." + module)]
+        if len(hits) == 1:
+            return hits[0]
+    return kernels[0] if len(kernels) == 1 else None
+
+
+def _dotted_path(rel: str) -> str:
+    """A Python file's module name as its path spells it (`a/b/c.py` -> `a.b.c`, `a/__init__.py` -> `a`)."""
+    parts = list(Path(rel).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
 @dataclass
 class _Found:
     """What the scan of one Python file leaves for the files after it and for the end of the scan."""
 
     imported: dict
     compiled: dict
-    launches: list[tuple[str, CallSite]] = field(default_factory=list)
-    triton: dict[str, Kernel] = field(default_factory=dict)
+    launches: list[tuple[str, CallSite, str | None]] = field(default_factory=list)
+    triton: dict[str, list[Kernel]] = field(default_factory=dict)  # by name: one per file that defines it
     ext_calls: dict[str, list[tuple[str, CallSite]]] = field(default_factory=dict)  # extension -> (op, call site)
     ext_why: dict[str, str] = field(default_factory=dict)
 
@@ -759,6 +827,33 @@ def _parse(
         return None
 
 
+def _triton_of(
+    module: cst.Module, resolver: Resolver, positions, where, rel: str, inv: Inventory, found: _Found
+) -> None:
+    """A Python file's Triton kernels, decorated or made by a call (`k = triton.jit(fn)`)."""
+    # at module level in `if HAS_TRITON:` too: the kernel was neither listed nor scaffolded (seventeenth
+    # read); and in a function or a class, as lint reports it (torchao 0.18.0's 5 built in a function
+    # were reported, with the advice to run `porter kernels`, and not listed: nineteenth read)
+    for written, fn in triton_kernels(module, resolver, in_blocks=True, nested=True).items():
+        name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
+        cell, line = where(positions[fn.name].start.line)
+        k = _triton_kernel(module, name, fn, rel, line)
+        k.cell = cell
+        found.triton.setdefault(name, []).append(k)
+        inv.kernels.append(k)
+    for written, (fn, call) in triton_wrapped(module, resolver, nested=True).items():
+        name = unicodedata.normalize("NFKC", written)
+        if any(other.path == rel for other in found.triton.get(name, [])):
+            continue
+        cell, line = where(positions[call].start.line)
+        # its source under the name it is bound to, as the reference and the launches call it
+        k = _triton_kernel(module, name, fn.with_changes(name=cst.Name(name), decorators=()), rel, line)
+        k.detail = (dotted(call.func.func if isinstance(call.func, cst.Call) else call.func) or "triton.jit") + "(...)"
+        k.cell = cell
+        found.triton.setdefault(name, []).append(k)
+        inv.kernels.append(k)
+
+
 def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found) -> None:
     """One Python file's kernels: Triton kernels, CUDA-only custom ops, launches, and the
     extensions it builds or loads and the ops it calls on them."""
@@ -770,16 +865,7 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
     imports = ImportTable.from_module(module)
     resolver = Resolver(imports, ScopeStack())
     positions = wrapper.resolve(PositionProvider)
-    # at module level in `if HAS_TRITON:` too: the kernel was neither listed nor scaffolded (seventeenth
-    # read); and in a function or a class, as lint reports it (torchao 0.18.0's 5 built in a function
-    # were reported, with the advice to run `porter kernels`, and not listed: nineteenth read)
-    for written, fn in triton_kernels(module, resolver, in_blocks=True, nested=True).items():
-        name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
-        cell, line = where(positions[fn.name].start.line)
-        k = _triton_kernel(module, name, fn, rel, line)
-        k.cell = cell
-        found.triton[name] = k
-        inv.kernels.append(k)
+    _triton_of(module, resolver, positions, where, rel, inv, found)
     if any(t in source for t in (b"custom_op", b"register_kernel", b"triton_op", b"library.impl")):
         facts = CudaOnly(module, imports, {f[1]: f[3][0] for f in found.imported.get(rel, ())})
         for op, fn, why in cuda_only_registrations(module, resolver, facts):
@@ -1368,12 +1454,24 @@ def _defined(text: str) -> set[str]:
     return {name for m in _DEFINING.finditer(text) for name in m.groups() if name}
 
 
+# the `=` of a parameter's default value: none of `==`, `!=`, `<=`, `>=`
+_DEFAULT = re.compile(r"(?<![=!<>])=(?!=)")
+
+
+def without_default(param: str) -> str:
+    """A C++ parameter's declaration less its default value, cut at its first `=` that is no
+    comparison: one in a template argument (flashinfer's `std::conditional_t<MT == ModelType::DSV4,
+    ...> pages`) cut it there, and the parameter was named `MT` (twenty-first read)."""
+    default = _DEFAULT.search(param)
+    return param[: default.start()] if default else param
+
+
 def _type_words(param: str) -> set[str]:
     """The words of a parameter's declaration that may name a macro or a type alias: all but
     C++'s own words, CUDA's `__word__` attributes, a class's member (`Visitor::Params`: CUTLASS
     declares a `Params` in each of its 200 headers) and the name it declares (its last word, when
     it has others)."""
-    head = param.split("=")[0].rstrip()
+    head = without_default(param).rstrip()
     words = re.findall(r"(?<!::)(?<!:: )\b[A-Za-z_]\w*", head)
     while head.endswith("]") and "[" in head:  # (an array's extents: `x[N]` declares `x`)
         head = head[: head.rindex("[")].rstrip()
@@ -1501,7 +1599,8 @@ def _scan_cuda(
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
     voids = _void_aliases(code, _header_aliases(code, commented, path, search))
-    for start, name, params, source, typenames, template in _kernels_in(_CONTINUED.sub(" ", code), text, voids):
+    spliced = _spliced(code)
+    for start, name, params, source, typenames, template in _kernels_in(spliced, text, voids):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use
@@ -1511,7 +1610,7 @@ def _scan_cuda(
         )
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
-    inv.launches = _launches(_CONTINUED.sub(" ", code), lines, rel)
+    inv.launches = _launches(spliced, lines, rel)
     defs = _Defs.of(code, commented, path, search, inv.kernels)
     if defs.skipped:
         inv.problems.append(f"{path_name(rel)}: {defs.skipped}")

@@ -30,7 +30,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from porter.kernels.inventory import Inventory, Kernel, closing_parens, place
+from porter.kernels.inventory import Inventory, Kernel, closing_parens, place, without_default
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
@@ -386,7 +386,7 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
         if start < 0 or end < 0:
             break
         decl = decl[:start] + " " + decl[end + 2 :]
-    head = decl.split("=")[0].strip()
+    head = without_default(decl).strip()
     inner = _PAREN_DECLARATOR.search(head)
     if inner is not None:
         if inner.group(3):
@@ -589,7 +589,7 @@ def _functor(decl: str, name: str, k: Kernel) -> bool:
     (`op.scale`, `op->f`). `template <typename Op> __global__ void k(Op op, float* x)` typed `op` a
     float (twentieth read's leftover, issue 24): a template type is a number only as it is used.
     A pack expanded (`f(args...)`) is no member read."""
-    types = set(re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])) - {name}
+    types = set(re.findall(r"[A-Za-z_]\w*", without_default(decl))) - {name}
     if not types & set(k.typenames) or not k.source:
         return False
     return re.search(rf"(?<![\w.>]){re.escape(name)}\s*(?:\(|\.(?![\d.])|->)", k.source) is not None
@@ -930,7 +930,13 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         "import pytest",
         "import torch",
         "",
-        f"from {n}_op import {n}_reference",
+        # a folder with an `__init__.py` (the scaffold written into the project's package) makes
+        # this test a module of that package, and pytest puts the folder above it on the path: a
+        # plain `from K_op import` failed at collection, "No module named 'K_op'" (twenty-first read)
+        "if __package__:",
+        f"    from .{n}_op import {n}_reference",
+        "else:",
+        f"    from {n}_op import {n}_reference",
         "",
         "",
         "def make_inputs(device='cpu'):",
@@ -976,7 +982,10 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
     if target == "xla":
         lines.append("    import torch_xla")
     lines += [
-        f"    from {n}_{target} import {kernel_fn}",
+        "    if __package__:",
+        f"        from .{n}_{target} import {kernel_fn}",
+        "    else:",
+        f"        from {n}_{target} import {kernel_fn}",
         "",
         "    want = make_inputs()",
         f"    got = [a.to({_DEVICE[target]}) if isinstance(a, torch.Tensor) else a for a in want]",

@@ -249,9 +249,18 @@ class _Translator:
         named = {n.id for line in self.body for n in ast.walk(ast.parse(line)) if isinstance(n, ast.Name)}
         stray = [c for c in constexprs if c in named]
         if stray:
+            # one with a default (`SCALE: tl.constexpr = 2.0`) is the launch's or, where it passes
+            # none, the default: "only the launch gives" was false of it (twenty-first read)
+            args = self.fn.args.args
+            defaults = dict(zip((a.arg for a in args[len(args) - len(self.fn.args.defaults) :]), self.fn.args.defaults))
+            given = (
+                f"is its default `{_shown(defaults[stray[0]])[:40]}` unless the launch passes another"
+                if stray[0] in defaults
+                else "only the launch gives"
+            )
             raise Untranslatable(
-                f"the math uses tl.constexpr `{stray[0]}`, whose value only the launch gives (the reference"
-                " takes the other arguments)"
+                f"the math uses tl.constexpr `{stray[0]}`, whose value {given} (the reference takes the other"
+                " arguments)"
             )
         kind = "row-reduction" if self.rowwise else "elementwise"
         return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, self.body, kind)
