@@ -433,7 +433,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     for path in _python_files(root):
         _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
     for name, site, origin in found.launches:
-        k = _launched(found.triton.get(name, []), site.path, origin)
+        k = _launch_target(found.triton.get(name, []), site.path, origin)
         if k is not None:
             k.calls.append(site)
     for ext, calls in found.ext_calls.items():
@@ -524,7 +524,7 @@ def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
         if opened is None or end is None:
             continue
         at = end + 1
-        launched, template = _launched(code[max(0, start - _LAUNCH_BACK) : start])
+        launched, template = _launch_head(code[max(0, start - _LAUNCH_BACK) : start])
         if launched is None:
             continue
         name = launched
@@ -591,7 +591,7 @@ def _closing(text: str, at: int, brackets: re.Pattern[str], opening: str) -> int
     return None
 
 
-def _launched(before: str) -> tuple[str | None, list[str]]:
+def _launch_head(before: str) -> tuple[str | None, list[str]]:
     """The name of the kernel a launch's `<<<` follows (`before`: the text before it), and the
     template arguments given it (`k<float, 128><<<`)."""
     before = before.rstrip()
@@ -744,7 +744,7 @@ def _import_origins(module: cst.Module, rel: str) -> dict[str, str]:
     return out
 
 
-def _launched(kernels: list[Kernel], path: str, origin: str | None) -> Kernel | None:
+def _launch_target(kernels: list[Kernel], path: str, origin: str | None) -> Kernel | None:
     """The kernel a launch in file `path` runs, of the kernels of its name (one per file that
     defines one): its own file's, else the one of the module it is imported from, else the only
     one. Two files defining a kernel of one name (liger-kernel 0.8.5's Ascend backend repeats
