@@ -74,11 +74,13 @@ def cell(*lines: str) -> Text:
 def not_an_input(option: str, path: Path | None, inputs: Iterable[str]) -> None:
     """Exit 2 when the output file `path` is one of the files the run read (`inputs`): `porter
     lint src -o src/model.py`, a slip of the hand, replaced the model's code with the findings
-    in JSON (twenty-first read). The same file however it is named (a link, `./`, a hard link)."""
+    in JSON (twenty-first read). The same file however it is named (`./`, a hard link, a link
+    to it among the inputs); an output that is itself a link is replaced, not written through, so
+    it harms no input."""
     if path is None:
         return
     try:
-        out = os.stat(path)
+        out = os.lstat(path)
     except OSError:
         return
     if not stat.S_ISREG(out.st_mode):

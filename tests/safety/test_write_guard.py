@@ -169,3 +169,16 @@ def test_lint_writes_no_output_over_a_file_it_checks(tmp_path, args):
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert b"a file this run checks" in out.stderr and out.stderr.count(b"\n") == 1, out.stderr
     assert (tmp_path / "m.py").read_bytes() == CUDA
+
+
+def test_an_output_that_is_a_link_to_a_file_it_checks_is_replaced_not_refused(tmp_path):
+    """An output that is a link is replaced, never written through (third read), so a link to a
+    checked file harms nothing: the run goes on (a repository shipping `baseline.json` as a link
+    to a file outside the tree, not followed by the walk, was refused as "a file this run
+    checks" once the refusal compared followed links)."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "out.json").symlink_to(tmp_path / "m.py")
+    out = porter("lint", ".", "--target", "xla", "--output-format", "json", "-o", "out.json", cwd=tmp_path)
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    assert (tmp_path / "m.py").read_bytes() == CUDA
+    assert not (tmp_path / "out.json").is_symlink() and b"DEV001" in (tmp_path / "out.json").read_bytes()
