@@ -134,13 +134,15 @@ class OpCounter(TorchDispatchMode):
 
 
 def _grad_norm(g: torch.Tensor) -> torch.Tensor:
-    """The L2 norm of one gradient, in float32 or its own wider dtype: asked for in float32, a
-    float64 model's norm raised "the dtype of the input (Double) should be convertible without
-    narrowing" and a complex parameter's "dtype should be complex for complex inputs", into the
-    program's `optimizer.step()`. A complex gradient's norm is that of its real and imaginary parts."""
+    """The L2 norm of one gradient, taken in float64 (asked for in float32, a float64 model's norm
+    raised "the dtype of the input (Double) should be convertible without narrowing", into the
+    program's `optimizer.step()`). In float32 torch's CPU norm of a 16M-value gradient erred 1.3%
+    relative (a 38.6M-value one of values in [0, 1) 0.17%), a device's chunked one 1e-7: a faithful
+    port failed on the gradient norm (rtol 1e-3). A complex gradient's norm is that of its real
+    and imaginary parts (a complex one asked for a real dtype raised "dtype should be complex")."""
     if g.is_complex():
         g = torch.view_as_real(g.resolve_conj())
-    return torch.linalg.vector_norm(g, dtype=torch.promote_types(g.dtype, torch.float32))
+    return torch.linalg.vector_norm(g, dtype=torch.float64)
 
 
 def _held(hook):

@@ -374,3 +374,20 @@ def test_a_faithful_large_output_summed_in_another_order_passes_on_its_l2_norm_a
     blocks = block_sums(x, 64)
     device_blocks = torch.stack([x.reshape(64, -1).sum(1), x.reshape(64, -1).abs().sum(1)]).double()
     assert _blocks_cmp(blocks, device_blocks, rtol, atol, x.numel())
+
+
+def test_a_faithful_port_s_gradient_norm_over_a_large_gradient_agrees_and_an_unfaithful_one_does_not():
+    """The recorder's gradient norm of a 16M-value gradient against a device's (float32 partial
+    sums of 1,024 chunks, then their sum): reduced in float32 on the CPU it erred 1.3% relative,
+    the chunked one 1e-7, so a faithful port FAILED on the gradient norm at its float32 tolerance
+    (rtol 1e-3; twentieth read's leftover). It is now taken in float64; a gradient 3 * rtol larger
+    still fails."""
+    from porter.verify.recorder import _grad_norm
+    from porter.verify.tracecmp import GRAD_NORM_TOLERANCES, _close
+
+    rtol, atol = GRAD_NORM_TOLERANCES["float32"]
+    g = torch.full((1 << 24,), 0.3)
+    device = float((g.reshape(1024, -1) ** 2).sum(1).sum().sqrt())
+    reference = float(_grad_norm(g))
+    assert _close(reference, device, rtol, atol), (reference, device)
+    assert not _close(reference, device * (1 + 3 * rtol), rtol, atol)
