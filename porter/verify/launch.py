@@ -337,6 +337,10 @@ class _Side:
         program. The eighteenth and nineteenth reads left "it runs on to its next hook" unsaid:
         a program's lines after its other thread's `os._exit` ran or not, and no trace said."""
         main = threading.main_thread()
+        joined = _joining(sys._current_frames().get(main.ident or -1), threading.current_thread())
+        if joined is not None:  # it waits for this thread, which ends the process: no wait for it
+            line = _program_line(joined, self.root)
+            return f"the main thread waited{_at(line)} for that thread to end (a join), and ran nothing after it"
         deadline = time.monotonic() + wait_s
         while main.is_alive() and main.ident not in waiting and time.monotonic() < deadline:
             time.sleep(0.005)
@@ -350,6 +354,22 @@ class _Side:
             f"the main thread was{_at(line) or ' outside the program'} when the trace was written, at no hook of "
             f"porter's (it came to none in {wait_s:g} s, and could run on until the process ended)"
         )
+
+
+def _joining(frame, thread: threading.Thread):
+    """The frame of a thread that waits, with no timeout, in `thread.join()` (None if it does
+    not): it can run nothing until `thread` ends, and a thread that ends the process never does,
+    so the second a main thread in `t.join()` was waited for after `t`'s `os._exit` (to come to a
+    hook it could not reach) is not waited."""
+    f = frame
+    while f is not None:
+        if f.f_code is threading.Thread.join.__code__:
+            here = f.f_locals
+            return frame if here.get("self") is thread and here.get("timeout") is None else None
+        if f.f_code.co_filename != threading.__file__:
+            return None  # blocked elsewhere (join's own helpers are threading's)
+        f = f.f_back
+    return None
 
 
 def main(argv: list[str]) -> int:

@@ -134,13 +134,16 @@ class OpCounter(TorchDispatchMode):
 
 
 def _grad_norm(g: torch.Tensor) -> torch.Tensor:
-    """The L2 norm of one gradient, in float32 or its own wider dtype: asked for in float32, a
-    float64 model's norm raised "the dtype of the input (Double) should be convertible without
-    narrowing" and a complex parameter's "dtype should be complex for complex inputs", into the
-    program's `optimizer.step()`. A complex gradient's norm is that of its real and imaginary parts."""
+    """The L2 norm of one gradient, taken in float64 (`_wide_norm`; asked for in float32, a float64
+    model's norm raised "the dtype of the input (Double) should be convertible without narrowing",
+    into the program's `optimizer.step()`). In float32 torch's CPU norm of a 16M-value gradient
+    erred 1.3% relative (a 38.6M-value one of values in [0, 1) 0.17%), a device's chunked one
+    1e-7: a faithful port failed on the gradient norm (rtol 1e-3). A complex gradient's norm is
+    that of its real and imaginary parts (a complex one asked for a real dtype raised "dtype
+    should be complex")."""
     if g.is_complex():
         g = torch.view_as_real(g.resolve_conj())
-    return torch.linalg.vector_norm(g, dtype=torch.promote_types(g.dtype, torch.float32))
+    return _wide_norm(g.reshape(-1))
 
 
 def _held(hook):
@@ -154,12 +157,57 @@ def _held(hook):
     return held
 
 
-def _wide(xf: torch.Tensor) -> torch.Tensor:
-    """`xf` (float32 or float64 values) as float64, for the recorded reductions: their rounding
-    (about n * 2^-53) is then far below any tolerance, in whatever order a device sums; in
-    float32 it depended on the order (the CPU's and a device's differed by up to 5e-4 relative
-    at 4,096+ values). A trace's statistics are read as recorded: older ones stay comparable."""
-    return xf if xf.dtype == torch.float64 else xf.to(torch.float64)
+# the values a float64 reduction converts at a time (32 MB of float64): a float64 copy of a whole
+# output, and the temporaries of its std and abs, added 1.15 GB to recording one 64M-value float32
+# output (twentieth read's leftover); in runs of this many the extra memory is bounded
+WIDE_CHUNK = 1 << 22
+
+
+def _pieces(flat: torch.Tensor) -> list[torch.Tensor]:
+    """`flat` (1-D) as float64, `WIDE_CHUNK` values a piece (a float64 tensor's pieces are views),
+    for the recorded reductions: their rounding (about n * 2^-53) is then far below any tolerance,
+    in whatever order a device sums; in float32 it depended on the order (the CPU's and a device's
+    differed by up to 5e-4 relative at 4,096+ values). The caller converts them one at a time
+    (`_wide`), so at most one piece's copy is alive. A trace's statistics are read as recorded:
+    older ones stay comparable."""
+    return [flat[i : i + WIDE_CHUNK] for i in range(0, flat.numel(), WIDE_CHUNK)]
+
+
+def _wide(piece: torch.Tensor) -> torch.Tensor:
+    return piece if piece.dtype == torch.float64 else piece.to(torch.float64)
+
+
+def _wide_norm(flat: torch.Tensor) -> torch.Tensor:
+    """The L2 norm of `flat` (1-D, real) in float64, a piece at a time (`_pieces`)."""
+    pieces = _pieces(flat)
+    if len(pieces) <= 1:
+        return torch.linalg.vector_norm(_wide(flat))
+    return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(_wide(p)) for p in pieces]))
+
+
+def _moments(flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(mean, population std, L2 norm) of `flat` (1-D, real, at least 1 value) in float64, a
+    piece at a time: the sums and norms first, then the squared distances from the mean (not the
+    sum of squares, which loses the std of values far from 0)."""
+    pieces = _pieces(flat)
+    if len(pieces) == 1:
+        xd = _wide(flat)
+        std = xd.std(unbiased=False) if xd.numel() > 1 else torch.zeros((), dtype=xd.dtype, device=xd.device)
+        return xd.mean(), std, torch.linalg.vector_norm(xd)
+    sums, norms = [], []
+    for p in pieces:
+        w = _wide(p)
+        sums.append(w.sum())
+        norms.append(torch.linalg.vector_norm(w))
+    mean = torch.stack(sums).sum() / flat.numel()
+    spread = torch.stack([torch.linalg.vector_norm(_wide(p) - mean) for p in pieces])
+    std = torch.linalg.vector_norm(spread) / math.sqrt(flat.numel())
+    return mean, std, torch.linalg.vector_norm(torch.stack(norms))
+
+
+def _count(test, flat: torch.Tensor) -> torch.Tensor:
+    """How many values of `flat` `test` (torch.isnan, torch.isinf) holds for, as float64, a piece at a time."""
+    return _wide(torch.stack([torch.count_nonzero(test(p)) for p in _pieces(flat)]).sum())
 
 
 def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -169,46 +217,53 @@ def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tens
     # a complex tensor's statistics are those of its real and imaginary parts (a cast to float
     # drops the imaginary part, with a torch warning); its sample stays complex
     parts = torch.view_as_real(x.resolve_conj()).reshape(-1) if x.is_complex() else x
-    xf = parts.float() if parts.dtype != torch.float64 else parts
-    if xf.numel() == 0:
+    if parts.numel() == 0:
         return torch.zeros(8, dtype=torch.float64, device=x.device), x[:0]
-    finite = torch.isfinite(xf) if xf.is_floating_point() else None
-    # the reductions in float64 (`_wide`): torch's float32 L2 norm of 1M values near 1 erred
-    # 3.6e-4 relative on the CPU, a device's chunked reduction 7e-9, so a faithful port failed
-    # on L2 at the default tolerance (twentieth read's leftover); min and max are exact as they are
-    xd = _wide(xf)
+    # the reductions in float64, a piece at a time (`_pieces`): torch's float32 L2 norm of 1M
+    # values near 1 erred 3.6e-4 relative on the CPU, a device's chunked reduction 7e-9, so a
+    # faithful port failed on L2 at the default tolerance (twentieth read's leftover); min and
+    # max are exact as they are, and the largest magnitude is the larger of theirs (no copy)
+    zero = torch.zeros((), dtype=torch.float64, device=x.device)
+    mean, std, l2 = _moments(parts)
+    lo, hi = _wide(parts.min()), _wide(parts.max())
+    counted = parts.is_floating_point()
     stats = torch.stack(
         [
-            xd.mean(),
-            xd.std(unbiased=False) if xd.numel() > 1 else torch.zeros((), dtype=xd.dtype, device=xd.device),
-            xf.min().to(xd.dtype),
-            xf.max().to(xd.dtype),
-            xf.abs().max().to(xd.dtype),
-            torch.linalg.vector_norm(xd),
-            (torch.isnan(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xd.dtype),
-            (torch.isinf(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xd.dtype),
+            mean,
+            std,
+            lo,
+            hi,
+            torch.maximum(lo.abs(), hi.abs()),
+            l2,
+            _count(torch.isnan, parts) if counted else zero,
+            _count(torch.isinf, parts) if counted else zero,
         ]
-    ).to(torch.float64)
+    )
     stride = max(1, x.numel() // sample)
     return stats, x[::stride][:sample].clone()
 
 
+def _run_sums(run: torch.Tensor) -> torch.Tensor:
+    return torch.stack([run.sum(1), run.abs().sum(1)])
+
+
 def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     """The sums and absolute sums of `blocks` contiguous runs of a tensor's values (its real and
-    imaginary parts for a complex one), as float64 [2, blocks] (taken in float64, `_wide`):
-    a sketch that every value moves, for an output of more values than its sample holds. A
-    change outside the strided sample that moved no statistic past its allowance went unseen
-    (89 of 4,255 random changes, nineteenth read); a value that moves by more than a block's
-    share of the tolerance moves its block's sum. None when the sample holds every value."""
+    imaginary parts for a complex one), as float64 [2, blocks] (taken in float64, a run of blocks
+    of at most `WIDE_CHUNK` values at a time, or one block where a block is larger): a sketch
+    that every value moves, for an output of more values than its sample holds. A change outside
+    the strided sample that moved no statistic past its allowance went unseen (89 of 4,255
+    random changes, nineteenth read); a value that moves by more than a block's share of the
+    tolerance moves its block's sum. None when the sample holds every value."""
     x = t.detach().reshape(-1)
     parts = torch.view_as_real(x.resolve_conj()).reshape(-1) if x.is_complex() else x
     if x.numel() <= blocks or not (parts.is_floating_point() or x.is_complex()):
         return None
-    xf = _wide(parts.float() if parts.dtype != torch.float64 else parts)
-    per = xf.numel() // blocks
-    body = xf[: per * blocks].reshape(blocks, per)
-    tail = xf[per * blocks :]
-    sums = torch.stack([body.sum(1), body.abs().sum(1)])
+    per = parts.numel() // blocks
+    body = parts[: per * blocks].reshape(blocks, per)
+    tail = _wide(parts[per * blocks :])
+    rows = max(1, WIDE_CHUNK // per)  # blocks a run (a float64 copy of at most one run is alive)
+    sums = torch.cat([_run_sums(_wide(body[i : i + rows])) for i in range(0, blocks, rows)], dim=1)
     if tail.numel():  # the last block takes the values left over
         sums[0, -1] += tail.sum()
         sums[1, -1] += tail.abs().sum()

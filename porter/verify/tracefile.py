@@ -64,9 +64,12 @@ def process_ops(world_size: int) -> int:
 
 def process_limits(world_size: int) -> tuple[int, int]:
     """(module outputs, parameters) one process of `world_size` records at most, so that the
-    file the ranks' traces are merged into stays within `MAX_TRACE_TENSORS`."""
+    file the ranks' traces are merged into stays within `MAX_TRACE_TENSORS` (at most
+    `MAX_TRACE_PROCESSES` ranks: 37 of each). A floor of 64 of each let a rank of 622 or more
+    write 322 tensors, and the merged file of their run passed the bound: refused when read, the
+    run was lost (twentieth read's leftover)."""
     share = (MAX_TRACE_TENSORS // max(1, world_size) - 8) // 5  # 3 tensors an output, 2 a parameter
-    return min(LIMITS["max_outputs"], max(64, share)), min(LIMITS["max_entries"], max(64, share))
+    return min(LIMITS["max_outputs"], max(1, share)), min(LIMITS["max_entries"], max(1, share))
 
 
 class TraceError(ValueError):
@@ -296,6 +299,12 @@ def _check_list(value, item_spec, where: str, tensors: Mapping) -> None:
     """A list whose every item is of `item_spec`."""
     if type(value) is not list:
         raise TraceError(f"`{where}` is not a list")
+    fields = _number_fields(item_spec)
+    if fields is not None:  # objects of numbers (steps): checked without a call a field, the
+        for i, item in enumerate(value):  # first one that is not as they should be by `_check`
+            if not _numbers_as_specified(item, fields):
+                _check(item, item_spec, f"{where}[{i}]", tensors)
+        return
     if _kind(item_spec) is None and not isinstance(item_spec, dict):  # a list of numbers or names:
         types = item_spec if isinstance(item_spec, tuple) else (item_spec,)  # checked in one loop
         for i, item in enumerate(value):
@@ -322,6 +331,43 @@ def _check_tensor(value, role: str, where: str, tensors: Mapping) -> None:
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
     if role == "blocks" and (dim != 2 or numel % 2 or numel > 2 * _LARGEST_SAMPLE or complex_):
         raise TraceError(f"`{where}` ({value}) is not two rows of block sums")
+
+
+def _number_fields(spec) -> list[tuple[str, bool, bool, bool]] | None:
+    """For an object spec whose every field is a number or a list of numbers (a step): (name,
+    required, may be null, a list) a field; None for any other spec."""
+    if not isinstance(spec, dict):
+        return None
+    fields = []
+    for key, sub in spec.items():
+        kind = _kind(sub)
+        required, nullable = kind == "required", kind == "optional"
+        inner = sub[1] if kind in ("optional", "required") else sub
+        listed = _kind(inner) == "list"
+        if (inner[1] if listed else inner) != _NUMBER:
+            return None
+        fields.append((key, required, nullable, listed))
+    return fields
+
+
+def _numbers_as_specified(item, fields: list[tuple[str, bool, bool, bool]]) -> bool:
+    """Whether `item` is an object whose `_number_fields` hold what they should (no bool)."""
+    if type(item) is not dict:
+        return False
+    for key, required, nullable, listed in fields:
+        if key not in item:
+            if required:
+                return False
+            continue
+        v = item[key]
+        if v is None and nullable:
+            continue
+        if listed:
+            if type(v) is not list or not all(type(x) is int or type(x) is float for x in v):
+                return False
+        elif type(v) is not int and type(v) is not float:
+            return False
+    return True
 
 
 def _check_object(value, spec: dict, where: str, tensors: Mapping) -> None:
@@ -354,10 +400,10 @@ def _depth(value, limit: int) -> int:
         below: list = []
         filled = False
         for item in level:
-            items = item.values() if isinstance(item, dict) else item
+            items = item.values() if type(item) is dict else item
             if items:
                 filled = True
-                below.extend(v for v in items if isinstance(v, (dict, list)))
+                below += [v for v in items if type(v) is dict or type(v) is list]  # (JSON's own types)
         if not filled:
             return depth
         depth += 1
@@ -634,12 +680,47 @@ def _numbers_read_back(value, spec):
     if kind in ("optional", "required"):
         return _numbers_read_back(value, spec[1])
     if kind == "list" and type(value) is list:
+        if _textless(spec[1]):  # (100,000 steps: a call a field cost 1.7 s of reading the trace)
+            return [_unfinite_record(item) for item in value]
         return [_numbers_read_back(item, spec[1]) for item in value]
     if kind == "tensor" or spec is str:
         return value  # a tensor's name or a text field: as written
     if isinstance(spec, dict) and type(value) is dict:
         return {k: _numbers_read_back(v, spec[k]) if k in spec else unfinite(v) for k, v in value.items()}
     return unfinite(value)
+
+
+def _textless(spec) -> bool:
+    """Whether `spec` names no text field at any depth (a step's: numbers only), so that what it
+    reads back is `unfinite` of every field."""
+    if isinstance(spec, dict):
+        return all(_textless(sub) for sub in spec.values())
+    if _kind(spec) in ("optional", "required", "list"):
+        return _textless(spec[1])
+    return spec is not str and _kind(spec) != "tensor"
+
+
+def _unfinite_record(item):
+    """`unfinite(item)` without a call a number: an object of numbers and lists of numbers (a
+    step) is read back in place (a manifest just parsed is no one else's)."""
+    if type(item) is not dict:
+        return unfinite(item)
+    for k, v in item.items():
+        t = type(v)
+        if t is str:
+            if v in _UNFINITE:
+                item[k] = float(v)
+        elif t is list:
+            item[k] = [
+                float(x) if type(x) is str and x in _UNFINITE else unfinite(x) if type(x) in (list, dict) else x
+                for x in v
+            ]
+        elif t is dict:
+            item[k] = unfinite(v)
+    return item
+
+
+_UNFINITE = frozenset(("nan", "inf", "-inf"))
 
 
 def _check_schema(path: Path, manifest: dict) -> None:

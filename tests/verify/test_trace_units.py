@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -374,3 +375,111 @@ def test_a_faithful_large_output_summed_in_another_order_passes_on_its_l2_norm_a
     blocks = block_sums(x, 64)
     device_blocks = torch.stack([x.reshape(64, -1).sum(1), x.reshape(64, -1).abs().sum(1)]).double()
     assert _blocks_cmp(blocks, device_blocks, rtol, atol, x.numel())
+
+
+def test_a_faithful_port_s_gradient_norm_over_a_large_gradient_agrees_and_an_unfaithful_one_does_not():
+    """The recorder's gradient norm of a 16M-value gradient against a device's (float32 partial
+    sums of 1,024 chunks, then their sum): reduced in float32 on the CPU it erred 1.3% relative,
+    the chunked one 1e-7, so a faithful port FAILED on the gradient norm at its float32 tolerance
+    (rtol 1e-3; twentieth read's leftover). It is now taken in float64; a gradient 3 * rtol larger
+    still fails."""
+    from porter.verify.recorder import _grad_norm
+    from porter.verify.tracecmp import GRAD_NORM_TOLERANCES, _close
+
+    rtol, atol = GRAD_NORM_TOLERANCES["float32"]
+    g = torch.full((1 << 24,), 0.3)
+    device = float((g.reshape(1024, -1) ** 2).sum(1).sum().sqrt())
+    reference = float(_grad_norm(g))
+    assert _close(reference, device, rtol, atol), (reference, device)
+    assert not _close(reference, device * (1 + 3 * rtol), rtol, atol)
+
+
+def test_recording_a_large_output_takes_its_float64_reductions_a_piece_at_a_time():
+    """Recording one output of 32M float32 values (128 MB): its statistics and block sums in
+    float64 made a float64 copy of the whole output and of its temporaries, +1.15 GB of peak
+    memory at 64M values (twentieth read's leftover); they are now taken `WIDE_CHUNK` values at
+    a time, so the peak grows by less than the output's own size. Measured in a fresh process
+    (the peak resident size), with the statistics the whole-tensor float64 reductions give."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, torch\n"
+        "from porter.verify.recorder import block_sums, tensor_stats\n"
+        "torch.manual_seed(0)\n"
+        "x = torch.rand(1 << 25) * 2 - 0.5\n"
+        "tensor_stats(x[:100], 64)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "s, _ = tensor_stats(x, 64)\n"
+        "b = block_sums(x, 64)\n"
+        "extra = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+        "d = x.double()\n"
+        "want = [d.mean(), d.std(unbiased=False), torch.linalg.vector_norm(d)]\n"
+        "err = max(abs(float(a) - float(w)) / abs(float(w)) for a, w in zip(s[[0, 1, 5]], want))\n"
+        "berr = float((b[0] - d.reshape(64, -1).sum(1)).abs().max())\n"
+        "print(extra * 1024, x.numel() * 4, err, berr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    extra, size, err, berr = int(out[0]), int(out[1]), float(out[2]), float(out[3])
+    assert extra < size, f"recording a {size >> 20} MB output took {extra >> 20} MB more at its peak"
+    assert err < 1e-12 and berr < 1e-6, (err, berr)
+
+
+def test_the_ranks_of_a_run_write_no_more_tensors_together_than_a_trace_file_holds():
+    """Each rank records at most its share of outputs (3 tensors each: statistics, sample, block
+    sums) and parameters or buffers (2 each), plus 2 step tensors; the merged file must stay
+    within `MAX_TRACE_TENSORS`, which `read_trace` refuses past. A floor of 64 of each let 622 or
+    more ranks pass it (twentieth read's leftover): their run's trace could not be read."""
+    from porter.verify.tracefile import MAX_TRACE_PROCESSES, MAX_TRACE_TENSORS, process_limits
+
+    for world in range(1, MAX_TRACE_PROCESSES + 1):
+        outputs, params = process_limits(world)
+        assert outputs >= 1 and params >= 1
+        assert world * (3 * outputs + 2 * params + 2) <= MAX_TRACE_TENSORS, world
+
+
+def test_module_outputs_only_the_port_recorded_are_named_in_one_line_that_does_not_decide_the_verdict(tmp_path):
+    """The module table follows the reference: a module only the port calls (a wrapper it added)
+    was in no row and no line of `trace compare` (twentieth read's leftover). They are now
+    counted in one line, the first 5 named; the verdict is the steps' and the reference's
+    modules' as before."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    first = port.manifest["modules"][0]
+    port.manifest["modules"] += [{**first, "key": f"wrapper.extra{i}"} for i in range(7)]
+    res = compare_traces(ref, port)
+    assert res.verdict == "pass", res.reasons
+    line = [r for r in res.reasons if "only the port recorded" in r]
+    assert line == [
+        "7 module output(s) at step 1 only the port recorded, not compared: wrapper.extra0, wrapper.extra1, "
+        "wrapper.extra2, wrapper.extra3, wrapper.extra4 and 2 more"
+    ], res.reasons
+    assert not any("only the port recorded" in r for r in compare_traces(ref, ref).reasons)
+
+
+@pytest.mark.parametrize(
+    "field, value, said",
+    [
+        ("loss", True, "`steps[2].loss` is not a number"),
+        ("loss", "x", "`steps[2].loss` is not a number"),
+        ("grad_norm", None, "`steps[2].grad_norm` is not a number"),
+        ("lr", [1e-3, False], "`steps[2].lr[1]` is not a number"),
+        ("lr", 0.1, "`steps[2].lr` is not a list"),
+        ("step_time_s", "1", "`steps[2].step_time_s` is not a number"),
+    ],
+)
+def test_a_step_field_of_another_type_is_named_as_the_general_check_names_it(field, value, said):
+    """The steps (objects of numbers) are checked in one loop, not a call a field (reading
+    100,000 steps: 0.9 s -> 0.3 s); the first step that is not as it should be is then checked by
+    the general check, for the same message as before."""
+    from porter.verify.tracefile import _MANIFEST, _check
+
+    steps = [{"loss": 1.0, "grad_norm": 2, "lr": [1e-3], "step_time_s": None} for _ in range(4)]
+    manifest = {"schema": "porter.trace/1", "steps": steps}
+    _check(manifest, _MANIFEST, "", {})
+    steps[2][field] = value
+    with pytest.raises(TraceError, match=re.escape(said)):
+        _check(manifest, _MANIFEST, "", {})
+    steps[2] = {"grad_norm": 2, "lr": [1e-3]}
+    with pytest.raises(TraceError, match=re.escape("`steps[2].loss` is missing")):
+        _check(manifest, _MANIFEST, "", {})
