@@ -22,6 +22,7 @@ after N steps the recorder writes the trace and stops the script with `StopRun`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import math
 import os
@@ -244,9 +245,19 @@ def bits_checksum(t: torch.Tensor) -> torch.Tensor:
     return x.view(ints).to(torch.int64).sum()
 
 
-def _tensors_of(output) -> list[torch.Tensor]:
-    leaves, _ = tree_flatten(output)
-    return [t for t in leaves if isinstance(t, torch.Tensor)]
+def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
+    """The tensors of a module's output, in order: the leaves of pytree's containers (tuples,
+    lists, dicts, namedtuples, classes registered with it) and the fields of a dataclass, as
+    module mode's `capture.flatten` reads them. pytree takes a dataclass for a leaf, so a module
+    returning one was recorded with no output, shown as a pass, and the next module was named
+    the first to diverge (twenty-first read). Nested dataclasses are read 16 deep."""
+    found: list[torch.Tensor] = []
+    for leaf in tree_flatten(output)[0]:
+        if isinstance(leaf, torch.Tensor):
+            found.append(leaf)
+        elif depth < 16 and dataclasses.is_dataclass(leaf) and not isinstance(leaf, type):
+            found += _tensors_of([getattr(leaf, f.name, None) for f in dataclasses.fields(leaf)], depth + 1)
+    return found
 
 
 class Recorder:

@@ -955,3 +955,32 @@ def test_a_module_named_like_another_s_second_call_gets_a_key_of_its_own(tmp_pat
     rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
     assert rec.status == "ok", (rec.status, rec.error)
     assert [m["key"] for m in rec.trace.manifest["modules"]] == ["d.a", "d.a#2", "d.a#2 (2)", "(model)"]
+
+
+def test_a_module_that_returns_a_dataclass_has_its_fields_recorded(tmp_path):
+    """pytree takes a dataclass for a leaf, so a module returning one (an output class of the
+    program's own) was recorded with no output and shown as a pass: a port that changed that
+    module's values had the next module named as the first to diverge. Its fields are read as
+    module mode reads them, nested dataclasses too; a generator is still nothing to read."""
+    need("torch")
+    body = (
+        "import dataclasses, torch\ntorch.manual_seed(0)\n"
+        "@dataclasses.dataclass\nclass Inner:\n    h: torch.Tensor\n"
+        "@dataclasses.dataclass\nclass Out:\n    logits: torch.Tensor\n    inner: Inner\n    note: str = 'x'\n"
+        "class Body(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__(); self.fc = torch.nn.Linear(4, 4)\n"
+        "    def forward(self, x):\n        h = self.fc(x)\n        return Out(h * 2, Inner(h.sum()))\n"
+        "class Gen(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return (x * i for i in range(2))\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__(); self.body = Body(); self.gen = Gen()\n"
+        "    def forward(self, x):\n        return list(self.gen(self.body(x).logits))[1]\n"
+        "m = M()\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nx = torch.randn(2, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = m(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    outputs = {m["key"]: [o["shape"] for o in m["outputs"]] for m in rec.trace.manifest["modules"]}
+    assert outputs["body"] == [[2, 4], []] and outputs["gen"] == [], outputs

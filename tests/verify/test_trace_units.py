@@ -374,3 +374,17 @@ def test_a_faithful_large_output_summed_in_another_order_passes_on_its_l2_norm_a
     blocks = block_sums(x, 64)
     device_blocks = torch.stack([x.reshape(64, -1).sum(1), x.reshape(64, -1).abs().sum(1)]).double()
     assert _blocks_cmp(blocks, device_blocks, rtol, atol, x.numel())
+
+
+def test_a_module_output_with_no_tensor_on_either_side_is_not_compared_rather_than_passed(tmp_path):
+    """A module whose output held no tensor porter reads (a generator) was a "pass" row having
+    compared nothing; it is "not compared", and the verdict says how many such rows there were."""
+    traces = []
+    for name in ("r", "p"):
+        t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name == "p" else None)
+        t.manifest["modules"].insert(0, {"key": "gen", "type": "Gen", "outputs": []})
+        traces.append(t)
+    res = compare_traces(*traces)
+    row = next(m for m in res.modules if m["module"] == "gen")
+    assert not row["compared"] and row["problem"] == "no tensor in its output on either side", row
+    assert res.verdict == "pass" and any("held no tensor porter reads" in w for w in res.warnings), res.warnings
