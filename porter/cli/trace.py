@@ -117,14 +117,18 @@ def record_cmd(
     import tempfile
 
     from porter.verify.procs import WorkerSet
-    from porter.verify.script import ScriptConfig, attach_floor, check_python, noise_run, record
+    from porter.verify.script import ScriptConfig, attach_floor, check_python, command_stdin, noise_run, record
 
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
     dest = _output(output)
     role = "reference" if side == "original" else "ported"
+    stdin, dropped = command_stdin()
+    if dropped is not None:
+        typer.echo(f"porter trace: {dropped}", err=True)
     try:
         cfg = ScriptConfig(
+            stdin=stdin,
             ported=None,
             command=tuple(command),
             steps=steps or 10,

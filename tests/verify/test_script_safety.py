@@ -984,3 +984,41 @@ def test_a_module_that_returns_a_dataclass_has_its_fields_recorded(tmp_path):
     assert rec.status == "ok", (rec.status, rec.error)
     outputs = {m["key"]: [o["shape"] for o in m["outputs"]] for m in rec.trace.manifest["modules"]}
     assert outputs["body"] == [[2, 4], []] and outputs["gen"] == [], outputs
+
+
+def test_a_file_given_as_porter_s_standard_input_is_the_command_s_in_each_run(tmp_path):
+    """The command's standard input was /dev/null: `porter trace record -- python train.py <
+    in.txt` (or `echo 7 |`) recorded a run of the program with an empty input, unsaid. A regular
+    file is now given to each run from its start (the noise floor's run reads the same bytes); a
+    pipe holding bytes cannot be read twice, and that is said in one line."""
+    need("torch")
+    body = (
+        "import sys, torch\ntorch.manual_seed(0)\n"
+        "open('seen.txt', 'a').write(repr(sys.stdin.read()) + '\\n')\n"
+        "model = torch.nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for _ in range(3):\n"
+        "    loss = model(torch.ones(2, 4)).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    (tmp_path / "in.txt").write_text("7\n")
+    cmd = [sys.executable, "-m", "porter", "trace", "record", "-o", str(tmp_path / "t.safetensors"), "--steps", "2"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open(tmp_path / "in.txt", "rb") as given:
+        r = subprocess.run(
+            [*cmd, "--", sys.executable, "train.py"], cwd=tree, stdin=given, capture_output=True, text=True, env=env
+        )
+    assert r.returncode == 0, r.stderr
+    assert (tree / "seen.txt").read_text().splitlines() == ["'7\\n'", "'7\\n'"]  # the run and the floor's
+    (tree / "seen.txt").unlink()
+    r = subprocess.run(
+        [*cmd, "--no-noise-floor", "--", sys.executable, "train.py"],
+        cwd=tree,
+        input="7\n",
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "porter trace: its standard input is a pipe" in r.stderr, r.stderr
+    assert (tree / "seen.txt").read_text().splitlines() == ["''"]
