@@ -216,11 +216,21 @@ def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     return sums
 
 
+def _transformed(t: torch.Tensor) -> bool:
+    """A tensor wrapped by a torch.func transform (vmap's batched, grad's tracking tensor)."""
+    wrapped = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
+    return bool(wrapped is not None and wrapped(t))
+
+
 def unsampled(t: torch.Tensor) -> str | None:
     """Why a tensor's statistics and sample cannot be taken (None: they can). A sparse, nested,
     quantized or meta tensor has no flat values to reshape: the recorder's hook raised inside
     the program's own forward (`reshape is not implemented for sparse tensors`), and a program
     that runs without porter was reported as raising at its line (eighteenth read)."""
+    if _transformed(t):
+        # its values exist only inside the transform: recorded, it escaped it, and the trace of a
+        # program taking per-sample gradients (`vmap(grad(...))`) could not be written
+        return "inside a torch.func transform (vmap, grad)"
     if t.is_nested:
         return "a nested tensor"
     if t.layout != torch.strided:

@@ -799,9 +799,10 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
     if empty:
         warnings.append(
             f"{len(empty)} module output(s) held no tensor porter reads on either side and were not "
-            f"compared (first: {empty[0]['module']}): a module that returns a generator, an object "
-            "of a class that is neither a dataclass nor registered with torch.utils._pytree, or None; "
-            "a divergence inside it is named at the first module that reads what it made"
+            f"compared (first: {empty[0]['module']}): a module that returns a generator, None, an object "
+            "of a class that is neither a dataclass nor registered with torch.utils._pytree, or tensors "
+            "made inside a torch.func transform; a divergence inside it is named at the first module "
+            "that reads what it made"
         )
     return warnings
 

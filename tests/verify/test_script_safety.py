@@ -1022,3 +1022,28 @@ def test_a_file_given_as_porter_s_standard_input_is_the_command_s_in_each_run(tm
     assert r.returncode == 0, r.stderr
     assert "porter trace: its standard input is a pipe" in r.stderr, r.stderr
     assert (tree / "seen.txt").read_text().splitlines() == ["''"]
+
+
+def test_a_program_taking_per_sample_gradients_with_vmap_is_recorded(tmp_path):
+    """Module outputs made inside `torch.func.vmap(grad(...))` (per-sample gradients, as DP-SGD
+    takes them) are tensors of the transform: recorded, they escaped it, and the trace could not
+    be written ("Either your tensor may have escaped from inside a function being vmapped"), the
+    run lost. They are left out and said, as other outputs without values to sample are."""
+    need("torch")
+    body = (
+        "import torch\nfrom torch.func import functional_call, grad, vmap\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(6, 4)\n"
+        "def loss(p, xi):\n    return functional_call(model, p, (xi.unsqueeze(0),)).pow(2).mean()\n"
+        "for _ in range(3):\n"
+        "    model(x)\n"
+        "    params = {k: v.detach() for k, v in model.named_parameters()}\n"
+        "    g = vmap(grad(loss), in_dims=(None, 0))(params, x)\n"
+        "    for k, p in model.named_parameters():\n        p.grad = g[k].mean(0)\n"
+        "    opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    outputs = [len(m["outputs"]) for m in rec.trace.manifest["modules"]]
+    assert outputs[:4] == [1, 1, 1, 1] and set(outputs[4:]) == {0}, outputs  # the plain call, then vmap's
+    assert any("torch.func" in n for n in rec.trace.manifest.get("notes", [])), rec.trace.manifest.get("notes")
