@@ -321,6 +321,7 @@ class Recorder:
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
+        self.global_hook: int | None = None  # the id of the recording global forward hook
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
         self.output_dtypes: Counter = Counter()
@@ -417,6 +418,7 @@ class Recorder:
             self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.perturb_output))
         self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
+        self.global_hook = self.handles[-1].id
         self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(self.hook_last))
         if self.side.kind == "xla":
             import torch_xla.debug.metrics as met
@@ -472,6 +474,12 @@ class Recorder:
         named as the first that diverges)."""
         if self.step >= 1 or self.finished:
             return
+        # the same for the program's global hooks (`register_module_forward_hook`): torch runs
+        # them in the order they were registered, porter's first, so the output recorded was
+        # the one before a global hook of the program's own replaced it
+        everyone = torch.nn.modules.module._global_forward_hooks
+        if self.global_hook in everyone and next(reversed(everyone)) != self.global_hook:
+            everyone[self.global_hook] = everyone.pop(self.global_hook)
         hooks = module._forward_hooks
         ours = self.last_hooks.get(id(module))
         if ours is None:

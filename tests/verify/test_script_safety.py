@@ -1047,3 +1047,29 @@ def test_a_program_taking_per_sample_gradients_with_vmap_is_recorded(tmp_path):
     outputs = [len(m["outputs"]) for m in rec.trace.manifest["modules"]]
     assert outputs[:4] == [1, 1, 1, 1] and set(outputs[4:]) == {0}, outputs  # the plain call, then vmap's
     assert any("torch.func" in n for n in rec.trace.manifest.get("notes", [])), rec.trace.manifest.get("notes")
+
+
+def test_a_module_s_output_is_recorded_as_the_program_s_global_hooks_return_it(tmp_path):
+    """A global forward hook of the program's own (`register_module_forward_hook`) that replaces
+    a module's output: torch runs global hooks in the order they were registered, porter's (made
+    before the program started) first, so the output recorded was the one before the program's
+    hook, and a port whose global hook changed a Linear's output had the next module blamed."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        "torch.nn.modules.module.register_module_forward_hook(\n"
+        "    lambda m, a, o: o * 0 + 7 if isinstance(m, torch.nn.Linear) else None)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    from porter.verify.tracefile import STAT_NAMES
+
+    first = next(m for m in rec.trace.manifest["modules"] if m["key"] == "0")
+    stats = dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist()))
+    assert stats["min"] == stats["max"] == 7.0, stats
