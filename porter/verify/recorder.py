@@ -322,6 +322,11 @@ class Recorder:
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
         self.global_hook: int | None = None  # the id of the recording global forward hook
+        # per module: the id of the object its last call returned, and whether every call of it
+        # returned its only child's output (a wrapper: DataParallel, DDP); `_roots`
+        self.returned: dict[int, int] = {}
+        self.passes_through: dict[int, bool] = {}
+        self.wrappers: set[int] = set()  # roots named as the module they wrap
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
         self.output_dtypes: Counter = Counter()
@@ -501,6 +506,11 @@ class Recorder:
             return
         mid = id(module)
         self.modules.setdefault(mid, module)
+        self.returned[mid] = id(output)
+        kids = list(module._modules.values())
+        own = any(t is not None for t in (*module._parameters.values(), *module._buffers.values()))
+        through = len(kids) == 1 and kids[0] is not None and not own and self.returned.get(id(kids[0])) == id(output)
+        self.passes_through[mid] = self.passes_through.get(mid, True) and through
         self.call_counts[mid] += 1
         n = self.call_counts[mid]
         if n > self.module_calls:
@@ -676,10 +686,21 @@ class Recorder:
             for c in m.modules():
                 if c is not m:
                     children.add(id(c))
-        roots = [m for mid, m in self.modules.items() if mid not in children]
+        roots = [self._unwrapped(m) for mid, m in self.modules.items() if mid not in children]
         # the model first: most parameters, then first seen
         order = {mid: i for i, mid in enumerate(self.modules)}
         return sorted(roots, key=lambda m: (-sum(p.numel() for p in m.parameters()), order[id(m)]))
+
+    def _unwrapped(self, root: torch.nn.Module) -> torch.nn.Module:
+        """The module a root wraps, where every call of the root returned its only child's
+        output and it holds nothing of its own (`nn.DataParallel`, DDP): its modules are named as
+        the wrapped model's, and its calls not recorded twice. A port that dropped
+        `DataParallel` (on the target it does nothing, DIST005 says) failed with "module.fc1:
+        not called on the ported side" (twenty-first read)."""
+        while self.passes_through.get(id(root)):
+            self.wrappers.add(id(root))
+            root = next(iter(root._modules.values()))
+        return root
 
     def _name_modules(self) -> None:
         from porter.verify.capture import normalize_name
@@ -939,6 +960,8 @@ class Recorder:
         modules = []
         keys: set[str] = set()
         for k, (mid, n, recs) in enumerate(self.calls):
+            if mid in self.wrappers:  # its output is the wrapped model's, recorded as that
+                continue
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
             key = _unused(name if n == 1 else f"{name}#{n}", keys)
             outs = []

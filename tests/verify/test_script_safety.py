@@ -1073,3 +1073,32 @@ def test_a_module_s_output_is_recorded_as_the_program_s_global_hooks_return_it(t
     first = next(m for m in rec.trace.manifest["modules"] if m["key"] == "0")
     stats = dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist()))
     assert stats["min"] == stats["max"] == 7.0, stats
+
+
+def test_a_model_wrapped_by_data_parallel_is_named_as_the_model_it_wraps(tmp_path):
+    """`nn.DataParallel` does nothing on the targets (DIST005), so a port drops it; its modules
+    and parameters were then all `module.`-prefixed in the reference only, and the faithful port
+    failed with "module.fc1: not called on the ported side". A root that holds nothing of its
+    own and returned its only child's output in every call is named as the model it wraps; a
+    root that computes something of its own keeps its names."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class Scaled(torch.nn.Module):\n"
+        "    def __init__(self, m):\n        super().__init__(); self.module = m\n"
+        "    def forward(self, x):\n        return self.module(x) * 2\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        "model = WRAP\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    seen = {}
+    for wrap in ("model", "torch.nn.DataParallel(model)", "Scaled(model)"):
+        rec = _record(tmp_path, _tree(tmp_path, body.replace("WRAP", wrap)), timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        m = rec.trace.manifest
+        seen[wrap] = ([e["key"] for e in m["modules"]], [p["name"] for p in m["parameters"]])
+    assert seen["torch.nn.DataParallel(model)"] == seen["model"] == (["0", "1", "(model)"], ["0.weight", "0.bias"])
+    assert seen["Scaled(model)"][0] == ["module.0", "module.1", "module", "(model)"], seen
