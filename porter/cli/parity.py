@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import typer
 
-from porter.cli.common import console
+from porter.cli.common import command_stdin, console
 from porter.cli.options import (
     Atol,
     CountOps,
@@ -164,7 +164,7 @@ def _script_mode(
     noise_floor,
     device_rng,
 ) -> None:
-    from porter.verify.script import ScriptConfig, check_python, command_stdin, run_script
+    from porter.verify.script import ScriptConfig, check_python, run_script
     from porter.verify.scriptreport import print_terminal, write_report
     from porter.verify.tracefile import MALFORMED
 
@@ -180,9 +180,7 @@ def _script_mode(
             err=True,
         )
         raise typer.Exit(2)
-    stdin, dropped = command_stdin()
-    if dropped is not None:
-        typer.echo(f"porter parity-check: {dropped}", err=True)
+    stdin = command_stdin("parity-check")
     try:
         cfg = ScriptConfig(
             stdin=stdin,

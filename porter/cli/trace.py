@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import console
+from porter.cli.common import command_stdin, console
 from porter.cli.options import (
     Atol,
     CountOps,
@@ -117,15 +117,13 @@ def record_cmd(
     import tempfile
 
     from porter.verify.procs import WorkerSet
-    from porter.verify.script import ScriptConfig, attach_floor, check_python, command_stdin, noise_run, record
+    from porter.verify.script import ScriptConfig, attach_floor, check_python, noise_run, record
 
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
     dest = _output(output)
     role = "reference" if side == "original" else "ported"
-    stdin, dropped = command_stdin()
-    if dropped is not None:
-        typer.echo(f"porter trace: {dropped}", err=True)
+    stdin = command_stdin("trace")
     try:
         cfg = ScriptConfig(
             stdin=stdin,

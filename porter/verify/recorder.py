@@ -699,7 +699,7 @@ class Recorder:
         not called on the ported side" (twenty-first read)."""
         while self.passes_through.get(id(root)):
             self.wrappers.add(id(root))
-            root = next(iter(root._modules.values()))
+            (root,) = root.children()  # its only child (`on_forward_hooked` checked)
         return root
 
     def _name_modules(self) -> None:
