@@ -105,7 +105,8 @@ def command_stdin() -> tuple[Path | None, str | None]:
     if stat.S_ISREG(st.st_mode):
         try:
             path = Path(os.readlink(f"/proc/self/fd/{fd}"))
-            same = path.stat()
+            with open(path, "rb") as again:  # (readable: a descriptor opened to write only is not)
+                same = os.fstat(again.fileno())
             if (same.st_dev, same.st_ino) == (st.st_dev, st.st_ino):
                 return path, None
         except OSError:

@@ -795,6 +795,14 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             "on XLA, say); the loss, the gradient norm and the module outputs of equal shapes "
             "were compared"
         )
+    called = [m for m in modules if m["type"] != "buffer"]
+    if len(called) > 1 and all(m["problem"] == "not called on the ported side" for m in called):
+        warnings.append(
+            f"none of the reference's {len(called)} module outputs has its key in the port: a model "
+            "renamed, or wrapped on one side only; porter names a root that only wraps one model "
+            "(DataParallel, DDP) as that model, where porters before the twenty-first adversarial "
+            "read kept the wrapper's `module.`: record both sides with one porter"
+        )
     empty = [m for m in modules if m["problem"] == NO_TENSOR]
     if empty:
         warnings.append(
