@@ -1102,3 +1102,21 @@ def test_a_model_wrapped_by_data_parallel_is_named_as_the_model_it_wraps(tmp_pat
         seen[wrap] = ([e["key"] for e in m["modules"]], [p["name"] for p in m["parameters"]])
     assert seen["torch.nn.DataParallel(model)"] == seen["model"] == (["0", "1", "(model)"], ["0.weight", "0.bias"])
     assert seen["Scaled(model)"][0] == ["module.0", "module.1", "module", "(model)"], seen
+
+
+def test_the_modules_inside_a_torchscript_module_are_said_to_be_unrecorded(tmp_path):
+    """No Python hook runs inside TorchScript: a `torch.jit.script` model's trace held its root
+    alone, and a port that changed a layer inside had `(model)` named, with nothing said."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    notes = rec.trace.manifest.get("notes", [])
+    assert any("3 module(s) inside 1 TorchScript module(s) not recorded" in n for n in notes), notes
