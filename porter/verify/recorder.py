@@ -507,13 +507,7 @@ class Recorder:
             return
         mid = id(module)
         self.modules.setdefault(mid, module)
-        self.returned[mid] = id(output)
-        kids = list(module._modules.values())
-        own = any(t is not None for t in (*module._parameters.values(), *module._buffers.values()))
-        through = len(kids) == 1 and kids[0] is not None and not own and self.returned.get(id(kids[0])) == id(output)
-        self.passes_through[mid] = self.passes_through.get(mid, True) and through
-        if isinstance(module, torch.jit.ScriptModule) and mid not in self.scripted:
-            self.scripted[mid] = sum(1 for _ in module.modules()) - 1
+        self._shape_of_call(module, output)
         self.call_counts[mid] += 1
         n = self.call_counts[mid]
         if n > self.module_calls:
@@ -555,6 +549,19 @@ class Recorder:
                 stats, sample = tensor_stats(t, self.sample)
                 recs.append((stats, sample, block_sums(t, self.sample), list(t.shape), dtype, full if cut else None))
         self.calls.append((mid, n, recs))
+
+    def _shape_of_call(self, module, output) -> None:
+        """What a call says of the module's kind: a wrapper (no parameter or buffer of its own,
+        one child, and its child's output returned: `_unwrapped`), a TorchScript module (the
+        modules inside run without Python hooks: `_bound_notes`)."""
+        mid = id(module)
+        self.returned[mid] = id(output)
+        kids = list(module._modules.values())
+        own = any(t is not None for t in (*module._parameters.values(), *module._buffers.values()))
+        through = len(kids) == 1 and kids[0] is not None and not own and self.returned.get(id(kids[0])) == id(output)
+        self.passes_through[mid] = self.passes_through.get(mid, True) and through
+        if isinstance(module, torch.jit.ScriptModule) and mid not in self.scripted:
+            self.scripted[mid] = sum(1 for _ in module.modules()) - 1
 
     @_held
     def perturb_ulp(self, opt, args, kwargs) -> None:
