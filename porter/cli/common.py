@@ -277,3 +277,14 @@ def settings_of(eff: Effective, **extra: Any) -> Settings:
         return eff.settings(**extra)
     except ValueError as exc:  # a ConfigError, or a combination Settings refuses
         raise usage_error(str(exc)) from None
+
+
+def command_stdin(command: str):
+    """The command's standard input for a script-mode run (`porter.verify.script.command_stdin`),
+    with the line that says where porter's own is not passed on written to stderr."""
+    from porter.verify.script import command_stdin as given
+
+    stdin, dropped = given()
+    if dropped is not None:
+        typer.echo(f"porter {command}: {dropped}", err=True)
+    return stdin

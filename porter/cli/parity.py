@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import typer
 
-from porter.cli.common import console
+from porter.cli.common import command_stdin, console
 from porter.cli.options import (
     Atol,
     CountOps,
@@ -180,8 +180,10 @@ def _script_mode(
             err=True,
         )
         raise typer.Exit(2)
+    stdin = command_stdin("parity-check")
     try:
         cfg = ScriptConfig(
+            stdin=stdin,
             original=original,
             ported=ported,
             command=tuple(command),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import console
+from porter.cli.common import command_stdin, console
 from porter.cli.options import (
     Atol,
     CountOps,
@@ -123,8 +123,10 @@ def record_cmd(
         raise _fail("--side must be original or ported")
     dest = _output(output)
     role = "reference" if side == "original" else "ported"
+    stdin = command_stdin("trace")
     try:
         cfg = ScriptConfig(
+            stdin=stdin,
             ported=None,
             command=tuple(command),
             steps=steps or 10,

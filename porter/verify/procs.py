@@ -15,6 +15,7 @@ process (a child of porter's in another session) once the worker is done.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import shutil
 import signal
@@ -162,18 +163,22 @@ class WorkerSet:
         timeout: float,
         max_output: int = DEFAULT_MAX_OUTPUT,
         memory_limit: int | None = None,
+        stdin: Path | None = None,
     ) -> ProcResult:
-        """Run one worker to completion (or its timeout); its output goes to `log_path`."""
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=_memory_limit(memory_limit) if memory_limit else None,
-        )
+        """Run one worker to completion (or its timeout); its output goes to `log_path`; its
+        standard input is the file `stdin`, read from its start (each run the same bytes), else
+        empty."""
+        with open(stdin, "rb") if stdin is not None else contextlib.nullcontext(subprocess.DEVNULL) as given:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=given,
+                start_new_session=True,
+                preexec_fn=_memory_limit(memory_limit) if memory_limit else None,
+            )
         self.procs.append(proc)
         stdout = proc.stdout
         assert stdout is not None  # stdout=PIPE

@@ -22,6 +22,7 @@ after N steps the recorder writes the trace and stops the script with `StopRun`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import math
 import os
@@ -270,11 +271,21 @@ def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     return sums
 
 
+def _transformed(t: torch.Tensor) -> bool:
+    """A tensor wrapped by a torch.func transform (vmap's batched, grad's tracking tensor)."""
+    wrapped = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
+    return bool(wrapped is not None and wrapped(t))
+
+
 def unsampled(t: torch.Tensor) -> str | None:
     """Why a tensor's statistics and sample cannot be taken (None: they can). A sparse, nested,
     quantized or meta tensor has no flat values to reshape: the recorder's hook raised inside
     the program's own forward (`reshape is not implemented for sparse tensors`), and a program
     that runs without porter was reported as raising at its line (eighteenth read)."""
+    if _transformed(t):
+        # its values exist only inside the transform: recorded, it escaped it, and the trace of a
+        # program taking per-sample gradients (`vmap(grad(...))`) could not be written
+        return "inside a torch.func transform (vmap, grad)"
     if t.is_nested:
         return "a nested tensor"
     if t.layout != torch.strided:
@@ -299,9 +310,19 @@ def bits_checksum(t: torch.Tensor) -> torch.Tensor:
     return x.view(ints).to(torch.int64).sum()
 
 
-def _tensors_of(output) -> list[torch.Tensor]:
-    leaves, _ = tree_flatten(output)
-    return [t for t in leaves if isinstance(t, torch.Tensor)]
+def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
+    """The tensors of a module's output, in order: the leaves of pytree's containers (tuples,
+    lists, dicts, namedtuples, classes registered with it) and the fields of a dataclass, as
+    module mode's `capture.flatten` reads them. pytree takes a dataclass for a leaf, so a module
+    returning one was recorded with no output, shown as a pass, and the next module was named
+    the first to diverge (twenty-first read). Nested dataclasses are read 16 deep."""
+    found: list[torch.Tensor] = []
+    for leaf in tree_flatten(output)[0]:
+        if isinstance(leaf, torch.Tensor):
+            found.append(leaf)
+        elif depth < 16 and dataclasses.is_dataclass(leaf) and not isinstance(leaf, type):
+            found += _tensors_of([getattr(leaf, f.name, None) for f in dataclasses.fields(leaf)], depth + 1)
+    return found
 
 
 class Recorder:
@@ -355,6 +376,13 @@ class Recorder:
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
+        self.global_hook: int | None = None  # the id of the recording global forward hook
+        # per module: the id of the object its last call returned, and whether every call of it
+        # returned its only child's output (a wrapper: DataParallel, DDP); `_roots`
+        self.returned: dict[int, int] = {}
+        self.passes_through: dict[int, bool] = {}
+        self.wrappers: set[int] = set()  # roots named as the module they wrap
+        self.scripted: dict[int, int] = {}  # TorchScript modules called: id -> modules inside
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
         self.output_dtypes: Counter = Counter()
@@ -451,6 +479,7 @@ class Recorder:
             self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.perturb_output))
         self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
+        self.global_hook = self.handles[-1].id
         self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(self.hook_last))
         if self.side.kind == "xla":
             import torch_xla.debug.metrics as met
@@ -506,6 +535,12 @@ class Recorder:
         named as the first that diverges)."""
         if self.step >= 1 or self.finished:
             return
+        # the same for the program's global hooks (`register_module_forward_hook`): torch runs
+        # them in the order they were registered, porter's first, so the output recorded was
+        # the one before a global hook of the program's own replaced it
+        everyone = torch.nn.modules.module._global_forward_hooks
+        if self.global_hook in everyone and next(reversed(everyone)) != self.global_hook:
+            everyone[self.global_hook] = everyone.pop(self.global_hook)
         hooks = module._forward_hooks
         ours = self.last_hooks.get(id(module))
         if ours is None:
@@ -527,6 +562,7 @@ class Recorder:
             return
         mid = id(module)
         self.modules.setdefault(mid, module)
+        self._shape_of_call(module, output)
         self.call_counts[mid] += 1
         n = self.call_counts[mid]
         if n > self.module_calls:
@@ -568,6 +604,19 @@ class Recorder:
                 stats, sample = tensor_stats(t, self.sample)
                 recs.append((stats, sample, block_sums(t, self.sample), list(t.shape), dtype, full if cut else None))
         self.calls.append((mid, n, recs))
+
+    def _shape_of_call(self, module, output) -> None:
+        """What a call says of the module's kind: a wrapper (no parameter or buffer of its own,
+        one child, and its child's output returned: `_unwrapped`), a TorchScript module (the
+        modules inside run without Python hooks: `_bound_notes`)."""
+        mid = id(module)
+        self.returned[mid] = id(output)
+        kids = list(module._modules.values())
+        own = any(t is not None for t in (*module._parameters.values(), *module._buffers.values()))
+        through = len(kids) == 1 and kids[0] is not None and not own and self.returned.get(id(kids[0])) == id(output)
+        self.passes_through[mid] = self.passes_through.get(mid, True) and through
+        if isinstance(module, torch.jit.ScriptModule) and mid not in self.scripted:
+            self.scripted[mid] = sum(1 for _ in module.modules()) - 1
 
     @_held
     def perturb_ulp(self, opt, args, kwargs) -> None:
@@ -702,10 +751,21 @@ class Recorder:
             for c in m.modules():
                 if c is not m:
                     children.add(id(c))
-        roots = [m for mid, m in self.modules.items() if mid not in children]
+        roots = [self._unwrapped(m) for mid, m in self.modules.items() if mid not in children]
         # the model first: most parameters, then first seen
         order = {mid: i for i, mid in enumerate(self.modules)}
         return sorted(roots, key=lambda m: (-sum(p.numel() for p in m.parameters()), order[id(m)]))
+
+    def _unwrapped(self, root: torch.nn.Module) -> torch.nn.Module:
+        """The module a root wraps, where every call of the root returned its only child's
+        output and it holds nothing of its own (`nn.DataParallel`, DDP): its modules are named as
+        the wrapped model's, and its calls not recorded twice. A port that dropped
+        `DataParallel` (on the target it does nothing, DIST005 says) failed with "module.fc1:
+        not called on the ported side" (twenty-first read)."""
+        while self.passes_through.get(id(root)):
+            self.wrappers.add(id(root))
+            (root,) = root.children()  # its only child (`on_forward_hooked` checked)
+        return root
 
     def _name_modules(self) -> None:
         from porter.verify.capture import normalize_name
@@ -953,6 +1013,14 @@ class Recorder:
             notes.append(
                 f"{self.params_left} parameter(s) not recorded: the trace's bound ({self.max_params}) was reached"
             )
+        inside = sum(self.scripted.values())
+        if inside:
+            # no Python hook runs inside TorchScript: the table held the scripted module alone,
+            # and a divergence inside it was named at it, unsaid (twenty-first read)
+            notes.append(
+                f"{inside} module(s) inside {len(self.scripted)} TorchScript module(s) not recorded: they run "
+                "without Python hooks, so a divergence inside one is named at the scripted module"
+            )
         if self.ops_left:
             notes.append(
                 f"{self.ops_left} operator entr(ies) not recorded, the least called: the trace's bound "
@@ -965,6 +1033,8 @@ class Recorder:
         modules = []
         keys: set[str] = set()
         for k, (mid, n, recs) in enumerate(self.calls):
+            if mid in self.wrappers:  # its output is the wrapped model's, recorded as that
+                continue
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
             key = _unused(name if n == 1 else f"{name}#{n}", keys)
             outs = []

@@ -423,6 +423,13 @@ def plain_table(header: list[str], rows: list[list[str]]) -> list[str]:
     return list(plain_lines(header, rows))
 
 
+# the widest a plain table pads a column to: a cell wider than this runs on past its column
+# (whole, on its own row) instead of padding every other row to its width, so a table's text
+# grows with its cells, not with rows x its widest cell (a trace naming one module with a
+# 20 MB key printed 120 MB, the key's width of spaces on each of the table's rows)
+PAD_MAX = 1000
+
+
 def plain_lines(header: list[str], rows: list[list[str]]) -> Iterator[str]:
     """`plain_table`'s lines one at a time: the widths in one pass over the cells, then each
     line made as it is written (the whole table, held as lines and then as one text, was three
@@ -430,7 +437,7 @@ def plain_lines(header: list[str], rows: list[list[str]]) -> Iterator[str]:
     widths = [columns(str(h)) for h in header]
     for row in rows:
         for i, c in enumerate(row[: len(widths)]):
-            w = columns(str(c))
+            w = min(columns(str(c)), PAD_MAX)
             if w > widths[i]:
                 widths[i] = w
 

@@ -9,6 +9,7 @@ reference may instead come from a trace recorded on another machine (`--referenc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -84,6 +85,47 @@ def check_python(cfg: ScriptConfig, role: str) -> None:
             f"{cfg.python} has no {' and no '.join(missing)}, which porter needs in the interpreter "
             f"that runs the command: install it there ({cfg.python} -m pip install {' '.join(missing)})"
         )
+
+
+def command_stdin() -> tuple[Path | None, str | None]:
+    """The command's standard input, and a line to say where porter drops one. A regular file
+    (`< data.txt`) is given to every run of the command (the noise floor's, the port's) from its
+    start, as the command alone would read it. Anything else cannot be read twice, so the runs get
+    an empty one; where porter's input is a pipe or socket holding bytes, the line says they are
+    not passed on: `echo 7 | porter trace record -- python train.py` recorded the command run
+    with an empty input, unsaid (twenty-first read). A terminal or /dev/null: nothing said."""
+    import os
+    import stat
+
+    try:
+        fd = sys.stdin.fileno()
+        st = os.fstat(fd)
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test runner's stdin, closed)
+        return None, None
+    if stat.S_ISREG(st.st_mode):
+        try:
+            path = Path(os.readlink(f"/proc/self/fd/{fd}"))
+            with open(path, "rb") as again:  # (readable: a descriptor opened to write only is not)
+                same = os.fstat(again.fileno())
+            if (same.st_dev, same.st_ino) == (st.st_dev, st.st_ino):
+                return path, None
+        except OSError:
+            pass
+        return None, "its standard input is a file porter cannot open again: the command gets an empty one"
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        import array
+        import fcntl
+        import termios
+
+        waiting = array.array("i", [0])
+        with contextlib.suppress(OSError):
+            fcntl.ioctl(fd, termios.FIONREAD, waiting, True)
+        if waiting[0] > 0:
+            return None, (
+                "its standard input is a pipe, which porter cannot give to each run of the command "
+                "(the noise floor's, the port's): the command gets an empty one; give it a file (< FILE)"
+            )
+    return None, None
 
 
 _SHEBANG_BYTES = 4096  # more than any kernel reads of a `#!` line (Linux: 256)
@@ -181,6 +223,7 @@ class ScriptConfig:
     memory_limit: int | None = None  # bytes of address space per side (RLIMIT_AS)
     python: str = field(default="")
     launch: Launch | None = None  # derived from the command
+    stdin: Path | None = None  # the command's standard input, a regular file (`command_stdin`)
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
@@ -268,6 +311,7 @@ def record(
         timeout=cfg.timeout,
         max_output=cfg.max_output,
         memory_limit=cfg.memory_limit,
+        stdin=cfg.stdin,
     )
     wall = time.perf_counter() - t0
     sides = []

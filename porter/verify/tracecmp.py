@@ -256,6 +256,10 @@ def padded(a: list[int], b: list[int]) -> bool:
     return len(a) == len(b) and (all(x <= y for x, y in zip(a, b)) or all(x >= y for x, y in zip(a, b)))
 
 
+# the problem of a module row whose output held no tensor on either side (not compared)
+NO_TENSOR = "no tensor in its output on either side"
+
+
 def compare_modules(
     ref: Trace, port: Trace, rtol: float, atol: float, floor: dict | None = None
 ) -> tuple[list[dict], dict | None]:
@@ -297,6 +301,10 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
         )
     else:
         row["ported_type"] = pm.get("type")
+        if not m["outputs"] and not pm["outputs"]:
+            # nothing recorded on either side (a generator, an object of a class porter does not
+            # read, None): the row said "pass" having compared nothing
+            row.update(compared=False, problem=NO_TENSOR)
         if len(pm["outputs"]) != len(m["outputs"]):
             row.update(
                 passed=False,
@@ -804,7 +812,7 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             f"reference {region[0]['reference_shape']}): the program pads its inputs further on the target "
             "(a fixed length on XLA, say); the padding itself was not compared"
         )
-    other = [m for m in modules if not m.get("compared", True)]
+    other = [m for m in modules if not m.get("compared", True) and m["problem"] != NO_TENSOR]
     if other:
         warnings.append(
             f"{len(other)} module output(s) had other shapes on the two sides and were not "
@@ -812,6 +820,23 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             "the program fed its model inputs padded differently on each side (a fixed length "
             "on XLA, say); the loss, the gradient norm and the module outputs of equal shapes "
             "were compared"
+        )
+    called = [m for m in modules if m["type"] != "buffer"]
+    if len(called) > 1 and all(m["problem"] == "not called on the ported side" for m in called):
+        warnings.append(
+            f"none of the reference's {len(called)} module outputs has its key in the port: a model "
+            "renamed, or wrapped on one side only; porter names a root that only wraps one model "
+            "(DataParallel, DDP) as that model, where porters before the twenty-first adversarial "
+            "read kept the wrapper's `module.`: record both sides with one porter"
+        )
+    empty = [m for m in modules if m["problem"] == NO_TENSOR]
+    if empty:
+        warnings.append(
+            f"{len(empty)} module output(s) held no tensor porter reads on either side and were not "
+            f"compared (first: {empty[0]['module']}): a module that returns a generator, None, an object "
+            "of a class that is neither a dataclass nor registered with torch.utils._pytree, or tensors "
+            "made inside a torch.func transform; a divergence inside it is named at the first module "
+            "that reads what it made"
         )
     return warnings
 

@@ -717,3 +717,19 @@ def test_a_table_row_naming_an_emoji_of_unsettled_width_takes_the_same_columns_o
     assert [columns(row) for row in rows] == [cell_len(row) for row in rows], [
         (columns(r), cell_len(r), r) for r in rows
     ]
+
+
+def test_a_plain_table_grows_with_its_cells_not_with_rows_times_its_widest_cell():
+    """Off a terminal, every row of a plain table was padded to its widest cell: a trace naming
+    one module with a 20 MB key printed 120 MB (`trace compare`'s module table, six rows), 40
+    rows 800 MB. A cell wider than `PAD_MAX` now runs on past its column, shown whole; the rows
+    of an ordinary table are laid out as before."""
+    from porter.verify import report
+
+    wide = "k" * 200_000
+    rows = [[wide, "Linear", "pass"]] + [[f"m{i}", "Linear", "pass"] for i in range(39)]
+    lines = report.plain_table(["module", "type", "result"], rows)
+    assert sum(map(len, lines)) < len(wide) + 41 * 1040  # PAD_MAX (1,000) and the other columns
+    assert lines[2] == f"{wide}  Linear  pass" and wide in lines[2]
+    narrow = report.plain_table(["module", "type"], [["a", "Linear"], ["bb", "LayerNorm"]])
+    assert narrow == ["module  type", "------  ---------", "a       Linear", "bb      LayerNorm"]

@@ -956,3 +956,168 @@ def test_a_module_named_like_another_s_second_call_gets_a_key_of_its_own(tmp_pat
     rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
     assert rec.status == "ok", (rec.status, rec.error)
     assert [m["key"] for m in rec.trace.manifest["modules"]] == ["d.a", "d.a#2", "d.a#2 (2)", "(model)"]
+
+
+def test_a_module_that_returns_a_dataclass_has_its_fields_recorded(tmp_path):
+    """pytree takes a dataclass for a leaf, so a module returning one (an output class of the
+    program's own) was recorded with no output and shown as a pass: a port that changed that
+    module's values had the next module named as the first to diverge. Its fields are read as
+    module mode reads them, nested dataclasses too; a generator is still nothing to read."""
+    need("torch")
+    body = (
+        "import dataclasses, torch\ntorch.manual_seed(0)\n"
+        "@dataclasses.dataclass\nclass Inner:\n    h: torch.Tensor\n"
+        "@dataclasses.dataclass\nclass Out:\n    logits: torch.Tensor\n    inner: Inner\n    note: str = 'x'\n"
+        "class Body(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__(); self.fc = torch.nn.Linear(4, 4)\n"
+        "    def forward(self, x):\n        h = self.fc(x)\n        return Out(h * 2, Inner(h.sum()))\n"
+        "class Gen(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return (x * i for i in range(2))\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__(); self.body = Body(); self.gen = Gen()\n"
+        "    def forward(self, x):\n        return list(self.gen(self.body(x).logits))[1]\n"
+        "m = M()\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nx = torch.randn(2, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = m(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    outputs = {m["key"]: [o["shape"] for o in m["outputs"]] for m in rec.trace.manifest["modules"]}
+    assert outputs["body"] == [[2, 4], []] and outputs["gen"] == [], outputs
+
+
+def test_a_file_given_as_porter_s_standard_input_is_the_command_s_in_each_run(tmp_path):
+    """The command's standard input was /dev/null: `porter trace record -- python train.py <
+    in.txt` (or `echo 7 |`) recorded a run of the program with an empty input, unsaid. A regular
+    file is now given to each run from its start (the noise floor's run reads the same bytes); a
+    pipe holding bytes cannot be read twice, and that is said in one line."""
+    need("torch")
+    body = (
+        "import sys, torch\ntorch.manual_seed(0)\n"
+        "open('seen.txt', 'a').write(repr(sys.stdin.read()) + '\\n')\n"
+        "model = torch.nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for _ in range(3):\n"
+        "    loss = model(torch.ones(2, 4)).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    (tmp_path / "in.txt").write_text("7\n")
+    cmd = [sys.executable, "-m", "porter", "trace", "record", "-o", str(tmp_path / "t.safetensors"), "--steps", "2"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open(tmp_path / "in.txt", "rb") as given:
+        r = subprocess.run(
+            [*cmd, "--", sys.executable, "train.py"], cwd=tree, stdin=given, capture_output=True, text=True, env=env
+        )
+    assert r.returncode == 0, r.stderr
+    assert (tree / "seen.txt").read_text().splitlines() == ["'7\\n'", "'7\\n'"]  # the run and the floor's
+    (tree / "seen.txt").unlink()
+    r = subprocess.run(
+        [*cmd, "--no-noise-floor", "--", sys.executable, "train.py"],
+        cwd=tree,
+        input="7\n",
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "porter trace: its standard input is a pipe" in r.stderr, r.stderr
+    assert (tree / "seen.txt").read_text().splitlines() == ["''"]
+
+
+def test_a_program_taking_per_sample_gradients_with_vmap_is_recorded(tmp_path):
+    """Module outputs made inside `torch.func.vmap(grad(...))` (per-sample gradients, as DP-SGD
+    takes them) are tensors of the transform: recorded, they escaped it, and the trace could not
+    be written ("Either your tensor may have escaped from inside a function being vmapped"), the
+    run lost. They are left out and said, as other outputs without values to sample are."""
+    need("torch")
+    body = (
+        "import torch\nfrom torch.func import functional_call, grad, vmap\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(6, 4)\n"
+        "def loss(p, xi):\n    return functional_call(model, p, (xi.unsqueeze(0),)).pow(2).mean()\n"
+        "for _ in range(3):\n"
+        "    model(x)\n"
+        "    params = {k: v.detach() for k, v in model.named_parameters()}\n"
+        "    g = vmap(grad(loss), in_dims=(None, 0))(params, x)\n"
+        "    for k, p in model.named_parameters():\n        p.grad = g[k].mean(0)\n"
+        "    opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    outputs = [len(m["outputs"]) for m in rec.trace.manifest["modules"]]
+    assert outputs[:4] == [1, 1, 1, 1] and set(outputs[4:]) == {0}, outputs  # the plain call, then vmap's
+    assert any("torch.func" in n for n in rec.trace.manifest.get("notes", [])), rec.trace.manifest.get("notes")
+
+
+def test_a_module_s_output_is_recorded_as_the_program_s_global_hooks_return_it(tmp_path):
+    """A global forward hook of the program's own (`register_module_forward_hook`) that replaces
+    a module's output: torch runs global hooks in the order they were registered, porter's (made
+    before the program started) first, so the output recorded was the one before the program's
+    hook, and a port whose global hook changed a Linear's output had the next module blamed."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        "torch.nn.modules.module.register_module_forward_hook(\n"
+        "    lambda m, a, o: o * 0 + 7 if isinstance(m, torch.nn.Linear) else None)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    from porter.verify.tracefile import STAT_NAMES
+
+    first = next(m for m in rec.trace.manifest["modules"] if m["key"] == "0")
+    stats = dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist()))
+    assert stats["min"] == stats["max"] == 7.0, stats
+
+
+def test_a_model_wrapped_by_data_parallel_is_named_as_the_model_it_wraps(tmp_path):
+    """`nn.DataParallel` does nothing on the targets (DIST005), so a port drops it; its modules
+    and parameters were then all `module.`-prefixed in the reference only, and the faithful port
+    failed with "module.fc1: not called on the ported side". A root that holds nothing of its
+    own and returned its only child's output in every call is named as the model it wraps; a
+    root that computes something of its own keeps its names."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class Scaled(torch.nn.Module):\n"
+        "    def __init__(self, m):\n        super().__init__(); self.module = m\n"
+        "    def forward(self, x):\n        return self.module(x) * 2\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        "model = WRAP\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    seen = {}
+    for wrap in ("model", "torch.nn.DataParallel(model)", "Scaled(model)"):
+        rec = _record(tmp_path, _tree(tmp_path, body.replace("WRAP", wrap)), timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        m = rec.trace.manifest
+        seen[wrap] = ([e["key"] for e in m["modules"]], [p["name"] for p in m["parameters"]])
+    assert seen["torch.nn.DataParallel(model)"] == seen["model"] == (["0", "1", "(model)"], ["0.weight", "0.bias"])
+    assert seen["Scaled(model)"][0] == ["module.0", "module.1", "module", "(model)"], seen
+
+
+def test_the_modules_inside_a_torchscript_module_are_said_to_be_unrecorded(tmp_path):
+    """No Python hook runs inside TorchScript: a `torch.jit.script` model's trace held its root
+    alone, and a port that changed a layer inside had `(model)` named, with nothing said."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    notes = rec.trace.manifest.get("notes", [])
+    assert any("3 module(s) inside 1 TorchScript module(s) not recorded" in n for n in notes), notes

@@ -483,3 +483,33 @@ def test_a_step_field_of_another_type_is_named_as_the_general_check_names_it(fie
     steps[2] = {"grad_norm": 2, "lr": [1e-3]}
     with pytest.raises(TraceError, match=re.escape("`steps[2].loss` is missing")):
         _check(manifest, _MANIFEST, "", {})
+
+
+def test_a_module_output_with_no_tensor_on_either_side_is_not_compared_rather_than_passed(tmp_path):
+    """A module whose output held no tensor porter reads (a generator) was a "pass" row having
+    compared nothing; it is "not compared", and the verdict says how many such rows there were."""
+    traces = []
+    for name in ("r", "p"):
+        t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name == "p" else None)
+        t.manifest["modules"].insert(0, {"key": "gen", "type": "Gen", "outputs": []})
+        traces.append(t)
+    res = compare_traces(*traces)
+    row = next(m for m in res.modules if m["module"] == "gen")
+    assert not row["compared"] and row["problem"] == "no tensor in its output on either side", row
+    assert res.verdict == "pass" and any("held no tensor porter reads" in w for w in res.warnings), res.warnings
+
+
+def test_a_port_none_of_whose_module_keys_the_reference_has_is_said_to_be_renamed_or_wrapped(tmp_path):
+    """A trace naming a wrapped model `module.*` (an earlier porter, or a wrapper on one side
+    only) against one naming it bare: every row is "not called on the ported side"; the FAIL
+    says the likely cause instead of leaving the user to hunt for N missing modules."""
+    traces = []
+    for name in ("r", "p"):
+        t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name == "p" else None)
+        t.manifest["modules"].append(dict(t.manifest["modules"][0], key="act"))
+        if name == "r":
+            for m in t.manifest["modules"]:
+                m["key"] = "module." + m["key"]
+        traces.append(t)
+    res = compare_traces(*traces)
+    assert res.verdict == "fail" and any("wrapped on one side only" in w for w in res.warnings), res.warnings
