@@ -18,7 +18,7 @@ import heapq
 import re
 import warnings
 from operator import attrgetter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import TypeVar
 
@@ -369,6 +369,7 @@ class Spec:
             index += 1
         self._unkeyed.reverse()
         self._lengths = sorted(self._key_lengths)
+        self._key_search, self._with_prefixes = _key_search(self._keyed)
 
     def _add_literal(self, index: int, number: int, include: bool, split: tuple[str, str, str]) -> None:
         anchor, literal, tail = split
@@ -384,12 +385,15 @@ class Spec:
         if not self._keyed:
             return self._unkeyed
         text = _lower(path) if self._fold else path
-        found = {
-            id(wild): wild
-            for n in self._lengths
-            for i in range(len(text) - n + 1)
-            for wild in self._keyed.get(text[i : i + n], ())
-        }
+        if self._key_search is not None:
+            found = {id(wild): wild for m in self._key_search(text) for wild in self._with_prefixes[m.group(1)]}
+        else:
+            found = {
+                id(wild): wild
+                for n in self._lengths
+                for i in range(len(text) - n + 1)
+                for wild in self._keyed.get(text[i : i + n], ())
+            }
         if not found:
             return self._unkeyed
         keyed = sorted(found.values(), key=_BY_INDEX, reverse=True)
@@ -501,6 +505,25 @@ class Spec:
 
 
 _BY_INDEX = attrgetter("index")
+# up to this many pattern texts are found in a path by one regex (`_key_search`); past it (a
+# generated `.gitignore`), by a lookup of each of the path's substrings of their lengths
+_SEARCHED_KEYS = 256
+
+
+def _key_search(
+    keyed: dict[str, list[_Wild]],
+) -> tuple[Callable[[str], Iterator[re.Match[str]]] | None, dict[str, list[_Wild]]]:
+    """A search for the texts of `keyed` in a path, one match (the longest text) where any
+    starts, and for each text the patterns of every text it starts with (those match there
+    too). Looking up each of a path's substrings cost twice the whole walk's matching with a
+    common Python `.gitignore` (16 patterns with wildcards: ~240 lookups a path)."""
+    if not keyed or len(keyed) > _SEARCHED_KEYS:
+        return None, {}
+    texts = sorted(keyed, key=len, reverse=True)
+    search = re.compile("(?=(" + "|".join(map(re.escape, texts)) + "))").finditer
+    return search, {t: [w for other in texts if t.startswith(other) for w in keyed[other]] for t in texts}
+
+
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 

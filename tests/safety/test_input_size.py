@@ -284,6 +284,35 @@ def test_a_gitignore_of_many_wildcard_lines_costs_each_path_only_the_lines_its_t
     assert spent < 8, spent
 
 
+def test_a_few_wildcard_lines_found_by_one_search_decide_as_the_lookup_of_each_substring(monkeypatch):
+    """Up to `_SEARCHED_KEYS` texts of wildcard lines are found in a path by one regex (a lookup
+    of each of a path's substrings cost twice the walk's matching with a common Python
+    `.gitignore`); where one text starts another (`.egg`, `.egg-i`) both are found. Random
+    lines and paths: the verdicts of both ways agree, folded or not."""
+    from porter.config import globs
+
+    rng = random.Random(11)
+    words = ["egg", "egg-info", "py", "pyc", "cover", "a", "ab", "abc", "b.c", "x$y"]
+    forms = ["*.{}", "*{}*", "!*.{}", "{}*/", "*/{}.*", "[ab]{}", "**/{}*", "!{}?"]
+    for seed in range(200):
+        lines = [rng.choice(forms).format(rng.choice(words)) for _ in range(rng.randint(1, 12))]
+        paths = [
+            "/".join(
+                "".join(rng.choice("abceg.pyxo-$") for _ in range(rng.randint(1, 9))) for _ in range(rng.randint(1, 3))
+            )
+            + rng.choice(["", "/"])
+            for _ in range(40)
+        ]
+        for fold in (False, True):
+            searched = globs.Spec(lines, fold=fold)
+            monkeypatch.setattr(globs, "_SEARCHED_KEYS", 0)
+            looked_up = globs.Spec(lines, fold=fold)
+            monkeypatch.undo()
+            assert searched._key_search is not None and looked_up._key_search is None
+            for path in paths:
+                assert searched.verdict(path) == looked_up.verdict(path), (seed, lines, path, fold)
+
+
 def test_many_gitignore_files_cost_the_walk_time_linear_in_them(tmp_path):
     """Every `.gitignore` read so far was tried (a prefix check) on every path below the walk's
     top: a repository of 24,000 folders, each with a one-line `.gitignore`, cost the walk 51 CPU s

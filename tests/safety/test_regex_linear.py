@@ -113,6 +113,7 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.config.globs._read": {"regex": "^(?:.+/)?(?>[^/]*?a)b(?:/.*)?$"},
     "porter.config.globs.check": {"regex": "^(?:.+/)?[^/]*a(?:/.*)?$"},
     "porter.config.globs._folded": {"regex": re.compile("^(?:.+/)?(?>[^/]*?a)b(?:/.*)?$", re.DOTALL)},
+    "porter.config.globs._key_search": {"texts": ["ab.py", "*", "a|b"]},
     "porter.files.configs.checks._kernel_value": {},
     "porter.files.configs.toml_config.table": {"dotted": r"[ \t]*\.[ \t]*".join(("tool", "porter"))},
     "porter.files.deps.build_read._named": {
