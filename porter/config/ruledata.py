@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -119,13 +120,32 @@ class Example:
 # counted as work left, but shown under its own heading. A rule says which with `note_group`.
 NOTE_GROUPS = {"kept-on-cuda": "Kept on CUDA by design", "note": "Notes"}
 
+# A rule's `summary` is a title-length "what it finds", as ruff's rule pages have: one sentence of
+# at most this many characters. It is a finding's message where the site gives none, SARIF's
+# `shortDescription`, a JUnit failure's message, a line of `porter rules`, of the reports' rule
+# lists and of docs/rules.md's index. Every case a rule handles goes in `covers`.
+SUMMARY_MAX_CHARS = 200
+
+
+def summary_problem(summary: str) -> str | None:
+    """Why a rule's summary is not one sentence of at most SUMMARY_MAX_CHARS characters; None if it is.
+
+    A sentence ends at `.`, `!` or `?` before a space, outside `code` spans (`...` and `e.g.` do not end one).
+    """
+    if len(summary) > SUMMARY_MAX_CHARS:
+        return f"{len(summary)} characters, more than {SUMMARY_MAX_CHARS}: put the cases in `covers`"
+    prose = re.sub(r"`[^`]*`", "x", summary).replace("...", "").replace("e.g.", "eg").replace("i.e.", "ie")
+    if re.search(r"[.!?]\s+\S", prose):
+        return "more than one sentence: put the rest in `covers`"
+    return None
+
 
 @dataclass(frozen=True)
 class Rule:
     code: str
     name: str
     family: str  # the rule family that owns the code: porter/codemods/<family, `-` as `_`>.py
-    summary: str
+    summary: str  # one sentence (SUMMARY_MAX_CHARS)
     rationale: str
     severity: Severity
     fix: dict[str, Applicability]  # per target
@@ -138,6 +158,7 @@ class Rule:
     note_group: str = "note"  # info rules: the report heading (NOTE_GROUPS) its findings go under
     # the kinds of file the rule reads (porter.core.kinds): Python unless its rules file says
     kinds: tuple[str, ...] = ("python",)
+    covers: str = ""  # every case the rule finds, where the summary names only the kind
 
     @property
     def needs_action(self) -> bool:
@@ -177,6 +198,9 @@ def _rule_from_table(family: str, table: dict[str, Any], kinds: tuple[str, ...] 
         raise ValueError(f"{table['code']}: note_group {note_group!r}: one of {', '.join(NOTE_GROUPS)}")
     if "note_group" in table and severity is not Severity.INFO:
         raise ValueError(f"{table['code']}: note_group is for info rules only (severity is {severity.value})")
+    problem = summary_problem(table["summary"])
+    if problem:
+        raise ValueError(f"{table['code']}: summary: {problem}")
     return Rule(
         code=table["code"],
         name=table["name"],
@@ -193,6 +217,7 @@ def _rule_from_table(family: str, table: dict[str, Any], kinds: tuple[str, ...] 
         examples=examples,
         note_group=note_group,
         kinds=tuple(table.get("kinds", kinds)),
+        covers=table.get("covers", ""),
     )
 
 

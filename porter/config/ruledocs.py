@@ -25,6 +25,9 @@ def rule_markdown(rule: Rule, heading: str = "###") -> str:
     out = [f"{heading} {rule.code} `{rule.name}`", ""]
     out.append(f"**What it finds.** {rule.summary}")
     out.append("")
+    if rule.covers:
+        out.append(f"**What it covers.** {rule.covers}")
+        out.append("")
     if rule.rationale:
         out.append(f"**Why.** {rule.rationale}")
         out.append("")

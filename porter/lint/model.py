@@ -25,6 +25,7 @@ class RuleInfo:
     severity: Severity
     doc_url: str
     family: str
+    covers: str = ""  # every case the rule finds (the summary is one sentence)
 
 
 _META = {
@@ -50,7 +51,9 @@ def rule_info(code: str) -> RuleInfo:
     rule = all_rules().get(code)
     if rule is None:  # a code from a newer rule file than this process loaded
         return RuleInfo(code, code.lower(), code, "", Severity.WARNING, doc_uri("rules.md"), "unknown")
-    return RuleInfo(rule.code, rule.name, rule.summary, rule.rationale, rule.severity, rule.doc_url, rule.family)
+    return RuleInfo(
+        rule.code, rule.name, rule.summary, rule.rationale, rule.severity, rule.doc_url, rule.family, rule.covers
+    )
 
 
 @dataclass

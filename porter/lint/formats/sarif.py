@@ -29,7 +29,8 @@ def _uri(path: str) -> tuple[str, str | None]:
 
 def _rule(code: str, target: str) -> dict:
     info = rule_info(code)
-    help_text = info.rationale or info.summary
+    # shortDescription is the one-sentence summary; the cases it covers lead the full description and help
+    help_text = "\n\n".join(t for t in (info.covers, info.rationale) if t) or info.summary
     return {
         "id": code,
         "name": info.name,
