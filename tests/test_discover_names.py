@@ -834,6 +834,39 @@ def test_a_gitignore_line_longer_than_a_path_or_ending_in_a_double_star_folder_i
 
 
 @pytest.mark.parametrize(
+    ("lines", "left_out"),
+    [
+        (["a**/*"], "a.py"),  # (`**/` after the prefix `a`: no folder, so `a` then `*`)
+        (["b**/**"], "bb.py"),
+        (["x/a**/y.py"], "x/ay.py"),
+        (["x/a**/y.py"], "x/a/b/y.py"),  # (and any folders)
+        (["x/a**", "!x/ab/"], "x/ab/c/d.py"),  # (a last `**` crosses `/`: it names the file)
+        (["*", "!*/", "!x/a**"], None),  # (it keeps what it names, `/` or not)
+    ],
+)
+def test_a_double_star_right_after_a_patterns_plain_prefix_starts_a_part_as_git_reads_it(
+    tmp_path, monkeypatch, lines, left_out
+):
+    """git compares a pattern's plain prefix (up to its first wildcard) as a string and
+    matches the rest from its start, where a `**` starts a part: `a**/*` leaves out `a.py`,
+    `b**/**` `bb.py`, `x/a**` all below `x/ab/` (dir.c `match_pathname`). pathspec read
+    each such `**` as `*`, and lint read those files. Compared with `git ls-files -o
+    --exclude-standard`."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    files = ["a.py", "ab.py", "bb.py", "ab/e.py", "x/a.py", "x/ay.py", "x/a/y.py", "x/a/b/y.py", "x/ab/c/d.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
+    assert found == _git_lists(repo, env)
+    if left_out is not None:
+        assert left_out not in found
+    else:
+        assert "x/ab/c/d.py" in found
+
+
+@pytest.mark.parametrize(
     "lines",
     [["!src/**", "src/**/generated"], ["!**", "[ab]"], ["!**", "b"], ["!src/**", "src/a/b/"]],
 )

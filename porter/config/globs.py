@@ -567,6 +567,7 @@ def _read(line: str) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str]
     plain = _plain(line)
     if plain is not None:
         return True, plain, None
+    line, stars = _prefix_stars(line)
     marked, classes = _brackets(line)
     if marked is None:
         return None  # (a bracket git cannot close, or an unknown `[:name:]`: the line matches nothing)
@@ -575,16 +576,56 @@ def _read(line: str) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str]
         return None
     for i, cls in enumerate(classes):
         regex = regex.replace(chr(_MARK + i), cls)
-    split = _split_literal(regex)
+    split = None if stars else _split_literal(regex)
     if split is not None:
         return include, split, None  # (no wildcard, no class: a regex that cannot fail)
     if regex.count(_STAR) > 1 or "[^" in regex.replace("[^/]", ""):
         regex = _linear(regex)  # (and `[!a]` never matches a `/`)
+    if stars:
+        # (a `*` that is a whole part after `**/` may be empty: `a**/*` leaves out a file `a`)
+        regex = regex.replace(_FOLDERS + "/[^/]+", "(?:.*/)?[^/]*").replace(_FOLDERS + "/", "(?:.*/)?")
+        regex = regex.replace(_ANY, ".*")
     # (DOTALL: pathspec's `.` in `(?:.+/)?` did not cross a line break in a folder's name, so
     # `m.py` left out `x/m.py` but not `a<LF>b/m.py`, which git leaves out)
     with warnings.catch_warnings():  # (a "possible nested set" FutureWarning reached the terminal)
         warnings.simplefilter("ignore")
         return include, None, re.compile(regex, re.DOTALL)
+
+
+# what `_prefix_stars` puts for a `**` git reads after a pattern's plain prefix, then replaces in
+# the regex: `**/` (any folders, or none, and the `/` too) and a last `**` (anything)
+_FOLDERS, _ANY = "\uf8fe", "\uf8ff"
+
+
+def _prefix_stars(line: str) -> tuple[str, bool]:
+    """`line` (a pattern with a `/` before its end, which git matches against the whole path)
+    with a `**` that directly follows its plain prefix (`a**/*`, `x/b**`) marked (`_FOLDERS`,
+    `_ANY`), and whether it was. git compares that prefix (up to its first `*?[\\`) as a string,
+    then matches the rest from its start, where a `**` starts a part: `**/` may match no
+    folder, or any, and a last `**` anything, `/` too (dir.c `match_pathname`, wildmatch.c).
+    So git leaves out `a.py` under `a**/*` and `bb.py` under `b**/**`, and `x/ab/c/d.py`
+    under `x/a**` whatever a later `!x/ab/` says; pathspec read each such `**` as `*` (the
+    rule for a `**` inside a part, which git follows elsewhere). A line already holding a
+    marker is left as it is."""
+    body = line[:-1] if line.endswith("/") else line
+    start = 1 if body.startswith("/") else 0
+    if "/" not in body or _FOLDERS in line or _ANY in line:
+        return line, False
+    end = next((i for i in range(start, len(body)) if body[i] in "*?[\\"), len(body))
+    if end == start or body[end - 1] == "/" or not body.startswith("**", end):
+        return line, False
+    rest = end
+    while rest < len(body) and body[rest] == "*":
+        rest += 1
+    if rest < len(body) and body[rest] != "/":
+        return line, False  # (`a**b`: git's `*`, as pathspec reads it)
+    head = "/" + body[start:end]  # (rooted, as git matches it: the whole path)
+    tail = body[rest + 1 :]
+    while tail.startswith("**/"):  # (`**/` again: no more folders than the first)
+        tail = tail[3:]
+    if tail.strip("*") == "" and tail != "*":  # (`a**`, `a**/**`: anything after `a`)
+        return head + _ANY + line[len(body) :], True
+    return head + _FOLDERS + "/" + tail + line[len(body) :], True
 
 
 # git's character classes (wildmatch.c, ASCII): `[[:alpha:]]` and the others, as ranges
