@@ -866,6 +866,23 @@ def test_a_double_star_right_after_a_patterns_plain_prefix_starts_a_part_as_git_
         assert "x/ab/c/d.py" in found
 
 
+@pytest.mark.parametrize("lines", [["*/", "!src/"], ["**/", "!sr*"], ["*/*/", "!src/"]])
+def test_a_pattern_for_every_folder_leaves_out_the_folders_below_one_a_negation_keeps(tmp_path, monkeypatch, lines):
+    """`*/` then `!src/` (every folder out but `src`): git leaves out `src/sub/`, which `*/`
+    names too. `*/` is matched by a regex unanchored at the path's start, which found only the
+    first folder (`src`, already decided on the walk), and lint read `src/sub/x.py`. Compared
+    with `git ls-files -o --exclude-standard`."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    files = ["m.py", "src/a.py", "src/sub/x.py", "src/sub/deep/y.py", "lib/z.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
+    assert found == _git_lists(repo, env)
+    assert "src/sub/x.py" not in found
+
+
 @pytest.mark.parametrize(
     "lines",
     [["!src/**", "src/**/generated"], ["!**", "[ab]"], ["!**", "b"], ["!src/**", "src/a/b/"]],

@@ -199,9 +199,29 @@ class _Wild:
         if match.groupdict().get("ps_d"):
             at = match.start("ps_d")
             if path.count("/", 0, at) < given:
-                return None
+                match = self._below(path, given)
+                if match is None:
+                    return None
+                if not match.groupdict().get("ps_d"):
+                    return 2
+                at = match.start("ps_d")
             return 3 if at == len(path) - 1 else 1  # (3: the folder the path names: `Spec.verdict`)
         return 2
+
+    def _below(self, path: str, given: int) -> re.Match[str] | None:
+        """A match of the pattern that starts past the first `given` folders of `path`, where
+        its first named one of them: an anchored pattern's match is the deepest folder it
+        names, but an unanchored one's (`*/`, `**/`: `(?P<ps_d>/)`) is the first (`*/` then
+        `!src/` left `src/sub/` in, which `*/` leaves out for git)."""
+        assert self._regex is not None
+        if self._regex.pattern.startswith("^"):
+            return None
+        at = -1
+        for _ in range(given + 1):
+            at = path.find("/", at + 1)
+            if at < 0:
+                return None
+        return self._regex.search(path, at)
 
 
 _KEY = 6  # the most characters of a pattern's text that key it (`_text`)
