@@ -660,6 +660,31 @@ def test_an_ignore_file_too_large_to_read_is_named_in_a_note(tmp_path, monkeypat
     assert notes[1].startswith("sub/.gitignore is larger than 4 MiB") and "not read" in notes[1], notes
 
 
+@pytest.mark.parametrize("configured", [True, False])
+def test_a_folder_where_the_users_ignore_file_is_named_in_a_note(tmp_path, monkeypatch, configured):
+    """A folder as `core.excludesFile` (or at `~/.config/git/ignore`): git stops (`cannot use
+    ... as an exclude file`); porter read nothing from it and said nothing. Now one note says
+    it, however many walks read it."""
+    import subprocess
+
+    from porter.pipeline import discover as discovery
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    folder = tmp_path / "home" / ".config" / "git" / "ignore"
+    folder.mkdir(parents=True)
+    if configured:
+        folder = tmp_path / "ignores"
+        folder.mkdir()
+        subprocess.run(["git", "-C", str(repo), "config", "core.excludesFile", str(folder)], env=env, check=True)
+    found = _walked(repo, monkeypatch, ["m.py", "gen_a.py"], {".gitignore": "gen_*.py\n"})
+    assert subprocess.run(["git", "-C", str(repo), "status"], env=env, capture_output=True).returncode == 128
+    list(discover([Path(".")]))
+    assert found == ["m.py"]
+    assert len(discovery.NOTES) == 1 and f"cannot use {folder} as an exclude file" in discovery.NOTES[0], (
+        discovery.NOTES
+    )
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the repository to another user")
 def test_a_repository_git_refuses_as_another_user_s_is_said_once(tmp_path, monkeypatch):
     """A repository owned by another user (an archive root extracted, a shared checkout):
