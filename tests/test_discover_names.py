@@ -891,6 +891,25 @@ def test_a_double_star_right_after_a_patterns_plain_prefix_starts_a_part_as_git_
         assert "x/ab/c/d.py" in found
 
 
+@pytest.mark.parametrize(
+    ("lines", "gone"), [(["gen", "!gen/**"], "gen/"), (["g*", "!g*/**"], "gen/"), (["/x/gen", "!x/gen/**"], "x/gen/")]
+)
+def test_a_negation_of_what_a_folder_holds_keeps_nothing_of_a_folder_left_out(tmp_path, monkeypatch, lines, gone):
+    """`gen` then `!gen/**`: git leaves out the folder `gen` (`gen/**` names what it
+    holds, not the folder), and a file cannot come back from a folder left out. A folder's path
+    is matched with its `/` (`gen/`), which `gen/**` (`^gen/`) matched, and lint read
+    all of `gen/`. Compared with `git ls-files -o --exclude-standard`."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    files = ["m.py", "gen/a.py", "gen/c/d.py", "gg/e.py", "x/gen/f.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
+    assert found == _git_lists(repo, env)
+    assert not any(name.startswith(gone) for name in found)
+
+
 @pytest.mark.parametrize("lines", [["*/", "!src/"], ["**/", "!sr*"], ["*/*/", "!src/"]])
 def test_a_pattern_for_every_folder_leaves_out_the_folders_below_one_a_negation_keeps(tmp_path, monkeypatch, lines):
     """`*/` then `!src/` (every folder out but `src`): git leaves out `src/sub/`, which `*/`

@@ -196,6 +196,12 @@ class _Wild:
         match = self._regex.search(path)
         if match is None:
             return None
+        if path.endswith("/") and not match.groupdict().get("ps_d"):
+            # (a folder's path is matched with its `/`: `^a/`, `a/**`'s regex, matched `a/`, so
+            # `a` then `!a/**` kept the folder `a`, which git leaves out; the folder is `a`)
+            match = self._regex.search(path, 0, len(path) - 1)
+            if match is None:
+                return None
         if match.groupdict().get("ps_d"):
             at = match.start("ps_d")
             if path.count("/", 0, at) < given:
@@ -504,7 +510,9 @@ class Spec:
         for (anchor, tail), table in tables.items():
             if anchor == "path":
                 keys = [(path, 2, last)] if tail == "any" else []
-                keys += [("/".join(parts[:k]), 2 if tail == "tree" else 1, k - 1) for k in range(1, last + 1)]
+                # (`a/**` names what `a/` holds, never `a/` itself: `a` then `!a/**` leaves `a/` out)
+                inner = last if tail != "tree" or parts[-1] else last - 1
+                keys += [("/".join(parts[:k]), 2 if tail == "tree" else 1, k - 1) for k in range(1, inner + 1)]
             else:
                 keys = [
                     (key, 2 if k == last else 1, k)

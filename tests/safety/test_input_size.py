@@ -169,8 +169,10 @@ def test_literal_patterns_looked_up_by_part_match_as_pathspec_does():
         for _ in range(20):
             path = "/".join(rng.choice(["a", "b", "a.b", ".b", "ab", "c"]) for _ in range(rng.randrange(1, 5)))
             path += rng.choice(["", "/"])
-            if path.endswith("/") and any(line.startswith("!") for line in lines):
-                continue  # (which pattern decides for a folder is git's: test_discover_names)
+            if path.endswith("/") and any(line.startswith("!") or line.endswith("/**") for line in lines):
+                # (which pattern decides for a folder is git's, and `a/**` names what `a/`
+                # holds, not `a/`: test_discover_names)
+                continue
             assert ours.match_file(path) == theirs.match_file(path), (lines, path)
 
 
