@@ -660,6 +660,31 @@ def test_an_ignore_file_too_large_to_read_is_named_in_a_note(tmp_path, monkeypat
     assert notes[1].startswith("sub/.gitignore is larger than 4 MiB") and "not read" in notes[1], notes
 
 
+@pytest.mark.parametrize("configured", [True, False])
+def test_a_folder_where_the_users_ignore_file_is_named_in_a_note(tmp_path, monkeypatch, configured):
+    """A folder as `core.excludesFile` (or at `~/.config/git/ignore`): git stops (`cannot use
+    ... as an exclude file`); porter read nothing from it and said nothing. Now one note says
+    it, however many walks read it."""
+    import subprocess
+
+    from porter.pipeline import discover as discovery
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    folder = tmp_path / "home" / ".config" / "git" / "ignore"
+    folder.mkdir(parents=True)
+    if configured:
+        folder = tmp_path / "ignores"
+        folder.mkdir()
+        subprocess.run(["git", "-C", str(repo), "config", "core.excludesFile", str(folder)], env=env, check=True)
+    found = _walked(repo, monkeypatch, ["m.py", "gen_a.py"], {".gitignore": "gen_*.py\n"})
+    assert subprocess.run(["git", "-C", str(repo), "status"], env=env, capture_output=True).returncode == 128
+    list(discover([Path(".")]))
+    assert found == ["m.py"]
+    assert len(discovery.NOTES) == 1 and f"cannot use {folder} as an exclude file" in discovery.NOTES[0], (
+        discovery.NOTES
+    )
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the repository to another user")
 def test_a_repository_git_refuses_as_another_user_s_is_said_once(tmp_path, monkeypatch):
     """A repository owned by another user (an archive root extracted, a shared checkout):
@@ -831,6 +856,75 @@ def test_a_gitignore_line_longer_than_a_path_or_ending_in_a_double_star_folder_i
         assert found == ["a.py", "b.py", "m.py", "sub/deep/f.py", "sub/e.py"]
     else:
         assert found == _git_lists(repo, env)
+
+
+@pytest.mark.parametrize(
+    ("lines", "left_out"),
+    [
+        (["a**/*"], "a.py"),  # (`**/` after the prefix `a`: no folder, so `a` then `*`)
+        (["b**/**"], "bb.py"),
+        (["x/a**/y.py"], "x/ay.py"),
+        (["x/a**/y.py"], "x/a/b/y.py"),  # (and any folders)
+        (["x/a**", "!x/ab/"], "x/ab/c/d.py"),  # (a last `**` crosses `/`: it names the file)
+        (["*", "!*/", "!x/a**"], None),  # (it keeps what it names, `/` or not)
+    ],
+)
+def test_a_double_star_right_after_a_patterns_plain_prefix_starts_a_part_as_git_reads_it(
+    tmp_path, monkeypatch, lines, left_out
+):
+    """git compares a pattern's plain prefix (up to its first wildcard) as a string and
+    matches the rest from its start, where a `**` starts a part: `a**/*` leaves out `a.py`,
+    `b**/**` `bb.py`, `x/a**` all below `x/ab/` (dir.c `match_pathname`). pathspec read
+    each such `**` as `*`, and lint read those files. Compared with `git ls-files -o
+    --exclude-standard`."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    files = ["a.py", "ab.py", "bb.py", "ab/e.py", "x/a.py", "x/ay.py", "x/a/y.py", "x/a/b/y.py", "x/ab/c/d.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
+    assert found == _git_lists(repo, env)
+    if left_out is not None:
+        assert left_out not in found
+    else:
+        assert "x/ab/c/d.py" in found
+
+
+@pytest.mark.parametrize(
+    ("lines", "gone"), [(["gen", "!gen/**"], "gen/"), (["g*", "!g*/**"], "gen/"), (["/x/gen", "!x/gen/**"], "x/gen/")]
+)
+def test_a_negation_of_what_a_folder_holds_keeps_nothing_of_a_folder_left_out(tmp_path, monkeypatch, lines, gone):
+    """`gen` then `!gen/**`: git leaves out the folder `gen` (`gen/**` names what it
+    holds, not the folder), and a file cannot come back from a folder left out. A folder's path
+    is matched with its `/` (`gen/`), which `gen/**` (`^gen/`) matched, and lint read
+    all of `gen/`. Compared with `git ls-files -o --exclude-standard`."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    files = ["m.py", "gen/a.py", "gen/c/d.py", "gg/e.py", "x/gen/f.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
+    assert found == _git_lists(repo, env)
+    assert not any(name.startswith(gone) for name in found)
+
+
+@pytest.mark.parametrize("lines", [["*/", "!src/"], ["**/", "!sr*"], ["*/*/", "!src/"]])
+def test_a_pattern_for_every_folder_leaves_out_the_folders_below_one_a_negation_keeps(tmp_path, monkeypatch, lines):
+    """`*/` then `!src/` (every folder out but `src`): git leaves out `src/sub/`, which `*/`
+    names too. `*/` is matched by a regex unanchored at the path's start, which found only the
+    first folder (`src`, already decided on the walk), and lint read `src/sub/x.py`. Compared
+    with `git ls-files -o --exclude-standard`."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    files = ["m.py", "src/a.py", "src/sub/x.py", "src/sub/deep/y.py", "lib/z.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
+    assert found == _git_lists(repo, env)
+    assert "src/sub/x.py" not in found
 
 
 @pytest.mark.parametrize(

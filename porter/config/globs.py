@@ -196,12 +196,38 @@ class _Wild:
         match = self._regex.search(path)
         if match is None:
             return None
+        if path.endswith("/") and not match.groupdict().get("ps_d"):
+            # (a folder's path is matched with its `/`: `^a/`, `a/**`'s regex, matched `a/`, so
+            # `a` then `!a/**` kept the folder `a`, which git leaves out; the folder is `a`)
+            match = self._regex.search(path, 0, len(path) - 1)
+            if match is None:
+                return None
         if match.groupdict().get("ps_d"):
             at = match.start("ps_d")
             if path.count("/", 0, at) < given:
-                return None
+                match = self._below(path, given)
+                if match is None:
+                    return None
+                if not match.groupdict().get("ps_d"):
+                    return 2
+                at = match.start("ps_d")
             return 3 if at == len(path) - 1 else 1  # (3: the folder the path names: `Spec.verdict`)
         return 2
+
+    def _below(self, path: str, given: int) -> re.Match[str] | None:
+        """A match of the pattern that starts past the first `given` folders of `path`, where
+        its first named one of them: an anchored pattern's match is the deepest folder it
+        names, but an unanchored one's (`*/`, `**/`: `(?P<ps_d>/)`) is the first (`*/` then
+        `!src/` left `src/sub/` in, which `*/` leaves out for git)."""
+        assert self._regex is not None
+        if self._regex.pattern.startswith("^"):
+            return None
+        at = -1
+        for _ in range(given + 1):
+            at = path.find("/", at + 1)
+            if at < 0:
+                return None
+        return self._regex.search(path, at)
 
 
 _KEY = 6  # the most characters of a pattern's text that key it (`_text`)
@@ -484,7 +510,9 @@ class Spec:
         for (anchor, tail), table in tables.items():
             if anchor == "path":
                 keys = [(path, 2, last)] if tail == "any" else []
-                keys += [("/".join(parts[:k]), 2 if tail == "tree" else 1, k - 1) for k in range(1, last + 1)]
+                # (`a/**` names what `a/` holds, never `a/` itself: `a` then `!a/**` leaves `a/` out)
+                inner = last if tail != "tree" or parts[-1] else last - 1
+                keys += [("/".join(parts[:k]), 2 if tail == "tree" else 1, k - 1) for k in range(1, inner + 1)]
             else:
                 keys = [
                     (key, 2 if k == last else 1, k)
@@ -567,6 +595,7 @@ def _read(line: str) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str]
     plain = _plain(line)
     if plain is not None:
         return True, plain, None
+    line, stars = _prefix_stars(line)
     marked, classes = _brackets(line)
     if marked is None:
         return None  # (a bracket git cannot close, or an unknown `[:name:]`: the line matches nothing)
@@ -575,16 +604,56 @@ def _read(line: str) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str]
         return None
     for i, cls in enumerate(classes):
         regex = regex.replace(chr(_MARK + i), cls)
-    split = _split_literal(regex)
+    split = None if stars else _split_literal(regex)
     if split is not None:
         return include, split, None  # (no wildcard, no class: a regex that cannot fail)
     if regex.count(_STAR) > 1 or "[^" in regex.replace("[^/]", ""):
         regex = _linear(regex)  # (and `[!a]` never matches a `/`)
+    if stars:
+        # (a `*` that is a whole part after `**/` may be empty: `a**/*` leaves out a file `a`)
+        regex = regex.replace(_FOLDERS + "/[^/]+", "(?:.*/)?[^/]*").replace(_FOLDERS + "/", "(?:.*/)?")
+        regex = regex.replace(_ANY, ".*")
     # (DOTALL: pathspec's `.` in `(?:.+/)?` did not cross a line break in a folder's name, so
     # `m.py` left out `x/m.py` but not `a<LF>b/m.py`, which git leaves out)
     with warnings.catch_warnings():  # (a "possible nested set" FutureWarning reached the terminal)
         warnings.simplefilter("ignore")
         return include, None, re.compile(regex, re.DOTALL)
+
+
+# what `_prefix_stars` puts for a `**` git reads after a pattern's plain prefix, then replaces in
+# the regex: `**/` (any folders, or none, and the `/` too) and a last `**` (anything)
+_FOLDERS, _ANY = "\uf8fe", "\uf8ff"
+
+
+def _prefix_stars(line: str) -> tuple[str, bool]:
+    """`line` (a pattern with a `/` before its end, which git matches against the whole path)
+    with a `**` that directly follows its plain prefix (`a**/*`, `x/b**`) marked (`_FOLDERS`,
+    `_ANY`), and whether it was. git compares that prefix (up to its first `*?[\\`) as a string,
+    then matches the rest from its start, where a `**` starts a part: `**/` may match no
+    folder, or any, and a last `**` anything, `/` too (dir.c `match_pathname`, wildmatch.c).
+    So git leaves out `a.py` under `a**/*` and `bb.py` under `b**/**`, and `x/ab/c/d.py`
+    under `x/a**` whatever a later `!x/ab/` says; pathspec read each such `**` as `*` (the
+    rule for a `**` inside a part, which git follows elsewhere). A line already holding a
+    marker is left as it is."""
+    body = line[:-1] if line.endswith("/") else line
+    start = 1 if body.startswith("/") else 0
+    if "/" not in body or _FOLDERS in line or _ANY in line:
+        return line, False
+    end = next((i for i in range(start, len(body)) if body[i] in "*?[\\"), len(body))
+    if end == start or body[end - 1] == "/" or not body.startswith("**", end):
+        return line, False
+    rest = end
+    while rest < len(body) and body[rest] == "*":
+        rest += 1
+    if rest < len(body) and body[rest] != "/":
+        return line, False  # (`a**b`: git's `*`, as pathspec reads it)
+    head = "/" + body[start:end]  # (rooted, as git matches it: the whole path)
+    tail = body[rest + 1 :]
+    while tail.startswith("**/"):  # (`**/` again: no more folders than the first)
+        tail = tail[3:]
+    if tail.strip("*") == "" and tail != "*":  # (`a**`, `a**/**`: anything after `a`)
+        return head + _ANY + line[len(body) :], True
+    return head + _FOLDERS + "/" + tail + line[len(body) :], True
 
 
 # git's character classes (wildmatch.c, ASCII): `[[:alpha:]]` and the others, as ranges

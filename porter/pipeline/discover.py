@@ -585,7 +585,8 @@ def _user_excludes(repo: Path, configured: str | None) -> list[str]:
     `$HOME/.config/git/ignore`; an empty `XDG_CONFIG_HOME` counts as unset, an empty `HOME` is
     the root folder's (`/.config/git/ignore`), and a relative path is the work tree top's, as
     git reads them. It may be a link (a dotfiles manager's), as git follows it. Lint saw more
-    files than `git status` for a user who keeps ignores there."""
+    files than `git status` for a user who keeps ignores there. A folder there is said in a
+    note, once: git stops (`cannot use ... as an exclude file`)."""
     env = os.environ
     if configured is not None:
         where = configured
@@ -597,6 +598,10 @@ def _user_excludes(repo: Path, configured: str | None) -> list[str]:
         return []
     if not where:
         return []  # (`core.excludesFile =`: git opens no file, and reads no other)
+    if os.path.isdir(repo / where):
+        # (git stops: `fatal: cannot use ... as an exclude file`; porter read nothing, and said nothing)
+        _note(f"git cannot use {os.fspath(repo / where)} as an exclude file (a folder): no user ignores are read")
+        return []
     return _read_patterns(repo / where, follow=True)
 
 

@@ -104,15 +104,17 @@ def test_gitignore_patterns_match_as_pathspec_does_without_backtracking():
     linear form matches exactly the paths pathspec's does."""
     import pathspec
 
-    from porter.config.globs import spec
+    from porter.config.globs import _prefix_stars, spec
 
     rng = random.Random(2024)
     pieces = ["a", "b", "*", "*", "?", "/", "[ab]", "[!a]", "**/", "\\*", "."]
     for _ in range(3000):
         pattern = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
         pattern = ("/" if rng.random() < 0.2 else "") + pattern
-        if pattern.endswith("**/") or "***" in pattern:
-            continue  # (as git reads them, not pathspec: a folder below; a run of `*` as `**`: test_discover_names)
+        if pattern.endswith("**/") or "***" in pattern or _prefix_stars(pattern)[1]:
+            # (as git reads them, not pathspec: a folder below; a run of `*` as `**`; a `**` right
+            # after the plain prefix starts a part: test_discover_names)
+            continue
         try:
             theirs = pathspec.GitIgnoreSpec.from_lines([pattern])
         except Exception:  # noqa: BLE001 - a pattern pathspec refuses: porter reports it elsewhere
@@ -167,8 +169,10 @@ def test_literal_patterns_looked_up_by_part_match_as_pathspec_does():
         for _ in range(20):
             path = "/".join(rng.choice(["a", "b", "a.b", ".b", "ab", "c"]) for _ in range(rng.randrange(1, 5)))
             path += rng.choice(["", "/"])
-            if path.endswith("/") and any(line.startswith("!") for line in lines):
-                continue  # (which pattern decides for a folder is git's: test_discover_names)
+            if path.endswith("/") and any(line.startswith("!") or line.endswith("/**") for line in lines):
+                # (which pattern decides for a folder is git's, and `a/**` names what `a/`
+                # holds, not `a/`: test_discover_names)
+                continue
             assert ours.match_file(path) == theirs.match_file(path), (lines, path)
 
 
