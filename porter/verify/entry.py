@@ -17,24 +17,29 @@ from pathlib import Path
 # sees the sys.path that `python ARGV...` gives it.
 _OWN_ENTRY: str | None = None
 
-# what the launcher and the recorder import once the program runs: loaded before it does when the
-# program's own `porter` takes the name (porter's modules are then reached under theirs)
-_LATE_IMPORTS = (
-    "porter.core.reading",
-    "porter.core.textsafe",
-    "porter.pipeline.writer",
-    "porter.verify.capture",
-    "porter.verify.collectives",
-    "porter.verify.devices",
-    "porter.verify.probes",
-    "porter.verify.recorder",
-    "porter.verify.rng",
-    "porter.verify.shapes",
-    "porter.verify.shim",
-    "porter.verify.sides",
-    "porter.verify.tracefile",
-    "porter.verify.worker",
-)
+# what the side imports once the program runs, under each top-level name it needs then: loaded
+# before the program starts when the program's folder holds a module of that name (its own
+# `porter` package, a `safetensors.py`), which then takes the name for the program, as under
+# `python ARGV...`, while porter keeps its own modules by object (and under their full names)
+_LATE_IMPORTS = {
+    "porter": (
+        "porter.core.reading",
+        "porter.core.textsafe",
+        "porter.pipeline.writer",
+        "porter.verify.capture",
+        "porter.verify.collectives",
+        "porter.verify.devices",
+        "porter.verify.probes",
+        "porter.verify.recorder",
+        "porter.verify.rng",
+        "porter.verify.shapes",
+        "porter.verify.shim",
+        "porter.verify.sides",
+        "porter.verify.tracefile",
+        "porter.verify.worker",
+    ),
+    "safetensors": ("safetensors", "safetensors.torch"),  # the trace is written with it
+}
 
 
 def own_entry() -> None:
@@ -47,33 +52,42 @@ def own_entry() -> None:
 
 
 def program_path(entry: str) -> None:
-    """`entry` first on sys.path, as python puts it there for the program, in place of porter's."""
+    """`entry` first on sys.path, as python puts it there for the program, in place of porter's;
+    the names of _LATE_IMPORTS that the entry's folder provides are the program's from then on."""
+    import importlib
+    import importlib.machinery
+
+    find = importlib.machinery.PathFinder.find_spec
+    shadowed = [top for top in _LATE_IMPORTS if find(top, [entry]) is not None]
+    for top in shadowed:
+        for name in _LATE_IMPORTS[top]:
+            importlib.import_module(name)
     if _OWN_ENTRY is not None and sys.path and sys.path[0] == _OWN_ENTRY:
         sys.path[0] = entry
     else:
         sys.path.insert(0, entry)
-    _yield_porter_name()
+    for top in shadowed:
+        theirs = find(top, sys.path)
+        if theirs is not None and not _same(sys.modules[top], theirs):
+            _give_up(top, list(theirs.submodule_search_locations or ()))
 
 
-def _yield_porter_name() -> None:
-    """A `porter` that the program's sys.path finds and that is not this porter is the
-    program's, as under `python ARGV...`: the name is given up (with each first-level name
-    that package also holds), porter's own modules being loaded first and kept by object."""
-    import importlib
+def _places(spec) -> set[str]:
+    return {str(Path(p).resolve()) for p in (spec.submodule_search_locations or [spec.origin]) if p}
+
+
+def _same(module, spec) -> bool:
+    own = getattr(module, "__spec__", None)
+    return own is not None and bool(_places(own) & _places(spec))
+
+
+def _give_up(top: str, where: list[str]) -> None:
+    """`top` out of sys.modules, and each of its loaded submodules whose first-level name the
+    program's package also holds (`where`: its folders); porter's others stay, so that porter's
+    own late imports still find them."""
     import importlib.machinery
 
-    ours = sys.modules.get("porter")
-    theirs = importlib.machinery.PathFinder.find_spec("porter", sys.path)
-    if ours is None or theirs is None:
-        return
-    own = {str(Path(p).resolve()) for p in getattr(ours, "__path__", ())}
-    found = list(theirs.submodule_search_locations or ()) or [os.path.dirname(theirs.origin or "")]
-    if own & {str(Path(p).resolve()) for p in found}:
-        return
-    for name in _LATE_IMPORTS:
-        importlib.import_module(name)
-    where = list(theirs.submodule_search_locations or ())
-    for name in [n for n in sys.modules if n == "porter" or n.startswith("porter.")]:
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
         first = ".".join(name.split(".")[:2])
-        if name == "porter" or (where and importlib.machinery.PathFinder.find_spec(first, where)):
+        if name == top or (where and importlib.machinery.PathFinder.find_spec(first, where)):
             del sys.modules[name]

@@ -1168,3 +1168,28 @@ def test_module_mode_imports_a_project_s_own_porter_package(tmp_path):
     with WorkerSet() as workers:
         side = run_side("reference", cfg, tmp_path / "work", workers=workers)
     assert side.ok, (side.status, side.error)
+
+
+def test_a_project_module_named_like_one_porter_writes_the_trace_with_is_the_program_s(tmp_path):
+    """A `safetensors.py` in the program's folder: the program imported it (as `python
+    train.py` does), and then porter's trace writer did too: "No module named
+    'safetensors.torch'", the run lost. Porter's own is now loaded first and kept; the program
+    still imports its own. A `json.py` there is where porter must differ: porter (and torch)
+    loaded json before the program, and the program gets that one (under plain python torch
+    itself imports the folder's json.py, and fails)."""
+    need("torch")
+    body = (
+        "import json, safetensors, torch\ntorch.manual_seed(0)\n"
+        "open('seen.txt', 'w').write(safetensors.NAME + ' ' + str(hasattr(json, 'NAME')))\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU())\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    (tree / "safetensors.py").write_text("NAME = 'theirs'\n")
+    (tree / "json.py").write_text("NAME = 'theirs'\n")
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert (tree / "seen.txt").read_text() == "theirs False"
