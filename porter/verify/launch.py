@@ -1,6 +1,6 @@
 """Runs the user's Python command with porter's recorder installed, in one side's process:
 
-    python -m porter.verify.launch JOB.json -- SCRIPT.py ARGS...   (or -m MODULE ARGS, -c CODE)
+    python .../porter/verify/launch.py JOB.json -- SCRIPT.py ARGS...   (or -m MODULE ARGS, -c CODE)
 
 It chooses the device (CUDA, else the CPU through the CUDA shim, for the original; the target
 or XLA:CPU emulation for the port), seeds Python, NumPy and torch, installs the recorder, runs
@@ -228,19 +228,21 @@ def host_info() -> dict:
 
 def run_user_command(argv: list[str]) -> None:
     """What `python ARGV...` does, in this process."""
+    from porter.verify.entry import program_path
+
     if not argv:
         raise ValueError("no Python command to run")
     if argv[0] == "-m":
         if len(argv) < 2:
             raise ValueError("-m needs a module name")
         sys.argv = [argv[1], *argv[2:]]
-        sys.path.insert(0, os.getcwd())
+        program_path(os.getcwd())
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     elif argv[0] == "-c":
         if len(argv) < 2:
             raise ValueError("-c needs code")
         sys.argv = ["-c", *argv[2:]]
-        sys.path.insert(0, "")
+        program_path("")
         exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
     else:
         script = os.path.abspath(argv[0])
@@ -250,7 +252,7 @@ def run_user_command(argv: list[str]) -> None:
         except OSError as exc:  # the program's file cannot be read (its mode, or its folder's)
             raise ProgramUnreadable(f"can't open file {argv[0]!r}: {exc.strerror or exc}") from None
         sys.argv = list(argv)
-        sys.path.insert(0, os.path.dirname(script))
+        program_path(os.path.dirname(script))
         runpy.run_path(script, run_name="__main__")
 
 
@@ -278,6 +280,9 @@ class _Side:
         self.pid = os.getpid()
         self.lock = threading.Lock()
         self.owner: int | None = None
+        import porter
+
+        self.version = porter.__version__  # read now: the program's own `porter` may take the name
         self.umask = os.umask(0o022)  # porter's, read (os.umask sets it: set back at once)
         os.umask(self.umask)
 
@@ -439,8 +444,6 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
     manifest, tensors, trace_error = _finish_recording(run.recorder, run.root, describe=error is None)
     if trace_error is not None and error is None:
         error, stopped = trace_error, "error"
-    import porter
-
     note = _compile_note(getattr(run.recorder, "op_counter", None) is not None)
     if note is not None and manifest:
         manifest["notes"] = [*manifest.get("notes", []), note]
@@ -451,7 +454,7 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
         manifest["threads"] = sys.modules["torch"].get_num_threads()
     manifest.update(
         {
-            "porter": porter.__version__,
+            "porter": run.version,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run.started)),
             "role": job["role"],
             "target": job.get("target"),
@@ -623,4 +626,7 @@ def _finish_recording(recorder, root: str, *, describe: bool) -> tuple[dict, dic
 
 
 if __name__ == "__main__":
+    from porter.verify.entry import own_entry  # porter's root is on PYTHONPATH (porter.verify.sides.side_env)
+
+    own_entry()
     sys.exit(main(sys.argv))

@@ -60,7 +60,9 @@ def run_side(
     workers = workers or WorkerSet().__enter__()
     try:
         res = workers.run(
-            [cfg.python, "-m", "porter.verify.worker", str(job_path)],
+            # by its file path: `-m` looked it up in the tree first, where a project's own
+            # `porter` shadowed it
+            [cfg.python, str(Path(__file__).with_name("worker.py")), str(job_path)],
             cwd=tree,
             env=side_env(role, cfg),
             log_path=log_path,

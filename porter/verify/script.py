@@ -301,10 +301,12 @@ def record(
     env = side_env(role, cfg)
     env.update(env_extra or {})
     launch = cfg.launch or Launch(1, (), tuple(cfg.command[1:]))
-    launcher = ["-m", "torch.distributed.run", *launch.options, "-m"] if launch.nproc > 1 else ["-m"]
+    # the launcher by its file path: `-m porter.verify.launch` was looked up in the command's
+    # folder first, and a project with its own `porter` shadowed it (porter.verify.launch)
+    launcher = ["-m", "torch.distributed.run", *launch.options] if launch.nproc > 1 else []
     t0 = time.perf_counter()
     res = workers.run(
-        [cfg.python, *launcher, "porter.verify.launch", str(job_path), "--", *launch.script],
+        [cfg.python, *launcher, str(Path(__file__).with_name("launch.py")), str(job_path), "--", *launch.script],
         cwd=tree,
         env=env,
         log_path=log_path,

@@ -219,6 +219,7 @@ def _parameters(r: ScriptResult) -> list[Section]:
                 ["check", "result"],
                 [
                     ["parameters compared before step 1", str(p.get("compared"))],
+                    *_unpaired(p),
                     ["compared by", p.get("by") or "a strided sample and the statistics (an older trace)"],
                     [
                         "differing",
@@ -236,6 +237,18 @@ def _parameters(r: ScriptResult) -> list[Section]:
             )
         )
     return out
+
+
+def _unpaired(p: dict) -> list[list[str]]:
+    """A row naming the parameters of one side only, where there are any: a trace of a wrapped
+    model by an earlier porter (`module.0.weight` against `0.weight`) had 0 compared and
+    "differing: none", with nothing said of the 4 it could not pair."""
+    said = [
+        f"{len(names)} only in the {side} (first: {names[0]})"
+        for side, names in (("reference", p.get("missing_in_port") or []), ("port", p.get("only_in_port") or []))
+        if names
+    ]
+    return [["not paired by name", "; ".join(said)]] if said else []
 
 
 def _probes(r: ScriptResult) -> list[Section]:

@@ -821,10 +821,12 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             "on XLA, say); the loss, the gradient norm and the module outputs of equal shapes "
             "were compared"
         )
-    called = [m for m in modules if m["type"] != "buffer"]
+    # the root is `(model)` on both sides whatever it wraps: it pairs, and is not counted here
+    called = [m for m in modules if m["type"] != "buffer" and m["module"] != "(model)"]
     if len(called) > 1 and all(m["problem"] == "not called on the ported side" for m in called):
         warnings.append(
-            f"none of the reference's {len(called)} module outputs has its key in the port: a model "
+            f"none of the reference's {len(called)} module outputs below its root (model) has its key "
+            "in the port: a model "
             "renamed, or wrapped on one side only; porter names a root that only wraps one model "
             "(DataParallel, DDP) as that model, where porters before the twenty-first adversarial "
             "read kept the wrapper's `module.`: record both sides with one porter"

@@ -1,6 +1,6 @@
 """The code one side of a parity check runs, in its own process:
 
-    python -m porter.verify.worker JOB.json
+    python .../porter/verify/worker.py JOB.json   (by its path: porter.verify.entry)
 
 It imports the user's tree (first on sys.path), builds the model with FACTORY(), and writes
 what it measured into the job's output folder: meta.json (devices, timings, probes),
@@ -98,7 +98,9 @@ class Worker:
         with self.phase("startup"):
             self.setup_device()
         with self.phase("import"):
-            sys.path.insert(0, self.root)
+            from porter.verify.entry import program_path
+
+            program_path(self.root)
             factory = self.resolve(self.job["entry"])
             inputs_fn = self.resolve(self.job["inputs"]) if self.role == "reference" else None
         with self.phase("factory"):
@@ -505,4 +507,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from porter.verify.entry import own_entry  # porter's root is on PYTHONPATH (porter.verify.sides.side_env)
+
+    own_entry()
     sys.exit(main(sys.argv))

@@ -1121,3 +1121,75 @@ def test_the_modules_inside_a_torchscript_module_are_said_to_be_unrecorded(tmp_p
     assert rec.status == "ok", (rec.status, rec.error)
     notes = rec.trace.manifest.get("notes", [])
     assert any("3 module(s) inside 1 TorchScript module(s) not recorded" in n for n in notes), notes
+
+
+def test_a_project_with_its_own_porter_package_is_recorded_and_imports_its_own(tmp_path):
+    """The launcher ran as `python -m porter.verify.launch` from the command's folder, where a
+    project's own `porter` package (or `porter.py`) was found first: "No module named
+    'porter.verify'", no trace. It now runs by its file path, and the program imports its own
+    `porter`, with the sys.path `python train.py` gives it (its folder first, once)."""
+    need("torch")
+    body = (
+        "import sys, torch\nimport porter\nfrom porter import make\ntorch.manual_seed(0)\n"
+        "open('seen.txt', 'w').write(porter.NAME + ' ' + str(sys.path.count(sys.path[0])))\n"
+        "model = make()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    own = "import torch\nNAME = 'theirs'\ndef make():\n    return torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU())\n"
+    for layout in ("porter/__init__.py", "porter.py"):
+        tree = tmp_path / layout.replace("/", "_")
+        (tree / layout).parent.mkdir(parents=True, exist_ok=True)
+        (tree / layout).write_text(own)
+        (tree / "train.py").write_text(body)
+        rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+        assert rec.status == "ok", (layout, rec.status, rec.error)
+        assert [m["key"] for m in rec.trace.manifest["modules"]] == ["0", "1", "(model)"]
+        assert (tree / "seen.txt").read_text() == "theirs 1", layout
+
+
+def test_module_mode_imports_a_project_s_own_porter_package(tmp_path):
+    """Module mode's worker ran as `python -m porter.verify.worker` in the tree: a project with
+    its own `porter` package ended in "No module named 'porter.verify'". The factory named
+    `porter:make` is now the project's."""
+    need("torch")
+    from porter.verify.config import ParityConfig
+    from porter.verify.runner import run_side
+
+    tree = tmp_path / "tree"
+    (tree / "porter").mkdir(parents=True)
+    (tree / "porter" / "__init__.py").write_text(
+        "import torch\nNAME = 'theirs'\n"
+        "def make():\n    return torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU())\n"
+        "def example_inputs():\n    return (torch.randn(3, 4),)\n"
+    )
+    cfg = ParityConfig(original=tree, ported=tree, entry="porter:make", inputs="porter:example_inputs", timeout=120)
+    with WorkerSet() as workers:
+        side = run_side("reference", cfg, tmp_path / "work", workers=workers)
+    assert side.ok, (side.status, side.error)
+
+
+def test_a_project_module_named_like_one_porter_writes_the_trace_with_is_the_program_s(tmp_path):
+    """A `safetensors.py` in the program's folder: the program imported it (as `python
+    train.py` does), and then porter's trace writer did too: "No module named
+    'safetensors.torch'", the run lost. Porter's own is now loaded first and kept; the program
+    still imports its own. A `json.py` there is where porter must differ: porter (and torch)
+    loaded json before the program, and the program gets that one (under plain python torch
+    itself imports the folder's json.py, and fails)."""
+    need("torch")
+    body = (
+        "import json, safetensors, torch\ntorch.manual_seed(0)\n"
+        "open('seen.txt', 'w').write(safetensors.NAME + ' ' + str(hasattr(json, 'NAME')))\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU())\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    (tree / "safetensors.py").write_text("NAME = 'theirs'\n")
+    (tree / "json.py").write_text("NAME = 'theirs'\n")
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert (tree / "seen.txt").read_text() == "theirs False"

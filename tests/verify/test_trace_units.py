@@ -513,3 +513,24 @@ def test_a_port_none_of_whose_module_keys_the_reference_has_is_said_to_be_rename
         traces.append(t)
     res = compare_traces(*traces)
     assert res.verdict == "fail" and any("wrapped on one side only" in w for w in res.warnings), res.warnings
+    # as real traces are: the root is `(model)` on both sides (an earlier porter's DataParallel
+    # trace against a port that dropped it: the root paired, and nothing was said)
+    for t in traces:
+        t.manifest["modules"].append(dict(t.manifest["modules"][0], key="(model)"))
+    res = compare_traces(*traces)
+    said = [w for w in res.warnings if "wrapped on one side only" in w]
+    assert res.verdict == "fail" and len(said) == 1, res.warnings
+    assert said[0].startswith("none of the reference's 2 module outputs below its root (model) has its key"), said
+    # its parameters did not pair either: 0 compared and "differing: none" was all the table said
+    for t in traces[:1]:
+        for q in t.manifest["parameters"]:
+            q["name"] = "module." + q["name"]
+    from porter.verify.scriptreport import sections
+
+    res = compare_traces(*traces)
+    rows = {row[0]: row[1] for name, _, rows, _ in sections(res) if name.startswith("Initial weights") for row in rows}
+    assert rows["parameters compared before step 1"] == "0", rows
+    first = traces[0].manifest["parameters"][0]["name"]
+    assert rows["not paired by name"].startswith(
+        f"{len(traces[0].manifest['parameters'])} only in the reference (first: {first}); "
+    ), rows
