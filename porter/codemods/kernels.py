@@ -164,9 +164,22 @@ def triton_wrapped(module: cst.Module, resolver, nested: bool = False) -> dict[s
     nor its launch `k[grid](...)` (twenty-first read: xformers' rewritten kernels and many
     benchmarks bind `triton.jit(fn)` to a name). At module level (in `if`/`try`/`with` blocks
     too); with `nested`, in a function's or a class's body as well."""
-    if not any(full == "triton" or full.startswith("triton.") for full in resolver.imports.names.values()):
-        return {}  # (no name is Triton's, so no call is its decorator: the walk below cost lint's
-        # every candidate file a second libcst visit, 13 CPU s of the corpus's cold run)
+    if not _names_triton(resolver):
+        return {}
+    defs, assigns = _defs_and_assigns(module, nested)
+    found: dict[str, tuple[cst.FunctionDef, cst.Call]] = {}
+    for node in assigns:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            continue
+        fn = _wrapped_function(node.value, resolver, defs)
+        if fn is not None and isinstance(node.value, cst.Call):
+            found.setdefault(node.targets[0].target.value, (fn, node.value))
+    return found
+
+
+def _defs_and_assigns(module: cst.Module, nested: bool) -> tuple[dict[str, cst.FunctionDef], list[cst.Assign]]:
+    """The functions (the first of each name) and assignments of `module`, in order: at its own
+    level (`_module_level`), or with `nested` anywhere in it."""
     defs: dict[str, cst.FunctionDef] = {}
     assigns: list[cst.Assign] = []
 
@@ -179,20 +192,20 @@ def triton_wrapped(module: cst.Module, resolver, nested: bool = False) -> dict[s
 
     if nested:
         module.visit(_Walk())
-    else:
-        for stmt in _module_level(module.body):
-            if isinstance(stmt, cst.FunctionDef):
-                defs.setdefault(stmt.name.value, stmt)
-            elif isinstance(stmt, cst.SimpleStatementLine):
-                assigns.extend(s for s in stmt.body if isinstance(s, cst.Assign))
-    found: dict[str, tuple[cst.FunctionDef, cst.Call]] = {}
-    for node in assigns:
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
-            continue
-        fn = _wrapped_function(node.value, resolver, defs)
-        if fn is not None and isinstance(node.value, cst.Call):
-            found.setdefault(node.targets[0].target.value, (fn, node.value))
-    return found
+        return defs, assigns
+    for stmt in _module_level(module.body):
+        if isinstance(stmt, cst.FunctionDef):
+            defs.setdefault(stmt.name.value, stmt)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            assigns.extend(s for s in stmt.body if isinstance(s, cst.Assign))
+    return defs, assigns
+
+
+def _names_triton(resolver) -> bool:
+    """Whether an import binds a name to Triton: with none, no call is its decorator. Looking
+    for them anyway cost lint a second libcst walk of every candidate file (13 CPU s of the
+    corpus's cold run)."""
+    return any(full == "triton" or full.startswith("triton.") for full in resolver.imports.names.values())
 
 
 def _wrapped_function(expr: cst.BaseExpression, resolver, defs: dict[str, cst.FunctionDef]) -> cst.FunctionDef | None:
