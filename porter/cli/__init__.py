@@ -280,18 +280,17 @@ class _HelpConsole:
         not drawn, the options panel kept its 1,000 columns)."""
         from rich.measure import Measurement
 
+        from porter.report.console import narrowest
+
         console = self._console
         options = console.options.update_width(width)
 
         def lines(at: int) -> int:
             return len(console.render_lines(renderable, options.update_width(at), pad=False))
 
-        low, high = 1, max(1, min(Measurement.get(console, options, renderable).maximum, width))
+        high = max(1, min(Measurement.get(console, options, renderable).maximum, width))
         most = lines(high)
-        while low < high:
-            mid = (low + high) // 2
-            low, high = (low, mid) if lines(mid) <= most else (mid + 1, high)
-        return high
+        return narrowest(1, high, lambda at: lines(at) <= most)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._console, name)

@@ -534,20 +534,22 @@ def _plain_local_config(git_dir: Path | None, dot_git: Path) -> bool:
         if not line.startswith("gitdir: "):
             return False
         folders.add(dot_git.parent / line[len("gitdir: ") :].strip())
-    for folder in folders:
-        for name in ("config", "config.worktree"):
-            path = folder / name
-            if not os.path.lexists(path):
-                continue
-            try:
-                if not path.is_file():
-                    return False
-                text = read_regular(path, MAX_GITIGNORE_BYTES).lower()
-            except OSError:
-                return False
-            if any(word in text for word in _LOCAL_WORDS):
-                return False
-    return True
+    return not any(_may_name_ignores(folder / name) for folder in folders for name in ("config", "config.worktree"))
+
+
+def _may_name_ignores(path: Path) -> bool:
+    """Whether the git configuration file `path` may name `core.excludesFile`, `core.ignoreCase`
+    or an `include` (case aside): a missing file names nothing, as git reads it; one that is no
+    regular file, or cannot be read, may."""
+    if not os.path.lexists(path):
+        return False
+    try:
+        if not path.is_file():
+            return True
+        text = read_regular(path, MAX_GITIGNORE_BYTES).lower()
+    except OSError:
+        return True
+    return any(word in text for word in _LOCAL_WORDS)
 
 
 def _config_env() -> tuple[tuple[str, str], ...]:
@@ -656,15 +658,7 @@ def _may_set_ignores(origin: str, path: str | None) -> bool:
         where = Path(origin[len("file:") :]).parent / path
     else:
         return True
-    if not os.path.lexists(where):
-        return False
-    try:
-        if not where.is_file():
-            return True
-        text = read_regular(where, MAX_GITIGNORE_BYTES).lower()
-    except OSError:
-        return True
-    return any(word in text for word in _LOCAL_WORDS)
+    return _may_name_ignores(where)
 
 
 def _git_bool(value: str | None) -> bool:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.console import Console, ConsoleDimensions
@@ -186,12 +186,15 @@ def whole_width(console: Console, renderable: Any, width: int) -> int:
     (twenty-first read). Drawn wider, the terminal wraps its lines, and nothing is lost."""
     wide = max(width, Measurement.get(console, console.options.update_width(UNWRAPPED), renderable).maximum)
     whole = _text_shown(console, renderable, wide)
-    if wide == width or _text_shown(console, renderable, width) >= whole:
-        return width
-    low, high = width + 1, wide
+    return narrowest(width, wide, lambda at: _text_shown(console, renderable, at) >= whole)
+
+
+def narrowest(low: int, high: int, fits: Callable[[int], bool]) -> int:
+    """The narrowest width from `low` to `high` that `fits` (`high` fits; a width wider than one
+    that fits fits too), by bisection: each try renders the whole text."""
     while low < high:
         mid = (low + high) // 2
-        low, high = (low, mid) if _text_shown(console, renderable, mid) >= whole else (mid + 1, high)
+        low, high = (low, mid) if fits(mid) else (mid + 1, high)
     return high
 
 
