@@ -893,26 +893,13 @@ def test_a_module_s_output_is_recorded_as_the_program_s_own_hooks_return_it(tmp_
     hooks (the recorder's) before a module's own, so the output recorded was the one before
     the program's hook, and a port whose hook changed a Linear's output passed at that Linear
     (the next module was named as the first to diverge)."""
-    need("torch")
-    body = (
-        "import torch\ntorch.manual_seed(0)\n"
-        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+    stats, manifest = _linear_output_with_hooks(
+        tmp_path,
         "model[0].register_forward_hook(lambda m, a, o: o * 0 + 7)\n"
-        "model[0].register_forward_hook(lambda m, a, o: None)\n"
-        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "x = torch.randn(4, 4)\n"
-        "for _ in range(3):\n"
-        "    loss = model(x).pow(2).mean()\n"
-        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "model[0].register_forward_hook(lambda m, a, o: None)\n",
     )
-    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
-    assert rec.status == "ok", (rec.status, rec.error)
-    from porter.verify.tracefile import STAT_NAMES
-
-    first = next(m for m in rec.trace.manifest["modules"] if m["key"] == "0")
-    stats = dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist()))
     assert stats["min"] == stats["max"] == 7.0, stats
-    assert [m["key"] for m in rec.trace.manifest["modules"]] == ["0", "1", "(model)"]
+    assert [m["key"] for m in manifest["modules"]] == ["0", "1", "(model)"]
 
 
 def test_the_model_s_buffers_are_recorded_after_the_first_forward(tmp_path):
@@ -1055,24 +1042,11 @@ def test_a_module_s_output_is_recorded_as_the_program_s_global_hooks_return_it(t
     a module's output: torch runs global hooks in the order they were registered, porter's (made
     before the program started) first, so the output recorded was the one before the program's
     hook, and a port whose global hook changed a Linear's output had the next module blamed."""
-    need("torch")
-    body = (
-        "import torch\ntorch.manual_seed(0)\n"
-        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+    stats, _ = _linear_output_with_hooks(
+        tmp_path,
         "torch.nn.modules.module.register_module_forward_hook(\n"
-        "    lambda m, a, o: o * 0 + 7 if isinstance(m, torch.nn.Linear) else None)\n"
-        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "x = torch.randn(4, 4)\n"
-        "for _ in range(3):\n"
-        "    loss = model(x).pow(2).mean()\n"
-        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    lambda m, a, o: o * 0 + 7 if isinstance(m, torch.nn.Linear) else None)\n",
     )
-    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
-    assert rec.status == "ok", (rec.status, rec.error)
-    from porter.verify.tracefile import STAT_NAMES
-
-    first = next(m for m in rec.trace.manifest["modules"] if m["key"] == "0")
-    stats = dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist()))
     assert stats["min"] == stats["max"] == 7.0, stats
 
 
@@ -1193,3 +1167,25 @@ def test_a_project_module_named_like_one_porter_writes_the_trace_with_is_the_pro
     rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
     assert rec.status == "ok", (rec.status, rec.error)
     assert (tree / "seen.txt").read_text() == "theirs False"
+
+
+def _linear_output_with_hooks(tmp_path, hooks: str):
+    """A Linear and a ReLU trained three steps, `hooks` (program lines) registered once the model
+    is made: the recorded statistics of the Linear's output, and the trace's manifest."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        + hooks
+        + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    from porter.verify.tracefile import STAT_NAMES
+
+    first = next(m for m in rec.trace.manifest["modules"] if m["key"] == "0")
+    return dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist())), rec.trace.manifest
