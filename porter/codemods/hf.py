@@ -1,4 +1,4 @@
-"""The Hugging Face stack in its own vocabulary (HF001–HF012, rules/hf.toml).
+"""The Hugging Face stack in its own vocabulary (HF001–HF013, rules/hf.toml).
 
 transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
 `attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
@@ -23,6 +23,12 @@ from porter.codemods.flow import assigned_values
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
+
+
+@cache
+def cuda_switches() -> dict[str, str]:
+    """The Trainer's switches only CUDA honours (HF013): keyword -> why, from rules/hf.toml's `[[cuda_switch]]`."""
+    return {row["keyword"]: row["what"] for row in load_toml("hf.toml").get("cuda_switch", ())}
 
 
 @cache
@@ -268,6 +274,18 @@ class HfFamily(Family):
         if arg is not None and (string_value(arg.value) or "").lower() == "nccl":
             new = self._drop_backend(arg, new, "ddp_backend", qual)
         self._checkpointing(original, qual)
+        return self._cuda_switches(original, new)
+
+    def _cuda_switches(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """HF013: a switch only CUDA honours, set True: removed (left unset the library does neither)."""
+        new = updated
+        for keyword, what in cuda_switches().items():
+            arg = self.kwarg(original, keyword)
+            if arg is None or not _true(arg.value):
+                continue
+            candidate = self.without_kwargs(new, {keyword})
+            if self.ctx.report("HF013", arg, f"`{keyword}=True` removed: {what}", replacement=candidate):
+                new = candidate
         return new
 
     def _checkpointing(self, call: cst.Call, qual: str) -> None:

@@ -205,3 +205,43 @@ json.dump(out, open(sys.argv[1], "w"))
     for name in ("args_on", "sft_default"):
         assert "has no attribute 'xla'" in out[name], (name, out[name])
     assert out["sft_off"][0].startswith("xla"), out["sft_off"]
+
+
+# HF013: switches of the Trainer's arguments that only CUDA honours (passed silently before)
+SWITCHES = """\
+from transformers import TrainingArguments
+from trl import SFTConfig
+
+args = TrainingArguments(output_dir=out, tf32=True, optim="adamw_torch", report_to=[])
+config = SFTConfig(output_dir=out, use_liger_kernel=True, gradient_checkpointing=False, optim="adamw_torch")
+kept = TrainingArguments(output_dir=out, tf32=False, use_liger_kernel=False, optim="adamw_torch", report_to=[])
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_cuda_only_trainer_switches_are_removed(target):
+    new, findings = port(SWITCHES, target)
+    found = [f for f in findings if f.code == "HF013"]
+    assert [(f.start.line, f.message.split("`")[1]) for f in found] == [(4, "tf32=True"), (5, "use_liger_kernel=True")]
+    assert all(f.applied for f in found)
+    assert "tf32=True" not in new and "use_liger_kernel=True" not in new
+    assert "tf32=False, use_liger_kernel=False" in new  # False asks nothing of CUDA
+    assert not conformance(new, target)
+
+
+def test_tf32_arguments_cannot_be_built_without_cuda_and_the_port_can(tmp_path):
+    """The evidence: transformers 5.24 refuses `tf32=True` where torch sees no CUDA GPU (as on every
+    target); the ported arguments build."""
+    from tests.deps import require
+
+    require("transformers")
+    import torch
+
+    assert not torch.cuda.is_available()
+    src = f"from transformers import TrainingArguments\nargs = TrainingArguments(output_dir={str(tmp_path)!r}, tf32=True)\n"
+    with pytest.raises(ValueError, match="--tf32 requires Ampere"):
+        exec(compile(src, "before.py", "exec"), {})
+    new, _ = port(src, "xla")
+    scope: dict = {}
+    exec(compile(new, "after.py", "exec"), scope)
+    assert scope["args"].tf32 is None
