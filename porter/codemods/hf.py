@@ -296,9 +296,9 @@ class HfFamily(Family):
         short = qual.rsplit(".", 1)[1]
         for name in ("activation_checkpointing", "gradient_checkpointing"):
             arg = self.kwarg(call, name)
-            value = arg.value if arg is not None else None
-            if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+            if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                 continue  # unset: transformers reads the next
+            value = arg.value
             if not (isinstance(value, cst.Name) and value.value == "False"):
                 given = f"`{name}=True`" if _true(value) else f"`{name}={self.ctx.code(value)}`, if true,"
                 self.ctx.report("HF012", arg, f"{given} {_CHECKPOINTING_FAILS}")
