@@ -2,7 +2,11 @@
 sentence of at most 200 characters. It is SARIF's `shortDescription`, a finding's message where
 its site gives none, a JUnit failure's message, a line of `porter rules` and of docs/rules.md's
 index. Every case the rule handles goes in `covers`, shown by `porter explain` and docs/rules.md
-right after "What it finds", and leading SARIF's `fullDescription` and help."""
+right after "What it finds", and leading SARIF's `fullDescription` and help: a list a reader scans,
+one case an item of at most 300 characters (written as one paragraph, BACK008's ran to 2,349).
+
+A rule's rationale is not bounded: it is printed only where the rule's whole page is (`porter
+explain`, docs/rules.md, SARIF's help, each once per rule), never by `porter rules` or a finding."""
 
 import re
 
@@ -46,7 +50,7 @@ def test_the_cases_a_summary_left_out_are_in_covers_and_shown_by_explain_docs_an
     rule = all_rules()["BACK008"]
     assert "`x.is_cuda`" in rule.covers and "`x.is_cuda`" not in rule.summary
     page = rule_markdown(rule, heading="#")  # what `porter explain BACK008` prints
-    assert page.index("**What it finds.**") < page.index("**What it covers.** " + rule.covers)
+    assert page.index("**What it finds.**") < page.index("**What it covers.**\n\n" + rule.covers)
     sarif = _rule("BACK008", "neuron")
     assert sarif["shortDescription"]["text"] == rule.summary
     assert sarif["fullDescription"]["text"].startswith(rule.covers)
@@ -54,3 +58,45 @@ def test_the_cases_a_summary_left_out_are_in_covers_and_shown_by_explain_docs_an
     no_covers = next(r for r in all_rules().values() if not r.covers and r.rationale)
     assert "**What it covers.**" not in rule_markdown(no_covers)
     assert _rule(no_covers.code, "neuron")["fullDescription"]["text"] == no_covers.rationale
+
+
+def test_every_rules_covers_is_a_list_of_short_cases():
+    from porter.config import ruledata
+
+    assert ruledata.COVERS_ITEM_MAX_CHARS == 300
+    covered = {code: r.covers for code, r in all_rules().items() if r.covers}
+    assert len(covered) >= 22
+    for code, covers in covered.items():
+        items = covers.split("\n")
+        assert all(item.startswith("- ") for item in items), code
+        assert max(len(item) - 2 for item in items) <= 300, code
+    # the longest paragraphs of c17e310, every case kept
+    assert len(covered["BACK008"].split("\n")) >= 10 and "`x.is_cuda`" in covered["BACK008"]
+    assert "`rocm_aiter_moe.py`" in covered["GUARD004"]
+
+
+def test_covers_must_be_a_list_of_cases_each_short():
+    import pytest
+
+    from porter.config import ruledata
+
+    table = {"code": "ZZZ002", "name": "cases", "summary": "A case.", "covers": "one case, another case"}
+    with pytest.raises(ValueError, match="ZZZ002: covers: a list of cases"):
+        ruledata._rule_from_table("test", table)
+    table["covers"] = ["short", "x" * 301]
+    with pytest.raises(ValueError, match="ZZZ002: covers: a case of 301 characters, more than 300"):
+        ruledata._rule_from_table("test", table)
+    table["covers"] = ["one case", "another case"]
+    assert ruledata._rule_from_table("test", table).covers == "- one case\n- another case"
+
+
+def test_porter_rules_prints_no_rationale_and_explain_shows_the_cases_as_a_list():
+    from typer.testing import CliRunner
+
+    from porter.cli import app
+
+    out = CliRunner().invoke(app, ["rules"]).output
+    rationales = [r.rationale for r in all_rules().values() if r.rationale]
+    assert not [r for r in rationales if r[:80] in out]
+    page = CliRunner().invoke(app, ["explain", "GUARD004"]).output
+    assert "**What it covers.**\n\n- A CUDA device named in a module" in page

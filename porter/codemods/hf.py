@@ -1,4 +1,4 @@
-"""The Hugging Face stack in its own vocabulary (HF001–HF011, rules/hf.toml).
+"""The Hugging Face stack in its own vocabulary (HF001–HF013, rules/hf.toml).
 
 transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
 `attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
@@ -26,6 +26,12 @@ from porter.core.findings import Applicability
 
 
 @cache
+def cuda_switches() -> dict[str, str]:
+    """The Trainer's switches only CUDA honours (HF013): keyword -> why, from rules/hf.toml's `[[cuda_switch]]`."""
+    return {row["keyword"]: row["what"] for row in load_toml("hf.toml").get("cuda_switch", ())}
+
+
+@cache
 def breaks() -> tuple[dict, ...]:
     """Library trainers that fail on a target (HF010), from rules/hf.toml's `[[breaks]]`."""
     return tuple(load_toml("hf.toml").get("breaks", ()))
@@ -40,6 +46,11 @@ _LOADER_KEYWORDS = frozenset(
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
 _UNFUSED = "adamw_torch"
+# HF012: what the Trainer does with activation checkpointing on PyTorch/XLA (seen on XLA:CPU)
+_CHECKPOINTING_FAILS = (
+    "makes the Trainer give the model's layers torch.utils.checkpoint, which raises on XLA tensors with "
+    "torch_xla 2.9 (`module 'torch' has no attribute 'xla'`)"
+)
 # bitsandbytes optimizers by name (transformers' OptimizerNames) and the torch optimizer the
 # Trainer has for the same update; None: the Trainer names no torch equivalent
 _BNB_OPTIMIZERS = {
@@ -262,7 +273,43 @@ class HfFamily(Family):
         arg = self.kwarg(original, "ddp_backend")
         if arg is not None and (string_value(arg.value) or "").lower() == "nccl":
             new = self._drop_backend(arg, new, "ddp_backend", qual)
+        self._checkpointing(original, qual)
+        return self._cuda_switches(original, new)
+
+    def _cuda_switches(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """HF013: a switch only CUDA honours, set True: removed (left unset the library does neither)."""
+        new = updated
+        for keyword, what in cuda_switches().items():
+            arg = self.kwarg(original, keyword)
+            if arg is None or not _true(arg.value):
+                continue
+            candidate = self.without_kwargs(new, {keyword})
+            if self.ctx.report("HF013", arg, f"`{keyword}=True` removed: {what}", replacement=candidate):
+                new = candidate
         return new
+
+    def _checkpointing(self, call: cst.Call, qual: str) -> None:
+        """HF012: the Trainer enables torch's checkpoint on the model, which raises on XLA tensors;
+        transformers reads `activation_checkpointing`, then its deprecated alias, then the default."""
+        if self.ctx.target.name != "xla":
+            return
+        short = qual.rsplit(".", 1)[1]
+        for name in ("activation_checkpointing", "gradient_checkpointing"):
+            arg = self.kwarg(call, name)
+            if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                continue  # unset: transformers reads the next
+            value = arg.value
+            if not (isinstance(value, cst.Name) and value.value == "False"):
+                given = f"`{name}=True`" if _true(value) else f"`{name}={self.ctx.code(value)}`, if true,"
+                self.ctx.report("HF012", arg, f"{given} {_CHECKPOINTING_FAILS}")
+            return
+        if not any(a.star == "**" for a in call.args) and self._default(qual, "gradient_checkpointing") is True:
+            self.ctx.report(
+                "HF012",
+                call.func,
+                f"{short} turns `gradient_checkpointing` on by default ({self.lib.source_of(qual)}): it "
+                f"{_CHECKPOINTING_FAILS}",
+            )
 
     def _optimizer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         arg = self.kwarg(original, "optim")
@@ -306,8 +353,12 @@ class HfFamily(Family):
         return updated
 
     def _default_optim(self, qual: str) -> str | None:
+        return self._default(qual, "optim")
+
+    def _default(self, qual: str, name: str):
+        """The recorded default of `qual`'s parameter `name`; None where none is recorded."""
         entry = self.lib.callable(qual)
-        param = entry.param("optim") if entry is not None else None
+        param = entry.param(name) if entry is not None else None
         if param is None:
             return None
         return param.get("default_value")
@@ -581,6 +632,15 @@ class HfFamily(Family):
             classes += [
                 q for q in (self.ctx.qualname(i) for i in items) if q is not None and self.lib.is_training_arguments(q)
             ]
+        for cls in classes:
+            if self.ctx.target.name == "xla" and self._default(cls, "gradient_checkpointing") is True:
+                self.ctx.report(
+                    "HF012",
+                    original,
+                    f"{cls.rsplit('.', 1)[1]} parsed from the command line turns `gradient_checkpointing` on by "
+                    f"default ({self.lib.source_of(cls)}): it {_CHECKPOINTING_FAILS}; pass "
+                    "`--gradient_checkpointing false`",
+                )
         for cls in classes:
             default = self._default_optim(cls)
             if default in _FUSED_OPTIMIZERS:

@@ -8,7 +8,8 @@
   checkpoint, ...)`), through torch's `checkpoint_wrapper` / `apply_activation_checkpointing`
   without a `checkpoint_fn` of the program's, and through transformers' models'
   `gradient_checkpointing_enable()` / `activation_checkpointing_enable()` (in a file that
-  imports transformers, peft or trl), which hand torch's checkpoint to every layer.
+  imports transformers, peft or trl), which hand torch's checkpoint to every layer; and torch's
+  composable `torch.distributed._composable.checkpoint(module)`, always non-reentrant.
 - XLA007 `torch.inference_mode()` (a `with`, a decorator, called or not, stored, or passed on
   as a value): a module's forward under it raises `Cannot set version_counter for inference
   tensor`, which is raised at the first view of an XLA tensor made outside the mode.
@@ -41,9 +42,13 @@ SEQUENTIAL = "torch.utils.checkpoint.checkpoint_sequential"
 _WRAPPERS = "torch.distributed.algorithms._checkpoint.checkpoint_wrapper."
 WRAPPER = _WRAPPERS + "checkpoint_wrapper"
 APPLY = _WRAPPERS + "apply_activation_checkpointing"
+# torch's composable checkpoint: it checkpoints a module in place, always non-reentrant
+COMPOSABLE = frozenset(
+    ("torch.distributed._composable.checkpoint", "torch.distributed._composable.checkpoint_activation.checkpoint")
+)
 INFERENCE_MODE = "torch.inference_mode"
 # what a reference that is not called names: torch's checkpoint where it is called later
-_REFERENCED = frozenset((CHECKPOINT, SEQUENTIAL, WRAPPER, INFERENCE_MODE))
+_REFERENCED = frozenset((CHECKPOINT, SEQUENTIAL, WRAPPER, INFERENCE_MODE, *COMPOSABLE))
 _LAST_NAMES = frozenset(q.rpartition(".")[2] for q in _REFERENCED)
 # transformers' PreTrainedModel methods that give every layer torch's checkpoint
 _HF_METHODS = frozenset(("gradient_checkpointing_enable", "activation_checkpointing_enable"))
@@ -57,6 +62,10 @@ _WRAPPER_ADVICE = (
 _APPLY_ADVICE = (
     "Pass `checkpoint_wrapper_fn=functools.partial(checkpoint_wrapper, "
     f"checkpoint_fn={_TORCH_XLA_CHECKPOINT})`, or drop the checkpointing on XLA."
+)
+_COMPOSABLE_ADVICE = (
+    f"Wrap the module instead: `checkpoint_wrapper(module, checkpoint_fn={_TORCH_XLA_CHECKPOINT})` returns "
+    "a module to put in its place; or drop the checkpointing on XLA."
 )
 _HF_ADVICE = (
     "Leave activation checkpointing off on XLA: transformers always passes torch's checkpoint. "
@@ -242,11 +251,13 @@ class XlaAutogradFamily(ReferenceTracker, Family):
     # every spelling of torch's checkpoint names `utils.checkpoint` or imports from `torch.utils`;
     # a bare `checkpoint` is in a fifth of real files (saving a model's), which the prefilter then
     # sent to libcst: cold lint of the 1.2M-line corpus took 87.6 CPU s where it took 71.
-    # `checkpoint_wrapper` names torch's wrapper's module, `checkpointing_enable` transformers' methods
+    # `checkpoint_wrapper` names torch's wrapper's module, `checkpointing_enable` transformers' methods,
+    # `_composable` torch's composable checkpoint's package
     tokens = (
         b"utils.checkpoint",
         b"torch.utils import",
         b"checkpoint_wrapper",
+        b"_composable",
         b"checkpointing_enable",
         b"inference_mode",
     )
@@ -329,6 +340,14 @@ class XlaAutogradFamily(ReferenceTracker, Family):
                 node,
                 f"`{qual.rpartition('.')[2]}` from torch.utils.checkpoint raises on XLA tensors with torch_xla 2.9 "
                 "(`module 'torch' has no attribute 'xla'`)",
+            )
+        elif qual in COMPOSABLE:
+            self._report(
+                "XLA006",
+                node,
+                "torch's composable `checkpoint` runs torch.utils.checkpoint's non-reentrant form, which raises on XLA "
+                "tensors with torch_xla 2.9 (`module 'torch' has no attribute 'xla'`)",
+                _COMPOSABLE_ADVICE,
             )
         elif qual == WRAPPER and not _given(node, "checkpoint_fn", 2):
             self._report(
@@ -445,5 +464,5 @@ class XlaAutogradFamily(ReferenceTracker, Family):
                 node,
                 f"torch's `{short}`, passed on here, runs torch.utils.checkpoint, which raises on XLA tensors with "
                 "torch_xla 2.9 (`module 'torch' has no attribute 'xla'`)",
-                _WRAPPER_ADVICE if qual == WRAPPER else None,
+                _WRAPPER_ADVICE if qual == WRAPPER else _COMPOSABLE_ADVICE if qual in COMPOSABLE else None,
             )

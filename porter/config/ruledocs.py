@@ -26,7 +26,7 @@ def rule_markdown(rule: Rule, heading: str = "###") -> str:
     out.append(f"**What it finds.** {rule.summary}")
     out.append("")
     if rule.covers:
-        out.append(f"**What it covers.** {rule.covers}")
+        out += ["**What it covers.**", "", rule.covers]
         out.append("")
     if rule.rationale:
         out.append(f"**Why.** {rule.rationale}")

@@ -123,3 +123,125 @@ def test_gather_object_with_other_arguments_is_reported_not_rewritten():
     src = "from accelerate.utils import gather_object\nout = gather_object(*parts)\n"
     new, findings = port(src, "xla")
     assert new == src and "HF011" in codes(findings)
+
+
+# HF012: activation checkpointing asked of the Trainer (the stop-40 note's leftover: unflagged)
+CHECKPOINTING = """\
+from transformers import Seq2SeqTrainingArguments, TrainingArguments
+from trl import GRPOConfig, SFTConfig, TrlParser
+
+a = TrainingArguments(output_dir="o", gradient_checkpointing=True, optim="adamw_torch")
+b = Seq2SeqTrainingArguments(output_dir="o", activation_checkpointing=True, optim="adamw_torch")
+c = SFTConfig(output_dir="o", optim="adamw_torch")
+d = SFTConfig(output_dir="o", gradient_checkpointing=flag, optim="adamw_torch")
+e = TrainingArguments(output_dir="o", optim="adamw_torch")
+f = SFTConfig(output_dir="o", gradient_checkpointing=False, optim="adamw_torch")
+g = GRPOConfig(output_dir="o", activation_checkpointing=False, gradient_checkpointing=True, optim="adamw_torch")
+h = SFTConfig(output_dir="o", **kwargs)
+parser = TrlParser((SFTConfig,))
+"""
+
+
+def test_trainer_checkpointing_is_reported_on_xla():
+    _, findings = port(CHECKPOINTING, "xla")
+    found = [f for f in findings if f.code == "HF012"]
+    # True by keyword (either name), trl's default, a value that may be true, the parser of a trl
+    # config; not False, not where `activation_checkpointing=False` wins, not `**kwargs`, not the
+    # transformers default (off)
+    assert [f.start.line for f in found] == [4, 5, 6, 7, 12]
+    assert "no attribute 'xla'" in found[0].message
+    assert "by default (trl 1.16.0)" in found[2].message
+    assert "`gradient_checkpointing=flag`, if true," in found[3].message
+    assert "--gradient_checkpointing false" in found[4].message
+    assert all("gradient_checkpointing=False" in (f.advice or "") for f in found)
+    for target in ("neuron", "tpu"):
+        assert "HF012" not in codes(port(CHECKPOINTING, target)[1])
+
+
+@pytest.mark.xla
+@pytest.mark.slow
+def test_trainer_checkpointing_fails_on_xla_cpu(tmp_path):
+    """What HF012 says, seen: the Trainer with `gradient_checkpointing=True`, or trl's config left at
+    its default, fails its first step on XLA:CPU; with it off the same run trains."""
+    import json
+
+    from tests.deps import require
+    from tests.programs import run_programs
+
+    require("transformers")
+    require("trl")
+    script = tmp_path / "trainer.py"
+    script.write_text(
+        """\
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+import torch, torch_xla
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+from trl import SFTConfig
+
+data = [{"input_ids": torch.randint(0, 64, (16,)), "labels": torch.randint(0, 64, (16,))} for _ in range(4)]
+out = {}
+for name, cls, kw in [
+    ("args_on", TrainingArguments, {"gradient_checkpointing": True}),
+    ("sft_default", SFTConfig, {}),
+    ("sft_off", SFTConfig, {"gradient_checkpointing": False}),
+]:
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_head=2, n_embd=16, vocab_size=64, n_positions=32))
+    args = cls(output_dir="out", max_steps=1, per_device_train_batch_size=2, report_to=[], save_strategy="no",
+               optim="adamw_torch", bf16=False, **kw)
+    try:
+        trainer = Trainer(model=model, args=args, train_dataset=data)
+        out[name] = [str(next(trainer.model.parameters()).device), trainer.train().training_loss]
+    except Exception as e:
+        out[name] = repr(e)
+json.dump(out, open(sys.argv[1], "w"))
+"""
+    )
+    result = tmp_path / "out.json"
+    (run,) = run_programs([(script, [str(result)], tmp_path)], tmp_path, xla=True)
+    assert run.rc == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    out = json.loads(result.read_text())
+    for name in ("args_on", "sft_default"):
+        assert "has no attribute 'xla'" in out[name], (name, out[name])
+    assert out["sft_off"][0].startswith("xla"), out["sft_off"]
+
+
+# HF013: switches of the Trainer's arguments that only CUDA honours (passed silently before)
+SWITCHES = """\
+from transformers import TrainingArguments
+from trl import SFTConfig
+
+args = TrainingArguments(output_dir=out, tf32=True, optim="adamw_torch", report_to=[])
+config = SFTConfig(output_dir=out, use_liger_kernel=True, gradient_checkpointing=False, optim="adamw_torch")
+kept = TrainingArguments(output_dir=out, tf32=False, use_liger_kernel=False, optim="adamw_torch", report_to=[])
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_cuda_only_trainer_switches_are_removed(target):
+    new, findings = port(SWITCHES, target)
+    found = [f for f in findings if f.code == "HF013"]
+    assert [(f.start.line, f.message.split("`")[1]) for f in found] == [(4, "tf32=True"), (5, "use_liger_kernel=True")]
+    assert all(f.applied for f in found)
+    assert "tf32=True" not in new and "use_liger_kernel=True" not in new
+    assert "tf32=False, use_liger_kernel=False" in new  # False asks nothing of CUDA
+    assert not conformance(new, target)
+
+
+def test_tf32_arguments_cannot_be_built_without_cuda_and_the_port_can(tmp_path):
+    """The evidence: transformers 5.24 refuses `tf32=True` where torch sees no CUDA GPU (as on every
+    target); the ported arguments build."""
+    from tests.deps import require
+
+    require("transformers")
+    import torch
+
+    assert not torch.cuda.is_available()
+    src = f"from transformers import TrainingArguments\nargs = TrainingArguments(output_dir={str(tmp_path)!r}, tf32=True)\n"
+    with pytest.raises(ValueError, match="--tf32 requires Ampere"):
+        exec(compile(src, "before.py", "exec"), {})
+    new, _ = port(src, "xla")
+    scope: dict = {}
+    exec(compile(new, "after.py", "exec"), scope)
+    assert scope["args"].tf32 is None
