@@ -225,6 +225,7 @@ class _Translator:
         self.loaded: list[str] = []
         self.rowwise = False
         self.flat = False
+        self.written = _written(fn)
 
     def run(self) -> Translation:
         params, constexprs = [], []
@@ -454,6 +455,10 @@ class _Translator:
             base = self.expr(node.args[0]).base
             if base not in self.loaded:
                 self.loaded.append(base)
+            if base in self.written:
+                # a view reads what a later store writes, the kernel's load what was there before
+                # (`x = tl.load(p)`, `tl.store(p, x * 2)`, `tl.store(q, x)` stored 2x in q; 22nd read)
+                view += ".clone()"
             other = _kw(node, "other") if len(node.args) < 3 else node.args[2]
             pad: object = _NO_PAD if _kw(node, "mask") is None and len(node.args) < 2 else None
             if other is not None and pad is None:
@@ -622,6 +627,21 @@ def _float_literal(node: ast.Call) -> _Sym | None:
         if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
             return _Sym("scalar", f"float({inner.value!r})")
     return None
+
+
+def _written(fn: ast.FunctionDef) -> set[str]:
+    """The names a `tl.store`'s address is a sum of (through assignments): a parameter the kernel
+    writes, whose loads must not be views."""
+    flow = _Flow(_assignments(fn))
+    return {
+        base
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "store"
+        and node.args
+        for base in flow.bases(node.args[0])
+    }
 
 
 def _assignments(fn: ast.FunctionDef) -> dict[str, list[ast.AST]]:

@@ -335,3 +335,28 @@ def test_a_reduction_over_masked_lanes_that_are_not_its_identity_is_not_derived(
             {"Y_stride": stride, "X_stride": stride, "n_cols": cols, "x_pad": 0},
         )
         torch.testing.assert_close(y_k, y_r)
+
+
+STORE_THEN_COPY = (
+    HEADER
+    + """def store_then_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(x_ptr + offs, x * 2, mask=mask)
+    tl.store(y_ptr + offs, x, mask=mask)
+"""
+)
+
+
+def test_a_loaded_value_keeps_what_was_there_before_a_later_store_through_its_pointer():
+    """`x = x_ptr.view(-1)[:n]` was a view: the store through `x_ptr` after it changed `x`, and the
+    reference stored 2x into `y` where the kernel (Triton's interpreter too) stores x. Found by
+    generated kernels run under TRITON_INTERPRET=1 against their references (twenty-second read)."""
+    n, block = 100, 32
+    x = torch.randn(n, generator=torch.Generator().manual_seed(5))
+    xk, yk, xr, yr = x.clone(), torch.zeros(n), x.clone(), torch.zeros(n)
+    run_kernel(STORE_THEN_COPY, "store_then_copy", -(-n // block), {"x_ptr": xk, "y_ptr": yk}, {"n": n, "BLOCK": block})
+    run_reference(STORE_THEN_COPY, "store_then_copy", {"x_ptr": xr, "y_ptr": yr}, {"n": n})
+    torch.testing.assert_close((xr, yr), (xk, yk), rtol=0, atol=0)
+    torch.testing.assert_close((xr, yr), (x * 2, x), rtol=0, atol=0)
