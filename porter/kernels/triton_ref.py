@@ -473,7 +473,7 @@ class _Translator:
         name = _is_tl(f, self.tl)
         if name in _UNARY and len(node.args) == 1:
             x = self.value_like(node.args[0])
-            return _with_pad(_Sym("value", f"{_UNARY[name]}({x.code})"), _unary_pad(name, _pad(x)))
+            return _with_pad(_Sym("value", f"{_UNARY[name]}({_as_tensor(x)})"), _unary_pad(name, _pad(x)))
         if name in _BINARY and len(node.args) == 2:
             a, b = (self.value_like(x) for x in node.args)
             pads = (_pad(a), _pad(b))
@@ -484,7 +484,7 @@ class _Translator:
         if name == "where" and len(node.args) == 3:
             c, a, b = (self.value_like(x) for x in node.args)
             pad = _pad(a) if _pad(a) == _pad(b) else None
-            return _with_pad(_Sym("value", f"torch.where({c.code}, {a.code}, {b.code})"), pad)
+            return _with_pad(_Sym("value", f"torch.where({_as_tensor(c)}, {a.code}, {b.code})"), pad)
         if name in _REDUCE:
             return self.reduction(node, name)
         if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1:
@@ -492,7 +492,7 @@ class _Translator:
             dt = node.args[0]
             if isinstance(dt, ast.Attribute) and dt.attr in _DTYPES:
                 pad = _pad(x) if dt.attr.startswith(("float", "bfloat")) or not isinstance(_pad(x), float) else None
-                return _with_pad(_Sym("value", f"{x.code}.to(torch.{dt.attr})"), pad)
+                return _with_pad(_Sym("value", f"{_as_tensor(x)}.to(torch.{dt.attr})"), pad)
         return None
 
     def reduction(self, node: ast.Call, name: str) -> _Sym:
@@ -519,6 +519,13 @@ class _Translator:
             return sym.code
         ref = like.code if like is not None and like.kind == "value" else None
         return f"torch.full_like({ref}, {sym.code})" if ref else f"torch.tensor({sym.code})"
+
+
+def _as_tensor(sym: _Sym) -> str:
+    """A value's code, a scalar's as a tensor: in a kernel a scalar argument or literal is a tensor
+    too (`tl.ceil(s)`, `s.to(tl.float32)`, `tl.where(s > 0, ...)`), in torch a number has no
+    `.to` and `torch.ceil(2.5)` is a TypeError (`(3).to(...)` gave `3.to(...)`, no Python: 22nd read)."""
+    return sym.code if sym.kind == "value" else f"torch.as_tensor({sym.code})"
 
 
 # -- what each parameter is, for a kernel the translation does not cover ----------------------

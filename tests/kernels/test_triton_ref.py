@@ -360,3 +360,27 @@ def test_a_loaded_value_keeps_what_was_there_before_a_later_store_through_its_po
     run_reference(STORE_THEN_COPY, "store_then_copy", {"x_ptr": xr, "y_ptr": yr}, {"n": n})
     torch.testing.assert_close((xr, yr), (xk, yk), rtol=0, atol=0)
     torch.testing.assert_close((xr, yr), (x * 2, x), rtol=0, atol=0)
+
+
+SCALAR_MATH = (
+    HEADER
+    + """def scalar_math(x_ptr, y_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = x * s.to(tl.float32) + tl.ceil(s) + tl.where(s > 0, 1.0, -1.0) + (3).to(tl.float16)
+    tl.store(y_ptr + offs, y, mask=mask)
+"""
+)
+
+
+def test_math_on_a_scalar_argument_or_literal_runs_in_the_reference():
+    """In a kernel a scalar argument is a tensor (`s.to(tl.float32)`, `tl.ceil(s)`, `tl.where(s > 0,
+    ...)` run under Triton's interpreter); the reference called `.to` on a float (AttributeError),
+    `torch.ceil(2.5)` (TypeError), `torch.where(True, ...)` (TypeError), and `(3).to(...)` became
+    `3.to(...)`, no Python at all (the scaffold said "internal error in porter"). Twenty-second read."""
+    n = 10
+    x = torch.randn(n, generator=torch.Generator().manual_seed(6))
+    y = torch.zeros(n)
+    run_reference(SCALAR_MATH, "scalar_math", {"x_ptr": x, "y_ptr": y}, {"n": n, "s": 2.5})
+    torch.testing.assert_close(y, x * 2.5 + 3.0 + 1.0 + 3.0)
