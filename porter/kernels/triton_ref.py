@@ -518,7 +518,11 @@ class _Translator:
         if sym.kind == "value":
             return sym.code
         ref = like.code if like is not None and like.kind == "value" else None
-        return f"torch.full_like({ref}, {sym.code})" if ref else f"torch.tensor({sym.code})"
+        if ref is None:
+            return f"torch.tensor({sym.code})"
+        # the dtype both promote to, as the kernel's: `full_like` of an int32 value took a float
+        # scalar as an int (`tl.maximum(x.to(tl.int32), s)`, s=-1.84: the max of -1; 22nd read)
+        return f"torch.full_like({ref}, {sym.code}, dtype=torch.result_type({ref}, {sym.code}))"
 
 
 def _as_tensor(sym: _Sym) -> str:

@@ -384,3 +384,24 @@ def test_math_on_a_scalar_argument_or_literal_runs_in_the_reference():
     y = torch.zeros(n)
     run_reference(SCALAR_MATH, "scalar_math", {"x_ptr": x, "y_ptr": y}, {"n": n, "s": 2.5})
     torch.testing.assert_close(y, x * 2.5 + 3.0 + 1.0 + 3.0)
+
+
+INT_MAX_FLOAT = (
+    HEADER
+    + """def int_max_float(x_ptr, y_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(x.to(tl.int32), s), mask=mask)
+"""
+)
+
+
+def test_a_float_scalar_against_an_int_value_is_not_cut_to_an_int():
+    """Triton promotes `tl.maximum(int32, fp32 scalar)` to fp32 (its interpreter: -1.84 where the
+    int is below it); the reference's `torch.full_like(x.to(torch.int32), s)` took `s` as an int32,
+    -1. Found by generated kernels under TRITON_INTERPRET=1 (twenty-second read)."""
+    x = torch.tensor([-5.5, -1.2, 0.7, 3.9])
+    y = torch.zeros(4)
+    run_reference(INT_MAX_FLOAT, "int_max_float", {"x_ptr": x, "y_ptr": y}, {"n": 4, "s": -1.84})
+    torch.testing.assert_close(y, torch.tensor([-1.84, -1.0, 0.0, 3.0]))
