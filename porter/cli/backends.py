@@ -71,9 +71,7 @@ def _print_table(found: list, target: str) -> None:
     console.print(f"{len(found)} per-device famil{'y' if len(found) == 1 else 'ies'}")
 
 
-def _write_scaffolds(
-    found: list, path: Path, scaffold: Path, target: str, limit: float | None, said: Console
-) -> None:
+def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str, limit: float | None, said: Console) -> None:
     """--scaffold: a skeleton for each family that has no class for the target; an existing file is
     kept, and a family porter cannot model is a note, not an error."""
     from porter.backends.scaffold import ScaffoldError, out_name, write_backend
