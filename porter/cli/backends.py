@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from porter.cli.common import cell, check_target, console, err_console, usage_error
@@ -34,7 +35,8 @@ def backends(
     else:
         _print_table(found, target)
     if scaffold is not None:
-        _write_scaffolds(found, path, scaffold, target, limit_of(file_timeout))
+        # with --json, stdout is the one document: what was written is said on stderr (22nd read)
+        _write_scaffolds(found, path, scaffold, target, limit_of(file_timeout), err_console if as_json else console)
 
 
 def _print_json(found: list, target: str) -> None:
@@ -69,7 +71,7 @@ def _print_table(found: list, target: str) -> None:
     console.print(f"{len(found)} per-device famil{'y' if len(found) == 1 else 'ies'}")
 
 
-def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str, limit: float | None) -> None:
+def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str, limit: float | None, said: Console) -> None:
     """--scaffold: a skeleton for each family that has no class for the target; an existing file is
     kept, and a family porter cannot model is a note, not an error."""
     from porter.backends.scaffold import ScaffoldError, out_name, write_backend
@@ -94,5 +96,5 @@ def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str, limit
             )
         else:
             written.append(made)
-            console.print(f"wrote {plain(made)}", soft_wrap=True)
-    console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
+            said.print(f"wrote {plain(made)}", soft_wrap=True)
+    said.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)

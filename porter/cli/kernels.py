@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from porter.cli.common import cell, check_target, console, effective_config, err_console, usage_error
@@ -40,7 +41,8 @@ def kernels(
     for problem in inv.problems:
         err_console.print(f"note: {plain(problem)}", soft_wrap=True)
     if scaffold is not None and scaffold_target is not None:
-        _write_scaffolds(inv, scaffold, scaffold_target, limit)
+        # with --json, stdout is the one document: what was written is said on stderr (22nd read)
+        _write_scaffolds(inv, scaffold, scaffold_target, limit, err_console if as_json else console)
     raise typer.Exit(1 if inv.kernels else 0)
 
 
@@ -89,7 +91,7 @@ def _print_table(inv, limit: float | None) -> None:
     console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
 
 
-def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None) -> None:
+def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said: Console) -> None:
     """--scaffold: the reference ops, skeletons and parity tests; existing files are kept."""
     from porter.kernels.scaffold import ScaffoldError, write_scaffolds
 
@@ -102,7 +104,7 @@ def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None) -> N
         raise typer.Exit(2) from None
     except OSError as exc:
         raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
-    console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
+    said.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
     for path in kept:
         err_console.print(f"note: {plain(path)} exists (or is a link): kept, not overwritten", soft_wrap=True)
     for problem in passed:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -123,15 +123,36 @@ def _TOPS() -> frozenset[str]:
     return frozenset({r.prefix.split(".")[0] for r in library_table()} | {"torch"})
 
 
-def _kernel_decorator(resolver, fn: cst.FunctionDef) -> str | None:
+def _kernel_decorator(resolver, fn: cst.FunctionDef, aliases: Mapping[str, str] | None = None) -> str | None:
     for dec in fn.decorators:
         expr = dec.decorator
         if isinstance(expr, cst.Call):
             expr = expr.func
-        qual = resolver.imports.qualify(dotted(expr) or "")
+        written = dotted(expr) or ""
+        qual = (aliases or {}).get(written) or resolver.imports.qualify(written)
         if qual in TRITON_DECORATORS:
             return qual
     return None
+
+
+def decorator_aliases(module: cst.Module, resolver) -> dict[str, str]:
+    """The module-level names bound to a Triton decorator (`jit = triton.jit`), to it: a kernel
+    under `@jit` was neither listed nor linted, nor its launches (twenty-second read). Only where
+    an import binds Triton, and of the module's own statements (no walk of the tree)."""
+    if not _names_triton(resolver):
+        return {}
+    out: dict[str, str] = {}
+    for stmt in _module_level(module.body):
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+            ):
+                qual = out.get(dotted(small.value) or "") or resolver.imports.qualify(dotted(small.value) or "")
+                if qual in TRITON_DECORATORS:
+                    out[small.targets[0].target.value] = qual
+    return out
 
 
 def triton_kernels(
@@ -142,6 +163,7 @@ def triton_kernels(
     also a function's or a class's own (each one lint reports: torchao 0.18.0 defines its kernels
     in the function that builds them), in the order they are written."""
     found: dict[str, cst.FunctionDef] = {}
+    aliases = decorator_aliases(module, resolver)
     if nested:
         defined: list[cst.FunctionDef] = []
 
@@ -150,9 +172,9 @@ def triton_kernels(
                 defined.append(node)
 
         module.visit(_Defs())
-        return {fn.name.value: fn for fn in defined if _kernel_decorator(resolver, fn)}
+        return {fn.name.value: fn for fn in defined if _kernel_decorator(resolver, fn, aliases)}
     for stmt in _module_level(module.body) if in_blocks else module.body:
-        if isinstance(stmt, cst.FunctionDef) and _kernel_decorator(resolver, stmt):
+        if isinstance(stmt, cst.FunctionDef) and _kernel_decorator(resolver, stmt, aliases):
             found[stmt.name.value] = stmt
     return found
 
@@ -314,6 +336,7 @@ class KernelsFamily(ReferenceTracker, Family):
         self._track_init()
         self._kernels: dict[str, cst.FunctionDef] = {}
         self._wrapped: dict[int, str] = {}  # id(call) -> the name a `triton.jit(fn)` call is bound to
+        self._aliases: dict[str, str] = {}  # module-level names bound to a Triton decorator
         self._builds_here: bool | None = None
         self._handled: Callable[[str, Any], bool] | None = None  # libraries.handled, imported on first use
         self._registrations_seen: set[int] = set()
@@ -323,6 +346,7 @@ class KernelsFamily(ReferenceTracker, Family):
     def visit_Module(self, node: cst.Module) -> None:
         # at module level in `if HAS_TRITON:` too, by the name Python reads (NFKC), as `porter
         # kernels` lists them: a launch of such a kernel was not reported (eighteenth read)
+        self._aliases = decorator_aliases(node, self.ctx.resolver)
         self._kernels = {
             unicodedata.normalize("NFKC", name): fn
             for name, fn in triton_kernels(node, self.ctx.resolver, in_blocks=True).items()
@@ -393,7 +417,7 @@ class KernelsFamily(ReferenceTracker, Family):
         for dec in node.decorators:
             if isinstance(dec.decorator, (cst.Call, cst.Attribute, cst.Name)):
                 self._registration(dec.decorator, node, None)
-        deco = _kernel_decorator(self.ctx.resolver, node)
+        deco = _kernel_decorator(self.ctx.resolver, node, self._aliases)
         if deco is None:
             return
         name = node.name.value

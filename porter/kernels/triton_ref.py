@@ -225,6 +225,7 @@ class _Translator:
         self.loaded: list[str] = []
         self.rowwise = False
         self.flat = False
+        self.written = _written(fn)
 
     def run(self) -> Translation:
         params, constexprs = [], []
@@ -454,6 +455,10 @@ class _Translator:
             base = self.expr(node.args[0]).base
             if base not in self.loaded:
                 self.loaded.append(base)
+            if base in self.written:
+                # a view reads what a later store writes, the kernel's load what was there before
+                # (`x = tl.load(p)`, `tl.store(p, x * 2)`, `tl.store(q, x)` stored 2x in q; 22nd read)
+                view += ".clone()"
             other = _kw(node, "other") if len(node.args) < 3 else node.args[2]
             pad: object = _NO_PAD if _kw(node, "mask") is None and len(node.args) < 2 else None
             if other is not None and pad is None:
@@ -468,7 +473,7 @@ class _Translator:
         name = _is_tl(f, self.tl)
         if name in _UNARY and len(node.args) == 1:
             x = self.value_like(node.args[0])
-            return _with_pad(_Sym("value", f"{_UNARY[name]}({x.code})"), _unary_pad(name, _pad(x)))
+            return _with_pad(_Sym("value", f"{_UNARY[name]}({_as_tensor(x)})"), _unary_pad(name, _pad(x)))
         if name in _BINARY and len(node.args) == 2:
             a, b = (self.value_like(x) for x in node.args)
             pads = (_pad(a), _pad(b))
@@ -479,7 +484,7 @@ class _Translator:
         if name == "where" and len(node.args) == 3:
             c, a, b = (self.value_like(x) for x in node.args)
             pad = _pad(a) if _pad(a) == _pad(b) else None
-            return _with_pad(_Sym("value", f"torch.where({c.code}, {a.code}, {b.code})"), pad)
+            return _with_pad(_Sym("value", f"torch.where({_as_tensor(c)}, {a.code}, {b.code})"), pad)
         if name in _REDUCE:
             return self.reduction(node, name)
         if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1:
@@ -487,7 +492,7 @@ class _Translator:
             dt = node.args[0]
             if isinstance(dt, ast.Attribute) and dt.attr in _DTYPES:
                 pad = _pad(x) if dt.attr.startswith(("float", "bfloat")) or not isinstance(_pad(x), float) else None
-                return _with_pad(_Sym("value", f"{x.code}.to(torch.{dt.attr})"), pad)
+                return _with_pad(_Sym("value", f"{_as_tensor(x)}.to(torch.{dt.attr})"), pad)
         return None
 
     def reduction(self, node: ast.Call, name: str) -> _Sym:
@@ -513,7 +518,18 @@ class _Translator:
         if sym.kind == "value":
             return sym.code
         ref = like.code if like is not None and like.kind == "value" else None
-        return f"torch.full_like({ref}, {sym.code})" if ref else f"torch.tensor({sym.code})"
+        if ref is None:
+            return f"torch.tensor({sym.code})"
+        # the dtype both promote to, as the kernel's: `full_like` of an int32 value took a float
+        # scalar as an int (`tl.maximum(x.to(tl.int32), s)`, s=-1.84: the max of -1; 22nd read)
+        return f"torch.full_like({ref}, {sym.code}, dtype=torch.result_type({ref}, {sym.code}))"
+
+
+def _as_tensor(sym: _Sym) -> str:
+    """A value's code, a scalar's as a tensor: in a kernel a scalar argument or literal is a tensor
+    too (`tl.ceil(s)`, `s.to(tl.float32)`, `tl.where(s > 0, ...)`), in torch a number has no
+    `.to` and `torch.ceil(2.5)` is a TypeError (`(3).to(...)` gave `3.to(...)`, no Python: 22nd read)."""
+    return sym.code if sym.kind == "value" else f"torch.as_tensor({sym.code})"
 
 
 # -- what each parameter is, for a kernel the translation does not cover ----------------------
@@ -622,6 +638,21 @@ def _float_literal(node: ast.Call) -> _Sym | None:
         if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
             return _Sym("scalar", f"float({inner.value!r})")
     return None
+
+
+def _written(fn: ast.FunctionDef) -> set[str]:
+    """The names a `tl.store`'s address is a sum of (through assignments): a parameter the kernel
+    writes, whose loads must not be views."""
+    flow = _Flow(_assignments(fn))
+    return {
+        base
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "store"
+        and node.args
+        for base in flow.bases(node.args[0])
+    }
 
 
 def _assignments(fn: ast.FunctionDef) -> dict[str, list[ast.AST]]:

@@ -335,3 +335,73 @@ def test_a_reduction_over_masked_lanes_that_are_not_its_identity_is_not_derived(
             {"Y_stride": stride, "X_stride": stride, "n_cols": cols, "x_pad": 0},
         )
         torch.testing.assert_close(y_k, y_r)
+
+
+STORE_THEN_COPY = (
+    HEADER
+    + """def store_then_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(x_ptr + offs, x * 2, mask=mask)
+    tl.store(y_ptr + offs, x, mask=mask)
+"""
+)
+
+
+def test_a_loaded_value_keeps_what_was_there_before_a_later_store_through_its_pointer():
+    """`x = x_ptr.view(-1)[:n]` was a view: the store through `x_ptr` after it changed `x`, and the
+    reference stored 2x into `y` where the kernel (Triton's interpreter too) stores x. Found by
+    generated kernels run under TRITON_INTERPRET=1 against their references (twenty-second read)."""
+    n, block = 100, 32
+    x = torch.randn(n, generator=torch.Generator().manual_seed(5))
+    xk, yk, xr, yr = x.clone(), torch.zeros(n), x.clone(), torch.zeros(n)
+    run_kernel(STORE_THEN_COPY, "store_then_copy", -(-n // block), {"x_ptr": xk, "y_ptr": yk}, {"n": n, "BLOCK": block})
+    run_reference(STORE_THEN_COPY, "store_then_copy", {"x_ptr": xr, "y_ptr": yr}, {"n": n})
+    torch.testing.assert_close((xr, yr), (xk, yk), rtol=0, atol=0)
+    torch.testing.assert_close((xr, yr), (x * 2, x), rtol=0, atol=0)
+
+
+SCALAR_MATH = (
+    HEADER
+    + """def scalar_math(x_ptr, y_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = x * s.to(tl.float32) + tl.ceil(s) + tl.where(s > 0, 1.0, -1.0) + (3).to(tl.float16)
+    tl.store(y_ptr + offs, y, mask=mask)
+"""
+)
+
+
+def test_math_on_a_scalar_argument_or_literal_runs_in_the_reference():
+    """In a kernel a scalar argument is a tensor (`s.to(tl.float32)`, `tl.ceil(s)`, `tl.where(s > 0,
+    ...)` run under Triton's interpreter); the reference called `.to` on a float (AttributeError),
+    `torch.ceil(2.5)` (TypeError), `torch.where(True, ...)` (TypeError), and `(3).to(...)` became
+    `3.to(...)`, no Python at all (the scaffold said "internal error in porter"). Twenty-second read."""
+    n = 10
+    x = torch.randn(n, generator=torch.Generator().manual_seed(6))
+    y = torch.zeros(n)
+    run_reference(SCALAR_MATH, "scalar_math", {"x_ptr": x, "y_ptr": y}, {"n": n, "s": 2.5})
+    torch.testing.assert_close(y, x * 2.5 + 3.0 + 1.0 + 3.0)
+
+
+INT_MAX_FLOAT = (
+    HEADER
+    + """def int_max_float(x_ptr, y_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(x.to(tl.int32), s), mask=mask)
+"""
+)
+
+
+def test_a_float_scalar_against_an_int_value_is_not_cut_to_an_int():
+    """Triton promotes `tl.maximum(int32, fp32 scalar)` to fp32 (its interpreter: -1.84 where the
+    int is below it); the reference's `torch.full_like(x.to(torch.int32), s)` took `s` as an int32,
+    -1. Found by generated kernels under TRITON_INTERPRET=1 (twenty-second read)."""
+    x = torch.tensor([-5.5, -1.2, 0.7, 3.9])
+    y = torch.zeros(4)
+    run_reference(INT_MAX_FLOAT, "int_max_float", {"x_ptr": x, "y_ptr": y}, {"n": 4, "s": -1.84})
+    torch.testing.assert_close(y, torch.tensor([-1.84, -1.0, 0.0, 3.0]))
