@@ -241,6 +241,9 @@ class Kernel:
     # and all its template parameters in order, of a type or not (`T`, `BLOCK` of `<typename T, int
     # BLOCK>`): where a launch's template arguments (`k<float, 128><<<`) stand
     template: list[str] = field(default_factory=list)
+    # the launches that may run it, which porter cannot tell run it (`ops.k[grid]` of an unknown
+    # `ops`): said in its scaffold's TODO, as written
+    unresolved: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -253,6 +256,7 @@ class Kernel:
         d.pop("aliases")
         d.pop("typenames")
         d.pop("template")
+        d.pop("unresolved")
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
@@ -318,8 +322,11 @@ class _Scan(cst.CSTVisitor):
     ) -> None:
         self.rel, self.module, self.where = rel, module, where
         self.resolver = Resolver(imports, ScopeStack())
-        self.launches: list[tuple[str, CallSite, str | None]] = []  # (name, site, the module it is imported from)
+        self.launches: list[_PyLaunch] = []
         self._origins = _import_origins(module, rel)
+        self.imports = imports
+        self.attr_launches: list[tuple[str, str, CallSite]] = []  # (holder, kernel, site): `ops.k[grid](...)`
+        self.self_attrs: dict[str, set[str]] = {}  # `self.k = kernel` (or `= ops.kernel`): k -> what is assigned
         self.loads: list[tuple[str, cst.Call, tuple[int | None, int], str | None]] = []  # (what, call, where, var)
         self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
@@ -333,6 +340,9 @@ class _Scan(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self._assigned[id(node.value)] = node.targets[0].target.value
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
+                self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -340,7 +350,13 @@ class _Scan(cst.CSTVisitor):
             # by the name Python reads (NFKC), as the kernels are named: `ｓcale` was a kernel
             # apart from its launch `scale[grid](...)`, its reference not derived (seventeenth read)
             name = unicodedata.normalize("NFKC", func.value.value)
-            self.launches.append((name, self._site(node), self._origins.get(func.value.value)))
+            self.launches.append(_PyLaunch(name, self._site(node), self._origins.get(func.value.value)))
+        elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute):
+            holder = dotted(func.value.value)
+            if holder is not None:
+                self.attr_launches.append(
+                    (holder, unicodedata.normalize("NFKC", func.value.attr.value), self._site(node))
+                )
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             self.attr_calls.append((func.value.value, func.attr.value, self._site(node)))
         qual = self.resolver.qualname(func) or ""
@@ -350,6 +366,45 @@ class _Scan(cst.CSTVisitor):
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
             self.extensions.append((node, self.where(self.get_metadata(PositionProvider, node).start.line)))
+
+    def through_attributes(self) -> list[_PyLaunch]:
+        """The launches through an attribute (`ops.k[grid](...)`, `self._kernel[grid](...)`), each
+        run from the module its holder is imported as (`from . import ops`, `import pkg.ops as ops`),
+        or as the one name this file assigns to `self.k` (`self.k = kernel`) is launched; else kept
+        as unresolved, said in the scaffold of each kernel it may run. They gave no call evidence
+        and no word (twenty-first read's leftover)."""
+        out = []
+        for holder, name, site in self.attr_launches:
+            written = f"{holder}.{name}[...](...)"
+            if holder == "self":
+                assigned = sorted(self.self_attrs.get(name, ()))
+                if len(assigned) != 1 or not assigned[0]:
+                    may = [n.rpartition(".")[2] for n in assigned if n] or [name]
+                    out += [_PyLaunch(n, site, None, True, written) for n in may]
+                    continue
+                holder, _, name = assigned[0].rpartition(".")
+                if not holder:  # `self.k = kernel`: as a plain name's launch
+                    out.append(_PyLaunch(name, site, self._origins.get(name)))
+                    continue
+            head, _, rest = holder.partition(".")
+            module = self._origins.get(head) or self.imports.names.get(head)
+            origin = ".".join(p for p in (module, rest, name) if p) if module else None
+            out.append(_PyLaunch(name, site, origin, True, "" if origin else written))
+        return out
+
+
+@dataclass(frozen=True)
+class _PyLaunch:
+    """A Triton launch `k[grid](...)`, by the kernel's name: where it is, the module the name is
+    imported from (None: the launching file's own); `attribute` where it is launched through one
+    (`ops.k[grid]`: run from that module, never the file's own kernel), and `unresolved` the
+    launch as written where porter cannot tell its module."""
+
+    name: str
+    site: CallSite
+    origin: str | None
+    attribute: bool = False
+    unresolved: str = ""
 
 
 def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
@@ -432,10 +487,8 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     )
     for path in _python_files(root):
         _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
-    for name, site, origin in found.launches:
-        k = _launch_target(found.triton.get(name, []), site.path, origin)
-        if k is not None:
-            k.calls.append(site)
+    for launch in found.launches:
+        _attach_launch(found.triton.get(launch.name, []), launch)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
@@ -465,6 +518,24 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     inv.kernels = _twins(inv.kernels)
     _attach_launches(inv)
     return inv
+
+
+def _attach_launch(kernels: list[Kernel], launch: _PyLaunch) -> None:
+    """A Triton launch as a call of the kernel it runs (`_launch_target`); where porter cannot tell
+    which, each kernel of its name says so in its scaffold (`unresolved`), not nothing."""
+    path = None if launch.attribute else launch.site.path
+    k = None if launch.unresolved else _launch_target(kernels, path, launch.origin)
+    if k is not None:
+        k.calls.append(launch.site)
+        return
+    where = place(launch.site.path, launch.site.line, launch.site.cell)
+    why = (
+        f"launched as `{launch.unresolved}` at {where}, whose module porter cannot resolve"
+        if launch.unresolved
+        else f"launched at {where}, which may run this kernel or another of its {len(kernels)} of this name"
+    )
+    for k in kernels:
+        k.unresolved.append(why + ": its arguments are not read as this kernel's")
 
 
 def _attach_launches(inv: Inventory) -> None:
@@ -744,13 +815,14 @@ def _import_origins(module: cst.Module, rel: str) -> dict[str, str]:
     return out
 
 
-def _launch_target(kernels: list[Kernel], path: str, origin: str | None) -> Kernel | None:
+def _launch_target(kernels: list[Kernel], path: str | None, origin: str | None) -> Kernel | None:
     """The kernel a launch in file `path` runs, of the kernels of its name (one per file that
     defines one): its own file's, else the one of the module it is imported from, else the only
     one. Two files defining a kernel of one name (liger-kernel 0.8.5's Ascend backend repeats
     its CUDA kernels' names) gave every launch to the last one read: its pointer typed `int`
     from the other's stride, its stores dropped from `mutates_args` (twenty-first read). With
-    none to tell them apart, the launch is given to none: no evidence beats a wrong one."""
+    none to tell them apart, the launch is given to none: no evidence beats a wrong one. A launch
+    through a module's attribute (`path` None) never runs its own file's."""
     own = [k for k in kernels if k.path == path]
     if own:
         return own[0]
@@ -776,7 +848,7 @@ class _Found:
 
     imported: dict
     compiled: dict
-    launches: list[tuple[str, CallSite, str | None]] = field(default_factory=list)
+    launches: list[_PyLaunch] = field(default_factory=list)
     triton: dict[str, list[Kernel]] = field(default_factory=dict)  # by name: one per file that defines it
     ext_calls: dict[str, list[tuple[str, CallSite]]] = field(default_factory=dict)  # extension -> (op, call site)
     ext_why: dict[str, str] = field(default_factory=dict)
@@ -877,7 +949,7 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             )
     s = _Scan(rel, module, imports, where)
     wrapper.visit(s)
-    found.launches.extend(s.launches)
+    found.launches.extend([*s.launches, *s.through_attributes()])
     for holder, op, site in s.attr_calls:
         if holder in found.compiled.get(rel, {}):
             ext_module, ext_reason = found.compiled[rel][holder]

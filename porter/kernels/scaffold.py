@@ -940,6 +940,7 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         "",
         "",
         "def make_inputs(device='cpu'):",
+        *("    # " + _comment(f"TODO(porter): {why}") for why in k.unresolved),
     ]
     if tr is not None:
         lines.append(
