@@ -33,6 +33,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
+from porter.analysis.prefilter import WIDE_BOMS
 from porter.kernels.includes import include_dirs, within
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
@@ -1621,6 +1622,15 @@ class _InForce(Mapping[str, str]):
         return sum(1 for _ in self)
 
 
+# a UTF-16/32 source (a byte-order mark first, as lint tells it): decoded as UTF-8 its kernels are
+# no text, and it was passed over without a word (twenty-first read's leftover); not read, as no
+# compiler reads it
+_WIDE = (
+    "UTF-16/UTF-32 text (it starts with a byte-order mark): not read for kernels (nvcc, gcc and clang"
+    " do not compile it either)"
+)
+
+
 def _unread(path: Path, reason: str) -> str:
     """Why a .cu source was not read: past the parse limit, as `porter rewrite` says it of a Python file."""
     if too_large(reason):
@@ -1639,11 +1649,15 @@ def _scan_cuda(
     only their uses here are read. The headers it includes are found as `search` says (by
     default: in its own folder)."""
     try:  # a Python file's parse limit: the largest .cu/.cuh of the corpus libraries is 151 KiB
-        text = read_regular(path, MAX_PARSE_BYTES).decode("utf-8", errors="replace")
+        data = read_regular(path, MAX_PARSE_BYTES)
+        why = _WIDE if data.startswith(WIDE_BOMS) else ""
     except Unreadable as exc:
+        why = _unread(path, exc.reason)
+    if why:
         if macros is None:  # (the second read's: said by the first)
-            inv.problems.append(f"{path_name(rel)}: {_unread(path, exc.reason)}")
+            inv.problems.append(f"{path_name(rel)}: {why}")
         return
+    text = data.decode("utf-8", errors="replace")
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
     bound = _BIND.findall(commented)

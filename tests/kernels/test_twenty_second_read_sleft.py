@@ -81,3 +81,16 @@ def test_a_launch_through_self_reads_the_kernel_assigned_to_it_or_says_it_cannot
     write_scaffolds(inv, out, "xla")
     test = (out / "test_scale_xla_parity.py").read_text()
     assert "# TODO(porter): launched as `self.scale[...](...)` at k.py:17, whose module porter cannot" in test
+
+
+def test_a_utf16_or_utf32_cu_file_is_named_as_not_read(tmp_path):
+    # nvcc 13.0 (error: unrecognized token), gcc and clang compile no such file; porter decoded it
+    # as UTF-8, found no kernel in it, and said nothing
+    source = "__global__ void k(float* x) { x[0] = 1; }\n"
+    (tmp_path / "a.cu").write_bytes(source.encode("utf-16"))
+    (tmp_path / "b.cuh").write_bytes(source.encode("utf-32"))
+    (tmp_path / "c.cu").write_bytes(b"\xef\xbb\xbf" + source.encode())  # UTF-8's mark: read
+    inv = scan(tmp_path)
+    assert [(k.name, k.path) for k in inv.kernels] == [("k", "c.cu")]
+    assert sorted(p.split(":")[0] for p in inv.problems if "UTF-16/UTF-32 text" in p) == ["a.cu", "b.cuh"]
+    assert len(inv.problems) == 2
