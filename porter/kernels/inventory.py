@@ -212,6 +212,10 @@ class CallSite:
     args: list[str]
     cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
     template: list[str] = field(default_factory=list)  # a C++ launch's template arguments (`k<float, 128><<<`)
+    # where one of them is `scalar_t`: the dispatch macro around the launch that binds it
+    # (`AT_DISPATCH_FLOATING_TYPES`), and the types it binds it to (none: porter does not read them)
+    dispatch: str = ""
+    dispatched: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         return f"{place(self.path, self.line, self.cell)} ({', '.join(self.args)})"
@@ -581,6 +585,7 @@ def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
     Bounded: `_LAUNCHES` of them, each read `_LAUNCH_READ` forward and `_LAUNCH_BACK` back."""
     out: list[tuple[str, CallSite]] = []
     aliases: dict[str, list[tuple[_Key, str | None]]] = {}
+    dispatches = _Dispatches(code if "<<<" in code and "scalar_t" in code else "")
     if "<<<" in code:
         for where, name, value in sorted(_type_aliases(code)):
             aliases.setdefault(name, []).append(((where,), value))
@@ -604,11 +609,153 @@ def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
             name, template = _pointed(code[max(0, start - _POINTER_BACK) : start], name) or (name, template)
         args = [" ".join(a.split()) for a in _top_level_split(code[opened.end() : end])]
         template = [_alias_of(t, _InForce(aliases, start)) for t in template]
-        out.append((name, CallSite(rel, lines.of(start), [] if args == [""] else args, template=template)))
+        site = CallSite(rel, lines.of(start), [] if args == [""] else args, template=template)
+        if "scalar_t" in template:
+            site.dispatch = "\n".join(dispatches.around(start))  # (read by `_dispatched`)
+        out.append((name, site))
     return out
 
 
 _POINTER_BACK = 4096  # how far back of a launch a function pointer it launches is looked for
+
+# ATen's dispatch macros (ATen/Dispatch.h of torch 2.9; torch/headeronly/core/Dispatch.h spells them
+# `THO_`): the ScalarTypes each binds `scalar_t` to, by the name's middle; an `_AND<N>` form (`_AND`,
+# `_AND1`: one) adds its first N arguments. `AT_DISPATCH_CASE(type, ...)` binds it to `type`.
+_DISPATCH_MACRO = re.compile(
+    r"(?:AT|THO)_DISPATCH_(?:CASE_)?(FLOATING_TYPES_AND_HALF|ALL_TYPES_AND_COMPLEX|FLOATING_AND_COMPLEX_TYPES"
+    r"|REDUCED_FLOATING_TYPES|FLOATING_TYPES|COMPLEX_TYPES|INTEGRAL_TYPES|ALL_TYPES)(?:_AND(\d?))?"
+)
+_INTEGRAL = ("Byte", "Char", "Int", "Long", "Short")
+_COMPLEX = ("ComplexDouble", "ComplexFloat")
+_DISPATCH_TYPES = {
+    "FLOATING_TYPES": ("Double", "Float"),
+    "FLOATING_TYPES_AND_HALF": ("Double", "Float", "Half"),
+    "REDUCED_FLOATING_TYPES": ("Half", "BFloat16"),
+    "COMPLEX_TYPES": _COMPLEX,
+    "FLOATING_AND_COMPLEX_TYPES": ("Double", "Float", *_COMPLEX),
+    "INTEGRAL_TYPES": _INTEGRAL,
+    "ALL_TYPES": (*_INTEGRAL, "Double", "Float"),
+    "ALL_TYPES_AND_COMPLEX": (*_INTEGRAL, "Double", "Float", *_COMPLEX),
+}
+# each ScalarType's C++ type (c10/core/ScalarType.h), as the kernel's parameters spell them
+_SCALAR_TYPES = {
+    "Byte": "uint8_t", "Char": "int8_t", "Short": "int16_t", "Int": "int", "Long": "int64_t", "Bool": "bool",
+    "UInt16": "uint16_t", "UInt32": "uint32_t", "UInt64": "uint64_t", "Half": "at::Half", "BFloat16": "at::BFloat16",
+    "Float": "float", "Double": "double", "ComplexHalf": "c10::complex<at::Half>",
+    "ComplexFloat": "c10::complex<float>", "ComplexDouble": "c10::complex<double>",
+}  # fmt: skip
+_DISPATCHING = re.compile(r"\b(\w*DISPATCH\w*)\s*\(")
+_DISPATCH_NESTING = 8  # a dispatch macro's own macros expanded this deep at most
+
+
+class _Dispatches:
+    """The calls of a dispatch macro (`AT_DISPATCH_FLOATING_TYPES(...)`, a project's
+    `VLLM_DISPATCH_FLOATING_TYPES(...)`) in `code`, nested as they are."""
+
+    def __init__(self, code: str) -> None:
+        close = closing_parens(code) if code else {}
+        self.calls: list[tuple[int, int, str]] = []  # (its `(`, its `)`, the call, arguments that are no name as `_`)
+        for m in _DISPATCHING.finditer(code):
+            end = close.get(m.end() - 1)
+            if end is not None:
+                args = [a.strip() for a in _top_level_split(code[m.end() : end])]
+                plain = [a if re.fullmatch(r"[\w:]+", a) else "_" for a in args]
+                self.calls.append((m.end() - 1, end, f"{m.group(1)}({', '.join(plain)})"))
+        self.opens = [c[0] for c in self.calls]
+        self.parent: list[int] = []  # the index of the call around each, or -1
+        stack: list[int] = []
+        for i, (opened, _, _) in enumerate(self.calls):
+            while stack and self.calls[stack[-1]][1] < opened:
+                stack.pop()
+            self.parent.append(stack[-1] if stack else -1)
+            stack.append(i)
+
+    def around(self, at: int) -> list[str]:
+        """The calls whose arguments hold offset `at`, the innermost first (up the calls around the
+        last one opened before it: a call that does not hold `at` is in one that may)."""
+        out: list[str] = []
+        i = bisect.bisect_left(self.opens, at) - 1
+        while i >= 0 and len(out) < _DISPATCH_NESTING:
+            if self.calls[i][1] > at:
+                out.append(self.calls[i][2])
+            i = self.parent[i]
+        return out
+
+
+def _dispatched(launches: list[tuple[str, CallSite]], code: str, commented: str, path: Path, search: _Search) -> None:
+    """For each launch that gives `scalar_t` (`k<scalar_t><<<...>>>`), the dispatch macro around it
+    that binds it and the types it binds it to: ATen's (`_DISPATCH_TYPES`), or a macro of the file or
+    of its headers read down to ATen's (vllm's `VLLM_DISPATCH_FLOATING_TYPES`). `scalar_t` was left
+    unread (twenty-first read's leftover): a `T alpha` of such a launch a float by guess."""
+    sites = [site for _, site in launches if site.dispatch]
+    if not sites:
+        return
+    macros: dict[str, list[_Macro]] = {}
+    texts = [code]
+    if any(_DISPATCH_MACRO.fullmatch(c.split("(")[0]) is None for s in sites for c in s.dispatch.split("\n")):
+        texts += [_blank(text, strings=True) for _, text in _headers(commented, path, search, [])]
+    for text in texts:
+        for m in _DEFINE.finditer(text):
+            macro = _Macro(m.group(1), [a.strip() for a in m.group(2).split(",")], _joined(m.group(3)), "", 0)
+            macros.setdefault(macro.name, []).append(macro)
+    for site in sites:
+        site.dispatch, site.dispatched = _binding(site.dispatch.split("\n"), macros)
+
+
+def _binding(calls: list[str], macros: Mapping[str, list[_Macro]]) -> tuple[str, list[str]]:
+    """The dispatch call of `calls` (the innermost first) that binds `scalar_t`, and the types it
+    binds it to, or the first one porter cannot read and no types; one that binds another name only
+    (vllm's `fp8_t`) is passed over."""
+    for call in calls:
+        name = call.split("(")[0]
+        types, other, unread = _bound(call, macros, 0)
+        if types and not unread:
+            return name, list(dict.fromkeys(types))
+        if unread or not other:
+            return name, []
+    return (calls[0].split("(")[0] if calls else ""), []
+
+
+def _bound(text: str, macros: Mapping[str, list[_Macro]], depth: int) -> tuple[list[str], bool, bool]:
+    """(the types the dispatch macros called in `text` bind `scalar_t` to, whether one binds another
+    name, whether one is not read)."""
+    types: list[str] = []
+    other = unread = False
+    close = closing_parens(text)
+    for m in _USE_AT.finditer(text):
+        name, end = m.group(1), close.get(m.end() - 1)
+        args = [a.strip() for a in _top_level_split(text[m.end() : end])] if end is not None else []
+        known = _DISPATCH_MACRO.fullmatch(name)
+        if name in ("AT_DISPATCH_CASE", "THO_DISPATCH_CASE") or name.endswith("_CASE_TYPE_USING_HINT"):
+            hint = args[1] if name.endswith("_HINT") and len(args) > 1 else "scalar_t"
+            if hint != "scalar_t":
+                other = True
+                continue
+            one = _scalar_type(args[0] if args else "")
+            types += [one] if one else []
+            unread |= one is None
+        elif known is not None:
+            extra = 0 if known.group(2) is None else int(known.group(2) or 1)  # (`_AND`: one)
+            found = [_scalar_type(a) for a in args[:extra]]
+            types += [_SCALAR_TYPES[t] for t in _DISPATCH_TYPES[known.group(1)]] + [t for t in found if t]
+            unread |= None in found
+        elif name in macros and depth < _DISPATCH_NESTING:
+            for macro in macros[name]:  # (one that never spells `scalar_t`, nor calls one that may, binds another name)
+                body = _expanded(macro, args)
+                t, o, u = _bound(body, macros, depth + 1)
+                types, other, unread = types + t, other or o or not (t or u or "scalar_t" in body), unread or u
+        elif "DISPATCH" in name and not name.endswith("_SWITCH"):
+            unread = True
+    return types, other, unread
+
+
+def _scalar_type(enum: str) -> str | None:
+    """The C++ type of a ScalarType as a dispatch macro's argument spells it (`at::ScalarType::Half`,
+    `at::kHalf`, `torch::headeronly::ScalarType::Float`), or None."""
+    last = enum.rpartition("::")[2].strip()
+    if re.fullmatch(r"k[A-Z]\w*", last):
+        last = last[1:]
+    return _SCALAR_TYPES.get(last)
 
 
 def _pointed(before: str, name: str) -> tuple[str, list[str]] | None:
@@ -1697,6 +1844,7 @@ def _scan_cuda(
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
     inv.launches = _launches(spliced, lines, rel)
+    _dispatched(inv.launches, code, commented, path, search)
     defs = _Defs.of(code, commented, path, search, inv.kernels)
     if defs.skipped:
         inv.problems.append(f"{path_name(rel)}: {defs.skipped}")

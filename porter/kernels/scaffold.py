@@ -30,7 +30,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from porter.kernels.inventory import Inventory, Kernel, closing_parens, place, without_default
+from porter.kernels.inventory import CallSite, Inventory, Kernel, closing_parens, place, without_default
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
@@ -579,8 +579,35 @@ def _instantiated(k: Kernel, typename: str) -> list[str]:
     if typename not in k.template:
         return []
     at = k.template.index(typename)
-    given = [_unaliased(c.template[at], "", k.aliases) for c in k.calls if len(c.template) > at]
+    given: list[str] = []
+    for c in k.calls:
+        if len(c.template) > at:
+            given += _dispatched_as(c, c.template[at]) or [_unaliased(c.template[at], "", k.aliases)]
     return list(dict.fromkeys(" ".join(t.split()) for t in given))
+
+
+def _dispatched_as(call: CallSite, given: str) -> list[str]:
+    """The types template argument `given` of launch `call` stands for where it is the `scalar_t` of
+    a dispatch macro around the launch (`AT_DISPATCH_FLOATING_TYPES`: `double`, `float`), or, where
+    porter does not read that macro's types, what says so; else none."""
+    if " ".join(given.split()) != "scalar_t" or not call.dispatch:
+        return []
+    return call.dispatched or [f"scalar_t of {call.dispatch}, whose types porter does not read"]
+
+
+def _dispatch_notes(k: Kernel) -> list[str]:
+    """A TODO per template type parameter of C++ kernel `k` that a launch gives the `scalar_t` of a
+    dispatch macro: the types it stands for (the tensors of `make_inputs` are float32)."""
+    out = []
+    for at, typename in enumerate(k.template):
+        for c in k.calls:
+            types = _dispatched_as(c, c.template[at]) if len(c.template) > at else []
+            if types:
+                where = place(c.path, c.line, c.cell)
+                of = f"the `scalar_t` of {c.dispatch} at {where}"
+                out.append(f"TODO(porter): `{typename}` is {of}: {', '.join(types)}")
+                break
+    return out
 
 
 def _functor(decl: str, name: str, k: Kernel) -> bool:
@@ -1053,7 +1080,7 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
     passes (`_c_values`, Triton's rule), else 256 under a TODO."""
     lines = [
         "    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")
-    ]
+    ] + ["    # " + _comment(note) for note in _dispatch_notes(k)]
     given = _c_values(k, sig)
     for p in sig.params:
         if sig.kinds[p] == "tensor":

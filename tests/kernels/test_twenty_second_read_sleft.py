@@ -94,3 +94,94 @@ def test_a_utf16_or_utf32_cu_file_is_named_as_not_read(tmp_path):
     assert [(k.name, k.path) for k in inv.kernels] == [("k", "c.cu")]
     assert sorted(p.split(":")[0] for p in inv.problems if "UTF-16/UTF-32 text" in p) == ["a.cu", "b.cuh"]
     assert len(inv.problems) == 2
+
+
+DISPATCHED = """#include "dispatch.h"
+template <typename T>
+__global__ void axpy(T* out, const T* x, T alpha, int n) {
+  out[0] = alpha * x[0] + n;
+}
+
+void run(torch::Tensor out, torch::Tensor x, double a) {
+  AT_DISPATCH_INTEGRAL_TYPES(x.scalar_type(), "axpy", [&] {
+    axpy<scalar_t><<<1, 1>>>(out.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), (scalar_t)a, x.numel());
+  });
+}
+
+template <typename T>
+__global__ void half_axpy(T* out, T alpha) { out[0] = alpha; }
+
+void run_half(torch::Tensor out, double a) {
+  MY_DISPATCH_HALF_TYPES(out.scalar_type(), "half_axpy", [&] {
+    half_axpy<scalar_t><<<1, 1>>>(out.data_ptr<scalar_t>(), (scalar_t)a);
+  });
+}
+"""
+# a project's dispatch macro, as vllm 0.34.0's csrc/dispatch_utils.h writes its own
+HEADER = """#pragma once
+#define MY_DISPATCH_CASE_HALF_TYPES(...)              \\
+  AT_DISPATCH_CASE(at::ScalarType::Half, __VA_ARGS__) \\
+  AT_DISPATCH_CASE(at::kBFloat16, __VA_ARGS__)
+#define MY_DISPATCH_HALF_TYPES(TYPE, NAME, ...) \\
+  AT_DISPATCH_SWITCH(TYPE, NAME, MY_DISPATCH_CASE_HALF_TYPES(__VA_ARGS__))
+"""
+
+
+def test_scalar_t_of_an_at_dispatch_macro_types_the_kernel_s_template_numbers(tmp_path):
+    # `T alpha` given `scalar_t` inside AT_DISPATCH_INTEGRAL_TYPES was a float by guess ("its
+    # launches give `scalar_t`"); it is an int, and a project's own dispatch macro (read from the
+    # header it is defined in, down to ATen's AT_DISPATCH_CASE) binds it to half types: a float
+    (tmp_path / "k.cu").write_text(DISPATCHED)
+    (tmp_path / "dispatch.h").write_text(HEADER)
+    inv = scan(tmp_path)
+    calls = {k.name: k.calls for k in inv.kernels}
+    assert [(c.dispatch, c.dispatched) for c in calls["axpy"]] == [
+        ("AT_DISPATCH_INTEGRAL_TYPES", ["uint8_t", "int8_t", "int", "int64_t", "int16_t"])
+    ]
+    assert [(c.dispatch, c.dispatched) for c in calls["half_axpy"]] == [
+        ("MY_DISPATCH_HALF_TYPES", ["at::Half", "at::BFloat16"])
+    ]
+    out = tmp_path / "out"
+    write_scaffolds(inv, out, "xla")
+    op = (out / "axpy_op.py").read_text()
+    assert "alpha: int" in op and "template types, taken as a float" not in op
+    half = (out / "half_axpy_op.py").read_text()
+    assert "alpha: float" in half and "template types, taken as a float" not in half
+    test = (out / "test_half_axpy_xla_parity.py").read_text()
+    assert "# TODO(porter): `T` is the `scalar_t` of MY_DISPATCH_HALF_TYPES at k.cu:18: at::Half, at::BFloat16" in test
+
+
+def test_scalar_t_of_a_dispatch_porter_cannot_read_is_said_with_its_macro(tmp_path):
+    (tmp_path / "k.cu").write_text(DISPATCHED.replace('#include "dispatch.h"', ""))
+    out = tmp_path / "out"
+    write_scaffolds(scan(tmp_path), out, "xla")
+    half = (out / "half_axpy_op.py").read_text()
+    assert (
+        "taken as a float (its launches give `scalar_t of MY_DISPATCH_HALF_TYPES, whose types porter does not read`)"
+        in " ".join(half.replace("\n# ", " ").split())
+    )
+
+
+def test_the_dispatch_types_are_aten_s_own():
+    # porter's table of ATen's dispatch macros against the Dispatch.h of the torch installed
+    import re
+    from pathlib import Path
+
+    import pytest
+
+    from porter.kernels.inventory import _DISPATCH_TYPES
+
+    torch = pytest.importorskip("torch")
+    header = Path(torch.__file__).parent / "include" / "ATen" / "Dispatch.h"
+    if not header.is_file():
+        pytest.skip("torch is installed without its C++ headers")
+    text = header.read_text().replace("\\\n", " ")
+    bodies = dict(re.findall(r"#define AT_DISPATCH_CASE_(\w+)\(\.\.\.\)([^\n]*)", text))
+
+    def cases(base: str) -> list[str]:
+        out = []
+        for m in re.finditer(r"AT_DISPATCH_CASE_(\w+)\(__VA_ARGS__\)|at::ScalarType::(\w+)", bodies[base]):
+            out += cases(m.group(1)) if m.group(1) else [m.group(2)]
+        return out
+
+    assert {base: tuple(cases(base)) for base in _DISPATCH_TYPES} == _DISPATCH_TYPES
