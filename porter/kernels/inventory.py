@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import os
 import re
@@ -157,6 +158,7 @@ _OBJECT_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^
 # an `#include "kernel.h"` or `#include <cutlass/cutlass.h>` (read in the text with its strings):
 # group 1 the `"` or `<`, group 2 the name
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^"<>\n]{1,300})[">]', re.M)
+_ANY_DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:\\\r?\n|[^\n])*", re.M)  # and its body, to its line's end
 _UNDEF = re.compile(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 # `TORCH_LIBRARY_FRAGMENT(ns, m)` too (flashinfer's dcp_lse_reduce.cu, vllm 0.34.0's dcp_utils): its
@@ -212,6 +214,9 @@ class CallSite:
     args: list[str]
     cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
     template: list[str] = field(default_factory=list)  # a C++ launch's template arguments (`k<float, 128><<<`)
+    # a C++ launch's: the plain locals of its host function its arguments name, each as it is
+    # initialized (`int n = x.size(0);`: "n" -> "x.size(0)"), and the line of it
+    locals: dict[str, tuple[str, int]] = field(default_factory=dict)
     # where one of them is `scalar_t`: the dispatch macro around the launch that binds it
     # (`AT_DISPATCH_FLOATING_TYPES`), and the types it binds it to (none: porter does not read them)
     dispatch: str = ""
@@ -578,7 +583,9 @@ _ANGLE = re.compile(r"[<>]")
 _OPENS = re.compile(r"\s*\(")
 
 
-def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
+def _launches(
+    code: str, lines: _Lines, rel: str, defines: Sequence[tuple[int, int]] = ()
+) -> list[tuple[str, CallSite]]:
     """The launches in `code` (comments and strings blanked), by the kernel's name: where each is,
     its arguments and its template arguments, each an alias of the file's in force there taken as
     what it stands for (vllm's launcher `using Idx_t = int64_t; ... k<..., Idx_t, ...><<<`).
@@ -586,6 +593,7 @@ def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
     out: list[tuple[str, CallSite]] = []
     aliases: dict[str, list[tuple[_Key, str | None]]] = {}
     dispatches = _Dispatches(code if "<<<" in code and "scalar_t" in code else "")
+    scopes = _Scopes(code if "<<<" in code else "", defines)
     if "<<<" in code:
         for where, name, value in sorted(_type_aliases(code)):
             aliases.setdefault(name, []).append(((where,), value))
@@ -612,8 +620,155 @@ def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
         site = CallSite(rel, lines.of(start), [] if args == [""] else args, template=template)
         if "scalar_t" in template:
             site.dispatch = "\n".join(dispatches.around(start))  # (read by `_dispatched`)
+        site.locals = {n: (v, lines.of(where)) for n, (v, where) in scopes.locals_at(start, site.args).items()}
         out.append((name, site))
     return out
+
+
+# a plain local of a host function, of a number type (or `auto`), initialized where it is declared:
+# `int n = x.size(0);`, `const auto stride = x.stride(0);`, `int64_t rows = x.numel() / cols;`
+_LOCAL = re.compile(
+    r"(?<![\w.>])(?:auto|bool|float|double|size_t|ssize_t|index_t|u?int(?:8|16|32|64)_t|int|long|short|char|unsigned)"
+    r"\s+([A-Za-z_]\w*)\s*=\s*([^;{}=][^;{}]{0,300});"
+)  # (read from its last type word: `const`s and `unsigned long`s before it read again from each were quadratic)
+# what writes a name (or may: its address taken) after its declaration: such a local's value is not
+# its initializer's at the launch
+_WRITES = re.compile(r"(?:\+\+|--|&)\s*([A-Za-z_]\w*)|(?<!\w)([A-Za-z_]\w*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_LOCALS_BACK = 16384  # how far back of a launch its host function's locals are read
+_FUNCTION_HEAD = re.compile(r"(?<!\w)(\w+)\s*$")
+_NOT_FUNCTIONS = frozenset(("if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"))
+
+
+class _Scopes:
+    """The `{...}` blocks of C++ `code`, nested, and the plain locals a launch there may read."""
+
+    def __init__(self, code: str, defines: Sequence[tuple[int, int]] = ()) -> None:
+        self.code, self.defines = code, list(defines)
+        self.blocks = _Nest(_brace_spans(code)) if code else _Nest([])
+        # where the locals of a launch begin (`_region`) -> how far they are read, and those read
+        self._read: dict[int, tuple[int, dict[str, list[tuple[int, int, str]]]]] = {}
+
+    def locals_at(self, at: int, args: list[str]) -> dict[str, tuple[str, int]]:
+        """The locals the launch at `at` passes in `args` (or names in their initializers, a few rounds
+        deep), each with its initializer and where it is: declared in its host function (or the
+        `#define` the launch is in) in a block around the launch, and not written after."""
+        if not self.code:
+            return {}
+        region = self._region(at)
+        read_to, declared = self._read.get(region, (region, {}))
+        for m in _LOCAL.finditer(self.code, read_to, at):  # (the launches come in order: each part read once)
+            init = " ".join(_top_level_split(m.group(2))[0].split())  # (`int a = 1, b = 2;`: a's)
+            declared.setdefault(m.group(1), []).append((m.start(), m.end(), init))
+        self._read[region] = (max(read_to, at), declared)
+        out: dict[str, tuple[str, int]] = {}
+        wanted = [w for a in args for w in _WORD.findall(a)]
+        for _ in range(4 * len(wanted) + 8):
+            if not wanted:
+                break
+            word = wanted.pop()
+            if word in out or word not in declared:
+                continue
+            value = self._value(word, declared[word], at)
+            if value is not None:
+                out[word] = value
+                wanted += _WORD.findall(value[0])
+        return out
+
+    def _value(self, name: str, declarations: list[tuple[int, int, str]], at: int) -> tuple[str, int] | None:
+        """The initializer (and its offset) of the last of `name`'s `declarations` in a block around
+        `at`, if nothing writes the name between it and `at`."""
+        for start, end, value in reversed(declarations):
+            block = next(self.blocks.around(start), None)
+            if block is not None and self.blocks.spans[block][1] < at:
+                continue  # (in a block closed before the launch)
+            # (a declaration of the name in a block closed before is none: `int n = 7;` shadows it there)
+            others = [(s, e) for s, e, _ in declarations if e <= at]
+            writes = [m for m in _WRITES.finditer(self.code, end, at) if name in m.groups()]
+            written = any(not any(s <= m.start() < e for s, e in others) for m in writes)
+            return None if written else (value, start)
+        return None
+
+    def _region(self, at: int) -> int:
+        """Where the locals of the launch at `at` begin: its host function's body (the first block
+        around it that is a function's, not a lambda's nor an `if`'s), or the `#define` it is in,
+        `_LOCALS_BACK` back at most."""
+        start = max(0, at - _LOCALS_BACK)
+        i = bisect.bisect_right(self.defines, (at, math.inf)) - 1
+        if i >= 0 and self.defines[i][0] <= at < self.defines[i][1]:  # (a macro's: used who knows where)
+            return max(start, self.defines[i][0])
+        for block in self.blocks.around(at):
+            opened = self.blocks.spans[block][0]
+            head = self.code[max(0, opened - _LAUNCH_BACK) : opened].rstrip()
+            head = _less_qualifiers(head)
+            if head.endswith(")"):
+                paren = _opening(head)
+                word = _FUNCTION_HEAD.search(head, 0, paren) if paren is not None else None
+                if word is not None and word.group(1) not in _NOT_FUNCTIONS:
+                    return max(start, opened)
+        return start
+
+
+_QUALIFIERS = ("const", "noexcept", "override", "final")
+
+
+def _less_qualifiers(head: str) -> str:
+    """`head` (a block's head) less the `const`/`noexcept`/... words that end it (a function's)."""
+    for _ in range(16):
+        head = head.rstrip()
+        word = next((q for q in _QUALIFIERS if head.endswith(q)), None)
+        if word is None or head[: -len(word)][-1:].isalnum() or head[: -len(word)][-1:] == "_":
+            break
+        head = head[: -len(word)]
+    return head
+
+
+def _opening(head: str) -> int | None:
+    """Where the `(` that the `)` ending `head` closes opens, or None."""
+    depth = 0
+    for i in range(len(head) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(head[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def _brace_spans(code: str) -> list[tuple[int, int]]:
+    """The `{...}` blocks of `code`, by where each opens (one that never closes: to the end)."""
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    for m in re.finditer(r"[{}]", code):
+        if m.group() == "{":
+            opened.append(len(spans))
+            spans.append((m.start(), len(code)))
+        elif opened:
+            i = opened.pop()
+            spans[i] = (spans[i][0], m.start())
+    return spans
+
+
+class _Nest:
+    """Spans (`(open, close)`, sorted by where they open, nested or apart) and which holds which."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.spans = spans
+        self.opens = [s[0] for s in spans]
+        self.parent: list[int] = []  # the index of the span around each, or -1
+        stack: list[int] = []
+        for i, (opened, _) in enumerate(spans):
+            while stack and spans[stack[-1]][1] < opened:
+                stack.pop()
+            self.parent.append(stack[-1] if stack else -1)
+            stack.append(i)
+
+    def around(self, at: int) -> Iterator[int]:
+        """The spans that hold offset `at`, the innermost first (up the spans around the last one
+        opened before it: one that does not hold `at` is in one that may)."""
+        i = bisect.bisect_left(self.opens, at) - 1
+        while i >= 0:
+            if self.spans[i][1] > at:
+                yield i
+            i = self.parent[i]
 
 
 _POINTER_BACK = 4096  # how far back of a launch a function pointer it launches is looked for
@@ -644,7 +799,6 @@ _SCALAR_TYPES = {
     "Float": "float", "Double": "double", "ComplexHalf": "c10::complex<at::Half>",
     "ComplexFloat": "c10::complex<float>", "ComplexDouble": "c10::complex<double>",
 }  # fmt: skip
-_DISPATCHING = re.compile(r"\b(\w*DISPATCH\w*)\s*\(")
 _DISPATCH_NESTING = 8  # a dispatch macro's own macros expanded this deep at most
 
 
@@ -654,32 +808,20 @@ class _Dispatches:
 
     def __init__(self, code: str) -> None:
         close = closing_parens(code) if code else {}
-        self.calls: list[tuple[int, int, str]] = []  # (its `(`, its `)`, the call, arguments that are no name as `_`)
-        for m in _DISPATCHING.finditer(code):
+        spans: list[tuple[int, int]] = []
+        self.calls: list[str] = []  # each as `NAME(args)`, an argument that is no name as `_`
+        for m in _USE_AT.finditer(code):  # (those whose name holds `DISPATCH`)
             end = close.get(m.end() - 1)
-            if end is not None:
+            if end is not None and "DISPATCH" in m.group(1):
                 args = [a.strip() for a in _top_level_split(code[m.end() : end])]
                 plain = [a if re.fullmatch(r"[\w:]+", a) else "_" for a in args]
-                self.calls.append((m.end() - 1, end, f"{m.group(1)}({', '.join(plain)})"))
-        self.opens = [c[0] for c in self.calls]
-        self.parent: list[int] = []  # the index of the call around each, or -1
-        stack: list[int] = []
-        for i, (opened, _, _) in enumerate(self.calls):
-            while stack and self.calls[stack[-1]][1] < opened:
-                stack.pop()
-            self.parent.append(stack[-1] if stack else -1)
-            stack.append(i)
+                spans.append((m.end() - 1, end))
+                self.calls.append(f"{m.group(1)}({', '.join(plain)})")
+        self.nest = _Nest(spans)
 
     def around(self, at: int) -> list[str]:
-        """The calls whose arguments hold offset `at`, the innermost first (up the calls around the
-        last one opened before it: a call that does not hold `at` is in one that may)."""
-        out: list[str] = []
-        i = bisect.bisect_left(self.opens, at) - 1
-        while i >= 0 and len(out) < _DISPATCH_NESTING:
-            if self.calls[i][1] > at:
-                out.append(self.calls[i][2])
-            i = self.parent[i]
-        return out
+        """The calls whose arguments hold offset `at`, the innermost first."""
+        return [self.calls[i] for i in itertools.islice(self.nest.around(at), _DISPATCH_NESTING)]
 
 
 def _dispatched(launches: list[tuple[str, CallSite]], code: str, commented: str, path: Path, search: _Search) -> None:
@@ -1843,7 +1985,7 @@ def _scan_cuda(
         )
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
-    inv.launches = _launches(spliced, lines, rel)
+    inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
     _dispatched(inv.launches, code, commented, path, search)
     defs = _Defs.of(code, commented, path, search, inv.kernels)
     if defs.skipped:

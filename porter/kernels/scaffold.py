@@ -1089,8 +1089,24 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
             value, site = given[p]
             lines.append(f"    {p} = {value}  # " + _comment(f"as the launch at {site} passes it"))
         else:
-            lines.append(f"    {p} = 256  # TODO(porter): the value the call site passes")
+            lines.append(
+                f"    {p} = 256  # " + _comment("TODO(porter): the value the call site passes" + _local_of(k, sig, p))
+            )
     return [*lines, f"    return [{', '.join(sig.params)}]"]
+
+
+def _local_of(k: Kernel, sig: Signature, param: str) -> str:
+    """` (the launch at k.cu:9 passes `n`, initialized `y.size(0)` at line 4)` where a launch passes op
+    parameter `param` a local porter could not rebuild in `make_inputs` (of a tensor it does not
+    pass), or ""."""
+    index = next((i for i, p in sig.positions.items() if p == param), None)
+    for call in k.calls:
+        arg = _uncast(call.args[index]) if index is not None and index < len(call.args) else ""
+        if arg in call.locals:
+            value, line = call.locals[arg]
+            where = place(call.path, call.line, call.cell)
+            return f" (the launch at {where} passes `{arg}`, initialized `{value}` at line {line})"
+    return ""
 
 
 # a C++ launch's argument that passes a tensor's data: `x.data_ptr<float>()`, `x.const_data_ptr()`
@@ -1119,10 +1135,27 @@ def _c_values(k: Kernel, sig: Signature) -> dict[str, tuple[str, str]]:
         for param, text in bound.items():
             if sig.kinds[param] == "tensor" or param in out:
                 continue
-            rebuilt = _rebuilt(_C_NUMBER.sub(r"\1", text), passed)
+            rebuilt = _rebuilt(_C_NUMBER.sub(r"\1", _with_locals(text, call.locals)), passed)
             if rebuilt is not None:
                 out[param] = (_c_division(rebuilt), place(call.path, call.line, call.cell))
     return out
+
+
+# a name that is no member (`x.n`) nor a function called (`n(...)`)
+_LOCAL_USE = re.compile(r"(?<![\w.>:])[A-Za-z_]\w*(?!\w)(?!\s*\()")
+
+
+def _with_locals(text: str, local: dict[str, tuple[str, int]]) -> str:
+    """`text` (a launch's argument) with each local of its host function it names (`int n =
+    x.size(0);`) as what it is initialized to, in parentheses, casts taken off (a few rounds: a local
+    of locals). Each number a launch passed in a local was 256 under a TODO (853 of vllm 0.34.0's
+    1,014: twenty-first read's leftover)."""
+    for _ in range(4):
+        new = _LOCAL_USE.sub(lambda m: f"({_uncast(local[m.group()][0])})" if m.group() in local else m.group(), text)
+        if new == text or len(new) > 2000:
+            break
+        text = new
+    return text
 
 
 def _uncast(text: str) -> str:

@@ -185,3 +185,60 @@ def test_the_dispatch_types_are_aten_s_own():
         return out
 
     assert {base: tuple(cases(base)) for base in _DISPATCH_TYPES} == _DISPATCH_TYPES
+
+
+LOCALS = """__global__ void rms(float* out, const float* x, int rows, int cols, int stride, float eps, int blocks) {
+  out[0] = x[0] * rows * cols * stride * eps * blocks;
+}
+
+void run(torch::Tensor out, torch::Tensor x, torch::Tensor other, double epsilon) {
+  int cols = x.size(-1);
+  const auto stride = x.stride(0);
+  int64_t rows = x.numel() / cols;
+  int blocks = other.size(0);
+  int later = 4;
+  later += 1;
+  if (rows > 0) {
+    int cols = 7;  // a block closed before the launch
+  }
+  rms<<<rows, 256>>>(out.data_ptr<float>(), x.data_ptr<float>(), static_cast<int>(rows), cols, stride,
+                     (float)epsilon, blocks);
+  count<<<1, 1>>>(out.data_ptr<float>(), later);
+  int tail = out.numel();
+  count<<<1, 1>>>(out.data_ptr<float>(), tail);
+}
+
+__global__ void count(float* out, int n) { out[0] = n; }
+
+void host(torch::Tensor out) {
+  int width = out.numel();
+#define LAUNCH_COUNT(o) \
+  count<<<1, 1>>>(o.data_ptr<float>(), width)
+  LAUNCH_COUNT(out);
+}
+"""
+
+
+def test_a_launch_s_locals_give_make_inputs_their_values(tmp_path):
+    # `int cols = x.size(-1);` then `rms<<<...>>>(..., cols, ...)`: each such number was 256 under a
+    # TODO; now the local's initializer, rebuilt from the tensors the launch passes. One of a tensor
+    # it does not pass (`other`) or one written after its declaration (`later += 1`) keeps the TODO,
+    # which names the local
+    (tmp_path / "k.cu").write_text(LOCALS)
+    out = tmp_path / "out"
+    inv = scan(tmp_path)
+    calls = {k.name: k.calls for k in inv.kernels}
+    # `later` is written; `width` is named in a macro, whose uses may be anywhere: neither is read
+    assert [c.locals for c in calls["count"]] == [{}, {"tail": ("out.numel()", 18)}, {}]
+    write_scaffolds(inv, out, "xla")
+    test = (out / "test_rms_xla_parity.py").read_text()
+    assert "rows = x.numel() // x.size(-1)  # as the launch at k.cu:15 passes it" in test
+    assert "cols = x.size(-1)  # as the launch at k.cu:15 passes it" in test
+    assert "stride = x.stride(0)  # as the launch at k.cu:15 passes it" in test
+    assert (
+        "blocks = 256  # TODO(porter): the value the call site passes (the launch at k.cu:15 passes `blocks`,"
+        " initialized `other.size(0)` at line 9)"
+    ) in test
+    assert "eps = 256  # TODO(porter): the value the call site passes\n" in test  # (a parameter: no local)
+    count = (out / "test_count_xla_parity.py").read_text()
+    assert "n = out.numel()  # as the launch at k.cu:19 passes it" in count
