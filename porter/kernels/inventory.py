@@ -251,6 +251,9 @@ class Kernel:
     # and all its template parameters in order, of a type or not (`T`, `BLOCK` of `<typename T, int
     # BLOCK>`): where a launch's template arguments (`k<float, 128><<<`) stand
     template: list[str] = field(default_factory=list)
+    # a CUDA kernel's `#if` branches in its file: (line of the `#if`, the branch's directive, whether a
+    # default nvcc build takes it: None where porter cannot tell), outermost first
+    branches: list[tuple[int, str, bool | None]] = field(default_factory=list)
     # the launches that may run it, which porter cannot tell run it (`ops.k[grid]` of an unknown
     # `ops`): said in its scaffold's TODO, as written
     unresolved: list[str] = field(default_factory=list)
@@ -267,6 +270,7 @@ class Kernel:
         d.pop("typenames")
         d.pop("template")
         d.pop("unresolved")
+        d.pop("branches")
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
@@ -977,25 +981,186 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
 def _twins(kernels: list[Kernel]) -> list[Kernel]:
     """`kernels`, a CUDA kernel defined again in its file with the same parameters (`#if`/`#else`
     branches, SFINAE twins: vllm 0.34.0's `fused_add_rms_norm_kernel`, its ROCm attention kernels
-    four times) listed once, the first, its detail naming the other lines; one defined again with
-    other parameters (an overload, a specialization: mmcv's `template <>` ones for `phalf`) stays,
-    its detail saying how it differs from the first (each was listed as if alone, and scaffolded
-    as `k` and `k_`; twentieth read's leftover)."""
+    four times) listed once, its detail naming the other lines; one defined again with other
+    parameters (an overload, a specialization: mmcv's `template <>` ones for `phalf`) stays, its
+    detail saying how it differs from the first (each was listed as if alone, and scaffolded as `k`
+    and `k_`; twentieth read's leftover). Of `#if` twins the one listed is the one nvcc compiles
+    with no `-D` of the build's (`_compiled`) where porter can tell, else the first, said (the first
+    was read, unsaid: twenty-first read's leftover)."""
+    groups: dict[tuple[str, str, tuple[str, ...]], list[Kernel]] = {}
     first: dict[tuple[str, str], Kernel] = {}
-    out = []
+    out: list[Kernel | tuple[str, str, tuple[str, ...]]] = []
     for k in kernels:
         if k.kind != "cuda" or not k.source:
             out.append(k)
             continue
         one = first.setdefault((k.path, k.name), k)
-        if one is k:
-            out.append(k)
-        elif [" ".join(p.split()) for p in k.params] == [" ".join(p.split()) for p in one.params]:
-            one.detail += f"; also defined at line {k.line}, of the same parameters (an #if branch or a twin)"
+        key = (k.path, k.name, tuple(" ".join(p.split()) for p in k.params))
+        if key not in groups:
+            groups[key] = [k]
+            out.append(key)
+            if one is not k:
+                k.detail += f"; an overload of line {one.line}: {_differs(one.params, k.params)}"
         else:
-            k.detail += f"; an overload of line {one.line}: {_differs(one.params, k.params)}"
-            out.append(k)
-    return out
+            groups[key].append(k)
+    return [_listed(groups[k]) if isinstance(k, tuple) else k for k in out]
+
+
+def _listed(same: list[Kernel]) -> Kernel:
+    """The one of kernels `same` (one name, one file, the same parameters) that is listed, its detail
+    naming the others: the only one a default nvcc build compiles where porter can tell, else the first."""
+    if len(same) == 1:
+        return same[0]
+    compiled = [k for k in same if _compiled(k.branches) is True]
+    alone = len(compiled) == 1 and all(_compiled(k.branches) is False for k in same if k is not compiled[0])
+    listed = compiled[0] if alone else same[0]
+    for k in same:
+        if k is listed:
+            continue
+        apart = _apart(listed.branches, k.branches)
+        if apart is None:
+            listed.detail += f"; also defined at line {k.line}, of the same parameters (a twin: the first is read)"
+        elif alone:
+            listed.detail += (
+                f"; also defined at line {k.line}, of the same parameters, in a branch nvcc does not compile"
+                f" ({apart}): the one it compiles is read"
+            )
+        else:
+            listed.detail += (
+                f"; also defined at line {k.line}, of the same parameters, in another #if branch ({apart}): the"
+                " first is read (which one a build compiles depends on its -D flags, the pass or the -arch)"
+            )
+    return listed
+
+
+def _compiled(branches: list[tuple[int, str, bool | None]]) -> bool | None:
+    """Whether nvcc with no `-D` of the build's compiles what lies in `branches` (every one taken),
+    or None where porter cannot tell."""
+    taken = [t for _, _, t in branches]
+    return False if False in taken else None if None in taken else True
+
+
+def _apart(one: list[tuple[int, str, bool | None]], other: list[tuple[int, str, bool | None]]) -> str | None:
+    """The `#if` group two definitions lie in different branches of, as `#if ... (line N)` against
+    `#else`, or None (no such group: SFINAE twins, one file's two uses of a macro)."""
+    for (line, text, _), (line2, text2, _) in zip(one, other):
+        if line != line2:
+            return None
+        if text != text2:
+            return f"`{text2}`, where the one read is in `{text}`, of the `#if` at line {line}"
+    return None
+
+
+# Names a default nvcc build defines (host and device passes: `nvcc -E -Xcompiler -dM` of nvcc 13.0),
+# and those it never does: ROCm's and HIP's (and AMD's architectures'), set by a ROCm build alone
+# (nvcc 13.0, -arch=sm_90, both passes of `#if defined(USE_ROCM) || defined(__HIPCC__) || ...`
+# take its `#else`). Any other name is the build's to set (`-D`, a header, `__CUDA_ARCH__`: the pass).
+_NVCC_DEFINES = frozenset(("__NVCC__", "__CUDACC__"))
+_NOT_NVCC = re.compile(r"USE_ROCM|__HIP\w*|__gfx\w*|__GFX\w*|__AMDGCN\w*|__amdgcn\w*|__HCC\w*")
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|undef)\b((?:\\\r?\n|[^\n])*)", re.M)
+_COND_TOKEN = re.compile(r"defined\b|[A-Za-z_]\w*|\d+[uUlL]*|&&|\|\||==|!=|<=|>=|\S")  # (blanks between)
+
+
+class _Conditions:
+    """The `#if` branches of C++ `code` (comments blanked) around each offset, each with whether a
+    default nvcc build takes it (`_NVCC_DEFINES`, `_NOT_NVCC`, the file's own `#define`s and
+    `#undef`s in branches taken), read directive by directive: no header, no macro's value."""
+
+    def __init__(self, code: str, lines: _Lines) -> None:
+        self.at: list[int] = []  # where the stack changes
+        self.stacks: list[tuple[tuple[int, str, bool | None], ...]] = []
+        env: dict[str, bool | None] = {}
+        # each open group: (its line, the branch's directive, taken, taken before in the group)
+        stack: list[tuple[int, str, bool | None, bool | None]] = []
+        for m in _DIRECTIVE.finditer(code) if "#" in code else ():
+            word, rest = m.group(1), " ".join(_joined(m.group(2)).split())
+            active = _compiled([(0, "", e[2]) for e in stack])
+            if word in ("define", "undef"):
+                name = _WORD.match(rest)
+                if name is not None and active is not False:
+                    env[name.group()] = (word == "define") if active else None
+                continue
+            if word == "endif":
+                stack = stack[:-1]
+            elif word in ("if", "ifdef", "ifndef"):
+                cond = {"ifdef": f"defined({rest})", "ifndef": f"!defined({rest})"}.get(word, rest)
+                taken = _truth(cond, env)
+                stack.append((lines.of(m.start()), f"#{word} {rest}", taken, taken))
+            elif stack:
+                line, _, _, before = stack[-1]
+                own = True if word == "else" else _truth(rest, env)
+                taken = False if before is True else (own if before is False else (None if own is not False else False))
+                after = True if before is True or own is True else (None if None in (before, own) else False)
+                stack[-1] = (line, f"#{word} {rest}".rstrip(), taken, after)
+            self.at.append(m.start())
+            self.stacks.append(tuple((e[0], e[1], e[2]) for e in stack))
+
+    def around(self, offset: int) -> list[tuple[int, str, bool | None]]:
+        """The branches (line of their `#if`, their directive, taken) around `offset`, outermost first."""
+        i = bisect.bisect_right(self.at, offset) - 1
+        return list(self.stacks[i]) if i >= 0 else []
+
+
+def _branched(kernels: list[Kernel], code: str, lines: _Lines) -> None:
+    """Each of `kernels` (of C++ `code`) given the `#if` branches it lies in (`_twins` reads them)."""
+    if "#" in code and "if" in code:
+        conditions = _Conditions(code, lines)
+        for k in kernels:
+            k.branches = conditions.around(lines.start(k.line))
+
+
+def _truth(cond: str, env: Mapping[str, bool | None]) -> bool | None:
+    """Whether `#if cond` holds in a default nvcc build (`_Conditions`), or None where porter cannot
+    tell: `defined`, `!`, `&&`, `||`, parentheses, numbers and names (an undefined one is 0); anything
+    else (a macro's value, arithmetic) is None."""
+    tokens = _COND_TOKEN.findall(cond)
+    value, at = _or(tokens, 0, env)
+    return None if at != len(tokens) or value is None else bool(value)
+
+
+def _is_defined(name: str, env: Mapping[str, bool | None]) -> bool | None:
+    if name in env:
+        return env[name]
+    return True if name in _NVCC_DEFINES else False if _NOT_NVCC.fullmatch(name) else None
+
+
+def _or(tokens: list[str], at: int, env: Mapping[str, bool | None]) -> tuple[bool | None, int]:
+    value, at = _and(tokens, at, env)
+    while at < len(tokens) and tokens[at] == "||":
+        right, at = _and(tokens, at + 1, env)
+        value = True if True in (value, right) else None if None in (value, right) else False
+    return value, at
+
+
+def _and(tokens: list[str], at: int, env: Mapping[str, bool | None]) -> tuple[bool | None, int]:
+    value, at = _not(tokens, at, env)
+    while at < len(tokens) and tokens[at] == "&&":
+        right, at = _not(tokens, at + 1, env)
+        value = False if False in (value, right) else None if None in (value, right) else True
+    return value, at
+
+
+def _not(tokens: list[str], at: int, env: Mapping[str, bool | None], depth: int = 0) -> tuple[bool | None, int]:
+    """A `!`-ed, parenthesized, `defined` or plain operand."""
+    if at >= len(tokens) or depth > 64:
+        return None, len(tokens) + 1
+    token = tokens[at]
+    if token == "!":
+        value, at = _not(tokens, at + 1, env, depth + 1)
+        return (None if value is None else not value), at
+    if token == "(":
+        value, at = _or(tokens, at + 1, env) if depth < 64 else (None, len(tokens))
+        return value, (at + 1 if at < len(tokens) and tokens[at] == ")" else len(tokens) + 1)
+    if token == "defined":
+        paren = at + 1 < len(tokens) and tokens[at + 1] == "("
+        name = tokens[at + 2] if paren else tokens[at + 1] if at + 1 < len(tokens) else ""
+        end = at + 4 if paren and at + 3 < len(tokens) and tokens[at + 3] == ")" else at + 2
+        return _is_defined(name, env), end if name.isidentifier() else len(tokens) + 1
+    if re.fullmatch(r"\d+[uUlL]*", token):
+        return int(token.rstrip("uUlL")) != 0, at + 1
+    if token.isidentifier():  # (a name's value: 0 where it is known undefined)
+        return (False if _is_defined(token, env) is False else None), at + 1
+    return None, len(tokens) + 1
 
 
 def _differs(before: list[str], params: list[str]) -> str:
@@ -1985,6 +2150,7 @@ def _scan_cuda(
         )
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
+    _branched(inv.kernels, code, lines)
     inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
     _dispatched(inv.launches, code, commented, path, search)
     defs = _Defs.of(code, commented, path, search, inv.kernels)

@@ -242,3 +242,47 @@ def test_a_launch_s_locals_give_make_inputs_their_values(tmp_path):
     assert "eps = 256  # TODO(porter): the value the call site passes\n" in test  # (a parameter: no local)
     count = (out / "test_count_xla_parity.py").read_text()
     assert "n = out.numel()  # as the launch at k.cu:19 passes it" in count
+
+
+TWINS = """#if defined(__CUDACC__) && !defined(__gfx942__)
+  #define ON_CUDA 1
+#endif
+
+#ifdef USE_ROCM
+__global__ void scale(float* out, const float* x, int n) { out[0] = x[0] * n; }
+#elif !defined(ON_CUDA)
+__global__ void scale(float* out, const float* x, int n) { out[1] = x[0] * n; }
+#else
+__global__ void scale(float* out, const float* x, int n) { }
+#endif
+
+#if ENABLE_FP8
+__global__ void fp8(float* out, int n) { out[0] = n; }
+#else
+__global__ void fp8(float* out, int n) { }
+#endif
+"""
+
+
+def test_if_twins_read_the_branch_nvcc_compiles_or_say_which_was_read(tmp_path):
+    # the first body was read: the ROCm branch's, which writes `out` (mutates_args=('out',)), where
+    # nvcc compiles the `#else` branch (nvcc 13.0 defines no USE_ROCM, __HIPCC__ nor __gfx*__; gcc's
+    # cpp with nvcc's __CUDACC__ keeps the same definitions of vllm 0.34.0's ten ROCm twins). A
+    # branch the build's -D flags choose (`#if ENABLE_FP8`) keeps the first, and says so
+    (tmp_path / "k.cu").write_text(TWINS)
+    inv = scan(tmp_path)
+    kernels = {k.name: k for k in inv.kernels}
+    assert [(k.name, k.line) for k in inv.kernels] == [("scale", 10), ("fp8", 14)]
+    assert (
+        "also defined at line 6, of the same parameters, in a branch nvcc does not compile" in kernels["scale"].detail
+    )
+    assert "line 8, of the same parameters, in a branch nvcc does not compile (`#elif !defined(ON_CUDA)`" in (
+        kernels["scale"].detail
+    )
+    assert (
+        "also defined at line 16, of the same parameters, in another #if branch (`#else`, where the one read is in"
+        " `#if ENABLE_FP8`, of the `#if` at line 13): the first is read"
+    ) in kernels["fp8"].detail
+    out = tmp_path / "out"
+    write_scaffolds(inv, out, "xla")
+    assert "mutates_args=()" in (out / "scale_op.py").read_text()
