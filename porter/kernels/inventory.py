@@ -274,8 +274,9 @@ class Kernel:
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
-            if not call["template"]:
-                del call["template"]
+            for key in ("template", "locals", "dispatch", "dispatched"):  # (a C++ launch's, where it holds one)
+                if not call[key]:
+                    del call[key]
         return d
 
 

@@ -230,6 +230,9 @@ def test_a_launch_s_locals_give_make_inputs_their_values(tmp_path):
     calls = {k.name: k.calls for k in inv.kernels}
     # `later` is written; `width` is named in a macro, whose uses may be anywhere: neither is read
     assert [c.locals for c in calls["count"]] == [{}, {"tail": ("out.numel()", 18)}, {}]
+    said = [c for k in inv.kernels if k.name == "count" for c in k.to_dict()["calls"]]  # (`--json`)
+    assert [c.get("locals") for c in said] == [None, {"tail": ("out.numel()", 18)}, None]
+    assert not any("dispatch" in c or "dispatched" in c for c in said)
     write_scaffolds(inv, out, "xla")
     test = (out / "test_rms_xla_parity.py").read_text()
     assert "rows = x.numel() // x.size(-1)  # as the launch at k.cu:15 passes it" in test
