@@ -948,6 +948,16 @@ _KERNEL_FN = {"neuron": "{n}_nki", "tpu": "{n}_pallas", "xla": "{n}_xla"}
 _DEVICE = {"neuron": '"neuron"', "tpu": '"tpu"', "xla": "torch_xla.device()"}
 
 
+_SAID = 8  # the launches porter cannot tie to a kernel, said one by one in its test (then counted)
+
+
+def _unresolved(k: Kernel) -> list[str]:
+    """`make_inputs`' TODO lines for the launches that may run kernel `k`, which porter cannot tie to it."""
+    lines = ["    # " + _comment(f"TODO(porter): {why}") for why in k.unresolved[:_SAID]]
+    more = len(k.unresolved) - _SAID
+    return lines + ([f"    # TODO(porter): and {more} more such launches"] if more > 0 else [])
+
+
 def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation | None) -> str:
     kernel_fn = _KERNEL_FN[target].format(n=n)
     params = sig.params
@@ -967,7 +977,7 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         "",
         "",
         "def make_inputs(device='cpu'):",
-        *("    # " + _comment(f"TODO(porter): {why}") for why in k.unresolved),
+        *_unresolved(k),
     ]
     if tr is not None:
         lines.append(

@@ -81,6 +81,11 @@ def test_a_launch_through_self_reads_the_kernel_assigned_to_it_or_says_it_cannot
     write_scaffolds(inv, out, "xla")
     test = (out / "test_scale_xla_parity.py").read_text()
     assert "# TODO(porter): launched as `self.scale[...](...)` at k.py:17, whose module porter cannot" in test
+    many = text + "".join(f"        self.scale[(1,)](x, out, {i}, 2.0, BLOCK=64)\n" for i in range(20))
+    (tmp_path / "k.py").write_text(many)
+    write_scaffolds(scan(tmp_path), tmp_path / "many", "xla")
+    test = (tmp_path / "many" / "test_scale_xla_parity.py").read_text()
+    assert test.count("whose module porter cannot") == 8 and "# TODO(porter): and 13 more such launches" in test
 
 
 def test_a_utf16_or_utf32_cu_file_is_named_as_not_read(tmp_path):
