@@ -395,7 +395,7 @@ class _Scan(cst.CSTVisitor):
                 assigned = sorted(self.self_attrs.get(name, ()))
                 if len(assigned) != 1 or not assigned[0]:
                     may = [n.rpartition(".")[2] for n in assigned if n] or [name]
-                    out += [_PyLaunch(n, site, None, True, written) for n in may]
+                    out += [_PyLaunch(n, site, None, True, written, own_file=True) for n in may]
                     continue
                 holder, _, name = assigned[0].rpartition(".")
                 if not holder:  # `self.k = kernel`: as a plain name's launch
@@ -413,13 +413,15 @@ class _PyLaunch:
     """A Triton launch `k[grid](...)`, by the kernel's name: where it is, the module the name is
     imported from (None: the launching file's own); `attribute` where it is launched through one
     (`ops.k[grid]`: run from that module, never the file's own kernel), and `unresolved` the
-    launch as written where porter cannot tell its module."""
+    launch as written where porter cannot tell its module (an unresolved `self.kernel[grid]` is
+    said to its file's kernels of that name only: vllm 0.34.0 has ten other `kernel`s)."""
 
     name: str
     site: CallSite
     origin: str | None
     attribute: bool = False
     unresolved: str = ""
+    own_file: bool = False  # (an unresolved `self.k`: said to its own file's kernels of that name only)
 
 
 def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
@@ -543,6 +545,8 @@ def _attach_launch(kernels: list[Kernel], launch: _PyLaunch) -> None:
     if k is not None:
         k.calls.append(launch.site)
         return
+    if launch.own_file:
+        kernels = [k for k in kernels if k.path == launch.site.path]
     where = place(launch.site.path, launch.site.line, launch.site.cell)
     why = (
         f"launched as `{launch.unresolved}` at {where}, whose module porter cannot resolve"

@@ -73,9 +73,10 @@ def test_a_launch_through_self_reads_the_kernel_assigned_to_it_or_says_it_cannot
         "    def forward(self, x, out):\n        self._kernel[(1,)](x, out, x.numel(), 2.0, BLOCK=64)\n"
         "        self.scale[(1,)](x, out, 7, 2.0, BLOCK=64)\n"
     )
-    _package(tmp_path, {"k.py": text})
+    _package(tmp_path, {"k.py": text, "other.py": KERNEL})  # (another `scale`: not said there)
     inv = scan(tmp_path)
-    (k,) = inv.kernels
+    k, other = inv.kernels
+    assert (k.path, other.path, other.unresolved, other.calls) == ("k.py", "other.py", [], [])
     assert [c.line for c in k.calls] == [16]
     out = tmp_path / "out"
     write_scaffolds(inv, out, "xla")
