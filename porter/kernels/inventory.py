@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import os
 import re
@@ -33,6 +34,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
+from porter.analysis.prefilter import WIDE_BOMS
 from porter.kernels.includes import include_dirs, within
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
@@ -156,6 +158,7 @@ _OBJECT_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^
 # an `#include "kernel.h"` or `#include <cutlass/cutlass.h>` (read in the text with its strings):
 # group 1 the `"` or `<`, group 2 the name
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^"<>\n]{1,300})[">]', re.M)
+_ANY_DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:\\\r?\n|[^\n])*", re.M)  # and its body, to its line's end
 _UNDEF = re.compile(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 # `TORCH_LIBRARY_FRAGMENT(ns, m)` too (flashinfer's dcp_lse_reduce.cu, vllm 0.34.0's dcp_utils): its
@@ -211,6 +214,13 @@ class CallSite:
     args: list[str]
     cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
     template: list[str] = field(default_factory=list)  # a C++ launch's template arguments (`k<float, 128><<<`)
+    # a C++ launch's: the plain locals of its host function its arguments name, each as it is
+    # initialized (`int n = x.size(0);`: "n" -> "x.size(0)"), and the line of it
+    locals: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # where one of them is `scalar_t`: the dispatch macro around the launch that binds it
+    # (`AT_DISPATCH_FLOATING_TYPES`), and the types it binds it to (none: porter does not read them)
+    dispatch: str = ""
+    dispatched: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         return f"{place(self.path, self.line, self.cell)} ({', '.join(self.args)})"
@@ -241,6 +251,12 @@ class Kernel:
     # and all its template parameters in order, of a type or not (`T`, `BLOCK` of `<typename T, int
     # BLOCK>`): where a launch's template arguments (`k<float, 128><<<`) stand
     template: list[str] = field(default_factory=list)
+    # a CUDA kernel's `#if` branches in its file: (line of the `#if`, the branch's directive, whether a
+    # default nvcc build takes it: None where porter cannot tell), outermost first
+    branches: list[tuple[int, str, bool | None]] = field(default_factory=list)
+    # the launches that may run it, which porter cannot tell run it (`ops.k[grid]` of an unknown
+    # `ops`): said in its scaffold's TODO, as written
+    unresolved: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -253,11 +269,14 @@ class Kernel:
         d.pop("aliases")
         d.pop("typenames")
         d.pop("template")
+        d.pop("unresolved")
+        d.pop("branches")
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
-            if not call["template"]:
-                del call["template"]
+            for key in ("template", "locals", "dispatch", "dispatched"):  # (a C++ launch's, where it holds one)
+                if not call[key]:
+                    del call[key]
         return d
 
 
@@ -318,8 +337,11 @@ class _Scan(cst.CSTVisitor):
     ) -> None:
         self.rel, self.module, self.where = rel, module, where
         self.resolver = Resolver(imports, ScopeStack())
-        self.launches: list[tuple[str, CallSite, str | None]] = []  # (name, site, the module it is imported from)
+        self.launches: list[_PyLaunch] = []
         self._origins = _import_origins(module, rel)
+        self.imports = imports
+        self.attr_launches: list[tuple[str, str, CallSite]] = []  # (holder, kernel, site): `ops.k[grid](...)`
+        self.self_attrs: dict[str, set[str]] = {}  # `self.k = kernel` (or `= ops.kernel`): k -> what is assigned
         self.loads: list[tuple[str, cst.Call, tuple[int | None, int], str | None]] = []  # (what, call, where, var)
         self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
@@ -333,6 +355,9 @@ class _Scan(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self._assigned[id(node.value)] = node.targets[0].target.value
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
+                self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -340,7 +365,13 @@ class _Scan(cst.CSTVisitor):
             # by the name Python reads (NFKC), as the kernels are named: `ｓcale` was a kernel
             # apart from its launch `scale[grid](...)`, its reference not derived (seventeenth read)
             name = unicodedata.normalize("NFKC", func.value.value)
-            self.launches.append((name, self._site(node), self._origins.get(func.value.value)))
+            self.launches.append(_PyLaunch(name, self._site(node), self._origins.get(func.value.value)))
+        elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute):
+            holder = dotted(func.value.value)
+            if holder is not None:
+                self.attr_launches.append(
+                    (holder, unicodedata.normalize("NFKC", func.value.attr.value), self._site(node))
+                )
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             self.attr_calls.append((func.value.value, func.attr.value, self._site(node)))
         qual = self.resolver.qualname(func) or ""
@@ -350,6 +381,47 @@ class _Scan(cst.CSTVisitor):
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
             self.extensions.append((node, self.where(self.get_metadata(PositionProvider, node).start.line)))
+
+    def through_attributes(self) -> list[_PyLaunch]:
+        """The launches through an attribute (`ops.k[grid](...)`, `self._kernel[grid](...)`), each
+        run from the module its holder is imported as (`from . import ops`, `import pkg.ops as ops`),
+        or as the one name this file assigns to `self.k` (`self.k = kernel`) is launched; else kept
+        as unresolved, said in the scaffold of each kernel it may run. They gave no call evidence
+        and no word (twenty-first read's leftover)."""
+        out = []
+        for holder, name, site in self.attr_launches:
+            written = f"{holder}.{name}[...](...)"
+            if holder == "self":
+                assigned = sorted(self.self_attrs.get(name, ()))
+                if len(assigned) != 1 or not assigned[0]:
+                    may = [n.rpartition(".")[2] for n in assigned if n] or [name]
+                    out += [_PyLaunch(n, site, None, True, written, own_file=True) for n in may]
+                    continue
+                holder, _, name = assigned[0].rpartition(".")
+                if not holder:  # `self.k = kernel`: as a plain name's launch
+                    out.append(_PyLaunch(name, site, self._origins.get(name)))
+                    continue
+            head, _, rest = holder.partition(".")
+            module = self._origins.get(head) or self.imports.names.get(head)
+            origin = ".".join(p for p in (module, rest, name) if p) if module else None
+            out.append(_PyLaunch(name, site, origin, True, "" if origin else written))
+        return out
+
+
+@dataclass(frozen=True)
+class _PyLaunch:
+    """A Triton launch `k[grid](...)`, by the kernel's name: where it is, the module the name is
+    imported from (None: the launching file's own); `attribute` where it is launched through one
+    (`ops.k[grid]`: run from that module, never the file's own kernel), and `unresolved` the
+    launch as written where porter cannot tell its module (an unresolved `self.kernel[grid]` is
+    said to its file's kernels of that name only: vllm 0.34.0 has ten other `kernel`s)."""
+
+    name: str
+    site: CallSite
+    origin: str | None
+    attribute: bool = False
+    unresolved: str = ""
+    own_file: bool = False  # (an unresolved `self.k`: said to its own file's kernels of that name only)
 
 
 def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
@@ -432,10 +504,8 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     )
     for path in _python_files(root):
         _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
-    for name, site, origin in found.launches:
-        k = _launch_target(found.triton.get(name, []), site.path, origin)
-        if k is not None:
-            k.calls.append(site)
+    for launch in found.launches:
+        _attach_launch(found.triton.get(launch.name, []), launch)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
@@ -465,6 +535,26 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     inv.kernels = _twins(inv.kernels)
     _attach_launches(inv)
     return inv
+
+
+def _attach_launch(kernels: list[Kernel], launch: _PyLaunch) -> None:
+    """A Triton launch as a call of the kernel it runs (`_launch_target`); where porter cannot tell
+    which, each kernel of its name says so in its scaffold (`unresolved`), not nothing."""
+    path = None if launch.attribute else launch.site.path
+    k = None if launch.unresolved else _launch_target(kernels, path, launch.origin)
+    if k is not None:
+        k.calls.append(launch.site)
+        return
+    if launch.own_file:
+        kernels = [k for k in kernels if k.path == launch.site.path]
+    where = place(launch.site.path, launch.site.line, launch.site.cell)
+    why = (
+        f"launched as `{launch.unresolved}` at {where}, whose module porter cannot resolve"
+        if launch.unresolved
+        else f"launched at {where}, which may run this kernel or another of its {len(kernels)} of this name"
+    )
+    for k in kernels:
+        k.unresolved.append(why + ": its arguments are not read as this kernel's")
 
 
 def _attach_launches(inv: Inventory) -> None:
@@ -502,13 +592,17 @@ _ANGLE = re.compile(r"[<>]")
 _OPENS = re.compile(r"\s*\(")
 
 
-def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
+def _launches(
+    code: str, lines: _Lines, rel: str, defines: Sequence[tuple[int, int]] = ()
+) -> list[tuple[str, CallSite]]:
     """The launches in `code` (comments and strings blanked), by the kernel's name: where each is,
     its arguments and its template arguments, each an alias of the file's in force there taken as
     what it stands for (vllm's launcher `using Idx_t = int64_t; ... k<..., Idx_t, ...><<<`).
     Bounded: `_LAUNCHES` of them, each read `_LAUNCH_READ` forward and `_LAUNCH_BACK` back."""
     out: list[tuple[str, CallSite]] = []
     aliases: dict[str, list[tuple[_Key, str | None]]] = {}
+    dispatches = _Dispatches(code if "<<<" in code and "scalar_t" in code else "")
+    scopes = _Scopes(code if "<<<" in code else "", defines)
     if "<<<" in code:
         for where, name, value in sorted(_type_aliases(code)):
             aliases.setdefault(name, []).append(((where,), value))
@@ -532,11 +626,287 @@ def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
             name, template = _pointed(code[max(0, start - _POINTER_BACK) : start], name) or (name, template)
         args = [" ".join(a.split()) for a in _top_level_split(code[opened.end() : end])]
         template = [_alias_of(t, _InForce(aliases, start)) for t in template]
-        out.append((name, CallSite(rel, lines.of(start), [] if args == [""] else args, template=template)))
+        site = CallSite(rel, lines.of(start), [] if args == [""] else args, template=template)
+        if "scalar_t" in template:
+            site.dispatch = "\n".join(dispatches.around(start))  # (read by `_dispatched`)
+        site.locals = {n: (v, lines.of(where)) for n, (v, where) in scopes.locals_at(start, site.args).items()}
+        out.append((name, site))
     return out
 
 
+# a plain local of a host function, of a number type (or `auto`), initialized where it is declared:
+# `int n = x.size(0);`, `const auto stride = x.stride(0);`, `int64_t rows = x.numel() / cols;`
+_LOCAL = re.compile(
+    r"(?<![\w.>])(?:auto|bool|float|double|size_t|ssize_t|index_t|u?int(?:8|16|32|64)_t|int|long|short|char|unsigned)"
+    r"\s+([A-Za-z_]\w*)\s*=\s*([^;{}=][^;{}]{0,300});"
+)  # (read from its last type word: `const`s and `unsigned long`s before it read again from each were quadratic)
+# what writes a name (or may: its address taken) after its declaration: such a local's value is not
+# its initializer's at the launch
+_WRITES = re.compile(r"(?:\+\+|--|&)\s*([A-Za-z_]\w*)|(?<!\w)([A-Za-z_]\w*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_LOCALS_BACK = 16384  # how far back of a launch its host function's locals are read
+_FUNCTION_HEAD = re.compile(r"(?<!\w)(\w+)\s*$")
+_NOT_FUNCTIONS = frozenset(("if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"))
+
+
+class _Scopes:
+    """The `{...}` blocks of C++ `code`, nested, and the plain locals a launch there may read."""
+
+    def __init__(self, code: str, defines: Sequence[tuple[int, int]] = ()) -> None:
+        self.code, self.defines = code, list(defines)
+        self.blocks = _Nest(_brace_spans(code)) if code else _Nest([])
+        # where the locals of a launch begin (`_region`) -> how far they are read, and those read
+        self._read: dict[int, tuple[int, dict[str, list[tuple[int, int, str]]]]] = {}
+
+    def locals_at(self, at: int, args: list[str]) -> dict[str, tuple[str, int]]:
+        """The locals the launch at `at` passes in `args` (or names in their initializers, a few rounds
+        deep), each with its initializer and where it is: declared in its host function (or the
+        `#define` the launch is in) in a block around the launch, and not written after."""
+        if not self.code:
+            return {}
+        region = self._region(at)
+        read_to, declared = self._read.get(region, (region, {}))
+        for m in _LOCAL.finditer(self.code, read_to, at):  # (the launches come in order: each part read once)
+            init = " ".join(_top_level_split(m.group(2))[0].split())  # (`int a = 1, b = 2;`: a's)
+            declared.setdefault(m.group(1), []).append((m.start(), m.end(), init))
+        self._read[region] = (max(read_to, at), declared)
+        out: dict[str, tuple[str, int]] = {}
+        wanted = [w for a in args for w in _WORD.findall(a)]
+        for _ in range(4 * len(wanted) + 8):
+            if not wanted:
+                break
+            word = wanted.pop()
+            if word in out or word not in declared:
+                continue
+            value = self._value(word, declared[word], at)
+            if value is not None:
+                out[word] = value
+                wanted += _WORD.findall(value[0])
+        return out
+
+    def _value(self, name: str, declarations: list[tuple[int, int, str]], at: int) -> tuple[str, int] | None:
+        """The initializer (and its offset) of the last of `name`'s `declarations` in a block around
+        `at`, if nothing writes the name between it and `at`."""
+        for start, end, value in reversed(declarations):
+            block = next(self.blocks.around(start), None)
+            if block is not None and self.blocks.spans[block][1] < at:
+                continue  # (in a block closed before the launch)
+            # (a declaration of the name in a block closed before is none: `int n = 7;` shadows it there)
+            others = [(s, e) for s, e, _ in declarations if e <= at]
+            writes = [m for m in _WRITES.finditer(self.code, end, at) if name in m.groups()]
+            written = any(not any(s <= m.start() < e for s, e in others) for m in writes)
+            return None if written else (value, start)
+        return None
+
+    def _region(self, at: int) -> int:
+        """Where the locals of the launch at `at` begin: its host function's body (the first block
+        around it that is a function's, not a lambda's nor an `if`'s), or the `#define` it is in,
+        `_LOCALS_BACK` back at most."""
+        start = max(0, at - _LOCALS_BACK)
+        i = bisect.bisect_right(self.defines, (at, math.inf)) - 1
+        if i >= 0 and self.defines[i][0] <= at < self.defines[i][1]:  # (a macro's: used who knows where)
+            return max(start, self.defines[i][0])
+        for block in self.blocks.around(at):
+            opened = self.blocks.spans[block][0]
+            head = self.code[max(0, opened - _LAUNCH_BACK) : opened].rstrip()
+            head = _less_qualifiers(head)
+            if head.endswith(")"):
+                paren = _opening(head)
+                word = _FUNCTION_HEAD.search(head, 0, paren) if paren is not None else None
+                if word is not None and word.group(1) not in _NOT_FUNCTIONS:
+                    return max(start, opened)
+        return start
+
+
+_QUALIFIERS = ("const", "noexcept", "override", "final")
+
+
+def _less_qualifiers(head: str) -> str:
+    """`head` (a block's head) less the `const`/`noexcept`/... words that end it (a function's)."""
+    for _ in range(16):
+        head = head.rstrip()
+        word = next((q for q in _QUALIFIERS if head.endswith(q)), None)
+        if word is None or head[: -len(word)][-1:].isalnum() or head[: -len(word)][-1:] == "_":
+            break
+        head = head[: -len(word)]
+    return head
+
+
+def _opening(head: str) -> int | None:
+    """Where the `(` that the `)` ending `head` closes opens, or None."""
+    depth = 0
+    for i in range(len(head) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(head[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def _brace_spans(code: str) -> list[tuple[int, int]]:
+    """The `{...}` blocks of `code`, by where each opens (one that never closes: to the end)."""
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    for m in re.finditer(r"[{}]", code):
+        if m.group() == "{":
+            opened.append(len(spans))
+            spans.append((m.start(), len(code)))
+        elif opened:
+            i = opened.pop()
+            spans[i] = (spans[i][0], m.start())
+    return spans
+
+
+class _Nest:
+    """Spans (`(open, close)`, sorted by where they open, nested or apart) and which holds which."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.spans = spans
+        self.opens = [s[0] for s in spans]
+        self.parent: list[int] = []  # the index of the span around each, or -1
+        stack: list[int] = []
+        for i, (opened, _) in enumerate(spans):
+            while stack and spans[stack[-1]][1] < opened:
+                stack.pop()
+            self.parent.append(stack[-1] if stack else -1)
+            stack.append(i)
+
+    def around(self, at: int) -> Iterator[int]:
+        """The spans that hold offset `at`, the innermost first (up the spans around the last one
+        opened before it: one that does not hold `at` is in one that may)."""
+        i = bisect.bisect_left(self.opens, at) - 1
+        while i >= 0:
+            if self.spans[i][1] > at:
+                yield i
+            i = self.parent[i]
+
+
 _POINTER_BACK = 4096  # how far back of a launch a function pointer it launches is looked for
+
+# ATen's dispatch macros (ATen/Dispatch.h of torch 2.9; torch/headeronly/core/Dispatch.h spells them
+# `THO_`): the ScalarTypes each binds `scalar_t` to, by the name's middle; an `_AND<N>` form (`_AND`,
+# `_AND1`: one) adds its first N arguments. `AT_DISPATCH_CASE(type, ...)` binds it to `type`.
+_DISPATCH_MACRO = re.compile(
+    r"(?:AT|THO)_DISPATCH_(?:CASE_)?(FLOATING_TYPES_AND_HALF|ALL_TYPES_AND_COMPLEX|FLOATING_AND_COMPLEX_TYPES"
+    r"|REDUCED_FLOATING_TYPES|FLOATING_TYPES|COMPLEX_TYPES|INTEGRAL_TYPES|ALL_TYPES)(?:_AND(\d?))?"
+)
+_INTEGRAL = ("Byte", "Char", "Int", "Long", "Short")
+_COMPLEX = ("ComplexDouble", "ComplexFloat")
+_DISPATCH_TYPES = {
+    "FLOATING_TYPES": ("Double", "Float"),
+    "FLOATING_TYPES_AND_HALF": ("Double", "Float", "Half"),
+    "REDUCED_FLOATING_TYPES": ("Half", "BFloat16"),
+    "COMPLEX_TYPES": _COMPLEX,
+    "FLOATING_AND_COMPLEX_TYPES": ("Double", "Float", *_COMPLEX),
+    "INTEGRAL_TYPES": _INTEGRAL,
+    "ALL_TYPES": (*_INTEGRAL, "Double", "Float"),
+    "ALL_TYPES_AND_COMPLEX": (*_INTEGRAL, "Double", "Float", *_COMPLEX),
+}
+# each ScalarType's C++ type (c10/core/ScalarType.h), as the kernel's parameters spell them
+_SCALAR_TYPES = {
+    "Byte": "uint8_t", "Char": "int8_t", "Short": "int16_t", "Int": "int", "Long": "int64_t", "Bool": "bool",
+    "UInt16": "uint16_t", "UInt32": "uint32_t", "UInt64": "uint64_t", "Half": "at::Half", "BFloat16": "at::BFloat16",
+    "Float": "float", "Double": "double", "ComplexHalf": "c10::complex<at::Half>",
+    "ComplexFloat": "c10::complex<float>", "ComplexDouble": "c10::complex<double>",
+}  # fmt: skip
+_DISPATCH_NESTING = 8  # a dispatch macro's own macros expanded this deep at most
+
+
+class _Dispatches:
+    """The calls of a dispatch macro (`AT_DISPATCH_FLOATING_TYPES(...)`, a project's
+    `VLLM_DISPATCH_FLOATING_TYPES(...)`) in `code`, nested as they are."""
+
+    def __init__(self, code: str) -> None:
+        close = closing_parens(code) if code else {}
+        spans: list[tuple[int, int]] = []
+        self.calls: list[str] = []  # each as `NAME(args)`, an argument that is no name as `_`
+        for m in _USE_AT.finditer(code):  # (those whose name holds `DISPATCH`)
+            end = close.get(m.end() - 1)
+            if end is not None and "DISPATCH" in m.group(1):
+                args = [a.strip() for a in _top_level_split(code[m.end() : end])]
+                plain = [a if re.fullmatch(r"[\w:]+", a) else "_" for a in args]
+                spans.append((m.end() - 1, end))
+                self.calls.append(f"{m.group(1)}({', '.join(plain)})")
+        self.nest = _Nest(spans)
+
+    def around(self, at: int) -> list[str]:
+        """The calls whose arguments hold offset `at`, the innermost first."""
+        return [self.calls[i] for i in itertools.islice(self.nest.around(at), _DISPATCH_NESTING)]
+
+
+def _dispatched(launches: list[tuple[str, CallSite]], code: str, commented: str, path: Path, search: _Search) -> None:
+    """For each launch that gives `scalar_t` (`k<scalar_t><<<...>>>`), the dispatch macro around it
+    that binds it and the types it binds it to: ATen's (`_DISPATCH_TYPES`), or a macro of the file or
+    of its headers read down to ATen's (vllm's `VLLM_DISPATCH_FLOATING_TYPES`). `scalar_t` was left
+    unread (twenty-first read's leftover): a `T alpha` of such a launch a float by guess."""
+    sites = [site for _, site in launches if site.dispatch]
+    if not sites:
+        return
+    macros: dict[str, list[_Macro]] = {}
+    texts = [code]
+    if any(_DISPATCH_MACRO.fullmatch(c.split("(")[0]) is None for s in sites for c in s.dispatch.split("\n")):
+        texts += [_blank(text, strings=True) for _, text in _headers(commented, path, search, [])]
+    for text in texts:
+        for m in _DEFINE.finditer(text):
+            macro = _Macro(m.group(1), [a.strip() for a in m.group(2).split(",")], _joined(m.group(3)), "", 0)
+            macros.setdefault(macro.name, []).append(macro)
+    for site in sites:
+        site.dispatch, site.dispatched = _binding(site.dispatch.split("\n"), macros)
+
+
+def _binding(calls: list[str], macros: Mapping[str, list[_Macro]]) -> tuple[str, list[str]]:
+    """The dispatch call of `calls` (the innermost first) that binds `scalar_t`, and the types it
+    binds it to, or the first one porter cannot read and no types; one that binds another name only
+    (vllm's `fp8_t`) is passed over."""
+    for call in calls:
+        name = call.split("(")[0]
+        types, other, unread = _bound(call, macros, 0)
+        if types and not unread:
+            return name, list(dict.fromkeys(types))
+        if unread or not other:
+            return name, []
+    return (calls[0].split("(")[0] if calls else ""), []
+
+
+def _bound(text: str, macros: Mapping[str, list[_Macro]], depth: int) -> tuple[list[str], bool, bool]:
+    """(the types the dispatch macros called in `text` bind `scalar_t` to, whether one binds another
+    name, whether one is not read)."""
+    types: list[str] = []
+    other = unread = False
+    close = closing_parens(text)
+    for m in _USE_AT.finditer(text):
+        name, end = m.group(1), close.get(m.end() - 1)
+        args = [a.strip() for a in _top_level_split(text[m.end() : end])] if end is not None else []
+        known = _DISPATCH_MACRO.fullmatch(name)
+        if name in ("AT_DISPATCH_CASE", "THO_DISPATCH_CASE") or name.endswith("_CASE_TYPE_USING_HINT"):
+            hint = args[1] if name.endswith("_HINT") and len(args) > 1 else "scalar_t"
+            if hint != "scalar_t":
+                other = True
+                continue
+            one = _scalar_type(args[0] if args else "")
+            types += [one] if one else []
+            unread |= one is None
+        elif known is not None:
+            extra = 0 if known.group(2) is None else int(known.group(2) or 1)  # (`_AND`: one)
+            found = [_scalar_type(a) for a in args[:extra]]
+            types += [_SCALAR_TYPES[t] for t in _DISPATCH_TYPES[known.group(1)]] + [t for t in found if t]
+            unread |= None in found
+        elif name in macros and depth < _DISPATCH_NESTING:
+            for macro in macros[name]:  # (one that never spells `scalar_t`, nor calls one that may, binds another name)
+                body = _expanded(macro, args)
+                t, o, u = _bound(body, macros, depth + 1)
+                types, other, unread = types + t, other or o or not (t or u or "scalar_t" in body), unread or u
+        elif "DISPATCH" in name and not name.endswith("_SWITCH"):
+            unread = True
+    return types, other, unread
+
+
+def _scalar_type(enum: str) -> str | None:
+    """The C++ type of a ScalarType as a dispatch macro's argument spells it (`at::ScalarType::Half`,
+    `at::kHalf`, `torch::headeronly::ScalarType::Float`), or None."""
+    last = enum.rpartition("::")[2].strip()
+    if re.fullmatch(r"k[A-Z]\w*", last):
+        last = last[1:]
+    return _SCALAR_TYPES.get(last)
 
 
 def _pointed(before: str, name: str) -> tuple[str, list[str]] | None:
@@ -616,25 +986,186 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
 def _twins(kernels: list[Kernel]) -> list[Kernel]:
     """`kernels`, a CUDA kernel defined again in its file with the same parameters (`#if`/`#else`
     branches, SFINAE twins: vllm 0.34.0's `fused_add_rms_norm_kernel`, its ROCm attention kernels
-    four times) listed once, the first, its detail naming the other lines; one defined again with
-    other parameters (an overload, a specialization: mmcv's `template <>` ones for `phalf`) stays,
-    its detail saying how it differs from the first (each was listed as if alone, and scaffolded
-    as `k` and `k_`; twentieth read's leftover)."""
+    four times) listed once, its detail naming the other lines; one defined again with other
+    parameters (an overload, a specialization: mmcv's `template <>` ones for `phalf`) stays, its
+    detail saying how it differs from the first (each was listed as if alone, and scaffolded as `k`
+    and `k_`; twentieth read's leftover). Of `#if` twins the one listed is the one nvcc compiles
+    with no `-D` of the build's (`_compiled`) where porter can tell, else the first, said (the first
+    was read, unsaid: twenty-first read's leftover)."""
+    groups: dict[tuple[str, str, tuple[str, ...]], list[Kernel]] = {}
     first: dict[tuple[str, str], Kernel] = {}
-    out = []
+    out: list[Kernel | tuple[str, str, tuple[str, ...]]] = []
     for k in kernels:
         if k.kind != "cuda" or not k.source:
             out.append(k)
             continue
         one = first.setdefault((k.path, k.name), k)
-        if one is k:
-            out.append(k)
-        elif [" ".join(p.split()) for p in k.params] == [" ".join(p.split()) for p in one.params]:
-            one.detail += f"; also defined at line {k.line}, of the same parameters (an #if branch or a twin)"
+        key = (k.path, k.name, tuple(" ".join(p.split()) for p in k.params))
+        if key not in groups:
+            groups[key] = [k]
+            out.append(key)
+            if one is not k:
+                k.detail += f"; an overload of line {one.line}: {_differs(one.params, k.params)}"
         else:
-            k.detail += f"; an overload of line {one.line}: {_differs(one.params, k.params)}"
-            out.append(k)
-    return out
+            groups[key].append(k)
+    return [_listed(groups[k]) if isinstance(k, tuple) else k for k in out]
+
+
+def _listed(same: list[Kernel]) -> Kernel:
+    """The one of kernels `same` (one name, one file, the same parameters) that is listed, its detail
+    naming the others: the only one a default nvcc build compiles where porter can tell, else the first."""
+    if len(same) == 1:
+        return same[0]
+    compiled = [k for k in same if _compiled(k.branches) is True]
+    alone = len(compiled) == 1 and all(_compiled(k.branches) is False for k in same if k is not compiled[0])
+    listed = compiled[0] if alone else same[0]
+    for k in same:
+        if k is listed:
+            continue
+        apart = _apart(listed.branches, k.branches)
+        if apart is None:
+            listed.detail += f"; also defined at line {k.line}, of the same parameters (a twin: the first is read)"
+        elif alone:
+            listed.detail += (
+                f"; also defined at line {k.line}, of the same parameters, in a branch nvcc does not compile"
+                f" ({apart}): the one it compiles is read"
+            )
+        else:
+            listed.detail += (
+                f"; also defined at line {k.line}, of the same parameters, in another #if branch ({apart}): the"
+                " first is read (which one a build compiles depends on its -D flags, the pass or the -arch)"
+            )
+    return listed
+
+
+def _compiled(branches: list[tuple[int, str, bool | None]]) -> bool | None:
+    """Whether nvcc with no `-D` of the build's compiles what lies in `branches` (every one taken),
+    or None where porter cannot tell."""
+    taken = [t for _, _, t in branches]
+    return False if False in taken else None if None in taken else True
+
+
+def _apart(one: list[tuple[int, str, bool | None]], other: list[tuple[int, str, bool | None]]) -> str | None:
+    """The `#if` group two definitions lie in different branches of, as `#if ... (line N)` against
+    `#else`, or None (no such group: SFINAE twins, one file's two uses of a macro)."""
+    for (line, text, _), (line2, text2, _) in zip(one, other):
+        if line != line2:
+            return None
+        if text != text2:
+            return f"`{text2}`, where the one read is in `{text}`, of the `#if` at line {line}"
+    return None
+
+
+# Names a default nvcc build defines (host and device passes: `nvcc -E -Xcompiler -dM` of nvcc 13.0),
+# and those it never does: ROCm's and HIP's (and AMD's architectures'), set by a ROCm build alone
+# (nvcc 13.0, -arch=sm_90, both passes of `#if defined(USE_ROCM) || defined(__HIPCC__) || ...`
+# take its `#else`). Any other name is the build's to set (`-D`, a header, `__CUDA_ARCH__`: the pass).
+_NVCC_DEFINES = frozenset(("__NVCC__", "__CUDACC__"))
+_NOT_NVCC = re.compile(r"USE_ROCM|__HIP\w*|__gfx\w*|__GFX\w*|__AMDGCN\w*|__amdgcn\w*|__HCC\w*")
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|undef)\b((?:\\\r?\n|[^\n])*)", re.M)
+_COND_TOKEN = re.compile(r"defined\b|[A-Za-z_]\w*|\d+[uUlL]*|&&|\|\||==|!=|<=|>=|\S")  # (blanks between)
+
+
+class _Conditions:
+    """The `#if` branches of C++ `code` (comments blanked) around each offset, each with whether a
+    default nvcc build takes it (`_NVCC_DEFINES`, `_NOT_NVCC`, the file's own `#define`s and
+    `#undef`s in branches taken), read directive by directive: no header, no macro's value."""
+
+    def __init__(self, code: str, lines: _Lines) -> None:
+        self.at: list[int] = []  # where the stack changes
+        self.stacks: list[tuple[tuple[int, str, bool | None], ...]] = []
+        env: dict[str, bool | None] = {}
+        # each open group: (its line, the branch's directive, taken, taken before in the group)
+        stack: list[tuple[int, str, bool | None, bool | None]] = []
+        for m in _DIRECTIVE.finditer(code) if "#" in code else ():
+            word, rest = m.group(1), " ".join(_joined(m.group(2)).split())
+            active = _compiled([(0, "", e[2]) for e in stack])
+            if word in ("define", "undef"):
+                name = _WORD.match(rest)
+                if name is not None and active is not False:
+                    env[name.group()] = (word == "define") if active else None
+                continue
+            if word == "endif":
+                stack = stack[:-1]
+            elif word in ("if", "ifdef", "ifndef"):
+                cond = {"ifdef": f"defined({rest})", "ifndef": f"!defined({rest})"}.get(word, rest)
+                taken = _truth(cond, env)
+                stack.append((lines.of(m.start()), f"#{word} {rest}", taken, taken))
+            elif stack:
+                line, _, _, before = stack[-1]
+                own = True if word == "else" else _truth(rest, env)
+                taken = False if before is True else (own if before is False else (None if own is not False else False))
+                after = True if before is True or own is True else (None if None in (before, own) else False)
+                stack[-1] = (line, f"#{word} {rest}".rstrip(), taken, after)
+            self.at.append(m.start())
+            self.stacks.append(tuple((e[0], e[1], e[2]) for e in stack))
+
+    def around(self, offset: int) -> list[tuple[int, str, bool | None]]:
+        """The branches (line of their `#if`, their directive, taken) around `offset`, outermost first."""
+        i = bisect.bisect_right(self.at, offset) - 1
+        return list(self.stacks[i]) if i >= 0 else []
+
+
+def _branched(kernels: list[Kernel], code: str, lines: _Lines) -> None:
+    """Each of `kernels` (of C++ `code`) given the `#if` branches it lies in (`_twins` reads them)."""
+    if "#" in code and "if" in code:
+        conditions = _Conditions(code, lines)
+        for k in kernels:
+            k.branches = conditions.around(lines.start(k.line))
+
+
+def _truth(cond: str, env: Mapping[str, bool | None]) -> bool | None:
+    """Whether `#if cond` holds in a default nvcc build (`_Conditions`), or None where porter cannot
+    tell: `defined`, `!`, `&&`, `||`, parentheses, numbers and names (an undefined one is 0); anything
+    else (a macro's value, arithmetic) is None."""
+    tokens = _COND_TOKEN.findall(cond)
+    value, at = _or(tokens, 0, env)
+    return None if at != len(tokens) or value is None else bool(value)
+
+
+def _is_defined(name: str, env: Mapping[str, bool | None]) -> bool | None:
+    if name in env:
+        return env[name]
+    return True if name in _NVCC_DEFINES else False if _NOT_NVCC.fullmatch(name) else None
+
+
+def _or(tokens: list[str], at: int, env: Mapping[str, bool | None]) -> tuple[bool | None, int]:
+    value, at = _and(tokens, at, env)
+    while at < len(tokens) and tokens[at] == "||":
+        right, at = _and(tokens, at + 1, env)
+        value = True if True in (value, right) else None if None in (value, right) else False
+    return value, at
+
+
+def _and(tokens: list[str], at: int, env: Mapping[str, bool | None]) -> tuple[bool | None, int]:
+    value, at = _not(tokens, at, env)
+    while at < len(tokens) and tokens[at] == "&&":
+        right, at = _not(tokens, at + 1, env)
+        value = False if False in (value, right) else None if None in (value, right) else True
+    return value, at
+
+
+def _not(tokens: list[str], at: int, env: Mapping[str, bool | None], depth: int = 0) -> tuple[bool | None, int]:
+    """A `!`-ed, parenthesized, `defined` or plain operand."""
+    if at >= len(tokens) or depth > 64:
+        return None, len(tokens) + 1
+    token = tokens[at]
+    if token == "!":
+        value, at = _not(tokens, at + 1, env, depth + 1)
+        return (None if value is None else not value), at
+    if token == "(":
+        value, at = _or(tokens, at + 1, env) if depth < 64 else (None, len(tokens))
+        return value, (at + 1 if at < len(tokens) and tokens[at] == ")" else len(tokens) + 1)
+    if token == "defined":
+        paren = at + 1 < len(tokens) and tokens[at + 1] == "("
+        name = tokens[at + 2] if paren else tokens[at + 1] if at + 1 < len(tokens) else ""
+        end = at + 4 if paren and at + 3 < len(tokens) and tokens[at + 3] == ")" else at + 2
+        return _is_defined(name, env), end if name.isidentifier() else len(tokens) + 1
+    if re.fullmatch(r"\d+[uUlL]*", token):
+        return int(token.rstrip("uUlL")) != 0, at + 1
+    if token.isidentifier():  # (a name's value: 0 where it is known undefined)
+        return (False if _is_defined(token, env) is False else None), at + 1
+    return None, len(tokens) + 1
 
 
 def _differs(before: list[str], params: list[str]) -> str:
@@ -744,13 +1275,14 @@ def _import_origins(module: cst.Module, rel: str) -> dict[str, str]:
     return out
 
 
-def _launch_target(kernels: list[Kernel], path: str, origin: str | None) -> Kernel | None:
+def _launch_target(kernels: list[Kernel], path: str | None, origin: str | None) -> Kernel | None:
     """The kernel a launch in file `path` runs, of the kernels of its name (one per file that
     defines one): its own file's, else the one of the module it is imported from, else the only
     one. Two files defining a kernel of one name (liger-kernel 0.8.5's Ascend backend repeats
     its CUDA kernels' names) gave every launch to the last one read: its pointer typed `int`
     from the other's stride, its stores dropped from `mutates_args` (twenty-first read). With
-    none to tell them apart, the launch is given to none: no evidence beats a wrong one."""
+    none to tell them apart, the launch is given to none: no evidence beats a wrong one. A launch
+    through a module's attribute (`path` None) never runs its own file's."""
     own = [k for k in kernels if k.path == path]
     if own:
         return own[0]
@@ -776,7 +1308,7 @@ class _Found:
 
     imported: dict
     compiled: dict
-    launches: list[tuple[str, CallSite, str | None]] = field(default_factory=list)
+    launches: list[_PyLaunch] = field(default_factory=list)
     triton: dict[str, list[Kernel]] = field(default_factory=dict)  # by name: one per file that defines it
     ext_calls: dict[str, list[tuple[str, CallSite]]] = field(default_factory=dict)  # extension -> (op, call site)
     ext_why: dict[str, str] = field(default_factory=dict)
@@ -877,7 +1409,7 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             )
     s = _Scan(rel, module, imports, where)
     wrapper.visit(s)
-    found.launches.extend(s.launches)
+    found.launches.extend([*s.launches, *s.through_attributes()])
     for holder, op, site in s.attr_calls:
         if holder in found.compiled.get(rel, {}):
             ext_module, ext_reason = found.compiled[rel][holder]
@@ -1549,6 +2081,15 @@ class _InForce(Mapping[str, str]):
         return sum(1 for _ in self)
 
 
+# a UTF-16/32 source (a byte-order mark first, as lint tells it): decoded as UTF-8 its kernels are
+# no text, and it was passed over without a word (twenty-first read's leftover); not read, as no
+# compiler reads it
+_WIDE = (
+    "UTF-16/UTF-32 text (it starts with a byte-order mark): not read for kernels (nvcc, gcc and clang"
+    " do not compile it either)"
+)
+
+
 def _unread(path: Path, reason: str) -> str:
     """Why a .cu source was not read: past the parse limit, as `porter rewrite` says it of a Python file."""
     if too_large(reason):
@@ -1567,11 +2108,15 @@ def _scan_cuda(
     only their uses here are read. The headers it includes are found as `search` says (by
     default: in its own folder)."""
     try:  # a Python file's parse limit: the largest .cu/.cuh of the corpus libraries is 151 KiB
-        text = read_regular(path, MAX_PARSE_BYTES).decode("utf-8", errors="replace")
+        data = read_regular(path, MAX_PARSE_BYTES)
+        why = _WIDE if data.startswith(WIDE_BOMS) else ""
     except Unreadable as exc:
+        why = _unread(path, exc.reason)
+    if why:
         if macros is None:  # (the second read's: said by the first)
-            inv.problems.append(f"{path_name(rel)}: {_unread(path, exc.reason)}")
+            inv.problems.append(f"{path_name(rel)}: {why}")
         return
+    text = data.decode("utf-8", errors="replace")
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
     bound = _BIND.findall(commented)
@@ -1610,7 +2155,9 @@ def _scan_cuda(
         )
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
-    inv.launches = _launches(spliced, lines, rel)
+    _branched(inv.kernels, code, lines)
+    inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
+    _dispatched(inv.launches, code, commented, path, search)
     defs = _Defs.of(code, commented, path, search, inv.kernels)
     if defs.skipped:
         inv.problems.append(f"{path_name(rel)}: {defs.skipped}")

@@ -30,7 +30,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from porter.kernels.inventory import Inventory, Kernel, closing_parens, place, without_default
+from porter.kernels.inventory import CallSite, Inventory, Kernel, closing_parens, place, without_default
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
@@ -579,8 +579,35 @@ def _instantiated(k: Kernel, typename: str) -> list[str]:
     if typename not in k.template:
         return []
     at = k.template.index(typename)
-    given = [_unaliased(c.template[at], "", k.aliases) for c in k.calls if len(c.template) > at]
+    given: list[str] = []
+    for c in k.calls:
+        if len(c.template) > at:
+            given += _dispatched_as(c, c.template[at]) or [_unaliased(c.template[at], "", k.aliases)]
     return list(dict.fromkeys(" ".join(t.split()) for t in given))
+
+
+def _dispatched_as(call: CallSite, given: str) -> list[str]:
+    """The types template argument `given` of launch `call` stands for where it is the `scalar_t` of
+    a dispatch macro around the launch (`AT_DISPATCH_FLOATING_TYPES`: `double`, `float`), or, where
+    porter does not read that macro's types, what says so; else none."""
+    if " ".join(given.split()) != "scalar_t" or not call.dispatch:
+        return []
+    return call.dispatched or [f"scalar_t of {call.dispatch}, whose types porter does not read"]
+
+
+def _dispatch_notes(k: Kernel) -> list[str]:
+    """A TODO per template type parameter of C++ kernel `k` that a launch gives the `scalar_t` of a
+    dispatch macro: the types it stands for (the tensors of `make_inputs` are float32)."""
+    out = []
+    for at, typename in enumerate(k.template):
+        for c in k.calls:
+            types = _dispatched_as(c, c.template[at]) if len(c.template) > at else []
+            if types:
+                where = place(c.path, c.line, c.cell)
+                of = f"the `scalar_t` of {c.dispatch} at {where}"
+                out.append(f"TODO(porter): `{typename}` is {of}: {', '.join(types)}")
+                break
+    return out
 
 
 def _functor(decl: str, name: str, k: Kernel) -> bool:
@@ -921,6 +948,16 @@ _KERNEL_FN = {"neuron": "{n}_nki", "tpu": "{n}_pallas", "xla": "{n}_xla"}
 _DEVICE = {"neuron": '"neuron"', "tpu": '"tpu"', "xla": "torch_xla.device()"}
 
 
+_SAID = 8  # the launches porter cannot tie to a kernel, said one by one in its test (then counted)
+
+
+def _unresolved(k: Kernel) -> list[str]:
+    """`make_inputs`' TODO lines for the launches that may run kernel `k`, which porter cannot tie to it."""
+    lines = ["    # " + _comment(f"TODO(porter): {why}") for why in k.unresolved[:_SAID]]
+    more = len(k.unresolved) - _SAID
+    return lines + ([f"    # TODO(porter): and {more} more such launches"] if more > 0 else [])
+
+
 def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation | None) -> str:
     kernel_fn = _KERNEL_FN[target].format(n=n)
     params = sig.params
@@ -940,6 +977,7 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         "",
         "",
         "def make_inputs(device='cpu'):",
+        *_unresolved(k),
     ]
     if tr is not None:
         lines.append(
@@ -1052,7 +1090,7 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
     passes (`_c_values`, Triton's rule), else 256 under a TODO."""
     lines = [
         "    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")
-    ]
+    ] + ["    # " + _comment(note) for note in _dispatch_notes(k)]
     given = _c_values(k, sig)
     for p in sig.params:
         if sig.kinds[p] == "tensor":
@@ -1061,8 +1099,24 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
             value, site = given[p]
             lines.append(f"    {p} = {value}  # " + _comment(f"as the launch at {site} passes it"))
         else:
-            lines.append(f"    {p} = 256  # TODO(porter): the value the call site passes")
+            lines.append(
+                f"    {p} = 256  # " + _comment("TODO(porter): the value the call site passes" + _local_of(k, sig, p))
+            )
     return [*lines, f"    return [{', '.join(sig.params)}]"]
+
+
+def _local_of(k: Kernel, sig: Signature, param: str) -> str:
+    """` (the launch at k.cu:9 passes `n`, initialized `y.size(0)` at line 4)` where a launch passes op
+    parameter `param` a local porter could not rebuild in `make_inputs` (of a tensor it does not
+    pass), or ""."""
+    index = next((i for i, p in sig.positions.items() if p == param), None)
+    for call in k.calls:
+        arg = _uncast(call.args[index]) if index is not None and index < len(call.args) else ""
+        if arg in call.locals:
+            value, line = call.locals[arg]
+            where = place(call.path, call.line, call.cell)
+            return f" (the launch at {where} passes `{arg}`, initialized `{value}` at line {line})"
+    return ""
 
 
 # a C++ launch's argument that passes a tensor's data: `x.data_ptr<float>()`, `x.const_data_ptr()`
@@ -1091,10 +1145,27 @@ def _c_values(k: Kernel, sig: Signature) -> dict[str, tuple[str, str]]:
         for param, text in bound.items():
             if sig.kinds[param] == "tensor" or param in out:
                 continue
-            rebuilt = _rebuilt(_C_NUMBER.sub(r"\1", text), passed)
+            rebuilt = _rebuilt(_C_NUMBER.sub(r"\1", _with_locals(text, call.locals)), passed)
             if rebuilt is not None:
                 out[param] = (_c_division(rebuilt), place(call.path, call.line, call.cell))
     return out
+
+
+# a name that is no member (`x.n`) nor a function called (`n(...)`)
+_LOCAL_USE = re.compile(r"(?<![\w.>:])[A-Za-z_]\w*(?!\w)(?!\s*\()")
+
+
+def _with_locals(text: str, local: dict[str, tuple[str, int]]) -> str:
+    """`text` (a launch's argument) with each local of its host function it names (`int n =
+    x.size(0);`) as what it is initialized to, in parentheses, casts taken off (a few rounds: a local
+    of locals). Each number a launch passed in a local was 256 under a TODO (853 of vllm 0.34.0's
+    1,014: twenty-first read's leftover)."""
+    for _ in range(4):
+        new = _LOCAL_USE.sub(lambda m: f"({_uncast(local[m.group()][0])})" if m.group() in local else m.group(), text)
+        if new == text or len(new) > 2000:
+            break
+        text = new
+    return text
 
 
 def _uncast(text: str) -> str:

@@ -779,7 +779,14 @@ def test_a_cuda_kernel_defined_twice_in_its_file_is_listed_once_or_said_how_it_d
     assert sorted(listed) == [
         ("k.cu", "g", 8, "__global__"),
         ("k.cu", "g", 10, "__global__; an overload of line 8: `const double* x` for `const T* x`"),
-        ("k.cu", "k", 2, "__global__; also defined at line 4, of the same parameters (an #if branch or a twin)"),
+        (
+            "k.cu",
+            "k",
+            4,
+            "__global__; also defined at line 2, of the same parameters, in a branch nvcc does not compile"
+            " (`#if defined(USE_ROCM)`, where the one read is in `#else`, of the `#if` at line 1): the one it"
+            " compiles is read",
+        ),
         ("other.cu", "k", 1, "__global__"),
     ], listed
     out = tmp_path / "out"
