@@ -48,6 +48,21 @@ if TYPE_CHECKING:
 OUTPUT_NOISE = 2.0**-17
 
 
+def _versions(output) -> tuple[int | None, ...]:
+    """The version counters of the tensors in a module's output (None for a tensor without one,
+    made under inference mode): an in-place change moves them."""
+    from torch.utils._pytree import tree_leaves
+
+    out: list[int | None] = []
+    for t in tree_leaves(output):
+        if isinstance(t, torch.Tensor):
+            try:
+                out.append(t._version)
+            except RuntimeError:  # ("Inference tensors do not track version counter")
+                out.append(None)
+    return tuple(out)
+
+
 def _root_prefixes(roots: list) -> list[str]:
     """What each root module's modules and parameters are named under: nothing for the model
     (the first root), `<Type>` for every other, numbered where several share a type (`<Linear>`,
@@ -377,9 +392,10 @@ class Recorder:
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
         self.global_hook: int | None = None  # the id of the recording global forward hook
-        # per module: the id of the object its last call returned, and whether every call of it
-        # returned its only child's output (a wrapper: DataParallel, DDP); `_roots`
-        self.returned: dict[int, int] = {}
+        # per module: the id of the object its last call returned (with its tensors' versions),
+        # and whether every call of it returned its only child's output unchanged (a wrapper:
+        # DataParallel, DDP); `_roots`
+        self.returned: dict[int, tuple[int, tuple[int | None, ...]]] = {}
         self.passes_through: dict[int, bool] = {}
         self.wrappers: set[int] = set()  # roots named as the module they wrap
         self.scripted: dict[int, int] = {}  # TorchScript modules called: id -> modules inside
@@ -610,10 +626,14 @@ class Recorder:
         one child, and its child's output returned: `_unwrapped`), a TorchScript module (the
         modules inside run without Python hooks: `_bound_notes`)."""
         mid = id(module)
-        self.returned[mid] = id(output)
+        self.returned[mid] = (id(output), _versions(output))
         kids = list(module._modules.values())
         own = any(t is not None for t in (*module._parameters.values(), *module._buffers.values()))
-        through = len(kids) == 1 and kids[0] is not None and not own and self.returned.get(id(kids[0])) == id(output)
+        # (the same object, and not changed in place since the child returned it: a root doing
+        # `out.mul_(2)` was named as its child, its output never recorded, and a port that
+        # changed that was said to have no module diverging; twenty-second read)
+        only = kids[0] if len(kids) == 1 else None
+        through = only is not None and not own and self.returned.get(id(only)) == self.returned[mid]
         self.passes_through[mid] = self.passes_through.get(mid, True) and through
         if isinstance(module, torch.jit.ScriptModule) and mid not in self.scripted:
             self.scripted[mid] = sum(1 for _ in module.modules()) - 1

@@ -1079,6 +1079,36 @@ def test_a_model_wrapped_by_data_parallel_is_named_as_the_model_it_wraps(tmp_pat
     assert seen["Scaled(model)"][0] == ["module.0", "module.1", "module", "(model)"], seen
 
 
+def test_a_root_that_changes_its_child_s_output_in_place_is_recorded_not_named_as_a_wrapper(tmp_path):
+    """A root holding nothing of its own that returned its only child's output object was
+    named as the model it wraps, its output never recorded, though it changed that output in
+    place (`out.mul_(2)`): a port that scaled by 3 had losses parting at step 1 and "no module
+    diverges", every row passing (twenty-first read's leftover). Changed in place, it is a
+    module of its own, and the root's row fails."""
+    need("torch")
+    from porter.verify.tracecmp import compare_modules
+
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class InPlace(torch.nn.Module):\n"
+        "    def __init__(self, m):\n        super().__init__(); self.module = m\n"
+        "    def forward(self, x):\n        out = self.module(x)\n        out.mul_(K)\n        return out\n"
+        "model = InPlace(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Linear(8, 2)))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for k in ("2", "3"):
+        rec = _record(tmp_path / k, _tree(tmp_path, body.replace("K", k)), timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[k] = rec.trace
+    assert [e["key"] for e in traces["2"].manifest["modules"]] == ["module.0", "module.1", "module", "(model)"]
+    rows, first = compare_modules(traces["2"], traces["3"], 1e-4, 1e-5)
+    assert first is not None and first["module"] == "(model)", rows
+
+
 def test_the_modules_inside_a_torchscript_module_are_said_to_be_unrecorded(tmp_path):
     """No Python hook runs inside TorchScript: a `torch.jit.script` model's trace held its root
     alone, and a port that changed a layer inside had `(model)` named, with nothing said."""
