@@ -37,7 +37,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from porter.verify.tracefile import LIMITS, process_limits, process_ops
+from porter.verify.tracefile import LIMITS, process_bytes, process_limits, process_ops
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
@@ -366,6 +366,9 @@ class Recorder:
         self.outputs_per_call = LIMITS["outputs_per_call"]
         # the ranks of a torchrun run share one file's bound (`MAX_TRACE_TENSORS`)
         self.max_outputs, self.max_params = process_limits(int(os.environ.get("WORLD_SIZE", "1") or 1))
+        # and the bytes `read_trace` reads: 32 ranks of a model with 723 float32 weights of 4,096+
+        # values (a 70B Llama's) merged into 379 MB, refused when read (twenty-second read)
+        self.max_param_bytes = process_bytes(int(os.environ.get("WORLD_SIZE", "1") or 1))
         self.max_ops = process_ops(int(os.environ.get("WORLD_SIZE", "1") or 1))
         self.ops_left = 0
         self.outputs_recorded = 0
@@ -821,25 +824,36 @@ class Recorder:
                     k += 1
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
         self.params_left = max(0, len(named) - self.max_params)
-        for pid, names in list(named.items())[: self.max_params]:
-            t = objs[pid]
-            why = unsampled(t)
-            if why is not None:
-                self.unrecorded[("parameter", why)] += 1
-                continue
-            stats, sample = tensor_stats(t, self.param_elements)
-            self.params.append(
-                (
-                    sorted(names)[0],
-                    tuple(t.shape),
-                    str(t.dtype).removeprefix("torch."),
-                    stats,
-                    sample,
-                    bits_checksum(t),
-                    t.device.type,
-                )
-            )
+        kept = list(named.items())[: self.max_params]
+        spent = 0
+        for i, (pid, names) in enumerate(kept):
+            spent += self._record_param(objs[pid], names)
+            if spent > self.max_param_bytes:
+                self.params.pop()  # (the one past the bound: this rank's share of the merged file)
+                self.params_left += len(kept) - i
+                break
         self._first_step_buffers(roots, max(0, self.max_params - len(named)))
+
+    def _record_param(self, t: torch.Tensor, names: list[str]) -> int:
+        """Record one parameter's initial values; the bytes the trace then holds for it."""
+        why = unsampled(t)
+        if why is not None:
+            self.unrecorded[("parameter", why)] += 1
+            return 0
+        stats, sample = tensor_stats(t, self.param_elements)
+        checksum = bits_checksum(t)
+        self.params.append(
+            (
+                sorted(names)[0],
+                tuple(t.shape),
+                str(t.dtype).removeprefix("torch."),
+                stats,
+                sample,
+                checksum,
+                t.device.type,
+            )
+        )
+        return sum(x.numel() * x.element_size() for x in (stats, sample, checksum))
 
     def _first_step_buffers(self, roots: list, room: int) -> None:
         """The model's buffers after the first step's forward (BatchNorm's running statistics,
@@ -1031,7 +1045,8 @@ class Recorder:
             )
         if self.params_left:
             notes.append(
-                f"{self.params_left} parameter(s) not recorded: the trace's bound ({self.max_params}) was reached"
+                f"{self.params_left} parameter(s) not recorded: the trace's bound ({self.max_params} parameters, "
+                f"{self.max_param_bytes / 2**20:.3g} MiB of their values a process) was reached"
             )
         inside = sum(self.scripted.values())
         if inside:

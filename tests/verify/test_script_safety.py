@@ -1109,6 +1109,30 @@ def test_a_root_that_changes_its_child_s_output_in_place_is_recorded_not_named_a
     assert first is not None and first["module"] == "(model)", rows
 
 
+def test_the_parameter_values_of_one_of_many_ranks_fit_its_share_of_the_file_read_trace_reads(tmp_path, monkeypatch):
+    """Ranks share the merged file's tensor bound, but not its byte bound: each of 32 ranks of a
+    model with 723 float32 weights of 4,096+ values (a 70B Llama's) records 12 MB of initial
+    values, 379 MB merged, and `read_trace` refuses a file over 256 MiB: the run was lost
+    (twenty-first read's leftover, arithmetic). Each process now records parameters up to
+    three quarters of its share of the bytes, and says how many it left out."""
+    torch = need("torch")
+    import types
+
+    from porter.verify.recorder import Recorder
+    from porter.verify.tracefile import MAX_TRACE_BYTES
+
+    monkeypatch.setenv("WORLD_SIZE", "32")
+    rec = Recorder(2, types.SimpleNamespace(kind="cpu"), str(tmp_path), ops=False, syncs=False)
+    model = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(300)]).double()
+    rec.modules[id(model)] = model
+    with rec.own_work():
+        rec._first_step_params(torch.optim.SGD(model.parameters(), lr=0.1))
+    spent = sum(t.numel() * t.element_size() for p in rec.params for t in p[3:5])
+    assert 32 * spent <= MAX_TRACE_BYTES * 3 // 4, spent
+    assert len(rec.params) + rec.params_left == 600 and 300 < len(rec.params) < 600, len(rec.params)
+    assert any("MiB of their values a process" in n for n in rec._bound_notes()), rec._bound_notes()
+
+
 def test_the_modules_inside_a_torchscript_module_are_said_to_be_unrecorded(tmp_path):
     """No Python hook runs inside TorchScript: a `torch.jit.script` model's trace held its root
     alone, and a port that changed a layer inside had `(model)` named, with nothing said."""
