@@ -789,7 +789,7 @@ def test_nested_repositories_ask_git_only_where_their_answer_may_be_their_own(tm
     calls.clear()
     found = walked()
     assert found == lists() and "plain3/gen_a.py" not in found and "plain2/gen_a.py" in found, found
-    assert len(calls) == len(names), calls
+    assert len(calls) == 4, calls  # (the plain clones where it holds, where not, and the two of their own)
 
 
 @pytest.mark.parametrize("where", ["~/work.gitconfig", "work.gitconfig", "ABSOLUTE", "~/missing"])
@@ -825,6 +825,56 @@ def test_an_include_if_that_sets_no_ignores_asks_git_once_for_all_nested_reposit
     found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
     assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
     assert len(calls) == 1, calls
+
+
+@pytest.mark.parametrize(
+    ("cond", "held", "asks"),
+    [
+        ("gitdir:~/src/work/", "work", 2),
+        ("gitdir:ABSOLUTE/src/work/", "work", 2),
+        ("gitdir:work/", "work", 2),
+        ("gitdir:**/work/", "work", 2),
+        ("gitdir/i:WORK/", "work", 2),
+        ("gitdir:WORK/", "", 1),  # (holds nowhere: one answer)
+        ("gitdir:work/clone1/.git", "work/clone1", 2),
+        ("gitdir:~/src/work", "", 1),  # (the folder itself, not one below: holds nowhere)
+        ("gitdir:*/clone1/", "work/clone1", 6),  # (a wildcard: git decides, in each)
+        ("onbranch:nonesuch", "", 6),
+        ("gitdir:./src/work/", "work", 6),
+    ],
+)
+def test_a_work_gitconfig_setting_an_ignore_file_asks_git_once_for_each_answer(tmp_path, monkeypatch, cond, held, asks):
+    """A work configuration that sets a `core.excludesFile` (`[includeIf "gitdir:~/work/"]`)
+    made every nested repository ask git its own (200 clones: 201 git calls, 2.5 s of a walk;
+    twenty-first read's leftover). A `gitdir:` condition without wildcards is decided as git
+    decides it, and the clones it treats alike share one answer; any other condition is left
+    to git in each. Compared with `git ls-files -o --exclude-standard` in each clone."""
+    import subprocess
+
+    from porter.pipeline import discover as discovery
+
+    env = _git_env(tmp_path, monkeypatch)
+    home = tmp_path / "home"
+    top = home / "src"
+    names = [f"work/clone{i}" for i in range(4)] + ["play/clone4", "play/clone5"]
+    for name in names:
+        subprocess.run(["git", "init", "-q", str(top / name)], env=env, check=True)
+        (top / name / ".gitignore").write_text("gen_*.py\n")
+        for f in ("gen_a.py", "m.py", "scratch_b.py"):
+            (top / name / f).write_text("x = 1\n")
+    cond = cond.replace("ABSOLUTE", str(home))
+    (home / ".gitconfig").write_text(f'[includeIf "{cond}"]\n\tpath = work.gitconfig\n')
+    (home / "work.gitconfig").write_text(f"[core]\n\texcludesFile = {home}/work.ignore\n")
+    (home / "work.ignore").write_text("scratch_*.py\n")
+    calls: list[str] = []
+    real = discovery._git_config
+    monkeypatch.setattr(discovery, "_git_config", lambda repo, *a: calls.append(repo) or real(repo, *a))
+    monkeypatch.chdir(top)
+    forget_paths()
+    found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+    assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
+    assert [n for n in names if f"{n}/scratch_b.py" not in found] == [n for n in names if held and n.startswith(held)]
+    assert len(calls) == asks, calls
 
 
 @pytest.mark.parametrize(

@@ -70,3 +70,24 @@ def test_the_test_command_installs_every_program_the_tests_run():
             wanted.add("chromium")
     assert wanted and wanted <= set(installed.group(1).split()), (wanted, installed.group(1))
     assert command.endswith("python3 -m pytest -q")
+
+
+def test_what_the_readme_says_of_python_m_porter_beside_a_project_s_own_porter_holds(tmp_path):
+    """`python -m porter` in a folder holding a project's own `porter` package runs that one:
+    Python's rule for `-m` (the working folder first on `sys.path`), before any of porter's code
+    runs. The README says so, and names what works there (`python -P -m porter`)."""
+    import os
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "`python -P -m porter`" in text and "No module named porter.__main__" in text
+    (tmp_path / "porter").mkdir()
+    (tmp_path / "porter" / "__init__.py").write_text("NAME = 'theirs'\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env.pop("PYTHONSAFEPATH", None)
+    plain = subprocess.run([sys.executable, "-m", "porter", "--version"], cwd=tmp_path, env=env, capture_output=True)
+    assert plain.returncode != 0 and b"No module named porter.__main__" in plain.stderr, plain.stderr
+    if sys.version_info >= (3, 11):
+        safe = subprocess.run(
+            [sys.executable, "-P", "-m", "porter", "--version"], cwd=tmp_path, env=env, capture_output=True
+        )
+        assert safe.returncode == 0 and safe.stdout.startswith(b"porter "), safe.stderr

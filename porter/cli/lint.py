@@ -149,14 +149,14 @@ def lint(
     note_if_cache_full()
     note_if_git_unread()
     _print_unread(run)
-    write_failures = _write_fixes(run, paths, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs) if fix else 0
     read = [r.path for r in run.results]
     for option, named in (
         ("--report", report),
         ("--write-baseline", write_baseline_to),
         ("--output-file", output_file),
     ):
-        not_an_input(option, named, read)
+        not_an_input(option, named, read)  # before --fix writes anything (twenty-second read)
+    write_failures = _write_fixes(run, paths, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs) if fix else 0
     if report is not None:
         _write_migration_report(report, run, settings)
     if write_baseline_to is not None:

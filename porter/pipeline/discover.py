@@ -18,6 +18,7 @@ from pathlib import Path
 
 
 from porter.config import globs
+from porter.pipeline import gitdir
 from porter.core import programs
 from porter.core.kinds import discovered
 from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_parsed
@@ -502,23 +503,31 @@ def _named_repo_excludes(named: _NamedRepo) -> tuple[list[str], bool]:
 def _repo_settings(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[str | None, bool]:
     """`_git_settings` of the repository, asking git only where the answer may be its own: a
     repository whose own configuration files name neither setting nor any `include` has the
-    answer of every other such one, once git's configuration has shown no conditional include
-    (`includeIf`, which could hold for one repository and not another). A folder of 100 clones
-    asked git 100 times (1.4 s of a walk)."""
+    answer of every other such one for which the same conditional includes (`includeIf`) that
+    may set an ignore setting hold, where those are decided here (`gitdir.held`). A folder of
+    100 clones asked git 100 times (1.4 s of a walk); 200 under a work `includeIf` naming a
+    `core.excludesFile`, 201 times (2.5 s; twenty-second read)."""
     env = _config_env()
     if not _plain_local_config(git_dir, dot_git):
         return _git_settings(os.fspath(repo), env)[:2]
     shared = _SHARED.get(env)
     if shared is not None:
-        return shared
-    configured, fold, conditional = _git_settings(os.fspath(repo), env)
-    if not conditional:
-        _SHARED[env] = (configured, fold)
+        alike = gitdir.held(shared[0], dot_git)
+        if alike is not None and alike in shared[1]:
+            return shared[1][alike]
+    configured, fold, conditions = _git_settings(os.fspath(repo), env)
+    held = gitdir.held(conditions, dot_git) if conditions is not None else None
+    if conditions is not None and held is not None:
+        _SHARED.setdefault(env, (conditions, {}))[1][held] = (configured, fold)
     return configured, fold
 
 
-# the answer of git's configuration outside any repository's own (`_repo_settings`), by `_config_env`
-_SHARED: dict[tuple[tuple[str, str], ...], tuple[str | None, bool]] = {}
+# the answers of git's configuration outside any repository's own (`_repo_settings`), by
+# `_config_env`: the conditional includes that may set an ignore setting, and the answer for each
+# set of them that holds
+_SHARED: dict[
+    tuple[tuple[str, str], ...], tuple[tuple[gitdir.Gitdir, ...], dict[tuple[bool, ...], tuple[str | None, bool]]]
+] = {}
 _LOCAL_WORDS = (b"excludesfile", b"ignorecase", b"include")
 
 
@@ -539,17 +548,23 @@ def _plain_local_config(git_dir: Path | None, dot_git: Path) -> bool:
 
 def _may_name_ignores(path: Path) -> bool:
     """Whether the git configuration file `path` may name `core.excludesFile`, `core.ignoreCase`
-    or an `include` (case aside): a missing file names nothing, as git reads it; one that is no
-    regular file, or cannot be read, may."""
+    or an `include` (case aside)."""
+    words = _words_named(path)
+    return words is None or bool(words)
+
+
+def _words_named(path: Path) -> frozenset[bytes] | None:
+    """Which of `_LOCAL_WORDS` the git configuration file `path` holds (case aside): none for a
+    missing file, as git reads it; None for one that is no regular file, or cannot be read."""
     if not os.path.lexists(path):
-        return False
+        return frozenset()
     try:
         if not path.is_file():
-            return True
+            return None
         text = read_regular(path, MAX_GITIGNORE_BYTES).lower()
     except OSError:
-        return True
-    return any(word in text for word in _LOCAL_WORDS)
+        return None
+    return frozenset(word for word in _LOCAL_WORDS if word in text)
 
 
 def _config_env() -> tuple[tuple[str, str], ...]:
@@ -610,10 +625,11 @@ def _user_excludes(repo: Path, configured: str | None) -> list[str]:
 @lru_cache(maxsize=64)
 def _git_settings(
     repo: str, _env: tuple[tuple[str, str], ...], git_dir: str | None = None
-) -> tuple[str | None, bool, bool]:
-    """(`core.excludesFile`, `core.ignoreCase`, whether any `includeIf` was read) as git reads
-    them in `repo`: None where the first is not set, False for the second; the same, with an
-    `includeIf` assumed, where git cannot say (then a note, once).
+) -> tuple[str | None, bool, tuple[gitdir.Gitdir, ...] | None]:
+    """(`core.excludesFile`, `core.ignoreCase`, the conditions of the `includeIf`s that may set
+    either, `_conditions`) as git reads them in `repo`: None where the first is not set, False
+    for the second; the same, with the conditions undecided (None), where git cannot say (then
+    a note, once).
     One `git config --get-regexp`; a `~` in the file's name is expanded by git (`--path`).
     git runs no program of the repository's for it (`-c core.fsmonitor=`, no pager), and the
     repository variables of the environment are left out (`_KEPT_GIT_VARIABLES`). `_env`:
@@ -623,33 +639,45 @@ def _git_settings(
         repo, git_dir, "--show-origin", "--get-regexp", r"^(core\.(excludesfile|ignorecase)|includeif\..*)$"
     )
     if proc is None:
-        return None, False, True
+        return None, False, None
     values: dict[str, str | None] = {}
-    included: list[tuple[str, str | None]] = []  # each conditional include: (where it was read, its path)
+    included: list[tuple[str, str, str | None]] = []  # each conditional include: (where read, condition, path)
     parts = proc.split("\0")
     for origin, entry in zip(parts[0::2], parts[1::2]):
         key, newline, value = entry.partition("\n")
         values[key.lower()] = value if newline else None
         if key.lower().startswith("includeif.") and key.lower().endswith(".path"):
-            included.append((origin, value if newline else None))
+            included.append((origin, key[len("includeif.") : -len(".path")], value if newline else None))
     configured = values.get("core.excludesfile")
     if configured is not None and configured.startswith("~"):
         expanded = _git_config(repo, git_dir, "--path", "--get", "core.excludesFile")
         configured = expanded.split("\0", 1)[0] if expanded is not None else None
-    conditional = any(_may_set_ignores(origin, path) for origin, path in included)
-    return configured, _git_bool(values.get("core.ignorecase", "false")), conditional
+    return configured, _git_bool(values.get("core.ignorecase", "false")), _conditions(included)
 
 
-def _may_set_ignores(origin: str, path: str | None) -> bool:
-    """Whether the file a conditional include (`includeIf.COND.path = path`, read from
-    `origin`, as `git config --show-origin` names it) names may set what the walk asks of git
-    (`core.excludesFile`, `core.ignoreCase`, or another include). Most such files set a
-    user's e-mail for work repositories: those hold for no repository's ignores, and the
-    walk need not ask git in each nested repository (200 of them cost 200 git calls).
-    Where the file cannot be found as git finds it (a relative path from outside a file, a
-    `~user`) or read, it may. A missing file holds nothing, as git reads it."""
+def _conditions(included: list[tuple[str, str, str | None]]) -> tuple[gitdir.Gitdir, ...] | None:
+    """The conditions of the conditional includes (origin, condition, path) whose file may set
+    what the walk asks of git (`_condition`); None where one of them is undecided here."""
+    out: tuple[gitdir.Gitdir, ...] = ()
+    for origin, cond, path in included:
+        found = _condition(origin, cond, path)
+        if found is None:
+            return None
+        out += found
+    return out
+
+
+def _condition(origin: str, cond: str, path: str | None) -> tuple[gitdir.Gitdir, ...] | None:
+    """For the conditional include `includeIf.COND.path = path` read from `origin` (as `git
+    config --show-origin` names it): none where its file sets nothing the walk asks of git
+    (`core.excludesFile`, `core.ignoreCase`, another include; most such files set a user's
+    e-mail for work repositories, and hold for no repository's ignores); its condition where
+    the file may set one of the two settings and includes nothing more, and the condition is
+    one `gitdir` decides (`~/work/`: then every repository it holds for has one answer); else
+    None. A file not found as git finds it (a relative path from outside a file, a `~user`) or
+    not read is undecided; a missing file holds nothing, as git reads it."""
     if not path:
-        return False  # (git: an empty path includes nothing)
+        return ()  # (git: an empty path includes nothing)
     if path.startswith("~/") and "HOME" in os.environ:
         where = Path(os.environ["HOME"]) / path[2:]
     elif os.path.isabs(path):
@@ -657,8 +685,14 @@ def _may_set_ignores(origin: str, path: str | None) -> bool:
     elif origin.startswith("file:") and not path.startswith("~"):
         where = Path(origin[len("file:") :]).parent / path
     else:
-        return True
-    return _may_name_ignores(where)
+        return None
+    words = _words_named(where)
+    if words is None or b"include" in words:
+        return None
+    if not words:
+        return ()
+    found = gitdir.condition(cond)
+    return (found,) if found is not None else None
 
 
 def _git_bool(value: str | None) -> bool:

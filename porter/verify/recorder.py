@@ -37,7 +37,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from porter.verify.tracefile import LIMITS, process_limits, process_ops
+from porter.verify.tracefile import LIMITS, process_bytes, process_limits, process_ops
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
@@ -46,6 +46,21 @@ if TYPE_CHECKING:
 
 # the noise-floor run's relative change of every module output: 2**-17, about 128 float32 ulps
 OUTPUT_NOISE = 2.0**-17
+
+
+def _versions(output) -> tuple[int | None, ...]:
+    """The version counters of the tensors in a module's output (None for a tensor without one,
+    made under inference mode): an in-place change moves them."""
+    from torch.utils._pytree import tree_leaves
+
+    out: list[int | None] = []
+    for t in tree_leaves(output):
+        if isinstance(t, torch.Tensor):
+            try:
+                out.append(t._version)
+            except RuntimeError:  # ("Inference tensors do not track version counter")
+                out.append(None)
+    return tuple(out)
 
 
 def _root_prefixes(roots: list) -> list[str]:
@@ -351,6 +366,9 @@ class Recorder:
         self.outputs_per_call = LIMITS["outputs_per_call"]
         # the ranks of a torchrun run share one file's bound (`MAX_TRACE_TENSORS`)
         self.max_outputs, self.max_params = process_limits(int(os.environ.get("WORLD_SIZE", "1") or 1))
+        # and the bytes `read_trace` reads: 32 ranks of a model with 723 float32 weights of 4,096+
+        # values (a 70B Llama's) merged into 379 MB, refused when read (twenty-second read)
+        self.max_param_bytes = process_bytes(int(os.environ.get("WORLD_SIZE", "1") or 1))
         self.max_ops = process_ops(int(os.environ.get("WORLD_SIZE", "1") or 1))
         self.ops_left = 0
         self.outputs_recorded = 0
@@ -377,9 +395,10 @@ class Recorder:
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
         self.global_hook: int | None = None  # the id of the recording global forward hook
-        # per module: the id of the object its last call returned, and whether every call of it
-        # returned its only child's output (a wrapper: DataParallel, DDP); `_roots`
-        self.returned: dict[int, int] = {}
+        # per module: the id of the object its last call returned (with its tensors' versions),
+        # and whether every call of it returned its only child's output unchanged (a wrapper:
+        # DataParallel, DDP); `_roots`
+        self.returned: dict[int, tuple[int, tuple[int | None, ...]]] = {}
         self.passes_through: dict[int, bool] = {}
         self.wrappers: set[int] = set()  # roots named as the module they wrap
         self.scripted: dict[int, int] = {}  # TorchScript modules called: id -> modules inside
@@ -610,10 +629,14 @@ class Recorder:
         one child, and its child's output returned: `_unwrapped`), a TorchScript module (the
         modules inside run without Python hooks: `_bound_notes`)."""
         mid = id(module)
-        self.returned[mid] = id(output)
+        self.returned[mid] = (id(output), _versions(output))
         kids = list(module._modules.values())
         own = any(t is not None for t in (*module._parameters.values(), *module._buffers.values()))
-        through = len(kids) == 1 and kids[0] is not None and not own and self.returned.get(id(kids[0])) == id(output)
+        # (the same object, and not changed in place since the child returned it: a root doing
+        # `out.mul_(2)` was named as its child, its output never recorded, and a port that
+        # changed that was said to have no module diverging; twenty-second read)
+        only = kids[0] if len(kids) == 1 else None
+        through = only is not None and not own and self.returned.get(id(only)) == self.returned[mid]
         self.passes_through[mid] = self.passes_through.get(mid, True) and through
         if isinstance(module, torch.jit.ScriptModule) and mid not in self.scripted:
             self.scripted[mid] = sum(1 for _ in module.modules()) - 1
@@ -801,25 +824,36 @@ class Recorder:
                     k += 1
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
         self.params_left = max(0, len(named) - self.max_params)
-        for pid, names in list(named.items())[: self.max_params]:
-            t = objs[pid]
-            why = unsampled(t)
-            if why is not None:
-                self.unrecorded[("parameter", why)] += 1
-                continue
-            stats, sample = tensor_stats(t, self.param_elements)
-            self.params.append(
-                (
-                    sorted(names)[0],
-                    tuple(t.shape),
-                    str(t.dtype).removeprefix("torch."),
-                    stats,
-                    sample,
-                    bits_checksum(t),
-                    t.device.type,
-                )
-            )
+        kept = list(named.items())[: self.max_params]
+        spent = 0
+        for i, (pid, names) in enumerate(kept):
+            spent += self._record_param(objs[pid], names)
+            if spent > self.max_param_bytes:
+                self.params.pop()  # (the one past the bound: this rank's share of the merged file)
+                self.params_left += len(kept) - i
+                break
         self._first_step_buffers(roots, max(0, self.max_params - len(named)))
+
+    def _record_param(self, t: torch.Tensor, names: list[str]) -> int:
+        """Record one parameter's initial values; the bytes the trace then holds for it."""
+        why = unsampled(t)
+        if why is not None:
+            self.unrecorded[("parameter", why)] += 1
+            return 0
+        stats, sample = tensor_stats(t, self.param_elements)
+        checksum = bits_checksum(t)
+        self.params.append(
+            (
+                sorted(names)[0],
+                tuple(t.shape),
+                str(t.dtype).removeprefix("torch."),
+                stats,
+                sample,
+                checksum,
+                t.device.type,
+            )
+        )
+        return sum(x.numel() * x.element_size() for x in (stats, sample, checksum))
 
     def _first_step_buffers(self, roots: list, room: int) -> None:
         """The model's buffers after the first step's forward (BatchNorm's running statistics,
@@ -1011,7 +1045,8 @@ class Recorder:
             )
         if self.params_left:
             notes.append(
-                f"{self.params_left} parameter(s) not recorded: the trace's bound ({self.max_params}) was reached"
+                f"{self.params_left} parameter(s) not recorded: the trace's bound ({self.max_params} parameters, "
+                f"{self.max_param_bytes / 2**20:.3g} MiB of their values a process) was reached"
             )
         inside = sum(self.scripted.values())
         if inside:

@@ -443,7 +443,7 @@ def compare_parameters(ref: Trace, port: Trace) -> dict:
         "compared": len(ref.manifest.get("parameters", [])) - len(missing),
         "differing": differing,
         "missing_in_port": missing,
-        "only_in_port": sorted(set(pp) - names),
+        "only_in_port": [n for n in pp if n not in names],  # (recording order: the first the port made first)
         "by": "values: all of a parameter's values up to "
         f"{ref.manifest.get('limits', {}).get('param_elements', 64)} elements, else a strided "
         "sample and a checksum of all its bits; tolerance 8 ulps of its dtype",

@@ -72,6 +72,15 @@ def process_limits(world_size: int) -> tuple[int, int]:
     return min(LIMITS["max_outputs"], max(1, share)), min(LIMITS["max_entries"], max(1, share))
 
 
+def process_bytes(world_size: int) -> int:
+    """Bytes of parameter values one process of `world_size` records at most: the ranks' traces
+    are merged into one file, which `read_trace` reads to `MAX_TRACE_BYTES`; each rank gets
+    three quarters of its share (its module outputs and manifest take the rest: at most 8,000
+    outputs of ~1.6 KB for one process). 4,000 float32 parameters of 4,096+ values are 64 MB
+    a process, so four ranks of them already passed the bound (twenty-second read)."""
+    return MAX_TRACE_BYTES * 3 // 4 // max(1, min(world_size, MAX_TRACE_PROCESSES))
+
+
 class TraceError(ValueError):
     """The file is not a porter trace, or one of an unknown schema."""
 

@@ -171,6 +171,18 @@ def test_lint_writes_no_output_over_a_file_it_checks(tmp_path, args):
     assert (tmp_path / "m.py").read_bytes() == CUDA
 
 
+@pytest.mark.parametrize("option", ["-o", "--report", "--write-baseline"])
+def test_lint_fix_refuses_an_output_over_a_file_it_checks_before_writing_a_fix(tmp_path, option):
+    """`lint --fix -o m.py` wrote m.py's fixes and then refused the output: the refusal came
+    after the fixes were written (twenty-first read's leftover). Now nothing is written."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--fix", "--allow-no-vcs", option, "m.py", cwd=tmp_path)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert b"a file this run checks" in out.stderr and out.stderr.count(b"\n") == 1, out.stderr
+    assert (tmp_path / "m.py").read_bytes() == CUDA
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]
+
+
 def test_an_output_that_is_a_link_to_a_file_it_checks_is_replaced_not_refused(tmp_path):
     """An output that is a link is replaced, never written through (third read), so a link to a
     checked file harms nothing: the run goes on (a repository shipping `baseline.json` as a link

@@ -96,6 +96,24 @@ def make_trace(path, losses, *, lr=None, act=None, regime="float32", label="cpu 
     return read_trace(write_trace(path, manifest, tensors))
 
 
+def test_parameters_only_the_port_has_are_named_in_the_order_it_recorded_them(tmp_path):
+    """The parameters of a module only the port has were listed alphabetically, so the "first"
+    five named were not the first the port made (a 40-layer adapter showed `layers.10.` before
+    `layers.2.`; twenty-first read's leftover): they keep the trace's order, as the reference's
+    missing ones do."""
+    from porter.verify.tracecmp import compare_parameters
+
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.5])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.5], label=PORT)
+    extra = [f"adapter.layers.{i}.weight" for i in (0, 1, 2, 10, 11, 20)]
+    port.manifest["parameters"] += [
+        {"name": n, "shape": [16], "dtype": "float32", "stats": "p0.stats", "sample": "p0.sample"} for n in extra
+    ]
+    assert compare_parameters(ref, port)["only_in_port"] == extra
+    r = compare_traces(ref, port)
+    assert any(f"ported {extra[:5]}" in f for f in r.reasons), r.reasons
+
+
 def test_roundtrip_is_safetensors_with_a_json_manifest(tmp_path):
     t = make_trace(tmp_path / "a.safetensors", [2.0, 1.5])
     assert t.manifest["schema"] == "porter.trace/1" and math.isnan(t.manifest["note"])
