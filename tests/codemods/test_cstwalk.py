@@ -183,7 +183,7 @@ def test_unconditional_nodes_are_the_old_walk_less_trivia():
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                 assert [id(n) for n in _unconditional_nodes(node)] == every_child(node), name
                 checked += 1
-    assert checked > 1000
+    assert checked > 500  # 590 from the fixtures and rule examples alone (a fresh machine has no corpus)
 
 
 class _TriviaFree(_Recorder):
