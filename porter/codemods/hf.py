@@ -51,6 +51,13 @@ _CHECKPOINTING_FAILS = (
     "makes the Trainer give the model's layers torch.utils.checkpoint, which raises on XLA tensors with "
     "torch_xla 2.9 (`module 'torch' has no attribute 'xla'`)"
 )
+# HF012: the keywords that set it, the first set (not None) deciding: the arguments read the new name
+# first (`__post_init__`), `set_training` its deprecated alias, and a copy passes the new name always
+_CHECKPOINTING_ORDER = {
+    "args": ("activation_checkpointing", "gradient_checkpointing"),
+    "set_training": ("gradient_checkpointing", "activation_checkpointing"),
+    "replace": ("activation_checkpointing",),
+}
 # bitsandbytes optimizers by name (transformers' OptimizerNames) and the torch optimizer the
 # Trainer has for the same update; None: the Trainer names no torch equivalent
 _BNB_OPTIMIZERS = {
@@ -108,6 +115,8 @@ def _run_setup_kind(lib: LibraryApi, qual: str, canonical: str) -> tuple[str, st
         return "gather_object", qual
     if canonical in _PROCESS_GROUP or qual in _PROCESS_GROUP:
         return "process_group", canonical or qual
+    if qual == "dataclasses.replace":
+        return "replace", qual
     return None
 
 
@@ -134,6 +143,8 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
         return "loader", qual
     if attr == "set_attn_implementation" and hf_file:
         return "set_attn", qual
+    if attr == "set_training" and hf_file:
+        return "set_training", qual
     if attr == "generate" and hf_file and (not qual or qual.startswith(_LIBRARIES)):
         return "generate", qual
     return None
@@ -155,7 +166,7 @@ class HfFamily(Family):
         found = ctx.sites()
         if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
             return True
-        if not found.callees.isdisjoint(("generate", "set_attn_implementation")):
+        if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training")):
             return True
         lib = library_api()
         for name, keywords in found.dotted_calls.items():
@@ -291,18 +302,9 @@ class HfFamily(Family):
     def _checkpointing(self, call: cst.Call, qual: str) -> None:
         """HF012: the Trainer enables torch's checkpoint on the model, which raises on XLA tensors;
         transformers reads `activation_checkpointing`, then its deprecated alias, then the default."""
-        if self.ctx.target.name != "xla":
+        if self.ctx.target.name != "xla" or self._checkpointing_kwargs(call, _CHECKPOINTING_ORDER["args"]):
             return
         short = qual.rsplit(".", 1)[1]
-        for name in ("activation_checkpointing", "gradient_checkpointing"):
-            arg = self.kwarg(call, name)
-            if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
-                continue  # unset: transformers reads the next
-            value = arg.value
-            if not (isinstance(value, cst.Name) and value.value == "False"):
-                given = f"`{name}=True`" if _true(value) else f"`{name}={self.ctx.code(value)}`, if true,"
-                self.ctx.report("HF012", arg, f"{given} {_CHECKPOINTING_FAILS}")
-            return
         if not any(a.star == "**" for a in call.args) and self._default(qual, "gradient_checkpointing") is True:
             self.ctx.report(
                 "HF012",
@@ -310,6 +312,56 @@ class HfFamily(Family):
                 f"{short} turns `gradient_checkpointing` on by default ({self.lib.source_of(qual)}): it "
                 f"{_CHECKPOINTING_FAILS}",
             )
+
+    def _checkpointing_kwargs(self, call: cst.Call, names: tuple[str, ...]) -> bool:
+        """HF012 by keyword, the first of `names` set (not None) deciding: reported unless False;
+        False where none is set."""
+        for name in names:
+            arg = self.kwarg(call, name)
+            if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                continue  # unset: transformers reads the next
+            value = arg.value
+            if not (isinstance(value, cst.Name) and value.value == "False"):
+                given = f"`{name}=True`" if _true(value) else f"`{name}={self.ctx.code(value)}`, if true,"
+                self.ctx.report("HF012", arg, f"{given} {_CHECKPOINTING_FAILS}")
+            return True
+        return False
+
+    def _set_training(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF012: `args.set_training(...)` sets checkpointing anew, its `gradient_checkpointing` winning."""
+        if self.ctx.target.name == "xla":
+            self._checkpointing_kwargs(original, _CHECKPOINTING_ORDER["set_training"])
+        return updated
+
+    def _replace(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF012: `dataclasses.replace(args, ...)` of training arguments built in this scope; only
+        `activation_checkpointing` counts (the copy passes it, so the deprecated alias is ignored)."""
+        first = self.positional(original)[:1]
+        if self.ctx.target.name == "xla" and first and self._holds_training_arguments(first[0].value):
+            self._checkpointing_kwargs(original, _CHECKPOINTING_ORDER["replace"])
+        return updated
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """HF012: `args.activation_checkpointing = True` after the arguments are built (the Trainer reads
+        that name; `args.gradient_checkpointing = True` it does not read, seen)."""
+        value = node.value
+        if self.ctx.target.name != "xla" or (isinstance(value, cst.Name) and value.value in ("False", "None")):
+            return
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and t.attr.value == "activation_checkpointing":
+                if self._holds_training_arguments(t.value):
+                    given = "= True`" if _true(value) else f"= {self.ctx.code(value)}`, if true,"
+                    self.ctx.report("HF012", node, f"`activation_checkpointing {given} {_CHECKPOINTING_FAILS}")
+
+    def _holds_training_arguments(self, node: cst.BaseExpression) -> bool:
+        """A name last bound in this scope to a training-arguments call (no further: what porter cannot see is left)."""
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        if not isinstance(node, cst.Name) or scope is None:
+            return False
+        bound = assigned_values(scope, node.value)
+        last = bound[-1] if bound else None
+        return isinstance(last, cst.Call) and self.lib.is_training_arguments(self.ctx.qualname(last.func) or "")
 
     def _optimizer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         arg = self.kwarg(original, "optim")

@@ -245,3 +245,62 @@ def test_tf32_arguments_cannot_be_built_without_cuda_and_the_port_can(tmp_path):
     scope: dict = {}
     exec(compile(new, "after.py", "exec"), scope)
     assert scope["args"].tf32 is None
+
+
+# HF012 after the arguments are built (rleft's leftover): what the Trainer reads is
+# `args.activation_checkpointing` (trainer.py), so only what sets that name is reported
+LATE = """\
+import dataclasses
+from dataclasses import replace
+from transformers import TrainingArguments
+
+args = TrainingArguments(output_dir="o", optim="adamw_torch")
+args.gradient_checkpointing = True
+args.activation_checkpointing = True
+args.activation_checkpointing = False
+a = dataclasses.replace(args, gradient_checkpointing=True)
+b = replace(args, activation_checkpointing=True)
+c = args.set_training(learning_rate=1e-4, gradient_checkpointing=True)
+d = args.set_training(learning_rate=1e-4, activation_checkpointing=flag)
+e = args.set_training(learning_rate=1e-4, gradient_checkpointing=False, activation_checkpointing=True)
+f = args.set_training(learning_rate=1e-4)
+other.activation_checkpointing = True
+g = replace(other, activation_checkpointing=True)
+"""
+
+
+def test_checkpointing_switched_on_after_the_arguments_are_built():
+    _, findings = port(LATE, "xla")
+    found = [f for f in findings if f.code == "HF012"]
+    # the attribute the Trainer reads, a copy that sets it, `set_training` (its alias winning); not the
+    # alias set late (read by nothing), not False, not what porter cannot see is training arguments
+    assert [f.start.line for f in found] == [7, 10, 11, 12]
+    assert "`activation_checkpointing=flag`, if true," in found[3].message
+    for target in ("neuron", "tpu"):
+        assert "HF012" not in codes(port(LATE, target)[1])
+
+
+def test_checkpointing_switched_on_late_is_what_the_arguments_hold():
+    """The evidence for the lines above: what each form leaves in `activation_checkpointing`, the
+    only name the Trainer reads (transformers 5.24, trainer.py); that name set true fails on
+    XLA:CPU (test_trainer_checkpointing_fails_on_xla_cpu)."""
+    import warnings
+
+    from tests.deps import require
+
+    require("transformers")
+    import dataclasses
+
+    other = dataclasses.make_dataclass("Other", [("activation_checkpointing", bool, False)])()
+    scope: dict = {"flag": True, "other": other}
+    held = []  # what the line's object holds right after it (set_training changes `args` itself)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lines = LATE.replace('"o"', "None").splitlines()
+        exec("\n".join(lines[:4]), scope)
+        for line in lines[4:]:
+            exec(line, scope)
+            held.append(scope[line.split()[0].split(".")[0]].activation_checkpointing)
+    # lines 5-16: built off; alias set (off); set; unset; copy with the alias (off); copy setting
+    # it; set_training's alias; its new name; the alias False winning; set_training's default
+    assert held[:10] == [False, False, True, False, False, True, True, True, False, False]
