@@ -1,4 +1,4 @@
-"""The Hugging Face stack in its own vocabulary (HF001–HF013, rules/hf.toml).
+"""The Hugging Face stack in its own vocabulary (HF001–HF014, rules/hf.toml).
 
 transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
 `attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
@@ -58,6 +58,14 @@ _CHECKPOINTING_ORDER = {
     "set_training": ("gradient_checkpointing", "activation_checkpointing"),
     "replace": ("activation_checkpointing",),
 }
+# HF014: the Trainer's compile keywords (a backend or a mode alone turns `torch_compile` on) and what
+# they do on PyTorch/XLA (seen on XLA:CPU)
+_COMPILE = ("torch_compile", "torch_compile_backend", "torch_compile_mode")
+_COMPILE_FAILS = (
+    "the Trainer compiles the model with torch.compile's inductor backend (transformers 5.24's choice off "
+    "CUDA, HPU and Neuron), whose first step fails on XLA tensors (`InductorError: LoweringException`), and "
+    "accelerate 1.16 names no XLA backend (`'OPENXLA' is not a valid DynamoBackend`)"
+)
 # bitsandbytes optimizers by name (transformers' OptimizerNames) and the torch optimizer the
 # Trainer has for the same update; None: the Trainer names no torch equivalent
 _BNB_OPTIMIZERS = {
@@ -285,7 +293,31 @@ class HfFamily(Family):
         if arg is not None and (string_value(arg.value) or "").lower() == "nccl":
             new = self._drop_backend(arg, new, "ddp_backend", qual)
         self._checkpointing(original, qual)
-        return self._cuda_switches(original, new)
+        return self._compile(original, self._cuda_switches(original, new))
+
+    def _compile(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """HF014: the Trainer's torch.compile with inductor (what transformers picks on XLA) fails on
+        XLA tensors and accelerate has no XLA backend to name: the keywords removed (XLA compiles anyway)."""
+        given = {
+            n: a for n in _COMPILE if (a := self.kwarg(original, n)) is not None and self.ctx.code(a.value) != "None"
+        }
+        backend = given.get("torch_compile_backend")
+        if self.ctx.target.name != "xla" or (backend and (string_value(backend.value) or "").lower() != "inductor"):
+            return updated  # unset, or a backend other than the one seen failing
+        flag = given.get("torch_compile")
+        if flag is not None and len(given) == 1 and not _true(flag.value):
+            if self.ctx.code(flag.value) != "False":
+                self.ctx.report(
+                    "HF014", flag, f"`torch_compile={self.ctx.code(flag.value)}`, if true, {_COMPILE_FAILS}"
+                )
+            return updated
+        if not given:
+            return updated
+        first = next(iter(given.values()))
+        candidate = self.without_kwargs(updated, set(given))
+        if self.ctx.report("HF014", first, f"{_COMPILE_FAILS}: removed", replacement=candidate):
+            return candidate
+        return updated
 
     def _cuda_switches(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         """HF013: a switch only CUDA honours, set True: removed (left unset the library does neither)."""

@@ -304,3 +304,78 @@ def test_checkpointing_switched_on_late_is_what_the_arguments_hold():
     # lines 5-16: built off; alias set (off); set; unset; copy with the alias (off); copy setting
     # it; set_training's alias; its new name; the alias False winning; set_training's default
     assert held[:10] == [False, False, True, False, False, True, True, True, False, False]
+
+
+# HF014: the Trainer's torch.compile on xla (rleft's leftover: passed silently)
+COMPILE = """\
+from transformers import TrainingArguments
+from trl import SFTConfig
+
+a = TrainingArguments(output_dir="o", torch_compile=True, optim="adamw_torch")
+b = SFTConfig(output_dir="o", torch_compile_mode="max-autotune", gradient_checkpointing=False, optim="adamw_torch")
+c = TrainingArguments(output_dir="o", torch_compile_backend="inductor", optim="adamw_torch")
+d = TrainingArguments(output_dir="o", torch_compile=flag, optim="adamw_torch")
+e = TrainingArguments(output_dir="o", torch_compile=True, torch_compile_backend="aot_eager", optim="adamw_torch")
+f = TrainingArguments(output_dir="o", torch_compile=False, optim="adamw_torch")
+g = TrainingArguments(output_dir="o", torch_compile=False, torch_compile_mode="default", optim="adamw_torch")
+"""
+
+
+def test_trainer_compile_with_inductor_is_removed_on_xla():
+    new, findings = port(COMPILE, "xla")
+    found = [f for f in findings if f.code == "HF014"]
+    # True, a mode alone, inductor named, a value that may be true (kept), a mode turning False on;
+    # not another backend named, not False alone
+    assert [(f.start.line, f.applied) for f in found] == [(4, True), (5, True), (6, True), (7, False), (10, True)]
+    assert "torch_compile=True, torch_compile_backend" in new and "torch_compile=flag" in new
+    assert new.count("torch_compile") == 4  # d (1), e (2), f (1)
+    assert not conformance(new, "xla")
+    for target in ("neuron", "tpu"):
+        assert "HF014" not in codes(port(COMPILE, target)[1])
+
+
+@pytest.mark.xla
+@pytest.mark.slow
+def test_trainer_compile_fails_on_xla_cpu(tmp_path):
+    """What HF014 says, seen: `torch_compile=True` fails the first step on XLA:CPU (inductor), torch_xla's
+    backend cannot be named, and the ported arguments train."""
+    import json
+
+    from tests.deps import require
+    from tests.programs import run_programs
+
+    require("transformers")
+    script = tmp_path / "trainer.py"
+    script.write_text(
+        """\
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+import torch, torch_xla
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+
+data = [{"input_ids": torch.randint(0, 64, (16,)), "labels": torch.randint(0, 64, (16,))} for _ in range(4)]
+out = {}
+for name, kw in [
+    ("inductor", {"torch_compile": True}),
+    ("openxla", {"torch_compile": True, "torch_compile_backend": "openxla"}),
+    ("ported", {}),
+]:
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_head=2, n_embd=16, vocab_size=64, n_positions=32))
+    args = TrainingArguments(output_dir="out", max_steps=1, per_device_train_batch_size=2, report_to=[],
+                             save_strategy="no", optim="adamw_torch", **kw)
+    try:
+        trainer = Trainer(model=model, args=args, train_dataset=data)
+        out[name] = [str(next(trainer.model.parameters()).device), trainer.train().training_loss]
+    except Exception as e:
+        out[name] = type(e).__name__ + ": " + str(e)[:300]
+json.dump(out, open(sys.argv[1], "w"))
+"""
+    )
+    result = tmp_path / "out.json"
+    (run,) = run_programs([(script, [str(result)], tmp_path)], tmp_path, xla=True)
+    assert run.rc == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    out = json.loads(result.read_text())
+    assert out["inductor"].startswith("InductorError: LoweringException"), out["inductor"]
+    assert "'OPENXLA' is not a valid DynamoBackend" in out["openxla"], out["openxla"]
+    assert out["ported"][0].startswith("xla"), out["ported"]
