@@ -1,4 +1,4 @@
-"""The Hugging Face stack in its own vocabulary (HF001–HF014, rules/hf.toml).
+"""The Hugging Face stack in its own vocabulary (HF001–HF015, rules/hf.toml).
 
 transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
 `attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
@@ -65,6 +65,12 @@ _COMPILE_FAILS = (
     "the Trainer compiles the model with torch.compile's inductor backend (transformers 5.24's choice off "
     "CUDA, HPU and Neuron), whose first step fails on XLA tensors (`InductorError: LoweringException`), and "
     "accelerate 1.16 names no XLA backend (`'OPENXLA' is not a valid DynamoBackend`)"
+)
+# HF015: what an offloaded KV cache does off CUDA (transformers 5.24 cache_utils.py; seen on XLA:CPU)
+_OFFLOADED_FAILS = (
+    "transformers 5.24 offloads the KV cache through CUDA streams (`torch.cuda.default_stream(device)` at "
+    "every layer's update, its prefetch stream made for the current accelerator): on XLA:CPU `generate` fails "
+    "as it builds the cache"
 )
 # bitsandbytes optimizers by name (transformers' OptimizerNames) and the torch optimizer the
 # Trainer has for the same update; None: the Trainer names no torch equivalent
@@ -738,9 +744,22 @@ class HfFamily(Family):
                 break
         return updated
 
+    def _offloaded(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """HF015: an offloaded KV cache syncs CUDA streams (`torch.cuda.default_stream`): the same cache
+        kept on the device, which computes the same tokens."""
+        arg = self.kwarg(original, "cache_implementation")
+        value = string_value(arg.value) if arg is not None else None
+        if arg is None or not isinstance(arg.value, cst.SimpleString) or not (value or "").startswith("offloaded"):
+            return updated
+        kept = (value or "").removeprefix("offloaded").lstrip("_") or "dynamic"
+        new = self.with_kwarg(updated, "cache_implementation", replace_string(arg.value, kept))
+        message = f'`cache_implementation="{value}"`: {_OFFLOADED_FAILS}; `"{kept}"` keeps the cache on the device'
+        return new if self.ctx.report("HF015", arg, message, replacement=new) else updated
+
     def _generate(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         t = self.ctx.target
-        arg = self.kwarg(original, "cache_implementation")
+        updated = self._offloaded(original, updated)
+        arg = self.kwarg(updated, "cache_implementation")
         static = arg is not None and string_value(arg.value) == "static"
         if t.name == "xla":
             self.ctx.report(

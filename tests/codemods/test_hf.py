@@ -379,3 +379,62 @@ json.dump(out, open(sys.argv[1], "w"))
     assert out["inductor"].startswith("InductorError: LoweringException"), out["inductor"]
     assert "'OPENXLA' is not a valid DynamoBackend" in out["openxla"], out["openxla"]
     assert out["ported"][0].startswith("xla"), out["ported"]
+
+
+# HF015: an offloaded KV cache (rleft's leftover: passed silently; HF008's unsafe fix rewrote it unsaid)
+OFFLOADED = """\
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+a = model.generate(ids, max_new_tokens=4, cache_implementation="offloaded")
+b = model.generate(ids, max_new_tokens=4, cache_implementation='offloaded_static')
+c = model.generate(ids, max_new_tokens=4, cache_implementation="static")
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_offloaded_kv_cache_is_kept_on_the_device(target):
+    new, findings = port(OFFLOADED, target)
+    found = [f for f in findings if f.code == "HF015"]
+    assert [(f.start.line, f.applied) for f in found] == [(3, True), (4, True)]
+    assert "offloaded" not in new and "cache_implementation='static'" in new
+    assert 'cache_implementation="dynamic"' in new
+    unsafe, _ = port(OFFLOADED, target, unsafe=True)  # HF008's own fix still applies after it
+    assert "offloaded" not in unsafe and not conformance(unsafe, target)
+
+
+@pytest.mark.xla
+@pytest.mark.slow
+def test_offloaded_kv_cache_fails_on_xla_cpu(tmp_path):
+    """What HF015 says, seen: an offloaded cache fails on XLA:CPU where the ported ("dynamic") one generates."""
+    import json
+
+    from tests.deps import require
+    from tests.programs import run_programs
+
+    require("transformers")
+    script = tmp_path / "generate.py"
+    script.write_text(
+        """\
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+import torch, torch_xla
+from transformers import GPT2Config, GPT2LMHeadModel
+
+model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=64, n_positions=32)).to("xla")
+ids = torch.randint(0, 64, (1, 4)).to("xla")
+out = {}
+for impl in ("offloaded", "dynamic"):
+    try:
+        out[impl] = model.generate(ids, max_new_tokens=1, do_sample=False, pad_token_id=0,
+                                   cache_implementation=impl).shape[1]
+    except Exception as e:
+        out[impl] = type(e).__name__ + ": " + str(e)[:200]
+json.dump(out, open(sys.argv[1], "w"))
+"""
+    )
+    result = tmp_path / "out.json"
+    (run,) = run_programs([(script, [str(result)], tmp_path)], tmp_path, xla=True)
+    assert run.rc == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    out = json.loads(result.read_text())
+    assert isinstance(out["offloaded"], str) and out["offloaded"].startswith(("AcceleratorError", "RuntimeError")), out
+    assert out["dynamic"] == 5, out
