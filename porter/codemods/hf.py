@@ -1,4 +1,4 @@
-"""The Hugging Face stack in its own vocabulary (HF001–HF015, rules/hf.toml).
+"""The Hugging Face stack in its own vocabulary (HF001–HF016, rules/hf.toml).
 
 transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
 `attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
@@ -41,7 +41,16 @@ _LIBRARIES = tuple(f"{p}." for p in PACKAGES)
 _LOADERS = ("from_pretrained", "from_config")
 # the keywords `_loader` reads (a loader's call passing none of them is left as it is)
 _LOADER_KEYWORDS = frozenset(
-    ("attn_implementation", "load_in_8bit", "load_in_4bit", "device_map", "torch_dtype", "dtype")
+    (
+        "attn_implementation",
+        "load_in_8bit",
+        "load_in_4bit",
+        "device_map",
+        "torch_dtype",
+        "dtype",
+        "use_kernels",
+        "kernel_config",
+    )
 )
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
@@ -71,6 +80,11 @@ _OFFLOADED_FAILS = (
     "transformers 5.24 offloads the KV cache through CUDA streams (`torch.cuda.default_stream(device)` at "
     "every layer's update, its prefetch stream made for the current accelerator): on XLA:CPU `generate` fails "
     "as it builds the cache"
+)
+# HF016: the `kernels` hub on PyTorch/XLA (kernels 0.18.3, seen on XLA:CPU)
+_KERNELS_FAIL = (
+    "transformers kernelizes the model on the device it is loaded to, and the `kernels` package refuses XLA "
+    "(`ValueError: Unsupported device type 'xla'`; its devices: cpu, cuda, mps, neuron, npu, rocm, tpu, xpu)"
 )
 # bitsandbytes optimizers by name (transformers' OptimizerNames) and the torch optimizer the
 # Trainer has for the same update; None: the Trainer names no torch equivalent
@@ -514,7 +528,27 @@ class HfFamily(Family):
                     "HF002", arg, f"`{flag}=True` loads the model with bitsandbytes' quantized layers (CUDA kernels)"
                 )
         new = self._device_map(original, new)
-        return self._dtype(original, new)
+        return self._kernels(original, self._dtype(original, new))
+
+    def _kernels(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """HF016: the `kernels` hub refuses a model on an XLA device: the keywords removed (the model's own layers)."""
+        given = [a for n in ("use_kernels", "kernel_config") if (a := self.kwarg(original, n)) is not None]
+        if self.ctx.target.name != "xla" or not given or self.ctx.code(given[0].value) in ("False", "None"):
+            return updated
+        if (
+            len(given) == 1
+            and given[0].keyword
+            and given[0].keyword.value == "use_kernels"
+            and not _true(given[0].value)
+        ):
+            self.ctx.report(
+                "HF016", given[0], f"`use_kernels={self.ctx.code(given[0].value)}`, if true: {_KERNELS_FAIL}"
+            )
+            return updated
+        candidate = self.without_kwargs(updated, {"use_kernels", "kernel_config"})
+        if self.ctx.report("HF016", given[0], f"{_KERNELS_FAIL}: removed", replacement=candidate):
+            return candidate
+        return updated
 
     def _pipeline(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         new = self._device_map(original, updated)

@@ -438,3 +438,24 @@ json.dump(out, open(sys.argv[1], "w"))
     out = json.loads(result.read_text())
     assert isinstance(out["offloaded"], str) and out["offloaded"].startswith(("AcceleratorError", "RuntimeError")), out
     assert out["dynamic"] == 5, out
+
+
+# HF016: the `kernels` hub on xla (rleft's leftover: passed silently, next to the device map porter writes)
+KERNELS = """\
+from transformers import AutoModelForCausalLM
+a = AutoModelForCausalLM.from_pretrained("m", device_map="cuda", use_kernels=True)
+b = AutoModelForCausalLM.from_pretrained("m", kernel_config=config)
+c = AutoModelForCausalLM.from_pretrained("m", use_kernels=flag)
+d = AutoModelForCausalLM.from_pretrained("m", use_kernels=False)
+"""
+
+
+def test_kernels_hub_is_left_off_on_xla():
+    new, findings = port(KERNELS, "xla")
+    found = [f for f in findings if f.code == "HF016"]
+    assert [(f.start.line, f.applied) for f in found] == [(2, True), (3, True), (4, False)]
+    assert "Unsupported device type 'xla'" in found[0].message
+    assert new.count("use_kernels") == 2 and "kernel_config" not in new  # c and d kept
+    assert not conformance(new, "xla")
+    for target in ("neuron", "tpu"):
+        assert "HF016" not in codes(port(KERNELS, target)[1])
