@@ -1,4 +1,4 @@
-"""The Hugging Face stack in its own vocabulary (HF001–HF013, rules/hf.toml).
+"""The Hugging Face stack in its own vocabulary (HF001–HF016, rules/hf.toml).
 
 transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
 `attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
@@ -41,7 +41,16 @@ _LIBRARIES = tuple(f"{p}." for p in PACKAGES)
 _LOADERS = ("from_pretrained", "from_config")
 # the keywords `_loader` reads (a loader's call passing none of them is left as it is)
 _LOADER_KEYWORDS = frozenset(
-    ("attn_implementation", "load_in_8bit", "load_in_4bit", "device_map", "torch_dtype", "dtype")
+    (
+        "attn_implementation",
+        "load_in_8bit",
+        "load_in_4bit",
+        "device_map",
+        "torch_dtype",
+        "dtype",
+        "use_kernels",
+        "kernel_config",
+    )
 )
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
@@ -50,6 +59,32 @@ _UNFUSED = "adamw_torch"
 _CHECKPOINTING_FAILS = (
     "makes the Trainer give the model's layers torch.utils.checkpoint, which raises on XLA tensors with "
     "torch_xla 2.9 (`module 'torch' has no attribute 'xla'`)"
+)
+# HF012: the keywords that set it, the first set (not None) deciding: the arguments read the new name
+# first (`__post_init__`), `set_training` its deprecated alias, and a copy passes the new name always
+_CHECKPOINTING_ORDER = {
+    "args": ("activation_checkpointing", "gradient_checkpointing"),
+    "set_training": ("gradient_checkpointing", "activation_checkpointing"),
+    "replace": ("activation_checkpointing",),
+}
+# HF014: the Trainer's compile keywords (a backend or a mode alone turns `torch_compile` on) and what
+# they do on PyTorch/XLA (seen on XLA:CPU)
+_COMPILE = ("torch_compile", "torch_compile_backend", "torch_compile_mode")
+_COMPILE_FAILS = (
+    "the Trainer compiles the model with torch.compile's inductor backend (transformers 5.24's choice off "
+    "CUDA, HPU and Neuron), whose first step fails on XLA tensors (`InductorError: LoweringException`), and "
+    "accelerate 1.16 names no XLA backend (`'OPENXLA' is not a valid DynamoBackend`)"
+)
+# HF015: what an offloaded KV cache does off CUDA (transformers 5.24 cache_utils.py; seen on XLA:CPU)
+_OFFLOADED_FAILS = (
+    "transformers 5.24 offloads the KV cache through CUDA streams (`torch.cuda.default_stream(device)` at "
+    "every layer's update, its prefetch stream made for the current accelerator): on XLA:CPU `generate` fails "
+    "as it builds the cache"
+)
+# HF016: the `kernels` hub on PyTorch/XLA (kernels 0.18.3, seen on XLA:CPU)
+_KERNELS_FAIL = (
+    "transformers kernelizes the model on the device it is loaded to, and the `kernels` package refuses XLA "
+    "(`ValueError: Unsupported device type 'xla'`; its devices: cpu, cuda, mps, neuron, npu, rocm, tpu, xpu)"
 )
 # bitsandbytes optimizers by name (transformers' OptimizerNames) and the torch optimizer the
 # Trainer has for the same update; None: the Trainer names no torch equivalent
@@ -108,6 +143,8 @@ def _run_setup_kind(lib: LibraryApi, qual: str, canonical: str) -> tuple[str, st
         return "gather_object", qual
     if canonical in _PROCESS_GROUP or qual in _PROCESS_GROUP:
         return "process_group", canonical or qual
+    if qual == "dataclasses.replace":
+        return "replace", qual
     return None
 
 
@@ -134,6 +171,8 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
         return "loader", qual
     if attr == "set_attn_implementation" and hf_file:
         return "set_attn", qual
+    if attr == "set_training" and hf_file:
+        return "set_training", qual
     if attr == "generate" and hf_file and (not qual or qual.startswith(_LIBRARIES)):
         return "generate", qual
     return None
@@ -155,7 +194,7 @@ class HfFamily(Family):
         found = ctx.sites()
         if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
             return True
-        if not found.callees.isdisjoint(("generate", "set_attn_implementation")):
+        if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training")):
             return True
         lib = library_api()
         for name, keywords in found.dotted_calls.items():
@@ -274,7 +313,31 @@ class HfFamily(Family):
         if arg is not None and (string_value(arg.value) or "").lower() == "nccl":
             new = self._drop_backend(arg, new, "ddp_backend", qual)
         self._checkpointing(original, qual)
-        return self._cuda_switches(original, new)
+        return self._compile(original, self._cuda_switches(original, new))
+
+    def _compile(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """HF014: the Trainer's torch.compile with inductor (what transformers picks on XLA) fails on
+        XLA tensors and accelerate has no XLA backend to name: the keywords removed (XLA compiles anyway)."""
+        given = {
+            n: a for n in _COMPILE if (a := self.kwarg(original, n)) is not None and self.ctx.code(a.value) != "None"
+        }
+        backend = given.get("torch_compile_backend")
+        if self.ctx.target.name != "xla" or (backend and (string_value(backend.value) or "").lower() != "inductor"):
+            return updated  # unset, or a backend other than the one seen failing
+        flag = given.get("torch_compile")
+        if flag is not None and len(given) == 1 and not _true(flag.value):
+            if self.ctx.code(flag.value) != "False":
+                self.ctx.report(
+                    "HF014", flag, f"`torch_compile={self.ctx.code(flag.value)}`, if true, {_COMPILE_FAILS}"
+                )
+            return updated
+        if not given:
+            return updated
+        first = next(iter(given.values()))
+        candidate = self.without_kwargs(updated, set(given))
+        if self.ctx.report("HF014", first, f"{_COMPILE_FAILS}: removed", replacement=candidate):
+            return candidate
+        return updated
 
     def _cuda_switches(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         """HF013: a switch only CUDA honours, set True: removed (left unset the library does neither)."""
@@ -291,18 +354,9 @@ class HfFamily(Family):
     def _checkpointing(self, call: cst.Call, qual: str) -> None:
         """HF012: the Trainer enables torch's checkpoint on the model, which raises on XLA tensors;
         transformers reads `activation_checkpointing`, then its deprecated alias, then the default."""
-        if self.ctx.target.name != "xla":
+        if self.ctx.target.name != "xla" or self._checkpointing_kwargs(call, _CHECKPOINTING_ORDER["args"]):
             return
         short = qual.rsplit(".", 1)[1]
-        for name in ("activation_checkpointing", "gradient_checkpointing"):
-            arg = self.kwarg(call, name)
-            if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
-                continue  # unset: transformers reads the next
-            value = arg.value
-            if not (isinstance(value, cst.Name) and value.value == "False"):
-                given = f"`{name}=True`" if _true(value) else f"`{name}={self.ctx.code(value)}`, if true,"
-                self.ctx.report("HF012", arg, f"{given} {_CHECKPOINTING_FAILS}")
-            return
         if not any(a.star == "**" for a in call.args) and self._default(qual, "gradient_checkpointing") is True:
             self.ctx.report(
                 "HF012",
@@ -310,6 +364,56 @@ class HfFamily(Family):
                 f"{short} turns `gradient_checkpointing` on by default ({self.lib.source_of(qual)}): it "
                 f"{_CHECKPOINTING_FAILS}",
             )
+
+    def _checkpointing_kwargs(self, call: cst.Call, names: tuple[str, ...]) -> bool:
+        """HF012 by keyword, the first of `names` set (not None) deciding: reported unless False;
+        False where none is set."""
+        for name in names:
+            arg = self.kwarg(call, name)
+            if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                continue  # unset: transformers reads the next
+            value = arg.value
+            if not (isinstance(value, cst.Name) and value.value == "False"):
+                given = f"`{name}=True`" if _true(value) else f"`{name}={self.ctx.code(value)}`, if true,"
+                self.ctx.report("HF012", arg, f"{given} {_CHECKPOINTING_FAILS}")
+            return True
+        return False
+
+    def _set_training(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF012: `args.set_training(...)` sets checkpointing anew, its `gradient_checkpointing` winning."""
+        if self.ctx.target.name == "xla":
+            self._checkpointing_kwargs(original, _CHECKPOINTING_ORDER["set_training"])
+        return updated
+
+    def _replace(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF012: `dataclasses.replace(args, ...)` of training arguments built in this scope; only
+        `activation_checkpointing` counts (the copy passes it, so the deprecated alias is ignored)."""
+        first = self.positional(original)[:1]
+        if self.ctx.target.name == "xla" and first and self._holds_training_arguments(first[0].value):
+            self._checkpointing_kwargs(original, _CHECKPOINTING_ORDER["replace"])
+        return updated
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """HF012: `args.activation_checkpointing = True` after the arguments are built (the Trainer reads
+        that name; `args.gradient_checkpointing = True` it does not read, seen)."""
+        value = node.value
+        if self.ctx.target.name != "xla" or (isinstance(value, cst.Name) and value.value in ("False", "None")):
+            return
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and t.attr.value == "activation_checkpointing":
+                if self._holds_training_arguments(t.value):
+                    given = "= True`" if _true(value) else f"= {self.ctx.code(value)}`, if true,"
+                    self.ctx.report("HF012", node, f"`activation_checkpointing {given} {_CHECKPOINTING_FAILS}")
+
+    def _holds_training_arguments(self, node: cst.BaseExpression) -> bool:
+        """A name last bound in this scope to a training-arguments call (no further: what porter cannot see is left)."""
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        if not isinstance(node, cst.Name) or scope is None:
+            return False
+        bound = assigned_values(scope, node.value)
+        last = bound[-1] if bound else None
+        return isinstance(last, cst.Call) and self.lib.is_training_arguments(self.ctx.qualname(last.func) or "")
 
     def _optimizer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         arg = self.kwarg(original, "optim")
@@ -424,7 +528,27 @@ class HfFamily(Family):
                     "HF002", arg, f"`{flag}=True` loads the model with bitsandbytes' quantized layers (CUDA kernels)"
                 )
         new = self._device_map(original, new)
-        return self._dtype(original, new)
+        return self._kernels(original, self._dtype(original, new))
+
+    def _kernels(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """HF016: the `kernels` hub refuses a model on an XLA device: the keywords removed (the model's own layers)."""
+        given = [a for n in ("use_kernels", "kernel_config") if (a := self.kwarg(original, n)) is not None]
+        if self.ctx.target.name != "xla" or not given or self.ctx.code(given[0].value) in ("False", "None"):
+            return updated
+        if (
+            len(given) == 1
+            and given[0].keyword
+            and given[0].keyword.value == "use_kernels"
+            and not _true(given[0].value)
+        ):
+            self.ctx.report(
+                "HF016", given[0], f"`use_kernels={self.ctx.code(given[0].value)}`, if true: {_KERNELS_FAIL}"
+            )
+            return updated
+        candidate = self.without_kwargs(updated, {"use_kernels", "kernel_config"})
+        if self.ctx.report("HF016", given[0], f"{_KERNELS_FAIL}: removed", replacement=candidate):
+            return candidate
+        return updated
 
     def _pipeline(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         new = self._device_map(original, updated)
@@ -654,9 +778,22 @@ class HfFamily(Family):
                 break
         return updated
 
+    def _offloaded(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """HF015: an offloaded KV cache syncs CUDA streams (`torch.cuda.default_stream`): the same cache
+        kept on the device, which computes the same tokens."""
+        arg = self.kwarg(original, "cache_implementation")
+        value = string_value(arg.value) if arg is not None else None
+        if arg is None or not isinstance(arg.value, cst.SimpleString) or not (value or "").startswith("offloaded"):
+            return updated
+        kept = (value or "").removeprefix("offloaded").lstrip("_") or "dynamic"
+        new = self.with_kwarg(updated, "cache_implementation", replace_string(arg.value, kept))
+        message = f'`cache_implementation="{value}"`: {_OFFLOADED_FAILS}; `"{kept}"` keeps the cache on the device'
+        return new if self.ctx.report("HF015", arg, message, replacement=new) else updated
+
     def _generate(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         t = self.ctx.target
-        arg = self.kwarg(original, "cache_implementation")
+        updated = self._offloaded(original, updated)
+        arg = self.kwarg(updated, "cache_implementation")
         static = arg is not None and string_value(arg.value) == "static"
         if t.name == "xla":
             self.ctx.report(

@@ -245,3 +245,217 @@ def test_tf32_arguments_cannot_be_built_without_cuda_and_the_port_can(tmp_path):
     scope: dict = {}
     exec(compile(new, "after.py", "exec"), scope)
     assert scope["args"].tf32 is None
+
+
+# HF012 after the arguments are built (rleft's leftover): what the Trainer reads is
+# `args.activation_checkpointing` (trainer.py), so only what sets that name is reported
+LATE = """\
+import dataclasses
+from dataclasses import replace
+from transformers import TrainingArguments
+
+args = TrainingArguments(output_dir="o", optim="adamw_torch")
+args.gradient_checkpointing = True
+args.activation_checkpointing = True
+args.activation_checkpointing = False
+a = dataclasses.replace(args, gradient_checkpointing=True)
+b = replace(args, activation_checkpointing=True)
+c = args.set_training(learning_rate=1e-4, gradient_checkpointing=True)
+d = args.set_training(learning_rate=1e-4, activation_checkpointing=flag)
+e = args.set_training(learning_rate=1e-4, gradient_checkpointing=False, activation_checkpointing=True)
+f = args.set_training(learning_rate=1e-4)
+other.activation_checkpointing = True
+g = replace(other, activation_checkpointing=True)
+"""
+
+
+def test_checkpointing_switched_on_after_the_arguments_are_built():
+    _, findings = port(LATE, "xla")
+    found = [f for f in findings if f.code == "HF012"]
+    # the attribute the Trainer reads, a copy that sets it, `set_training` (its alias winning); not the
+    # alias set late (read by nothing), not False, not what porter cannot see is training arguments
+    assert [f.start.line for f in found] == [7, 10, 11, 12]
+    assert "`activation_checkpointing=flag`, if true," in found[3].message
+    for target in ("neuron", "tpu"):
+        assert "HF012" not in codes(port(LATE, target)[1])
+
+
+def test_checkpointing_switched_on_late_is_what_the_arguments_hold():
+    """The evidence for the lines above: what each form leaves in `activation_checkpointing`, the
+    only name the Trainer reads (transformers 5.24, trainer.py); that name set true fails on
+    XLA:CPU (test_trainer_checkpointing_fails_on_xla_cpu)."""
+    import warnings
+
+    from tests.deps import require
+
+    require("transformers")
+    import dataclasses
+
+    other = dataclasses.make_dataclass("Other", [("activation_checkpointing", bool, False)])()
+    scope: dict = {"flag": True, "other": other}
+    held = []  # what the line's object holds right after it (set_training changes `args` itself)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lines = LATE.replace('"o"', "None").splitlines()
+        exec("\n".join(lines[:4]), scope)
+        for line in lines[4:]:
+            exec(line, scope)
+            held.append(scope[line.split()[0].split(".")[0]].activation_checkpointing)
+    # lines 5-16: built off; alias set (off); set; unset; copy with the alias (off); copy setting
+    # it; set_training's alias; its new name; the alias False winning; set_training's default
+    assert held[:10] == [False, False, True, False, False, True, True, True, False, False]
+
+
+# HF014: the Trainer's torch.compile on xla (rleft's leftover: passed silently)
+COMPILE = """\
+from transformers import TrainingArguments
+from trl import SFTConfig
+
+a = TrainingArguments(output_dir="o", torch_compile=True, optim="adamw_torch")
+b = SFTConfig(output_dir="o", torch_compile_mode="max-autotune", gradient_checkpointing=False, optim="adamw_torch")
+c = TrainingArguments(output_dir="o", torch_compile_backend="inductor", optim="adamw_torch")
+d = TrainingArguments(output_dir="o", torch_compile=flag, optim="adamw_torch")
+e = TrainingArguments(output_dir="o", torch_compile=True, torch_compile_backend="aot_eager", optim="adamw_torch")
+f = TrainingArguments(output_dir="o", torch_compile=False, optim="adamw_torch")
+g = TrainingArguments(output_dir="o", torch_compile=False, torch_compile_mode="default", optim="adamw_torch")
+"""
+
+
+def test_trainer_compile_with_inductor_is_removed_on_xla():
+    new, findings = port(COMPILE, "xla")
+    found = [f for f in findings if f.code == "HF014"]
+    # True, a mode alone, inductor named, a value that may be true (kept), a mode turning False on;
+    # not another backend named, not False alone
+    assert [(f.start.line, f.applied) for f in found] == [(4, True), (5, True), (6, True), (7, False), (10, True)]
+    assert "torch_compile=True, torch_compile_backend" in new and "torch_compile=flag" in new
+    assert new.count("torch_compile") == 4  # d (1), e (2), f (1)
+    assert not conformance(new, "xla")
+    for target in ("neuron", "tpu"):
+        assert "HF014" not in codes(port(COMPILE, target)[1])
+
+
+@pytest.mark.xla
+@pytest.mark.slow
+def test_trainer_compile_fails_on_xla_cpu(tmp_path):
+    """What HF014 says, seen: `torch_compile=True` fails the first step on XLA:CPU (inductor), torch_xla's
+    backend cannot be named, and the ported arguments train."""
+    import json
+
+    from tests.deps import require
+    from tests.programs import run_programs
+
+    require("transformers")
+    script = tmp_path / "trainer.py"
+    script.write_text(
+        """\
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+import torch, torch_xla
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+
+data = [{"input_ids": torch.randint(0, 64, (16,)), "labels": torch.randint(0, 64, (16,))} for _ in range(4)]
+out = {}
+for name, kw in [
+    ("inductor", {"torch_compile": True}),
+    ("openxla", {"torch_compile": True, "torch_compile_backend": "openxla"}),
+    ("ported", {}),
+]:
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_head=2, n_embd=16, vocab_size=64, n_positions=32))
+    args = TrainingArguments(output_dir="out", max_steps=1, per_device_train_batch_size=2, report_to=[],
+                             save_strategy="no", optim="adamw_torch", **kw)
+    try:
+        trainer = Trainer(model=model, args=args, train_dataset=data)
+        out[name] = [str(next(trainer.model.parameters()).device), trainer.train().training_loss]
+    except Exception as e:
+        out[name] = type(e).__name__ + ": " + str(e)[:300]
+json.dump(out, open(sys.argv[1], "w"))
+"""
+    )
+    result = tmp_path / "out.json"
+    (run,) = run_programs([(script, [str(result)], tmp_path)], tmp_path, xla=True)
+    assert run.rc == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    out = json.loads(result.read_text())
+    assert out["inductor"].startswith("InductorError: LoweringException"), out["inductor"]
+    assert "'OPENXLA' is not a valid DynamoBackend" in out["openxla"], out["openxla"]
+    assert out["ported"][0].startswith("xla"), out["ported"]
+
+
+# HF015: an offloaded KV cache (rleft's leftover: passed silently; HF008's unsafe fix rewrote it unsaid)
+OFFLOADED = """\
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+a = model.generate(ids, max_new_tokens=4, cache_implementation="offloaded")
+b = model.generate(ids, max_new_tokens=4, cache_implementation='offloaded_static')
+c = model.generate(ids, max_new_tokens=4, cache_implementation="static")
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_offloaded_kv_cache_is_kept_on_the_device(target):
+    new, findings = port(OFFLOADED, target)
+    found = [f for f in findings if f.code == "HF015"]
+    assert [(f.start.line, f.applied) for f in found] == [(3, True), (4, True)]
+    assert "offloaded" not in new and "cache_implementation='static'" in new
+    assert 'cache_implementation="dynamic"' in new
+    unsafe, _ = port(OFFLOADED, target, unsafe=True)  # HF008's own fix still applies after it
+    assert "offloaded" not in unsafe and not conformance(unsafe, target)
+
+
+@pytest.mark.xla
+@pytest.mark.slow
+def test_offloaded_kv_cache_fails_on_xla_cpu(tmp_path):
+    """What HF015 says, seen: an offloaded cache fails on XLA:CPU where the ported ("dynamic") one generates."""
+    import json
+
+    from tests.deps import require
+    from tests.programs import run_programs
+
+    require("transformers")
+    script = tmp_path / "generate.py"
+    script.write_text(
+        """\
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+import torch, torch_xla
+from transformers import GPT2Config, GPT2LMHeadModel
+
+model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=64, n_positions=32)).to("xla")
+ids = torch.randint(0, 64, (1, 4)).to("xla")
+out = {}
+for impl in ("offloaded", "dynamic"):
+    try:
+        out[impl] = model.generate(ids, max_new_tokens=1, do_sample=False, pad_token_id=0,
+                                   cache_implementation=impl).shape[1]
+    except Exception as e:
+        out[impl] = type(e).__name__ + ": " + str(e)[:200]
+json.dump(out, open(sys.argv[1], "w"))
+"""
+    )
+    result = tmp_path / "out.json"
+    (run,) = run_programs([(script, [str(result)], tmp_path)], tmp_path, xla=True)
+    assert run.rc == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    out = json.loads(result.read_text())
+    assert isinstance(out["offloaded"], str) and out["offloaded"].startswith(("AcceleratorError", "RuntimeError")), out
+    assert out["dynamic"] == 5, out
+
+
+# HF016: the `kernels` hub on xla (rleft's leftover: passed silently, next to the device map porter writes)
+KERNELS = """\
+from transformers import AutoModelForCausalLM
+a = AutoModelForCausalLM.from_pretrained("m", device_map="cuda", use_kernels=True)
+b = AutoModelForCausalLM.from_pretrained("m", kernel_config=config)
+c = AutoModelForCausalLM.from_pretrained("m", use_kernels=flag)
+d = AutoModelForCausalLM.from_pretrained("m", use_kernels=False)
+"""
+
+
+def test_kernels_hub_is_left_off_on_xla():
+    new, findings = port(KERNELS, "xla")
+    found = [f for f in findings if f.code == "HF016"]
+    assert [(f.start.line, f.applied) for f in found] == [(2, True), (3, True), (4, False)]
+    assert "Unsupported device type 'xla'" in found[0].message
+    assert new.count("use_kernels") == 2 and "kernel_config" not in new  # c and d kept
+    assert not conformance(new, "xla")
+    for target in ("neuron", "tpu"):
+        assert "HF016" not in codes(port(KERNELS, target)[1])
