@@ -18,6 +18,7 @@ from pathlib import Path
 
 
 from porter.config import globs
+from porter.config.files import from_folder, rooted
 from porter.core import programs
 from porter.core.kinds import discovered
 from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_parsed
@@ -98,7 +99,7 @@ def discover(
     """The Python files under `paths`. `cuda_sources`, when given, collects the names of the
     `.cu` / `.cuh` files the walk passes (evidence of the project's own CUDA extensions), and of
     its C++ sources (`.cpp`, `.cc`: where it may register its ops, porter.analysis.native_ops)."""
-    excludes = _spec([*DEFAULT_EXCLUDES, *exclude]) if exclude else None
+    specs: dict[tuple[str, ...], globs.Spec] = {}  # the walks' exclude patterns, each list compiled once
     seen: set[str] = set()  # real paths, as strings (one Path a file cost a warm run)
     cwd = Path.cwd().resolve()
     for given in paths:
@@ -112,7 +113,27 @@ def discover(
                 yield Candidate(given, given.parent)
             continue
         root = given.resolve()
-        yield from _walk(given, root, cwd, excludes, respect_gitignore, seen, cuda_sources)
+        here, above = _from_top(exclude, root, specs) if exclude else (None, None)
+        yield from _Walk(root, cwd, here, respect_gitignore, seen, cuda_sources, above).run(given)
+
+
+def _from_top(
+    exclude: tuple[str, ...], root: Path, specs: dict[tuple[str, ...], globs.Spec]
+) -> tuple[globs.Spec, globs.Spec | None]:
+    """(the patterns a walk from `root` matches each path from there against, in the order
+    given; the config's patterns anchored above `root` at a place it cannot say of a path from
+    there, which it matches each file's real path against). A config's anchored pattern
+    (`files.anchor`: the folder's real path, then the rest) is matched from `root` where it
+    begins with `root`'s path: it was matched only against each file's real path, after the
+    walk and apart from the others, so `tests/fixtures/*` then `!conftest.py`, or `*_pb2.py`
+    then `!proto/keep_pb2.py`, left out the file git lists (twenty-second read)."""
+    head = rooted(root) + "/"
+    here = [from_folder(p, head) if p.startswith(("/", "!/")) else None for p in exclude]
+    above = [p for p, h in zip(exclude, here) if h is None and p.startswith(("/", "!/"))]
+    lines = (*DEFAULT_EXCLUDES, *(h if h is not None else p for p, h in zip(exclude, here)))
+    if lines not in specs:
+        specs[lines] = _spec(list(lines))
+    return specs[lines], _spec(above) if above else None
 
 
 def _excluded(excludes: globs.Spec | None, rel: str, name: str, is_dir: bool) -> bool:
@@ -121,23 +142,11 @@ def _excluded(excludes: globs.Spec | None, rel: str, name: str, is_dir: bool) ->
     return excludes.match_file(rel + "/" if is_dir else rel)
 
 
-def _walk(
-    top: Path,
-    root: Path,
-    cwd: Path,
-    excludes: globs.Spec | None,
-    respect_gitignore: bool,
-    seen: set[str],
-    cuda_sources: list[str] | None = None,
-) -> Iterator[Candidate]:
-    """Top-down, folders and files in name order, as `os.walk(top, followlinks=False)`: a link
-    to a folder is listed, not entered; a folder that cannot be listed is passed over."""
-    return _Walk(root, cwd, excludes, respect_gitignore, seen, cuda_sources).run(top)
-
-
 class _Walk:
     """One walk's state: what it was asked to leave out, the .gitignore files read on the way
-    and the real files seen (a link to one is not visited twice)."""
+    and the real files seen (a link to one is not visited twice). `run` walks top-down, folders
+    and files in name order, as `os.walk(top, followlinks=False)`: a link to a folder is listed,
+    not entered; a folder that cannot be listed is passed over."""
 
     def __init__(
         self,
@@ -147,8 +156,10 @@ class _Walk:
         respect_gitignore: bool,
         seen: set[str],
         cuda_sources: list[str] | None,
+        above: globs.Spec | None = None,
     ) -> None:
         self.root = root
+        self.above_excludes = above  # matched against a file's real path (`_from_top`)
         self.cwd = cwd
         self.excludes = excludes
         self.respect_gitignore = respect_gitignore
@@ -263,6 +274,8 @@ class _Walk:
             if (self.excludes is not None and _excluded(self.excludes, rel, name, False)) or _ignored(
                 rel, self, is_dir=False
             ):
+                continue
+            if self.above_excludes is not None and self.above_excludes.match_file(os.path.join(real, name)):
                 continue
             if entry.is_symlink():
                 yield from self._linked_file(here / name, shown, name)
