@@ -137,9 +137,13 @@ def _from_top(
 
 
 def _excluded(excludes: globs.Spec | None, rel: str, name: str, is_dir: bool) -> bool:
+    """Whether the exclude patterns leave `rel` out. Only a pattern that matches the path itself
+    counts, as for a `.gitignore` (`_ignored`): the walk tried the folders above it as it entered
+    them, so `!vendor/` after `generated/` no longer walked `vendor/generated/` (git leaves it
+    out; twenty-second read)."""
     if excludes is None:
         return is_dir and name in _DEFAULT_FOLDERS
-    return excludes.match_file(rel + "/" if is_dir else rel)
+    return excludes.verdict(rel + "/" if is_dir else rel, rel.count("/")) is True
 
 
 class _Walk:
