@@ -315,7 +315,12 @@ def from_folder(pattern: str, head: str) -> str | None:
 
 def rooted(base: Path) -> str:
     """The folder `base` resolved, as the escaped head of a gitignore-style pattern."""
-    return _GLOB_SPECIAL.sub(r"\\\1", base.resolve().as_posix().rstrip("/"))
+    return escaped(base.resolve().as_posix().rstrip("/"))
+
+
+def escaped(path: str) -> str:
+    """`path` as a gitignore-style pattern that matches it alone (`[`, `*`, `?`, `\\` escaped)."""
+    return _GLOB_SPECIAL.sub(r"\\\1", path)
 
 
 def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:

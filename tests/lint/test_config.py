@@ -337,7 +337,8 @@ def test_exclude_patterns_decide_in_their_order_as_git_reads_them(project, tmp_p
     and a negation among them kept a file below a folder left out (`vendor/generated/` then
     `!vendor/generated/g.py`). Compared with `git ls-files -o --exclude-standard` over the
     same tree, with `patterns` as its `.gitignore`; and from a folder below (`porter lint
-    tests`), where an anchored pattern is matched from that folder."""
+    tests`), where an anchored pattern is matched from that folder, or from the config's where
+    its path there begins with a wildcard (`*/*/*`)."""
     files = ["tests/fixtures/conftest.py", "tests/fixtures/data.py", "proto/keep_pb2.py", "proto/a_pb2.py"]
     files += ["gen/keep.py", "gen/a.py", "vendor/generated/g.py", "vendor/v.py"]
     write(project, {name: TRAIN for name in files})
@@ -345,6 +346,17 @@ def test_exclude_patterns_decide_in_their_order_as_git_reads_them(project, tmp_p
     kept = set(files) - left_out
     assert _git_lists(tmp_path_factory.mktemp("git"), patterns, files) == kept
     assert {d["path"] for d in cli("lint", "--output-format", "json").json()} - {"train.py"} == kept
-    if not patterns[0].startswith("*"):  # (one whose path begins with a wildcard: left, docs/safety.md)
-        below = {d["path"] for d in cli("lint", "tests", "--output-format", "json").json()}
-        assert below == {name for name in kept if name.startswith("tests/")}
+    below = {d["path"] for d in cli("lint", "tests", "--output-format", "json").json()}
+    assert below == {name for name in kept if name.startswith("tests/")}
+
+
+def test_command_line_excludes_walked_from_the_config_s_folder_stay_the_walk_s(project):
+    """Where a walk below the config's folder matches the patterns from that folder (an anchored
+    pattern that begins with a wildcard), the command line's patterns with a `/` are still
+    the walked folder's: `porter lint tests --exclude fixtures/*.py` leaves out
+    `tests/fixtures/data.py`."""
+    files = ["tests/fixtures/data.py", "tests/fixtures/sub/b.py", "tests/t.py"]
+    write(project, {name: TRAIN for name in files})
+    write(project, {"porter.toml": 'target = "neuron"\nexclude = ["*/sub/*", "!**/b.py"]\n'})
+    found = {d["path"] for d in cli("lint", "tests", "--exclude", "fixtures/*.py", "--output-format", "json").json()}
+    assert found == {"tests/fixtures/sub/b.py", "tests/t.py"}
