@@ -997,3 +997,53 @@ def test_a_pattern_that_names_the_folder_itself_outranks_an_earlier_one_that_nam
     files = ["m.py", "src/a/m.py", "src/a/generated/g.py", "src/a/b/c.py", "b/d.py", "a/e.py"]
     found = _walked(repo, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
     assert found == _git_lists(repo, env)
+
+
+@pytest.mark.parametrize("where", ["command line", "config"])
+def test_an_exclude_negation_of_a_folder_above_does_not_walk_a_folder_a_pattern_names(tmp_path, monkeypatch, where):
+    """`generated/` then `!vendor/`: git leaves `vendor/generated/` out (the negation names
+    `vendor/`, which nothing left out). The walk asked the exclude patterns about a folder
+    counting the folders above it, where `!vendor/` was the last match, and lint read
+    `vendor/generated/g.py`. Compared with `git ls-files -o --exclude-standard`."""
+    import json
+    import subprocess
+
+    from porter.config import files
+
+    patterns = ["generated/", "!vendor/", "*/deep/*", "!a/"]
+    names = ["vendor/generated/g.py", "vendor/v.py", "generated/h.py", "a/deep/x.py", "a/b/deep/y.py", "m.py"]
+    _walked(tmp_path, monkeypatch, names, {})  # (the tree)
+    (tmp_path / "porter.toml").write_text(f"exclude = {json.dumps(patterns)}\n")
+    exclude = (
+        tuple(patterns) if where == "command line" else files.resolve([Path(".")], target="xla").settings().exclude
+    )
+    forget_paths()
+    found = sorted(c.path.as_posix() for c in discover([Path(".")], exclude) if c.path.suffix == ".py")
+    env = _git_env(tmp_path, monkeypatch)
+    subprocess.run(["git", "init", "-q", "."], env=env, check=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("\n".join(patterns) + "\n")
+    assert found == _git_lists(tmp_path, env) == ["a/b/deep/y.py", "m.py", "vendor/v.py"]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["gen/**", "!gen/**/", "!gen/**/*.py"],  # every folder below, kept (the idiom)
+        ["gen/**", "!/**/", "!*.py"],  # every folder, from the top
+        ["*", "!/**/", "!*.py"],
+        ["gen/a/**", "!gen/**/", "!*.py"],  # a folder the `**/` reaches past its first
+    ],
+)
+def test_a_last_double_star_folder_pattern_names_every_folder_below(tmp_path, monkeypatch, lines):
+    """A last `**/` names any folder below the one before it, as git reads it (`gen/**/`:
+    `gen/a/`, `gen/a/b/`; `/**/`: every folder). It was read as `gen/*/` (and `/**/` as `/*/`),
+    so `!gen/**/` after `gen/**` kept only the first folders, and lint left out
+    `gen/a/b/c.py`, which `git ls-files -o --exclude-standard` lists."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], env=env, check=True)
+    files = ["gen/a/b/c.py", "gen/a/b/n.txt", "gen/a/d.py", "gen/e.py", "gen/a/b/x/y.py", "m.py"]
+    found = _walked(tmp_path, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
+    assert found == _git_lists(tmp_path, env)
+    assert "gen/a/b/c.py" in found and "gen/a/b/x/y.py" in found

@@ -290,7 +290,7 @@ _GLOB_SPECIAL = re.compile(r"([\\*?\[])")
 
 def anchor(pattern: str, rooted: str) -> str:
     """A gitignore-style pattern from a config file, made absolute when it is anchored (`rooted`:
-    the file's folder, `_rooted`). The folder's path is escaped, so that a
+    the file's folder, as `rooted` writes it). The folder's path is escaped, so that a
     `[`, `*`, `?` or `\\` in it is itself (a config in `proj[1]/` anchored its patterns to
     `proj1/`: its per-file-ignores and anchored excludes never applied); a negation keeps its `!`
     in front (`!gen/keep.py` became a pattern for a folder named `!gen`)."""
@@ -301,9 +301,26 @@ def anchor(pattern: str, rooted: str) -> str:
     return f"{'!' if negated else ''}{rooted}/{body.lstrip('/')}"
 
 
-def _rooted(base: Path) -> str:
+def from_folder(pattern: str, head: str) -> str | None:
+    """`anchor`'s pattern anchored at the folder whose `rooted` path plus `/` is `head`, or
+    below it, as a pattern anchored at that folder (`!/p/src/gen/` from `/p/src/`: `!/gen/`), so
+    that a walk from the folder matches it in order with the patterns it matches from there;
+    None for one anchored elsewhere (or at a place whose path begins with a wildcard)."""
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    if not body.startswith(head) or len(body) == len(head):
+        return None
+    return f"{'!' if negated else ''}/{body[len(head) :]}"
+
+
+def rooted(base: Path) -> str:
     """The folder `base` resolved, as the escaped head of a gitignore-style pattern."""
-    return _GLOB_SPECIAL.sub(r"\\\1", base.resolve().as_posix().rstrip("/"))
+    return escaped(base.resolve().as_posix().rstrip("/"))
+
+
+def escaped(path: str) -> str:
+    """`path` as a gitignore-style pattern that matches it alone (`[`, `*`, `?`, `\\` escaped)."""
+    return _GLOB_SPECIAL.sub(r"\\\1", path)
 
 
 def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
@@ -341,16 +358,16 @@ def _validate_patterns(where: str, name: str, key: str, raw: Any, base: Path) ->
     if key == "exclude":
         if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
             raise ConfigError(f"{where}: `{name}` must be a list of gitignore-style patterns")
-        rooted = _rooted(base)  # (once: a `resolve` per pattern was most of 100,000 patterns' cost)
-        return [anchor(check_pattern(p, f"{where}: `{name}`"), rooted) for p in raw]
+        head = rooted(base)  # (once: a `resolve` per pattern was most of 100,000 patterns' cost)
+        return [anchor(check_pattern(p, f"{where}: `{name}`"), head) for p in raw]
     if key == "per-file-ignores":
         if not isinstance(raw, dict):
             raise ConfigError(f"{where}: `{name}` must be a table of pattern = [codes]")
         out = []
-        rooted = _rooted(base)
+        head = rooted(base)
         for pattern, codes in raw.items():
             check_pattern(pattern, f"{where}: `{name}`")
-            out.append((anchor(pattern, rooted), _codes(where, f'{name}."{cut(pattern, 40)}"', codes)))
+            out.append((anchor(pattern, head), _codes(where, f'{name}."{cut(pattern, 40)}"', codes)))
         return out
     raise AssertionError(key)  # pragma: no cover
 

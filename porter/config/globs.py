@@ -308,9 +308,12 @@ def _squeezed(line: str) -> str | None:
             i += 1
         need += 1
     if "".join(out[-2:]) == "**/" and (len(out) == 2 or out[-3] in ("/", "!")):
-        # a last `**/` is a folder below the one before it (`a/**/`: `a/b/`, never `a/`
-        # itself, as git reads it): pathspec read it as that folder, and hid `a/e.py`
-        out[-2] = "*"
+        # a last `**/` is any folder below the one before it (`a/**/`: `a/b/`, `a/b/c/`, never
+        # `a/` itself, as git reads it; `/**/` and `**/`: every folder): pathspec read it as that
+        # folder, and hid `a/e.py`; then as `a/*/`, and `!a/**/` after `a/**` kept no folder
+        # past the first (the twenty-second read)
+        head = "".join(out[:-2])
+        out = [head[:1] if head in ("!", "!/") else "", "*/"] if head in ("", "!", "/", "!/") else [head, "**/*/"]
     return None if need > MAX_PATTERN + 2 else "".join(out)
 
 

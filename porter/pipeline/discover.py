@@ -19,6 +19,7 @@ from pathlib import Path
 
 from porter.config import globs
 from porter.pipeline import gitdir
+from porter.config.files import escaped as globs_escape, from_folder, rooted
 from porter.core import programs
 from porter.core.kinds import discovered
 from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_parsed
@@ -99,7 +100,7 @@ def discover(
     """The Python files under `paths`. `cuda_sources`, when given, collects the names of the
     `.cu` / `.cuh` files the walk passes (evidence of the project's own CUDA extensions), and of
     its C++ sources (`.cpp`, `.cc`: where it may register its ops, porter.analysis.native_ops)."""
-    excludes = _spec([*DEFAULT_EXCLUDES, *exclude]) if exclude else None
+    specs: dict[tuple[str, ...], globs.Spec] = {}  # the walks' exclude patterns, each list compiled once
     seen: set[str] = set()  # real paths, as strings (one Path a file cost a warm run)
     cwd = Path.cwd().resolve()
     for given in paths:
@@ -113,32 +114,67 @@ def discover(
                 yield Candidate(given, given.parent)
             continue
         root = given.resolve()
-        yield from _walk(given, root, cwd, excludes, respect_gitignore, seen, cuda_sources)
+        here, head, above = _from_top(exclude, root, specs) if exclude else (None, "", None)
+        walk = _Walk(root, cwd, here, respect_gitignore, seen, cuda_sources, above)
+        walk.exclude_head = head
+        yield from walk.run(given)
+
+
+def _from_top(
+    exclude: tuple[str, ...], root: Path, specs: dict[tuple[str, ...], globs.Spec]
+) -> tuple[globs.Spec, str, globs.Spec | None]:
+    """(the patterns a walk from `root` matches each path against, in the order given; that
+    path's head, `root`'s path from the folder they are matched from ("" or "a/b/"); the
+    patterns anchored where neither can say of such a path, which it matches each file's real
+    path against). A config's anchored pattern (`files.anchor`: the folder's real path, then the
+    rest) is matched from `root` where it begins with `root`'s path, else from the nearest folder
+    above whose path every such pattern begins with (then the command line's patterns with a
+    `/`, which are `root`'s, are anchored below it): it was matched only against each file's
+    real path, after the walk and apart from the others, so `tests/fixtures/*` then
+    `!conftest.py`, or `*_pb2.py` then `!proto/keep_pb2.py`, left out the file git lists
+    (twenty-second read)."""
+    base = root
+    top = rooted(root) + "/"
+    left = [p for p in exclude if p.startswith(("/", "!/")) and from_folder(p, top) is None]
+    if left:
+        heads = [(f, rooted(f) + "/") for f in root.parents if f != f.parent]  # (not `/`: a `/x` of `root`'s)
+        base = next((f for f, h in heads if all(from_folder(p, h) for p in left)), root)
+    head = rooted(base) + "/"
+    here = [from_folder(p, head) if p.startswith(("/", "!/")) else None for p in exclude]
+    above = [p for p, h in zip(exclude, here) if h is None and p.startswith(("/", "!/"))]
+    below = root.relative_to(base).as_posix() + "/" if base != root else ""
+    lines = (*DEFAULT_EXCLUDES, *(h if h is not None else _below(p, below) for p, h in zip(exclude, here)))
+    if lines not in specs:
+        specs[lines] = _spec(list(lines))
+    return specs[lines], below, _spec(above) if above else None
+
+
+def _below(pattern: str, below: str) -> str:
+    """A pattern of the walk's top (the command line's) as one of the folder `below` names it
+    from: one with a `/` anchored below it (`!gen/x` from `a/`: `!/a/gen/x`); one without matches
+    at any depth there too."""
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    if not below or "/" not in body.rstrip("/"):
+        return pattern
+    return f"{'!' if negated else ''}/{globs_escape(below)}{body.lstrip('/')}"
 
 
 def _excluded(excludes: globs.Spec | None, rel: str, name: str, is_dir: bool) -> bool:
+    """Whether the exclude patterns leave `rel` out. Only a pattern that matches the path itself
+    counts, as for a `.gitignore` (`_ignored`): the walk tried the folders above it as it entered
+    them, so `!vendor/` after `generated/` no longer walked `vendor/generated/` (git leaves it
+    out; twenty-second read)."""
     if excludes is None:
         return is_dir and name in _DEFAULT_FOLDERS
-    return excludes.match_file(rel + "/" if is_dir else rel)
-
-
-def _walk(
-    top: Path,
-    root: Path,
-    cwd: Path,
-    excludes: globs.Spec | None,
-    respect_gitignore: bool,
-    seen: set[str],
-    cuda_sources: list[str] | None = None,
-) -> Iterator[Candidate]:
-    """Top-down, folders and files in name order, as `os.walk(top, followlinks=False)`: a link
-    to a folder is listed, not entered; a folder that cannot be listed is passed over."""
-    return _Walk(root, cwd, excludes, respect_gitignore, seen, cuda_sources).run(top)
+    return excludes.verdict(rel + "/" if is_dir else rel, rel.count("/")) is True
 
 
 class _Walk:
     """One walk's state: what it was asked to leave out, the .gitignore files read on the way
-    and the real files seen (a link to one is not visited twice)."""
+    and the real files seen (a link to one is not visited twice). `run` walks top-down, folders
+    and files in name order, as `os.walk(top, followlinks=False)`: a link to a folder is listed,
+    not entered; a folder that cannot be listed is passed over."""
 
     def __init__(
         self,
@@ -148,8 +184,11 @@ class _Walk:
         respect_gitignore: bool,
         seen: set[str],
         cuda_sources: list[str] | None,
+        above: globs.Spec | None = None,
     ) -> None:
         self.root = root
+        self.above_excludes = above  # matched against a file's real path (`_from_top`)
+        self.exclude_head = ""  # what the exclude patterns match a path from the top after (`_from_top`)
         self.cwd = cwd
         self.excludes = excludes
         self.respect_gitignore = respect_gitignore
@@ -228,7 +267,7 @@ class _Walk:
             d = entry.name
             rel = prefix + d
             full = here / d
-            if _excluded(self.excludes, rel, d, True) or _ignored(rel, self, is_dir=True):
+            if _excluded(self.excludes, self.exclude_head + rel, d, True) or _ignored(rel, self, is_dir=True):
                 continue
             if entry.is_symlink():
                 target = full.resolve()
@@ -261,9 +300,11 @@ class _Walk:
                 yield from self._note_cuda_source(prefix, name, shown, here, entry)
                 continue
             rel = prefix + name
-            if (self.excludes is not None and _excluded(self.excludes, rel, name, False)) or _ignored(
-                rel, self, is_dir=False
-            ):
+            if (
+                self.excludes is not None and _excluded(self.excludes, self.exclude_head + rel, name, False)
+            ) or _ignored(rel, self, is_dir=False):
+                continue
+            if self.above_excludes is not None and self.above_excludes.match_file(os.path.join(real, name)):
                 continue
             if entry.is_symlink():
                 yield from self._linked_file(here / name, shown, name)

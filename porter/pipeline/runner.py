@@ -154,8 +154,8 @@ def file_settings(settings: Settings, path: Path | str, name: str | None = None)
 
 
 def excluded(settings: Settings, path: Path | str) -> bool:
-    """Root-anchored exclude patterns (from a config file) apply to given files too, and so do
-    their negations (`!gen/keep.py` after `gen/*`)."""
+    """Root-anchored exclude patterns (from a config file) apply to files given by name too,
+    and so do their negations (`!gen/keep.py` after `gen/*`)."""
     spec = _absolute_excludes(settings.exclude)
     return spec is not None and spec.match_file(Path(path).resolve().as_posix())
 
@@ -600,7 +600,8 @@ def iter_results(
     candidates = [
         c
         for c in discover(paths, settings.exclude, cuda_sources=cuda_sources)
-        if c.problem is not None or not excluded(settings, c.where)
+        # (the walk matched the patterns on what it found, in their order: a file given by name)
+        if c.problem is not None or c.name is not None or not excluded(settings, c.where)
     ]
     if not settings.generic and keeps_generic_selection(settings):
         if project_selects_generically(c.path for c in candidates if c.problem is None and is_python(_name(c))):

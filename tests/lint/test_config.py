@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
-from tests.lint.conftest import cli, write
+from tests.lint.conftest import TRAIN, cli, write
 
 
 def codes(r):
@@ -302,3 +303,60 @@ def test_a_negated_per_file_ignores_pattern_applies_where_it_does_not_match(proj
     for d in cli("lint", "--output-format", "json").json():
         by_file.setdefault(d["path"], set()).add(d["code"][:3])
     assert by_file == {"tests/test_a.py": {"DEV"}, "train.py": {"CUD"}}
+
+
+def _git_lists(root, lines, files):
+    """What `git ls-files -o --exclude-standard` lists of `files` where `lines` is a
+    `.gitignore` at `root`'s top (a copy of the tree in `root`)."""
+    import subprocess
+
+    write(root, {name: "x = 1\n" for name in files})
+    (root / ".gitignore").write_text("\n".join(lines) + "\n")
+    env = {"PATH": os.environ["PATH"], "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q", str(root)], env=env, check=True)
+    out = subprocess.run(
+        ["git", "ls-files", "-o", "--exclude-standard", "-z"], cwd=root, env=env, capture_output=True, check=True
+    )
+    return {n for n in out.stdout.decode().split("\0") if n.endswith(".py")}
+
+
+@pytest.mark.parametrize(
+    "patterns, left_out",
+    [
+        (["tests/fixtures/*", "!conftest.py"], {"tests/fixtures/data.py"}),
+        (["*_pb2.py", "!proto/keep_pb2.py"], {"proto/a_pb2.py"}),
+        (["vendor/generated/", "!vendor/generated/g.py"], {"vendor/generated/g.py"}),
+        (["*/*/*", "!**"], set()),
+    ],
+)
+def test_exclude_patterns_decide_in_their_order_as_git_reads_them(project, tmp_path_factory, patterns, left_out):
+    """A config's `exclude` is a `.gitignore` at its folder: the last pattern that matches a
+    path decides, and a folder left out is not entered. Its anchored patterns (those with a
+    `/`) were matched apart from the others, after the walk, against each file's real path,
+    so a later negation of the others never kept a file (`tests/fixtures/*` then `!conftest.py`)
+    and a negation among them kept a file below a folder left out (`vendor/generated/` then
+    `!vendor/generated/g.py`). Compared with `git ls-files -o --exclude-standard` over the
+    same tree, with `patterns` as its `.gitignore`; and from a folder below (`porter lint
+    tests`), where an anchored pattern is matched from that folder, or from the config's where
+    its path there begins with a wildcard (`*/*/*`)."""
+    files = ["tests/fixtures/conftest.py", "tests/fixtures/data.py", "proto/keep_pb2.py", "proto/a_pb2.py"]
+    files += ["gen/keep.py", "gen/a.py", "vendor/generated/g.py", "vendor/v.py"]
+    write(project, {name: TRAIN for name in files})
+    write(project, {"porter.toml": f'target = "neuron"\nexclude = {json.dumps(patterns)}\n'})
+    kept = set(files) - left_out
+    assert _git_lists(tmp_path_factory.mktemp("git"), patterns, files) == kept
+    assert {d["path"] for d in cli("lint", "--output-format", "json").json()} - {"train.py"} == kept
+    below = {d["path"] for d in cli("lint", "tests", "--output-format", "json").json()}
+    assert below == {name for name in kept if name.startswith("tests/")}
+
+
+def test_command_line_excludes_walked_from_the_config_s_folder_stay_the_walk_s(project):
+    """Where a walk below the config's folder matches the patterns from that folder (an anchored
+    pattern that begins with a wildcard), the command line's patterns with a `/` are still
+    the walked folder's: `porter lint tests --exclude fixtures/*.py` leaves out
+    `tests/fixtures/data.py`."""
+    files = ["tests/fixtures/data.py", "tests/fixtures/sub/b.py", "tests/t.py"]
+    write(project, {name: TRAIN for name in files})
+    write(project, {"porter.toml": 'target = "neuron"\nexclude = ["*/sub/*", "!**/b.py"]\n'})
+    found = {d["path"] for d in cli("lint", "tests", "--exclude", "fixtures/*.py", "--output-format", "json").json()}
+    assert found == {"tests/fixtures/sub/b.py", "tests/t.py"}
