@@ -18,12 +18,12 @@ from pathlib import Path
 
 
 from porter.config import globs
-from porter.pipeline import gitdir
 from porter.config.files import escaped as globs_escape, from_folder, rooted
 from porter.core import programs
 from porter.core.kinds import discovered
 from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_parsed
 from porter.core.textsafe import path_name as utf8_name
+from porter.pipeline import gitdir
 
 
 MAX_GITIGNORE_BYTES = 4 * 2**20
