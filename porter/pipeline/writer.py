@@ -343,12 +343,34 @@ def copy_tree(
     return passed
 
 
+# an open file descriptor's name in /proc (`/dev/stdout` is a link to `/proc/self/fd/1`)
+_DESCRIPTOR = re.compile(r"/proc/(?:self|thread-self|\d+(?:/task/\d+)?)/fd/\d+")
+
+
+def open_descriptor(path: Path | str) -> bool:
+    """Whether `path` names a descriptor the process holds open (`/dev/stdout`, `/dev/fd/3`,
+    `/proc/self/fd/1`, a link to one), whatever file it is: with stdout a file (`porter lint -o
+    /dev/stdout > out.json`) the name was replaced as a link, so root's `/dev/stdout` became a
+    regular file holding the findings and out.json stayed empty; another user got "Permission
+    denied" (twenty-second read). Each link of the chain is read with its folder resolved."""
+    name = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links followed (ELOOP)
+        name = os.path.join(os.path.realpath(os.path.dirname(name)), os.path.basename(name))
+        if _DESCRIPTOR.fullmatch(name):
+            return True
+        if not os.path.islink(name):
+            return False
+        name = os.path.join(os.path.dirname(name), os.readlink(name))
+    return False
+
+
 def write_output(path: Path | str, text: str | bytes) -> None:
     """A file the user named for output (`lint -o`, `--write-baseline`, a trace or parity
     report, `trace record -o`), written whole: a temporary beside it renamed over the name. A
     symbolic link of that name (a repository can ship `lint.sarif` -> `~/.bashrc`, and a CI step
     then writes `-o lint.sarif`) is replaced, never written through; a name that is a device or
-    a FIFO (`-o /dev/stdout`, a process substitution) is written to as it is. `text` is UTF-8
+    a FIFO (`-o /dev/stdout`, a process substitution), or an open descriptor whatever it is
+    (`open_descriptor`), is written to as it is. `text` is UTF-8
     text, or bytes written as they are (a trace)."""
     path = Path(path)
     try:
@@ -358,6 +380,10 @@ def write_output(path: Path | str, text: str | bytes) -> None:
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
         with open(path, "wb") as fh:
+            fh.write(data)
+        return
+    if mode is not None and open_descriptor(path):
+        with open(path, "ab") as fh:  # after what the stream holds, as a write to it would be
             fh.write(data)
         return
     if mode is not None and stat.S_ISDIR(mode):
