@@ -186,6 +186,8 @@ def whole_width(console: Console, renderable: Any, width: int) -> int:
     (twenty-first read). Drawn wider, the terminal wraps its lines, and nothing is lost."""
     wide = max(width, Measurement.get(console, console.options.update_width(UNWRAPPED), renderable).maximum)
     whole = _text_shown(console, renderable, wide)
+    if _text_shown(console, renderable, width) >= whole:  # the common case, in one rendering
+        return width
     return narrowest(width, wide, lambda at: _text_shown(console, renderable, at) >= whole)
 
 
