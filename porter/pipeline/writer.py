@@ -343,21 +343,25 @@ def copy_tree(
     return passed
 
 
-# an open file descriptor's name in /proc (`/dev/stdout` is a link to `/proc/self/fd/1`)
-_DESCRIPTOR = re.compile(r"/proc/(?:self|thread-self|\d+(?:/task/\d+)?)/fd/\d+")
+# stdout's or stderr's name in /proc, the folder resolved (`/dev/stdout` -> `/proc/self/fd/1`,
+# `/proc/self` -> `/proc/PID`)
+_DESCRIPTOR = re.compile(r"/proc/(\d+)(?:/task/\d+)?/fd/[12]")
 
 
 def open_descriptor(path: Path | str) -> bool:
-    """Whether `path` names a descriptor the process holds open (`/dev/stdout`, `/dev/fd/3`,
+    """Whether `path` names this process's stdout or stderr (`/dev/stdout`, `/dev/fd/2`,
     `/proc/self/fd/1`, a link to one), whatever file it is: with stdout a file (`porter lint -o
     /dev/stdout > out.json`) the name was replaced as a link, so root's `/dev/stdout` became a
     regular file holding the findings and out.json stayed empty; another user got "Permission
-    denied" (twenty-second read). Each link of the chain is read with its folder resolved."""
+    denied" (twenty-second read). Only those two: a link a repository ships to another
+    process's descriptor, or to one porter holds for itself, is replaced as any link is. Each
+    link of the chain is read with its folder resolved."""
     name = os.path.abspath(path)
     for _ in range(40):  # the kernel's own limit on links followed (ELOOP)
         name = os.path.join(os.path.realpath(os.path.dirname(name)), os.path.basename(name))
-        if _DESCRIPTOR.fullmatch(name):
-            return True
+        match = _DESCRIPTOR.fullmatch(name)
+        if match is not None:
+            return match.group(1) == str(os.getpid())
         if not os.path.islink(name):
             return False
         name = os.path.join(os.path.dirname(name), os.readlink(name))

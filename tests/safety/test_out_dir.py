@@ -145,6 +145,23 @@ def test_an_output_naming_an_open_descriptor_is_written_to_it_whatever_file_it_i
         assert "DEV001" in json.dumps(json.loads(out_json.read_text())), (name, option)
         assert stdout.is_symlink() and os.readlink(stdout) == "/proc/self/fd/1"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "out.json", "repo", "stdout"]
+    # another process's stdout, named by a link a repository ships, is never written through
+    other_out = tmp_path / "other.txt"
+    with open(other_out, "wb") as fh:
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdout=fh)
+    try:
+        (repo / "lint.json").symlink_to(f"/proc/{other.pid}/fd/1")
+        run = subprocess.run(
+            [sys.executable, "-m", "porter", "lint", ".", "--target", "xla", "-o", "lint.json"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+        )
+    finally:
+        other.kill()
+        other.wait()
+    assert run.returncode == 1, run.stderr
+    assert other_out.read_bytes() == b"" and not (repo / "lint.json").is_symlink()
 
 
 def test_a_file_whose_name_is_long_but_legal_is_written(tmp_path):
