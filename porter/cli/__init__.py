@@ -241,7 +241,8 @@ class _HelpConsole:
     wider than its column over lines: typer's help cut them with `…`, on an 80-column terminal
     `optimizer_facto…`, `--no-noise-flo…` in parity-check's, at 40 the options' own names
     (`--tar…`, `--out…`; twentieth read). Off a terminal each renderable is printed at its
-    natural width, at most the console's. rich's `force_terminal` (typer sets it under
+    natural width, at most the console's; on a terminal at the console's; either no narrower
+    than shows all its text. rich's `force_terminal` (typer sets it under
     `GITHUB_ACTIONS` or `FORCE_COLOR`) asks for colour: a stream is a terminal when it says so
     (or `TTY_COMPATIBLE=1`)."""
 
@@ -263,12 +264,14 @@ class _HelpConsole:
         width = console.width
         for renderable in objects:
             _folding(renderable)
-        if len(objects) == 1 and not self._terminal:
-            console.width = self._natural(objects[0], width)
-        elif len(objects) == 1:  # no narrower than shows all its text (the terminal wraps its lines)
+        if len(objects) == 1:  # no narrower than shows all its text (a terminal wraps its lines)
             from porter.report.console import whole_width
 
-            console.width = whole_width(console, objects[0], width)
+            # off a terminal from its natural width: under a small `COLUMNS` (`COLUMNS=30 porter
+            # lint --help > h.txt`) the options' panel was an empty box, every option's text
+            # lost, as on a terminal before the twenty-first read (twenty-second read)
+            at = width if self._terminal else self._natural(objects[0], width)
+            console.width = whole_width(console, objects[0], at)
         try:
             console.print(*objects, **kwargs)
         finally:

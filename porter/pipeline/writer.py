@@ -343,12 +343,38 @@ def copy_tree(
     return passed
 
 
+# stdout's or stderr's name in /proc, the folder resolved (`/dev/stdout` -> `/proc/self/fd/1`,
+# `/proc/self` -> `/proc/PID`)
+_DESCRIPTOR = re.compile(r"/proc/(\d+)(?:/task/\d+)?/fd/[12]")
+
+
+def open_descriptor(path: Path | str) -> bool:
+    """Whether `path` names this process's stdout or stderr (`/dev/stdout`, `/dev/fd/2`,
+    `/proc/self/fd/1`, a link to one), whatever file it is: with stdout a file (`porter lint -o
+    /dev/stdout > out.json`) the name was replaced as a link, so root's `/dev/stdout` became a
+    regular file holding the findings and out.json stayed empty; another user got "Permission
+    denied" (twenty-second read). Only those two: a link a repository ships to another
+    process's descriptor, or to one porter holds for itself, is replaced as any link is. Each
+    link of the chain is read with its folder resolved."""
+    name = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links followed (ELOOP)
+        name = os.path.join(os.path.realpath(os.path.dirname(name)), os.path.basename(name))
+        match = _DESCRIPTOR.fullmatch(name)
+        if match is not None:
+            return match.group(1) == str(os.getpid())
+        if not os.path.islink(name):
+            return False
+        name = os.path.join(os.path.dirname(name), os.readlink(name))
+    return False
+
+
 def write_output(path: Path | str, text: str | bytes) -> None:
     """A file the user named for output (`lint -o`, `--write-baseline`, a trace or parity
     report, `trace record -o`), written whole: a temporary beside it renamed over the name. A
     symbolic link of that name (a repository can ship `lint.sarif` -> `~/.bashrc`, and a CI step
     then writes `-o lint.sarif`) is replaced, never written through; a name that is a device or
-    a FIFO (`-o /dev/stdout`, a process substitution) is written to as it is. `text` is UTF-8
+    a FIFO (`-o /dev/stdout`, a process substitution), or an open descriptor whatever it is
+    (`open_descriptor`), is written to as it is. `text` is UTF-8
     text, or bytes written as they are (a trace)."""
     path = Path(path)
     try:
@@ -358,6 +384,10 @@ def write_output(path: Path | str, text: str | bytes) -> None:
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
         with open(path, "wb") as fh:
+            fh.write(data)
+        return
+    if mode is not None and open_descriptor(path):
+        with open(path, "ab") as fh:  # after what the stream holds, as a write to it would be
             fh.write(data)
         return
     if mode is not None and stat.S_ISDIR(mode):

@@ -80,8 +80,9 @@ class PorterConsole(Console):
         Console.size.fset(self, new)  # type: ignore[attr-defined]  # mypy models a property with a setter as an overload
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        """`Console.print`; a table the terminal cannot fit (rich then squeezed columns to one
-        character or none, and dropped their text) is drawn at its natural width; a progress bar
+        """`Console.print`; a table the console cannot fit (a terminal's width, or `COLUMNS` off
+        one: rich then squeezed columns to one character or none, and dropped their text) is
+        drawn at its natural width; a progress bar
         another console draws is taken away first (`LIVE`)."""
         bars = [bar for bar in LIVE if bar.console.file is not self.file] if self.is_terminal else []
         for bar in bars:
@@ -96,7 +97,7 @@ class PorterConsole(Console):
         table = objects[0] if len(objects) == 1 and isinstance(objects[0], Table) else None
         if table is not None:
             fold(table)
-        if table is None or not self.is_terminal or _fits(self, table):
+        if table is None or _fits(self, table):
             super().print(*objects, **kwargs)
             return
         width = self._width
@@ -186,6 +187,8 @@ def whole_width(console: Console, renderable: Any, width: int) -> int:
     (twenty-first read). Drawn wider, the terminal wraps its lines, and nothing is lost."""
     wide = max(width, Measurement.get(console, console.options.update_width(UNWRAPPED), renderable).maximum)
     whole = _text_shown(console, renderable, wide)
+    if _text_shown(console, renderable, width) >= whole:  # the common case, in one rendering
+        return width
     return narrowest(width, wide, lambda at: _text_shown(console, renderable, at) >= whole)
 
 

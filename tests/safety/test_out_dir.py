@@ -111,6 +111,59 @@ def test_an_output_file_a_repository_ships_as_a_link_is_replaced_not_written_thr
     assert out.returncode == 1 and b"DEV001" in out.stdout, out.stderr
 
 
+def test_an_output_naming_an_open_descriptor_is_written_to_it_whatever_file_it_is(tmp_path):
+    """`porter lint -o /dev/stdout > out.json`: stdout a file, the name was taken for a link to
+    a regular file and replaced, so root's `/dev/stdout` became a file holding the findings
+    and out.json stayed empty (another user: "Permission denied"); `-o /proc/self/fd/1` failed
+    (twenty-second read). A link of the test's own stands for `/dev/stdout`, whose replacement
+    on c17e310 would harm the machine."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.safety.conftest import REPO
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "m.py").write_bytes(CUDA)
+    stdout = tmp_path / "stdout"
+    stdout.symlink_to("/proc/self/fd/1")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for name, option in ((stdout, "-o"), ("/proc/self/fd/1", "-o"), (stdout, "--write-baseline")):
+        out_json = tmp_path / "out.json"
+        with open(out_json, "wb") as fh:
+            run = subprocess.run(
+                [sys.executable, "-m", "porter", "lint", ".", "--target", "xla", "--output-format", "json"]
+                + [option, str(name)],
+                cwd=repo,
+                env=env,
+                stdout=fh,
+                stderr=subprocess.PIPE,
+            )
+        assert run.returncode in (0, 1), run.stderr
+        assert "DEV001" in json.dumps(json.loads(out_json.read_text())), (name, option)
+        assert stdout.is_symlink() and os.readlink(stdout) == "/proc/self/fd/1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "out.json", "repo", "stdout"]
+    # another process's stdout, named by a link a repository ships, is never written through
+    other_out = tmp_path / "other.txt"
+    with open(other_out, "wb") as fh:
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdout=fh)
+    try:
+        (repo / "lint.json").symlink_to(f"/proc/{other.pid}/fd/1")
+        run = subprocess.run(
+            [sys.executable, "-m", "porter", "lint", ".", "--target", "xla", "-o", "lint.json"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+        )
+    finally:
+        other.kill()
+        other.wait()
+    assert run.returncode == 1, run.stderr
+    assert other_out.read_bytes() == b"" and not (repo / "lint.json").is_symlink()
+
+
 def test_a_file_whose_name_is_long_but_legal_is_written(tmp_path):
     """A 240-byte name is a legal file name (255 is the limit); the temporary beside it added
     about 30 bytes, so `rewrite` said "cannot write: File name too long" and left it

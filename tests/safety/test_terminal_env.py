@@ -197,3 +197,30 @@ def test_a_narrow_terminal_loses_no_text(tmp_path, args, columns):
     assert status == status_wide == 0, shown
     lost = _letters(wide) - _letters(shown)
     assert not lost, (sum(lost.values()), shown)
+
+
+@pytest.mark.parametrize("columns", [3, 20])
+@pytest.mark.parametrize("args", [("lint", "--help"), ("trace", "ops", "--help"), ("lint", "--no-such")])
+def test_a_small_columns_off_a_terminal_loses_no_text(tmp_path, args, columns):
+    # off a terminal each panel was drawn at its natural width, at most COLUMNS: under
+    # `COLUMNS=20 porter lint --help > h.txt` the options' panel was an empty box (1,899 of
+    # 1,993 letters lost), at 3 everything, and a usage error lost its message (twenty-second read)
+    out = porter(*args, cwd=tmp_path, env={"COLUMNS": str(columns)})
+    natural = porter(*args, cwd=tmp_path, columns=False)
+    assert out.returncode == natural.returncode, out.stderr
+    lost = _letters((natural.stdout + natural.stderr).decode()) - _letters((out.stdout + out.stderr).decode())
+    assert not lost, (sum(lost.values()), (out.stdout + out.stderr).decode())
+
+
+@pytest.mark.parametrize("args", [("targets",), ("config",), ("kernels", ".")])
+def test_a_table_under_a_small_columns_off_a_terminal_loses_no_text(tmp_path, args):
+    # a table that cannot fit is drawn at its natural width on a terminal; off one, under
+    # `COLUMNS=9`, rich still squeezed it: `porter targets > t.txt` lost all 191 letters, `kernels`
+    # 1,029 of 1,038 (twenty-second read)
+    (tmp_path / "k.py").write_text("import triton\n\n\n@triton.jit\ndef add_kernel(x):\n    pass\n")
+    out = porter(*args, cwd=tmp_path, env={"COLUMNS": "9"})
+    natural = porter(*args, cwd=tmp_path, columns=False)
+    assert out.returncode == natural.returncode, out.stderr
+    lost = _letters(natural.stdout.decode()) - _letters(out.stdout.decode())
+    assert not lost, (sum(lost.values()), out.stdout.decode())
+    assert args[0] != "kernels" or "add_kernel" in natural.stdout.decode(), natural.stdout.decode()

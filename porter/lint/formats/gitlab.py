@@ -5,10 +5,9 @@ https://docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format
 
 from __future__ import annotations
 
-import json
-
 from porter.core.findings import Severity
 from porter.lint.fingerprint import identity_path
+from porter.lint.formats.jsonfmt import indented
 from porter.lint.model import LintRun
 from porter.core.textsafe import located
 
@@ -16,7 +15,7 @@ _SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: 
 
 
 def render(run: LintRun) -> str:
-    issues = [
+    issues = (
         {
             "type": "issue",
             "check_name": f.code,
@@ -30,5 +29,5 @@ def render(run: LintRun) -> str:
             },
         }
         for f in run.findings
-    ]
-    return json.dumps(issues, indent=2) + "\n"
+    )
+    return indented(issues) + "\n"  # `json.dumps(indent=2)`'s bytes, each issue made as written (as sarif)

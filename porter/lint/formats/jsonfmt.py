@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring_ascii
+from types import GeneratorType
 from typing import Any
 
 from porter.lint.model import LintRun
@@ -78,10 +79,10 @@ def indented(value: object, indent: str = "") -> str:
     inner = indent + "  "
     if kind is dict and all(type(k) is str for k in value):  # type: ignore[attr-defined]
         return _indented_dict(value, indent, inner) if value else "{}"  # type: ignore[arg-type]
-    if kind is list:
-        if not value:
-            return "[]"
+    if kind is list or kind is GeneratorType:  # a generator's items are made and written one at a time
         items = [indented(v, inner) for v in value]  # type: ignore[attr-defined]
+        if not items:
+            return "[]"
         return "[\n" + inner + (",\n" + inner).join(items) + "\n" + indent + "]"
     return json.dumps(value, indent=2).replace("\n", "\n" + indent)
 

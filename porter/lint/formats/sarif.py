@@ -6,18 +6,20 @@ https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html
 
 from __future__ import annotations
 
-import json
+from functools import cache
 from pathlib import Path
 from urllib.parse import quote
 
 from porter.core.findings import Applicability, Finding, Severity
 from porter.core.textsafe import name_bytes
+from porter.lint.formats.jsonfmt import indented
 from porter.lint.model import TOOL_NAME, LintRun, rule_info
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
+@cache  # a file's findings share its name: a result wrote it twice (location, fix), each time anew
 def _uri(path: str) -> tuple[str, str | None]:
     """A URI reference (RFC 3986): `#`, `%`, spaces and the like percent-encoded; the bytes of
     a name that is not UTF-8 (shown as `\\xNN`) encoded as the bytes they are."""
@@ -124,7 +126,7 @@ def render(run: LintRun) -> str:
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().resolve().as_uri() + "/"}},
                 "columnKind": "unicodeCodePoints",
-                "results": [_result(run, f, index[f.code]) for f in run.findings],
+                "results": (_result(run, f, index[f.code]) for f in run.findings),
                 "invocations": [
                     {
                         "executionSuccessful": not run.errors,
@@ -134,4 +136,8 @@ def render(run: LintRun) -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    # `json.dumps(indent=2)`'s bytes by the json format's encoder, each result's dict made as it
+    # is written: json's own encoder, given an indent, is pure Python and listed ~100 chunks a
+    # result, beside every result's dict (100,000 findings: 1.5 GB and 91 s against the json
+    # format's 0.34 GB and 25 s: twenty-second read)
+    return indented(doc) + "\n"
