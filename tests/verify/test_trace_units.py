@@ -318,6 +318,38 @@ def test_outputs_and_parameters_of_one_key_are_paired_in_their_order(tmp_path):
     assert [m["passed"] for m in compare_traces(*traces).modules] == [False, False]
 
 
+def _two_calls(tmp_path, name, first, second):
+    """A trace whose module `p` was called twice, on outputs `first` then `second` (2-D, 3-D)."""
+    from porter.verify.recorder import tensor_stats
+
+    t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name != "r" else None)
+    t.manifest["modules"] = []
+    for i, x in enumerate((first, second)):
+        t.tensors[f"m{i}.0.stats"], t.tensors[f"m{i}.0.sample"] = tensor_stats(x, 64)
+        out = {"shape": list(x.shape), "dtype": "float32", "stats": f"m{i}.0.stats", "sample": f"m{i}.0.sample"}
+        t.manifest["modules"].append({"key": "p" if i == 0 else "p#2", "type": "Linear", "outputs": [out]})
+    return t
+
+
+def test_the_calls_of_a_shared_module_made_in_another_order_are_paired_by_their_shapes(tmp_path):
+    """A port that calls one module on its two inputs the other way round (two independent
+    calls, the same values): the calls were paired by number, so a faithful port failed with
+    "p: shape differs: reference [4, 8], ported [2, 4, 8]" (found with a real program recorded
+    on both sides, twenty-second read)."""
+    a, b = torch.linspace(-1, 1, 32).reshape(4, 8), torch.linspace(3, 5, 64).reshape(2, 4, 8)
+    ref = _two_calls(tmp_path, "r", a, b)
+    res = compare_traces(ref, _two_calls(tmp_path, "p", b, a))
+    assert [m["passed"] for m in res.modules] == [True, True], res.modules
+    assert res.verdict == "pass", res.reasons
+    assert any("the port's call of the same output shapes" in w for w in res.warnings), res.warnings
+    # paired so, a change is still found at the call it changed
+    res = compare_traces(ref, _two_calls(tmp_path, "q", b * 1.01, a))
+    assert [m["passed"] for m in res.modules] == [True, False] and res.verdict == "fail"
+    # shapes no call of the port has: a shape that differs, as before
+    res = compare_traces(ref, _two_calls(tmp_path, "s", b, a.reshape(2, 2, 8)))
+    assert not res.modules[0]["passed"] and "shape differs" in res.modules[0]["problem"]
+
+
 def test_buffers_after_the_first_forward_are_compared_when_both_traces_hold_them(tmp_path):
     """A port that trains alike but updates BatchNorm's running statistics otherwise (another
     momentum) was passed: buffers were not recorded. They are compared as module outputs are,
