@@ -535,6 +535,28 @@ def test_a_text_field_that_reads_nan_or_inf_stays_text(tmp_path):
     assert b"not a trace porter wrote" not in out.stderr and b"RuntimeError" in out.stdout, out.stderr.decode()
 
 
+def test_a_command_argument_folder_or_host_that_reads_nan_or_inf_stays_text(tmp_path):
+    """The command's own arguments (`python train.py --max-grad-norm inf`), the folder it ran
+    in and the host's name were read back as numbers: `trace compare` of such a run's trace
+    ended in "a field is not what porter writes (TypeError: sequence item 3: expected str
+    instance, float found)" (found recording a real program run with `inf` in its argv,
+    twenty-second read)."""
+    torch = need("torch")
+    from porter.verify.tracefile import read_trace, write_trace
+
+    ref, port = _sides(tmp_path)
+    manifest = read_trace(port).manifest
+    manifest["command"] = ["python", "train.py", "--max-grad-norm", "inf", "--floor", "-inf", "nan"]
+    manifest["tree"] = "nan"
+    manifest["host"] = {"hostname": "inf", "platform": "Linux", "machine": "x86_64"}
+    written = write_trace(tmp_path / "argv.safetensors", manifest, _tensors(torch))
+    back = read_trace(written).manifest
+    assert back["command"] == manifest["command"] and back["tree"] == "nan" and back["host"]["hostname"] == "inf"
+    out = porter("trace", "compare", str(ref), str(written), cwd=tmp_path)
+    assert out.returncode in (0, 1), out.stderr.decode()
+    assert b"--max-grad-norm inf --floor -inf nan" in out.stdout
+
+
 def test_a_manifest_of_more_processes_than_porter_records_is_refused_before_it_is_walked(tmp_path):
     """Tensors were bounded, ranks were not: a 4 MB trace of a million empty rank manifests (far
     inside the 256 MiB bound) ran `trace compare` past two minutes and 4 GB, growing with the
