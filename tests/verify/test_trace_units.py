@@ -154,6 +154,21 @@ def test_schedule_activation_and_precision(tmp_path):
     assert r.regime == "bfloat16" and r.verdict == "pass" and r.tolerances["modules"] == [5e-2, 1e-2]
 
 
+def test_a_port_in_another_precision_regime_than_the_reference_is_said(tmp_path):
+    """A port that added bfloat16 autocast to a float32 program passed at bfloat16's tolerances
+    (50 times float32's), the verdict naming only "tolerances (bfloat16 autocast)": nothing said
+    the port, not the program, chose them (a real program recorded on both sides, twenty-second
+    read)."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], regime="bfloat16", label=PORT)
+    res = compare_traces(ref, port)
+    assert res.verdict == "pass" and res.tolerances["regime"] == "bfloat16"
+    said = [w for w in res.warnings if "other precision regimes" in w]
+    assert said and "reference float32, port bfloat16" in said[0], res.warnings
+    same = compare_traces(ref, make_trace(tmp_path / "q.safetensors", [2.0, 1.8], label=PORT))
+    assert not any("precision regimes" in w for w in same.warnings)
+
+
 def test_step_time_is_reported_as_a_labelled_gap(tmp_path):
     from porter.verify.tracecmp import side_summary, step_time_gap
 
