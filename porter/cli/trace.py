@@ -145,7 +145,11 @@ def record_cmd(
         raise _fail(str(exc)) from None
     with tempfile.TemporaryDirectory(prefix="porter-trace-") as tmp, WorkerSet() as workers:
         workers.add_temp_dir(Path(tmp))
-        rec = record(role, Path.cwd(), cfg, dest, Path(tmp), workers)
+        # the run writes its trace in porter's own folder, and porter writes it at -o once,
+        # whole, with its noise floor, when the run is over: written at -o by the run and read
+        # back from there, a second `trace record -o` of the same name running meanwhile had
+        # each report, and add its noise floor to, the other's trace (twenty-second read)
+        rec = record(role, Path.cwd(), cfg, Path(tmp) / "trace.safetensors", Path(tmp), workers)
         if role == "reference" and rec.status == "ok" and rec.trace is not None:
             try:
                 floor = (
@@ -156,9 +160,8 @@ def record_cmd(
             except (KeyboardInterrupt, SystemExit) as exc:
                 _floor_interrupted(exc, rec, dest)
                 raise
-            unwritten = attach_floor(rec, floor, dest)
-            if unwritten is not None:  # the file keeps the run's trace, without the floor
-                raise _fail(f"{unwritten} (it holds the run's trace without the noise floor)")
+            attach_floor(rec, floor, None)
+        _placed(rec, dest)
     from rich.text import Text
 
     if rec.trace is not None:
@@ -182,6 +185,19 @@ def record_cmd(
         raise typer.Exit(2)
 
 
+def _placed(rec, dest: Path) -> None:
+    """The run's trace written at `dest` whole (a link there replaced, never written through);
+    one that cannot be written is one line, exit 2, and the file there is kept."""
+    from porter.verify.tracefile import write_trace
+
+    if rec.trace is None:  # the run wrote none (killed before it could): -o is left as it was
+        return
+    try:
+        write_trace(dest, rec.trace.manifest, rec.trace.tensors)
+    except OSError as exc:
+        raise _fail(f"cannot write the trace {dest}: {exc.strerror or exc}") from None
+
+
 def _floor_interrupted(exc: BaseException, rec, dest: Path) -> None:
     """SIGINT or SIGTERM while the noise floor's second run went on: the trace at `dest` is the
     run's, whole, without its floor. That is written into it (a comparison says "noise floor not
@@ -195,16 +211,17 @@ def _floor_interrupted(exc: BaseException, rec, dest: Path) -> None:
 
     code = exc.code if isinstance(exc, SystemExit) else None
     if isinstance(exc, SystemExit) and code not in (130, 143):
+        _placed(rec, dest)
         return  # not a signal: ends as it would have
     how = "SIGTERM" if isinstance(exc, Terminated) or code == 143 else "SIGINT"
     with deferred():
-        unwritten = attach_floor(rec, {"measured": False, "why": f"its run was interrupted ({how})"}, dest)
+        attach_floor(rec, {"measured": False, "why": f"its run was interrupted ({how})"}, None)
+        try:
+            _placed(rec, dest)
+            left = f"{dest} holds the run's trace without its noise floor (it says so)."
+        except typer.Exit:  # said in its line
+            left = f"{dest} was not written."
     said()
-    left = (
-        f"{unwritten} (it holds the run's trace without the noise floor)."
-        if unwritten
-        else f"{dest} holds the run's trace without its noise floor (it says so)."
-    )
     err_console.print(
         Text(printable(f"porter: interrupted ({how}) during the noise floor's run: {left}")), soft_wrap=True
     )

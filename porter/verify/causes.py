@@ -96,7 +96,21 @@ def branch_warnings(rm: dict, pm: dict) -> list[str]:
             "runs may follow different code paths (does the original choose CUDA through "
             "something porter's CUDA shim does not answer?)"
         )
-    return warns
+    return warns + regime_warnings(rm, pm)
+
+
+def regime_warnings(rm: dict, pm: dict) -> list[str]:
+    """The two sides' precision regimes where they differ: the tolerances are the looser one's,
+    so a port that added bfloat16 autocast to a float32 program passed at bfloat16's tolerances
+    with nothing saying that the port, not the program, chose them (twenty-second read)."""
+    ref, port = ((m.get("precision") or {}).get("regime") or "float32" for m in (rm, pm))
+    if ref == port:
+        return []
+    return [
+        f"the two sides ran in other precision regimes (reference {ref}, port {port}): both are judged "
+        "at the tolerances of the lower precision; where the original runs without that autocast, the "
+        "port changed the program's precision, and agreement within them is all this verdict says"
+    ]
 
 
 def _draw_where(d: dict) -> str:

@@ -353,7 +353,7 @@ class Recorder:
         ops: bool = True,
         syncs: bool = True,
         perturb: bool = False,
-        reference_shapes: list[list[list[int]]] | None = None,
+        reference_shapes: list[tuple[str, list[list[int]]]] | None = None,
     ):
         self.steps_wanted = steps
         self.side = side
@@ -385,10 +385,11 @@ class Recorder:
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
-        # (module id, call no., [(stats, sample, shape, dtype, full shape if cut)])
-        self.calls: list[tuple[int, int, list]] = []
-        # the port's side: the reference's output shapes per recorded call, in call order; an
-        # output padded beyond them (a fixed length on XLA) is recorded on the reference's region
+        # (module id, call no., [_output_record(...)], the reference's key at this call's index)
+        self.calls: list[tuple[int, int, list, str | None]] = []
+        # the port's side: the reference's key and output shapes per recorded call, in call
+        # order; an output padded beyond them (a fixed length on XLA) is recorded on the
+        # reference's region where the key is this call's (`_output_record`)
         self.reference_shapes = reference_shapes or []
         self.call_counts: Counter = Counter()
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
@@ -590,7 +591,7 @@ class Recorder:
             self.calls_left += 1
             return
         recs = []
-        wanted = self.reference_shapes[len(self.calls)] if len(self.calls) < len(self.reference_shapes) else []
+        ref_key, wanted = self._wanted(len(self.calls))
         outputs = _tensors_of(output)
         room = min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)
         if len(outputs) > room:
@@ -606,23 +607,40 @@ class Recorder:
                 dev = t.device.type
                 if torch.is_autocast_enabled(dev):
                     self.autocast.add(str(torch.get_autocast_dtype(dev)).removeprefix("torch."))
-                dtype = str(t.dtype).removeprefix("torch.")
                 if t.is_floating_point():
-                    self.output_dtypes[dtype] += 1
-                full = list(t.shape)
-                region = wanted[j] if j < len(wanted) else None
-                cut = (
-                    region is not None
-                    and region != full
-                    and len(region) == len(full)
-                    and all(0 <= r <= f for r, f in zip(region, full))
-                )
-                if cut:
-                    assert region is not None  # for mypy: cut implies a region
-                    t = t[tuple(slice(0, r) for r in region)]
-                stats, sample = tensor_stats(t, self.sample)
-                recs.append((stats, sample, block_sums(t, self.sample), list(t.shape), dtype, full if cut else None))
-        self.calls.append((mid, n, recs))
+                    self.output_dtypes[str(t.dtype).removeprefix("torch.")] += 1
+                recs.append(self._output_record(t, wanted[j] if j < len(wanted) else None))
+        self.calls.append((mid, n, recs, ref_key))
+
+    def _wanted(self, index: int) -> tuple[str | None, list]:
+        """The key and output shapes of the reference's call at `index` (none past its end)."""
+        if index >= len(self.reference_shapes):
+            return None, []
+        key, shapes = self.reference_shapes[index]
+        return key, shapes
+
+    def _output_record(self, t: torch.Tensor, region: list[int] | None) -> tuple:
+        """(stats, sample, block sums, shape, dtype, full shape if cut, the whole's record if cut).
+        An output larger than the reference's call at the same index is recorded on that region
+        and whole: the call index names another module where the port calls its modules in
+        another order or calls one more, and `_module_entries` keeps the region only where the
+        reference's key is this call's (a faithful port that swapped two independent modules had
+        one said "not compared: other shapes", with a shape it never made; twenty-second read)."""
+        dtype = str(t.dtype).removeprefix("torch.")
+        full = list(t.shape)
+        whole = (*tensor_stats(t, self.sample), block_sums(t, self.sample), full)
+        cut = (
+            region is not None
+            and region != full
+            and len(region) == len(full)
+            and all(0 <= r <= f for r, f in zip(region, full))
+        )
+        if not cut:
+            return (*whole[:3], full, dtype, None, None)
+        assert region is not None  # for mypy: cut implies a region
+        part = t[tuple(slice(0, r) for r in region)]
+        stats, sample = tensor_stats(part, self.sample)
+        return (stats, sample, block_sums(part, self.sample), list(part.shape), dtype, full, whole)
 
     def _shape_of_call(self, module, output) -> None:
         """What a call says of the module's kind: a wrapper (no parameter or buffer of its own,
@@ -1067,13 +1085,15 @@ class Recorder:
         """The manifest's module outputs (their tensors put in `tensors`)."""
         modules = []
         keys: set[str] = set()
-        for k, (mid, n, recs) in enumerate(self.calls):
+        for k, (mid, n, recs, ref_key) in enumerate(self.calls):
             if mid in self.wrappers:  # its output is the wrapped model's, recorded as that
                 continue
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
             key = _unused(name if n == 1 else f"{name}#{n}", keys)
             outs = []
-            for j, (stats, sample, sums, shape, dtype, full) in enumerate(recs):
+            for j, (stats, sample, sums, shape, dtype, full, whole) in enumerate(recs):
+                if full is not None and ref_key != key:  # the region was another module's
+                    (stats, sample, sums, shape), full = whole, None
                 tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
                 tensors[f"m{k}.{j}.sample"] = sample.to("cpu")
                 if sums is not None:

@@ -195,7 +195,10 @@ def _stats_cmp(
     allow = dict(zip(STAT_NAMES, extra))
     rs = dict(zip(STAT_NAMES, r.tolist()))
     ps = dict(zip(STAT_NAMES, p.tolist()))
-    scale = abs(rs["absmax"]) if math.isfinite(rs["absmax"]) else 0.0
+    # the largest finite magnitude: an output holding +inf (-inf) alike on both sides has an
+    # infinite largest magnitude but a finite min (max), which values within the tolerance move
+    # by up to `atol + rtol * |min|`; with 0 here a faithful port failed on it (twenty-second read)
+    scale = max((abs(v) for v in (rs["absmax"], rs["min"], rs["max"]) if math.isfinite(v)), default=0.0)
     root = math.sqrt(max(1, numel))
     rms = abs(rs["l2"]) / root if math.isfinite(rs["l2"]) else abs(rs["std"])
     bad = []
@@ -270,15 +273,57 @@ def compare_modules(
     mfloor = (floor or {}).get("modules", {})
     rows, first = [], None
     with _quiet():
-        pairs = paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key")
+        pairs = calls_by_shape(paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port)
         if "buffers" in ref.manifest and "buffers" in port.manifest:  # (traces of older porters have none)
             pairs += paired(ref.manifest["buffers"], port.manifest["buffers"], "key")
         for m, pm in pairs:
             row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
+            if pm is not None and pm["key"] != m["key"]:  # paired by shape (`calls_by_shape`)
+                row["ported_call"] = pm["key"]
             if not row["passed"] and first is None:
                 first = dict(row)
             rows.append(row)
     return rows, first
+
+
+def _call_base(key: str) -> str:
+    """A module output's key without its call number (`h.0.attn#2` -> `h.0.attn`)."""
+    base, sep, n = key.rpartition("#")
+    return base if sep and n.isdigit() else key
+
+
+def _shapes(entry: dict | None) -> list | None:
+    return None if entry is None else [o.get("shape") for o in entry.get("outputs") or []]
+
+
+def calls_by_shape(pairs: list[tuple[dict, dict | None]], port: Trace) -> list[tuple[dict, dict | None]]:
+    """The calls of one module paired by their output shapes where the port made them in
+    another order: a port that called a shared module on its two inputs the other way round
+    (independent calls, the same values) failed with "shape differs" at the module, paired
+    call by call (twenty-second read). Only where pairing in call order gives another shape
+    and every call of the reference finds one of the port's of its shapes; the row's
+    `ported_call` names the port's call."""
+    calls: dict[str, list[int]] = {}
+    for i, (m, _) in enumerate(pairs):
+        calls.setdefault(_call_base(m["key"]), []).append(i)
+    theirs: dict[str, list[dict]] = {}
+    for e in port.manifest.get("modules", []):
+        theirs.setdefault(_call_base(e["key"]), []).append(e)
+    out = list(pairs)
+    for base, idx in calls.items():
+        if len(idx) < 2 or all(_shapes(pairs[i][0]) == _shapes(pairs[i][1]) for i in idx):
+            continue
+        free, chosen = list(theirs.get(base, [])), []
+        for i in idx:
+            match = next((e for e in free if _shapes(e) == _shapes(pairs[i][0])), None)
+            if match is None:
+                break
+            free.remove(match)
+            chosen.append((i, match))
+        else:
+            for i, match in chosen:
+                out[i] = (pairs[i][0], match)
+    return out
 
 
 def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trace, port: Trace, rtol, atol) -> dict:
@@ -811,6 +856,12 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             f"the reference's region (first: {region[0]['module']}: ported {region[0]['padded_from']}, "
             f"reference {region[0]['reference_shape']}): the program pads its inputs further on the target "
             "(a fixed length on XLA, say); the padding itself was not compared"
+        )
+    moved = [m for m in modules if m.get("ported_call")]
+    if moved:
+        warnings.append(
+            f"{len(moved)} module call(s) were compared with the port's call of the same output shapes, "
+            f"made in another order (first: {moved[0]['module']} with the port's {moved[0]['ported_call']})"
         )
     other = [m for m in modules if not m.get("compared", True) and m["problem"] != NO_TENSOR]
     if other:

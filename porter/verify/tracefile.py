@@ -276,6 +276,11 @@ _MANIFEST = {
     ),
     "error": _opt({"type": _opt(str), "message": _opt(str), "location": _opt(str)}),
     "notes": _list(str),
+    # what the program was given and where it ran, the user's text: an argument `inf` is not a
+    # number (read back as one, `trace compare` of that run's trace failed; twenty-second read)
+    "command": _list(str),
+    "tree": _opt(str),
+    "host": _opt({"hostname": _opt(str), "platform": _opt(str), "machine": _opt(str)}),
     "wall_s": _opt(_NUMBER),
     "steps_recorded": _opt(int),
     "ops_scope": _opt(str),

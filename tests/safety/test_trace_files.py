@@ -535,6 +535,28 @@ def test_a_text_field_that_reads_nan_or_inf_stays_text(tmp_path):
     assert b"not a trace porter wrote" not in out.stderr and b"RuntimeError" in out.stdout, out.stderr.decode()
 
 
+def test_a_command_argument_folder_or_host_that_reads_nan_or_inf_stays_text(tmp_path):
+    """The command's own arguments (`python train.py --max-grad-norm inf`), the folder it ran
+    in and the host's name were read back as numbers: `trace compare` of such a run's trace
+    ended in "a field is not what porter writes (TypeError: sequence item 3: expected str
+    instance, float found)" (found recording a real program run with `inf` in its argv,
+    twenty-second read)."""
+    torch = need("torch")
+    from porter.verify.tracefile import read_trace, write_trace
+
+    ref, port = _sides(tmp_path)
+    manifest = read_trace(port).manifest
+    manifest["command"] = ["python", "train.py", "--max-grad-norm", "inf", "--floor", "-inf", "nan"]
+    manifest["tree"] = "nan"
+    manifest["host"] = {"hostname": "inf", "platform": "Linux", "machine": "x86_64"}
+    written = write_trace(tmp_path / "argv.safetensors", manifest, _tensors(torch))
+    back = read_trace(written).manifest
+    assert back["command"] == manifest["command"] and back["tree"] == "nan" and back["host"]["hostname"] == "inf"
+    out = porter("trace", "compare", str(ref), str(written), cwd=tmp_path)
+    assert out.returncode in (0, 1), out.stderr.decode()
+    assert b"--max-grad-norm inf --floor -inf nan" in out.stdout
+
+
 def test_a_manifest_of_more_processes_than_porter_records_is_refused_before_it_is_walked(tmp_path):
     """Tensors were bounded, ranks were not: a 4 MB trace of a million empty rank manifests (far
     inside the 256 MiB bound) ran `trace compare` past two minutes and 4 GB, growing with the
@@ -882,11 +904,12 @@ def test_a_log_tail_shows_a_progress_bar_as_the_terminal_left_it(tmp_path):
     assert "training: 100%" in shown and "training:  25%" not in shown, shown[-3000:]
 
 
-def test_a_full_disk_when_the_noise_floor_is_written_into_the_trace_is_one_line(tmp_path, monkeypatch):
-    """`trace record` writes the reference's trace twice: the side writes it, then porter adds
-    the measured noise floor. A full disk at the second write (porter's own process) ended in an
-    OSError traceback (eighteenth read); it is one line, exit 2, and the file keeps the run's
-    trace."""
+def test_a_full_disk_when_the_trace_is_written_is_one_line_and_keeps_the_file_there(tmp_path, monkeypatch):
+    """`trace record` wrote the reference's trace twice: the side wrote it, then porter added
+    the measured noise floor, and a full disk at the second write ended in an OSError traceback
+    (eighteenth read). porter now writes it once, with its floor, when the run is over (the
+    side writes in porter's own folder: twenty-second read); a full disk there is one line,
+    exit 2, and the file at -o is kept as it was."""
     import errno
     import os
 
@@ -908,12 +931,17 @@ def test_a_full_disk_when_the_noise_floor_is_written_into_the_trace_is_one_line(
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(os, "replace", full)
-    res = CliRunner().invoke(app, ["trace", "record", "-o", "t.safetensors", "--", sys.executable, "train.py"])
-    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), (res.output, res.exception)
-    assert "No space left on device" in res.output and "without the noise floor" in res.output, res.output
-    from porter.verify.tracefile import read_trace
-
-    assert "noise_floor" not in read_trace(tmp_path / "t.safetensors").manifest
+    earlier, _ = _sides(tmp_path)
+    for kept in (None, earlier.read_bytes()):
+        if kept is not None:
+            (tmp_path / "t.safetensors").write_bytes(kept)
+        res = CliRunner().invoke(app, ["trace", "record", "-o", "t.safetensors", "--", sys.executable, "train.py"])
+        assert res.exit_code == 2 and isinstance(res.exception, SystemExit), (res.output, res.exception)
+        assert "cannot write the trace" in res.output and "No space left on device" in res.output, res.output
+        assert res.output.count("\n") == 1, res.output
+        there = tmp_path / "t.safetensors"
+        assert (there.read_bytes() if there.exists() else None) == kept
+        assert not list(tmp_path.glob(".t.safetensors*"))  # no temporary left beside it
 
 
 def test_a_manifest_is_walked_for_non_finite_numbers_only_when_a_string_may_read_one(tmp_path, monkeypatch):
@@ -959,6 +987,40 @@ def test_samples_of_different_sizes_for_one_output_are_the_file_s_fault_not_a_pa
     _write(other, other_manifest, {**_tensors(torch), "m0.0.sample": torch.full((6,), 100.0)})
     out = porter("trace", "compare", str(ref), str(port), cwd=tmp_path)
     _one_line_error(out, "samples of", "not what porter writes")
+
+
+def test_a_trace_another_run_writes_at_the_same_output_meanwhile_is_not_taken_for_the_run_s(tmp_path, monkeypatch):
+    """Two `trace record -o t.safetensors` at once: each run wrote its trace at -o and porter
+    read it back from there, so a run reported the other's ("2 step(s)" for a run of 3) and
+    added its noise floor to it (two real runs, twenty-second read). Here the other run's
+    write lands between the run's end and porter's reading of its trace."""
+    from typer.testing import CliRunner
+
+    import porter.verify.script as script
+    from porter.cli import app
+    from porter.verify.tracefile import read_trace
+
+    need("torch")
+    other, _ = _sides(tmp_path)  # 2 steps, one module `fc`
+    (tmp_path / "train.py").write_text(
+        "import torch\nm = torch.nn.Linear(4, 2)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "for i in range(5):\n    loss = m(torch.ones(3, 4)).sum()\n    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    dest = tmp_path / "t.safetensors"
+    read_side = script._read_side
+
+    def meanwhile(*args, **kw):
+        dest.write_bytes(other.read_bytes())  # the other run finishes now
+        return read_side(*args, **kw)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(script, "_read_side", meanwhile)
+    args = ["trace", "record", "-o", "t.safetensors", "--steps", "3", "--no-noise-floor", "--"]
+    res = CliRunner().invoke(app, [*args, sys.executable, "train.py"])
+    assert res.exit_code == 0, res.output
+    assert "3 step(s)" in res.output, res.output
+    manifest = read_trace(dest).manifest
+    assert manifest["steps_recorded"] == 3 and [m["type"] for m in manifest["modules"]] == ["Linear"]
 
 
 def test_a_sigterm_while_the_run_goes_on_is_said_as_sigterm(tmp_path):

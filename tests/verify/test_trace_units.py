@@ -172,6 +172,21 @@ def test_schedule_activation_and_precision(tmp_path):
     assert r.regime == "bfloat16" and r.verdict == "pass" and r.tolerances["modules"] == [5e-2, 1e-2]
 
 
+def test_a_port_in_another_precision_regime_than_the_reference_is_said(tmp_path):
+    """A port that added bfloat16 autocast to a float32 program passed at bfloat16's tolerances
+    (50 times float32's), the verdict naming only "tolerances (bfloat16 autocast)": nothing said
+    the port, not the program, chose them (a real program recorded on both sides, twenty-second
+    read)."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], regime="bfloat16", label=PORT)
+    res = compare_traces(ref, port)
+    assert res.verdict == "pass" and res.tolerances["regime"] == "bfloat16"
+    said = [w for w in res.warnings if "other precision regimes" in w]
+    assert said and "reference float32, port bfloat16" in said[0], res.warnings
+    same = compare_traces(ref, make_trace(tmp_path / "q.safetensors", [2.0, 1.8], label=PORT))
+    assert not any("precision regimes" in w for w in same.warnings)
+
+
 def test_step_time_is_reported_as_a_labelled_gap(tmp_path):
     from porter.verify.tracecmp import side_summary, step_time_gap
 
@@ -263,6 +278,22 @@ def test_equal_outputs_holding_infinities_and_an_equal_infinite_gradient_norm_ag
     assert not worse.modules[0]["passed"]
 
 
+@pytest.mark.parametrize("inf", [float("inf"), float("-inf")])
+def test_outputs_holding_an_infinity_alike_and_other_values_within_the_tolerance_agree(tmp_path, inf):
+    """Attention scores masked with -inf (or an output holding +inf) at the same places, every
+    finite value within the tolerance (as torch.testing.assert_close says): the largest
+    magnitude was infinite, so the finite max (min) was allowed `atol` alone and a faithful port
+    failed on it (found against assert_close with generated outputs, twenty-second read)."""
+    ref = [-40.0, inf, 25.5, 3.0, inf, -7.25, 0.5, 31.0]
+    port = [v * (1 + 0.5e-4 * (-1) ** i) for i, v in enumerate(ref)]
+    r, p = torch.tensor(ref), torch.tensor(port)
+    torch.testing.assert_close(p, r, rtol=1e-4, atol=1e-5)
+    res = _one_output_pair(tmp_path, ref, port)
+    assert res.modules[0]["passed"], res.modules[0]
+    far = _one_output_pair(tmp_path, ref, [v * 1.01 for v in ref])
+    assert not far.modules[0]["passed"] and set(far.modules[0]["stats_differ"]) & {"min", "max"}
+
+
 @pytest.mark.parametrize(
     "ref, port",
     [
@@ -318,6 +349,38 @@ def test_outputs_and_parameters_of_one_key_are_paired_in_their_order(tmp_path):
     # the port's two in the other order: both differ, each against its own
     traces[1].manifest["modules"].reverse()
     assert [m["passed"] for m in compare_traces(*traces).modules] == [False, False]
+
+
+def _two_calls(tmp_path, name, first, second):
+    """A trace whose module `p` was called twice, on outputs `first` then `second` (2-D, 3-D)."""
+    from porter.verify.recorder import tensor_stats
+
+    t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name != "r" else None)
+    t.manifest["modules"] = []
+    for i, x in enumerate((first, second)):
+        t.tensors[f"m{i}.0.stats"], t.tensors[f"m{i}.0.sample"] = tensor_stats(x, 64)
+        out = {"shape": list(x.shape), "dtype": "float32", "stats": f"m{i}.0.stats", "sample": f"m{i}.0.sample"}
+        t.manifest["modules"].append({"key": "p" if i == 0 else "p#2", "type": "Linear", "outputs": [out]})
+    return t
+
+
+def test_the_calls_of_a_shared_module_made_in_another_order_are_paired_by_their_shapes(tmp_path):
+    """A port that calls one module on its two inputs the other way round (two independent
+    calls, the same values): the calls were paired by number, so a faithful port failed with
+    "p: shape differs: reference [4, 8], ported [2, 4, 8]" (found with a real program recorded
+    on both sides, twenty-second read)."""
+    a, b = torch.linspace(-1, 1, 32).reshape(4, 8), torch.linspace(3, 5, 64).reshape(2, 4, 8)
+    ref = _two_calls(tmp_path, "r", a, b)
+    res = compare_traces(ref, _two_calls(tmp_path, "p", b, a))
+    assert [m["passed"] for m in res.modules] == [True, True], res.modules
+    assert res.verdict == "pass", res.reasons
+    assert any("the port's call of the same output shapes" in w for w in res.warnings), res.warnings
+    # paired so, a change is still found at the call it changed
+    res = compare_traces(ref, _two_calls(tmp_path, "q", b * 1.01, a))
+    assert [m["passed"] for m in res.modules] == [True, False] and res.verdict == "fail"
+    # shapes no call of the port has: a shape that differs, as before
+    res = compare_traces(ref, _two_calls(tmp_path, "s", b, a.reshape(2, 2, 8)))
+    assert not res.modules[0]["passed"] and "shape differs" in res.modules[0]["problem"]
 
 
 def test_buffers_after_the_first_forward_are_compared_when_both_traces_hold_them(tmp_path):
