@@ -48,6 +48,9 @@ class ImportTable:
         self.star_modules: list[str] = []
         # local name -> (module, obj, asname) of the import that bound it
         self.sources: dict[str, tuple[str, str | None, str | None]] = {}
+        # local name -> (".module", obj) of a relative `from .m import obj`: never qualified (the
+        # package is unknown here), read only to recognise a re-exported Triton (twenty-second read)
+        self.relative: dict[str, tuple[str, str]] = {}
 
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
@@ -72,7 +75,13 @@ class ImportTable:
         if isinstance(stmt.names, cst.ImportStar):  # relative ones too: `from .imports import *`
             self.star_modules.append("." * len(stmt.relative) + (_module_name(stmt.module) if stmt.module else ""))
             return
-        if stmt.relative or stmt.module is None:
+        if stmt.relative:
+            where = "." * len(stmt.relative) + (_module_name(stmt.module) if stmt.module else "")
+            for alias in stmt.names:
+                obj = _module_name(alias.name)
+                self.relative[alias.asname.name.value if alias.asname else obj] = (where, obj)  # type: ignore[union-attr]
+            return
+        if stmt.module is None:
             return
         module = _module_name(stmt.module)
         for alias in stmt.names:

@@ -37,6 +37,14 @@ from porter.config.ruledata import load_toml
 CPP_EXTENSION = "torch.utils.cpp_extension"
 _BUILDS = re.compile(rb"\b(?:load|load_inline|CUDAExtension|CppExtension|BuildExtension)\(")
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit"}
+# Triton language calls a kernel's body makes (`tl.program_id`, `tl.load`): the evidence that a
+# decorator re-exported by a module not in the tree (`from vllm.triton_utils import tl, triton`) is
+# Triton's, when the body reaches one through a name the same module gives (twenty-second read)
+TRITON_LANGUAGE = frozenset({"program_id", "num_programs", "arange", "load", "store", "constexpr"})
+# the re-exporting module's Triton bindings (its local name -> Triton's qualified name), or None
+# where the module is not in the tree
+_TAILS = frozenset(d.rpartition(".")[2] for d in TRITON_DECORATORS)
+Reexports = Callable[[str], Mapping[str, str] | None]
 # registration APIs: qualified names, and the method names of op/library objects
 REGISTRARS = {
     "torch.library.custom_op",
@@ -123,7 +131,11 @@ def _TOPS() -> frozenset[str]:
     return frozenset({r.prefix.split(".")[0] for r in library_table()} | {"torch"})
 
 
-def _kernel_decorator(resolver, fn: cst.FunctionDef, aliases: Mapping[str, str] | None = None) -> str | None:
+def kernel_decorator(
+    resolver, fn: cst.FunctionDef, aliases: Mapping[str, str] | None = None, lookup: Reexports | None = None
+) -> tuple[str, str] | None:
+    """The Triton decorator `fn` is a kernel under, and how a re-exported one was recognised
+    ("" where an import of Triton names it)."""
     for dec in fn.decorators:
         expr = dec.decorator
         if isinstance(expr, cst.Call):
@@ -131,8 +143,83 @@ def _kernel_decorator(resolver, fn: cst.FunctionDef, aliases: Mapping[str, str] 
         written = dotted(expr) or ""
         qual = (aliases or {}).get(written) or resolver.imports.qualify(written)
         if qual in TRITON_DECORATORS:
-            return qual
+            return qual, ""
+        found = _reexported(resolver, written, fn, lookup)
+        if found is not None:
+            return found
     return None
+
+
+def _origin(imports, local: str) -> tuple[str, list[str]] | None:
+    """The module an import binds `local` from, and the names under it `local` stands for:
+    `from m import triton` -> ("m", ["triton"]); `import m as u` -> ("m", []); relative too."""
+    if local in imports.sources:
+        module, obj, _ = imports.sources[local]
+        return module, [obj] if obj else []
+    if local in imports.relative:
+        module, obj = imports.relative[local]
+        return module, [obj]
+    return None
+
+
+def _reexported(resolver, written: str, fn: cst.FunctionDef, lookup: Reexports | None) -> tuple[str, str] | None:
+    """Triton's decorator that `written` reaches through a module re-exporting Triton
+    (`from vllm.triton_utils import triton`; `@triton.jit`), and how it was recognised: by the
+    module's file in the tree binding it to Triton, else by `fn` using the Triton language through
+    a name from the same module (`tl.load`). Neither lint nor `porter kernels` saw vllm's kernels."""
+    if written.rpartition(".")[2] not in _TAILS:  # most decorators stop here
+        return None
+    head, *rest = written.split(".")
+    origin = _origin(resolver.imports, head)
+    if origin is None or origin[0] == "triton" or origin[0].startswith("triton."):
+        return None
+    module, names = origin[0], origin[1] + rest
+    if not names or names[-1] not in _TAILS:
+        return None
+    bound = lookup(module) if lookup is not None else None
+    if bound is not None and names[0] in bound:
+        qual = ".".join([bound[names[0]], *names[1:]])
+        how = f"`{written}` is Triton's: `{module}` in the tree binds it"
+        return (qual, how) if qual in TRITON_DECORATORS else None
+    use = _language_use(resolver.imports, fn, module) if len(names) <= 2 else None
+    if use is None:
+        return None
+    # named as written (`gluon.jit` is no `triton.jit`): only the body says it is a Triton kernel;
+    # so too where the module's file binds the name by no import of its own (`from .c import triton`)
+    where = "not in the tree" if bound is None else f"its file binds `{names[0]}` by no import of Triton"
+    how = f"`{written}` from `{module}` ({where}) taken as Triton's: the body uses `{use}`"
+    return ".".join([module, *names]), how
+
+
+def _language_use(imports, fn: cst.FunctionDef, module: str) -> str | None:
+    """The first Triton language name (`tl.constexpr`, `tl.load`) `fn` uses through a name `module`
+    gives, or None: its parameters' annotations first (`BLOCK: tl.constexpr`, no walk), then one
+    walk of its body, only for a decorator spelled as Triton's through another module."""
+
+    def through_module(node: cst.BaseExpression) -> str | None:
+        written = dotted(node) or ""
+        head, _, rest = written.partition(".")
+        origin = _origin(imports, head)
+        same = origin is not None and origin[0] == module and len(origin[1]) + rest.count(".") >= 1
+        return written if same and written.rpartition(".")[2] in TRITON_LANGUAGE else None
+
+    for param in (*fn.params.params, *fn.params.kwonly_params):
+        found = through_module(param.annotation.annotation) if param.annotation else None
+        if found:
+            return found
+    seen: list[str] = []
+
+    class _Uses(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if not seen and node.attr.value in TRITON_LANGUAGE and through_module(node):
+                seen.append(dotted(node) or "")
+            return not seen
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            return not seen and super().on_visit(node)
+
+    fn.body.visit(_Uses())
+    return seen[0] if seen else None
 
 
 def decorator_aliases(module: cst.Module, resolver) -> dict[str, str]:
@@ -156,12 +243,18 @@ def decorator_aliases(module: cst.Module, resolver) -> dict[str, str]:
 
 
 def triton_kernels(
-    module: cst.Module, resolver, in_blocks: bool = False, nested: bool = False
+    module: cst.Module,
+    resolver,
+    in_blocks: bool = False,
+    nested: bool = False,
+    lookup: Reexports | None = None,
+    how: dict[str, str] | None = None,
 ) -> dict[str, cst.FunctionDef]:
     """Top-level functions decorated as Triton kernels, by name; with `in_blocks`, also those
     defined at module level inside an `if`, `try` or `with` (`if HAS_TRITON:`); with `nested`,
     also a function's or a class's own (each one lint reports: torchao 0.18.0 defines its kernels
-    in the function that builds them), in the order they are written."""
+    in the function that builds them), in the order they are written. `lookup` and `how`: a
+    decorator re-exported by another module (`_reexported`), and how each such was recognised."""
     found: dict[str, cst.FunctionDef] = {}
     aliases = decorator_aliases(module, resolver)
     if nested:
@@ -172,10 +265,15 @@ def triton_kernels(
                 defined.append(node)
 
         module.visit(_Defs())
-        return {fn.name.value: fn for fn in defined if _kernel_decorator(resolver, fn, aliases)}
-    for stmt in _module_level(module.body) if in_blocks else module.body:
-        if isinstance(stmt, cst.FunctionDef) and _kernel_decorator(resolver, stmt, aliases):
-            found[stmt.name.value] = stmt
+    else:
+        level = _module_level(module.body) if in_blocks else module.body
+        defined = [s for s in level if isinstance(s, cst.FunctionDef)]
+    for fn in defined:
+        deco = kernel_decorator(resolver, fn, aliases, lookup)
+        if deco is not None:
+            found[fn.name.value] = fn
+            if deco[1] and how is not None:
+                how[fn.name.value] = deco[1]
     return found
 
 
@@ -417,14 +515,16 @@ class KernelsFamily(ReferenceTracker, Family):
         for dec in node.decorators:
             if isinstance(dec.decorator, (cst.Call, cst.Attribute, cst.Name)):
                 self._registration(dec.decorator, node, None)
-        deco = _kernel_decorator(self.ctx.resolver, node, self._aliases)
-        if deco is None:
+        found = kernel_decorator(self.ctx.resolver, node, self._aliases)
+        if found is None:
             return
+        deco, how = found
         name = node.name.value
         self.ctx.report(
             "KERN002",
             node.name,
-            f"Triton kernel `{name}` (`@{deco}`): Triton does not run on {self.ctx.target.display}",
+            f"Triton kernel `{name}` (`@{deco}`{'; ' + how if how else ''}): Triton does not run on "
+            f"{self.ctx.target.display}",
         )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -16,6 +16,7 @@ Nothing is imported or executed.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import functools
 import itertools
@@ -1359,17 +1360,65 @@ def _parse(
         return None
 
 
+def _reexports_in(base: Path, path: Path) -> Callable[[str], dict[str, str] | None]:
+    """For a module `path` imports (`vllm.triton_utils`, `.utils`): the names its file under `base`
+    (or beside `path`, relative) binds to Triton (`triton` -> "triton", `tl` -> "triton.language"),
+    or None where the tree has no such file. Read with `ast` (a few small files per scan)."""
+
+    def lookup(module: str) -> dict[str, str] | None:
+        dots = len(module) - len(module.lstrip("."))
+        # `vllm.triton_utils` under the scanned `vllm/` itself: the files stay the tree's
+        folder = (base.parent if module.split(".")[0] == base.name else base) if not dots else path.parents[dots - 1]
+        stem = folder.joinpath(*module.lstrip(".").split(".")) if module.lstrip(".") else folder
+        for candidate in (stem / "__init__.py", stem.with_name(stem.name + ".py")):
+            if candidate.is_file():
+                return _triton_bindings(str(candidate))
+        return None
+
+    return lookup
+
+
+@functools.lru_cache(maxsize=64)
+def _triton_bindings(path: str) -> dict[str, str]:
+    """The names the module at `path` binds to Triton by its imports (in `if` blocks too)."""
+    try:
+        source = read_regular(path)
+        tree = ast.parse(source) if b"triton" in source else None
+    except (Unreadable, OSError, SyntaxError, ValueError):
+        return {}
+    out: dict[str, str] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                local, full = (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
+                out.setdefault(local, full)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for a in node.names:
+                out.setdefault(a.asname or a.name, f"{node.module}.{a.name}")
+    return {k: v for k, v in out.items() if v == "triton" or v.startswith("triton.")}
+
+
 def _triton_of(
-    module: cst.Module, resolver: Resolver, positions, where, rel: str, inv: Inventory, found: _Found
+    module: cst.Module,
+    resolver: Resolver,
+    positions,
+    where,
+    rel: str,
+    inv: Inventory,
+    found: _Found,
+    lookup: Callable[[str], dict[str, str] | None] | None = None,
 ) -> None:
-    """A Python file's Triton kernels, decorated or made by a call (`k = triton.jit(fn)`)."""
+    """A Python file's Triton kernels, decorated or made by a call (`k = triton.jit(fn)`), through
+    a module re-exporting Triton too (`lookup`: vllm's `from vllm.triton_utils import triton`)."""
     # at module level in `if HAS_TRITON:` too: the kernel was neither listed nor scaffolded (seventeenth
     # read); and in a function or a class, as lint reports it (torchao 0.18.0's 5 built in a function
     # were reported, with the advice to run `porter kernels`, and not listed: nineteenth read)
-    for written, fn in triton_kernels(module, resolver, in_blocks=True, nested=True).items():
+    how: dict[str, str] = {}
+    for written, fn in triton_kernels(module, resolver, in_blocks=True, nested=True, lookup=lookup, how=how).items():
         name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
         cell, line = where(positions[fn.name].start.line)
         k = _triton_kernel(module, name, fn, rel, line)
+        k.detail += f" ({how[written]})" if written in how else ""
         k.cell = cell
         found.triton.setdefault(name, []).append(k)
         inv.kernels.append(k)
@@ -1397,7 +1446,8 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
     imports = ImportTable.from_module(module)
     resolver = Resolver(imports, ScopeStack())
     positions = wrapper.resolve(PositionProvider)
-    _triton_of(module, resolver, positions, where, rel, inv, found)
+    base = root if root.is_dir() else root.parent
+    _triton_of(module, resolver, positions, where, rel, inv, found, _reexports_in(base, path))
     if any(t in source for t in (b"custom_op", b"register_kernel", b"triton_op", b"library.impl")):
         facts = CudaOnly(module, imports, {f[1]: f[3][0] for f in found.imported.get(rel, ())})
         for op, fn, why in cuda_only_registrations(module, resolver, facts):
