@@ -36,7 +36,9 @@ from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.analysis.prefilter import WIDE_BOMS
+from porter.kernels import preprocessor
 from porter.kernels.includes import include_dirs, within
+from porter.kernels.preprocessor import BACKSLASH_NEWLINE, joined
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
@@ -128,7 +130,6 @@ _ENUM = re.compile(r"\benum\s+(?:(?:class|struct)\s+)?(\w+)\s*(?::([^{};]{1,200}
 _TYPEDEF_ENUM = re.compile(r"\btypedef\s+enum\b[^{};:]{0,200}(?::([^{};]{1,200}))?\{[^{}]{0,5000}\}\s*(\w+)\s*;")
 _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]{1,1000})", re.M)
 _CONTINUED = re.compile(r"\\(?=\r?\n)")
-_BACKSLASH_NEWLINE = re.compile(r"\\\r?\n")
 # a line continuation inside a word (`__global__ void scale_\\<newline>kernel(`): the preprocessor
 # removes it, so the word is one (the kernel was listed as `kernel`: twenty-first read)
 _SPLIT_WORD = re.compile(r"(?<=\w)(?:\\\r?\n\w+)+")
@@ -140,16 +141,11 @@ def _spliced(code: str) -> str:
 
     def join(m: re.Match[str]) -> str:
         split = m.group(0)
-        word = _BACKSLASH_NEWLINE.sub("", split)
+        word = BACKSLASH_NEWLINE.sub("", split)
         ends = "".join(re.findall(r"\r?\n", split))
         return word + " " * (len(split) - len(word) - len(ends)) + ends
 
     return _CONTINUED.sub(" ", _SPLIT_WORD.sub(join, code))
-
-
-def _joined(text: str) -> str:
-    """`text` with its continued lines joined (a backslash-newline is a blank), as a `#define` is read."""
-    return _BACKSLASH_NEWLINE.sub(" ", text)
 
 
 # an object-like `#define Name body`, its body past each backslash-newline: one that stands for a
@@ -848,7 +844,7 @@ def _dispatched(launches: list[tuple[str, CallSite]], code: str, commented: str,
         texts += [_blank(text, strings=True) for _, text in _headers(commented, path, search, [])]
     for text in texts:
         for m in _DEFINE.finditer(text):
-            macro = _Macro(m.group(1), [a.strip() for a in m.group(2).split(",")], _joined(m.group(3)), "", 0)
+            macro = _Macro(m.group(1), [a.strip() for a in m.group(2).split(",")], joined(m.group(3)), "", 0)
             macros.setdefault(macro.name, []).append(macro)
     for site in sites:
         site.dispatch, site.dispatched = _binding(site.dispatch.split("\n"), macros)
@@ -991,7 +987,7 @@ def _twins(kernels: list[Kernel]) -> list[Kernel]:
     parameters (an overload, a specialization: mmcv's `template <>` ones for `phalf`) stays, its
     detail saying how it differs from the first (each was listed as if alone, and scaffolded as `k`
     and `k_`; twentieth read's leftover). Of `#if` twins the one listed is the one nvcc compiles
-    with no `-D` of the build's (`_compiled`) where porter can tell, else the first, said (the first
+    with no `-D` of the build's (`compiled`) where porter can tell, else the first, said (the first
     was read, unsaid: twenty-first read's leftover)."""
     groups: dict[tuple[str, str, tuple[str, ...]], list[Kernel]] = {}
     first: dict[tuple[str, str], Kernel] = {}
@@ -1017,13 +1013,13 @@ def _listed(same: list[Kernel]) -> Kernel:
     naming the others: the only one a default nvcc build compiles where porter can tell, else the first."""
     if len(same) == 1:
         return same[0]
-    compiled = [k for k in same if _compiled(k.branches) is True]
-    alone = len(compiled) == 1 and all(_compiled(k.branches) is False for k in same if k is not compiled[0])
+    compiled = [k for k in same if preprocessor.compiled(k.branches) is True]
+    alone = len(compiled) == 1 and all(preprocessor.compiled(k.branches) is False for k in same if k is not compiled[0])
     listed = compiled[0] if alone else same[0]
     for k in same:
         if k is listed:
             continue
-        apart = _apart(listed.branches, k.branches)
+        apart = preprocessor.apart(listed.branches, k.branches)
         if apart is None:
             listed.detail += f"; also defined at line {k.line}, of the same parameters (a twin: the first is read)"
         elif alone:
@@ -1039,134 +1035,12 @@ def _listed(same: list[Kernel]) -> Kernel:
     return listed
 
 
-def _compiled(branches: list[tuple[int, str, bool | None]]) -> bool | None:
-    """Whether nvcc with no `-D` of the build's compiles what lies in `branches` (every one taken),
-    or None where porter cannot tell."""
-    taken = [t for _, _, t in branches]
-    return False if False in taken else None if None in taken else True
-
-
-def _apart(one: list[tuple[int, str, bool | None]], other: list[tuple[int, str, bool | None]]) -> str | None:
-    """The `#if` group two definitions lie in different branches of, as `#if ... (line N)` against
-    `#else`, or None (no such group: SFINAE twins, one file's two uses of a macro)."""
-    for (line, text, _), (line2, text2, _) in zip(one, other):
-        if line != line2:
-            return None
-        if text != text2:
-            return f"`{text2}`, where the one read is in `{text}`, of the `#if` at line {line}"
-    return None
-
-
-# Names a default nvcc build defines (host and device passes: `nvcc -E -Xcompiler -dM` of nvcc 13.0),
-# and those it never does: ROCm's and HIP's (and AMD's architectures'), set by a ROCm build alone
-# (nvcc 13.0, -arch=sm_90, both passes of `#if defined(USE_ROCM) || defined(__HIPCC__) || ...`
-# take its `#else`). Any other name is the build's to set (`-D`, a header, `__CUDA_ARCH__`: the pass).
-_NVCC_DEFINES = frozenset(("__NVCC__", "__CUDACC__"))
-_NOT_NVCC = re.compile(r"USE_ROCM|__HIP\w*|__gfx\w*|__GFX\w*|__AMDGCN\w*|__amdgcn\w*|__HCC\w*")
-_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|undef)\b((?:\\\r?\n|[^\n])*)", re.M)
-_COND_TOKEN = re.compile(r"defined\b|[A-Za-z_]\w*|\d+[uUlL]*|&&|\|\||==|!=|<=|>=|\S")  # (blanks between)
-
-
-class _Conditions:
-    """The `#if` branches of C++ `code` (comments blanked) around each offset, each with whether a
-    default nvcc build takes it (`_NVCC_DEFINES`, `_NOT_NVCC`, the file's own `#define`s and
-    `#undef`s in branches taken), read directive by directive: no header, no macro's value."""
-
-    def __init__(self, code: str, lines: _Lines) -> None:
-        self.at: list[int] = []  # where the stack changes
-        self.stacks: list[tuple[tuple[int, str, bool | None], ...]] = []
-        env: dict[str, bool | None] = {}
-        # each open group: (its line, the branch's directive, taken, taken before in the group)
-        stack: list[tuple[int, str, bool | None, bool | None]] = []
-        for m in _DIRECTIVE.finditer(code) if "#" in code else ():
-            word, rest = m.group(1), " ".join(_joined(m.group(2)).split())
-            active = _compiled([(0, "", e[2]) for e in stack])
-            if word in ("define", "undef"):
-                name = _WORD.match(rest)
-                if name is not None and active is not False:
-                    env[name.group()] = (word == "define") if active else None
-                continue
-            if word == "endif":
-                stack = stack[:-1]
-            elif word in ("if", "ifdef", "ifndef"):
-                cond = {"ifdef": f"defined({rest})", "ifndef": f"!defined({rest})"}.get(word, rest)
-                taken = _truth(cond, env)
-                stack.append((lines.of(m.start()), f"#{word} {rest}", taken, taken))
-            elif stack:
-                line, _, _, before = stack[-1]
-                own = True if word == "else" else _truth(rest, env)
-                taken = False if before is True else (own if before is False else (None if own is not False else False))
-                after = True if before is True or own is True else (None if None in (before, own) else False)
-                stack[-1] = (line, f"#{word} {rest}".rstrip(), taken, after)
-            self.at.append(m.start())
-            self.stacks.append(tuple((e[0], e[1], e[2]) for e in stack))
-
-    def around(self, offset: int) -> list[tuple[int, str, bool | None]]:
-        """The branches (line of their `#if`, their directive, taken) around `offset`, outermost first."""
-        i = bisect.bisect_right(self.at, offset) - 1
-        return list(self.stacks[i]) if i >= 0 else []
-
-
 def _branched(kernels: list[Kernel], code: str, lines: _Lines) -> None:
     """Each of `kernels` (of C++ `code`) given the `#if` branches it lies in (`_twins` reads them)."""
     if "#" in code and "if" in code:
-        conditions = _Conditions(code, lines)
+        conditions = preprocessor.Conditions(code, lines.of)
         for k in kernels:
             k.branches = conditions.around(lines.start(k.line))
-
-
-def _truth(cond: str, env: Mapping[str, bool | None]) -> bool | None:
-    """Whether `#if cond` holds in a default nvcc build (`_Conditions`), or None where porter cannot
-    tell: `defined`, `!`, `&&`, `||`, parentheses, numbers and names (an undefined one is 0); anything
-    else (a macro's value, arithmetic) is None."""
-    tokens = _COND_TOKEN.findall(cond)
-    value, at = _or(tokens, 0, env)
-    return None if at != len(tokens) or value is None else bool(value)
-
-
-def _is_defined(name: str, env: Mapping[str, bool | None]) -> bool | None:
-    if name in env:
-        return env[name]
-    return True if name in _NVCC_DEFINES else False if _NOT_NVCC.fullmatch(name) else None
-
-
-def _or(tokens: list[str], at: int, env: Mapping[str, bool | None]) -> tuple[bool | None, int]:
-    value, at = _and(tokens, at, env)
-    while at < len(tokens) and tokens[at] == "||":
-        right, at = _and(tokens, at + 1, env)
-        value = True if True in (value, right) else None if None in (value, right) else False
-    return value, at
-
-
-def _and(tokens: list[str], at: int, env: Mapping[str, bool | None]) -> tuple[bool | None, int]:
-    value, at = _not(tokens, at, env)
-    while at < len(tokens) and tokens[at] == "&&":
-        right, at = _not(tokens, at + 1, env)
-        value = False if False in (value, right) else None if None in (value, right) else True
-    return value, at
-
-
-def _not(tokens: list[str], at: int, env: Mapping[str, bool | None], depth: int = 0) -> tuple[bool | None, int]:
-    """A `!`-ed, parenthesized, `defined` or plain operand."""
-    if at >= len(tokens) or depth > 64:
-        return None, len(tokens) + 1
-    token = tokens[at]
-    if token == "!":
-        value, at = _not(tokens, at + 1, env, depth + 1)
-        return (None if value is None else not value), at
-    if token == "(":
-        value, at = _or(tokens, at + 1, env) if depth < 64 else (None, len(tokens))
-        return value, (at + 1 if at < len(tokens) and tokens[at] == ")" else len(tokens) + 1)
-    if token == "defined":
-        paren = at + 1 < len(tokens) and tokens[at + 1] == "("
-        name = tokens[at + 2] if paren else tokens[at + 1] if at + 1 < len(tokens) else ""
-        end = at + 4 if paren and at + 3 < len(tokens) and tokens[at + 3] == ")" else at + 2
-        return _is_defined(name, env), end if name.isidentifier() else len(tokens) + 1
-    if re.fullmatch(r"\d+[uUlL]*", token):
-        return int(token.rstrip("uUlL")) != 0, at + 1
-    if token.isidentifier():  # (a name's value: 0 where it is known undefined)
-        return (False if _is_defined(token, env) is False else None), at + 1
-    return None, len(tokens) + 1
 
 
 def _differs(before: list[str], params: list[str]) -> str:
@@ -1643,7 +1517,7 @@ def _kernels_in(
         end = close.get(m.end() - 1)
         if end is None or _CALLED.match(code, end + 1):
             continue
-        params = [" ".join(p.split()) for p in _top_level_split(_joined(code[m.end() : end])) if p.strip()]
+        params = [" ".join(p.split()) for p in _top_level_split(joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
         head = heads.get(_head_before(code, m.start()), [])
         yield (
@@ -1678,7 +1552,7 @@ def _macros(code: str, rel: str, lines: _Lines, given: list[_Macro] | tuple[_Mac
     defs = []
     for m in _DEFINE.finditer(code):
         params = [p.strip() for p in m.group(2).split(",")]
-        body = _joined(m.group(3))
+        body = joined(m.group(3))
         defs.append(_Macro(m.group(1), params, body, rel, lines.of(m.start())))
     making = {m.name for m in given}
     users: dict[str, list[_Macro]] = {}
@@ -2012,7 +1886,7 @@ class _Defs:
         """Add the definitions of `code` (comments and strings blanked), each at `key` and its
         offset there."""
         for m in _OBJECT_MACRO.finditer(code):
-            self.macros.setdefault(m.group(1), []).append(((*key, m.start()), _joined(m.group(2))))
+            self.macros.setdefault(m.group(1), []).append(((*key, m.start()), joined(m.group(2))))
         for where, name, value in _type_aliases(code):
             self.aliases.setdefault(name, []).append(((*key, where), value))
         for m in _UNDEF.finditer(code):

@@ -1,0 +1,147 @@
+"""What a default nvcc build's preprocessor decides, read directive by directive from one file's
+text: which `#if` branches it takes (no header is read, no macro's value), and the continued lines
+of a directive joined. The kernel listing (inventory) asks it which of two twin definitions nvcc
+compiles."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Mapping
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+BACKSLASH_NEWLINE = re.compile(r"\\\r?\n")
+
+
+def joined(text: str) -> str:
+    """`text` with its continued lines joined (a backslash-newline is a blank), as a `#define` is read."""
+    return BACKSLASH_NEWLINE.sub(" ", text)
+
+
+def compiled(branches: list[tuple[int, str, bool | None]]) -> bool | None:
+    """Whether nvcc with no `-D` of the build's compiles what lies in `branches` (every one taken),
+    or None where porter cannot tell."""
+    taken = [t for _, _, t in branches]
+    return False if False in taken else None if None in taken else True
+
+
+def apart(one: list[tuple[int, str, bool | None]], other: list[tuple[int, str, bool | None]]) -> str | None:
+    """The `#if` group two definitions lie in different branches of, as `#if ... (line N)` against
+    `#else`, or None (no such group: SFINAE twins, one file's two uses of a macro)."""
+    for (line, text, _), (line2, text2, _) in zip(one, other):
+        if line != line2:
+            return None
+        if text != text2:
+            return f"`{text2}`, where the one read is in `{text}`, of the `#if` at line {line}"
+    return None
+
+
+# Names a default nvcc build defines (host and device passes: `nvcc -E -Xcompiler -dM` of nvcc 13.0),
+# and those it never does: ROCm's and HIP's (and AMD's architectures'), set by a ROCm build alone
+# (nvcc 13.0, -arch=sm_90, both passes of `#if defined(USE_ROCM) || defined(__HIPCC__) || ...`
+# take its `#else`). Any other name is the build's to set (`-D`, a header, `__CUDA_ARCH__`: the pass).
+_NVCC_DEFINES = frozenset(("__NVCC__", "__CUDACC__"))
+
+
+_NOT_NVCC = re.compile(r"USE_ROCM|__HIP\w*|__gfx\w*|__GFX\w*|__AMDGCN\w*|__amdgcn\w*|__HCC\w*")
+
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|undef)\b((?:\\\r?\n|[^\n])*)", re.M)
+
+
+_COND_TOKEN = re.compile(r"defined\b|[A-Za-z_]\w*|\d+[uUlL]*|&&|\|\||==|!=|<=|>=|\S")  # (blanks between)
+
+
+class Conditions:
+    """The `#if` branches of C++ `code` (comments blanked) around each offset, each with whether a
+    default nvcc build takes it (`_NVCC_DEFINES`, `_NOT_NVCC`, the file's own `#define`s and
+    `#undef`s in branches taken), read directive by directive: no header, no macro's value."""
+
+    def __init__(self, code: str, line_of: Callable[[int], int]) -> None:
+        self.at: list[int] = []  # where the stack changes
+        self.stacks: list[tuple[tuple[int, str, bool | None], ...]] = []
+        env: dict[str, bool | None] = {}
+        # each open group: (its line, the branch's directive, taken, taken before in the group)
+        stack: list[tuple[int, str, bool | None, bool | None]] = []
+        for m in _DIRECTIVE.finditer(code) if "#" in code else ():
+            word, rest = m.group(1), " ".join(joined(m.group(2)).split())
+            active = compiled([(0, "", e[2]) for e in stack])
+            if word in ("define", "undef"):
+                name = _NAME.match(rest)
+                if name is not None and active is not False:
+                    env[name.group()] = (word == "define") if active else None
+                continue
+            if word == "endif":
+                stack = stack[:-1]
+            elif word in ("if", "ifdef", "ifndef"):
+                cond = {"ifdef": f"defined({rest})", "ifndef": f"!defined({rest})"}.get(word, rest)
+                taken = truth(cond, env)
+                stack.append((line_of(m.start()), f"#{word} {rest}", taken, taken))
+            elif stack:
+                line, _, _, before = stack[-1]
+                own = True if word == "else" else truth(rest, env)
+                taken = False if before is True else (own if before is False else (None if own is not False else False))
+                after = True if before is True or own is True else (None if None in (before, own) else False)
+                stack[-1] = (line, f"#{word} {rest}".rstrip(), taken, after)
+            self.at.append(m.start())
+            self.stacks.append(tuple((e[0], e[1], e[2]) for e in stack))
+
+    def around(self, offset: int) -> list[tuple[int, str, bool | None]]:
+        """The branches (line of their `#if`, their directive, taken) around `offset`, outermost first."""
+        i = bisect.bisect_right(self.at, offset) - 1
+        return list(self.stacks[i]) if i >= 0 else []
+
+
+def truth(cond: str, env: Mapping[str, bool | None]) -> bool | None:
+    """Whether `#if cond` holds in a default nvcc build (`Conditions`), or None where porter cannot
+    tell: `defined`, `!`, `&&`, `||`, parentheses, numbers and names (an undefined one is 0); anything
+    else (a macro's value, arithmetic) is None."""
+    tokens = _COND_TOKEN.findall(cond)
+    value, at = _or(tokens, 0, env)
+    return None if at != len(tokens) or value is None else bool(value)
+
+
+def _is_defined(name: str, env: Mapping[str, bool | None]) -> bool | None:
+    if name in env:
+        return env[name]
+    return True if name in _NVCC_DEFINES else False if _NOT_NVCC.fullmatch(name) else None
+
+
+def _or(tokens: list[str], at: int, env: Mapping[str, bool | None]) -> tuple[bool | None, int]:
+    value, at = _and(tokens, at, env)
+    while at < len(tokens) and tokens[at] == "||":
+        right, at = _and(tokens, at + 1, env)
+        value = True if True in (value, right) else None if None in (value, right) else False
+    return value, at
+
+
+def _and(tokens: list[str], at: int, env: Mapping[str, bool | None]) -> tuple[bool | None, int]:
+    value, at = _not(tokens, at, env)
+    while at < len(tokens) and tokens[at] == "&&":
+        right, at = _not(tokens, at + 1, env)
+        value = False if False in (value, right) else None if None in (value, right) else True
+    return value, at
+
+
+def _not(tokens: list[str], at: int, env: Mapping[str, bool | None], depth: int = 0) -> tuple[bool | None, int]:
+    """A `!`-ed, parenthesized, `defined` or plain operand."""
+    if at >= len(tokens) or depth > 64:
+        return None, len(tokens) + 1
+    token = tokens[at]
+    if token == "!":
+        value, at = _not(tokens, at + 1, env, depth + 1)
+        return (None if value is None else not value), at
+    if token == "(":
+        value, at = _or(tokens, at + 1, env) if depth < 64 else (None, len(tokens))
+        return value, (at + 1 if at < len(tokens) and tokens[at] == ")" else len(tokens) + 1)
+    if token == "defined":
+        paren = at + 1 < len(tokens) and tokens[at + 1] == "("
+        name = tokens[at + 2] if paren else tokens[at + 1] if at + 1 < len(tokens) else ""
+        end = at + 4 if paren and at + 3 < len(tokens) and tokens[at + 3] == ")" else at + 2
+        return _is_defined(name, env), end if name.isidentifier() else len(tokens) + 1
+    if re.fullmatch(r"\d+[uUlL]*", token):
+        return int(token.rstrip("uUlL")) != 0, at + 1
+    if token.isidentifier():  # (a name's value: 0 where it is known undefined)
+        return (False if _is_defined(token, env) is False else None), at + 1
+    return None, len(tokens) + 1
