@@ -30,7 +30,8 @@ def _options(path: list[str]) -> set[str]:
     command = typer.main.get_command(app)
     for name in path:
         command = command.commands[name]  # type: ignore[attr-defined]
-    return {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
+    # (click's `--help` is no parameter of the command's: it exists for every one)
+    return {"--help", *(opt for p in command.params for opt in (*p.opts, *p.secondary_opts))}
 
 
 # `porter CMD [SUB] ... --option` inside a code span or a code block line

@@ -176,8 +176,9 @@ def test_the_dispatch_types_are_aten_s_own():
     import pytest
 
     from porter.kernels.inventory import _DISPATCH_TYPES
+    from tests.deps import need
 
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     header = Path(torch.__file__).parent / "include" / "ATen" / "Dispatch.h"
     if not header.is_file():
         pytest.skip("torch is installed without its C++ headers")
