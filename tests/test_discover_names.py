@@ -803,8 +803,6 @@ def test_an_include_if_that_sets_no_ignores_asks_git_once_for_all_nested_reposit
     Compared with `git ls-files -o --exclude-standard` in each clone."""
     import subprocess
 
-    from porter.pipeline import discover as discovery
-
     env = _git_env(tmp_path, monkeypatch)
     home = tmp_path / "home"
     top = tmp_path / "src"
@@ -817,12 +815,7 @@ def test_an_include_if_that_sets_no_ignores_asks_git_once_for_all_nested_reposit
     path = str(home / "work.gitconfig") if where == "ABSOLUTE" else where
     (home / ".gitconfig").write_text(f'[includeIf "gitdir:**/clone3/"]\n\tpath = {path}\n')
     (home / "work.gitconfig").write_text("[user]\n\temail = someone@work.example\n")
-    calls: list[str] = []
-    real = discovery._git_config
-    monkeypatch.setattr(discovery, "_git_config", lambda repo, *a: calls.append(repo) or real(repo, *a))
-    monkeypatch.chdir(top)
-    forget_paths()
-    found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+    found, calls = _found_and_git_config_calls(top, monkeypatch)
     assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
     assert len(calls) == 1, calls
 
@@ -851,8 +844,6 @@ def test_a_work_gitconfig_setting_an_ignore_file_asks_git_once_for_each_answer(t
     to git in each. Compared with `git ls-files -o --exclude-standard` in each clone."""
     import subprocess
 
-    from porter.pipeline import discover as discovery
-
     env = _git_env(tmp_path, monkeypatch)
     home = tmp_path / "home"
     top = home / "src"
@@ -866,12 +857,7 @@ def test_a_work_gitconfig_setting_an_ignore_file_asks_git_once_for_each_answer(t
     (home / ".gitconfig").write_text(f'[includeIf "{cond}"]\n\tpath = work.gitconfig\n')
     (home / "work.gitconfig").write_text(f"[core]\n\texcludesFile = {home}/work.ignore\n")
     (home / "work.ignore").write_text("scratch_*.py\n")
-    calls: list[str] = []
-    real = discovery._git_config
-    monkeypatch.setattr(discovery, "_git_config", lambda repo, *a: calls.append(repo) or real(repo, *a))
-    monkeypatch.chdir(top)
-    forget_paths()
-    found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+    found, calls = _found_and_git_config_calls(top, monkeypatch)
     assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
     assert [n for n in names if f"{n}/scratch_b.py" not in found] == [n for n in names if held and n.startswith(held)]
     assert len(calls) == asks, calls
@@ -1047,3 +1033,16 @@ def test_a_last_double_star_folder_pattern_names_every_folder_below(tmp_path, mo
     found = _walked(tmp_path, monkeypatch, files, {".gitignore": "\n".join(lines) + "\n"})
     assert found == _git_lists(tmp_path, env)
     assert "gen/a/b/c.py" in found and "gen/a/b/x/y.py" in found
+
+
+def _found_and_git_config_calls(top: Path, monkeypatch) -> tuple[list[str], list[str]]:
+    """What `discover` finds from `top` (the working folder), and each repository it asked git's
+    configuration of."""
+    from porter.pipeline import discover as discovery
+
+    calls: list[str] = []
+    real = discovery._git_config
+    monkeypatch.setattr(discovery, "_git_config", lambda repo, *a: calls.append(repo) or real(repo, *a))
+    monkeypatch.chdir(top)
+    forget_paths()
+    return sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None), calls

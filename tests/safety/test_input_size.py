@@ -254,10 +254,6 @@ def test_a_gitignore_of_many_wildcard_lines_costs_each_path_only_the_lines_its_t
     more than 300 s (one regex compiled per line, 28 CPU s, then each tried on every file and
     folder); `git ls-files` took 3 s. Each line is now read when a path holds its text, and a
     path tries only the lines whose text it holds; what is left out is git's."""
-    import subprocess
-    import time
-
-    from porter.pipeline.discover import discover
 
     rng = random.Random(7)
     forms = ["*{}*.py", "gen_{}_*.py", "*/{}/*.py", "[{}]{}.py"]
@@ -274,17 +270,7 @@ def test_a_gitignore_of_many_wildcard_lines_costs_each_path_only_the_lines_its_t
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    listed = subprocess.run(
-        ["git", "-c", "core.excludesFile=", "ls-files", "-o", "--exclude-standard", "-z"],
-        cwd=tmp_path,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    start = time.process_time()
-    found = sorted(c.path.relative_to(tmp_path).as_posix() for c in discover([tmp_path]) if c.problem is None)
-    spent = time.process_time() - start
-    assert found == sorted(n for n in listed.split("\0") if n.endswith(".py"))
+    found, spent = _found_as_git_lists(tmp_path)
     assert len(found) == 103, found  # (five left out: three lines' own, `aq.py` and `Xy.py`)
     assert spent < 8, spent
 
@@ -298,10 +284,6 @@ def test_a_gitignore_of_many_wildcard_lines_sharing_one_text_is_not_tried_line_b
     leftover). What is left out is git's."""
     import itertools
     import string
-    import subprocess
-    import time
-
-    from porter.pipeline.discover import discover
 
     if shape.startswith("one"):
         lines = ["[abc][def]*.py"] * 200_000
@@ -312,17 +294,7 @@ def test_a_gitignore_of_many_wildcard_lines_sharing_one_text_is_not_tried_line_b
     for i in range(200):
         (tmp_path / f"p{i % 5}").mkdir(exist_ok=True)
         (tmp_path / f"p{i % 5}" / f"{'adzq'[i % 4]}{'efxy'[i // 4 % 4]}_{i}.py").write_text("")
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    listed = subprocess.run(
-        ["git", "-c", "core.excludesFile=", "ls-files", "-o", "--exclude-standard", "-z"],
-        cwd=tmp_path,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    start = time.process_time()
-    found = sorted(c.path.relative_to(tmp_path).as_posix() for c in discover([tmp_path]) if c.problem is None)
-    spent = time.process_time() - start
-    assert found == sorted(n for n in listed.split("\0") if n.endswith(".py"))
+    _, spent = _found_as_git_lists(tmp_path)
     assert spent < 5, spent
 
 
@@ -493,3 +465,25 @@ def test_an_exclude_of_many_patterns_costs_time_linear_in_them(tmp_path):
     spent = time.process_time() - start
     assert sorted(k for k in kept if k.endswith(".py")) == sorted(f"m{i}.py" for i in range(40)), kept
     assert spent < 4, spent
+
+
+def _found_as_git_lists(tmp_path) -> tuple[list[str], float]:
+    """What `discover` finds in the new repository at `tmp_path` (checked to be the Python files
+    `git ls-files -o --exclude-standard` lists), and the CPU seconds it took."""
+    import subprocess
+    import time
+
+    from porter.pipeline.discover import discover
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    listed = subprocess.run(
+        ["git", "-c", "core.excludesFile=", "ls-files", "-o", "--exclude-standard", "-z"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    start = time.process_time()
+    found = sorted(c.path.relative_to(tmp_path).as_posix() for c in discover([tmp_path]) if c.problem is None)
+    spent = time.process_time() - start
+    assert found == sorted(n for n in listed.split("\0") if n.endswith(".py"))
+    return found, spent
