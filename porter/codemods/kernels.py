@@ -249,14 +249,17 @@ def triton_kernels(
     nested: bool = False,
     lookup: Reexports | None = None,
     how: dict[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> dict[str, cst.FunctionDef]:
     """Top-level functions decorated as Triton kernels, by name; with `in_blocks`, also those
     defined at module level inside an `if`, `try` or `with` (`if HAS_TRITON:`); with `nested`,
     also a function's or a class's own (each one lint reports: torchao 0.18.0 defines its kernels
     in the function that builds them), in the order they are written. `lookup` and `how`: a
-    decorator re-exported by another module (`_reexported`), and how each such was recognised."""
+    decorator re-exported by another module (`_reexported`), and how each such was recognised;
+    `aliases`: the module's `decorator_aliases`, where the caller has them already."""
     found: dict[str, cst.FunctionDef] = {}
-    aliases = decorator_aliases(module, resolver)
+    if aliases is None:
+        aliases = decorator_aliases(module, resolver)
     if nested:
         defined: list[cst.FunctionDef] = []
 
@@ -447,7 +450,7 @@ class KernelsFamily(ReferenceTracker, Family):
         self._aliases = decorator_aliases(node, self.ctx.resolver)
         self._kernels = {
             unicodedata.normalize("NFKC", name): fn
-            for name, fn in triton_kernels(node, self.ctx.resolver, in_blocks=True).items()
+            for name, fn in triton_kernels(node, self.ctx.resolver, in_blocks=True, aliases=self._aliases).items()
         }
         # and those a call makes (`k = triton.jit(fn)`): reported at the call, their launches too
         wrapped = triton_wrapped(node, self.ctx.resolver, nested=True)
