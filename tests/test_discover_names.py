@@ -758,11 +758,7 @@ def test_nested_repositories_ask_git_only_where_their_answer_may_be_their_own(tm
     env = _git_env(tmp_path, monkeypatch)
     top = tmp_path / "src"
     names = [f"plain{i}" for i in range(6)] + ["folds", "names_file"]
-    for name in names:
-        subprocess.run(["git", "init", "-q", str(top / name)], env=env, check=True)
-        (top / name / ".gitignore").write_text("GEN_*.py\n")
-        for f in ("gen_a.py", "m.py", "scratch_b.py"):
-            (top / name / f).write_text("x = 1\n")
+    _clones(top, names, env, "GEN_*.py\n", ("gen_a.py", "m.py", "scratch_b.py"))
     subprocess.run(["git", "-C", str(top / "folds"), "config", "core.ignoreCase", "true"], env=env, check=True)
     (tmp_path / "ign").write_text("scratch_*.py\n")
     subprocess.run(
@@ -801,17 +797,12 @@ def test_an_include_if_that_sets_no_ignores_asks_git_once_for_all_nested_reposit
     it (relative to the configuration file, `~` the home folder); one that names neither
     `core.excludesFile`, `core.ignoreCase` nor an include changes no repository's ignores.
     Compared with `git ls-files -o --exclude-standard` in each clone."""
-    import subprocess
 
     env = _git_env(tmp_path, monkeypatch)
     home = tmp_path / "home"
     top = tmp_path / "src"
     names = [f"clone{i}" for i in range(6)]
-    for name in names:
-        subprocess.run(["git", "init", "-q", str(top / name)], env=env, check=True)
-        (top / name / ".gitignore").write_text("gen_*.py\n")
-        for f in ("gen_a.py", "m.py"):
-            (top / name / f).write_text("x = 1\n")
+    _clones(top, names, env, "gen_*.py\n", ("gen_a.py", "m.py"))
     path = str(home / "work.gitconfig") if where == "ABSOLUTE" else where
     (home / ".gitconfig").write_text(f'[includeIf "gitdir:**/clone3/"]\n\tpath = {path}\n')
     (home / "work.gitconfig").write_text("[user]\n\temail = someone@work.example\n")
@@ -842,17 +833,12 @@ def test_a_work_gitconfig_setting_an_ignore_file_asks_git_once_for_each_answer(t
     twenty-first read's leftover). A `gitdir:` condition without wildcards is decided as git
     decides it, and the clones it treats alike share one answer; any other condition is left
     to git in each. Compared with `git ls-files -o --exclude-standard` in each clone."""
-    import subprocess
 
     env = _git_env(tmp_path, monkeypatch)
     home = tmp_path / "home"
     top = home / "src"
     names = [f"work/clone{i}" for i in range(4)] + ["play/clone4", "play/clone5"]
-    for name in names:
-        subprocess.run(["git", "init", "-q", str(top / name)], env=env, check=True)
-        (top / name / ".gitignore").write_text("gen_*.py\n")
-        for f in ("gen_a.py", "m.py", "scratch_b.py"):
-            (top / name / f).write_text("x = 1\n")
+    _clones(top, names, env, "gen_*.py\n", ("gen_a.py", "m.py", "scratch_b.py"))
     cond = cond.replace("ABSOLUTE", str(home))
     (home / ".gitconfig").write_text(f'[includeIf "{cond}"]\n\tpath = work.gitconfig\n')
     (home / "work.gitconfig").write_text(f"[core]\n\texcludesFile = {home}/work.ignore\n")
@@ -1046,3 +1032,14 @@ def _found_and_git_config_calls(top: Path, monkeypatch) -> tuple[list[str], list
     monkeypatch.chdir(top)
     forget_paths()
     return sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None), calls
+
+
+def _clones(top: Path, names: list[str], env: dict, ignore: str, files: tuple[str, ...]) -> None:
+    """A repository at each of `names` under `top`, holding `files` and a `.gitignore` of `ignore`."""
+    import subprocess
+
+    for name in names:
+        subprocess.run(["git", "init", "-q", str(top / name)], env=env, check=True)
+        (top / name / ".gitignore").write_text(ignore)
+        for f in files:
+            (top / name / f).write_text("x = 1\n")
