@@ -843,8 +843,7 @@ def _dispatched(launches: list[tuple[str, CallSite]], code: str, commented: str,
     if any(_DISPATCH_MACRO.fullmatch(c.split("(")[0]) is None for s in sites for c in s.dispatch.split("\n")):
         texts += [_blank(text, strings=True) for _, text in _headers(commented, path, search, [])]
     for text in texts:
-        for m in _DEFINE.finditer(text):
-            macro = _Macro(m.group(1), [a.strip() for a in m.group(2).split(",")], joined(m.group(3)), "", 0)
+        for macro in _function_macros(text):
             macros.setdefault(macro.name, []).append(macro)
     for site in sites:
         site.dispatch, site.dispatched = _binding(site.dispatch.split("\n"), macros)
@@ -1544,16 +1543,27 @@ def _expanded(macro: _Macro, args: list[str]) -> str:
     return _PASTE.sub("", out)
 
 
+def _function_macros(code: str, rel: str = "", lines: _Lines | None = None) -> list[_Macro]:
+    """Every function-like `#define` of `code`, its continued lines joined (of file `rel`, at its
+    line where `lines` are given)."""
+    return [
+        _Macro(
+            m.group(1),
+            [p.strip() for p in m.group(2).split(",")],
+            joined(m.group(3)),
+            rel,
+            lines.of(m.start()) if lines is not None else 0,
+        )
+        for m in _DEFINE.finditer(code)
+    ]
+
+
 def _macros(code: str, rel: str, lines: _Lines, given: list[_Macro] | tuple[_Macro, ...] = ()) -> list[_Macro]:
     """The function-like macros of `code` that make a kernel: whose body defines one named by
     their parameters, or uses such a macro (of `code`, or one of `given`: another file's), as
     `#define A(n) B(n, float)` over `#define B(n, T) __global__ void n(T* x)` does (A was not one:
     eighteenth read's leftover)."""
-    defs = []
-    for m in _DEFINE.finditer(code):
-        params = [p.strip() for p in m.group(2).split(",")]
-        body = joined(m.group(3))
-        defs.append(_Macro(m.group(1), params, body, rel, lines.of(m.start())))
+    defs = _function_macros(code, rel, lines)
     making = {m.name for m in given}
     users: dict[str, list[_Macro]] = {}
     for d in defs:
