@@ -226,6 +226,7 @@ class _Translator:
         self.rowwise = False
         self.flat = False
         self.written = _written(fn)
+        self.bounds: dict[str | None, str] = {}  # a load's or store's mask bound (None: no mask) -> its code
 
     def run(self) -> Translation:
         params, constexprs = [], []
@@ -313,6 +314,7 @@ class _Translator:
             if mask.kind != "mask":
                 raise Untranslatable(f"mask `{ast.unparse(mask_node)}` is not `offsets < n`")
             limit = mask.limit
+        self.bounded(limit, ptr_node)
         if ptr.stride is not None:
             self.rowwise = True
             cols = f"[:, :{limit}]" if limit else "[:, :]"
@@ -320,6 +322,19 @@ class _Translator:
         if ptr.extra.get("flat"):
             self.flat = True
         return f"{ptr.base}.view(-1)" + (f"[:{limit}]" if limit else "[:]")  # (an unmasked store: `[:]`, assignable)
+
+    def bounded(self, limit: str | None, ptr_node: ast.AST) -> None:
+        """One bound for every load and store: a view is `[:n]` or `[:]`, so `x = tl.load(p + offs,
+        mask=offs < n)` stored by `tl.store(q + offs, x)` (or under `offs < m`) assigned n values to
+        the whole tensor (or m of it), and the "derived" reference raised where the kernel writes
+        its grid's lanes (twenty-third read)."""
+        self.bounds.setdefault(limit, ast.unparse(ptr_node))
+        if len(self.bounds) > 1:
+            a, b = (f"`{at}` " + (f"masked at `{limit}`" if limit else "unmasked") for limit, at in self.bounds.items())
+            raise Untranslatable(
+                f"its loads and stores stop at different bounds ({a}, {b}): the reference's views of them"
+                " differ in length"
+            )
 
     # expressions -------------------------------------------------------------------------
 
