@@ -502,7 +502,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     for path in _python_files(root):
         _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
     for launch in found.launches:
-        _attach_launch(found.triton.get(launch.name, []), launch)
+        _attach_launch(found.triton.get(launch.name, []), launch, base.name)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
@@ -534,11 +534,11 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     return inv
 
 
-def _attach_launch(kernels: list[Kernel], launch: _PyLaunch) -> None:
+def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
     """A Triton launch as a call of the kernel it runs (`_launch_target`); where porter cannot tell
     which, each kernel of its name says so in its scaffold (`unresolved`), not nothing."""
     path = None if launch.attribute else launch.site.path
-    k = None if launch.unresolved else _launch_target(kernels, path, launch.origin)
+    k = None if launch.unresolved else _launch_target(kernels, path, launch.origin, top)
     if k is not None:
         k.calls.append(launch.site)
         return
@@ -1149,20 +1149,27 @@ def _import_origins(module: cst.Module, rel: str) -> dict[str, str]:
     return out
 
 
-def _launch_target(kernels: list[Kernel], path: str | None, origin: str | None) -> Kernel | None:
+def _launch_target(kernels: list[Kernel], path: str | None, origin: str | None, top: str) -> Kernel | None:
     """The kernel a launch in file `path` runs, of the kernels of its name (one per file that
     defines one): its own file's, else the one of the module it is imported from, else the only
     one. Two files defining a kernel of one name (liger-kernel 0.8.5's Ascend backend repeats
     its CUDA kernels' names) gave every launch to the last one read: its pointer typed `int`
     from the other's stride, its stores dropped from `mutates_args` (twenty-first read). With
     none to tell them apart, the launch is given to none: no evidence beats a wrong one. A launch
-    through a module's attribute (`path` None) never runs its own file's."""
+    through a module's attribute (`path` None) never runs its own file's. A tree scanned from its
+    package's folder (`porter kernels fla`) imports `fla.ops.x`, whose path spells `ops.x`: the
+    folder's name `top` may come first (fla 0.2.2's gsa launches of its two
+    `fused_recurrent_fwd_kernel`s were given to neither: twenty-third read)."""
     own = [k for k in kernels if k.path == path]
     if own:
         return own[0]
     if origin is not None:
-        module = origin.rsplit(".", 1)[0]
-        hits = [k for k in kernels if ("." + _dotted_path(k.path)).endswith("." + module)]
+        module = "." + origin.rsplit(".", 1)[0]
+        hits = [
+            k
+            for k in kernels
+            if any(f".{m}".endswith(module) for m in (_dotted_path(k.path), f"{top}.{_dotted_path(k.path)}"))
+        ]
         if len(hits) == 1:
             return hits[0]
     return kernels[0] if len(kernels) == 1 else None

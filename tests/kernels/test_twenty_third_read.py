@@ -51,3 +51,46 @@ def test_loads_and_stores_under_one_bound_are_still_derived():
     namespace["k_reference"](x, y, 37)
     torch.testing.assert_close(y[:37], x[:37] + 1)
     assert not y[37:].any()
+
+
+SCALE = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * FACTOR, mask=offs < n)
+
+
+def run(x, y):
+    scale[(1,)](x, y, x.numel(), BLOCK=1024)
+"""
+
+
+def test_a_launch_imported_by_the_package_name_of_the_scanned_folder_runs_that_module_s_kernel(tmp_path):
+    # `porter kernels fla` over flash-linear-attention 0.2.2: `fla/ops/gsa/fused_recurrent.py`
+    # launches `fused_recurrent_fwd_kernel` imported `from fla.ops.common.fused_recurrent`, and
+    # `fla/ops/generalized_delta_rule/iplr/` defines another of that name: the paths spell
+    # `ops.common...`, the import `fla.ops.common...`, so the launch was given to neither
+    from porter.kernels.inventory import scan
+
+    pkg = tmp_path / "fla"
+    (pkg / "ops" / "common").mkdir(parents=True)
+    (pkg / "ops" / "iplr").mkdir()
+    (pkg / "ops" / "common" / "k.py").write_text(SCALE.replace("FACTOR", "2.0"))
+    (pkg / "ops" / "iplr" / "k.py").write_text(SCALE.replace("FACTOR", "3.0"))
+    (pkg / "ops" / "gsa.py").write_text(
+        "from fla.ops.common.k import scale\n\n\ndef gsa(a, b, count):\n    scale[(1,)](a, b, count, BLOCK=64)\n"
+    )
+    for root in (pkg, tmp_path):
+        inv = scan(root)
+        calls = {k.path: [(c.path, c.args) for c in k.calls] for k in inv.kernels}
+        common, iplr, gsa = (
+            str(p.relative_to(root)) for p in (pkg / "ops/common/k.py", pkg / "ops/iplr/k.py", pkg / "ops/gsa.py")
+        )
+        assert sorted(calls[common]) == [
+            (common, ["x", "y", "x.numel()", "BLOCK=1024"]),
+            (gsa, ["a", "b", "count", "BLOCK=64"]),
+        ]
+        assert calls[iplr] == [(iplr, ["x", "y", "x.numel()", "BLOCK=1024"])]
