@@ -55,6 +55,7 @@ from porter.core.textsafe import path_name
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack, _import_statements, dotted
 
 CUDA_SUFFIXES = (".cu", ".cuh")
+_HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx")  # read for kernels where they hold `__global__`
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`closing_parens`):
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
 # (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
@@ -316,14 +317,30 @@ def _as_is(line: int) -> tuple[int | None, int]:
 
 def _cuda_files(root: Path) -> list[Path]:
     if root.is_file():
-        return [root] if root.suffix in CUDA_SUFFIXES else []
+        return [root] if root.suffix in CUDA_SUFFIXES or _kernel_header(root) else []
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [
             d for d in dirnames if not d.startswith(".") and d not in ("build", "dist", "node_modules", "__pycache__")
         ]
-        out.extend(Path(dirpath) / f for f in filenames if f.endswith(CUDA_SUFFIXES))
+        out.extend(
+            path
+            for path in (Path(dirpath) / f for f in filenames)
+            if path.suffix in CUDA_SUFFIXES or _kernel_header(path)
+        )
     return sorted(out)
+
+
+def _kernel_header(path: Path) -> bool:
+    """A C++ header (`.h`, `.hpp`) that holds `__global__`: apex's fused softmax (flash-attn 2.7.4's
+    `csrc/fused_softmax/scaled_masked_softmax.h`) defines its kernels in a `.h` its `.cu` includes,
+    and they were neither listed nor said (twenty-third read). A byte test, read once a header."""
+    if path.suffix not in _HEADER_SUFFIXES:
+        return False
+    try:
+        return b"__global__" in read_regular(path, MAX_PARSE_BYTES)
+    except Unreadable:  # past the parse limit or not a regular file: not read as a .cu is not
+        return False
 
 
 class _Scan(cst.CSTVisitor):

@@ -94,3 +94,21 @@ def test_a_launch_imported_by_the_package_name_of_the_scanned_folder_runs_that_m
             (gsa, ["a", "b", "count", "BLOCK=64"]),
         ]
         assert calls[iplr] == [(iplr, ["x", "y", "x.numel()", "BLOCK=1024"])]
+
+
+def test_a_kernel_defined_in_a_cpp_header_its_cu_includes_is_listed_with_its_launch(tmp_path):
+    # flash-attn 2.7.4's csrc/fused_softmax (apex's): `scaled_masked_softmax.h` defines the
+    # `__global__` kernels and `scaled_masked_softmax_cuda.cu` includes it; only `.cu`/`.cuh` were
+    # read, so `porter kernels` listed none of them, and said nothing
+    from porter.kernels.inventory import scan
+
+    (tmp_path / "softmax.h").write_text(
+        "#pragma once\ntemplate <typename T>\n__global__ void softmax_warp_forward(T* dst, const T* src, int rows)"
+        " {\n  dst[0] = src[0];\n}\n\ninline void launch(float* d, const float* s, int rows) {\n"
+        "  softmax_warp_forward<float><<<rows, 32>>>(d, s, rows);\n}\n"
+    )
+    (tmp_path / "plain.hpp").write_text("#pragma once\ninline int twice(int x) { return 2 * x; }\n")
+    (tmp_path / "softmax_cuda.cu").write_text('#include "softmax.h"\n#include "plain.hpp"\n')
+    inv = scan(tmp_path)
+    listed = {(k.name, k.path): [c.args for c in k.calls] for k in inv.kernels if k.kind == "cuda"}
+    assert listed == {("softmax_warp_forward", "softmax.h"): [["d", "s", "rows"]]}
