@@ -351,6 +351,10 @@ class _Translator:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
             operand = self.value_like(node.operand)
             sign = {ast.USub: "-", ast.UAdd: "+", ast.Not: "~"}[type(node.op)]
+            if sign == "~" and operand.kind == "scalar":
+                # Triton takes `not` of a number as Python's (a constexpr): `x * (not 0)` is x; `~0`
+                # is -1, and the reference computed -x (twenty-third read)
+                sign = "not "
             pad = _pad(operand)
             pad = (
                 -pad

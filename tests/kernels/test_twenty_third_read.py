@@ -112,3 +112,22 @@ def test_a_kernel_defined_in_a_cpp_header_its_cu_includes_is_listed_with_its_lau
     inv = scan(tmp_path)
     listed = {(k.name, k.path): [c.args for c in k.calls] for k in inv.kernels if k.kind == "cuda"}
     assert listed == {("softmax_warp_forward", "softmax.h"): [["d", "s", "rows"]]}
+
+
+def test_not_of_a_number_is_python_s_not_as_in_triton():
+    # Triton takes `not 0` as a constexpr (True): `x * (not 0)` stores x; the reference wrote
+    # `x * (~0)`, the bitwise complement, and computed -x
+    source = (
+        HEAD
+        + "def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+        + OFFS
+        + "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        + "    tl.store(y_ptr + offs, x * (not 0), mask=offs < n)\n"
+    )
+    derived = translate(source, "k")
+    assert derived is not None
+    namespace: dict = {"torch": torch}
+    exec(derived.source(), namespace)
+    x, y = torch.randn(64), torch.zeros(64)
+    namespace["k_reference"](x, y, 64)
+    torch.testing.assert_close(y, x)
