@@ -50,7 +50,7 @@ from porter.cli.options import (
     Target,
     UnsafeFixes,
     written_or_stdout,
-    written_path,
+    written_file,
 )
 from porter.core.findings import FileStatus
 from porter.analysis.prefilter import NOT_ADMITTED
@@ -102,7 +102,7 @@ def lint(
     ),
     baseline: Path = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
     write_baseline_to: Path = typer.Option(
-        None, "--write-baseline", parser=written_path, help="Record today's findings in FILE and exit 0."
+        None, "--write-baseline", parser=written_file, help="Record today's findings in FILE and exit 0."
     ),
     allow_dirty: AllowDirty = False,
     allow_no_vcs: AllowNoVcs = False,

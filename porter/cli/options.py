@@ -10,6 +10,7 @@ compare`) run it where porter can, PyTorch/XLA, unless told (`RunTarget`)."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -44,10 +45,19 @@ def written_path(text: str) -> Path:
     return Path(text)
 
 
+def written_file(text: str) -> Path:
+    """A file porter writes: `written_path`, and never a name that ends in a slash. `Path` drops
+    the slash, so `-o out/` wrote a file named `out` where the shell's `> out/` refuses: the name
+    names a folder (twenty-third read)."""
+    if text.endswith(("/", os.sep)):
+        raise typer.BadParameter(f"{text} names a folder (it ends in a slash): name a file")
+    return written_path(text)
+
+
 def written_or_stdout(text: str) -> Path | None:
     """A file porter writes, or None for `-`: standard output, as the convention goes (`lint -o -`
     wrote a file named `-`: nineteenth read); `./-` names that file."""
-    return None if text == "-" else written_path(text)
+    return None if text == "-" else written_file(text)
 
 
 _MAX_SEED = 2**31 - 1  # numpy takes seeds below 2**32, and each rank adds its number (torchrun)
@@ -163,7 +173,7 @@ MigrationReport = Annotated[
     Path | None,
     typer.Option(
         "--report",
-        parser=written_path,
+        parser=written_file,
         help="Also write a migration report: FILE.html, FILE.md or FILE.json (by suffix).",
         show_default=False,
     ),
@@ -270,5 +280,5 @@ Atol = Annotated[
 ]
 ParityReport = Annotated[
     Path | None,
-    typer.Option("--report", parser=written_path, help="Write a report: .json, .md or .html.", show_default=False),
+    typer.Option("--report", parser=written_file, help="Write a report: .json, .md or .html.", show_default=False),
 ]

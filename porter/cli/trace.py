@@ -25,7 +25,7 @@ from porter.cli.options import (
     Steps,
     Target,
     Timeout,
-    written_path,
+    written_file,
 )
 from porter.core.textsafe import lines_printable, printable
 
@@ -88,7 +88,7 @@ def _output(output: Path) -> Path:
 @trace_app.command("record")
 def record_cmd(
     output: Path = typer.Option(
-        ..., "-o", "--output", parser=written_path, help="The trace file to write (.safetensors)."
+        ..., "-o", "--output", parser=written_file, help="The trace file to write (.safetensors)."
     ),
     side: str = typer.Option(
         "original",
@@ -285,7 +285,7 @@ def _malformed(reference: Path, ported: Path, exc: BaseException) -> str:
 def ops_cmd(
     trace: Path = typer.Argument(..., help="A trace file (porter trace record)."),
     target: Target = None,
-    report: Path | None = typer.Option(None, "--report", parser=written_path, help="Write the table: .json or .md."),
+    report: Path | None = typer.Option(None, "--report", parser=written_file, help="Write the table: .json or .md."),
 ) -> None:
     """Per ATen operator the run executed: native, CPU fallback, unsupported, host (ran on
     CPU tensors by design) or unknown, with the evidence. Exit 1 when an operator falls

@@ -25,6 +25,7 @@ from rich.progress import (
 )
 
 from porter.pipeline.discover import discover
+from porter.core.textsafe import printable
 from porter.report.console import LIVE, on_a_terminal
 
 
@@ -130,6 +131,10 @@ class RunProgress:
 
 
 def _short(path: str | None, width: int = 40) -> str:
+    """The end of `path` for the bar, its control characters escaped first: rich's `Text` drops
+    CR, BEL, BS, VT and FF before the console escapes the rest (`c<CR>r.py` showed `cr.py`, another
+    file's name) and breaks the bar's line at a newline (twenty-third read)."""
     if not path:
         return ""
+    path = printable(path)
     return path if len(path) <= width else "…" + path[-(width - 1) :]

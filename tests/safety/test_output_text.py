@@ -203,6 +203,27 @@ def test_a_path_with_markup_in_the_progress_bar():
     assert progress.done == 2 and "x[/z].py" in console.file.getvalue()
 
 
+def test_a_path_with_control_characters_in_the_progress_bar():
+    """rich's `Text` drops CR, BEL, BS, VT and FF: the bar showed `c<CR>r.py` as `cr.py`, another
+    file's name, and a newline broke the bar's line (twenty-third read). Each is an escape."""
+    import io
+
+    from rich.console import Console
+
+    from porter.report.progress import RunProgress
+
+    names = ["c\rr.py", "n\nl.py", "b\x07e\x08l\x0bv\x0cf.py"]
+    console = Console(file=io.StringIO(), force_terminal=True, width=120)
+    with RunProgress(console, total=len(names), delay=0.0, tty=True) as progress:
+        for path in names:
+            progress.advance(path)
+            progress._bar.refresh()  # what the bar's refresh thread does every tick
+    drawn = console.file.getvalue()
+    for shown in ("c\\x0dr.py", "n\\x0al.py", "b\\x07e\\x08l\\x0bv\\x0cf.py"):
+        assert shown in drawn, (shown, drawn)
+    assert "cr.py" not in drawn and "l.py" not in drawn.replace("\\x0al.py", ""), drawn
+
+
 def test_brackets_in_advice_survive_the_rewrite_summary(tmp_path):
     """The summary's "Left for a person" lines print a rule's advice as text: `[i]` is kept."""
     (tmp_path / "m.py").write_bytes(b"import torch\nstate = torch.cuda.get_rng_state()\n")
