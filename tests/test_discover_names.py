@@ -399,7 +399,7 @@ def _git_env(tmp_path, monkeypatch, **extra: str) -> dict[str, str]:
     """An environment of the user's own (HOME in tmp, no system config, no GIT_* of the
     caller), set for porter too; the one git is run with."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "XDG_CONFIG_HOME"}
-    env.update(HOME=str(tmp_path / "home"), GIT_CONFIG_NOSYSTEM="1", **extra)
+    env.update({"HOME": str(tmp_path / "home"), "GIT_CONFIG_NOSYSTEM": "1", **extra})
     (tmp_path / "home").mkdir(exist_ok=True)
     for name in [k for k in os.environ if k.startswith("GIT_") or k == "XDG_CONFIG_HOME"]:
         monkeypatch.delenv(name)
@@ -847,6 +847,31 @@ def test_a_work_gitconfig_setting_an_ignore_file_asks_git_once_for_each_answer(t
     assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
     assert [n for n in names if f"{n}/scratch_b.py" not in found] == [n for n in names if held and n.startswith(held)]
     assert len(calls) == asks, calls
+
+
+@pytest.mark.parametrize("home", ["link", "slash", "dot"])
+def test_a_work_gitdir_condition_under_home_holds_below_the_home_folders_real_path(tmp_path, monkeypatch, home):
+    """git puts the real path of the home folder for `~` in a `gitdir:` condition; porter put
+    `$HOME` as written, so where `$HOME` is a link (`/home/u -> /data/u`), ends in `/` or holds
+    a `.`, `gitdir:~/src/work/` held for no clone here, and every clone took the first one's
+    answer: a work clone's `core.excludesFile` was read in the play clones, or not in the work
+    ones. Compared with `git ls-files -o --exclude-standard` in each clone."""
+    real = tmp_path / "data"
+    real.mkdir()
+    given = {"link": tmp_path / "home", "slash": f"{real}/", "dot": f"{real}/."}[home]
+    if home == "link":
+        (tmp_path / "home").symlink_to(real)
+    env = _git_env(tmp_path, monkeypatch, HOME=str(given))
+    top = real / "src"
+    names = ["play/clone0", "work/clone1", "work/clone2", "play/clone3"]
+    _clones(top, names, env, "gen_*.py\n", ("gen_a.py", "m.py", "scratch_b.py"))
+    (real / ".gitconfig").write_text('[includeIf "gitdir:~/src/work/"]\n\tpath = work.gitconfig\n')
+    (real / "work.gitconfig").write_text(f"[core]\n\texcludesFile = {real}/work.ignore\n")
+    (real / "work.ignore").write_text("scratch_*.py\n")
+    found, calls = _found_and_git_config_calls(top, monkeypatch)
+    assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
+    assert [n for n in names if f"{n}/scratch_b.py" not in found] == ["work/clone1", "work/clone2"], found
+    assert len(calls) == 2, calls
 
 
 @pytest.mark.parametrize(
