@@ -399,7 +399,7 @@ def _git_env(tmp_path, monkeypatch, **extra: str) -> dict[str, str]:
     """An environment of the user's own (HOME in tmp, no system config, no GIT_* of the
     caller), set for porter too; the one git is run with."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "XDG_CONFIG_HOME"}
-    env.update(HOME=str(tmp_path / "home"), GIT_CONFIG_NOSYSTEM="1", **extra)
+    env.update({"HOME": str(tmp_path / "home"), "GIT_CONFIG_NOSYSTEM": "1", **extra})
     (tmp_path / "home").mkdir(exist_ok=True)
     for name in [k for k in os.environ if k.startswith("GIT_") or k == "XDG_CONFIG_HOME"]:
         monkeypatch.delenv(name)
@@ -744,6 +744,35 @@ def test_a_repository_whose_core_ignorecase_is_true_matches_either_case(tmp_path
     assert "gen_a.py" not in found and "caf\u00e9.py" in found and "vendor/lib/gen_c.py" in found, found
 
 
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("\\A*", ["a1.py", "A2.py", "b1.py", "B2.py", "sub/c.py"]),  # (an escaped capital: nothing)
+        ("[A]*", ["a1.py", "A2.py", "b1.py", "B2.py", "sub/c.py"]),  # (a bracket's capital: nothing)
+        ("[\\B]*", ["a1.py", "A2.py", "b1.py", "B2.py", "sub/c.py"]),
+        ("[Ab]*", ["a1.py", "A2.py", "sub/c.py"]),  # (`b` takes either case)
+        ("[!A]*", []),  # (every name: `A` matches none)
+        ("[A-B]*", ["sub/c.py"]),  # (a range takes either case)
+        ("\\a*", ["b1.py", "B2.py", "sub/c.py"]),  # (an escaped small letter: either case)
+        ("\\Sub/", ["a1.py", "A2.py", "b1.py", "B2.py", "sub/c.py"]),
+        ("!\\A1.py\n*1.py", ["A2.py", "B2.py", "sub/c.py"]),
+    ],
+)
+def test_a_folding_repository_matches_an_escaped_or_bracketed_capital_as_git_does(tmp_path, monkeypatch, line, kept):
+    """Where `core.ignoreCase` is true, git's wildmatch lowers a path's letters and a pattern's,
+    but not a letter after `\\` nor a bracket's member: `\\A*` and `[A]*` match no name at all
+    (an `A` is compared with the path's `a`), `[!A]*` matches every name; a range takes either
+    case. porter read them in either case and left out `a1.py`, which git lists (twenty-third
+    read, random trees). Compared with `git ls-files -o --exclude-standard`."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    subprocess.run(["git", "-C", str(repo), "config", "core.ignoreCase", "true"], env=env, check=True)
+    files = ["a1.py", "A2.py", "b1.py", "B2.py", "sub/c.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": line + "\n"})
+    assert found == _git_lists(repo, env) == sorted(kept)
+
+
 def test_nested_repositories_ask_git_only_where_their_answer_may_be_their_own(tmp_path, monkeypatch):
     """A folder of clones asked git once for each (100 clones: 1.4 s of the walk). A clone whose
     own configuration names neither setting nor an `include` has the answer of every other such
@@ -847,6 +876,31 @@ def test_a_work_gitconfig_setting_an_ignore_file_asks_git_once_for_each_answer(t
     assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
     assert [n for n in names if f"{n}/scratch_b.py" not in found] == [n for n in names if held and n.startswith(held)]
     assert len(calls) == asks, calls
+
+
+@pytest.mark.parametrize("home", ["link", "slash", "dot"])
+def test_a_work_gitdir_condition_under_home_holds_below_the_home_folders_real_path(tmp_path, monkeypatch, home):
+    """git puts the real path of the home folder for `~` in a `gitdir:` condition; porter put
+    `$HOME` as written, so where `$HOME` is a link (`/home/u -> /data/u`), ends in `/` or holds
+    a `.`, `gitdir:~/src/work/` held for no clone here, and every clone took the first one's
+    answer: a work clone's `core.excludesFile` was read in the play clones, or not in the work
+    ones. Compared with `git ls-files -o --exclude-standard` in each clone."""
+    real = tmp_path / "data"
+    real.mkdir()
+    given = {"link": tmp_path / "home", "slash": f"{real}/", "dot": f"{real}/."}[home]
+    if home == "link":
+        (tmp_path / "home").symlink_to(real)
+    env = _git_env(tmp_path, monkeypatch, HOME=str(given))
+    top = real / "src"
+    names = ["play/clone0", "work/clone1", "work/clone2", "play/clone3"]
+    _clones(top, names, env, "gen_*.py\n", ("gen_a.py", "m.py", "scratch_b.py"))
+    (real / ".gitconfig").write_text('[includeIf "gitdir:~/src/work/"]\n\tpath = work.gitconfig\n')
+    (real / "work.gitconfig").write_text(f"[core]\n\texcludesFile = {real}/work.ignore\n")
+    (real / "work.ignore").write_text("scratch_*.py\n")
+    found, calls = _found_and_git_config_calls(top, monkeypatch)
+    assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
+    assert [n for n in names if f"{n}/scratch_b.py" not in found] == ["work/clone1", "work/clone2"], found
+    assert len(calls) == 2, calls
 
 
 @pytest.mark.parametrize(

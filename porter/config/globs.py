@@ -169,7 +169,7 @@ class _Wild:
         if self._state == 0:
             self._state = -1
             try:
-                read = _read(self.line)
+                read = _read(self.line, self.fold)
             except (ValueError, re.error):  # GitIgnorePatternError is a ValueError
                 read = None
             if read is not None:
@@ -605,12 +605,13 @@ def _bytes(text: str) -> str:
 
 
 @lru_cache(maxsize=2**17)
-def _read(line: str) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str] | None] | None:
+def _read(line: str, fold: bool = False) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str] | None] | None:
     """(include, the literal's `_split_literal`, else the compiled regex) of a gitignore line, or
     None where git reads no pattern; raises (ValueError, re.error) where pathspec cannot read
     it. Kept for the process: a run reads its `exclude` patterns three times (checked, then
     matched on the walk and on given files), and 100,000 of them cost 7.9 CPU s read each time.
-    A bracket expression is read as git reads it (`_brackets`)."""
+    A bracket expression is read as git reads it (`_brackets`); `fold`: as git reads it where
+    a repository's `core.ignoreCase` folds case."""
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
     line = _trim(line)
@@ -618,13 +619,13 @@ def _read(line: str) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str]
         # a negation matches what its pattern matches (pathspec read `!/` as every path below a
         # folder, where `/` is no pattern: git keeps nothing by it); a `!` or `#` after it is text
         body = line[1:]
-        inner = _read("\\" + body if body[:1] in ("!", "#") else body)
+        inner = _read("\\" + body if body[:1] in ("!", "#") else body, fold)
         return None if inner is None else (False, inner[1], inner[2])
     plain = _plain(line)
     if plain is not None:
         return True, plain, None
     line, stars = _prefix_stars(line)
-    marked, classes = _brackets(line)
+    marked, classes = _brackets(line, fold)
     if marked is None:
         return None  # (a bracket git cannot close, or an unknown `[:name:]`: the line matches nothing)
     regex, include = GitIgnoreSpecPattern.pattern_to_regex(marked)
@@ -707,11 +708,12 @@ def _member(c: str) -> str:
     return "\\" + c if c in "\\]^-[" else c
 
 
-def _bracket(line: str, i: int) -> tuple[str | None, int]:
+def _bracket(line: str, i: int, fold: bool = False) -> tuple[str | None, int]:
     """The regex class of the bracket expression at `line[i]` (a `[`) as git's wildmatch reads
     it, and where it ends; None where git reads no expression there (unclosed, or an unknown
     `[:name:]`: then the whole pattern matches nothing). `]` first is a member, `\\` escapes,
-    `a-z` is a range, `[:alpha:]` a class; no class ever matches a `/`."""
+    `a-z` is a range, `[:alpha:]` a class; no class ever matches a `/`. `fold`: an upper-case
+    letter that is a member alone matches nothing (`_UPPER`), as git compares it."""
     j = i + 1
     negated = j < len(line) and line[j] in "!^"
     j += negated
@@ -721,7 +723,8 @@ def _bracket(line: str, i: int) -> tuple[str | None, int]:
         found, j, prev = _bracket_member(line, j, prev)
         if found is None:
             return None, j
-        ranges.extend(found)
+        if not (fold and prev is not None and prev in _UPPER):  # (`prev`: a member alone)
+            ranges.extend(found)
         j += 1
         if j >= len(line):
             return None, j
@@ -764,13 +767,14 @@ def _bracket_member(line: str, j: int, prev: str | None) -> tuple[tuple[str, ...
     return (c + c,), j, c
 
 
-def _brackets(line: str) -> tuple[str | None, list[str]]:
+def _brackets(line: str, fold: bool = False) -> tuple[str | None, list[str]]:
     """`line` with each bracket expression replaced by a private-use character (`_MARK` + i),
     and the regex class each stands for; (None, []) where git's reading of a bracket makes the
     line match nothing. pathspec reads brackets otherwise: `[[:alpha:]]` as the class `[:alph`
     and a `]`, `[\\]]` as a `\\` and a `]`. A line that holds a private-use character or a
-    bracket naming a `/` (which makes the pattern anchored) is left as it is."""
-    if "[" not in line or any(_MARK <= ord(c) < _MARK + 0x1000 for c in line):
+    bracket naming a `/` (which makes the pattern anchored) is left as it is. `fold`: an
+    escaped upper-case letter (`_UPPER`) makes the line match nothing, as git compares it."""
+    if ("[" not in line and not (fold and "\\" in line)) or any(_MARK <= ord(c) < _MARK + 0x1000 for c in line):
         return line, []
     out: list[str] = []
     classes: list[str] = []
@@ -778,6 +782,8 @@ def _brackets(line: str) -> tuple[str | None, list[str]]:
     while i < len(line):
         c = line[i]
         if c == "\\" and i + 1 < len(line):
+            if fold and line[i + 1] in _UPPER:
+                return None, []
             out.append(line[i : i + 2])
             i += 2
             continue
@@ -785,7 +791,7 @@ def _brackets(line: str) -> tuple[str | None, list[str]]:
             out.append(c)
             i += 1
             continue
-        cls, end = _bracket(line, i)
+        cls, end = _bracket(line, i, fold)
         if cls is None:
             return None, []
         if "/" in line[i:end] or len(classes) >= 0x1000:
@@ -794,6 +800,13 @@ def _brackets(line: str) -> tuple[str | None, list[str]]:
         classes.append(cls)
         i = end
     return "".join(out), classes
+
+
+# where a repository folds case (`core.ignoreCase`), git's wildmatch lowers a path's letter and
+# the pattern's, but not an escaped one (`\\A`) nor a bracket's member (`[A]`, `[!A]`): those
+# match no letter (a range, `[A-C]`, takes either case). Read as any case, `\\A*` and `[A]*`
+# left out `a1.py`, which git lists, and `[!A]*` kept it (twenty-third read)
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def _trim(line: str) -> str:

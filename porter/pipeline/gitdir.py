@@ -5,8 +5,8 @@ A work configuration that sets an ignore setting (`[includeIf "gitdir:~/work/"] 
 ~/.gitconfig-work` naming a `core.excludesFile`) made each of 200 clones ask git its own: 201
 git calls, 2.5 s of a walk (twentieth and twenty-first reads' leftover). Only what is decided
 here exactly as git decides it is decided: `[**/]TEXT[/**]` after git's own preparation
-(`config.c` `prepare_include_condition_pattern`: `~/` is the home folder, a pattern that is not
-absolute gets `**/` before it, one ending in `/` gets `**` after it), TEXT holding no wildcard,
+(`config.c` `prepare_include_condition_pattern`: `~/` is the home folder's real path, a pattern
+that is not absolute gets `**/` before it, one ending in `/` gets `**` after it), TEXT holding no wildcard,
 bracket or escape, matched by git's wildmatch (WM_PATHNAME: `**/` any folders or none, a last
 `/**` anything below) against the repository's git folder. Every other condition (another
 wildcard, `./`, `~user`, `%(prefix)`, `onbranch:`, `hasconfig:`) is left to git.
@@ -42,8 +42,8 @@ def condition(cond: str) -> Gitdir | None:
     if not colon or kind not in ("gitdir", "gitdir/i"):
         return None
     if pattern.startswith("~/"):
-        home = os.environ.get("HOME")
-        if not home:
+        home = _real_home()
+        if home is None:
             return None
         pattern = home + pattern[1:]
     elif pattern.startswith(("~", "%(", "./")):
@@ -59,6 +59,21 @@ def condition(cond: str) -> Gitdir | None:
     if not pattern.strip("/") or any(c in pattern for c in "*?[\\"):
         return None
     return Gitdir(lead, os.fsencode(pattern), tail, kind == "gitdir/i")
+
+
+def _real_home() -> str | None:
+    """The home folder as git puts it for `~` in a condition: its real path (`interpolate_path`
+    with `real_home`), so a home folder given by a link, with a trailing `/` or a `.` holds
+    for the repositories below its real path (`$HOME` as written held for none of them, and
+    those clones shared a wrong answer: twenty-third read). None where git's may differ: no
+    `$HOME`, a relative one (git resolves it from the repository), one that does not exist."""
+    home = os.environ.get("HOME", "")
+    if not os.path.isabs(home):
+        return None
+    try:
+        return os.path.realpath(home, strict=True)
+    except OSError:
+        return None
 
 
 def held(conditions: tuple[Gitdir, ...], dot_git: Path) -> tuple[bool, ...] | None:
