@@ -645,3 +645,25 @@ def test_a_port_that_ended_before_its_first_step_is_said_so_not_taken_for_an_old
     del old.manifest["devices"]  # a trace written before porter recorded it
     r = compare_traces(ref, old)
     assert r.verdict == "error" and any("(a trace from an older porter?)" in x for x in r.reasons)
+
+
+def test_a_complex_output_is_close_by_its_modulus_as_assert_close_says(tmp_path):
+    """Complex samples were compared part by part, each part against `atol + rtol * |part|`: a
+    faithful port of an FFT layer whose small real part erred by a fraction of `|z|`'s tolerance
+    failed (35 of 47 generated faithful complex outputs, seed 7, twenty-third read). torch.isclose, and
+    torch.testing.assert_close, take `|p - r| <= atol + rtol * |r|` of the complex values."""
+    from porter.verify.recorder import tensor_stats
+
+    z = torch.complex(torch.full((32,), 1e-3), torch.linspace(1, 2, 32))
+    off = torch.complex(torch.full((32,), 5e-5), torch.zeros(32))  # |off| = 5e-5 < 1e-5 + 1e-4 * |z|
+
+    def with_output(path, out, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(out, 64)
+        return t
+
+    ref = with_output(tmp_path / "r.safetensors", z)
+    for port, close in ((z + off, True), (z + 4 * off, False)):
+        assert (torch.isclose(port, z, rtol=1e-4, atol=1e-5).all()) == close  # the oracle's own verdict
+        r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port, PORT))
+        assert r.verdict == ("pass" if close else "fail"), r.reasons
