@@ -284,10 +284,36 @@ def compare_modules(
             row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
             if pm is not None and pm["key"] != m["key"]:  # paired by shape (`calls_by_shape`)
                 row["ported_call"] = pm["key"]
+            row.update(_dtypes(m, pm))
             if not row["passed"] and first is None:
                 first = dict(row)
             rows.append(row)
     return rows, first
+
+
+def _dtypes(m: dict, pm: dict | None) -> dict:
+    """{"dtypes": [reference, ported]} of the first output whose dtype differs between the
+    sides, else nothing: values within the tolerance pass whatever their dtype, and a port that
+    turned a float64 buffer into float32 passed with the change said nowhere (twenty-third read)."""
+    for ro, po in zip(m.get("outputs") or [], (pm or {}).get("outputs") or []):
+        if ro.get("dtype") != po.get("dtype"):
+            return {"dtypes": [ro.get("dtype"), po.get("dtype")]}
+    return {}
+
+
+def _dtype_warnings(modules: list[dict]) -> list[str]:
+    """One line naming the module outputs and buffers the port holds in another dtype (said,
+    not deciding the verdict: their values decide it)."""
+    other = [m for m in modules if m.get("dtypes")]
+    if not other:
+        return []
+    first = other[0]
+    return [
+        f"{len(other)} module output(s) or buffer(s) have another dtype in the port (first: "
+        f"{first['module']}: reference {first['dtypes'][0]}, ported {first['dtypes'][1]}): compared by "
+        "value at the tolerance, so the change passes where its values agree; where the port did not "
+        "mean to change it, restore the dtype"
+    ]
 
 
 def _call_base(key: str) -> str:
@@ -796,7 +822,7 @@ def _fails(
             f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
             "(on XLA, Module.to() unties shared weights: re-tie them after moving)"
         )
-    res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules)
+    res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules) + _dtype_warnings(res.modules)
     fails += device_fails
     if res.parameters["differing"]:
         d = res.parameters["differing"]

@@ -667,3 +667,23 @@ def test_a_complex_output_is_close_by_its_modulus_as_assert_close_says(tmp_path)
         assert (torch.isclose(port, z, rtol=1e-4, atol=1e-5).all()) == close  # the oracle's own verdict
         r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port, PORT))
         assert r.verdict == ("pass" if close else "fail"), r.reasons
+
+
+def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide(tmp_path):
+    """A port that turned a float64 buffer into float32 (values that agree within the tolerance)
+    passed with the change said nowhere: the module rows compared values only (twenty-third
+    read). The verdict stays the values'; one line now names the dtype change."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    ref.manifest["modules"][0]["outputs"][0]["dtype"] = "float64"
+    r = compare_traces(ref, port)
+    assert r.verdict == "pass"
+    said = [x for x in r.reasons if "another dtype" in x]
+    assert said == [
+        "1 module output(s) or buffer(s) have another dtype in the port (first: fc: reference float64, "
+        "ported float32): compared by value at the tolerance, so the change passes where its values agree; "
+        "where the port did not mean to change it, restore the dtype"
+    ]
+    plain = make_trace(tmp_path / "q.safetensors", [2.0, 1.8])
+    r = compare_traces(plain, port)
+    assert r.verdict == "pass" and not any("another dtype" in x for x in r.reasons)
