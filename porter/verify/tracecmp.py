@@ -154,8 +154,12 @@ def _sample_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> t
         raise ValueError(f"samples of {r.numel()} and {p.numel()} values for one output")
     if r.numel() == 0:
         return True, 0.0, 0.0
-    rt, pt, _ = _float64(r, p)
-    rd, pd = rt.numpy(), pt.numpy()
+    if r.is_complex() or p.is_complex():
+        # complex values by their modulus, as torch.isclose: taken part by part, a faithful FFT
+        # port whose real part erred by 0.4 of |z|'s tolerance failed (twenty-third read)
+        rd, pd = (t.to(torch.complex128).resolve_conj().numpy() for t in (r, p))
+    else:
+        rd, pd = r.to(torch.float64).numpy(), p.to(torch.float64).numpy()
     if not (_inexact(r) or _inexact(p)):
         diff = np.abs(rd - pd)
         return bool((diff == 0).all()), float(diff.max()), 0.0
@@ -280,10 +284,36 @@ def compare_modules(
             row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
             if pm is not None and pm["key"] != m["key"]:  # paired by shape (`calls_by_shape`)
                 row["ported_call"] = pm["key"]
+            row.update(_dtypes(m, pm))
             if not row["passed"] and first is None:
                 first = dict(row)
             rows.append(row)
     return rows, first
+
+
+def _dtypes(m: dict, pm: dict | None) -> dict:
+    """{"dtypes": [reference, ported]} of the first output whose dtype differs between the
+    sides, else nothing: values within the tolerance pass whatever their dtype, and a port that
+    turned a float64 buffer into float32 passed with the change said nowhere (twenty-third read)."""
+    for ro, po in zip(m.get("outputs") or [], (pm or {}).get("outputs") or []):
+        if ro.get("dtype") != po.get("dtype"):
+            return {"dtypes": [ro.get("dtype"), po.get("dtype")]}
+    return {}
+
+
+def _dtype_warnings(modules: list[dict]) -> list[str]:
+    """One line naming the module outputs and buffers the port holds in another dtype (said,
+    not deciding the verdict: their values decide it)."""
+    other = [m for m in modules if m.get("dtypes")]
+    if not other:
+        return []
+    first = other[0]
+    return [
+        f"{len(other)} module output(s) or buffer(s) have another dtype in the port (first: "
+        f"{first['module']}: reference {first['dtypes'][0]}, ported {first['dtypes'][1]}): compared by "
+        "value at the tolerance, so the change passes where its values agree; where the port did not "
+        "mean to change it, restore the dtype"
+    ]
 
 
 def _call_base(key: str) -> str:
@@ -711,6 +741,13 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
             "the reference recorded no optimizer step: the command never called "
             "optimizer.step() (is it a training script? were --steps reached?)"
         )
+    elif ref_steps and not pm.get("steps") and not errors:
+        # (it was "where the port's tensors were made is not recorded (a trace from an older
+        # porter?)": a port that ended before its first step, twenty-third read)
+        errors.append(
+            f"the port recorded no optimizer step (the reference recorded {len(ref_steps)}): its run "
+            f"ended before its first step{_stopped(pm)}, so there is nothing to compare"
+        )
     device_errors, device_fails = causes.device_findings(rm, pm)
     errors += device_errors
     rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
@@ -718,6 +755,12 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
         bad = int((~rl.isfinite()).nonzero()[0]) + 1
         errors.append(f"the reference's loss is not finite at step {bad}: it is no baseline")
     return errors, device_fails
+
+
+def _stopped(manifest: dict) -> str:
+    """Why a side's run stopped, as its trace says (" (script ended)"), or nothing."""
+    why = manifest.get("stopped")
+    return f" ({why})" if isinstance(why, str) and why else ""
 
 
 def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_tol: tuple, gn_tol: tuple) -> dict:
@@ -779,7 +822,7 @@ def _fails(
             f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
             "(on XLA, Module.to() unties shared weights: re-tie them after moving)"
         )
-    res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules)
+    res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules) + _dtype_warnings(res.modules)
     fails += device_fails
     if res.parameters["differing"]:
         d = res.parameters["differing"]

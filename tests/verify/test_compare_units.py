@@ -168,6 +168,14 @@ def test_complex_outputs_are_compared_by_both_parts():
         assert not compare_tensor("out", z, z.conj(), cfg()).passed
         near = compare_tensor("out", z, z + torch.complex(torch.tensor(1e-7), torch.tensor(-1e-7)), cfg())
         assert near.passed and near.max_abs < 1e-6, near
+    # close by the modulus, as torch.isclose: a small real part's error within |z|'s tolerance
+    # failed when each part was held to its own (twenty-third read)
+    w = torch.complex(torch.full((16,), 1e-3), torch.linspace(1, 2, 16))
+    rtol, atol = cfg().tolerances("complex64")
+    for port in (w + 3 * atol, w + 40 * atol):
+        got = compare_tensor("out", w, port, cfg()).passed
+        assert got == bool(torch.isclose(port, w, rtol=rtol, atol=atol).all()), (port - w)[:2]
+    assert compare_tensor("out", w, w + 3 * atol, cfg()).passed
 
 
 @pytest.mark.parametrize(
@@ -190,9 +198,9 @@ def test_script_samples_compare_as_torch_isclose_says_of_any_dtype_and_shape():
 
     from porter.verify.tracecmp import _quiet, _sample_cmp
 
-    def reference(r, p, rtol, atol):  # the torch version it replaced
+    def reference(r, p, rtol, atol):  # the torch version it replaced (complex: by modulus, as isclose)
         if r.is_complex() or p.is_complex():
-            rd, pd = (torch.view_as_real(t.to(torch.complex128).resolve_conj()).reshape(-1) for t in (r, p))
+            rd, pd = (t.to(torch.complex128).resolve_conj() for t in (r, p))
         else:
             rd, pd = r.to(torch.float64), p.to(torch.float64)
         if not (r.is_floating_point() or r.is_complex() or p.is_floating_point() or p.is_complex()):
@@ -209,7 +217,8 @@ def test_script_samples_compare_as_torch_isclose_says_of_any_dtype_and_shape():
     values = [0.0, -0.0, 1.0, -1.0, 1e-7, 1e308, -1e308, float("inf"), float("-inf"), float("nan"), 5e-324, 2.0]
     dtypes = [torch.float64, torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool, torch.complex64]
     rng = random.Random(18)
-    same = lambda a, b: a == b or (math.isnan(a) and math.isnan(b))  # noqa: E731
+    # (a complex error is a modulus: NumPy's and torch's hypot differ in the last bit)
+    same = lambda a, b: math.isclose(a, b, rel_tol=1e-15) or (math.isnan(a) and math.isnan(b))  # noqa: E731
     with warnings.catch_warnings(), _quiet():
         warnings.simplefilter("error")
         for _ in range(3000):
@@ -217,6 +226,8 @@ def test_script_samples_compare_as_torch_isclose_says_of_any_dtype_and_shape():
             r, p = (torch.tensor([rng.choice(values) for _ in range(n)], dtype=torch.float64) for _ in "rp")
             if not dtype.is_floating_point and not dtype.is_complex:
                 r, p = (torch.nan_to_num(t, 0.0, 0.0, 0.0).clamp(-1e9, 1e9) for t in (r, p))
+            if dtype.is_complex:  # an imaginary part too (twenty-third read: they were all 0)
+                r, p = (torch.complex(t, t.flip(0) * rng.choice([0.0, 1e-3, 1.0])) for t in (r, p))
             r, p = r.to(dtype), p.to(dtype)
             rtol, atol = rng.choice([0.0, 1e-5, 1.0]), rng.choice([0.0, 1e-6, 1.0])
             got, want = _sample_cmp(r, p, rtol, atol), reference(r, p, rtol, atol)

@@ -615,3 +615,75 @@ def test_a_port_none_of_whose_module_keys_the_reference_has_is_said_to_be_rename
     assert rows["not paired by name"].startswith(
         f"{len(traces[0].manifest['parameters'])} only in the reference (first: {first}); "
     ), rows
+
+
+def test_a_port_that_ended_before_its_first_step_is_said_so_not_taken_for_an_older_porter_s_trace(tmp_path):
+    """A port whose run ended before its first optimizer step (an early exit, a stop flag) got
+    the ERROR "where the port's tensors were made is not recorded (a trace from an older
+    porter?)" beside "the curves do not part within tolerance" (twenty-second read's leftover,
+    seen again by the twenty-third): the trace is this porter's, and there was no curve."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8, 1.6])
+    port = make_trace(tmp_path / "p.safetensors", [], label=PORT)
+    # what a recorded port that ended before its first step holds (seen: `raise SystemExit(0)`)
+    port.manifest.update(
+        devices={"parameters": {}, "losses": [], "requested": None}, stopped="script ended", modules=[], parameters=[]
+    )
+    r = compare_traces(ref, port)
+    assert r.verdict == "error"
+    assert r.reasons[0] == (
+        "the port recorded no optimizer step (the reference recorded 3): its run ended before its "
+        "first step (script ended), so there is nothing to compare"
+    )
+    assert not any("older porter" in x for x in r.reasons)
+    text = to_markdown(r)
+    assert "do not part" not in text and "no step was recorded by both sides" in text
+    short = make_trace(tmp_path / "s.safetensors", [2.0, 1.8], label=PORT)
+    r = compare_traces(ref, short)
+    assert r.verdict == "fail" and "the reference recorded 3 optimizer step(s), the port 2" in r.reasons
+    assert "do not part within tolerance over the 2 step(s) both sides recorded" in to_markdown(r)
+    old = make_trace(tmp_path / "o.safetensors", [2.0, 1.8, 1.6], label=PORT)
+    del old.manifest["devices"]  # a trace written before porter recorded it
+    r = compare_traces(ref, old)
+    assert r.verdict == "error" and any("(a trace from an older porter?)" in x for x in r.reasons)
+
+
+def test_a_complex_output_is_close_by_its_modulus_as_assert_close_says(tmp_path):
+    """Complex samples were compared part by part, each part against `atol + rtol * |part|`: a
+    faithful port of an FFT layer whose small real part erred by a fraction of `|z|`'s tolerance
+    failed (35 of 47 generated faithful complex outputs, seed 7, twenty-third read). torch.isclose, and
+    torch.testing.assert_close, take `|p - r| <= atol + rtol * |r|` of the complex values."""
+    from porter.verify.recorder import tensor_stats
+
+    z = torch.complex(torch.full((32,), 1e-3), torch.linspace(1, 2, 32))
+    off = torch.complex(torch.full((32,), 5e-5), torch.zeros(32))  # |off| = 5e-5 < 1e-5 + 1e-4 * |z|
+
+    def with_output(path, out, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(out, 64)
+        return t
+
+    ref = with_output(tmp_path / "r.safetensors", z)
+    for port, close in ((z + off, True), (z + 4 * off, False)):
+        assert (torch.isclose(port, z, rtol=1e-4, atol=1e-5).all()) == close  # the oracle's own verdict
+        r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port, PORT))
+        assert r.verdict == ("pass" if close else "fail"), r.reasons
+
+
+def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide(tmp_path):
+    """A port that turned a float64 buffer into float32 (values that agree within the tolerance)
+    passed with the change said nowhere: the module rows compared values only (twenty-third
+    read). The verdict stays the values'; one line now names the dtype change."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    ref.manifest["modules"][0]["outputs"][0]["dtype"] = "float64"
+    r = compare_traces(ref, port)
+    assert r.verdict == "pass"
+    said = [x for x in r.reasons if "another dtype" in x]
+    assert said == [
+        "1 module output(s) or buffer(s) have another dtype in the port (first: fc: reference float64, "
+        "ported float32): compared by value at the tolerance, so the change passes where its values agree; "
+        "where the port did not mean to change it, restore the dtype"
+    ]
+    plain = make_trace(tmp_path / "q.safetensors", [2.0, 1.8])
+    r = compare_traces(plain, port)
+    assert r.verdict == "pass" and not any("another dtype" in x for x in r.reasons)
