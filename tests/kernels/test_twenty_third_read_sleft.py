@@ -1,0 +1,79 @@
+"""The scaffold leftovers of the twenty-second read, closed in the twenty-third ("sleft", issue
+24): each test failed on e74fdb1."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+from porter.kernels.triton_ref import translate
+from tests.deps import require
+
+PROMOTING = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def promoting(x_ptr, y_ptr, z_ptr, n, s, k, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x.to(tl.float16) / (s * s + 1.0) * 3.0 - 0.5, mask=mask)
+    tl.store(z_ptr + offs, x.to(tl.int8) * k + 100, mask=mask)
+"""
+
+# the kernel under Triton's interpreter and the derived reference, on the same inputs
+_RUN = """
+import json, sys, torch
+sys.path.insert(0, sys.argv[1])
+import promoting
+from porter.kernels.triton_ref import translate
+x = torch.linspace(-60, 60, 200)
+n, s, k = x.numel(), 0.3, 7
+outs = {}
+for side in ("kernel", "reference"):
+    y, z = torch.zeros(n), torch.zeros(n)
+    if side == "kernel":
+        promoting.promoting[(-(-n // 64),)](x, y, z, n, s, k, BLOCK=64)
+    else:
+        ns = {"torch": torch}
+        exec(translate(open(promoting.__file__).read(), "promoting").source(), ns)
+        ns["promoting_reference"](x, y, z, n, s, k)
+    outs[side] = [y.tolist(), z.tolist()]
+print(json.dumps(outs))
+"""
+
+
+def test_the_reference_promotes_as_triton_divides_fp16_and_types_an_argument(tmp_path):
+    """Triton computes `fp16 / (s * s + 1.0)` in fp32 (its source: `/` of fp16 is fp32, even by a
+    literal) and `int8 * k` for an int argument `k` in int32 (an argument is a typed tensor); the
+    reference computed both as torch does, in fp16 and in int8 (wrapped around: 512 apart here).
+    Run against the kernel under TRITON_INTERPRET=1."""
+    require("triton")
+    (tmp_path / "promoting.py").write_text(PROMOTING)
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", _RUN, str(tmp_path)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    outs = json.loads(run.stdout)
+    kernel, reference = (torch.tensor(outs[side]) for side in ("kernel", "reference"))
+    torch.testing.assert_close(reference, kernel, rtol=0, atol=0)
+
+
+def test_a_float_argument_is_fp32_beside_an_fp16_value_as_a_compiled_kernel_types_it():
+    """A compiled kernel takes a Python float argument as an fp32 tensor (Triton 3.5's
+    `mangle_type`: "fp32"), so `fp16 * s` is computed in fp32; torch takes `s` as weak (fp16). Only
+    the compiled rule is checked here: Triton's interpreter passes a float argument through as a
+    Python number (`_implicit_cvt` converts ints and pointers only), weak, unlike the GPU."""
+    source = PROMOTING.replace("x.to(tl.float16) / (s * s + 1.0) * 3.0 - 0.5", "x.to(tl.float16) * s")
+    ns: dict = {"torch": torch}
+    exec(translate(source, "promoting").source(), ns)
+    x = torch.linspace(-60, 60, 200)
+    y, z = torch.zeros(200), torch.zeros(200)
+    ns["promoting_reference"](x, y, z, 200, 0.3, 7)
+    torch.testing.assert_close(y, x.half().float() * 0.3, rtol=0, atol=0)
