@@ -10,6 +10,8 @@ import sys
 
 import torch
 
+from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
 from porter.kernels.triton_ref import translate
 from tests.deps import require
 
@@ -31,6 +33,8 @@ _RUN = """
 import json, sys, torch
 sys.path.insert(0, sys.argv[1])
 import promoting
+from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
 from porter.kernels.triton_ref import translate
 x = torch.linspace(-60, 60, 200)
 n, s, k = x.numel(), 0.3, 7
@@ -77,3 +81,37 @@ def test_a_float_argument_is_fp32_beside_an_fp16_value_as_a_compiled_kernel_type
     y, z = torch.zeros(200), torch.zeros(200)
     ns["promoting_reference"](x, y, z, 200, 0.3, 7)
     torch.testing.assert_close(y, x.half().float() * 0.3, rtol=0, atol=0)
+
+
+NAMESPACED = """namespace vllm {
+namespace fp8 {
+__global__ void scale(float* out, const float* in, int n) { out[0] = in[0] * n; }
+}  // namespace fp8
+namespace int8 {
+__global__ void scale(float* out, const float* in, int n) { out[0] = in[0] + n; }
+__global__ void scale(signed char* out, const float* in, float s, int n) { out[0] = in[0] * s; }
+}  // namespace int8
+void run(float* o, const float* i) {
+  fp8::scale<<<1, 64>>>(o, i, 3);
+  vllm::int8::scale<<<1, 64>>>(o, i, 5);
+}
+}  // namespace vllm
+"""
+
+
+def test_kernels_of_one_name_in_two_namespaces_are_told_apart(tmp_path):
+    """`fp8::scale` and `int8::scale` of the same parameters were one kernel, "a twin" (the second
+    dropped, both launches given to the first), and `int8::scale` of other parameters "an overload
+    of line 3" of `fp8`'s; now each is listed, scaffolded and launched by its qualified name."""
+    (tmp_path / "k.cu").write_text(NAMESPACED)
+    inv = scan(tmp_path)
+    listed = {(k.name, k.line): [c.args[-1] for c in k.calls] for k in inv.kernels}
+    assert listed == {("vllm::fp8::scale", 3): ["3"], ("vllm::int8::scale", 6): ["5"], ("vllm::int8::scale", 7): []}
+    overload = next(k for k in inv.kernels if k.line == 7)
+    assert "an overload of line 6" in overload.detail
+    assert all("twin" not in k.detail for k in inv.kernels)
+    inv.kernels = [k for k in inv.kernels if k.line != 7]
+    written = write_scaffolds(inv, tmp_path / "out", "xla")
+    names = sorted(p.name for p in written if p.name.endswith("_op.py"))
+    assert names == ["vllm__fp8__scale_op.py", "vllm__int8__scale_op.py"]
+    assert "`vllm::int8::scale` (k.cu:6)" in (tmp_path / "out" / "vllm__int8__scale_op.py").read_text()
