@@ -115,3 +115,56 @@ def test_kernels_of_one_name_in_two_namespaces_are_told_apart(tmp_path):
     names = sorted(p.name for p in written if p.name.endswith("_op.py"))
     assert names == ["vllm__fp8__scale_op.py", "vllm__int8__scale_op.py"]
     assert "`vllm::int8::scale` (k.cu:6)" in (tmp_path / "out" / "vllm__int8__scale_op.py").read_text()
+
+
+def test_a_backend_scaffold_s_relative_imports_resolve_where_it_is_written(tmp_path):
+    """`from .abstract_accelerator import X` was copied into the new module as written: written
+    into another folder than CUDA's (`--scaffold out`), it failed at import. Now absolute, of CUDA's
+    package; the written module is imported in a fresh interpreter."""
+    from porter.backends.scaffold import scan as backends, write_backend
+
+    accel = tmp_path / "proj" / "pkg" / "accel"
+    accel.mkdir(parents=True)
+    (accel.parent / "__init__.py").write_text("")
+    (accel / "__init__.py").write_text("")
+    (accel / "abstract_accelerator.py").write_text("class Accelerator:\n    pass\n")
+    (accel.parent / "util.py").write_text("LIMIT = 3\n")
+    for device in ("cuda", "cpu"):
+        (accel / f"{device}_accelerator.py").write_text(
+            "from .abstract_accelerator import Accelerator\nfrom .. import util\nfrom ..util import LIMIT\n\n\n"
+            f"class {device.upper()}_Accelerator(Accelerator):\n    def device_name(self):\n"
+            f"        return '{device}' * LIMIT\n"
+        )
+    (family,) = backends(tmp_path / "proj")
+    made = write_backend(family, tmp_path / "proj", tmp_path / "out", "xla")
+    assert made is not None
+    text = made.read_text()
+    assert "from pkg.accel.abstract_accelerator import Accelerator" in text and "from pkg import util" in text
+    run = subprocess.run(
+        [sys.executable, "-c", f"import {made.stem} as m; print(m.XLA_Accelerator.__mro__[1].__module__)"],
+        capture_output=True,
+        text=True,
+        cwd=made.parent,
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "proj")},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-1500:]
+    assert run.stdout.split() == ["pkg.accel.abstract_accelerator"]
+    # beside CUDA's module, its relative imports stay as written
+    beside = write_backend(family, tmp_path / "proj", accel, "tpu")
+    assert beside is not None and "from .abstract_accelerator import Accelerator" in beside.read_text()
+
+
+def test_a_relative_import_of_a_module_in_no_package_is_said(tmp_path):
+    from porter.backends.scaffold import scan as backends, write_backend
+
+    (tmp_path / "base.py").write_text("class Accelerator:\n    pass\n")
+    for device in ("cuda", "cpu"):
+        (tmp_path / f"{device}_accelerator.py").write_text(
+            f"from .base import Accelerator\n\n\nclass {device.upper()}_Accelerator(Accelerator):\n    pass\n"
+        )
+    (family,) = backends(tmp_path)
+    made = write_backend(family, tmp_path, tmp_path / "out", "xla")
+    assert made is not None
+    text = made.read_text()
+    assert "# TODO(porter): a relative import of CUDA's module" in text and "from .base import" in text
