@@ -2074,10 +2074,24 @@ class _InForce(Mapping[str, str]):
 # a UTF-16/32 source (a byte-order mark first, as lint tells it): decoded as UTF-8 its kernels are
 # no text, and it was passed over without a word (twenty-first read's leftover); not read, as no
 # compiler reads it
-_WIDE = (
-    "UTF-16/UTF-32 text (it starts with a byte-order mark): not read for kernels (nvcc, gcc and clang"
-    " do not compile it either)"
-)
+_WIDE = "UTF-16/UTF-32 text ({}): not read for kernels (nvcc, gcc and clang do not compile it either)"
+_MARKED, _NULS = "it starts with a byte-order mark", "no byte-order mark, but NUL bytes between its characters"
+_WIDE_SAMPLE = 4096
+
+
+def _wide(data: bytes) -> str:
+    """Why `data` is UTF-16/UTF-32 text, or "": its byte-order mark, or, without one, its NUL bytes
+    (a C++ source has none) at every other position of one parity in its first 4 KiB, as ASCII
+    characters take them in UTF-16 or UTF-32, the other parity mostly not NUL (a file of zeros is
+    none). A BOM-less one was read as UTF-8, found to hold no kernel, unsaid (twenty-second read)."""
+    if data.startswith(WIDE_BOMS):
+        return _MARKED
+    sample = data[:_WIDE_SAMPLE]
+    sample = sample[: len(sample) - len(sample) % 2]
+    if len(sample) < 4 or b"\0" not in sample:
+        return ""
+    even, odd = (sample[i::2].count(0) / (len(sample) // 2) for i in (0, 1))
+    return _NULS if max(even, odd) >= 0.75 and min(even, odd) <= 0.55 else ""
 
 
 def _unread(path: Path, reason: str) -> str:
@@ -2099,7 +2113,8 @@ def _scan_cuda(
     default: in its own folder)."""
     try:  # a Python file's parse limit: the largest .cu/.cuh of the corpus libraries is 151 KiB
         data = read_regular(path, MAX_PARSE_BYTES)
-        why = _WIDE if data.startswith(WIDE_BOMS) else ""
+        wide = _wide(data)
+        why = _WIDE.format(wide) if wide else ""
     except Unreadable as exc:
         why = _unread(path, exc.reason)
     if why:

@@ -168,3 +168,18 @@ def test_a_relative_import_of_a_module_in_no_package_is_said(tmp_path):
     assert made is not None
     text = made.read_text()
     assert "# TODO(porter): a relative import of CUDA's module" in text and "from .base import" in text
+
+
+def test_a_utf16_cu_without_a_byte_order_mark_is_named_as_not_read(tmp_path):
+    """A UTF-16/32 `.cu` with a byte-order mark was named as not read; one without (Python's
+    `utf-16-le`, `utf-32-be`) was read as UTF-8, found to hold no kernel, and said nothing."""
+    source = "// ok\n__global__ void k(float* x) { x[0] = 1; }\n"
+    (tmp_path / "a.cu").write_bytes(source.encode("utf-16-le"))
+    (tmp_path / "b.cu").write_bytes(source.encode("utf-16-be"))
+    (tmp_path / "c.cuh").write_bytes(source.encode("utf-32-le"))
+    (tmp_path / "d.cu").write_bytes(source.encode())
+    (tmp_path / "e.cu").write_bytes(source.encode() + b"\0" * 8)  # a few NULs are no UTF-16 text
+    inv = scan(tmp_path)
+    assert sorted(k.path for k in inv.kernels) == ["d.cu", "e.cu"]
+    said = sorted(p.split(":")[0] for p in inv.problems if "no byte-order mark, but NUL bytes" in p)
+    assert said == ["a.cu", "b.cu", "c.cuh"] and len(inv.problems) == 3
