@@ -441,6 +441,10 @@ class KernelsFamily(ReferenceTracker, Family):
         self._builds_here: bool | None = None
         self._handled: Callable[[str, Any], bool] | None = None  # libraries.handled, imported on first use
         self._registrations_seen: set[int] = set()
+        # `self.k = kernel` (attribute -> the names assigned) and the launches `self.k[grid](...)`:
+        # reported at the module's end, where the one name assigned is a kernel of the file
+        self._self_assigned: dict[str, set[str]] = {}
+        self._self_launches: list[tuple[str, cst.Call]] = []
 
     # -- whole-file facts ------------------------------------------------------------------
 
@@ -543,6 +547,8 @@ class KernelsFamily(ReferenceTracker, Family):
                 f"Triton kernel `{name}` (`{maker}(...)`): Triton does not run on {self.ctx.target.display}",
             )
         func = node.func
+        if self._kernels and isinstance(func, cst.Subscript) and (attr := _self_attribute(func.value)):
+            self._self_launches.append((attr, node))
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             name = func.value.value
             if unicodedata.normalize("NFKC", name) in self._kernels and not self.ctx.scopes.shadows(name):
@@ -574,6 +580,28 @@ class KernelsFamily(ReferenceTracker, Family):
                 "`CppExtension` builds host C++ ops: they run on the CPU, so device tensors pass through "
                 "host memory (a CPU fallback) on every call",
             )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._kernels and isinstance(node.value, cst.Name):
+            for t in node.targets:
+                if attr := _self_attribute(t.target):
+                    self._self_assigned.setdefault(attr, set()).add(node.value.value)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        """The launches through `self` (`self._kernel[grid](...)`) of the one name the file assigns
+        to that attribute, where it is a kernel of the file, as `porter kernels` reads them: lint
+        reported none (twenty-second read's leftover)."""
+        for attr, call in self._self_launches:
+            assigned = self._self_assigned.get(attr, set())
+            name = next(iter(assigned)) if len(assigned) == 1 else ""
+            if unicodedata.normalize("NFKC", name) in self._kernels:
+                self.ctx.report(
+                    "KERN002",
+                    call,
+                    f"launch of Triton kernel `{name}` (through `self.{attr}`): replace with the op `porter kernels"
+                    " --scaffold` writes for it",
+                )
+        return updated
 
     # -- registrations ---------------------------------------------------------------------
 
@@ -720,3 +748,10 @@ def _cuda_device_strings(call: cst.Call) -> list[cst.BaseExpression]:
             if (string_value(node) or "").lower() == "cuda":
                 found.append(node)
     return found
+
+
+def _self_attribute(node: cst.BaseExpression) -> str | None:
+    """`name` where `node` is `self.name`, else None."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None

@@ -14,6 +14,7 @@ from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
 from porter.kernels.triton_ref import translate
 from tests.deps import require
+from tests.helpers import port
 
 PROMOTING = """import triton
 import triton.language as tl
@@ -183,3 +184,37 @@ def test_a_utf16_cu_without_a_byte_order_mark_is_named_as_not_read(tmp_path):
     assert sorted(k.path for k in inv.kernels) == ["d.cu", "e.cu"]
     said = sorted(p.split(":")[0] for p in inv.problems if "no byte-order mark, but NUL bytes" in p)
     assert said == ["a.cu", "b.cu", "c.cuh"] and len(inv.problems) == 3
+
+
+SELF_LAUNCH = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+class Op:
+    def __init__(self, fast):
+        self._kernel = scale
+        self._other = fast
+
+    def __call__(self, x, out):
+        self._kernel[(1,)](x, out, x.numel(), BLOCK=64)
+        self._other[(1,)](x, out, x.numel(), BLOCK=64)
+"""
+
+
+def test_kern002_reports_a_launch_through_self_of_the_file_s_kernel(tmp_path):
+    """`self._kernel = scale`, `self._kernel[grid](...)`: `porter kernels` lists the launch as a
+    call of `scale`, lint reported no launch; `self._other`, assigned no kernel of the file, is
+    not reported (nor listed)."""
+    _, findings = port(SELF_LAUNCH, "xla")
+    said = [(f.start.line, f.message) for f in findings if f.code == "KERN002"]
+    assert [line for line, _ in said] == [6, 17]
+    assert "launch of Triton kernel `scale` (through `self._kernel`)" in said[1][1]
+    (tmp_path / "op.py").write_text(SELF_LAUNCH)
+    (kernel,) = scan(tmp_path).kernels
+    assert [c.line for c in kernel.calls] == [17]
