@@ -36,7 +36,17 @@ from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 _BUILDS = re.compile(rb"\b(?:load|load_inline|CUDAExtension|CppExtension|BuildExtension)\(")
-TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit"}
+# Gluon's (`triton.experimental.gluon.jit`, Triton's lower-level kernels: vllm 0.34.0 has 36) too:
+# lint reported them on a re-export's body evidence only, `porter kernels` listed none, and a direct
+# import was said to be "reported where they are defined", unreported (twenty-second read's leftover)
+TRITON_DECORATORS = {
+    "triton.jit",
+    "triton.autotune",
+    "triton.heuristics",
+    "triton.runtime.jit.jit",
+    "triton.experimental.gluon.jit",
+    "triton.experimental.gluon._runtime.jit",
+}
 # Triton language calls a kernel's body makes (`tl.program_id`, `tl.load`): the evidence that a
 # decorator re-exported by a module not in the tree (`from vllm.triton_utils import tl, triton`) is
 # Triton's, when the body reaches one through a name the same module gives (twenty-second read)

@@ -218,3 +218,40 @@ def test_kern002_reports_a_launch_through_self_of_the_file_s_kernel(tmp_path):
     (tmp_path / "op.py").write_text(SELF_LAUNCH)
     (kernel,) = scan(tmp_path).kernels
     assert [c.line for c in kernel.calls] == [17]
+
+
+GLUON_UTILS = "from triton.experimental import gluon\nfrom triton.experimental.gluon import language as gl\n"
+GLUON = """{imports}
+
+@gluon.jit
+def scale(x_ptr, out_ptr, n, BLOCK: gl.constexpr):
+    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=gl.BlockedLayout([1], [32], [4], [0]))
+    gl.store(out_ptr + offs, gl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def run(x, out):
+    scale[(1,)](x, out, x.numel(), BLOCK=128)
+"""
+
+
+def test_a_gluon_kernel_is_listed_where_lint_reports_it(tmp_path):
+    """`@gluon.jit` (vllm 0.34.0's 36, Gluon re-exported beside `gl`) was reported by lint on the
+    body's evidence and not listed by `porter kernels`; imported from Triton directly it was neither
+    (lint said "the kernels that use it are reported where they are defined", and reported none)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "triton_utils.py").write_text(GLUON_UTILS)
+    (pkg / "reexported.py").write_text(GLUON.format(imports="from pkg.triton_utils import gluon, gl\n"))
+    (pkg / "direct.py").write_text(GLUON.format(imports=GLUON_UTILS))
+    kernels = {k.path: k for k in scan(tmp_path).kernels}
+    assert sorted(kernels) == ["pkg/direct.py", "pkg/reexported.py"]
+    assert "`gluon.jit` is Triton's: `pkg.triton_utils` in the tree binds it" in kernels["pkg/reexported.py"].detail
+    for name, kernel in kernels.items():
+        lines = (tmp_path / name).read_text().splitlines()
+        defined, launched = (
+            next(i for i, t in enumerate(lines, 1) if t.strip().startswith(w)) for w in ("def s", "scale[")
+        )
+        assert kernel.name == "scale" and [c.line for c in kernel.calls] == [launched]
+        said = [f.start.line for f in port((tmp_path / name).read_text(), "xla")[1] if f.code == "KERN002"]
+        assert said[-2:] == [defined, launched]
