@@ -392,6 +392,8 @@ class KernelsFamily(ReferenceTracker, Family):
         b"triton_op",
         b"cpp_extension",
         b"triton",
+        b"program_id",  # KERN002's (rules/kernels.toml): a kernel in a file that never spells "triton"
+        b"constexpr",
         b"cupy",
         b"pynvml",
         b"nvidia_smi",

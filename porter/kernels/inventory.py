@@ -1244,7 +1244,10 @@ class _Found:
     ext_why: dict[str, str] = field(default_factory=dict)
 
 
-_KERNEL_TOKENS = (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")
+# `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
+# tl`; `@jit`, `tl.program_id`), which neither lint nor `porter kernels` read (twenty-second read's
+# leftover); lint's KERN002 has the same tokens (rules/kernels.toml)
+_KERNEL_TOKENS = (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel", b"program_id", b"constexpr")
 
 
 def _may_hold_kernel(source: bytes, rel: str, compiled: dict) -> bool:

@@ -255,3 +255,30 @@ def test_a_gluon_kernel_is_listed_where_lint_reports_it(tmp_path):
         assert kernel.name == "scale" and [c.line for c in kernel.calls] == [launched]
         said = [f.start.line for f in port((tmp_path / name).read_text(), "xla")[1] if f.code == "KERN002"]
         assert said[-2:] == [defined, launched]
+
+
+NO_TRITON_WORD = """from .tu import jit, tl
+
+
+@jit
+def fill(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0)
+"""
+
+
+def test_a_kernel_in_a_file_that_never_spells_triton_is_listed_and_linted(tmp_path):
+    """`from .tu import jit, tl` (`tu` re-exporting Triton), `@jit`: the file was read for Triton by
+    neither `porter kernels` nor lint (their byte tests look for "triton"; this file has no `[`
+    either), so the kernel was neither listed nor reported."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "tu.py").write_text("import triton.language as tl\nfrom triton import jit\n")
+    (pkg / "fill.py").write_text(NO_TRITON_WORD)
+    (kernel,) = scan(tmp_path).kernels
+    assert (kernel.name, kernel.path) == ("fill", "pkg/fill.py")
+    assert "`jit` is Triton's: `.tu` in the tree binds it" in kernel.detail
+    said = [f for f in port(NO_TRITON_WORD, "xla")[1] if f.code == "KERN002"]
+    assert [f.start.line for f in said] == [5]
+    assert "the body uses `tl.constexpr`" in said[0].message
