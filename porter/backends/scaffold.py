@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from porter.config.settings import Settings
 from porter.kernels.scaffold import _BOUND, ScaffoldError, _checked, _create, _doc, safe_name
@@ -127,7 +128,7 @@ def write_backend(
     parser (it is made in a process of its own: porter.pipeline.bounded)."""
     name = name or out_name(family, target)
     try:
-        made = bounded(_backend_bytes, family, root, target, name, limit=limit)
+        made = bounded(_backend_bytes, family, root, target, name, out_dir, limit=limit)
     except Failed as exc:
         raise ScaffoldError(f"{path_name(family.cuda.path)}: {exc}; nothing written") from None
     if isinstance(made, ScaffoldError):
@@ -136,15 +137,15 @@ def write_backend(
     return out_dir / name if _create(out_dir, name, made) else None
 
 
-def _backend_bytes(family: Family, root: Path, target: str, name: str) -> bytes | ScaffoldError:
+def _backend_bytes(family: Family, root: Path, target: str, name: str, out_dir: Path) -> bytes | ScaffoldError:
     """The new module's bytes, checked to parse (or why there are none)."""
     try:
-        return _made(family, root, target, name)
+        return _made(family, root, target, name, out_dir)
     except ScaffoldError as exc:
         return exc
 
 
-def _made(family: Family, root: Path, target: str, name: str) -> bytes:
+def _made(family: Family, root: Path, target: str, name: str, out_dir: Path | None = None) -> bytes:
     base_dir = root if root.is_dir() else root.parent
     cuda = family.cuda
     try:
@@ -159,6 +160,9 @@ def _made(family: Family, root: Path, target: str, name: str) -> bytes:
     display = get_target(target).display
     doc = f"{display}'s backend for `{_doc(family.base)}`, modelled on `{_doc(cuda.name)}`. TODO: describe it."
     module = module.visit(_Rename(cuda.name, new_class, doc))
+    folder = (base_dir / cuda.path).parent
+    if out_dir is not None and out_dir.resolve() != folder.resolve():
+        module = module.visit(_Absolute(_package(folder)))
     # names from the tree (a file name may hold quotes or a newline): escaped, on one line
     note = (
         f'"""{display} backend for `{_doc(family.base)}`, scaffolded by porter from `{_doc(cuda.name)}` '
@@ -202,6 +206,55 @@ class _Rename(cst.CSTTransformer):
         assert isinstance(first, cst.SimpleStatementLine)
         line = first.with_changes(body=[cst.Expr(cst.SimpleString(f'"""{self.doc}"""'))])
         return updated.with_changes(body=updated.body.with_changes(body=[line, *body[1:]]))
+
+
+def _package(folder: Path) -> list[str]:
+    """The dotted package `folder` is (`deepspeed.accelerator`): up its folders while each holds an
+    `__init__.py`; [] for a folder that is no package."""
+    parts: list[str] = []
+    folder = folder.resolve()
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return parts
+
+
+class _Absolute(cst.CSTTransformer):
+    """CUDA's relative imports (`from .abstract_accelerator import X`) as absolute ones of its
+    package, so that they resolve from the folder the new module is written to, not only beside
+    CUDA's (they were copied as written: the module failed at import there; twenty-second read's
+    leftover). One that climbs past the package (or CUDA's module in no package) keeps its
+    spelling under a TODO that says so."""
+
+    _TODO = (
+        "# TODO(porter): a relative import of CUDA's module, whose package porter cannot name here: it"
+        " resolves only beside CUDA's module"
+    )
+
+    def __init__(self, package: list[str]) -> None:
+        self.package = package
+        self.unnamed = False  # the statement being left holds an import `package` cannot name
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        level = len(original.relative)
+        if not level:
+            return updated
+        if level > len(self.package):
+            self.unnamed = True
+            return updated
+        parts = self.package[: len(self.package) - level + 1]
+        written = get_full_name_for_node(original.module) if original.module is not None else None
+        dotted = ".".join([*parts, *([written] if written else [])])
+        return updated.with_changes(relative=[], module=cst.parse_expression(dotted))
+
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        if not self.unnamed:
+            return updated
+        self.unnamed = False
+        todo = cst.EmptyLine(comment=cst.Comment(self._TODO))
+        return updated.with_changes(leading_lines=[*updated.leading_lines, todo])
 
 
 def _is_docstring(stmt: cst.BaseStatement | cst.BaseSmallStatement) -> bool:

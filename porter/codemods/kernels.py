@@ -36,7 +36,17 @@ from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 _BUILDS = re.compile(rb"\b(?:load|load_inline|CUDAExtension|CppExtension|BuildExtension)\(")
-TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit"}
+# Gluon's (`triton.experimental.gluon.jit`, Triton's lower-level kernels: vllm 0.34.0 has 36) too:
+# lint reported them on a re-export's body evidence only, `porter kernels` listed none, and a direct
+# import was said to be "reported where they are defined", unreported (twenty-second read's leftover)
+TRITON_DECORATORS = {
+    "triton.jit",
+    "triton.autotune",
+    "triton.heuristics",
+    "triton.runtime.jit.jit",
+    "triton.experimental.gluon.jit",
+    "triton.experimental.gluon._runtime.jit",
+}
 # Triton language calls a kernel's body makes (`tl.program_id`, `tl.load`): the evidence that a
 # decorator re-exported by a module not in the tree (`from vllm.triton_utils import tl, triton`) is
 # Triton's, when the body reaches one through a name the same module gives (twenty-second read)
@@ -382,6 +392,8 @@ class KernelsFamily(ReferenceTracker, Family):
         b"triton_op",
         b"cpp_extension",
         b"triton",
+        b"program_id",  # KERN002's (rules/kernels.toml): a kernel in a file that never spells "triton"
+        b"constexpr",
         b"cupy",
         b"pynvml",
         b"nvidia_smi",
@@ -441,6 +453,10 @@ class KernelsFamily(ReferenceTracker, Family):
         self._builds_here: bool | None = None
         self._handled: Callable[[str, Any], bool] | None = None  # libraries.handled, imported on first use
         self._registrations_seen: set[int] = set()
+        # `self.k = kernel` (attribute -> the names assigned) and the launches `self.k[grid](...)`:
+        # reported at the module's end, where the one name assigned is a kernel of the file
+        self._self_assigned: dict[str, set[str]] = {}
+        self._self_launches: list[tuple[str, cst.Call]] = []
 
     # -- whole-file facts ------------------------------------------------------------------
 
@@ -543,6 +559,8 @@ class KernelsFamily(ReferenceTracker, Family):
                 f"Triton kernel `{name}` (`{maker}(...)`): Triton does not run on {self.ctx.target.display}",
             )
         func = node.func
+        if self._kernels and isinstance(func, cst.Subscript) and (attr := _self_attribute(func.value)):
+            self._self_launches.append((attr, node))
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             name = func.value.value
             if unicodedata.normalize("NFKC", name) in self._kernels and not self.ctx.scopes.shadows(name):
@@ -574,6 +592,28 @@ class KernelsFamily(ReferenceTracker, Family):
                 "`CppExtension` builds host C++ ops: they run on the CPU, so device tensors pass through "
                 "host memory (a CPU fallback) on every call",
             )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._kernels and isinstance(node.value, cst.Name):
+            for t in node.targets:
+                if attr := _self_attribute(t.target):
+                    self._self_assigned.setdefault(attr, set()).add(node.value.value)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        """The launches through `self` (`self._kernel[grid](...)`) of the one name the file assigns
+        to that attribute, where it is a kernel of the file, as `porter kernels` reads them: lint
+        reported none (twenty-second read's leftover)."""
+        for attr, call in self._self_launches:
+            assigned = self._self_assigned.get(attr, set())
+            name = next(iter(assigned)) if len(assigned) == 1 else ""
+            if unicodedata.normalize("NFKC", name) in self._kernels:
+                self.ctx.report(
+                    "KERN002",
+                    call,
+                    f"launch of Triton kernel `{name}` (through `self.{attr}`): replace with the op `porter kernels"
+                    " --scaffold` writes for it",
+                )
+        return updated
 
     # -- registrations ---------------------------------------------------------------------
 
@@ -720,3 +760,10 @@ def _cuda_device_strings(call: cst.Call) -> list[cst.BaseExpression]:
             if (string_value(node) or "").lower() == "cuda":
                 found.append(node)
     return found
+
+
+def _self_attribute(node: cst.BaseExpression) -> str | None:
+    """`name` where `node` is `self.name`, else None."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None

@@ -255,6 +255,8 @@ class Kernel:
     # the launches that may run it, which porter cannot tell run it (`ops.k[grid]` of an unknown
     # `ops`): said in its scaffold's TODO, as written
     unresolved: list[str] = field(default_factory=list)
+    # a CUDA kernel's C++ namespace (`vllm::fp8`), "" at file scope or in an unnamed one
+    namespace: str = ""
 
     @property
     def where(self) -> str:
@@ -269,6 +271,8 @@ class Kernel:
         d.pop("template")
         d.pop("unresolved")
         d.pop("branches")
+        if not self.namespace:
+            del d["namespace"]
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
@@ -548,7 +552,21 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     ]
     inv.kernels = _twins(inv.kernels)
     _attach_launches(inv)
+    _qualify(inv.kernels)
     return inv
+
+
+def _qualify(kernels: list[Kernel]) -> None:
+    """A CUDA kernel whose name another namespace's kernel also has is named with its namespace
+    (`fp8::scale` and `int8::scale`): the two were listed, scaffolded and told apart as "an
+    overload" of one name (twenty-second read's leftover)."""
+    spaces: dict[str, set[str]] = {}
+    for k in kernels:
+        if k.kind == "cuda":
+            spaces.setdefault(k.name, set()).add(k.namespace)
+    for k in kernels:
+        if k.kind == "cuda" and k.namespace and len(spaces[k.name]) > 1:
+            k.name = f"{k.namespace}::{k.name}"
 
 
 def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
@@ -579,8 +597,12 @@ def _attach_launches(inv: Inventory) -> None:
     for k in inv.kernels:
         if k.kind == "cuda" and k.source:
             by_name.setdefault(k.name, []).append(k)
-    for name, site in inv.launches:
+    for written, site in inv.launches:
+        qualifier, _, name = written.rpartition("::")
         fits = [k for k in by_name.get(name, ()) if _takes(k.params, len(site.args))]
+        # `fp8::k<<<` runs a kernel of a namespace ending in `fp8` (from inside `vllm`: `vllm::fp8`)
+        if qualifier:
+            fits = [k for k in fits if ("::" + k.namespace).endswith("::" + qualifier)] or fits
         for k in [k for k in fits if k.path == site.path] or fits:
             k.calls.append(site)
     inv.launches = []
@@ -635,7 +657,7 @@ def _launches(
         launched, template = _launch_head(code[max(0, start - _LAUNCH_BACK) : start])
         if launched is None:
             continue
-        name = launched
+        name = bare = launched.rsplit("::", 1)[-1]  # (`launched` keeps the `ns::` written before it)
         if not template:  # `auto kernel = &k<Ktraits>; kernel<<<...>>>(params)` (causal-conv1d, mamba-ssm)
             name, template = _pointed(code[max(0, start - _POINTER_BACK) : start], name) or (name, template)
         args = [" ".join(a.split()) for a in _top_level_split(code[opened.end() : end])]
@@ -644,7 +666,7 @@ def _launches(
         if "scalar_t" in template:
             site.dispatch = "\n".join(dispatches.around(start))  # (read by `_dispatched`)
         site.locals = {n: (v, lines.of(where)) for n, (v, where) in scopes.locals_at(start, site.args).items()}
-        out.append((name, site))
+        out.append((launched if name == bare else name, site))
     return out
 
 
@@ -768,6 +790,24 @@ def _brace_spans(code: str) -> list[tuple[int, int]]:
             i = opened.pop()
             spans[i] = (spans[i][0], m.start())
     return spans
+
+
+_NAMESPACE = re.compile(r"\bnamespace\s+(\w+(?:\s*::\s*\w+)*)\s*\{")
+
+
+class _Namespaces:
+    """The named `namespace N {` blocks of C++ `code` (comments and strings blanked), nested."""
+
+    def __init__(self, code: str) -> None:
+        found = _NAMESPACE.finditer(code) if "namespace" in code else ()
+        named = {m.end() - 1: "".join(m.group(1).split()) for m in found}
+        spans = _brace_spans(code) if named else []
+        self.nest, self.names = _Nest(spans), [named.get(opened, "") for opened, _ in spans]
+
+    def at(self, offset: int) -> str:
+        """The namespace at `offset`, outermost first (`vllm::fp8`); "" at file scope."""
+        inner = [self.names[i] for i in self.nest.around(offset) if self.names[i]]
+        return "::".join(reversed(inner))
 
 
 class _Nest:
@@ -993,7 +1033,23 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     while at and (before[at - 1].isalnum() or before[at - 1] == "_"):
         at -= 1
     name = before[at:]
-    return (name, template) if name.isidentifier() and name.isascii() else (None, [])
+    if not (name.isidentifier() and name.isascii()):
+        return None, []
+    return _qualifier(before[:at]) + name, template
+
+
+def _qualifier(before: str) -> str:
+    """The namespaces a launch writes before its kernel's name (`fp8::` of `fp8::k<<<`), "" if none."""
+    out = ""
+    while (head := before.rstrip()).endswith("::"):
+        head = head[:-2].rstrip()
+        at = len(head)
+        while at and (head[at - 1].isalnum() or head[at - 1] == "_"):
+            at -= 1
+        if at == len(head):
+            break  # `::k` (the global namespace)
+        out, before = head[at:] + "::" + out, head[:at]
+    return out
 
 
 def _twins(kernels: list[Kernel]) -> list[Kernel]:
@@ -1012,8 +1068,8 @@ def _twins(kernels: list[Kernel]) -> list[Kernel]:
         if k.kind != "cuda" or not k.source:
             out.append(k)
             continue
-        one = first.setdefault((k.path, k.name), k)
-        key = (k.path, k.name, tuple(" ".join(p.split()) for p in k.params))
+        one = first.setdefault((k.path, k.namespace, k.name), k)
+        key = (k.path, f"{k.namespace}::{k.name}", tuple(" ".join(p.split()) for p in k.params))
         if key not in groups:
             groups[key] = [k]
             out.append(key)
@@ -1212,7 +1268,10 @@ class _Found:
     ext_why: dict[str, str] = field(default_factory=dict)
 
 
-_KERNEL_TOKENS = (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")
+# `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
+# tl`; `@jit`, `tl.program_id`), which neither lint nor `porter kernels` read (twenty-second read's
+# leftover); lint's KERN002 has the same tokens (rules/kernels.toml)
+_KERNEL_TOKENS = (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel", b"program_id", b"constexpr")
 
 
 def _may_hold_kernel(source: bytes, rel: str, compiled: dict) -> bool:
@@ -2042,10 +2101,24 @@ class _InForce(Mapping[str, str]):
 # a UTF-16/32 source (a byte-order mark first, as lint tells it): decoded as UTF-8 its kernels are
 # no text, and it was passed over without a word (twenty-first read's leftover); not read, as no
 # compiler reads it
-_WIDE = (
-    "UTF-16/UTF-32 text (it starts with a byte-order mark): not read for kernels (nvcc, gcc and clang"
-    " do not compile it either)"
-)
+_WIDE = "UTF-16/UTF-32 text ({}): not read for kernels (nvcc, gcc and clang do not compile it either)"
+_MARKED, _NULS = "it starts with a byte-order mark", "no byte-order mark, but NUL bytes between its characters"
+_WIDE_SAMPLE = 4096
+
+
+def _wide(data: bytes) -> str:
+    """Why `data` is UTF-16/UTF-32 text, or "": its byte-order mark, or, without one, its NUL bytes
+    (a C++ source has none) at every other position of one parity in its first 4 KiB, as ASCII
+    characters take them in UTF-16 or UTF-32, the other parity mostly not NUL (a file of zeros is
+    none). A BOM-less one was read as UTF-8, found to hold no kernel, unsaid (twenty-second read)."""
+    if data.startswith(WIDE_BOMS):
+        return _MARKED
+    sample = data[:_WIDE_SAMPLE]
+    sample = sample[: len(sample) - len(sample) % 2]
+    if len(sample) < 4 or b"\0" not in sample:
+        return ""
+    even, odd = (sample[i::2].count(0) / (len(sample) // 2) for i in (0, 1))
+    return _NULS if max(even, odd) >= 0.75 and min(even, odd) <= 0.55 else ""
 
 
 def _unread(path: Path, reason: str) -> str:
@@ -2067,7 +2140,8 @@ def _scan_cuda(
     default: in its own folder)."""
     try:  # a Python file's parse limit: the largest .cu/.cuh of the corpus libraries is 151 KiB
         data = read_regular(path, MAX_PARSE_BYTES)
-        why = _WIDE if data.startswith(WIDE_BOMS) else ""
+        wide = _wide(data)
+        why = _WIDE.format(wide) if wide else ""
     except Unreadable as exc:
         why = _unread(path, exc.reason)
     if why:
@@ -2103,14 +2177,15 @@ def _scan_cuda(
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
     voids = _void_aliases(code, _header_aliases(code, commented, path, search))
     spliced = _spliced(code)
+    spaces = _Namespaces(code)
     for start, name, params, source, typenames, template in _kernels_in(spliced, text, voids):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use
         line = lines.of(start)
-        inv.kernels.append(
-            Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames, template=template)
-        )
+        kernel = Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames, template=template)
+        kernel.namespace = spaces.at(start)
+        inv.kernels.append(kernel)
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)

@@ -227,6 +227,7 @@ class _Translator:
         self.flat = False
         self.written = _written(fn)
         self.bounds: dict[str | None, str] = {}  # a load's or store's mask bound (None: no mask) -> its code
+        self.promotes = False  # the body calls `_as_triton` (Triton's promotion is not torch's)
 
     def run(self) -> Translation:
         params, constexprs = [], []
@@ -265,7 +266,8 @@ class _Translator:
                 " arguments)"
             )
         kind = "row-reduction" if self.rowwise else "elementwise"
-        return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, self.body, kind)
+        body = (_AS_TRITON if self.promotes else []) + self.body
+        return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, body, kind)
 
     # statements ------------------------------------------------------------------------
 
@@ -280,7 +282,7 @@ class _Translator:
                 sym = _Sym("value", target, extra=sym.extra)
             elif sym.kind == "scalar" and sym.code != target:
                 self.body.append(f"{target} = {sym.code}")
-                sym = _Sym("scalar", target)
+                sym = _Sym("scalar", target, extra={"arg": sym.extra.get("arg", False)})
             self.env[target] = sym
             return
         if (
@@ -343,7 +345,9 @@ class _Translator:
             if node.id not in self.env:
                 raise Untranslatable(f"unknown name `{node.id}`")
             sym = self.env[node.id]
-            return _Sym("scalar", node.id) if sym.kind in ("param", "constexpr") else sym
+            if sym.kind in ("param", "constexpr"):  # a runtime argument is typed, a constexpr weak
+                return _Sym("scalar", node.id, extra={"arg": sym.kind == "param"})
+            return sym
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             return _Sym("scalar", number_literal(node.value))
         if isinstance(node, ast.Call):
@@ -361,7 +365,8 @@ class _Translator:
                 if isinstance(pad, float) and sign == "-"
                 else (pad if sign == "+" or pad in (_FINITE, _NO_PAD) else None)
             )
-            return _with_pad(_Sym(operand.kind, f"({sign}{operand.code})"), pad)
+            sym = _Sym(operand.kind, f"({sign}{operand.code})", extra={"arg": operand.extra.get("arg", False)})
+            return _with_pad(sym, pad)
         if isinstance(node, ast.BinOp):
             return self.binop(node)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
@@ -422,12 +427,28 @@ class _Translator:
         op = _OPS.get(type(node.op))
         if op is not None:
             kind = "value" if "value" in (left.kind, right.kind) else "scalar"
-            sym = _Sym(kind, f"({left.code} {op} {right.code})")
+            arg = kind == "scalar" and (left.extra.get("arg", False) or right.extra.get("arg", False))
+            div = op == "/"
+            code = f"({self._typed(left, right, div)} {op} {self._typed(right, left, div)})"
+            sym = _Sym(kind, code, extra={"arg": arg})
             return _padded(sym, (left.kind, right.kind), (_pad(left), _pad(right)), op)
         if left.kind != "value" and right.kind != "value":
             raise Untranslatable(f"C's `{ast.unparse(node)}` of two scalars: porter does not translate it")
-        first = left.code if left.kind == "value" else f"torch.as_tensor({left.code})"
-        return _Sym("value", _C_OPS[type(node.op)].format(first, right.code))
+        div = isinstance(node.op, ast.Mod)
+        first = self._typed(left, right, div) if left.kind == "value" else f"torch.as_tensor({left.code})"
+        return _Sym("value", _C_OPS[type(node.op)].format(first, self._typed(right, left, div)))
+
+    def _typed(self, sym: _Sym, other: _Sym, div: bool = False) -> str:
+        """`sym`'s code, a value in the dtype Triton computes it with `other` in (`div`: in `/` or
+        `%`). A compiled kernel takes a scalar argument as a typed tensor (a float as fp32), torch a
+        Python number as weak; and Triton divides fp16/bf16 in fp32 even by a literal: an fp16 value
+        divided by `s * s + 1.0` was fp16 in the reference, fp32 in the kernel (0.005 apart after
+        three operations: twenty-second read)."""
+        arg = other.kind == "scalar" and other.extra.get("arg", False)
+        if sym.kind != "value" or not (arg or div):
+            return sym.code
+        self.promotes = True
+        return f"_as_triton({sym.code}{', ' + other.code if arg else ''}{', div=True' if div else ''})"
 
     def offset(self, ptr: _Sym, other: _Sym, node) -> _Sym:
         if ptr.stride is None and not ptr.cols:
@@ -499,11 +520,13 @@ class _Translator:
             numbers = [p for p in pads if isinstance(p, float)]
             pick = max if name == "maximum" else min
             pad = pick(numbers) if len(numbers) == 2 else (pads[0] if pads[0] == pads[1] else None)
+            a, b = _Sym(a.kind, self._typed(a, b), extra=a.extra), _Sym(b.kind, self._typed(b, a), extra=b.extra)
             return _with_pad(_Sym("value", f"{_BINARY[name]}({self._tensor(a)}, {self._tensor(b, like=a)})"), pad)
         if name == "where" and len(node.args) == 3:
             c, a, b = (self.value_like(x) for x in node.args)
             pad = _pad(a) if _pad(a) == _pad(b) else None
-            return _with_pad(_Sym("value", f"torch.where({_as_tensor(c)}, {a.code}, {b.code})"), pad)
+            code = f"torch.where({_as_tensor(c)}, {self._typed(a, b)}, {self._typed(b, a)})"
+            return _with_pad(_Sym("value", code), pad)
         if name in _REDUCE:
             return self.reduction(node, name)
         if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1:
@@ -542,6 +565,22 @@ class _Translator:
         # the dtype both promote to, as the kernel's: `full_like` of an int32 value took a float
         # scalar as an int (`tl.maximum(x.to(tl.int32), s)`, s=-1.84: the max of -1; 22nd read)
         return f"torch.full_like({ref}, {sym.code}, dtype=torch.result_type({ref}, {sym.code}))"
+
+
+# Triton's promotion where it is not torch's, written once into a reference whose math needs it.
+# Triton 3.5's source: a compiled kernel's argument is a tensor of the type `mangle_type` gives it
+# (runtime/jit.py: a float "fp32", an int "i32", "i64" past it), which promotes as a tensor does;
+# a literal or constexpr is weak (`computation_type_impl`, language/semantic.py), as in torch; and
+# `/` and `%` of fp16 or bf16 are computed in fp32 (there, rules 3 and 4).
+_AS_TRITON = [
+    "def _as_triton(v, s=None, div=False):",
+    '    """`v` in the dtype Triton computes it in beside the argument `s` (in `/` or `%`: `div`)."""',
+    "    if isinstance(s, float):",
+    "        v = v.to(torch.promote_types(v.dtype, torch.float32))",
+    "    elif isinstance(s, int) and not isinstance(s, bool):",
+    "        v = v.to(torch.promote_types(v.dtype, torch.int32 if -(2**31) <= s < 2**31 else torch.int64))",
+    "    return v.to(torch.float32) if div and v.dtype in (torch.float16, torch.bfloat16) else v",
+]
 
 
 def _as_tensor(sym: _Sym) -> str:
