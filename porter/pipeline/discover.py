@@ -129,15 +129,19 @@ def _from_top(
     path against). A config's anchored pattern (`files.anchor`: the folder's real path, then the
     rest) is matched from `root` where it begins with `root`'s path, else from the nearest folder
     above whose path every such pattern begins with (then the command line's patterns with a
-    `/`, which are `root`'s, are anchored below it): it was matched only against each file's
+    `/`, which are `root`'s, are anchored below it; a pattern no folder above holds is one of
+    those, `--exclude /tests/`): it was matched only against each file's
     real path, after the walk and apart from the others, so `tests/fixtures/*` then
     `!conftest.py`, or `*_pb2.py` then `!proto/keep_pb2.py`, left out the file git lists
     (twenty-second read)."""
     base = root
     top = rooted(root) + "/"
     left = [p for p in exclude if p.startswith(("/", "!/")) and from_folder(p, top) is None]
+    heads = [(f, rooted(f) + "/") for f in root.parents if f != f.parent] if left else []  # (not `/`: `root`'s)
+    # (a pattern no folder above holds is the command line's, `root`'s: `--exclude /tests/` made
+    # the walk match from `root`, and a config's `*/gen/*` apart from the others; twenty-second read)
+    left = [p for p in left if any(from_folder(p, h) for _, h in heads)]
     if left:
-        heads = [(f, rooted(f) + "/") for f in root.parents if f != f.parent]  # (not `/`: a `/x` of `root`'s)
         base = next((f for f, h in heads if all(from_folder(p, h) for p in left)), root)
     head = rooted(base) + "/"
     here = [from_folder(p, head) if p.startswith(("/", "!/")) else None for p in exclude]
