@@ -841,6 +841,75 @@ def test_an_include_if_that_sets_no_ignores_asks_git_once_for_all_nested_reposit
 
 
 @pytest.mark.parametrize(
+    ("where", "text"),
+    [
+        ("included", "[user]\n\temail = include@work.example  # excludesFile, ignoreCase: see the wiki\n"),
+        (
+            "included",
+            '[user]\n\tname = "A \\"include\\" ; path" ; [include] path = x\n[core]\n\teditor = vi \\\n  include.path\n',
+        ),
+        ("included", "[core]\n\texcludesFile = ~/work.ignore\n; include more from ~/other\n"),
+        ("own", '[remote "origin"]\n\turl = https://example.com/include.git\n# core.ignoreCase stays false\n'),
+    ],
+)
+def test_a_git_configuration_merely_holding_the_word_include_is_read_as_git_reads_it(
+    tmp_path, monkeypatch, where, text
+):
+    """Whether a configuration file (an included one, or a repository's own) may set an ignore
+    setting or include another was a word test: one holding the word `include` (a value, a
+    comment, `include.git` in a remote's URL) made every nested repository ask git its own (the
+    twenty-second read's leftover). It is read as git's syntax (`gitconfig.keys`): only a key
+    counts, so git is asked once for every clone. Compared with `git ls-files -o
+    --exclude-standard` in each clone."""
+    env = _git_env(tmp_path, monkeypatch)
+    home = tmp_path / "home"
+    top = home / "src"
+    names = [f"work/clone{i}" for i in range(5)]
+    _clones(top, names, env, "gen_*.py\n", ("gen_a.py", "m.py", "scratch_b.py"))
+    (home / "work.ignore").write_text("scratch_*.py\n")
+    if where == "included":
+        (home / ".gitconfig").write_text('[includeIf "gitdir:~/src/work/"]\n\tpath = work.gitconfig\n')
+        (home / "work.gitconfig").write_text(text)
+    else:
+        for name in names:
+            with (top / name / ".git" / "config").open("a") as fh:
+                fh.write(text)
+    found, calls = _found_and_git_config_calls(top, monkeypatch)
+    assert found == sorted(f"{name}/{f}" for name in names for f in _git_lists(top / name, env))
+    assert len(set(calls)) == 1, calls  # (one repository asked for all: a `~` in a file's name is a second call)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"[core] excludesFile = x\n",  # (a key on the header's line)
+        b"[user]\n\tname = a \\\n  excludesFile = x\n",  # (a `\\` at the end joins the next line to the value)
+        b"[user]\n\tname = a ; b \\\n\tignoreCase = true\r\n",  # (not in a comment)
+        b'[core "x"]\n\tignoreCase\n[Core.Sub]\n\tPath = "a#b"\n[IncludeIf "gitdir:~/W/"]\n\tpath = y',
+        b"\xef\xbb\xbfbare = 1\n[include]\n\tpath",
+        b'[user]\n\tname = "open\n',  # (refused: a quote left open)
+        b"[user]\n\tname = a\\q\n",  # (refused: an unknown escape)
+        b"[core\n]\n",
+    ],
+)
+def test_a_git_configuration_files_keys_are_read_as_git_lists_them(tmp_path, monkeypatch, text):
+    """`gitconfig.keys` against `git config -f FILE --no-includes --list --name-only` (None where
+    git refuses the file). docs/reads/41-ctleft-tools/diffconfig.py.txt compares random files."""
+    import subprocess
+
+    from porter.pipeline import gitconfig
+
+    (tmp_path / "config").write_bytes(text)
+    proc = subprocess.run(
+        ["git", "config", "-f", str(tmp_path / "config"), "--no-includes", "--list", "--name-only", "-z"],
+        capture_output=True,
+        env=_git_env(tmp_path, monkeypatch),
+    )
+    git = proc.stdout.decode().split("\0")[:-1] if proc.returncode == 0 else None
+    assert gitconfig.keys(text) == git
+
+
+@pytest.mark.parametrize(
     ("cond", "held", "asks"),
     [
         ("gitdir:~/src/work/", "work", 2),

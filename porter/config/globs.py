@@ -41,6 +41,10 @@ _OPAQUE = (
 )
 
 
+_FIXED = (_STAR, *_OPAQUE)
+_FIXED_FIRST = frozenset(piece[0] for piece in _FIXED)
+
+
 def _class_token(regex: str, i: int) -> tuple[str | None, int]:
     """The character class that starts at `regex[i]` (a `[`), as git reads it, and where it ends;
     None where it cannot stay within one path part."""
@@ -72,7 +76,8 @@ def _tokens(regex: str) -> list[str] | None:
     i = 0
     token: str | None
     while i < len(regex):
-        fixed = next((o for o in (_STAR, *_OPAQUE) if regex.startswith(o, i)), None)
+        # (a fixed piece is looked for only where one starts: a long list's lines are tokenized)
+        fixed = next((o for o in _FIXED if regex.startswith(o, i)), None) if regex[i] in _FIXED_FIRST else None
         if fixed is not None:
             token, i = fixed, i + len(fixed)
         elif regex[i] == "[":
@@ -398,9 +403,11 @@ class Spec:
             index += 1
         self._unkeyed.reverse()
         self._lengths = sorted(self._key_lengths)
-        self._key_search, self._with_prefixes = _key_search(self._keyed)
-        self._last_first = {text: wilds[::-1] for text, wilds in _last_of_each(self._keyed, self._wild).items()}
-        self._unkeyed = _last_of_each({"": self._unkeyed}, self._wild)[""]
+        self._key_search, prefixed = _key_search(self._keyed)
+        self._with_prefixes = {text: _grouped(wilds, fold) for text, wilds in prefixed.items()}
+        last_first = _last_of_each(self._keyed, self._wild)
+        self._last_first = {text: _grouped(wilds[::-1], fold) for text, wilds in last_first.items()}
+        self._textless = _grouped(_last_of_each({"": self._unkeyed}, self._wild)[""], fold)
 
     def _add_literal(self, index: int, number: int, include: bool, split: tuple[str, str, str]) -> None:
         anchor, literal, tail = split
@@ -417,17 +424,18 @@ class Spec:
         kept last first, and merged lazily: `verdict` stops at the first that names the path.
         A `.gitignore` of 250,000 lines sharing one text (`[ab][cd]*.py`, or one line
         250,000 times) sorted them all for each path, and tried every copy (500 files: 33 and
-        61 CPU s; twenty-second read)."""
-        if not self._keyed:
-            return self._unkeyed
+        61 CPU s; twenty-second read). A long run of them is tried in groups (`_Group`)."""
         text = _lower(path) if self._fold else path
-        if self._key_search is not None:
-            lists = [self._with_prefixes[t] for t in {m.group(1) for m in self._key_search(text)}]
+        if not self._keyed:
+            runs = [self._textless]
+        elif self._key_search is not None:
+            runs = [self._with_prefixes[t] for t in {m.group(1) for m in self._key_search(text)}]
         else:
             held = {text[i : i + n] for n in self._lengths for i in range(len(text) - n + 1)}
-            lists = [self._last_first[t] for t in held if t in self._last_first]
-        if self._unkeyed:
-            lists.append(self._unkeyed)
+            runs = [self._last_first[t] for t in held if t in self._last_first]
+        if self._keyed and self._textless:
+            runs.append(self._textless)
+        lists = [run.holding(path) if isinstance(run, _Grouped) else run for run in runs]
         if len(lists) < 2:
             return lists[0] if lists else ()
         return _each_once(heapq.merge(*lists, key=_BY_INDEX, reverse=True))
@@ -580,6 +588,87 @@ def _each_once(merged: Iterable[_Wild]) -> Iterator[_Wild]:
         previous = wild
 
 
+# a text's (or the textless) patterns past this many are tried in groups of it (`_Group`)
+_GROUP = 256
+
+
+class _Group:
+    """Up to `_GROUP` patterns with wildcards (a slice of one text's, last first), and one regex
+    that searches a path wherever any of theirs does (`_union`): a path it does not find skips
+    them all. 250,000 different lines sharing a text that no path matched (`[ab][cd]*.py`) were
+    each compiled and tried on each path: 500 files cost 64.5 CPU s (git 6.9 s)."""
+
+    __slots__ = ("wilds", "_fold", "_regex", "_built")
+
+    def __init__(self, wilds: list[_Wild], fold: bool) -> None:
+        self.wilds, self._fold = wilds, fold
+        self._regex: re.Pattern[str] | None = None  # (None once built: a line the regex cannot stand for)
+        self._built = False
+
+    def may_match(self, path: str) -> bool:
+        """Whether one of the patterns may match `path` (False only where none does)."""
+        if not self._built:
+            self._regex, self._built = _union([w.line for w in self.wilds], self._fold), True
+        return self._regex is None or self._regex.search(path) is not None
+
+
+def _union(lines: list[str], fold: bool) -> re.Pattern[str] | None:
+    """One regex whose search finds a match wherever one of `lines`' regexes (`_read`) does: their
+    alternation, with the pieces they all begin and end with written once (`_factored`); None
+    where a line is matched otherwise (a literal: `a\\ b`). A line that reads as no pattern
+    matches nothing."""
+    sources = []
+    for line in lines:
+        try:
+            read = _source(line, fold)
+        except (ValueError, re.error):
+            continue
+        if read is None:
+            continue
+        if read[2] is None:
+            return None
+        sources.append(read[2])
+    head, middles, tail = _factored(sources) if sources else ("", ["(?!)"], "")
+    regex = f"{head}(?:{'|'.join(middles)}){tail}".replace("(?P<ps_d>", "(?:")  # (a name may be used once)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return re.compile(regex, re.DOTALL | (re.IGNORECASE | re.ASCII if fold else 0))
+
+
+def _factored(sources: list[str]) -> tuple[str, list[str], str]:
+    """(the tokens (`_tokens`) every regex of `sources` begins with, what is left of each, the
+    tokens each ends with): `H(?:A|B)T` finds a match where `HAT` or `HBT` does, and a generated
+    list's lines differ in a few tokens (`[ab][cd]*.py`: compiling the whole of each was 4/5 of
+    the group's cost). Sources `_tokens` cannot split are left whole."""
+    split = [_tokens(s) for s in sources]
+    whole = [t for t, s in zip(split, sources) if t is not None and "".join(t) == s]
+    if len(whole) < len(sources):
+        return "", sources, ""
+    first, shortest = whole[0], min(map(len, whole))
+    k = next((i for i in range(shortest) if any(t[i] != first[i] for t in whole)), shortest)
+    m = next((i for i in range(shortest - k) if any(t[-1 - i] != first[-1 - i] for t in whole)), shortest - k)
+    return "".join(first[:k]), ["".join(t[k : len(t) - m]) for t in whole], "".join(first[len(first) - m :])
+
+
+class _Grouped:
+    """A long run of patterns (last first) in `_Group`s."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, wilds: list[_Wild], fold: bool) -> None:
+        self.groups = [_Group(wilds[i : i + _GROUP], fold) for i in range(0, len(wilds), _GROUP)]
+
+    def holding(self, path: str) -> Iterator[_Wild]:
+        """The patterns, last first, but for those of a group that cannot match `path`."""
+        for group in self.groups:
+            if group.may_match(path):
+                yield from group.wilds
+
+
+def _grouped(wilds: list[_Wild], fold: bool) -> list[_Wild] | _Grouped:
+    return _Grouped(wilds, fold) if len(wilds) > _GROUP else wilds
+
+
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -610,8 +699,20 @@ def _read(line: str, fold: bool = False) -> tuple[bool, tuple[str, str, str] | N
     None where git reads no pattern; raises (ValueError, re.error) where pathspec cannot read
     it. Kept for the process: a run reads its `exclude` patterns three times (checked, then
     matched on the walk and on given files), and 100,000 of them cost 7.9 CPU s read each time.
-    A bracket expression is read as git reads it (`_brackets`); `fold`: as git reads it where
-    a repository's `core.ignoreCase` folds case."""
+    `fold`: as git reads it where a repository's `core.ignoreCase` folds case."""
+    read = _source(line, fold)
+    if read is None or read[2] is None:
+        return None if read is None else (read[0], read[1], None)
+    # (DOTALL: pathspec's `.` in `(?:.+/)?` did not cross a line break in a folder's name, so
+    # `m.py` left out `x/m.py` but not `a<LF>b/m.py`, which git leaves out)
+    with warnings.catch_warnings():  # (a "possible nested set" FutureWarning reached the terminal)
+        warnings.simplefilter("ignore")
+        return read[0], None, re.compile(read[2], re.DOTALL)
+
+
+def _source(line: str, fold: bool = False) -> tuple[bool, tuple[str, str, str] | None, str | None] | None:
+    """`_read`, with the regex's text instead of the compiled regex (`_union` joins many of
+    them without compiling each). A bracket expression is read as git reads it (`_brackets`)."""
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
     line = _trim(line)
@@ -619,7 +720,7 @@ def _read(line: str, fold: bool = False) -> tuple[bool, tuple[str, str, str] | N
         # a negation matches what its pattern matches (pathspec read `!/` as every path below a
         # folder, where `/` is no pattern: git keeps nothing by it); a `!` or `#` after it is text
         body = line[1:]
-        inner = _read("\\" + body if body[:1] in ("!", "#") else body, fold)
+        inner = _source("\\" + body if body[:1] in ("!", "#") else body, fold)
         return None if inner is None else (False, inner[1], inner[2])
     plain = _plain(line)
     if plain is not None:
@@ -642,11 +743,7 @@ def _read(line: str, fold: bool = False) -> tuple[bool, tuple[str, str, str] | N
         # (a `*` that is a whole part after `**/` may be empty: `a**/*` leaves out a file `a`)
         regex = regex.replace(_FOLDERS + "/[^/]+", "(?:.*/)?[^/]*").replace(_FOLDERS + "/", "(?:.*/)?")
         regex = regex.replace(_ANY, ".*")
-    # (DOTALL: pathspec's `.` in `(?:.+/)?` did not cross a line break in a folder's name, so
-    # `m.py` left out `x/m.py` but not `a<LF>b/m.py`, which git leaves out)
-    with warnings.catch_warnings():  # (a "possible nested set" FutureWarning reached the terminal)
-        warnings.simplefilter("ignore")
-        return include, None, re.compile(regex, re.DOTALL)
+    return include, None, regex
 
 
 # what `_prefix_stars` puts for a `**` git reads after a pattern's plain prefix, then replaces in

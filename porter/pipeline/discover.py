@@ -10,7 +10,7 @@ links are never followed out of the tree, and a link loop is reported, not walke
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from operator import attrgetter
@@ -23,7 +23,7 @@ from porter.core import programs
 from porter.core.kinds import discovered
 from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_parsed
 from porter.core.textsafe import path_name as utf8_name
-from porter.pipeline import gitdir
+from porter.pipeline import gitconfig, gitdir
 
 
 MAX_GITIGNORE_BYTES = 4 * 2**20
@@ -129,15 +129,19 @@ def _from_top(
     path against). A config's anchored pattern (`files.anchor`: the folder's real path, then the
     rest) is matched from `root` where it begins with `root`'s path, else from the nearest folder
     above whose path every such pattern begins with (then the command line's patterns with a
-    `/`, which are `root`'s, are anchored below it): it was matched only against each file's
+    `/`, which are `root`'s, are anchored below it; a pattern no folder above holds is one of
+    those, `--exclude /tests/`): it was matched only against each file's
     real path, after the walk and apart from the others, so `tests/fixtures/*` then
     `!conftest.py`, or `*_pb2.py` then `!proto/keep_pb2.py`, left out the file git lists
     (twenty-second read)."""
     base = root
     top = rooted(root) + "/"
     left = [p for p in exclude if p.startswith(("/", "!/")) and from_folder(p, top) is None]
+    heads = [(f, rooted(f) + "/") for f in root.parents if f != f.parent] if left else []  # (not `/`: `root`'s)
+    # (a pattern no folder above holds is the command line's, `root`'s: `--exclude /tests/` made
+    # the walk match from `root`, and a config's `*/gen/*` apart from the others; twenty-second read)
+    left = [p for p in left if any(from_folder(p, h) for _, h in heads)]
     if left:
-        heads = [(f, rooted(f) + "/") for f in root.parents if f != f.parent]  # (not `/`: a `/x` of `root`'s)
         base = next((f for f, h in heads if all(from_folder(p, h) for p in left)), root)
     head = rooted(base) + "/"
     here = [from_folder(p, head) if p.startswith(("/", "!/")) else None for p in exclude]
@@ -595,17 +599,32 @@ def _may_name_ignores(path: Path) -> bool:
 
 
 def _words_named(path: Path) -> frozenset[bytes] | None:
-    """Which of `_LOCAL_WORDS` the git configuration file `path` holds (case aside): none for a
-    missing file, as git reads it; None for one that is no regular file, or cannot be read."""
+    """Which of `_LOCAL_WORDS` the git configuration file `path` sets (`_KEY_WORDS`): none for a
+    missing file, as git reads it; None for one that is no regular file, cannot be read, or that
+    git refuses. A file that only holds such a word (in a value, a comment) sets nothing: it made
+    each repository ask git (twenty-second read's leftover)."""
     if not os.path.lexists(path):
         return frozenset()
     try:
         if not path.is_file():
             return None
-        text = read_regular(path, MAX_GITIGNORE_BYTES).lower()
+        data = read_regular(path, MAX_GITIGNORE_BYTES)
     except OSError:
         return None
-    return frozenset(word for word in _LOCAL_WORDS if word in text)
+    if not any(word in data.lower() for word in _LOCAL_WORDS):
+        return frozenset()  # (most files: not read as git's syntax)
+    keys = gitconfig.keys(data)
+    if keys is None:
+        return None
+    return frozenset(word for word, named in _KEY_WORDS.items() if any(named(key) for key in keys))
+
+
+# which key (`gitconfig.keys`) sets each of `_LOCAL_WORDS`
+_KEY_WORDS: dict[bytes, Callable[[str], bool]] = {
+    b"excludesfile": "core.excludesfile".__eq__,
+    b"ignorecase": "core.ignorecase".__eq__,
+    b"include": lambda key: key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")),
+}
 
 
 def _config_env() -> tuple[tuple[str, str], ...]:

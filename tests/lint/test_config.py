@@ -360,3 +360,23 @@ def test_command_line_excludes_walked_from_the_config_s_folder_stay_the_walk_s(p
     write(project, {"porter.toml": 'target = "neuron"\nexclude = ["*/sub/*", "!**/b.py"]\n'})
     found = {d["path"] for d in cli("lint", "tests", "--exclude", "fixtures/*.py", "--output-format", "json").json()}
     assert found == {"tests/fixtures/sub/b.py", "tests/t.py"}
+
+
+def test_a_command_line_pattern_from_the_top_does_not_keep_a_walk_below_from_the_config_s_folder(
+    project, tmp_path_factory
+):
+    """`porter lint a --exclude /tests/` beside a config pattern whose path begins with a wildcard
+    (`*/gen/*`): the command line's `/tests/` (the walked folder's, `a/tests/`) was taken for a
+    config pattern that no folder above holds, so the walk matched from `a` and `*/gen/*` was
+    matched apart from the others, after them, against each file's real path: the config's
+    later `!a/gen/keep.py` no longer kept the file (the twenty-second read's leftover). Compared
+    with `git ls-files -o --exclude-standard` over the same tree, the config's patterns and
+    `/a/tests/` as its `.gitignore`."""
+    files = ["a/gen/keep.py", "a/gen/g.py", "a/tests/t.py", "a/m.py"]
+    patterns = ["*/gen/*", "!a/gen/keep.py"]
+    write(project, {name: TRAIN for name in files})
+    write(project, {"porter.toml": f'target = "neuron"\nexclude = {json.dumps(patterns)}\n'})
+    kept = _git_lists(tmp_path_factory.mktemp("git"), [*patterns, "/a/tests/"], files)
+    assert kept == {"a/gen/keep.py", "a/m.py"}
+    found = {d["path"] for d in cli("lint", "a", "--exclude", "/tests/", "--output-format", "json").json()}
+    assert found == kept

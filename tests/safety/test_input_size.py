@@ -275,13 +275,16 @@ def test_a_gitignore_of_many_wildcard_lines_costs_each_path_only_the_lines_its_t
     assert spent < 8, spent
 
 
-@pytest.mark.parametrize("shape", ["one line, again and again", "different lines, one text"])
+@pytest.mark.parametrize(
+    "shape", ["one line, again and again", "different lines, one text", "different lines, one text, none matching"]
+)
 def test_a_gitignore_of_many_wildcard_lines_sharing_one_text_is_not_tried_line_by_line_on_each_path(tmp_path, shape):
     """200,000 wildcard lines that share their text (`.py`), as a generated list holds: one
     line repeated (each copy was tried on each path holding `.py`; an earlier copy never
     decides, the last that matches does), or different bracket lines (each path sorted all
     200,000 before trying the first: 500 files cost 61 and 33 CPU s; twenty-first read's
-    leftover). What is left out is git's."""
+    leftover), which no path matches (each compiled and tried on each path: 64.5 CPU s;
+    twenty-second read's leftover). What is left out is git's."""
     import itertools
     import string
 
@@ -293,9 +296,39 @@ def test_a_gitignore_of_many_wildcard_lines_sharing_one_text_is_not_tried_line_b
     (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n")
     for i in range(200):
         (tmp_path / f"p{i % 5}").mkdir(exist_ok=True)
-        (tmp_path / f"p{i % 5}" / f"{'adzq'[i % 4]}{'efxy'[i // 4 % 4]}_{i}.py").write_text("")
+        name = f"{i}_m.py" if shape.endswith("none matching") else f"{'adzq'[i % 4]}{'efxy'[i // 4 % 4]}_{i}.py"
+        (tmp_path / f"p{i % 5}" / name).write_text("")
     _, spent = _found_as_git_lists(tmp_path)
-    assert spent < 5, spent
+    # (none matching: each line is still read once, in its group, as git reads each: ~7 CPU s)
+    assert spent < (12 if shape.endswith("none matching") else 5), spent
+
+
+def test_lines_tried_in_groups_decide_as_each_line_tried_alone(monkeypatch):
+    """A long run of wildcard lines is tried in groups of `_GROUP` by one regex (their
+    alternation, with what they begin and end with written once), which only skips lines that
+    cannot match. Random lines (of every form `_factored` splits or leaves whole, literals,
+    negations) and paths: the verdicts and hits with groups of 1, 2 and 3 lines are those of
+    no groups, folded or not."""
+    from porter.config import globs
+
+    rng = random.Random(23)
+    words = ["py", "a", "ab", "gen", "x.y"]
+    forms = ["*.{}", "*{}*", "!*{}*", "{}*/", "[ab]{}", "**/{}*", "!{}?", "[!a]{}*", "a\\ {}", "[ab][!c]*.{}", "/{}*"]
+    for seed in range(150):
+        lines = [rng.choice(forms).format(rng.choice(words)) for _ in range(rng.randint(1, 25))]
+        paths = [
+            "/".join(rng.choice(["a", "ab.py", "gen", "x.y", "Ab", "b.py", "ca"]) for _ in range(rng.randint(1, 3)))
+        ]
+        paths += [p + "/" for p in paths]
+        for fold in (False, True):
+            alone = globs.Spec(lines, fold=fold)
+            monkeypatch.setattr(globs, "_GROUP", rng.choice([1, 2, 3]))
+            grouped = globs.Spec(lines, fold=fold)
+            monkeypatch.undo()
+            for path in paths:
+                for given in (0, 1):
+                    got = (grouped.verdict(path, given), grouped.hits(path))
+                    assert got == (alone.verdict(path, given), alone.hits(path)), (seed, lines, path, fold)
 
 
 def test_a_few_wildcard_lines_found_by_one_search_decide_as_the_lookup_of_each_substring(monkeypatch):

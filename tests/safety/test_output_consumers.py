@@ -90,7 +90,8 @@ def test_a_document_on_stdout_is_utf8_whatever_the_locale(tmp_path):
         assert "\u202e" not in junit.decode("utf-8"), junit
         gh = porter("lint", ".", "--target", "xla", "--output-format", "github", cwd=tmp_path, env=env).stdout
         assert "file=\u00e9.py," in gh.decode("utf-8") and "file=\u4e2d.py," in gh.decode("utf-8"), (encoding, gh)
-        assert "\u202e" not in gh.decode("utf-8") and "file=r\\u202e.py," in gh.decode("utf-8"), gh
+        # (a bidirectional control is shown escaped, which names no file: the name is in the text)
+        assert "\u202e" not in gh.decode("utf-8") and "::r\\u202e.py:2:5: " in gh.decode("utf-8"), gh
         for fmt in ("json", "sarif", "gitlab", "json-lines"):
             data = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path, env=env).stdout
             assert data.decode("utf-8").lstrip().startswith(("[", "{")), (encoding, fmt, data[:40])
@@ -421,6 +422,25 @@ def test_a_github_annotation_names_a_file_whose_name_starts_with_colons(tmp_path
     files = sorted(_github_property(re.search(r"file=([^,]*)", line).group(1)) for line in gh.splitlines())
     assert files == sorted(names), gh
     assert _runner_reads(gh) and all(name == "error" for name, _ in _runner_reads(gh)), gh
+
+
+def test_a_github_annotation_of_a_name_no_property_can_carry_names_it_in_its_text(tmp_path):
+    # a workflow command escapes `%`, CR, LF, `:` and `,` only: a name holding a tab or `##[`
+    # (a command anywhere in a line) was given as `file=a\x09b.py` or `file=x\x23#[group]y.py`,
+    # an annotation on no file (twenty-second read's leftover); it now has no `file` and names
+    # the file in its message, as the text formats show it; other names keep their `file`
+    names = {"a\tb.py": "a\\x09b.py", "x##[group]y.py": "x\\x23#[group]y.py", "ok,1:x.py": None}
+    for name in names:
+        (tmp_path / name).write_bytes(CUDA)
+    gh = porter("lint", ".", "--target", "xla", "--output-format", "github", cwd=tmp_path).stdout.decode()
+    read = _runner_reads(gh)
+    assert len(read) == len(gh.splitlines()) == 3 and {n for n, _ in read} == {"error"}, gh
+    for name, shown in names.items():
+        (line,) = [line for line in gh.splitlines() if (shown or "file=") in line and (shown or name[:2]) in line]
+        if shown is None:
+            assert _github_property(re.search(r"file=([^,]*)", line).group(1)) == name, line
+        else:
+            assert "file=" not in line and f"::{shown}:2:" in line, line
 
 
 def _teamcity_reads(log: str) -> list[str]:

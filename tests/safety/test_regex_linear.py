@@ -110,7 +110,11 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.codemods.device._help_of_default": {"was": "cuda:0"},
     "porter.codemods.device_helper.pick_name": {"name": "_device_type", "n": 2},
     "porter.codemods.imports.reads": {"pattern": r"(?<![\w.])" + re.escape("torch.cuda") + r"\b"},
-    "porter.config.globs._read": {"regex": "^(?:.+/)?(?>[^/]*?a)b(?:/.*)?$"},
+    "porter.config.globs._read": {"read": (True, None, "^(?:.+/)?(?>[^/]*?a)b(?:/.*)?$")},
+    "porter.config.globs._union": {
+        "regex": "(?:^(?:.+/)?[ab][cd][^/]*\\.py(?:(?:/)|$)|^(?:.+/)?(?>[^/]*?a)(?>[^/]*?b)[^/]*\\.py(?:(?:/)|$))",
+        "fold": True,
+    },
     "porter.config.globs.check": {"regex": "^(?:.+/)?[^/]*a(?:/.*)?$"},
     "porter.config.globs._folded": {"regex": re.compile("^(?:.+/)?(?>[^/]*?a)b(?:/.*)?$", re.DOTALL)},
     "porter.config.globs._key_search": {"texts": ["ab.py", "*", "a|b"]},

@@ -5,7 +5,7 @@ https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 
 from __future__ import annotations
 
-from porter.core.findings import Severity
+from porter.core.findings import Finding, Severity
 from porter.lint.model import LintRun
 from porter.core.textsafe import controls_escaped, located
 
@@ -27,20 +27,30 @@ def escape_property(text: str) -> str:
     return controls_escaped(_escaped(text).replace(":", "%3A").replace(",", "%2C"))
 
 
+def _file_property(name: str) -> str | None:
+    """`name` as a `file` property the runner reads back as the name, or None where no escape
+    carries it: a workflow command has escapes for `%`, CR, LF, `:` and `,` only, and a control
+    character, `##[` (a command anywhere in a line) or a bidirectional control is shown
+    escaped (`\\x09`, `\\x23#`), which names no file."""
+    escaped = _escaped(name).replace(":", "%3A").replace(",", "%2C")
+    return escaped if controls_escaped(escaped) == escaped else None
+
+
+def _annotation(f: Finding, fix: str) -> str:
+    where = _file_property(located(f.path))
+    message = f"{f.code} {f.message}{fix}"
+    props = [f"title={escape_property(f'porter ({f.code})')}"]
+    if where is None:
+        # (no `file`: the annotation names its file in its text, as the text formats show it;
+        # a `file` it could not carry attached it to no file: twenty-second read's leftover)
+        message = f"{f.path}:{f.start.line}:{f.start.column + 1}: {message}"
+    else:
+        props.append(f"file={where}")
+        props += [f"line={f.start.line}", f"col={f.start.column + 1}"]
+        props += [f"endLine={f.end.line}", f"endColumn={f.end.column + 1}"]
+    return f"::{_LEVEL[f.severity]} {','.join(props)}::{escape_data(message)}"
+
+
 def render(run: LintRun) -> str:
-    lines = []
-    for f in run.findings:
-        props = ",".join(
-            f"{k}={escape_property(str(v))}"
-            for k, v in (
-                ("title", f"porter ({f.code})"),
-                ("file", located(f.path)),
-                ("line", f.start.line),
-                ("col", f.start.column + 1),
-                ("endLine", f.end.line),
-                ("endColumn", f.end.column + 1),
-            )
-        )
-        fix = " [fix available]" if f.applied else ""
-        lines.append(f"::{_LEVEL[f.severity]} {props}::{escape_data(f'{f.code} {f.message}{fix}')}")
+    lines = [_annotation(f, " [fix available]" if f.applied else "") for f in run.findings]
     return "".join(line + "\n" for line in lines)
