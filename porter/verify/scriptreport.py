@@ -116,7 +116,9 @@ def _loss_curves(r: ScriptResult) -> list[Section]:
                 ],
                 rows,
                 [
-                    _parting(r),
+                    f"the curves part at step {r.parted_at}"
+                    if r.parted_at
+                    else "the curves do not part within tolerance",
                     f"max abs loss difference {_g(r.max_loss_abs)}, max relative {_g(r.max_loss_rel)}",
                     f"precision regime: {r.regime}; loss tolerance rtol/atol {t.get('loss')}",
                     floor_note + " (the column 'noise allows' is that margin times the floor)",
@@ -127,19 +129,6 @@ def _loss_curves(r: ScriptResult) -> list[Section]:
             )
         )
     return out
-
-
-def _parting(r: ScriptResult) -> str:
-    """Where the loss curves part, over the steps both sides recorded: "do not part" alone read
-    as agreement for a port that recorded no step, or fewer than the reference (twenty-third read)."""
-    both = sum(1 for s in r.steps if s["abs_diff"] is not None)
-    if r.parted_at:
-        return f"the curves part at step {r.parted_at}"
-    if not both:
-        return "no step was recorded by both sides: the curves cannot be compared"
-    if both < len(r.steps):
-        return f"the curves do not part within tolerance over the {both} step(s) both sides recorded"
-    return "the curves do not part within tolerance"
 
 
 def _ranks(r: ScriptResult) -> list[Section]:

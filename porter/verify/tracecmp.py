@@ -741,13 +741,6 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
             "the reference recorded no optimizer step: the command never called "
             "optimizer.step() (is it a training script? were --steps reached?)"
         )
-    elif ref_steps and not pm.get("steps") and not errors:
-        # (it was "where the port's tensors were made is not recorded (a trace from an older
-        # porter?)": a port that ended before its first step, twenty-third read)
-        errors.append(
-            f"the port recorded no optimizer step (the reference recorded {len(ref_steps)}): its run "
-            f"ended before its first step{_stopped(pm)}, so there is nothing to compare"
-        )
     device_errors, device_fails = causes.device_findings(rm, pm)
     errors += device_errors
     rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
@@ -755,12 +748,6 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
         bad = int((~rl.isfinite()).nonzero()[0]) + 1
         errors.append(f"the reference's loss is not finite at step {bad}: it is no baseline")
     return errors, device_fails
-
-
-def _stopped(manifest: dict) -> str:
-    """Why a side's run stopped, as its trace says (" (script ended)"), or nothing."""
-    why = manifest.get("stopped")
-    return f" ({why})" if isinstance(why, str) and why else ""
 
 
 def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_tol: tuple, gn_tol: tuple) -> dict:

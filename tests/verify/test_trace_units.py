@@ -617,36 +617,6 @@ def test_a_port_none_of_whose_module_keys_the_reference_has_is_said_to_be_rename
     ), rows
 
 
-def test_a_port_that_ended_before_its_first_step_is_said_so_not_taken_for_an_older_porter_s_trace(tmp_path):
-    """A port whose run ended before its first optimizer step (an early exit, a stop flag) got
-    the ERROR "where the port's tensors were made is not recorded (a trace from an older
-    porter?)" beside "the curves do not part within tolerance" (twenty-second read's leftover,
-    seen again by the twenty-third): the trace is this porter's, and there was no curve."""
-    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8, 1.6])
-    port = make_trace(tmp_path / "p.safetensors", [], label=PORT)
-    # what a recorded port that ended before its first step holds (seen: `raise SystemExit(0)`)
-    port.manifest.update(
-        devices={"parameters": {}, "losses": [], "requested": None}, stopped="script ended", modules=[], parameters=[]
-    )
-    r = compare_traces(ref, port)
-    assert r.verdict == "error"
-    assert r.reasons[0] == (
-        "the port recorded no optimizer step (the reference recorded 3): its run ended before its "
-        "first step (script ended), so there is nothing to compare"
-    )
-    assert not any("older porter" in x for x in r.reasons)
-    text = to_markdown(r)
-    assert "do not part" not in text and "no step was recorded by both sides" in text
-    short = make_trace(tmp_path / "s.safetensors", [2.0, 1.8], label=PORT)
-    r = compare_traces(ref, short)
-    assert r.verdict == "fail" and "the reference recorded 3 optimizer step(s), the port 2" in r.reasons
-    assert "do not part within tolerance over the 2 step(s) both sides recorded" in to_markdown(r)
-    old = make_trace(tmp_path / "o.safetensors", [2.0, 1.8, 1.6], label=PORT)
-    del old.manifest["devices"]  # a trace written before porter recorded it
-    r = compare_traces(ref, old)
-    assert r.verdict == "error" and any("(a trace from an older porter?)" in x for x in r.reasons)
-
-
 def test_a_complex_output_is_close_by_its_modulus_as_assert_close_says(tmp_path):
     """Complex samples were compared part by part, each part against `atol + rtol * |part|`: a
     faithful port of an FFT layer whose small real part erred by a fraction of `|z|`'s tolerance
