@@ -699,14 +699,11 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
     findings that are failures."""
     rm, pm = ref.manifest, port.manifest
     errors = []
-    for s in (ref_side, port_side):
+    for s, m in ((ref_side, rm), (port_side, pm)):
         if s.error:
-            e = s.error
-            loc = f" at {e['location']}" if e.get("location") else ""
-            msg = (e.get("message") or "").strip().splitlines()
-            errors.append(f"{s.role} side: {e.get('type', '')}{loc}: {msg[0] if msg else ''}")
+            errors.append(f"{s.role} side {_stopped_when(m)}: {_how_it_stopped(s.error)}")
     ref_steps = rm.get("steps", [])
-    if not ref_steps and not errors:
+    if not ref_steps and not ref_side.error:
         errors.append(
             "the reference recorded no optimizer step: the command never called "
             "optimizer.step() (is it a training script? were --steps reached?)"
@@ -718,6 +715,22 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
         bad = int((~rl.isfinite()).nonzero()[0]) + 1
         errors.append(f"the reference's loss is not finite at step {bad}: it is no baseline")
     return errors, device_fails
+
+
+def _stopped_when(m: dict) -> str:
+    """When a side that failed stopped, by the steps its trace holds: "before its first
+    optimizer step" was said as "a trace from an older porter?" (twenty-second read)."""
+    n = len(m.get("steps") or [])
+    return "stopped before its first optimizer step" if not n else f"stopped after optimizer step {n}"
+
+
+def _how_it_stopped(e: dict) -> str:
+    """A side's recorded error in one line: `sys.exit(3)` as its exit status, else the exception."""
+    loc = f" at {e['location']}" if e.get("location") else ""
+    msg = (e.get("message") or "").strip().splitlines()
+    if e.get("type") == "SystemExit":
+        return f"exit status {msg[0] if msg else 'None'} (sys.exit{loc})"
+    return f"{e.get('type', '')}{loc}: {msg[0] if msg else ''}"
 
 
 def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_tol: tuple, gn_tol: tuple) -> dict:

@@ -615,3 +615,56 @@ def test_a_port_none_of_whose_module_keys_the_reference_has_is_said_to_be_rename
     assert rows["not paired by name"].startswith(
         f"{len(traces[0].manifest['parameters'])} only in the reference (first: {first}); "
     ), rows
+
+
+def _stopped_early(tmp_path, name, error, label=PORT):
+    """A side that stopped before its first optimizer step, as `trace record` writes it: no step,
+    no module, no parameter, its device lists empty, and its error if it raised."""
+    t = make_trace(tmp_path / f"{name}.safetensors", [], label=label)
+    t.manifest.update(modules=[], parameters=[], devices={"parameters": {}, "losses": []}, steps_recorded=0)
+    t.manifest.update(stopped="error" if error else "script ended", error=error)
+    return _recorded_now(t)
+
+
+def _recorded_now(t):
+    """What a trace of this porter holds beside make_trace's: its random-number source, and a
+    reference's noise floor (or why not)."""
+    t.manifest["rng"] = {"redirected": True, "device_draws": None, "generator": "the CPU's default generator"}
+    if t.manifest["steps"] and t.manifest["side"]["kind"] == "cpu":
+        t.manifest["noise_floor"] = {"measured": False, "why": "recorded with --no-noise-floor"}
+    return t
+
+
+@pytest.mark.parametrize(
+    "error, said",
+    [
+        (
+            {"type": "RuntimeError", "message": "boom\nmore", "location": "train.py:7"},
+            "ported side stopped before its first optimizer step: RuntimeError at train.py:7: boom",
+        ),
+        (
+            {"type": "SystemExit", "message": "3", "location": "train.py:9"},
+            "ported side stopped before its first optimizer step: exit status 3 (sys.exit at train.py:9)",
+        ),
+        (None, "the port stopped before its first optimizer step (script ended): no tensor of it was recorded"),
+    ],
+)
+def test_a_side_that_stopped_before_its_first_step_is_said_to_have_stopped_there(tmp_path, error, said):
+    """A port whose program raised (or exited) before its first optimizer step: its ERROR also
+    said "where the port's tensors were made is not recorded (a trace from an older porter?)"
+    and, under the loss curves, "the curves do not part within tolerance" (twenty-second read's
+    leftover). The reasons say which side stopped, where, and how; the curves line says that no
+    step was compared."""
+    ref = _recorded_now(make_trace(tmp_path / "r.safetensors", [2.0, 1.8]))
+    res = compare_traces(ref, _stopped_early(tmp_path, "p", error))
+    assert res.verdict == "error", res.reasons
+    assert any(r.startswith(said) for r in res.reasons), res.reasons
+    text = to_markdown(res)
+    assert "older porter" not in text and "the curves do not part" not in text, text
+    assert "the reference recorded 2 step(s), the port 0: no step to compare" in text
+    # the other way round: the reference stopped, and its noise floor is not an older porter's
+    res = compare_traces(
+        _stopped_early(tmp_path, "q", error, label=None), _recorded_now(make_trace(tmp_path / "s", [2.0], label=PORT))
+    )
+    assert res.verdict == "error" and "older porter" not in to_markdown(res), to_markdown(res)
+    assert "the reference recorded 0 step(s), the port 1: no step to compare" in to_markdown(res)
