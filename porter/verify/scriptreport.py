@@ -222,7 +222,12 @@ def _modules(r: ScriptResult) -> list[Section]:
                     for m in shown
                 ],
                 [
-                    f"first diverging module: {fd['module']}" if fd else "no module diverges",
+                    (
+                        f"first diverging module (the first the port called of those that differ): {fd['module']}"
+                        + (f"; in the reference's order, {fd['reference_first']}" if fd.get("reference_first") else "")
+                    )
+                    if fd
+                    else "no module diverges",
                     f"{len(r.modules)} module outputs compared in the reference's execution order "
                     f"({len(bad)} differ; the table shows at most 40); tolerance rtol/atol "
                     f"{r.tolerances.get('modules')} on a strided sample and the statistics",

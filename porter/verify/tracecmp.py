@@ -271,7 +271,7 @@ def compare_modules(
     times the reference's own drift there."""
     margin = (floor or {}).get("margin", 0.0)
     mfloor = (floor or {}).get("modules", {})
-    rows, first = [], None
+    rows = []
     with _quiet():
         pairs = calls_by_shape(paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port)
         if "buffers" in ref.manifest and "buffers" in port.manifest:  # (traces of older porters have none)
@@ -280,10 +280,29 @@ def compare_modules(
             row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
             if pm is not None and pm["key"] != m["key"]:  # paired by shape (`calls_by_shape`)
                 row["ported_call"] = pm["key"]
-            if not row["passed"] and first is None:
-                first = dict(row)
             rows.append(row)
-    return rows, first
+    return rows, _first_divergence(rows, [pm for _, pm in pairs], port)
+
+
+def _first_divergence(rows: list[dict], theirs: list[dict | None], port: Trace) -> dict | None:
+    """The first row that differs, in the port's call order: the first module of the port's
+    run whose output departs, everything it called before agreeing. It was the reference's
+    first, so a port that ran a ModuleDict's modules in another order was named at a module it
+    called after the one that departed (twenty-second read). A row the port did not call sits
+    just after the port's call of the row before it; buffers after every module. Where the
+    reference's order puts another row first, the row says which (`reference_first`)."""
+    place = {id(e): i for i, e in enumerate([*port.manifest.get("modules", []), *port.manifest.get("buffers", [])])}
+    at, order = -1.0, []
+    for pm in theirs:
+        at = place[id(pm)] if pm is not None and id(pm) in place else at + 1e-6
+        order.append(at)
+    bad = [i for i, row in enumerate(rows) if not row["passed"]]
+    if not bad:
+        return None
+    first = dict(rows[min(bad, key=lambda i: (rows[i]["type"] == "buffer", order[i], i))])
+    if first["module"] != rows[bad[0]]["module"]:
+        first["reference_first"] = rows[bad[0]]["module"]
+    return first
 
 
 def _call_base(key: str) -> str:
@@ -937,4 +956,10 @@ def _divergence_fail(fd: dict) -> str:
     )
     if fd["type"] == "buffer":  # every module output agreed: the model's state after them does not
         return f"the buffer {fd['module']} differs after step 1's forward (what the model evaluates with): {detail}"
+    if fd.get("reference_first"):
+        return (
+            f"first diverging module at step 1, in the port's call order: {fd['module']}{kind}: {detail} "
+            f"(in the reference's order {fd['reference_first']} differs first: the port calls these modules "
+            "in another order)"
+        )
     return f"first diverging module at step 1: {fd['module']}{kind}: {detail}"

@@ -668,3 +668,41 @@ def test_a_side_that_stopped_before_its_first_step_is_said_to_have_stopped_there
     )
     assert res.verdict == "error" and "older porter" not in to_markdown(res), to_markdown(res)
     assert "the reference recorded 0 step(s), the port 1: no step to compare" in to_markdown(res)
+
+
+def _modules_called(tmp_path, name, calls, label=PORT):
+    """A trace whose modules `calls` ((key, output), in call order) each gave one output."""
+    from porter.verify.recorder import tensor_stats
+
+    t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=label)
+    t.manifest["modules"] = []
+    for i, (key, x) in enumerate(calls):
+        t.tensors[f"m{i}.0.stats"], t.tensors[f"m{i}.0.sample"] = tensor_stats(x, 64)
+        out = {"shape": list(x.shape), "dtype": "float32", "stats": f"m{i}.0.stats", "sample": f"m{i}.0.sample"}
+        t.manifest["modules"].append({"key": key, "type": "Linear", "outputs": [out]})
+    return t
+
+
+def test_the_first_diverging_module_is_the_first_the_port_called_and_the_reference_s_first_is_said(tmp_path):
+    """A port that runs a ModuleDict's modules sorted (`d.a` then `d.z`) where the original runs
+    them in insertion order (`d.z` then `d.a`), each feeding the next: both outputs differ, and
+    the first diverging module was the reference's first, `d.z`, which the port called after
+    `d.a` had already departed (twenty-second read's leftover). It is now the first the port
+    called, and the reason says the reference's order would name `d.z`."""
+    x = torch.linspace(-1, 1, 32)
+    ref = _modules_called(tmp_path, "r", [("d.z", x * 2), ("d.a", x * 2 + 1), ("head", x)], label=None)
+    port = _modules_called(tmp_path, "p", [("d.a", x + 1), ("d.z", (x + 1) * 2), ("head", x)])
+    res = compare_traces(ref, port)
+    assert res.verdict == "fail" and res.first_divergence["module"] == "d.a", res.first_divergence
+    line = next(r for r in res.reasons if r.startswith("first diverging module"))
+    assert line.startswith("first diverging module at step 1, in the port's call order: d.a: "), line
+    assert "in the reference's order d.z differs first" in line, line
+    assert "first diverging module (the first the port called of those that differ): d.a" in to_markdown(res)
+    # the same order on both sides: named as before, one module
+    port = _modules_called(tmp_path, "q", [("d.z", x * 2), ("d.a", x * 2 + 1.5), ("head", x)])
+    res = compare_traces(ref, port)
+    assert res.first_divergence["module"] == "d.a" and "reference_first" not in res.first_divergence
+    assert any(r.startswith("first diverging module at step 1: d.a: ") for r in res.reasons), res.reasons
+    # a module the port never called, before one it called that differs: the one not called
+    port = _modules_called(tmp_path, "s", [("d.a", x * 2 + 1.5), ("head", x)])
+    assert compare_traces(ref, port).first_divergence["module"] == "d.z"
