@@ -48,18 +48,18 @@ if TYPE_CHECKING:
 OUTPUT_NOISE = 2.0**-17
 
 
-def _versions(output) -> tuple[int | None, ...]:
-    """The version counters of the tensors in a module's output (None for a tensor without one,
-    made under inference mode): an in-place change moves them."""
-    from torch.utils._pytree import tree_leaves
-
-    out: list[int | None] = []
-    for t in tree_leaves(output):
-        if isinstance(t, torch.Tensor):
-            try:
-                out.append(t._version)
-            except RuntimeError:  # ("Inference tensors do not track version counter")
-                out.append(None)
+def _versions(output) -> tuple[tuple[int, int | None], ...]:
+    """Each tensor of a module's output (`_tensors_of`: a dataclass's fields too) by identity and
+    version counter (None for a tensor without one, made under inference mode): an in-place
+    change moves the counter, a field given another tensor the identity. Read through pytree
+    alone, a dataclass output was one leaf with no tensor, so a root that changed its child's
+    dataclass output in place was named as its child (twenty-second read)."""
+    out: list[tuple[int, int | None]] = []
+    for t in _tensors_of(output):
+        try:
+            out.append((id(t), t._version))
+        except RuntimeError:  # ("Inference tensors do not track version counter")
+            out.append((id(t), None))
     return tuple(out)
 
 
