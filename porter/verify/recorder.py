@@ -420,6 +420,7 @@ class Recorder:
         # key and output shapes; an output padded beyond them (a fixed length on XLA) is
         # recorded on the region of the reference's call of its own key (`_regions`)
         self.reference_calls = _reference_calls(reference_shapes or [])
+        self.reference_order = [(key, outs, (kind or [None])[0]) for key, outs, *kind in reference_shapes or []]
         self.region_memo: dict[tuple, list[dict]] = {}
         self.call_counts: Counter = Counter()
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
@@ -648,8 +649,9 @@ class Recorder:
         that output and that this output holds, with those calls' keys (at most `MAX_REGIONS`).
         By call number, not by the call's place in the run: a port that called one module more
         (a cast, a padding module) had every later call meet another module's key at its index,
-        so each was compared whole (twenty-second read). Its name is not known until step 1
-        ends; `_module_entries` takes the region whose keys hold it."""
+        so each was compared whole (twenty-second read). The reference's call at the same index
+        is added beyond the bound (a port in the reference's order keeps every region). Its name
+        is not known until step 1 ends; `_module_entries` takes the region whose keys hold it."""
         kind = type(module).__name__
         fulls = tuple(tuple(t.shape) for t in outputs)
         memo = (kind, n, fulls)
@@ -657,7 +659,14 @@ class Recorder:
             # the calls of its type first (a port may have changed a module's class: the others after)
             calls = sorted(self.reference_calls.get(n, []), key=lambda c: c[2] != kind)
             self.region_memo[memo] = [_cuts(calls, j, list(full)) for j, full in enumerate(fulls)]
-        return self.region_memo[memo]
+        found = self.region_memo[memo]
+        index = len(self.calls)
+        if index >= len(self.reference_order):
+            return found
+        same = [_cuts(self.reference_order[index : index + 1], j, list(full)) for j, full in enumerate(fulls)]
+        if not any(same):
+            return found
+        return [{r: keys | same[j].get(r, set()) for r, keys in {**same[j], **f}.items()} for j, f in enumerate(found)]
 
     def _output_record(self, t: torch.Tensor, regions: dict[tuple, set[str]]) -> tuple:
         """(stats, sample, block sums, shape, dtype, cuts): the whole output's record, and for
