@@ -684,7 +684,7 @@ def _compare_one(
     res.modules, res.first_divergence = compare_modules(ref, port, mod_tol[0], mod_tol[1], floor=floor)
     if not errors:
         fails += _fails(res, rm, pm, ref_steps, port_steps, compared, parted, loss_tol, device_fails)
-    res.warnings += _added_modules(rm, pm)
+    res.warnings += _added_modules(rm, pm) if port_steps else _unnamed_modules(pm)
     tol_text = (
         f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
         f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
@@ -874,6 +874,19 @@ def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
     return [
         f"{len(added)} module output(s) at step 1 only the port recorded, not compared: "
         f"{', '.join(added[:shown])}{more}"
+    ]
+
+
+def _unnamed_modules(pm: dict) -> list[str]:
+    """The module outputs of a port that stopped before its first optimizer step: porter names
+    modules from the model at the end of step 1, so each was named as a model of its own
+    (`<LlamaRMSNorm>`, `<Linear 2>`) and listed as "only the port recorded" (twenty-third read)."""
+    n = len(pm.get("modules") or [])
+    if not n:
+        return []
+    return [
+        f"the port stopped before its first optimizer step: its {n} module output(s) could not be named "
+        "(porter names them from the model at the end of step 1) and were not compared"
     ]
 
 

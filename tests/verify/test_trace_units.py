@@ -706,3 +706,18 @@ def test_the_first_diverging_module_is_the_first_the_port_called_and_the_referen
     # a module the port never called, before one it called that differs: the one not called
     port = _modules_called(tmp_path, "s", [("d.a", x * 2 + 1.5), ("head", x)])
     assert compare_traces(ref, port).first_divergence["module"] == "d.z"
+
+
+def test_the_modules_of_a_port_that_stopped_before_its_first_step_are_not_listed_as_its_own(tmp_path):
+    """A port that raised inside its first forward (a Llama under bfloat16 autocast on XLA:CPU,
+    SDPA's query float32 and value bfloat16) recorded 6 module outputs, each named as a model of
+    its own (`<LlamaRMSNorm>`, `<Linear 2>`: modules are named at the end of step 1), and the
+    verdict listed 5 as "only the port recorded" (twenty-third read). It now says why they are
+    not compared."""
+    ref = _recorded_now(make_trace(tmp_path / "r.safetensors", [2.0, 1.8]))
+    port = _stopped_early(tmp_path, "p", {"type": "RuntimeError", "message": "dtype", "location": None})
+    port.manifest["modules"] = [{"key": "<Linear 2>", "type": "Linear", "outputs": []}]
+    res = compare_traces(ref, port)
+    assert res.verdict == "error" and not any("only the port recorded" in w for w in res.warnings), res.warnings
+    said = "the port stopped before its first optimizer step: its 1 module output(s) could not be named"
+    assert any(w.startswith(said) for w in res.warnings), res.warnings

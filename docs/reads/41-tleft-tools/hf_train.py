@@ -1,6 +1,7 @@
 """A tiny Hugging Face model trained 3 steps (the twenty-second read's hf/train.py, rewritten):
 `python hf_train.py SIDE ARCH AMP`, SIDE ref (CUDA, run on the CPU by porter's shim) or xla,
-ARCH gpt2|llama|bert, AMP fp32 or bf16 (the port adds bfloat16 autocast around the forward)."""
+ARCH gpt2|llama|bert (llama-eager: Llama with eager attention; with SDPA, bf16 autocast fails on
+XLA:CPU, query and key float32 after the rotary embedding, value bfloat16), AMP fp32 or bf16 (the port adds bfloat16 autocast around the forward)."""
 
 import sys
 
@@ -8,6 +9,8 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
 
 side, arch, amp = sys.argv[1:4]
+attn = {"attn_implementation": "eager"} if arch.endswith("-eager") else {}
+arch = arch.removesuffix("-eager")
 if side == "xla":
     import torch_xla
 
@@ -22,7 +25,7 @@ else:
     cfg = AutoConfig.for_model(arch, max_position_embeddings=32, **small)
 torch.manual_seed(0)
 cls = AutoModelForMaskedLM if arch == "bert" else AutoModelForCausalLM
-model = cls.from_config(cfg).to(dev)
+model = cls.from_config(cfg, **attn).to(dev)
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 ids = torch.randint(0, 64, (4, 16)).to(dev)
 for _ in range(3):
