@@ -1,7 +1,8 @@
 """A tiny Hugging Face model trained 3 steps (the twenty-second read's hf/train.py, rewritten):
 `python hf_train.py SIDE ARCH AMP`, SIDE ref (CUDA, run on the CPU by porter's shim) or xla,
 ARCH gpt2|llama|bert (llama-eager: Llama with eager attention; with SDPA, bf16 autocast fails on
-XLA:CPU, query and key float32 after the rotary embedding, value bfloat16), AMP fp32 or bf16 (the port adds bfloat16 autocast around the forward)."""
+XLA:CPU, query and key float32 after the rotary embedding, value bfloat16), AMP fp32 or bf16
+(the port adds bfloat16 autocast around the forward)."""
 
 import sys
 

@@ -24,7 +24,7 @@ WIDE = False  # argv[3] "wide": 1-30 tokens and six widths, so that more regions
 
 def case(rng: random.Random):
     ref, counts = [], {}
-    for i in range(rng.randint(3, 40)):
+    for _ in range(rng.randint(3, 40)):
         name = f"m{rng.randint(0, 12)}"
         counts[name] = n = counts.get(name, 0) + 1
         if n > 2:
@@ -78,7 +78,8 @@ def main() -> None:
                 elif list(got[0]) != exp:
                     wrong += 1
     print(
-        f"seed {seed}: {n} cases, {checked} outputs checked, {missed} missed ({bounded} at the bound), {wrong} wrong; by index (e74fdb1) {by_index}"
+        f"seed {seed}: {n} cases, {checked} outputs checked, {missed} missed ({bounded} at the bound), "
+        f"{wrong} wrong; by index (e74fdb1) {by_index}"
     )
 
 
