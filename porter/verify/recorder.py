@@ -430,7 +430,7 @@ class Recorder:
         # per module: the id of the object its last call returned (with its tensors' versions),
         # and whether every call of it returned its only child's output unchanged (a wrapper:
         # DataParallel, DDP); `_roots`
-        self.returned: dict[int, tuple[int, tuple[int | None, ...]]] = {}
+        self.returned: dict[int, tuple[int, tuple[tuple[int, int | None], ...]]] = {}
         self.passes_through: dict[int, bool] = {}
         self.wrappers: set[int] = set()  # roots named as the module they wrap
         self.scripted: dict[int, int] = {}  # TorchScript modules called: id -> modules inside
