@@ -47,13 +47,9 @@ def device_findings(rm: dict, pm: dict) -> tuple[list[str], list[str]]:
     errors, fails = [], []
     ref_made, port_made = _kinds(rm), _kinds(pm)
     port_kind = (pm.get("side") or {}).get("kind")
-    for role, made in (("reference", ref_made), ("port", port_made)):
+    for role, made, m in (("reference", ref_made, rm), ("port", port_made, pm)):
         if not made:
-            errors.append(
-                f"where the {role}'s tensors were made is not recorded (a trace from an older "
-                "porter?): without it porter cannot tell that the two sides ran on different "
-                "devices, so it gives no verdict"
-            )
+            errors += _unmade(role, m)
     on_target = sorted(ref_made & (set(TARGET_KINDS) | ({port_kind} - {None, "cpu", "cuda"})))
     if on_target:
         errors.append(
@@ -76,6 +72,24 @@ def device_findings(rm: dict, pm: dict) -> tuple[list[str], list[str]]:
             + (" (no target runtime is installed for the port: install torch_xla)" if port_kind == "cpu" else "")
         )
     return errors, fails
+
+
+def _unmade(role: str, m: dict) -> list[str]:
+    """Why a side's trace names no device its tensors were made on. A side that stopped before
+    its first optimizer step made none to record: its trace was said to be "from an older
+    porter?" (twenty-second read); where it failed, its error already says so."""
+    if "devices" in m and not m.get("steps"):
+        if m.get("error") or role == "reference":  # said with its error, or as the reference's lack of steps
+            return []
+        return [
+            f"the {role} stopped before its first optimizer step ({m.get('stopped') or 'no reason recorded'}): "
+            "no tensor of it was recorded, so porter gives no verdict"
+        ]
+    return [
+        f"where the {role}'s tensors were made is not recorded (a trace from an older "
+        "porter?): without it porter cannot tell that the two sides ran on different "
+        "devices, so it gives no verdict"
+    ]
 
 
 def branch_warnings(rm: dict, pm: dict) -> list[str]:

@@ -48,18 +48,18 @@ if TYPE_CHECKING:
 OUTPUT_NOISE = 2.0**-17
 
 
-def _versions(output) -> tuple[int | None, ...]:
-    """The version counters of the tensors in a module's output (None for a tensor without one,
-    made under inference mode): an in-place change moves them."""
-    from torch.utils._pytree import tree_leaves
-
-    out: list[int | None] = []
-    for t in tree_leaves(output):
-        if isinstance(t, torch.Tensor):
-            try:
-                out.append(t._version)
-            except RuntimeError:  # ("Inference tensors do not track version counter")
-                out.append(None)
+def _versions(output) -> tuple[tuple[int, int | None], ...]:
+    """Each tensor of a module's output (`_tensors_of`: a dataclass's fields too) by identity and
+    version counter (None for a tensor without one, made under inference mode): an in-place
+    change moves the counter, a field given another tensor the identity. Read through pytree
+    alone, a dataclass output was one leaf with no tensor, so a root that changed its child's
+    dataclass output in place was named as its child (twenty-second read)."""
+    out: list[tuple[int, int | None]] = []
+    for t in _tensors_of(output):
+        try:
+            out.append((id(t), t._version))
+        except RuntimeError:  # ("Inference tensors do not track version counter")
+            out.append((id(t), None))
     return tuple(out)
 
 
@@ -79,6 +79,35 @@ def _root_prefixes(roots: list) -> list[str]:
         seen[kind] += 1
         prefixes.append(f"<{kind}>" if seen[kind] == 1 else f"<{kind} {seen[kind]}>")
     return prefixes
+
+
+# regions one output is recorded on at most, beside the whole (`Recorder._regions`): the
+# reference's calls of one call number whose shapes the output holds
+MAX_REGIONS = 4
+
+
+def _reference_calls(shapes: list) -> dict[int, list[tuple[str, list, str | None]]]:
+    """The reference's calls (key, output shapes, module type) by call number, the key's `#n`
+    (1 without)."""
+    out: dict[int, list[tuple[str, list, str | None]]] = {}
+    for key, outs, *kind in shapes:
+        _, sep, num = key.rpartition("#")
+        out.setdefault(int(num) if sep and num.isdigit() else 1, []).append((key, outs, kind[0] if kind else None))
+    return out
+
+
+def _cuts(calls: list[tuple[str, list, str | None]], j: int, full: list[int]) -> dict[tuple, set[str]]:
+    """The regions of an output of shape `full` (its `j`-th) that the reference's `calls` gave
+    that output, each with the keys of the calls that gave it: only shapes it holds and is not."""
+    regions: dict[tuple, set[str]] = {}
+    for key, outs, _ in calls:
+        shape = outs[j] if j < len(outs) else None
+        if shape is None or shape == full or len(shape) != len(full):
+            continue
+        if all(0 <= r <= f for r, f in zip(shape, full)):
+            if tuple(shape) in regions or len(regions) < MAX_REGIONS:
+                regions.setdefault(tuple(shape), set()).add(key)
+    return regions
 
 
 def _unused(key: str, keys: set[str]) -> str:
@@ -353,7 +382,7 @@ class Recorder:
         ops: bool = True,
         syncs: bool = True,
         perturb: bool = False,
-        reference_shapes: list[tuple[str, list[list[int]]]] | None = None,
+        reference_shapes: list[tuple[str, list[list[int]], str | None]] | None = None,
     ):
         self.steps_wanted = steps
         self.side = side
@@ -385,12 +414,14 @@ class Recorder:
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
-        # (module id, call no., [_output_record(...)], the reference's key at this call's index)
-        self.calls: list[tuple[int, int, list, str | None]] = []
-        # the port's side: the reference's key and output shapes per recorded call, in call
-        # order; an output padded beyond them (a fixed length on XLA) is recorded on the
-        # reference's region where the key is this call's (`_output_record`)
-        self.reference_shapes = reference_shapes or []
+        # (module id, call no., [_output_record(...)])
+        self.calls: list[tuple[int, int, list]] = []
+        # the port's side: the reference's calls by module type and call number, each with its
+        # key and output shapes; an output padded beyond them (a fixed length on XLA) is
+        # recorded on the region of the reference's call of its own key (`_regions`)
+        self.reference_calls = _reference_calls(reference_shapes or [])
+        self.reference_order = [(key, outs, (kind or [None])[0]) for key, outs, *kind in reference_shapes or []]
+        self.region_memo: dict[tuple, list[dict]] = {}
         self.call_counts: Counter = Counter()
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
@@ -399,7 +430,7 @@ class Recorder:
         # per module: the id of the object its last call returned (with its tensors' versions),
         # and whether every call of it returned its only child's output unchanged (a wrapper:
         # DataParallel, DDP); `_roots`
-        self.returned: dict[int, tuple[int, tuple[int | None, ...]]] = {}
+        self.returned: dict[int, tuple[int, tuple[tuple[int, int | None], ...]]] = {}
         self.passes_through: dict[int, bool] = {}
         self.wrappers: set[int] = set()  # roots named as the module they wrap
         self.scripted: dict[int, int] = {}  # TorchScript modules called: id -> modules inside
@@ -591,8 +622,8 @@ class Recorder:
             self.calls_left += 1
             return
         recs = []
-        ref_key, wanted = self._wanted(len(self.calls))
         outputs = _tensors_of(output)
+        wanted = self._regions(module, n, outputs)
         room = min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)
         if len(outputs) > room:
             self.cut_calls.append((type(module).__name__, len(outputs)))
@@ -609,38 +640,46 @@ class Recorder:
                     self.autocast.add(str(torch.get_autocast_dtype(dev)).removeprefix("torch."))
                 if t.is_floating_point():
                     self.output_dtypes[str(t.dtype).removeprefix("torch.")] += 1
-                recs.append(self._output_record(t, wanted[j] if j < len(wanted) else None))
-        self.calls.append((mid, n, recs, ref_key))
+                recs.append(self._output_record(t, wanted[j] if j < len(wanted) else {}))
+        self.calls.append((mid, n, recs))
 
-    def _wanted(self, index: int) -> tuple[str | None, list]:
-        """The key and output shapes of the reference's call at `index` (none past its end)."""
-        if index >= len(self.reference_shapes):
-            return None, []
-        key, shapes = self.reference_shapes[index]
-        return key, shapes
+    def _regions(self, module, n: int, outputs: list) -> list[dict]:
+        """Per output of this call (the `n`-th of `module`), the regions it may be recorded on:
+        each shape that a reference call of this call number (of this module type first) gave
+        that output and that this output holds, with those calls' keys (at most `MAX_REGIONS`).
+        By call number, not by the call's place in the run: a port that called one module more
+        (a cast, a padding module) had every later call meet another module's key at its index,
+        so each was compared whole (twenty-second read). The reference's call at the same index
+        is added beyond the bound (a port in the reference's order keeps every region). Its name
+        is not known until step 1 ends; `_module_entries` takes the region whose keys hold it."""
+        kind = type(module).__name__
+        fulls = tuple(tuple(t.shape) for t in outputs)
+        memo = (kind, n, fulls)
+        if memo not in self.region_memo:
+            # the calls of its type first (a port may have changed a module's class: the others after)
+            calls = sorted(self.reference_calls.get(n, []), key=lambda c: c[2] != kind)
+            self.region_memo[memo] = [_cuts(calls, j, list(full)) for j, full in enumerate(fulls)]
+        found = self.region_memo[memo]
+        index = len(self.calls)
+        if index >= len(self.reference_order):
+            return found
+        same = [_cuts(self.reference_order[index : index + 1], j, list(full)) for j, full in enumerate(fulls)]
+        if not any(same):
+            return found
+        return [{r: keys | same[j].get(r, set()) for r, keys in {**same[j], **f}.items()} for j, f in enumerate(found)]
 
-    def _output_record(self, t: torch.Tensor, region: list[int] | None) -> tuple:
-        """(stats, sample, block sums, shape, dtype, full shape if cut, the whole's record if cut).
-        An output larger than the reference's call at the same index is recorded on that region
-        and whole: the call index names another module where the port calls its modules in
-        another order or calls one more, and `_module_entries` keeps the region only where the
-        reference's key is this call's (a faithful port that swapped two independent modules had
-        one said "not compared: other shapes", with a shape it never made; twenty-second read)."""
+    def _output_record(self, t: torch.Tensor, regions: dict[tuple, set[str]]) -> tuple:
+        """(stats, sample, block sums, shape, dtype, cuts): the whole output's record, and for
+        each region the reference's calls of its type gave it (`_regions`), the record of that
+        region with the keys of those calls; `_module_entries` keeps the region of the call's own
+        key (a faithful port that swapped two independent modules had one said "not compared:
+        other shapes", with a shape it never made; twenty-second read)."""
         dtype = str(t.dtype).removeprefix("torch.")
-        full = list(t.shape)
-        whole = (*tensor_stats(t, self.sample), block_sums(t, self.sample), full)
-        cut = (
-            region is not None
-            and region != full
-            and len(region) == len(full)
-            and all(0 <= r <= f for r, f in zip(region, full))
-        )
-        if not cut:
-            return (*whole[:3], full, dtype, None, None)
-        assert region is not None  # for mypy: cut implies a region
-        part = t[tuple(slice(0, r) for r in region)]
-        stats, sample = tensor_stats(part, self.sample)
-        return (stats, sample, block_sums(part, self.sample), list(part.shape), dtype, full, whole)
+        cuts = []
+        for region, keys in regions.items():
+            part = t[tuple(slice(0, r) for r in region)]
+            cuts.append((*tensor_stats(part, self.sample), block_sums(part, self.sample), list(part.shape), keys))
+        return (*tensor_stats(t, self.sample), block_sums(t, self.sample), list(t.shape), dtype, cuts)
 
     def _shape_of_call(self, module, output) -> None:
         """What a call says of the module's kind: a wrapper (no parameter or buffer of its own,
@@ -1085,15 +1124,17 @@ class Recorder:
         """The manifest's module outputs (their tensors put in `tensors`)."""
         modules = []
         keys: set[str] = set()
-        for k, (mid, n, recs, ref_key) in enumerate(self.calls):
+        for k, (mid, n, recs) in enumerate(self.calls):
             if mid in self.wrappers:  # its output is the wrapped model's, recorded as that
                 continue
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
             key = _unused(name if n == 1 else f"{name}#{n}", keys)
             outs = []
-            for j, (stats, sample, sums, shape, dtype, full, whole) in enumerate(recs):
-                if full is not None and ref_key != key:  # the region was another module's
-                    (stats, sample, sums, shape), full = whole, None
+            for j, (stats, sample, sums, shape, dtype, cuts) in enumerate(recs):
+                full = None
+                own = next((c for c in cuts if key in c[4]), None)  # the region of this call's key
+                if own is not None:
+                    (stats, sample, sums, shape), full = own[:4], shape
                 tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
                 tensors[f"m{k}.{j}.sample"] = sample.to("cpu")
                 if sums is not None:

@@ -453,13 +453,13 @@ def _unwritten(path: Path, exc: OSError) -> dict:
     }
 
 
-def reference_shapes(trace: Trace | None) -> list[tuple[str, list[list[int]]]]:
-    """The reference's module keys and output shapes at step 1, in call order: the port records
-    an output it padded further (a program that pads to a fixed length on XLA) on this region
-    where the key is its own (`Recorder._output_record`)."""
+def reference_shapes(trace: Trace | None) -> list[tuple[str, list[list[int]], str | None]]:
+    """The reference's module keys, output shapes and module types at step 1: the port records
+    an output it padded further (a program that pads to a fixed length on XLA) on the region of
+    the call of its own key (`Recorder._regions`)."""
     if trace is None:
         return []
-    return [(m["key"], [o["shape"] for o in m["outputs"]]) for m in trace.manifest.get("modules", [])]
+    return [(m["key"], [o["shape"] for o in m["outputs"]], m.get("type")) for m in trace.manifest.get("modules", [])]
 
 
 def _summary(rec: Recorded):

@@ -95,7 +95,7 @@ def _loss_curves(r: ScriptResult) -> list[Section]:
         floor_note = (
             noise.describe(floor)
             if floor.get("measured")
-            else f"noise floor not measured: {floor.get('why', 'a trace from an older porter')}"
+            else f"noise floor not measured: {floor.get('why') or _no_floor_why(r)}"
         )
         out.append(
             (
@@ -116,9 +116,7 @@ def _loss_curves(r: ScriptResult) -> list[Section]:
                 ],
                 rows,
                 [
-                    f"the curves part at step {r.parted_at}"
-                    if r.parted_at
-                    else "the curves do not part within tolerance",
+                    _curves_line(r),
                     f"max abs loss difference {_g(r.max_loss_abs)}, max relative {_g(r.max_loss_rel)}",
                     f"precision regime: {r.regime}; loss tolerance rtol/atol {t.get('loss')}",
                     floor_note + " (the column 'noise allows' is that margin times the floor)",
@@ -129,6 +127,32 @@ def _loss_curves(r: ScriptResult) -> list[Section]:
             )
         )
     return out
+
+
+def _curves_line(r: ScriptResult) -> str:
+    """Whether the loss curves part, over the steps both sides recorded: with a side that stopped
+    before its first step, "the curves do not part within tolerance" was said of curves never
+    compared (twenty-second read)."""
+    ref = sum(s["reference_loss"] is not None for s in r.steps)
+    port = sum(s["ported_loss"] is not None for s in r.steps)
+    if r.parted_at:
+        return f"the curves part at step {r.parted_at}"
+    if ref != port:
+        return (
+            f"the reference recorded {ref} step(s), the port {port}: the curves do not part within "
+            f"tolerance over the {min(ref, port)} step(s) both recorded"
+            if min(ref, port)
+            else f"the reference recorded {ref} step(s), the port {port}: no step to compare"
+        )
+    return "the curves do not part within tolerance"
+
+
+def _no_floor_why(r: ScriptResult) -> str:
+    """Why a reference trace holds no noise floor, where it does not say: a reference that
+    stopped before its first step has none to measure (it was said to be an older porter's)."""
+    if not any(s["reference_loss"] is not None for s in r.steps):
+        return "the reference recorded no optimizer step"
+    return "a trace from an older porter"
 
 
 def _ranks(r: ScriptResult) -> list[Section]:
@@ -198,7 +222,12 @@ def _modules(r: ScriptResult) -> list[Section]:
                     for m in shown
                 ],
                 [
-                    f"first diverging module: {fd['module']}" if fd else "no module diverges",
+                    (
+                        f"first diverging module (the first the port called of those that differ): {fd['module']}"
+                        + (f"; in the reference's order, {fd['reference_first']}" if fd.get("reference_first") else "")
+                    )
+                    if fd
+                    else "no module diverges",
                     f"{len(r.modules)} module outputs compared in the reference's execution order "
                     f"({len(bad)} differ; the table shows at most 40); tolerance rtol/atol "
                     f"{r.tolerances.get('modules')} on a strided sample and the statistics",

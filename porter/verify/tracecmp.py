@@ -275,7 +275,7 @@ def compare_modules(
     times the reference's own drift there."""
     margin = (floor or {}).get("margin", 0.0)
     mfloor = (floor or {}).get("modules", {})
-    rows, first = [], None
+    rows = []
     with _quiet():
         pairs = calls_by_shape(paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port)
         if "buffers" in ref.manifest and "buffers" in port.manifest:  # (traces of older porters have none)
@@ -285,10 +285,29 @@ def compare_modules(
             if pm is not None and pm["key"] != m["key"]:  # paired by shape (`calls_by_shape`)
                 row["ported_call"] = pm["key"]
             row.update(_dtypes(m, pm))
-            if not row["passed"] and first is None:
-                first = dict(row)
             rows.append(row)
-    return rows, first
+    return rows, _first_divergence(rows, [pm for _, pm in pairs], port)
+
+
+def _first_divergence(rows: list[dict], theirs: list[dict | None], port: Trace) -> dict | None:
+    """The first row that differs, in the port's call order: the first module of the port's
+    run whose output departs, everything it called before agreeing. It was the reference's
+    first, so a port that ran a ModuleDict's modules in another order was named at a module it
+    called after the one that departed (twenty-second read). A row the port did not call sits
+    just after the port's call of the row before it; buffers after every module. Where the
+    reference's order puts another row first, the row says which (`reference_first`)."""
+    place = {id(e): i for i, e in enumerate([*port.manifest.get("modules", []), *port.manifest.get("buffers", [])])}
+    at, order = -1.0, []
+    for pm in theirs:
+        at = place[id(pm)] if pm is not None and id(pm) in place else at + 1e-6
+        order.append(at)
+    bad = [i for i, row in enumerate(rows) if not row["passed"]]
+    if not bad:
+        return None
+    first = dict(rows[min(bad, key=lambda i: (rows[i]["type"] == "buffer", order[i], i))])
+    if first["module"] != rows[bad[0]]["module"]:
+        first["reference_first"] = rows[bad[0]]["module"]
+    return first
 
 
 def _dtypes(m: dict, pm: dict | None) -> dict:
@@ -695,7 +714,7 @@ def _compare_one(
     res.modules, res.first_divergence = compare_modules(ref, port, mod_tol[0], mod_tol[1], floor=floor)
     if not errors:
         fails += _fails(res, rm, pm, ref_steps, port_steps, compared, parted, loss_tol, device_fails)
-    res.warnings += _added_modules(rm, pm)
+    res.warnings += _added_modules(rm, pm) if port_steps else _unnamed_modules(pm)
     tol_text = (
         f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
         f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
@@ -729,14 +748,11 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
     findings that are failures."""
     rm, pm = ref.manifest, port.manifest
     errors = []
-    for s in (ref_side, port_side):
+    for s, m in ((ref_side, rm), (port_side, pm)):
         if s.error:
-            e = s.error
-            loc = f" at {e['location']}" if e.get("location") else ""
-            msg = (e.get("message") or "").strip().splitlines()
-            errors.append(f"{s.role} side: {e.get('type', '')}{loc}: {msg[0] if msg else ''}")
+            errors.append(f"{s.role} side {_stopped_when(m)}: {_how_it_stopped(s.error)}")
     ref_steps = rm.get("steps", [])
-    if not ref_steps and not errors:
+    if not ref_steps and not ref_side.error:
         errors.append(
             "the reference recorded no optimizer step: the command never called "
             "optimizer.step() (is it a training script? were --steps reached?)"
@@ -748,6 +764,22 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
         bad = int((~rl.isfinite()).nonzero()[0]) + 1
         errors.append(f"the reference's loss is not finite at step {bad}: it is no baseline")
     return errors, device_fails
+
+
+def _stopped_when(m: dict) -> str:
+    """When a side that failed stopped, by the steps its trace holds: "before its first
+    optimizer step" was said as "a trace from an older porter?" (twenty-second read)."""
+    n = len(m.get("steps") or [])
+    return "stopped before its first optimizer step" if not n else f"stopped after optimizer step {n}"
+
+
+def _how_it_stopped(e: dict) -> str:
+    """A side's recorded error in one line: `sys.exit(3)` as its exit status, else the exception."""
+    loc = f" at {e['location']}" if e.get("location") else ""
+    msg = (e.get("message") or "").strip().splitlines()
+    if e.get("type") == "SystemExit":
+        return f"exit status {msg[0] if msg else 'None'} (sys.exit{loc})"
+    return f"{e.get('type', '')}{loc}: {msg[0] if msg else ''}"
 
 
 def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_tol: tuple, gn_tol: tuple) -> dict:
@@ -875,6 +907,19 @@ def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
     ]
 
 
+def _unnamed_modules(pm: dict) -> list[str]:
+    """The module outputs of a port that stopped before its first optimizer step: porter names
+    modules from the model at the end of step 1, so each was named as a model of its own
+    (`<LlamaRMSNorm>`, `<Linear 2>`) and listed as "only the port recorded" (twenty-third read)."""
+    n = len(pm.get("modules") or [])
+    if not n:
+        return []
+    return [
+        f"the port stopped before its first optimizer step: its {n} module output(s) could not be named "
+        "(porter names them from the model at the end of step 1) and were not compared"
+    ]
+
+
 def _shape_warnings(modules: list[dict]) -> list[str]:
     """Module outputs compared on the reference's region only (the port padded further), and
     those not compared at all (shapes differ): the comparison holds, with this said."""
@@ -954,4 +999,10 @@ def _divergence_fail(fd: dict) -> str:
     )
     if fd["type"] == "buffer":  # every module output agreed: the model's state after them does not
         return f"the buffer {fd['module']} differs after step 1's forward (what the model evaluates with): {detail}"
+    if fd.get("reference_first"):
+        return (
+            f"first diverging module at step 1, in the port's call order: {fd['module']}{kind}: {detail} "
+            f"(in the reference's order {fd['reference_first']} differs first: the port calls these modules "
+            "in another order)"
+        )
     return f"first diverging module at step 1: {fd['module']}{kind}: {detail}"

@@ -16,10 +16,11 @@ from porter.cli import app
 pytestmark = [pytest.mark.xla, pytest.mark.slow]
 
 # PORT: run on XLA; SWAP: call the two independent towers b then a; BAD: feed tower a another
-# input; PAD: feed the model 8 tokens where the original feeds 5 (the loss reads the first 5)
+# input; PAD: feed the model 8 tokens where the original feeds 5 (the loss reads the first 5);
+# EXTRA: call one module more first (an nn.Identity standing for a cast or a padding module)
 TWO_TOWERS = """
 import torch, torch.nn as nn
-PORT, SWAP, BAD, PAD = {flags}
+PORT, SWAP, BAD, PAD, EXTRA = {flags}
 if PORT:
     import torch_xla
     dev, sync = torch_xla.device(), torch_xla.sync
@@ -29,7 +30,11 @@ class Two(nn.Module):
     def __init__(self):
         super().__init__()
         self.a, self.b, self.head = nn.Linear(8, 32), nn.Linear(8, 16), nn.Linear(48, 1)
+        if EXTRA:
+            self.cast = nn.Identity()
     def forward(self, x):
+        if EXTRA:
+            x = self.cast(x)
         xa = x * 1.01 if BAD else x
         if SWAP:
             hb = self.b(x); ha = self.a(xa)
@@ -56,7 +61,7 @@ def _check(tmp_path: Path, name: str, **flags) -> dict:
     orig, port = tmp_path / "original", tmp_path / name
     for tree, on in ((orig, {}), (port, dict(flags, PORT=True))):
         tree.mkdir(exist_ok=True)
-        values = tuple(on.get(k, False) for k in ("PORT", "SWAP", "BAD", "PAD"))
+        values = tuple(on.get(k, False) for k in ("PORT", "SWAP", "BAD", "PAD", "EXTRA"))
         (tree / "train.py").write_text(TWO_TOWERS.format(flags=values))
     report = tmp_path / f"{name}.json"
     args = ["parity-check", "--original", str(orig), "--ported", str(port), "--steps", "1"]
@@ -86,3 +91,21 @@ def test_a_port_that_pads_its_batch_further_is_still_compared_on_the_reference_s
         row = data["rows"][key]
         assert row["compared"] and row["passed"], row
         assert row["padded_from"][1] == 8 and row["reference_shape"][1] == 5, row
+
+
+def test_a_padded_port_that_calls_one_module_more_is_compared_on_the_regions_of_the_modules_after_it(tmp_path):
+    """A padded port that calls one module the original does not (a cast, a padding module)
+    before its others: the region of each call was the reference's call at the same index, so
+    every call after the extra one met another module's key and was compared whole ("not
+    compared: other shapes"), and a change after it was not named (twenty-second read's
+    leftover). Regions now follow the module's own key (its type and call number first)."""
+    data = _check(tmp_path, "extra", PAD=True, EXTRA=True)
+    assert data["verdict"] == "pass", data["reasons"]
+    for key in ("a", "b", "head"):
+        row = data["rows"][key]
+        assert row["compared"] and row["passed"], row
+        assert row["padded_from"][1] == 8 and row["reference_shape"][1] == 5, row
+    assert any("only the port recorded" in w and "cast" in w for w in data["warnings"]), data["warnings"]
+    data = _check(tmp_path, "extra_bad", PAD=True, EXTRA=True, BAD=True)
+    assert data["verdict"] == "fail"
+    assert data["first_divergence"]["module"] == "a", data["first_divergence"]

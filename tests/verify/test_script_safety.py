@@ -1113,6 +1113,42 @@ def test_a_root_that_changes_its_child_s_output_in_place_is_recorded_not_named_a
     assert first is not None and first["module"] == "(model)", rows
 
 
+@pytest.mark.parametrize("change", ["out.logits.mul_(K)", "out.logits = out.logits * K"])
+def test_a_root_that_changes_its_child_s_dataclass_output_is_recorded_not_named_as_a_wrapper(tmp_path, change):
+    """The same with a dataclass output (`ModelOutput` is one): its version counters were read
+    through pytree, which takes a plain dataclass for one leaf, so a root that changed a field
+    in place was named as its child, never recorded, and a port that scaled by 3 had "no module
+    diverges" (twenty-second read's leftover). A field given another tensor (`out.logits =
+    out.logits * K`, as a wrapper dividing logits by a temperature writes, on a plain dataclass
+    or a `ModelOutput`) kept the same counters too."""
+    need("torch")
+    from porter.verify.tracecmp import compare_modules
+
+    body = (
+        "import dataclasses, torch\ntorch.manual_seed(0)\n"
+        "@dataclasses.dataclass\nclass Out:\n    logits: torch.Tensor\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__(); self.fc = torch.nn.Linear(4, 2)\n"
+        "    def forward(self, x):\n        return Out(self.fc(x))\n"
+        "class Scaled(torch.nn.Module):\n"
+        "    def __init__(self, m):\n        super().__init__(); self.module = m\n"
+        f"    def forward(self, x):\n        out = self.module(x)\n        {change}\n        return out\n"
+        "model = Scaled(Net())\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).logits.pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for k in ("2", "3"):
+        rec = _record(tmp_path / k, _tree(tmp_path, body.replace("K", k)), timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[k] = rec.trace
+    assert [e["key"] for e in traces["2"].manifest["modules"]] == ["module.fc", "module", "(model)"]
+    rows, first = compare_modules(traces["2"], traces["3"], 1e-4, 1e-5)
+    assert first is not None and first["module"] == "(model)", rows
+
+
 def test_the_parameter_values_of_one_of_many_ranks_fit_its_share_of_the_file_read_trace_reads(tmp_path, monkeypatch):
     """Ranks share the merged file's tensor bound, but not its byte bound: each of 32 ranks of a
     model with 723 float32 weights of 4,096+ values (a 70B Llama's) records 12 MB of initial

@@ -657,3 +657,107 @@ def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide
     plain = make_trace(tmp_path / "q.safetensors", [2.0, 1.8])
     r = compare_traces(plain, port)
     assert r.verdict == "pass" and not any("another dtype" in x for x in r.reasons)
+def _stopped_early(tmp_path, name, error, label=PORT):
+    """A side that stopped before its first optimizer step, as `trace record` writes it: no step,
+    no module, no parameter, its device lists empty, and its error if it raised."""
+    t = make_trace(tmp_path / f"{name}.safetensors", [], label=label)
+    t.manifest.update(modules=[], parameters=[], devices={"parameters": {}, "losses": []}, steps_recorded=0)
+    t.manifest.update(stopped="error" if error else "script ended", error=error)
+    return _recorded_now(t)
+
+
+def _recorded_now(t):
+    """What a trace of this porter holds beside make_trace's: its random-number source, and a
+    reference's noise floor (or why not)."""
+    t.manifest["rng"] = {"redirected": True, "device_draws": None, "generator": "the CPU's default generator"}
+    if t.manifest["steps"] and t.manifest["side"]["kind"] == "cpu":
+        t.manifest["noise_floor"] = {"measured": False, "why": "recorded with --no-noise-floor"}
+    return t
+
+
+@pytest.mark.parametrize(
+    "error, said",
+    [
+        (
+            {"type": "RuntimeError", "message": "boom\nmore", "location": "train.py:7"},
+            "ported side stopped before its first optimizer step: RuntimeError at train.py:7: boom",
+        ),
+        (
+            {"type": "SystemExit", "message": "3", "location": "train.py:9"},
+            "ported side stopped before its first optimizer step: exit status 3 (sys.exit at train.py:9)",
+        ),
+        (None, "the port stopped before its first optimizer step (script ended): no tensor of it was recorded"),
+    ],
+)
+def test_a_side_that_stopped_before_its_first_step_is_said_to_have_stopped_there(tmp_path, error, said):
+    """A port whose program raised (or exited) before its first optimizer step: its ERROR also
+    said "where the port's tensors were made is not recorded (a trace from an older porter?)"
+    and, under the loss curves, "the curves do not part within tolerance" (twenty-second read's
+    leftover). The reasons say which side stopped, where, and how; the curves line says that no
+    step was compared."""
+    ref = _recorded_now(make_trace(tmp_path / "r.safetensors", [2.0, 1.8]))
+    res = compare_traces(ref, _stopped_early(tmp_path, "p", error))
+    assert res.verdict == "error", res.reasons
+    assert any(r.startswith(said) for r in res.reasons), res.reasons
+    text = to_markdown(res)
+    assert "older porter" not in text and "the curves do not part" not in text, text
+    assert "the reference recorded 2 step(s), the port 0: no step to compare" in text
+    # the other way round: the reference stopped, and its noise floor is not an older porter's
+    res = compare_traces(
+        _stopped_early(tmp_path, "q", error, label=None), _recorded_now(make_trace(tmp_path / "s", [2.0], label=PORT))
+    )
+    assert res.verdict == "error" and "older porter" not in to_markdown(res), to_markdown(res)
+    assert "the reference recorded 0 step(s), the port 1: no step to compare" in to_markdown(res)
+
+
+def _modules_called(tmp_path, name, calls, label=PORT):
+    """A trace whose modules `calls` ((key, output), in call order) each gave one output."""
+    from porter.verify.recorder import tensor_stats
+
+    t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=label)
+    t.manifest["modules"] = []
+    for i, (key, x) in enumerate(calls):
+        t.tensors[f"m{i}.0.stats"], t.tensors[f"m{i}.0.sample"] = tensor_stats(x, 64)
+        out = {"shape": list(x.shape), "dtype": "float32", "stats": f"m{i}.0.stats", "sample": f"m{i}.0.sample"}
+        t.manifest["modules"].append({"key": key, "type": "Linear", "outputs": [out]})
+    return t
+
+
+def test_the_first_diverging_module_is_the_first_the_port_called_and_the_reference_s_first_is_said(tmp_path):
+    """A port that runs a ModuleDict's modules sorted (`d.a` then `d.z`) where the original runs
+    them in insertion order (`d.z` then `d.a`), each feeding the next: both outputs differ, and
+    the first diverging module was the reference's first, `d.z`, which the port called after
+    `d.a` had already departed (twenty-second read's leftover). It is now the first the port
+    called, and the reason says the reference's order would name `d.z`."""
+    x = torch.linspace(-1, 1, 32)
+    ref = _modules_called(tmp_path, "r", [("d.z", x * 2), ("d.a", x * 2 + 1), ("head", x)], label=None)
+    port = _modules_called(tmp_path, "p", [("d.a", x + 1), ("d.z", (x + 1) * 2), ("head", x)])
+    res = compare_traces(ref, port)
+    assert res.verdict == "fail" and res.first_divergence["module"] == "d.a", res.first_divergence
+    line = next(r for r in res.reasons if r.startswith("first diverging module"))
+    assert line.startswith("first diverging module at step 1, in the port's call order: d.a: "), line
+    assert "in the reference's order d.z differs first" in line, line
+    assert "first diverging module (the first the port called of those that differ): d.a" in to_markdown(res)
+    # the same order on both sides: named as before, one module
+    port = _modules_called(tmp_path, "q", [("d.z", x * 2), ("d.a", x * 2 + 1.5), ("head", x)])
+    res = compare_traces(ref, port)
+    assert res.first_divergence["module"] == "d.a" and "reference_first" not in res.first_divergence
+    assert any(r.startswith("first diverging module at step 1: d.a: ") for r in res.reasons), res.reasons
+    # a module the port never called, before one it called that differs: the one not called
+    port = _modules_called(tmp_path, "s", [("d.a", x * 2 + 1.5), ("head", x)])
+    assert compare_traces(ref, port).first_divergence["module"] == "d.z"
+
+
+def test_the_modules_of_a_port_that_stopped_before_its_first_step_are_not_listed_as_its_own(tmp_path):
+    """A port that raised inside its first forward (a Llama under bfloat16 autocast on XLA:CPU,
+    SDPA's query float32 and value bfloat16) recorded 6 module outputs, each named as a model of
+    its own (`<LlamaRMSNorm>`, `<Linear 2>`: modules are named at the end of step 1), and the
+    verdict listed 5 as "only the port recorded" (twenty-third read). It now says why they are
+    not compared."""
+    ref = _recorded_now(make_trace(tmp_path / "r.safetensors", [2.0, 1.8]))
+    port = _stopped_early(tmp_path, "p", {"type": "RuntimeError", "message": "dtype", "location": None})
+    port.manifest["modules"] = [{"key": "<Linear 2>", "type": "Linear", "outputs": []}]
+    res = compare_traces(ref, port)
+    assert res.verdict == "error" and not any("only the port recorded" in w for w in res.warnings), res.warnings
+    said = "the port stopped before its first optimizer step: its 1 module output(s) could not be named"
+    assert any(w.startswith(said) for w in res.warnings), res.warnings
