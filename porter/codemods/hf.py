@@ -19,7 +19,7 @@ from functools import cache
 
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import assigned_values
+from porter.codemods.flow import assigned_values, last_binding
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -29,6 +29,17 @@ from porter.core.findings import Applicability
 def cuda_switches() -> dict[str, str]:
     """The Trainer's switches only CUDA honours (HF013): keyword -> why, from rules/hf.toml's `[[cuda_switch]]`."""
     return {row["keyword"]: row["what"] for row in load_toml("hf.toml").get("cuda_switch", ())}
+
+
+@cache
+def _late_switches(target: str) -> dict[str, tuple[str, str]]:
+    """The switches the Trainer reads from the built arguments (so setting one late counts): attribute ->
+    (rule, why); HF012's on xla only, HF013's `[[cuda_switch]]` rows marked `read_late`."""
+    late = {"activation_checkpointing": ("HF012", _CHECKPOINTING_FAILS)} if target == "xla" else {}
+    for row in load_toml("hf.toml").get("cuda_switch", ()):
+        if row.get("read_late"):
+            late[row["keyword"]] = ("HF013", f"{row['read_late']}: {row['what']}")
+    return late
 
 
 @cache
@@ -52,6 +63,8 @@ _LOADER_KEYWORDS = frozenset(
         "kernel_config",
     )
 )
+# an argument parser's methods that return its dataclasses in the order it was built with
+_PARSE = frozenset(("parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file"))
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
 _UNFUSED = "adamw_torch"
@@ -190,13 +203,15 @@ class HfFamily(Family):
         `.generate(...)`, a `.set_attn_implementation(...)` (the only kinds a callee with no
         qualified name can be), or a dotted callee `call_kind` knows under one of the names
         the file's imports may qualify it to (`Sites.qualified`); a loader's only with one of
-        the keywords `_loader` reads."""
+        the keywords `_loader` reads; or a trainer imported where `self.args.` is written."""
         found = ctx.sites()
         if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
             return True
         if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training")):
             return True
         lib = library_api()
+        if b"self.args." in source and any(lib.is_trainer(q) for qs in found.imported.values() for q in qs):
+            return True  # `self.args.x = ...` in a trainer's subclass (`visit_Assign`)
         for name, keywords in found.dotted_calls.items():
             attr = name.rpartition(".")[2] if "." in name else None
             for qual in found.qualified(name):
@@ -212,6 +227,7 @@ class HfFamily(Family):
         self._trainer_noted = False
         self._guarded: set[int] = set()  # gather_object calls a one-process test already guards (HF011)
         self._written: set[int] = set()  # the guards HF011 wrote, parenthesized until their parent is known
+        self._classes: list[bool] = []  # the enclosing classes: whether each derives from a trainer
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -393,27 +409,59 @@ class HfFamily(Family):
             self._checkpointing_kwargs(original, _CHECKPOINTING_ORDER["replace"])
         return updated
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """`self.args` in a class deriving from a trainer is its training arguments (HF012/HF013 late)."""
+        self._classes.append(any(self.lib.is_trainer(self.ctx.qualname(b.value)) for b in node.bases))
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return updated
+
     def visit_Assign(self, node: cst.Assign) -> None:
-        """HF012: `args.activation_checkpointing = True` after the arguments are built (the Trainer reads
-        that name; `args.gradient_checkpointing = True` it does not read, seen)."""
+        """HF012/HF013: a switch the Trainer reads from the built arguments set after they are built
+        (`args.activation_checkpointing = True`; `args.gradient_checkpointing = True` it does not read,
+        seen; `args.tf32 = True` is read only as the arguments are built, seen)."""
         value = node.value
-        if self.ctx.target.name != "xla" or (isinstance(value, cst.Name) and value.value in ("False", "None")):
+        if isinstance(value, cst.Name) and value.value in ("False", "None"):
             return
         for target in node.targets:
             t = target.target
-            if isinstance(t, cst.Attribute) and t.attr.value == "activation_checkpointing":
-                if self._holds_training_arguments(t.value):
-                    given = "= True`" if _true(value) else f"= {self.ctx.code(value)}`, if true,"
-                    self.ctx.report("HF012", node, f"`activation_checkpointing {given} {_CHECKPOINTING_FAILS}")
+            late = _late_switches(self.ctx.target.name).get(t.attr.value) if isinstance(t, cst.Attribute) else None
+            if late is not None and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
+                given = "= True`" if _true(value) else f"= {self.ctx.code(value)}`, if true,"
+                self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
 
     def _holds_training_arguments(self, node: cst.BaseExpression) -> bool:
-        """A name last bound in this scope to a training-arguments call (no further: what porter cannot see is left)."""
+        """A name last bound in this scope to a training-arguments call, or unpacked at the place of a
+        training-arguments class from an argument parser's `parse_*` call on a parser built in this
+        scope; `self.args` in a trainer's subclass. No further: what porter cannot see is left."""
+        if isinstance(node, cst.Attribute):
+            return bool(self._classes) and self._classes[-1] and self.ctx.code(node) == "self.args"
         scope = self.ctx.scopes.innermost or self.ctx.module
         if not isinstance(node, cst.Name) or scope is None:
             return False
-        bound = assigned_values(scope, node.value)
-        last = bound[-1] if bound else None
-        return isinstance(last, cst.Call) and self.lib.is_training_arguments(self.ctx.qualname(last.func) or "")
+        bound = last_binding(scope, node.value)
+        if bound is None:
+            return False
+        value, index = bound
+        if index is None:
+            return isinstance(value, cst.Call) and self.lib.is_training_arguments(self.ctx.qualname(value.func) or "")
+        classes = self._parsed_classes(value)
+        return index < len(classes) and classes[index] is not None
+
+    def _parsed_classes(self, value: cst.BaseExpression) -> list[str | None]:
+        """`parser.parse_args_into_dataclasses()` (or `parse_dict`, `parse_json_file`, `parse_yaml_file`)
+        on a name bound in this scope to an argument parser: its dataclasses in order, None for one
+        that is not training arguments."""
+        func = value.func if isinstance(value, cst.Call) else None
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE and isinstance(func.value, cst.Name)):
+            return []
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        bound = last_binding(scope, func.value.value) if scope is not None else None
+        parser = bound[0] if bound is not None and bound[1] is None else None
+        if not isinstance(parser, cst.Call) or (self._kind(parser) or ("",))[0] != "parser":
+            return []
+        return [q if q is not None and self.lib.is_training_arguments(q) else None for q in self._parser_items(parser)]
 
     def _optimizer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         arg = self.kwarg(original, "optim")
@@ -744,18 +792,20 @@ class HfFamily(Family):
         )
         return updated
 
-    def _parser(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
-        classes = []
-        for arg in original.args:
+    def _parser_items(self, parser: cst.Call) -> list[str | None]:
+        """The qualified names of the dataclasses a parser is built with, in order (None: not known)."""
+        items: list[cst.BaseExpression] = []
+        for arg in parser.args:
             value = arg.value
             if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`, the tuple made above
                 scope = self.ctx.scopes.innermost or self.ctx.module
                 bound = assigned_values(scope, value.value) if scope is not None else []
                 value = bound[-1] if bound else value
-            items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
-            classes += [
-                q for q in (self.ctx.qualname(i) for i in items) if q is not None and self.lib.is_training_arguments(q)
-            ]
+            items += [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+        return [self.ctx.qualname(i) for i in items]
+
+    def _parser(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        classes = [q for q in self._parser_items(original) if q is not None and self.lib.is_training_arguments(q)]
         for cls in classes:
             if self.ctx.target.name == "xla" and self._default(cls, "gradient_checkpointing") is True:
                 self.ctx.report(

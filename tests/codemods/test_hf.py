@@ -459,3 +459,72 @@ def test_kernels_hub_is_left_off_on_xla():
     assert not conformance(new, "xla")
     for target in ("neuron", "tpu"):
         assert "HF016" not in codes(port(KERNELS, target)[1])
+
+
+# HF012/HF013 on arguments from a parser or `self.args` (the twenty-third rleft read): the same attribute
+# the Trainer reads, on the arguments the parser returns at the training class's place
+LATE_PARSED = """\
+from dataclasses import dataclass
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+def main():
+    parser = HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    training_args.activation_checkpointing = True
+    model_args.activation_checkpointing = True
+    training_args.use_liger_kernel = True
+    training_args.tf32 = True
+    training_args.gradient_checkpointing = True
+    m, t, rest = parser.parse_args_into_dataclasses(return_remaining_strings=True)
+    t.activation_checkpointing = True
+
+class MyTrainer(Trainer):
+    def setup(self):
+        self.args.activation_checkpointing = True
+        self.args.use_liger_kernel = flag
+
+class Other:
+    def setup(self):
+        self.args.activation_checkpointing = True
+"""
+
+
+def test_switches_set_on_parsed_arguments_and_self_args():
+    _, findings = port(LATE_PARSED, "xla")
+    found = [(f.code, f.start.line) for f in findings if f.code in ("HF012", "HF013")]
+    # not the model's arguments, not `tf32` (read only as the arguments are built), not the alias, not
+    # `self.args` outside a trainer
+    assert found == [("HF012", 7), ("HF013", 9), ("HF012", 13), ("HF012", 17), ("HF013", 18)]
+    for target in ("neuron", "tpu"):  # HF012 is xla's; Liger's Triton kernels run on no target
+        assert [(f.code, f.start.line) for f in port(LATE_PARSED, target)[1] if f.code in ("HF012", "HF013")] == [
+            ("HF013", 9),
+            ("HF013", 18),
+        ]
+    subclass_only = "\n".join(LATE_PARSED.splitlines()[1:2] + LATE_PARSED.splitlines()[14:19]) + "\n"
+    assert [(f.code, f.start.line) for f in port(subclass_only, "xla")[1] if f.code == "HF012"] == [("HF012", 4)]
+
+
+def test_parsed_arguments_are_the_trainers_and_tf32_is_read_once():
+    """The evidence for the lines above: the parser returns the training arguments at their class's
+    place, the Trainer reads `activation_checkpointing` off them (trainer.py), and `tf32` set late
+    changes nothing (transformers 5.24 reads it only in `__post_init__`)."""
+    import dataclasses
+    import warnings
+
+    from tests.deps import require
+
+    require("transformers")
+    import torch
+    from transformers import HfArgumentParser, TrainingArguments
+
+    model_arguments = dataclasses.make_dataclass("ModelArguments", [("name", str, "m")])
+    parser = HfArgumentParser((model_arguments, TrainingArguments))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, training_args = parser.parse_args_into_dataclasses(args=["--output_dir", "o", "--report_to", "none"])
+    assert isinstance(training_args, TrainingArguments) and not training_args.activation_checkpointing
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        before = torch.backends.cuda.matmul.allow_tf32
+        training_args.tf32 = True  # no ValueError (it raises only as the arguments are built), no effect
+        assert torch.backends.cuda.matmul.allow_tf32 == before
