@@ -67,6 +67,8 @@ _LOADER_KEYWORDS = frozenset(
 _PARSE = frozenset(("parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file"))
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
+# HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
+_KERNELIZE = frozenset(("kernels.kernelize", "kernels.layer.kernelize", "kernels.layer.kernelize.kernelize"))
 _UNFUSED = "adamw_torch"
 # HF012: what the Trainer does with activation checkpointing on PyTorch/XLA (seen on XLA:CPU)
 _CHECKPOINTING_FAILS = (
@@ -95,9 +97,14 @@ _OFFLOADED_FAILS = (
     "as it builds the cache"
 )
 # HF016: the `kernels` hub on PyTorch/XLA (kernels 0.18.3, seen on XLA:CPU)
-_KERNELS_FAIL = (
-    "transformers kernelizes the model on the device it is loaded to, and the `kernels` package refuses XLA "
-    "(`ValueError: Unsupported device type 'xla'`; its devices: cpu, cuda, mps, neuron, npu, rocm, tpu, xpu)"
+_KERNELS_REFUSE = (
+    "the `kernels` package refuses XLA (`ValueError: Unsupported device type 'xla'`; its devices: cpu, cuda, mps, "
+    "neuron, npu, rocm, tpu, xpu)"
+)
+_KERNELS_FAIL = f"transformers kernelizes the model on the device it is loaded to, and {_KERNELS_REFUSE}"
+_KERNELS_LATE = (
+    f"transformers kernelizes the model on its device; if that is the XLA device, {_KERNELS_REFUSE} (seen). "
+    "Kernelized on the CPU before the move, the model ran on XLA (seen, with no hub kernel fetched)"
 )
 # bitsandbytes optimizers by name (transformers' OptimizerNames) and the torch optimizer the
 # Trainer has for the same update; None: the Trainer names no torch equivalent
@@ -170,6 +177,8 @@ def _model_kind(lib: LibraryApi, qual: str, canonical: str) -> tuple[str, str] |
         return "parser", canonical or qual
     if canonical in lib.quantization_configs:
         return "quantization", canonical
+    if qual in _KERNELIZE:
+        return "kernelize", qual
     if qual.startswith("peft.") and qual.endswith("prepare_model_for_kbit_training"):
         return "kbit", qual
     if lib.is_trainer(qual):
@@ -186,6 +195,8 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
         return "set_attn", qual
     if attr == "set_training" and hf_file:
         return "set_training", qual
+    if attr == "set_use_kernels" and hf_file:
+        return "set_use_kernels", qual
     if attr == "generate" and hf_file and (not qual or qual.startswith(_LIBRARIES)):
         return "generate", qual
     return None
@@ -193,7 +204,7 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
 
 class HfFamily(Family):
     name = "hf"
-    tokens = (b"transformers", b"accelerate", b"peft", b"trl")
+    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize")
 
     candidate_reads_ast = True
 
@@ -207,7 +218,7 @@ class HfFamily(Family):
         found = ctx.sites()
         if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
             return True
-        if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training")):
+        if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training", "set_use_kernels")):
             return True
         lib = library_api()
         if b"self.args." in source and any(lib.is_trainer(q) for qs in found.imported.values() for q in qs):
@@ -262,6 +273,9 @@ class HfFamily(Family):
             arg = self.kwarg(node, name)
             if arg is not None and self._literal(arg.value):
                 self._claim(arg.value)
+        device = self.kwarg(node, "device") if kind[0] == "kernelize" and self.ctx.target.name == "xla" else None
+        if device is not None and _is_cuda(string_value(device.value)):
+            self._claim(device.value)  # not "xla", which `kernels` refuses (`_kernelize`)
 
     @staticmethod
     def _literal(node: cst.BaseExpression) -> bool:
@@ -426,10 +440,20 @@ class HfFamily(Family):
             return
         for target in node.targets:
             t = target.target
+            if isinstance(t, cst.Attribute) and t.attr.value == "use_kernels" and self._model_attribute(t):
+                self.ctx.report("HF016", node, f"`{self.ctx.code(t)} = {self.ctx.code(value)}`: {_KERNELS_LATE}")
             late = _late_switches(self.ctx.target.name).get(t.attr.value) if isinstance(t, cst.Attribute) else None
             if late is not None and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
                 given = "= True`" if _true(value) else f"= {self.ctx.code(value)}`, if true,"
                 self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
+
+    def _model_attribute(self, target: cst.Attribute) -> bool:
+        """`model.use_kernels = ...` (transformers' setter calls `set_use_kernels`), in a transformers
+        file on xla; not `self.use_kernels`, a class's own attribute."""
+        holder = target.value
+        return (
+            self.ctx.target.name == "xla" and self._hf_file and isinstance(holder, cst.Name) and holder.value != "self"
+        )
 
     def _holds_training_arguments(self, node: cst.BaseExpression) -> bool:
         """A name last bound in this scope to a training-arguments call, or unpacked at the place of a
@@ -596,6 +620,27 @@ class HfFamily(Family):
         candidate = self.without_kwargs(updated, {"use_kernels", "kernel_config"})
         if self.ctx.report("HF016", given[0], f"{_KERNELS_FAIL}: removed", replacement=candidate):
             return candidate
+        return updated
+
+    def _kernelize(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF016: `kernelize(model, device="cuda")` on xla: `kernels` refuses the device string "xla", and
+        without one reads the model's device, where an XLA model keeps its own layers (seen): removed."""
+        arg = self.kwarg(original, "device")
+        if self.ctx.target.name != "xla" or arg is None or not _is_cuda(string_value(arg.value)):
+            return updated
+        candidate = self.without_kwargs(updated, {"device"})
+        message = (
+            f'`device={self.ctx.code(arg.value)}` would name `"xla"`, and {_KERNELS_REFUSE} (seen); '
+            "without it `kernelize` reads the model's device, and a model on the XLA device keeps its own layers "
+            "(no hub kernel is built for XLA): removed"
+        )
+        return candidate if self.ctx.report("HF016", arg, message, replacement=candidate) else updated
+
+    def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""
+        given = next(iter(self.positional(original)), None) or self.kwarg(original, "use_kernels")
+        if self.ctx.target.name == "xla" and given is not None and self.ctx.code(given.value) not in ("False", "None"):
+            self.ctx.report("HF016", original, f"`set_use_kernels({self.ctx.code(given.value)})`: {_KERNELS_LATE}")
         return updated
 
     def _pipeline(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:

@@ -528,3 +528,29 @@ def test_parsed_arguments_are_the_trainers_and_tf32_is_read_once():
         before = torch.backends.cuda.matmul.allow_tf32
         training_args.tf32 = True  # no ValueError (it raises only as the arguments are built), no effect
         assert torch.backends.cuda.matmul.allow_tf32 == before
+
+
+# HF016 by hand (the twenty-third rleft read): kernels 0.18.3 on XLA:CPU refuses `device="xla"` (what the
+# device port wrote for "cuda") and `set_use_kernels(True)` on an XLA model; `kernelize(model)` runs
+KERNELS_BY_HAND = """\
+from kernels import kernelize, Mode
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained("m").cuda()
+model = kernelize(model, mode=Mode.INFERENCE, device="cuda")
+model = kernelize(model, mode=Mode.INFERENCE)
+model.set_use_kernels(True)
+model.use_kernels = True
+model.set_use_kernels(False)
+model.use_kernels = False
+self.use_kernels = True
+"""
+
+
+def test_kernels_by_hand_on_xla():
+    new, findings = port(KERNELS_BY_HAND, "xla")
+    found = [(f.code, f.start.line, f.applied) for f in findings if f.code == "HF016"]
+    assert found == [("HF016", 4, True), ("HF016", 6, False), ("HF016", 7, False)]
+    assert 'device="xla"' not in new and "kernelize(model, mode=Mode.INFERENCE)\n" in new
+    for target in ("neuron", "tpu"):  # both are `kernels` devices: the device port's string stands
+        new, findings = port(KERNELS_BY_HAND, target)
+        assert f'device="{target}"' in new and "HF016" not in codes(findings)
