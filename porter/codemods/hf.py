@@ -67,6 +67,11 @@ _LOADER_KEYWORDS = frozenset(
 _PARSE = frozenset(("parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file"))
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
+# HF015: the KV caches built by hand that offload (transformers 5.24 cache_utils.py: `offloading=True`;
+# 4.57's `OffloadedCache()` is `DynamicCache(offloading=True)`, its `OffloadedStaticCache(config, max_cache_len)`
+# `StaticCache(..., offloading=True)`, both gone in 5.x), under the names transformers exports them by
+_CACHES = ("DynamicCache", "StaticCache", "OffloadedCache", "OffloadedStaticCache")
+_CACHE_NAMES = frozenset(f"transformers.{m}{c}" for c in _CACHES for m in ("", "cache_utils."))
 # HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
 _KERNELIZE = frozenset(("kernels.kernelize", "kernels.layer.kernelize", "kernels.layer.kernelize.kernelize"))
 _UNFUSED = "adamw_torch"
@@ -179,6 +184,10 @@ def _model_kind(lib: LibraryApi, qual: str, canonical: str) -> tuple[str, str] |
         return "quantization", canonical
     if qual in _KERNELIZE:
         return "kernelize", qual
+    if qual in _CACHE_NAMES:
+        return "cache", qual
+    if canonical == "transformers.GenerationConfig":
+        return "generation_config", canonical
     if qual.startswith("peft.") and qual.endswith("prepare_model_for_kbit_training"):
         return "kbit", qual
     if lib.is_trainer(qual):
@@ -877,12 +886,50 @@ class HfFamily(Family):
         """HF015: an offloaded KV cache syncs CUDA streams (`torch.cuda.default_stream`): the same cache
         kept on the device, which computes the same tokens."""
         arg = self.kwarg(original, "cache_implementation")
+        if arg is not None and isinstance(arg.value, cst.Name):
+            self._offloaded_name(arg)
         value = string_value(arg.value) if arg is not None else None
         if arg is None or not isinstance(arg.value, cst.SimpleString) or not (value or "").startswith("offloaded"):
             return updated
         kept = (value or "").removeprefix("offloaded").lstrip("_") or "dynamic"
         new = self.with_kwarg(updated, "cache_implementation", replace_string(arg.value, kept))
         message = f'`cache_implementation="{value}"`: {_OFFLOADED_FAILS}; `"{kept}"` keeps the cache on the device'
+        return new if self.ctx.report("HF015", arg, message, replacement=new) else updated
+
+    def _offloaded_name(self, arg: cst.Arg) -> None:
+        """HF015: `cache_implementation=impl`, `impl` last bound in this scope to an `offloaded*` string:
+        reported where it is passed, not fixed (the name may serve elsewhere)."""
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        assert isinstance(arg.value, cst.Name)
+        bound = last_binding(scope, arg.value.value) if scope is not None else None
+        value = string_value(bound[0]) if bound is not None and bound[1] is None else None
+        if value is not None and value.startswith("offloaded"):
+            self.ctx.report("HF015", arg, f'`{arg.value.value}` holds `"{value}"` (bound above): {_OFFLOADED_FAILS}')
+
+    def _generation_config(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF015: `GenerationConfig(cache_implementation="offloaded")`, which `generate` builds its cache from."""
+        return self._offloaded(original, updated)
+
+    def _cache(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF015: a KV cache built by hand that offloads: `offloading=True` removed (the same cache kept on the
+        device); 4.57's `Offloaded*Cache` classes reported with the class that replaces them."""
+        name = qual.rsplit(".", 1)[1]
+        if name.startswith("Offloaded"):
+            kept = "DynamicCache()" if name == "OffloadedCache" else "StaticCache(config=..., max_cache_len=...)"
+            message = (
+                f"`{name}` is transformers 4.x's offloaded {kept.split('(')[0]} (gone in 5.x): {_OFFLOADED_FAILS}; "
+                f"`{kept}` keeps the cache on the device"
+            )
+            self.ctx.report("HF015", original.func, message)
+            return updated
+        arg = self.kwarg(original, "offloading")
+        if arg is None or self.ctx.code(arg.value) in ("False", "None"):
+            return updated
+        new = self.without_kwargs(updated, {"offloading", "offload_only_non_sliding"})
+        if not _true(arg.value):
+            self.ctx.report("HF015", arg, f"`offloading={self.ctx.code(arg.value)}`, if true: {_OFFLOADED_FAILS}")
+            return updated
+        message = f"`{name}(offloading=True)`: {_OFFLOADED_FAILS}; without it the same cache stays on the device"
         return new if self.ctx.report("HF015", arg, message, replacement=new) else updated
 
     def _generate(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:

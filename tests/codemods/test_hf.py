@@ -554,3 +554,39 @@ def test_kernels_by_hand_on_xla():
     for target in ("neuron", "tpu"):  # both are `kernels` devices: the device port's string stands
         new, findings = port(KERNELS_BY_HAND, target)
         assert f'device="{target}"' in new and "HF016" not in codes(findings)
+
+
+# HF015 by hand (the twenty-third rleft read): the caches that offload, built by hand or named in a variable
+OFFLOADED_BY_HAND = """\
+from transformers import DynamicCache, GenerationConfig, OffloadedCache, OffloadedStaticCache, StaticCache
+from transformers.cache_utils import DynamicCache as Dyn
+a = DynamicCache(offloading=True)
+b = StaticCache(config=cfg, max_cache_len=16, offloading=True, offload_only_non_sliding=False)
+c = Dyn(config=cfg, offloading=flag)
+d = DynamicCache(offloading=False)
+e = OffloadedCache()
+f = OffloadedStaticCache(cfg, max_cache_len=16)
+g = GenerationConfig(max_new_tokens=4, cache_implementation="offloaded")
+impl = "offloaded"
+h = model.generate(ids, cache_implementation=impl, past_key_values=DynamicCache())
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_offloaded_caches_built_by_hand(target):
+    new, findings = port(OFFLOADED_BY_HAND, target)
+    found = [(f.code, f.start.line, f.applied) for f in findings if f.code == "HF015"]
+    assert found == [
+        ("HF015", 3, True),
+        ("HF015", 4, True),
+        ("HF015", 5, False),
+        ("HF015", 7, False),
+        ("HF015", 8, False),
+        ("HF015", 9, True),
+        ("HF015", 11, False),
+    ]
+    assert "a = DynamicCache()\n" in new and "b = StaticCache(config=cfg, max_cache_len=16)\n" in new
+    assert 'cache_implementation="dynamic")' in new and "offloading=flag" in new
+    assert (
+        "`DynamicCache()` keeps the cache on the device" in findings[[f.start.line for f in findings].index(7)].message
+    )
