@@ -1,4 +1,4 @@
-"""The Hugging Face stack in its own vocabulary (HF001–HF016, rules/hf.toml).
+"""The Hugging Face stack in its own vocabulary (HF001–HF017, rules/hf.toml).
 
 transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
 `attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
@@ -40,6 +40,13 @@ def _late_switches(target: str) -> dict[str, tuple[str, str]]:
         if row.get("read_late"):
             late[row["keyword"]] = ("HF013", f"{row['read_late']}: {row['what']}")
     return late
+
+
+@cache
+def gptqmodel_configs() -> tuple[dict[str, str], dict[str, str]]:
+    """HF017: (config -> why, target -> why not there), rules/hf.toml's `[[gptqmodel_config]]` / `[gptqmodel_on]`."""
+    table = load_toml("hf.toml")
+    return {row["name"]: row["what"] for row in table.get("gptqmodel_config", ())}, table.get("gptqmodel_on", {})
 
 
 @cache
@@ -835,6 +842,10 @@ class HfFamily(Family):
     def _quantization(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         if self.lib.quantization_configs.get(qual) == "bitsandbytes":
             self.ctx.report("HF002", original, f"`{qual.rsplit('.', 1)[1]}` quantizes with bitsandbytes (CUDA kernels)")
+        configs, on = gptqmodel_configs()
+        if qual in configs:
+            message = f"`{qual.rsplit('.', 1)[1]}`: {configs[qual]}; {on[self.ctx.target.name]}"
+            self.ctx.report("HF017", original, message)
         return updated
 
     def _kbit(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:

@@ -590,3 +590,39 @@ def test_offloaded_caches_built_by_hand(target):
     assert (
         "`DynamicCache()` keeps the cache on the device" in findings[[f.start.line for f in findings].index(7)].message
     )
+
+
+# HF017 (the twenty-third rleft read): GPTQ and AWQ load through gptqmodel, which has no kernels for a target
+GPTQ = """\
+import transformers
+from transformers import AutoModelForCausalLM, AwqConfig, GPTQConfig
+a = AutoModelForCausalLM.from_pretrained("m", quantization_config=GPTQConfig(bits=4, dataset="c4"))
+config = AwqConfig(bits=4)
+b = transformers.GPTQConfig(bits=4)
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_gptq_and_awq_configs_are_reported(target):
+    new, findings = port(GPTQ, target)
+    found = [f for f in findings if f.code == "HF017"]
+    assert [(f.start.line, f.applied) for f in found] == [(3, False), (4, False), (5, False)]
+    assert "gptqmodel" in found[0].message and "GPU is required" in found[0].message
+    assert ("torch>=2.14.1" in found[1].message) == (target != "tpu")
+    assert "Unsupported selector device family" in found[2].message or target == "neuron"
+    assert new == GPTQ
+
+
+def test_gptqmodel_requirements_are_what_hf017_says():
+    """The evidence HF017 reads, in the installed transformers: both quantizers need gptqmodel, and GPTQ
+    without it (and without CUDA) raises that a GPU is required."""
+    import inspect
+
+    from tests.deps import require
+
+    require("transformers")
+    from transformers.quantizers import quantizer_awq, quantizer_gptq
+
+    gptq, awq = inspect.getsource(quantizer_gptq), inspect.getsource(quantizer_awq)
+    assert 'raise RuntimeError("GPU is required to quantize or run quantize model.")' in gptq
+    assert "is_gptqmodel_available()" in gptq and "is_gptqmodel_available()" in awq
