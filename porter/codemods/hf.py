@@ -230,13 +230,15 @@ class HfFamily(Family):
         `.generate(...)`, a `.set_attn_implementation(...)` (the only kinds a callee with no
         qualified name can be), or a dotted callee `call_kind` knows under one of the names
         the file's imports may qualify it to (`Sites.qualified`); a loader's only with one of
-        the keywords `_loader` reads; or a trainer imported where `self.args.` is written."""
+        the keywords `_loader` reads; or `.use_kernels`, or a trainer imported where `self.args.` is written."""
         found = ctx.sites()
         if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
             return True
         if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training", "set_use_kernels")):
             return True
         lib = library_api()
+        if b".use_kernels" in source:
+            return True  # `model.use_kernels = True` (`visit_Assign`)
         if b"self.args." in source and any(lib.is_trainer(q) for qs in found.imported.values() for q in qs):
             return True  # `self.args.x = ...` in a trainer's subclass (`visit_Assign`)
         for name, keywords in found.dotted_calls.items():

@@ -551,6 +551,8 @@ def test_kernels_by_hand_on_xla():
     found = [(f.code, f.start.line, f.applied) for f in findings if f.code == "HF016"]
     assert found == [("HF016", 4, True), ("HF016", 6, False), ("HF016", 7, False)]
     assert 'device="xla"' not in new and "kernelize(model, mode=Mode.INFERENCE)\n" in new
+    alone = "from transformers import AutoModelForCausalLM\nmodel = load()\nmodel.use_kernels = True\n"
+    assert [(f.code, f.start.line) for f in port(alone, "xla")[1]] == [("HF016", 3)]
     for target in ("neuron", "tpu"):  # both are `kernels` devices: the device port's string stands
         new, findings = port(KERNELS_BY_HAND, target)
         assert f'device="{target}"' in new and "HF016" not in codes(findings)
