@@ -33,6 +33,30 @@ def assigned_values(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str)
     return values
 
 
+def last_binding(
+    scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str
+) -> tuple[cst.BaseExpression, int | None] | None:
+    """The value of the last `name = value` directly in `scope`'s body, with the place of `name` where
+    it is unpacked from a flat tuple or list target (`a, name = value`: 1); None where none binds it."""
+    found: tuple[cst.BaseExpression, int | None] | None = None
+    body = scope if isinstance(scope, cst.Module) else scope.body
+    for small in small_statements(body, into_defs=False):
+        if isinstance(small, cst.AnnAssign) and small.value is not None:
+            targets, value = [small.target], small.value
+        elif isinstance(small, cst.Assign):
+            targets, value = [t.target for t in small.targets], small.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, cst.Name) and target.value == name:
+                found = (value, None)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+                if name in names and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+                    found = (value, names.index(name))
+    return found
+
+
 def is_param(scope: cst.CSTNode, name: str) -> bool:
     params = getattr(scope, "params", None)
     if params is None:

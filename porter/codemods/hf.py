@@ -1,4 +1,4 @@
-"""The Hugging Face stack in its own vocabulary (HF001–HF016, rules/hf.toml).
+"""The Hugging Face stack in its own vocabulary (HF001–HF017, rules/hf.toml).
 
 transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
 `attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
@@ -19,7 +19,7 @@ from functools import cache
 
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import assigned_values
+from porter.codemods.flow import assigned_values, last_binding
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -29,6 +29,24 @@ from porter.core.findings import Applicability
 def cuda_switches() -> dict[str, str]:
     """The Trainer's switches only CUDA honours (HF013): keyword -> why, from rules/hf.toml's `[[cuda_switch]]`."""
     return {row["keyword"]: row["what"] for row in load_toml("hf.toml").get("cuda_switch", ())}
+
+
+@cache
+def _late_switches(target: str) -> dict[str, tuple[str, str]]:
+    """The switches the Trainer reads from the built arguments (so setting one late counts): attribute ->
+    (rule, why); HF012's on xla only, HF013's `[[cuda_switch]]` rows marked `read_late`."""
+    late = {"activation_checkpointing": ("HF012", _CHECKPOINTING_FAILS)} if target == "xla" else {}
+    for row in load_toml("hf.toml").get("cuda_switch", ()):
+        if row.get("read_late"):
+            late[row["keyword"]] = ("HF013", f"{row['read_late']}: {row['what']}")
+    return late
+
+
+@cache
+def gptqmodel_configs() -> tuple[dict[str, str], dict[str, str]]:
+    """HF017: (config -> why, target -> why not there), rules/hf.toml's `[[gptqmodel_config]]` / `[gptqmodel_on]`."""
+    table = load_toml("hf.toml")
+    return {row["name"]: row["what"] for row in table.get("gptqmodel_config", ())}, table.get("gptqmodel_on", {})
 
 
 @cache
@@ -52,8 +70,17 @@ _LOADER_KEYWORDS = frozenset(
         "kernel_config",
     )
 )
+# an argument parser's methods that return its dataclasses in the order it was built with
+_PARSE = frozenset(("parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file"))
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
+# HF015: the KV caches built by hand that offload (transformers 5.24 cache_utils.py: `offloading=True`;
+# 4.57's `OffloadedCache()` is `DynamicCache(offloading=True)`, its `OffloadedStaticCache(config, max_cache_len)`
+# `StaticCache(..., offloading=True)`, both gone in 5.x), under the names transformers exports them by
+_CACHES = ("DynamicCache", "StaticCache", "OffloadedCache", "OffloadedStaticCache")
+_CACHE_NAMES = frozenset(f"transformers.{m}{c}" for c in _CACHES for m in ("", "cache_utils."))
+# HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
+_KERNELIZE = frozenset(("kernels.kernelize", "kernels.layer.kernelize", "kernels.layer.kernelize.kernelize"))
 _UNFUSED = "adamw_torch"
 # HF012: what the Trainer does with activation checkpointing on PyTorch/XLA (seen on XLA:CPU)
 _CHECKPOINTING_FAILS = (
@@ -82,9 +109,14 @@ _OFFLOADED_FAILS = (
     "as it builds the cache"
 )
 # HF016: the `kernels` hub on PyTorch/XLA (kernels 0.18.3, seen on XLA:CPU)
-_KERNELS_FAIL = (
-    "transformers kernelizes the model on the device it is loaded to, and the `kernels` package refuses XLA "
-    "(`ValueError: Unsupported device type 'xla'`; its devices: cpu, cuda, mps, neuron, npu, rocm, tpu, xpu)"
+_KERNELS_REFUSE = (
+    "the `kernels` package refuses XLA (`ValueError: Unsupported device type 'xla'`; its devices: cpu, cuda, mps, "
+    "neuron, npu, rocm, tpu, xpu)"
+)
+_KERNELS_FAIL = f"transformers kernelizes the model on the device it is loaded to, and {_KERNELS_REFUSE}"
+_KERNELS_LATE = (
+    f"transformers kernelizes the model on its device; if that is the XLA device, {_KERNELS_REFUSE} (seen). "
+    "Kernelized on the CPU before the move, the model ran on XLA (seen, with no hub kernel fetched)"
 )
 # bitsandbytes optimizers by name (transformers' OptimizerNames) and the torch optimizer the
 # Trainer has for the same update; None: the Trainer names no torch equivalent
@@ -157,6 +189,12 @@ def _model_kind(lib: LibraryApi, qual: str, canonical: str) -> tuple[str, str] |
         return "parser", canonical or qual
     if canonical in lib.quantization_configs:
         return "quantization", canonical
+    if qual in _KERNELIZE:
+        return "kernelize", qual
+    if qual in _CACHE_NAMES:
+        return "cache", qual
+    if canonical == "transformers.GenerationConfig":
+        return "generation_config", canonical
     if qual.startswith("peft.") and qual.endswith("prepare_model_for_kbit_training"):
         return "kbit", qual
     if lib.is_trainer(qual):
@@ -173,6 +211,8 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
         return "set_attn", qual
     if attr == "set_training" and hf_file:
         return "set_training", qual
+    if attr == "set_use_kernels" and hf_file:
+        return "set_use_kernels", qual
     if attr == "generate" and hf_file and (not qual or qual.startswith(_LIBRARIES)):
         return "generate", qual
     return None
@@ -180,7 +220,7 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
 
 class HfFamily(Family):
     name = "hf"
-    tokens = (b"transformers", b"accelerate", b"peft", b"trl")
+    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize")
 
     candidate_reads_ast = True
 
@@ -190,13 +230,17 @@ class HfFamily(Family):
         `.generate(...)`, a `.set_attn_implementation(...)` (the only kinds a callee with no
         qualified name can be), or a dotted callee `call_kind` knows under one of the names
         the file's imports may qualify it to (`Sites.qualified`); a loader's only with one of
-        the keywords `_loader` reads."""
+        the keywords `_loader` reads; or `.use_kernels`, or a trainer imported where `self.args.` is written."""
         found = ctx.sites()
         if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
             return True
-        if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training")):
+        if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training", "set_use_kernels")):
             return True
         lib = library_api()
+        if b".use_kernels" in source:
+            return True  # `model.use_kernels = True` (`visit_Assign`)
+        if b"self.args." in source and any(lib.is_trainer(q) for qs in found.imported.values() for q in qs):
+            return True  # `self.args.x = ...` in a trainer's subclass (`visit_Assign`)
         for name, keywords in found.dotted_calls.items():
             attr = name.rpartition(".")[2] if "." in name else None
             for qual in found.qualified(name):
@@ -212,6 +256,7 @@ class HfFamily(Family):
         self._trainer_noted = False
         self._guarded: set[int] = set()  # gather_object calls a one-process test already guards (HF011)
         self._written: set[int] = set()  # the guards HF011 wrote, parenthesized until their parent is known
+        self._classes: list[bool] = []  # the enclosing classes: whether each derives from a trainer
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -246,6 +291,9 @@ class HfFamily(Family):
             arg = self.kwarg(node, name)
             if arg is not None and self._literal(arg.value):
                 self._claim(arg.value)
+        device = self.kwarg(node, "device") if kind[0] == "kernelize" and self.ctx.target.name == "xla" else None
+        if device is not None and _is_cuda(string_value(device.value)):
+            self._claim(device.value)  # not "xla", which `kernels` refuses (`_kernelize`)
 
     @staticmethod
     def _literal(node: cst.BaseExpression) -> bool:
@@ -393,27 +441,69 @@ class HfFamily(Family):
             self._checkpointing_kwargs(original, _CHECKPOINTING_ORDER["replace"])
         return updated
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """`self.args` in a class deriving from a trainer is its training arguments (HF012/HF013 late)."""
+        self._classes.append(any(self.lib.is_trainer(self.ctx.qualname(b.value)) for b in node.bases))
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return updated
+
     def visit_Assign(self, node: cst.Assign) -> None:
-        """HF012: `args.activation_checkpointing = True` after the arguments are built (the Trainer reads
-        that name; `args.gradient_checkpointing = True` it does not read, seen)."""
+        """HF012/HF013: a switch the Trainer reads from the built arguments set after they are built
+        (`args.activation_checkpointing = True`; `args.gradient_checkpointing = True` it does not read,
+        seen; `args.tf32 = True` is read only as the arguments are built, seen)."""
         value = node.value
-        if self.ctx.target.name != "xla" or (isinstance(value, cst.Name) and value.value in ("False", "None")):
+        if isinstance(value, cst.Name) and value.value in ("False", "None"):
             return
         for target in node.targets:
             t = target.target
-            if isinstance(t, cst.Attribute) and t.attr.value == "activation_checkpointing":
-                if self._holds_training_arguments(t.value):
-                    given = "= True`" if _true(value) else f"= {self.ctx.code(value)}`, if true,"
-                    self.ctx.report("HF012", node, f"`activation_checkpointing {given} {_CHECKPOINTING_FAILS}")
+            if isinstance(t, cst.Attribute) and t.attr.value == "use_kernels" and self._model_attribute(t):
+                self.ctx.report("HF016", node, f"`{self.ctx.code(t)} = {self.ctx.code(value)}`: {_KERNELS_LATE}")
+            late = _late_switches(self.ctx.target.name).get(t.attr.value) if isinstance(t, cst.Attribute) else None
+            if late is not None and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
+                given = "= True`" if _true(value) else f"= {self.ctx.code(value)}`, if true,"
+                self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
+
+    def _model_attribute(self, target: cst.Attribute) -> bool:
+        """`model.use_kernels = ...` (transformers' setter calls `set_use_kernels`), in a transformers
+        file on xla; not `self.use_kernels`, a class's own attribute."""
+        holder = target.value
+        return (
+            self.ctx.target.name == "xla" and self._hf_file and isinstance(holder, cst.Name) and holder.value != "self"
+        )
 
     def _holds_training_arguments(self, node: cst.BaseExpression) -> bool:
-        """A name last bound in this scope to a training-arguments call (no further: what porter cannot see is left)."""
+        """A name last bound in this scope to a training-arguments call, or unpacked at the place of a
+        training-arguments class from an argument parser's `parse_*` call on a parser built in this
+        scope; `self.args` in a trainer's subclass. No further: what porter cannot see is left."""
+        if isinstance(node, cst.Attribute):
+            return bool(self._classes) and self._classes[-1] and self.ctx.code(node) == "self.args"
         scope = self.ctx.scopes.innermost or self.ctx.module
         if not isinstance(node, cst.Name) or scope is None:
             return False
-        bound = assigned_values(scope, node.value)
-        last = bound[-1] if bound else None
-        return isinstance(last, cst.Call) and self.lib.is_training_arguments(self.ctx.qualname(last.func) or "")
+        bound = last_binding(scope, node.value)
+        if bound is None:
+            return False
+        value, index = bound
+        if index is None:
+            return isinstance(value, cst.Call) and self.lib.is_training_arguments(self.ctx.qualname(value.func) or "")
+        classes = self._parsed_classes(value)
+        return index < len(classes) and classes[index] is not None
+
+    def _parsed_classes(self, value: cst.BaseExpression) -> list[str | None]:
+        """`parser.parse_args_into_dataclasses()` (or `parse_dict`, `parse_json_file`, `parse_yaml_file`)
+        on a name bound in this scope to an argument parser: its dataclasses in order, None for one
+        that is not training arguments."""
+        func = value.func if isinstance(value, cst.Call) else None
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE and isinstance(func.value, cst.Name)):
+            return []
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        bound = last_binding(scope, func.value.value) if scope is not None else None
+        parser = bound[0] if bound is not None and bound[1] is None else None
+        if not isinstance(parser, cst.Call) or (self._kind(parser) or ("",))[0] != "parser":
+            return []
+        return [q if q is not None and self.lib.is_training_arguments(q) else None for q in self._parser_items(parser)]
 
     def _optimizer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         arg = self.kwarg(original, "optim")
@@ -548,6 +638,27 @@ class HfFamily(Family):
         candidate = self.without_kwargs(updated, {"use_kernels", "kernel_config"})
         if self.ctx.report("HF016", given[0], f"{_KERNELS_FAIL}: removed", replacement=candidate):
             return candidate
+        return updated
+
+    def _kernelize(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF016: `kernelize(model, device="cuda")` on xla: `kernels` refuses the device string "xla", and
+        without one reads the model's device, where an XLA model keeps its own layers (seen): removed."""
+        arg = self.kwarg(original, "device")
+        if self.ctx.target.name != "xla" or arg is None or not _is_cuda(string_value(arg.value)):
+            return updated
+        candidate = self.without_kwargs(updated, {"device"})
+        message = (
+            f'`device={self.ctx.code(arg.value)}` would name `"xla"`, and {_KERNELS_REFUSE} (seen); '
+            "without it `kernelize` reads the model's device, and a model on the XLA device keeps its own layers "
+            "(no hub kernel is built for XLA): removed"
+        )
+        return candidate if self.ctx.report("HF016", arg, message, replacement=candidate) else updated
+
+    def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""
+        given = next(iter(self.positional(original)), None) or self.kwarg(original, "use_kernels")
+        if self.ctx.target.name == "xla" and given is not None and self.ctx.code(given.value) not in ("False", "None"):
+            self.ctx.report("HF016", original, f"`set_use_kernels({self.ctx.code(given.value)})`: {_KERNELS_LATE}")
         return updated
 
     def _pipeline(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
@@ -733,6 +844,10 @@ class HfFamily(Family):
     def _quantization(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         if self.lib.quantization_configs.get(qual) == "bitsandbytes":
             self.ctx.report("HF002", original, f"`{qual.rsplit('.', 1)[1]}` quantizes with bitsandbytes (CUDA kernels)")
+        configs, on = gptqmodel_configs()
+        if qual in configs:
+            message = f"`{qual.rsplit('.', 1)[1]}`: {configs[qual]}; {on[self.ctx.target.name]}"
+            self.ctx.report("HF017", original, message)
         return updated
 
     def _kbit(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
@@ -744,18 +859,20 @@ class HfFamily(Family):
         )
         return updated
 
-    def _parser(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
-        classes = []
-        for arg in original.args:
+    def _parser_items(self, parser: cst.Call) -> list[str | None]:
+        """The qualified names of the dataclasses a parser is built with, in order (None: not known)."""
+        items: list[cst.BaseExpression] = []
+        for arg in parser.args:
             value = arg.value
             if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`, the tuple made above
                 scope = self.ctx.scopes.innermost or self.ctx.module
                 bound = assigned_values(scope, value.value) if scope is not None else []
                 value = bound[-1] if bound else value
-            items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
-            classes += [
-                q for q in (self.ctx.qualname(i) for i in items) if q is not None and self.lib.is_training_arguments(q)
-            ]
+            items += [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+        return [self.ctx.qualname(i) for i in items]
+
+    def _parser(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        classes = [q for q in self._parser_items(original) if q is not None and self.lib.is_training_arguments(q)]
         for cls in classes:
             if self.ctx.target.name == "xla" and self._default(cls, "gradient_checkpointing") is True:
                 self.ctx.report(
@@ -782,12 +899,50 @@ class HfFamily(Family):
         """HF015: an offloaded KV cache syncs CUDA streams (`torch.cuda.default_stream`): the same cache
         kept on the device, which computes the same tokens."""
         arg = self.kwarg(original, "cache_implementation")
+        if arg is not None and isinstance(arg.value, cst.Name):
+            self._offloaded_name(arg)
         value = string_value(arg.value) if arg is not None else None
         if arg is None or not isinstance(arg.value, cst.SimpleString) or not (value or "").startswith("offloaded"):
             return updated
         kept = (value or "").removeprefix("offloaded").lstrip("_") or "dynamic"
         new = self.with_kwarg(updated, "cache_implementation", replace_string(arg.value, kept))
         message = f'`cache_implementation="{value}"`: {_OFFLOADED_FAILS}; `"{kept}"` keeps the cache on the device'
+        return new if self.ctx.report("HF015", arg, message, replacement=new) else updated
+
+    def _offloaded_name(self, arg: cst.Arg) -> None:
+        """HF015: `cache_implementation=impl`, `impl` last bound in this scope to an `offloaded*` string:
+        reported where it is passed, not fixed (the name may serve elsewhere)."""
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        assert isinstance(arg.value, cst.Name)
+        bound = last_binding(scope, arg.value.value) if scope is not None else None
+        value = string_value(bound[0]) if bound is not None and bound[1] is None else None
+        if value is not None and value.startswith("offloaded"):
+            self.ctx.report("HF015", arg, f'`{arg.value.value}` holds `"{value}"` (bound above): {_OFFLOADED_FAILS}')
+
+    def _generation_config(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF015: `GenerationConfig(cache_implementation="offloaded")`, which `generate` builds its cache from."""
+        return self._offloaded(original, updated)
+
+    def _cache(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        """HF015: a KV cache built by hand that offloads: `offloading=True` removed (the same cache kept on the
+        device); 4.57's `Offloaded*Cache` classes reported with the class that replaces them."""
+        name = qual.rsplit(".", 1)[1]
+        if name.startswith("Offloaded"):
+            kept = "DynamicCache()" if name == "OffloadedCache" else "StaticCache(config=..., max_cache_len=...)"
+            message = (
+                f"`{name}` is transformers 4.x's offloaded {kept.split('(')[0]} (gone in 5.x): {_OFFLOADED_FAILS}; "
+                f"`{kept}` keeps the cache on the device"
+            )
+            self.ctx.report("HF015", original.func, message)
+            return updated
+        arg = self.kwarg(original, "offloading")
+        if arg is None or self.ctx.code(arg.value) in ("False", "None"):
+            return updated
+        new = self.without_kwargs(updated, {"offloading", "offload_only_non_sliding"})
+        if not _true(arg.value):
+            self.ctx.report("HF015", arg, f"`offloading={self.ctx.code(arg.value)}`, if true: {_OFFLOADED_FAILS}")
+            return updated
+        message = f"`{name}(offloading=True)`: {_OFFLOADED_FAILS}; without it the same cache stays on the device"
         return new if self.ctx.report("HF015", arg, message, replacement=new) else updated
 
     def _generate(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:

@@ -459,3 +459,172 @@ def test_kernels_hub_is_left_off_on_xla():
     assert not conformance(new, "xla")
     for target in ("neuron", "tpu"):
         assert "HF016" not in codes(port(KERNELS, target)[1])
+
+
+# HF012/HF013 on arguments from a parser or `self.args` (the twenty-third rleft read): the same attribute
+# the Trainer reads, on the arguments the parser returns at the training class's place
+LATE_PARSED = """\
+from dataclasses import dataclass
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+def main():
+    parser = HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    training_args.activation_checkpointing = True
+    model_args.activation_checkpointing = True
+    training_args.use_liger_kernel = True
+    training_args.tf32 = True
+    training_args.gradient_checkpointing = True
+    m, t, rest = parser.parse_args_into_dataclasses(return_remaining_strings=True)
+    t.activation_checkpointing = True
+
+class MyTrainer(Trainer):
+    def setup(self):
+        self.args.activation_checkpointing = True
+        self.args.use_liger_kernel = flag
+
+class Other:
+    def setup(self):
+        self.args.activation_checkpointing = True
+"""
+
+
+def test_switches_set_on_parsed_arguments_and_self_args():
+    _, findings = port(LATE_PARSED, "xla")
+    found = [(f.code, f.start.line) for f in findings if f.code in ("HF012", "HF013")]
+    # not the model's arguments, not `tf32` (read only as the arguments are built), not the alias, not
+    # `self.args` outside a trainer
+    assert found == [("HF012", 7), ("HF013", 9), ("HF012", 13), ("HF012", 17), ("HF013", 18)]
+    for target in ("neuron", "tpu"):  # HF012 is xla's; Liger's Triton kernels run on no target
+        assert [(f.code, f.start.line) for f in port(LATE_PARSED, target)[1] if f.code in ("HF012", "HF013")] == [
+            ("HF013", 9),
+            ("HF013", 18),
+        ]
+    subclass_only = "\n".join(LATE_PARSED.splitlines()[1:2] + LATE_PARSED.splitlines()[14:19]) + "\n"
+    assert [(f.code, f.start.line) for f in port(subclass_only, "xla")[1] if f.code == "HF012"] == [("HF012", 4)]
+
+
+def test_parsed_arguments_are_the_trainers_and_tf32_is_read_once():
+    """The evidence for the lines above: the parser returns the training arguments at their class's
+    place, the Trainer reads `activation_checkpointing` off them (trainer.py), and `tf32` set late
+    changes nothing (transformers 5.24 reads it only in `__post_init__`)."""
+    import dataclasses
+    import warnings
+
+    from tests.deps import require
+
+    require("transformers")
+    import torch
+    from transformers import HfArgumentParser, TrainingArguments
+
+    model_arguments = dataclasses.make_dataclass("ModelArguments", [("name", str, "m")])
+    parser = HfArgumentParser((model_arguments, TrainingArguments))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, training_args = parser.parse_args_into_dataclasses(args=["--output_dir", "o", "--report_to", "none"])
+    assert isinstance(training_args, TrainingArguments) and not training_args.activation_checkpointing
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        before = torch.backends.cuda.matmul.allow_tf32
+        training_args.tf32 = True  # no ValueError (it raises only as the arguments are built), no effect
+        assert torch.backends.cuda.matmul.allow_tf32 == before
+
+
+# HF016 by hand (the twenty-third rleft read): kernels 0.18.3 on XLA:CPU refuses `device="xla"` (what the
+# device port wrote for "cuda") and `set_use_kernels(True)` on an XLA model; `kernelize(model)` runs
+KERNELS_BY_HAND = """\
+from kernels import kernelize, Mode
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained("m").cuda()
+model = kernelize(model, mode=Mode.INFERENCE, device="cuda")
+model = kernelize(model, mode=Mode.INFERENCE)
+model.set_use_kernels(True)
+model.use_kernels = True
+model.set_use_kernels(False)
+model.use_kernels = False
+self.use_kernels = True
+"""
+
+
+def test_kernels_by_hand_on_xla():
+    new, findings = port(KERNELS_BY_HAND, "xla")
+    found = [(f.code, f.start.line, f.applied) for f in findings if f.code == "HF016"]
+    assert found == [("HF016", 4, True), ("HF016", 6, False), ("HF016", 7, False)]
+    assert 'device="xla"' not in new and "kernelize(model, mode=Mode.INFERENCE)\n" in new
+    alone = "from transformers import AutoModelForCausalLM\nmodel = load()\nmodel.use_kernels = True\n"
+    assert [(f.code, f.start.line) for f in port(alone, "xla")[1]] == [("HF016", 3)]
+    for target in ("neuron", "tpu"):  # both are `kernels` devices: the device port's string stands
+        new, findings = port(KERNELS_BY_HAND, target)
+        assert f'device="{target}"' in new and "HF016" not in codes(findings)
+
+
+# HF015 by hand (the twenty-third rleft read): the caches that offload, built by hand or named in a variable
+OFFLOADED_BY_HAND = """\
+from transformers import DynamicCache, GenerationConfig, OffloadedCache, OffloadedStaticCache, StaticCache
+from transformers.cache_utils import DynamicCache as Dyn
+a = DynamicCache(offloading=True)
+b = StaticCache(config=cfg, max_cache_len=16, offloading=True, offload_only_non_sliding=False)
+c = Dyn(config=cfg, offloading=flag)
+d = DynamicCache(offloading=False)
+e = OffloadedCache()
+f = OffloadedStaticCache(cfg, max_cache_len=16)
+g = GenerationConfig(max_new_tokens=4, cache_implementation="offloaded")
+impl = "offloaded"
+h = model.generate(ids, cache_implementation=impl, past_key_values=DynamicCache())
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_offloaded_caches_built_by_hand(target):
+    new, findings = port(OFFLOADED_BY_HAND, target)
+    found = [(f.code, f.start.line, f.applied) for f in findings if f.code == "HF015"]
+    assert found == [
+        ("HF015", 3, True),
+        ("HF015", 4, True),
+        ("HF015", 5, False),
+        ("HF015", 7, False),
+        ("HF015", 8, False),
+        ("HF015", 9, True),
+        ("HF015", 11, False),
+    ]
+    assert "a = DynamicCache()\n" in new and "b = StaticCache(config=cfg, max_cache_len=16)\n" in new
+    assert 'cache_implementation="dynamic")' in new and "offloading=flag" in new
+    assert (
+        "`DynamicCache()` keeps the cache on the device" in findings[[f.start.line for f in findings].index(7)].message
+    )
+
+
+# HF017 (the twenty-third rleft read): GPTQ and AWQ load through gptqmodel, which has no kernels for a target
+GPTQ = """\
+import transformers
+from transformers import AutoModelForCausalLM, AwqConfig, GPTQConfig
+a = AutoModelForCausalLM.from_pretrained("m", quantization_config=GPTQConfig(bits=4, dataset="c4"))
+config = AwqConfig(bits=4)
+b = transformers.GPTQConfig(bits=4)
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_gptq_and_awq_configs_are_reported(target):
+    new, findings = port(GPTQ, target)
+    found = [f for f in findings if f.code == "HF017"]
+    assert [(f.start.line, f.applied) for f in found] == [(3, False), (4, False), (5, False)]
+    assert "gptqmodel" in found[0].message and "GPU is required" in found[0].message
+    assert ("torch>=2.14.1" in found[1].message) == (target != "tpu")
+    assert "Unsupported selector device family" in found[2].message or target == "neuron"
+    assert new == GPTQ
+
+
+def test_gptqmodel_requirements_are_what_hf017_says():
+    """The evidence HF017 reads, in the installed transformers: both quantizers need gptqmodel, and GPTQ
+    without it (and without CUDA) raises that a GPU is required."""
+    import inspect
+
+    from tests.deps import require
+
+    require("transformers")
+    from transformers.quantizers import quantizer_awq, quantizer_gptq
+
+    gptq, awq = inspect.getsource(quantizer_gptq), inspect.getsource(quantizer_awq)
+    assert 'raise RuntimeError("GPU is required to quantize or run quantize model.")' in gptq
+    assert "is_gptqmodel_available()" in gptq and "is_gptqmodel_available()" in awq
