@@ -327,8 +327,10 @@ class FileReport:
 
     @property
     def marked_sites(self) -> list[Site]:
-        """Sites the diff views mark at their line: every finding whose fix is not in the output."""
-        return [s for s in self.sites if s.outcome != "rewritten"]
+        """Sites the diff views mark at their line: every finding whose fix is not in the output.
+        A file with no new text (a lint run writes none) holds no fix: its auto-fixable sites were
+        left out, and a lint report showed each file as an empty block (twenty-third read)."""
+        return [s for s in self.sites if s.outcome != "rewritten" or self.new is None]
 
     def old_lines(self) -> list[str]:
         return _lines(self.original or "")

@@ -38,6 +38,21 @@ def test_rewrite_diff_writes_report(proj, tmp_path, name):
     assert (proj / "a.py").read_text() == A  # --diff wrote nothing
 
 
+@pytest.mark.parametrize("name", ["r.md", "r.html"])
+def test_a_lint_report_shows_the_lines_of_auto_fixable_sites(tmp_path, monkeypatch, name):
+    """A lint run writes no fix, and its report keeps no new text: a file whose every site was
+    auto-fixable was shown as an empty block (Markdown) or an empty table (HTML), its
+    findings' lines nowhere in the report (twenty-third read)."""
+    root = write_project(tmp_path / "p", {"m.py": "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"})
+    monkeypatch.chdir(root)
+    out = tmp_path / name
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["lint", ".", "--target", "xla", "--report", str(out)])
+    assert res.exit_code == 1, res.output
+    text = out.read_text()
+    assert "auto-fixable" in text
+    assert "model = torch.nn.Linear(2, 2).cuda()" in text, text[text.find("m.py") :]
+
+
 def test_rewrite_in_place_report_and_quiet(proj, tmp_path):
     out = tmp_path / "r.json"
     res = CliRunner(env={"COLUMNS": "200"}).invoke(
