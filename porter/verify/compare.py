@@ -63,9 +63,10 @@ def compare_tensor(
     finite = r.isfinite() & p.isfinite()
     # a complex value is close by its modulus, as torch.isclose says (part by part, a faithful
     # FFT port whose small real part erred by a fraction of |z|'s tolerance failed: twenty-third read)
-    whole = ref.is_complex() or port.is_complex()
-    close = torch.isclose(*(t.to(torch.complex128) for t in (port, ref)), rtol=rtol, atol=atol) if whole else None
-    close = torch.isclose(p, r, rtol=rtol, atol=atol) if close is None else close
+    if ref.is_complex() or port.is_complex():
+        close = torch.isclose(port.to(torch.complex128), ref.to(torch.complex128), rtol=rtol, atol=atol)
+    else:
+        close = torch.isclose(p, r, rtol=rtol, atol=atol)
     res.mismatched = int((~close).sum())
     res.passed = res.mismatched == 0 and res.ref_nan == res.ported_nan == 0 and res.ref_inf == res.ported_inf == 0
     if finite.any():
