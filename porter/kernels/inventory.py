@@ -1053,7 +1053,7 @@ def _qualifier(before: str) -> str:
 
 
 def _twins(kernels: list[Kernel]) -> list[Kernel]:
-    """`kernels`, a CUDA kernel defined again in its file with the same parameters (`#if`/`#else`
+    """`kernels`, a CUDA kernel defined again in its file and namespace with the same parameters (`#if`/`#else`
     branches, SFINAE twins: vllm 0.34.0's `fused_add_rms_norm_kernel`, its ROCm attention kernels
     four times) listed once, its detail naming the other lines; one defined again with other
     parameters (an overload, a specialization: mmcv's `template <>` ones for `phalf`) stays, its
@@ -1062,7 +1062,7 @@ def _twins(kernels: list[Kernel]) -> list[Kernel]:
     with no `-D` of the build's (`compiled`) where porter can tell, else the first, said (the first
     was read, unsaid: twenty-first read's leftover)."""
     groups: dict[tuple[str, str, tuple[str, ...]], list[Kernel]] = {}
-    first: dict[tuple[str, str], Kernel] = {}
+    first: dict[tuple[str, str, str], Kernel] = {}
     out: list[Kernel | tuple[str, str, tuple[str, ...]]] = []
     for k in kernels:
         if k.kind != "cuda" or not k.source:
