@@ -342,12 +342,7 @@ class _Translator:
 
     def expr(self, node: ast.AST) -> _Sym:
         if isinstance(node, ast.Name):
-            if node.id not in self.env:
-                raise Untranslatable(f"unknown name `{node.id}`")
-            sym = self.env[node.id]
-            if sym.kind in ("param", "constexpr"):  # a runtime argument is typed, a constexpr weak
-                return _Sym("scalar", node.id, extra={"arg": sym.kind == "param"})
-            return sym
+            return self.named(node)
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             return _Sym("scalar", number_literal(node.value))
         if isinstance(node, ast.Call):
@@ -374,6 +369,14 @@ class _Translator:
             if cmp is not None:
                 return cmp
         raise Untranslatable(f"expression not in the translatable forms: `{ast.unparse(node)}`")
+
+    def named(self, node: ast.Name) -> _Sym:
+        if node.id not in self.env:
+            raise Untranslatable(f"unknown name `{node.id}`")
+        sym = self.env[node.id]
+        if sym.kind in ("param", "constexpr"):  # a runtime argument is typed, a constexpr weak
+            return _Sym("scalar", node.id, extra={"arg": sym.kind == "param"})
+        return sym
 
     def compare(self, node: ast.Compare) -> _Sym | None:
         """`offsets < n` is a mask (the bound a load or store stops at); a comparison of values is

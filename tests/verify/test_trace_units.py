@@ -657,6 +657,8 @@ def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide
     plain = make_trace(tmp_path / "q.safetensors", [2.0, 1.8])
     r = compare_traces(plain, port)
     assert r.verdict == "pass" and not any("another dtype" in x for x in r.reasons)
+
+
 def _stopped_early(tmp_path, name, error, label=PORT):
     """A side that stopped before its first optimizer step, as `trace record` writes it: no step,
     no module, no parameter, its device lists empty, and its error if it raised."""
