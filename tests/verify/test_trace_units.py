@@ -668,6 +668,11 @@ def test_a_side_that_stopped_before_its_first_step_is_said_to_have_stopped_there
     )
     assert res.verdict == "error" and "older porter" not in to_markdown(res), to_markdown(res)
     assert "the reference recorded 0 step(s), the port 1: no step to compare" in to_markdown(res)
+    # a reference that called os._exit(3) before its first step (no exception to record)
+    early = _stopped_early(tmp_path, "o", None, label=None)
+    early.manifest["stopped"] = "the program called os._exit(3)"
+    res = compare_traces(early, _recorded_now(make_trace(tmp_path / "t", [2.0], label=PORT)))
+    assert res.verdict == "error" and any("(the program called os._exit(3))" in r for r in res.reasons), res.reasons
 
 
 def _modules_called(tmp_path, name, calls, label=PORT):
