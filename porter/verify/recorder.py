@@ -652,8 +652,11 @@ class Recorder:
         so each was compared whole (twenty-second read). The reference's call at the same index
         is added beyond the bound (a port in the reference's order keeps every region). Its name
         is not known until step 1 ends; `_module_entries` takes the region whose keys hold it."""
+        if not self.reference_order:  # the reference's side, or no module recorded there
+            return []
         kind = type(module).__name__
-        fulls = tuple(tuple(t.shape) for t in outputs)
+        # (no shape read of an output porter does not sample: a nested tensor's raises)
+        fulls = tuple(tuple(t.shape) if unsampled(t) is None else () for t in outputs)
         memo = (kind, n, fulls)
         if memo not in self.region_memo:
             # the calls of its type first (a port may have changed a module's class: the others after)

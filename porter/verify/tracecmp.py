@@ -286,10 +286,10 @@ def compare_modules(
                 row["ported_call"] = pm["key"]
             row.update(_dtypes(m, pm))
             rows.append(row)
-    return rows, _first_divergence(rows, [pm for _, pm in pairs], port)
+    return rows, _first_differing_row(rows, [pm for _, pm in pairs], port)
 
 
-def _first_divergence(rows: list[dict], theirs: list[dict | None], port: Trace) -> dict | None:
+def _first_differing_row(rows: list[dict], theirs: list[dict | None], port: Trace) -> dict | None:
     """The first row that differs, in the port's call order: the first module of the port's
     run whose output departs, everything it called before agreeing. It was the reference's
     first, so a port that ran a ModuleDict's modules in another order was named at a module it
@@ -753,8 +753,11 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
             errors.append(f"{s.role} side {_stopped_when(m)}: {_how_it_stopped(s.error)}")
     ref_steps = rm.get("steps", [])
     if not ref_steps and not ref_side.error:
+        how = rm.get("stopped")
         errors.append(
-            "the reference recorded no optimizer step: the command never called "
+            f"the reference stopped before its first optimizer step ({how}): no tensor of it was recorded"
+            if isinstance(how, str) and how.startswith("the program called")  # os._exit(N), unsaid before
+            else "the reference recorded no optimizer step: the command never called "
             "optimizer.step() (is it a training script? were --steps reached?)"
         )
     device_errors, device_fails = causes.device_findings(rm, pm)

@@ -710,6 +710,11 @@ def test_a_side_that_stopped_before_its_first_step_is_said_to_have_stopped_there
     )
     assert res.verdict == "error" and "older porter" not in to_markdown(res), to_markdown(res)
     assert "the reference recorded 0 step(s), the port 1: no step to compare" in to_markdown(res)
+    # a reference that called os._exit(3) before its first step (no exception to record)
+    early = _stopped_early(tmp_path, "o", None, label=None)
+    early.manifest["stopped"] = "the program called os._exit(3)"
+    res = compare_traces(early, _recorded_now(make_trace(tmp_path / "t", [2.0], label=PORT)))
+    assert res.verdict == "error" and any("(the program called os._exit(3))" in r for r in res.reasons), res.reasons
 
 
 def _modules_called(tmp_path, name, calls, label=PORT):
@@ -763,3 +768,19 @@ def test_the_modules_of_a_port_that_stopped_before_its_first_step_are_not_listed
     assert res.verdict == "error" and not any("only the port recorded" in w for w in res.warnings), res.warnings
     said = "the port stopped before its first optimizer step: its 1 module output(s) could not be named"
     assert any(w.startswith(said) for w in res.warnings), res.warnings
+
+
+def test_the_port_s_region_lookup_reads_no_shape_of_an_output_porter_does_not_sample():
+    """The port's regions are looked up by an output's shape (`Recorder._regions`); a nested
+    tensor's shape raises (`NestedTensorImpl doesn't support sizes`), which inside the hook would
+    raise into the program's forward: such an output gets no region (and is noted, as before)."""
+    from types import SimpleNamespace
+
+    from porter.verify.recorder import Recorder
+
+    rec = Recorder(
+        1, SimpleNamespace(kind="cpu"), ".", ops=False, syncs=False, reference_shapes=[("m", [[2, 3]], "Linear")]
+    )
+    nested = torch.nested.nested_tensor([torch.ones(2, 3), torch.ones(4, 3)])
+    assert rec._regions(torch.nn.Linear(1, 1), 1, [nested]) == [{}]
+    assert rec._regions(torch.nn.Linear(1, 1), 1, [torch.ones(2, 5)]) == [{(2, 3): {"m"}}]
