@@ -1716,9 +1716,40 @@ def _global_macros(code: str, commented: str, path: Path, search: _Search) -> tu
     (`code`), and, only where it names one the tree defines (`search.globals_`), those of the
     headers it includes (`_headers`, as the macro reader follows them)."""
     own = set(_GLOBAL_MACRO.findall(code)) if "__global__" in code else set()
+    texts = [code]
     if any(n in code for n in search.globals_ - own):
-        own.update(n for _, text in _headers(commented, path, search, []) for n in _GLOBAL_MACRO.findall(text))
+        texts += [text for _, text in _headers(commented, path, search, [])]
+        own.update(n for text in texts[1:] for n in _GLOBAL_MACRO.findall(text))
+    renamed = [m.groups() for text in texts for m in _RENAME.finditer(text)] if own else []
+    for _ in range(_ROUNDS):  # `#define B_GLOBAL A_GLOBAL`: a macro of a macro of `__global__`
+        new = {name for name, value in renamed if value in own and name not in own}
+        if not new:
+            break
+        own |= new
     return tuple(sorted(own))
+
+
+# an object-like macro that stands for one name: group 1 its name, group 2 that name
+_RENAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+(\w+)[ \t]*$", re.M)
+
+
+def _spelled_in_macros(
+    code: str, globals_: tuple[str, ...], lines: _Lines, rel: str, inv: Inventory
+) -> list[tuple[int, int]]:
+    """The function-like macros of `code` that use a macro of `__global__` (`#define DEF(name)
+    MY_GLOBAL void name(...)`): their kernels are named at each use, which porter reads only for
+    `__global__` itself, so each is said (the macro's parameter was listed as a kernel) and its span
+    returned, for its head to be passed over."""
+    if not globals_:
+        return []
+    used = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, globals_)) + r")(?!\w)")
+    spans = [(d.start(), d.end(), d.group(1)) for d in _DEFINE.finditer(code) if used.search(d.group(3))]
+    inv.problems.extend(
+        f"{path_name(rel)}:{lines.of(at)}: macro {name} defines a kernel through a macro of `__global__`: "
+        "its kernels are not listed"
+        for at, _, name in spans
+    )
+    return [(start, end) for start, end, _ in spans]
 
 
 # a word ending in `GLOBAL` just before a kernel's `void name(` (cutlass's `CUTLASS_GLOBAL void Kernel(`), in
@@ -2164,12 +2195,13 @@ def _scan_cuda(
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]
     found = 0
+    globals_ = _global_macros(code, commented, path, search)
+    inv.problems.extend(_unseen_globals(code, globals_, lines, rel))
+    spans = sorted({*spans, *_spelled_in_macros(code, globals_, lines, rel, inv)})  # (sorted, apart)
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
     voids = _void_aliases(code, _header_aliases(code, commented, path, search))
     spliced = _spliced(code)
-    globals_ = _global_macros(code, commented, path, search)
-    inv.problems.extend(_unseen_globals(code, globals_, lines, rel))
     for start, name, params, source, typenames, template in _kernels_in(spliced, text, voids, globals_):
         found += 1
         if _within(spans, start):

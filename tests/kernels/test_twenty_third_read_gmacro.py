@@ -70,3 +70,21 @@ def test_a_macro_of_host_device_makes_no_kernel(tmp_path):
     inv = scan(tmp_path)
     assert [k.name for k in inv.kernels if k.kind == "cuda"] == ["k"]
     assert not inv.problems
+
+
+def test_a_macro_of_a_macro_of_global_is_read_at_its_use(tmp_path):
+    # `#define B_GLOBAL A_GLOBAL`: the kernel is where B_GLOBAL is used, not at the `#define`
+    _tree(tmp_path, {"k.cu": "#define A_GLOBAL __global__\n#define B_GLOBAL A_GLOBAL\nB_GLOBAL void k(float* x) {}\n"})
+    inv = scan(tmp_path)
+    assert [(k.name, k.line) for k in inv.kernels if k.kind == "cuda"] == [("k", 3)]
+    assert not inv.problems
+
+
+def test_a_function_like_macro_using_a_macro_of_global_is_said_not_listed_by_its_parameter(tmp_path):
+    # `#define DEF(name) MY_GLOBAL void name(...)`: its parameter is no kernel; its kernels are said unlisted
+    _tree(
+        tmp_path, {"k.cu": "#define MY_GLOBAL __global__\n#define DEF(name) MY_GLOBAL void name(float* x) {}\nDEF(k)\n"}
+    )
+    inv = scan(tmp_path)
+    assert not [k for k in inv.kernels if k.kind == "cuda"]
+    assert any("k.cu:2: macro DEF" in p and "not listed" in p for p in inv.problems)

@@ -123,6 +123,7 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.files.deps.imports._modules_re": {"names": ["apex", "xformers"]},
     "porter.kernels.inventory._kernel_head": {"voids": ("void_t", "V"), "spelled": r"__global__|(?<!\w)CUTLASS_GLOBAL"},
     "porter.kernels.inventory._pointed": {"name": "kernel"},
+    "porter.kernels.inventory._spelled_in_macros": {"globals_": ("CUTLASS_GLOBAL", "MY_GLOBAL")},
     "porter.kernels.scaffold._c_writes": {"name": "out", "alt": "out|p"},
     "porter.kernels.scaffold._passed": {"alt": "out|p"},
     "porter.kernels.scaffold._functor": {"name": "op"},
