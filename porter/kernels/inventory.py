@@ -86,24 +86,37 @@ for _ in range(2):
     _ANGLES = r"<(?:[^<>(){};]|" + _NESTED + r"|" + _ANGLES + r")*>"
 
 
-def _head_text(void: str) -> str:
-    """The pattern of a `__global__` kernel's head, its `void` spelled as `void` says (alternatives)."""
-    word = r"(?<!\w)(?!(?:__global__|" + void + r")(?!\w))[A-Za-z_]\w*(?!\w)(?!\s*(?:<|::))(?:\s*" + _NESTED + r")?"
-    bounds = r"(?:(?:" + word + r"|\[\[[^\]]*\]\])\s*)*"
+# a conditional directive between `__global__` and the name (cutlass's `CUTLASS_GLOBAL` then
+# `#ifdef __CUDACC__`, `__launch_bounds__(...)`, `#endif` before `void device_kernel(`): the kernel
+# is one whichever branch is taken (it begins with its own character, so a run is read one way)
+_DIRECTIVE_IN_HEAD = r"#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*(?![^\n])"  # (to its line's end: one way)
+
+
+def _head_text(void: str, spelled: str = "__global__") -> str:
+    """The pattern of a `__global__` kernel's head, its `void` spelled as `void` says (alternatives),
+    its `__global__` as `spelled` says (alternatives: `__global__` and the macros standing for it)."""
+    word = r"(?<!\w)(?!(?:" + spelled + "|" + void + r")(?!\w))[A-Za-z_]\w*(?!\w)(?!\s*(?:<|::))(?:\s*"
+    word += _NESTED + r")?"
+    bounds = r"(?:(?:" + word + r"|\[\[[^\]]*\]\]|" + _DIRECTIVE_IN_HEAD + r")\s*)*"
     returns = r"(?:(?:" + void + r")\s+|auto\s+|(?:typename\s+)?(?:::\s*)?\w+(?:\s*::\s*\w+)*\s*" + _ANGLES
     returns += r"(?:\s*::\s*\w+)?\s*)"
-    return r"__global__\s+" + bounds + returns + bounds + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
+    head = r"(?:" + spelled + r")\s+" + bounds + returns + bounds
+    return head + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
 
 
 _GLOBAL = re.compile(_head_text("void"))
 
 
 @functools.lru_cache(maxsize=32)
-def _kernel_head(voids: tuple[str, ...]) -> re.Pattern[str]:
+def _kernel_head(voids: tuple[str, ...], globals_: tuple[str, ...] = ()) -> re.Pattern[str]:
     """The head of a `__global__` kernel whose `void` may also be spelled as one of `voids`, the
     file's plain aliases of it (`using void_t = void;`, `typedef void V;`: not read as the return
-    type, though the file's aliases were read for its parameters)."""
-    return re.compile(_head_text("|".join(("void", *voids)))) if voids else _GLOBAL
+    type, though the file's aliases were read for its parameters), and its `__global__` as one of
+    `globals_`, the object-like macros of it the file sees (`_global_macros`)."""
+    if not voids and not globals_:
+        return _GLOBAL
+    spelled = "|".join(("__global__", *(r"(?<!\w)" + re.escape(n) for n in globals_)))
+    return re.compile(_head_text("|".join(("void", *voids)), spelled))
 
 
 # a `(` just after a kernel's parameters: they were a macro's arguments, its name a macro's
@@ -319,32 +332,54 @@ def _as_is(line: int) -> tuple[int | None, int]:
     return None, line
 
 
-def _cuda_files(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root] if root.suffix in CUDA_SUFFIXES or _kernel_header(root) else []
+# an object-like macro that stands for `__global__` and no return type (cutlass's `#define
+# CUTLASS_GLOBAL __global__ static`): its name in group 1. A kernel declared with one was not
+# listed (`porter kernels` over cutlass's 664 headers listed none: twenty-third read's leftover)
+_GLOBAL_MACRO_TEXT = r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+__global__\b(?![^\n]*\bvoid\b)"
+_GLOBAL_MACRO = re.compile(_GLOBAL_MACRO_TEXT, re.M)
+_GLOBAL_MACRO_BYTES = re.compile(_GLOBAL_MACRO_TEXT.encode(), re.M)
+
+
+def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str]]:
+    """The `.cu`/`.cuh` files of `root` and its kernel headers (those holding `__global__`), and the
+    names those headers define as `__global__` (`_GLOBAL_MACRO`). A header that holds such a name
+    and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
+    `CUTLASS_GLOBAL`): the others are read once more for the names, only in a tree that has one."""
     out: list[Path] = []
+    others: list[Path] = []
+    names: set[bytes] = set()
+    for path in [root] if root.is_file() else _tree_files(root):
+        if path.suffix in CUDA_SUFFIXES:
+            out.append(path)
+        elif path.suffix in _HEADER_SUFFIXES:
+            data = _header_bytes(path)
+            if b"__global__" in data:
+                out.append(path)
+                names.update(_GLOBAL_MACRO_BYTES.findall(data))
+            else:
+                others.append(path)
+    if names:
+        out.extend(p for p in others if any(n in _header_bytes(p) for n in names))
+    return sorted(out), frozenset(n.decode("ascii", errors="replace") for n in names)
+
+
+def _tree_files(root: Path) -> Iterator[Path]:
+    """The files under folder `root`, less hidden and build folders."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [
             d for d in dirnames if not d.startswith(".") and d not in ("build", "dist", "node_modules", "__pycache__")
         ]
-        out.extend(
-            path
-            for path in (Path(dirpath) / f for f in filenames)
-            if path.suffix in CUDA_SUFFIXES or _kernel_header(path)
-        )
-    return sorted(out)
+        yield from (Path(dirpath) / f for f in filenames)
 
 
-def _kernel_header(path: Path) -> bool:
-    """A C++ header (`.h`, `.hpp`) that holds `__global__`: apex's fused softmax (flash-attn 2.7.4's
+def _header_bytes(path: Path) -> bytes:
+    """A C++ header's bytes, read for its kernels: apex's fused softmax (flash-attn 2.7.4's
     `csrc/fused_softmax/scaled_masked_softmax.h`) defines its kernels in a `.h` its `.cu` includes,
-    and they were neither listed nor said (twenty-third read). A byte test, read once a header."""
-    if path.suffix not in _HEADER_SUFFIXES:
-        return False
+    and they were neither listed nor said (twenty-third read)."""
     try:
-        return b"__global__" in read_regular(path, MAX_PARSE_BYTES)
+        return read_regular(path, MAX_PARSE_BYTES)
     except Unreadable:  # past the parse limit or not a regular file: not read as a .cu is not
-        return False
+        return b""
 
 
 class _Scan(cst.CSTVisitor):
@@ -514,7 +549,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     inv = Inventory()
     base = root if root.is_dir() else root.parent
     python_sources = _sources(root, base)
-    cuda_files = _cuda_files(root)
+    cuda_files, globals_ = _cuda_files(root)
     cuda_sources = [os.path.relpath(p, base) for p in cuda_files]
     found = _Found(
         imported=cuda_only_imports(python_sources, None, cuda_sources),  # CUDA-only names from other modules
@@ -528,7 +563,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
     passed: set[str] = set()
-    search = _Search(Path(os.path.realpath(base)), include_dirs(root, base)) if cuda_files else _Search(base)
+    search = _Search(Path(os.path.realpath(base)), include_dirs(root, base), globals_) if cuda_files else _Search(base)
     for path in cuda_files:
         rel = os.path.relpath(path, base)
         try:
@@ -1588,14 +1623,14 @@ def _head_before(code: str, start: int) -> int:
 
 
 def _kernels_in(
-    code: str, text: str, voids: tuple[str, ...] = ()
+    code: str, text: str, voids: tuple[str, ...] = (), globals_: tuple[str, ...] = ()
 ) -> Iterator[tuple[int, str, list[str], str, list[str], list[str]]]:
     """(offset, name, parameter declarations, body, template type parameters, template parameters) of each `__global__`
     kernel of `code` (comments and strings blanked; `text` the source, of the same offsets; `voids`
-    the aliases of `void` its return type may be spelled as)."""
+    the aliases of `void` its return type may be spelled as, `globals_` the macros of `__global__`)."""
     close = closing_parens(code)
     heads = _template_heads(code)
-    for m in _kernel_head(voids).finditer(code):
+    for m in _kernel_head(voids, globals_).finditer(code):
         end = close.get(m.end() - 1)
         if end is None or _CALLED.match(code, end + 1):
             continue
@@ -1733,6 +1768,66 @@ def _header_aliases(code: str, commented: str, path: Path, search: _Search) -> l
             out += found
             wanted.update(w for _, name, value in found if name in wanted for w in _type_words(value + " _"))
     return out
+
+
+def _global_macros(code: str, commented: str, path: Path, search: _Search) -> tuple[str, ...]:
+    """The object-like macros of `__global__` (`_GLOBAL_MACRO`) that file `path` sees: its own
+    (`code`), and, only where it names one the tree defines (`search.globals_`), those of the
+    headers it includes (`_headers`, as the macro reader follows them)."""
+    own = set(_GLOBAL_MACRO.findall(code)) if "__global__" in code else set()
+    texts = [code]
+    if any(n in code for n in search.globals_ - own):
+        texts += [text for _, text in _headers(commented, path, search, [])]
+        own.update(n for text in texts[1:] for n in _GLOBAL_MACRO.findall(text))
+    renamed = [m.groups() for text in texts for m in _RENAME.finditer(text)] if own else []
+    for _ in range(_ROUNDS):  # `#define B_GLOBAL A_GLOBAL`: a macro of a macro of `__global__`
+        new = {name for name, value in renamed if value in own and name not in own}
+        if not new:
+            break
+        own |= new
+    return tuple(sorted(own))
+
+
+# an object-like macro that stands for one name: group 1 its name, group 2 that name
+_RENAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+(\w+)[ \t]*$", re.M)
+
+
+def _spelled_in_macros(
+    code: str, globals_: tuple[str, ...], lines: _Lines, rel: str, inv: Inventory
+) -> list[tuple[int, int]]:
+    """The function-like macros of `code` that use a macro of `__global__` (`#define DEF(name)
+    MY_GLOBAL void name(...)`): their kernels are named at each use, which porter reads only for
+    `__global__` itself, so each is said (the macro's parameter was listed as a kernel) and its span
+    returned, for its head to be passed over."""
+    if not globals_:
+        return []
+    used = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, globals_)) + r")(?!\w)")
+    spans = [(d.start(), d.end(), d.group(1)) for d in _DEFINE.finditer(code) if used.search(d.group(3))]
+    inv.problems.extend(
+        f"{path_name(rel)}:{lines.of(at)}: macro {name} defines a kernel through a macro of `__global__`: "
+        "its kernels are not listed"
+        for at, _, name in spans
+    )
+    return [(start, end) for start, end, _ in spans]
+
+
+# a word ending in `GLOBAL` just before a kernel's `void name(` (cutlass's `CUTLASS_GLOBAL void Kernel(`), in
+# a file that does not see it defined (cutlass not in the tree, or not found where the build looks)
+_GLOBAL_LIKE = re.compile(r"(?<!\w)(\w*GLOBAL)\s+(?:(?:static|inline)\s+)*void\s+(\w+)\s*\(")
+
+
+def _unseen_globals(code: str, globals_: tuple[str, ...], lines: _Lines, rel: str) -> list[str]:
+    """A note for each `NAME_GLOBAL void k(` whose macro the file does not see defined: if it stands
+    for `__global__`, `k` is a kernel porter cannot list (it was passed over in silence)."""
+    if "GLOBAL" not in code:
+        return []
+    return [
+        f"{path_name(rel)}:{lines.of(m.start())}: `{m.group(1)} void {m.group(2)}(`: {m.group(1)} is no macro "
+        "porter finds defined (in the file or the headers it includes); if it stands for `__global__`, "
+        f"kernel {m.group(2)} is not listed"
+        for m in _GLOBAL_LIKE.finditer(code)
+        if m.group(1) not in globals_
+    ]
 
 
 def _aliases_of(params: list[str], aliases: Mapping[str, str]) -> dict[str, str]:
@@ -1888,6 +1983,7 @@ class _Search:
 
     base: Path
     dirs: tuple[Path, ...] = ()
+    globals_: frozenset[str] = frozenset()  # the tree's macros of `__global__` (`_cuda_files`)
 
     def find(self, name: str, quoted: bool, beside: Path) -> Path | None:
         for folder in ((beside,) if quoted else ()) + self.dirs:
@@ -2173,12 +2269,15 @@ def _scan_cuda(
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]
     found = 0
+    globals_ = _global_macros(code, commented, path, search)
+    inv.problems.extend(_unseen_globals(code, globals_, lines, rel))
+    spans = sorted({*spans, *_spelled_in_macros(code, globals_, lines, rel, inv)})  # (sorted, apart)
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
     voids = _void_aliases(code, _header_aliases(code, commented, path, search))
     spliced = _spliced(code)
     spaces = _Namespaces(code)
-    for start, name, params, source, typenames, template in _kernels_in(spliced, text, voids):
+    for start, name, params, source, typenames, template in _kernels_in(spliced, text, voids, globals_):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use
