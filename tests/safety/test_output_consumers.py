@@ -461,6 +461,16 @@ def test_a_github_annotation_of_a_name_that_is_not_utf8_names_it_in_its_text(tmp
     assert "::a\\xff.py:2:" in gh and "::a\\x01b.py:2:" in gh, gh
 
 
+def test_a_junit_file_attribute_never_names_a_file_by_its_escaped_text(tmp_path):
+    # as the GitHub annotation's `file`: a name that is not UTF-8 was `file="a\xff.py"`, the
+    # name of another file, and one XML cannot hold (`a\x01b.py`) its escaped text, the name of
+    # none. Now no `file`: the suite's name and the failure's text name it as shown
+    _names_no_text_carries(tmp_path)
+    junit = ET.fromstring(porter("lint", ".", "--target", "xla", "--output-format", "junit", cwd=tmp_path).stdout)
+    cases = {s.get("name"): next(s.iter("testcase")).get("file") for s in junit.iter("testsuite")}
+    assert cases == {"a\\\\xff.py": "a\\xff.py", "a\\xff.py": None, "a\\x01b.py": None}, cases
+
+
 def _teamcity_reads(log: str) -> list[str]:
     """The service messages TeamCity processes in a build log: `##teamcity[name` anywhere in a
     line, none between `disableServiceMessages` and `enableServiceMessages`."""
