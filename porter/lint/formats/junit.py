@@ -37,10 +37,12 @@ def render(run: LintRun) -> str:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                name=f"{code} {info.name}",
-                classname=f"porter.{path}",
-                **_file(raw_path),
-                line=str(sites[0].start.line),
+                {
+                    "name": f"{code} {info.name}",
+                    "classname": f"porter.{path}",
+                    **_file(raw_path),
+                    "line": str(sites[0].start.line),
+                },
             )
             n = len(sites)
             failure = ET.SubElement(
@@ -55,7 +57,7 @@ def render(run: LintRun) -> str:
         path = xml(result.path)
         suite = ET.SubElement(root, "testsuite", name=path, tests="1", failures="0", errors="1", skipped="0")
         case = ET.SubElement(
-            suite, "testcase", name="not checked", classname=f"porter.{path}", **_file(result.path)
+            suite, "testcase", {"name": "not checked", "classname": f"porter.{path}", **_file(result.path)}
         )
         if result.error_line:
             case.set("line", str(result.error_line))
