@@ -110,12 +110,20 @@ def located(shown: str) -> str:
     repository (a GitHub annotation's `file`, GitLab's `location.path`, JUnit's `file`): the
     name itself where it is UTF-8 (`a\\b.py` named no file, so its annotation was attached to
     none: eighteenth read), else `shown` (no text names those bytes)."""
+    found = located_name(shown)
+    return shown if found is None else found
+
+
+def located_name(shown: str) -> str | None:
+    """The name `path_name` showed as `shown` where it is UTF-8, else None: no text names
+    those bytes, and `shown` (`a\\xff.py`) is the name of another file, the one whose name
+    holds a backslash (a GitHub annotation's `file` attached it there: twenty-third read)."""
     if "\\" not in shown:
         return shown
     try:
         return name_bytes(shown).decode("utf-8")
     except UnicodeDecodeError:
-        return shown
+        return None
 
 
 def _escaped(match: re.Match[str]) -> str:

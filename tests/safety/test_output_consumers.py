@@ -5,6 +5,7 @@ browser), on a terminal of any width and in any locale, keeps every file apart a
 from __future__ import annotations
 
 import html
+import os
 import re
 import subprocess
 import xml.etree.ElementTree as ET
@@ -441,6 +442,33 @@ def test_a_github_annotation_of_a_name_no_property_can_carry_names_it_in_its_tex
             assert _github_property(re.search(r"file=([^,]*)", line).group(1)) == name, line
         else:
             assert "file=" not in line and f"::{shown}:2:" in line, line
+
+
+def _names_no_text_carries(tmp_path):
+    (tmp_path / "a\\xff.py").write_bytes(CUDA)
+    (tmp_path / os.fsdecode(b"a\xff.py")).write_bytes(CUDA)
+    (tmp_path / "a\x01b.py").write_bytes(CUDA)
+
+
+def test_a_github_annotation_of_a_name_that_is_not_utf8_names_it_in_its_text(tmp_path):
+    # no text names a file whose name is not UTF-8, and its shown name `a\xff.py` is another
+    # file's (the one named with a backslash): its annotation had `file=a\xff.py`, attached to
+    # that file. Now it has no `file` and its text names it as the text formats show it
+    _names_no_text_carries(tmp_path)
+    gh = porter("lint", ".", "--target", "xla", "--output-format", "github", cwd=tmp_path).stdout.decode()
+    files = [re.search(r"file=([^,]*)", line) for line in gh.splitlines()]
+    assert sorted(_github_property(m.group(1)) for m in files if m) == ["a\\xff.py"], gh
+    assert "::a\\xff.py:2:" in gh and "::a\\x01b.py:2:" in gh, gh
+
+
+def test_a_junit_file_attribute_never_names_a_file_by_its_escaped_text(tmp_path):
+    # as the GitHub annotation's `file`: a name that is not UTF-8 was `file="a\xff.py"`, the
+    # name of another file, and one XML cannot hold (`a\x01b.py`) its escaped text, the name of
+    # none. Now no `file`: the suite's name and the failure's text name it as shown
+    _names_no_text_carries(tmp_path)
+    junit = ET.fromstring(porter("lint", ".", "--target", "xla", "--output-format", "junit", cwd=tmp_path).stdout)
+    cases = {s.get("name"): next(s.iter("testcase")).get("file") for s in junit.iter("testsuite")}
+    assert cases == {"a\\\\xff.py": "a\\xff.py", "a\\xff.py": None, "a\\x01b.py": None}, cases
 
 
 def _teamcity_reads(log: str) -> list[str]:

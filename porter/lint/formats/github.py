@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from porter.core.findings import Finding, Severity
 from porter.lint.model import LintRun
-from porter.core.textsafe import controls_escaped, located
+from porter.core.textsafe import controls_escaped, located_name
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -27,17 +27,20 @@ def escape_property(text: str) -> str:
     return controls_escaped(_escaped(text).replace(":", "%3A").replace(",", "%2C"))
 
 
-def _file_property(name: str) -> str | None:
+def _file_property(name: str | None) -> str | None:
     """`name` as a `file` property the runner reads back as the name, or None where no escape
     carries it: a workflow command has escapes for `%`, CR, LF, `:` and `,` only, and a control
     character, `##[` (a command anywhere in a line) or a bidirectional control is shown
-    escaped (`\\x09`, `\\x23#`), which names no file."""
+    escaped (`\\x09`, `\\x23#`), which names no file; nor does any text a name that is not
+    UTF-8 (`name` None)."""
+    if name is None:
+        return None
     escaped = _escaped(name).replace(":", "%3A").replace(",", "%2C")
     return escaped if controls_escaped(escaped) == escaped else None
 
 
 def _annotation(f: Finding, fix: str) -> str:
-    where = _file_property(located(f.path))
+    where = _file_property(located_name(f.path))
     message = f"{f.code} {f.message}{fix}"
     props = [f"title={escape_property(f'porter ({f.code})')}"]
     if where is None:

@@ -9,7 +9,16 @@ from itertools import groupby
 from xml.etree import ElementTree as ET
 
 from porter.lint.model import LintRun, rule_info
-from porter.core.textsafe import located, xml, xml_document
+from porter.core.textsafe import located_name, xml, xml_document
+
+
+def _file(shown: str) -> dict[str, str]:
+    """The `file` attribute naming the file `shown`, or none where XML cannot hold its name: a
+    name that is not UTF-8 or holds a character XML 1.0 forbids (`a\\x01b.py`) was written as
+    its escaped text, the name of no file or of another one (`a\\xff.py`); the suite's name
+    and the failure's text name it as the text formats show it (twenty-third read)."""
+    name = located_name(shown)
+    return {} if name is None or xml(name) != name else {"file": name}
 
 
 def render(run: LintRun) -> str:
@@ -28,10 +37,12 @@ def render(run: LintRun) -> str:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                name=f"{code} {info.name}",
-                classname=f"porter.{path}",
-                file=xml(located(raw_path)),
-                line=str(sites[0].start.line),
+                {
+                    "name": f"{code} {info.name}",
+                    "classname": f"porter.{path}",
+                    **_file(raw_path),
+                    "line": str(sites[0].start.line),
+                },
             )
             n = len(sites)
             failure = ET.SubElement(
@@ -46,7 +57,7 @@ def render(run: LintRun) -> str:
         path = xml(result.path)
         suite = ET.SubElement(root, "testsuite", name=path, tests="1", failures="0", errors="1", skipped="0")
         case = ET.SubElement(
-            suite, "testcase", name="not checked", classname=f"porter.{path}", file=xml(located(result.path))
+            suite, "testcase", {"name": "not checked", "classname": f"porter.{path}", **_file(result.path)}
         )
         if result.error_line:
             case.set("line", str(result.error_line))
