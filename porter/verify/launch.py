@@ -403,6 +403,8 @@ def main(argv: list[str]) -> int:
         if os.getpid() != run.pid:  # a child the program forked, ending as Python ends it
             _child_exit(exc)
         error = _failure(exc, run.out, run.root)
+        if run.recorder is not None:
+            _compiled_failure(error, exc)
         stopped = "error"
         if error.get("kind") == "timeout":
             # written now as well: the runner's own deadline can fall while the trace is being
@@ -607,6 +609,31 @@ def _failure(exc: BaseException, out: Path, root: str) -> dict:
         else:
             traceback.print_exc()
     return error
+
+
+# where torch_xla's torch.compile backend ("openxla") runs: dynamo's graph bridge
+_XLA_DYNAMO = f"{os.sep}torch_xla{os.sep}_dynamo{os.sep}"
+
+
+def _compiled_failure(error: dict, exc: BaseException) -> None:
+    """The error of a recorded run that raised inside torch_xla's torch.compile bridge: said as
+    that, not as the program's line. Porter's module hooks run inside the compiled model (dynamo
+    traces global hooks); a port whose `torch.compile(backend="openxla")` ran alone failed under
+    `trace record` in the bridge's CPU-fallback step ("Executable expected parameter 1 of size 1
+    but got buffer with incompatible size 4"), and the error named the program's call of the
+    model (twenty-third read: without the hook's output statistics it ran; the root cause in
+    torch_xla is not found)."""
+    if not _COMPILED or not any(_XLA_DYNAMO in f.filename for f in traceback.extract_tb(exc.__traceback__)):
+        return
+    called = error.get("location")
+    error["message"] = (
+        "porter's recording of a torch.compile'd model failed inside torch_xla's compile bridge "
+        f"(torch_xla/_dynamo), not at the program's line{f' ({called} called the model)' if called else ''}: "
+        "porter's module hooks run inside the compiled model. Record with --eager (torch.compile "
+        "returns the model uncompiled); a port that fails there too, or without porter, is at "
+        f"fault itself. torch_xla said: {error.get('message', '')}"
+    )[:2000]
+    error["location"], error["in_user_code"] = None, False
 
 
 def _finish_recording(recorder, root: str, *, describe: bool) -> tuple[dict, dict, dict | None]:

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from porter.cli import app
+from tests.deps import need
 
 
 VIEWS = """
@@ -97,3 +98,46 @@ def test_no_count_ops_is_for_script_mode(tmp_path):
         app, ["parity-check", "--original", str(tmp_path), "--ported", str(tmp_path), "--no-count-ops"]
     )
     assert res.exit_code == 2 and "--no-count-ops, --no-noise-floor and --device-rng are for script mode" in res.output
+
+
+COMPILED = """
+import torch, torch_xla
+d = torch_xla.device()
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1)).to(d)
+m = torch.compile(m, backend="openxla")
+opt = torch.optim.AdamW(m.parameters(), lr=0.01)
+for _ in range(2):
+    x, y = torch.randn(4, 4).to(d), torch.randn(4, 1).to(d)
+    loss = ((m(x) - y) ** 2).mean()
+    opt.zero_grad(); loss.backward(); opt.step(); torch_xla.sync()
+"""
+
+
+@pytest.mark.xla
+@pytest.mark.slow
+def test_a_compiled_xla_port_failing_in_torch_xla_under_recording_is_not_blamed_on_its_line(tmp_path, monkeypatch):
+    """This port runs alone, but recorded, torch_xla's compile bridge failed in its CPU-fallback
+    step ("Executable expected parameter 1 of size 1 but got buffer with incompatible size 4";
+    without porter's module-output hook it ran) and the error named the port's line 10, as if
+    the port were at fault (twenty-third read's leftover). The error now says where it failed and
+    what to try, and --eager records the run."""
+    need("torch_xla")
+    (tmp_path / "train.py").write_text(COMPILED)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PJRT_DEVICE", "CPU")
+    base = ["trace", "record", "--side", "ported", "--steps", "2", "--no-noise-floor"]
+    res = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "t.safetensors"), "--", sys.executable, "train.py"])
+    from porter.verify.tracefile import read_trace
+
+    assert res.exit_code == 2, res.output  # (a torch_xla that records it: this test is to go)
+    error = read_trace(tmp_path / "t.safetensors").manifest["error"]
+    assert error["location"] is None and not error["in_user_code"], error
+    assert error["message"].startswith(
+        "porter's recording of a torch.compile'd model failed inside torch_xla's compile bridge "
+        "(torch_xla/_dynamo), not at the program's line (train.py:10 called the model): "
+    ), error["message"]
+    assert "Record with --eager" in error["message"] and "torch_xla said: " in error["message"]
+    eager = [*base, "--eager", "-o", str(tmp_path / "e.safetensors"), "--", sys.executable, "train.py"]
+    res = CliRunner().invoke(app, eager)
+    assert res.exit_code == 0, res.output
