@@ -46,6 +46,17 @@ INVISIBLE_CHARS = "".join(chr(c) for a, b in INVISIBLE_RANGES for c in range(a, 
 # column past it or short of it: twentieth and twenty-first reads), and `❤️.py` and `❤.py`, two
 # files, never read alike
 UNSETTLED_WIDTH = "\ufe0e\ufe0f\U0001f1e6-\U0001f1ff\U0001f3fb-\U0001f3ff"
+# the characters a terminal draws as blank columns, so `a<NBSP>b.py` reads as `a b.py` and
+# `<U+2800>.py` as ` .py`: Unicode's space separators but the space itself (general category Zs:
+# the list, not `unicodedata` at each import, which would walk 12,000 code points; a test checks it
+# against `unicodedata`) and the braille blank U+2800 (a symbol, So: no property marks it blank)
+BLANK = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800"
+# the conjoining Hangul fillers U+115F and U+1160 that hold no letter of a syllable: a run of them
+# with no other conjoining jamo on either side (alone, or after a precomposed syllable, which they
+# leave unchanged) is two blank columns or nothing: `<U+115F><U+1160>x.py` read as `  x.py` (the
+# twenty-third read). Beside a letter jamo they are the syllable's own (`<U+1100><U+1160>` is ㄱ)
+_JAMO = "\u1100-\u11ff\ua960-\ua97c\ud7b0-\ud7fb"
+LONE_FILLERS = f"(?<![{_JAMO}])[\u115f\u1160]+(?![{_JAMO}])"
 # what an XML document may hold but a terminal obeys: DEL, C1 (CSI is U+009B), the line and
 # paragraph separators and the bidi controls (JUnit on a terminal wrote U+2028 raw: sixteenth read)
 _XML_REFERENCED = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
@@ -53,8 +64,8 @@ _XML_REFERENCED = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
 # an XML reader reads back as LF unless it is a reference (JUnit: seventeenth read)
 _XML_DOCUMENT_REFERENCED = re.compile(f"[\r\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
 # C0 and C1 control characters, DEL, the Unicode line/paragraph separators, the bidi controls,
-# the invisible characters and those of an unsettled width
-_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{UNSETTLED_WIDTH}]")
+# the invisible characters, those of an unsettled width and those drawn blank
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{UNSETTLED_WIDTH}{BLANK}]|{LONE_FILLERS}")
 # what XML 1.0 cannot hold at all, not even as a character reference
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # a lone surrogate that is not a surrogate escape of an undecodable byte (U+DC80-U+DCFF): JSON
@@ -127,7 +138,7 @@ def located_name(shown: str) -> str | None:
 
 
 def _escaped(match: re.Match[str]) -> str:
-    return escape_char(match.group())
+    return "".join(map(escape_char, match.group()))  # (a run of Hangul fillers is one match)
 
 
 def escape_char(char: str) -> str:

@@ -39,7 +39,7 @@ from rich.measure import Measurement
 from rich.segment import Segment, SegmentLines
 from rich.table import Column, Table
 
-from porter.core.textsafe import BIDI, INVISIBLE, UNSETTLED_WIDTH, escape_char, inert
+from porter.core.textsafe import BIDI, BLANK, INVISIBLE, LONE_FILLERS, UNSETTLED_WIDTH, escape_char, inert
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000
@@ -51,12 +51,14 @@ UNWRAPPED = 10_000
 LIVE: list[Any] = []
 # what never reaches the terminal as itself: C0 but tab and newline, DEL, C1, U+2028/2029,
 # the bidirectional controls that reorder a line as shown, the invisible characters and those
-# whose width terminals count differently (`textsafe`)
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{UNSETTLED_WIDTH}]")
+# whose width terminals count differently, and those drawn blank (`textsafe`)
+_CONTROL = re.compile(
+    f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{UNSETTLED_WIDTH}{BLANK}]|{LONE_FILLERS}"
+)
 
 
 def _escaped(match: re.Match[str]) -> str:
-    return escape_char(match.group())
+    return "".join(map(escape_char, match.group()))
 
 
 def shown(text: str) -> str:

@@ -42,9 +42,12 @@ def _code_cell(text: str) -> str:
 
 # what Markdown (and GitHub's) reads as markup or HTML in running text: escaped with `\`
 _MARKUP = re.compile(r"([\\*_\[\]<>!#|~&`])")
-# an @-mention as GitHub reads one in a comment's text (not in code): it notifies the user, or a
-# whole team (`@org/team`), and no escape stops it but code; the `@` is written as code
-_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
+# what GitHub reads in a comment's text (not in code) after Markdown is parsed, so no escape stops
+# it but code: an @-mention notifies the user, or a whole team (`@org/team`); an issue reference
+# (`#123`, already `\#` by `_MARKUP`; `owner/repo#123` in another repository) links it and puts a
+# "mentioned this" event on that issue's timeline (twenty-third read). The `@` or `#` is written as
+# code. (`www.x.com` is linked too, but to the text it shows, and notifies no one: left as text)
+_PINGS = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])|\\#(?=[0-9])")
 
 
 def _one_line(text: object) -> str:
@@ -68,8 +71,8 @@ def _inline(text: object, table: bool = False, name: bool = False) -> str:
             out.append(code.replace("|", "\\|") if table else code)
         else:
             # a string from the tree in a message (`backend 'nccl @team'`) pinged whoever it named
-            # when the report was a PR comment (eighteenth read)
-            out.append(_MENTION.sub("`@`", _MARKUP.sub(r"\\\1", part)))
+            # when the report was a PR comment (eighteenth read); an issue `#123` was linked (twenty-third)
+            out.append(_PINGS.sub(lambda m: f"`{m.group()[-1]}`", _MARKUP.sub(r"\\\1", part)))
     return "".join(out)
 
 

@@ -290,6 +290,28 @@ def test_a_markdown_report_mentions_no_one(tmp_path):
     assert mentions == [], mentions
 
 
+def test_a_markdown_report_references_no_issue(tmp_path):
+    # GitHub links `#123` (and `owner/repo#123`, another repository's issue, which then shows a
+    # "mentioned this" event) in a comment's text after Markdown is parsed: `\#123` is still `#123`
+    from markdown_it import MarkdownIt
+
+    (tmp_path / "m.py").write_bytes(
+        b'import torch\nimport torch.distributed as dist\ndist.init_process_group(backend="nccl #12 my-org/repo#345")\n'
+    )
+    out = porter("lint", ".", "--target", "neuron", "--report", "r.md", cwd=tmp_path)
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert out.returncode == 1 and "345" in text, text
+
+    def texts(tokens):
+        for t in tokens:
+            if t.type == "text":
+                yield t.content
+            yield from texts(t.children or [])
+
+    references = [t for t in texts(MarkdownIt("commonmark").parse(text)) if re.search(r"#[0-9]", t)]
+    assert references == [], references
+
+
 def test_a_plain_table_keeps_a_cells_spaces_and_counts_terminal_columns():
     # parity-check's and trace's tables off a terminal: `a  b` and `a b` (two labels of a trace)
     # were both `a b`, and a CJK name pushed its row's columns out of line

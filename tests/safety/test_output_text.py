@@ -547,6 +547,47 @@ def test_the_carets_stand_under_a_finding_after_an_invisible_character(tmp_path)
     assert src.index("torch.randn") == carets.index("^"), (src, carets)
 
 
+# characters drawn as blank columns (twenty-third read): the Hangul fillers holding no letter
+# (alone, or after a precomposed syllable they leave unchanged), a no-break space, an ideographic
+# space and the braille blank; `ᅟᅠx.py` read as `  x.py`, `a<NBSP>b.py` as `a b.py`
+BLANK_NAMES = {
+    "\u115f\u1160x.py": "\\u115f\\u1160x.py",
+    "\uac00\u1160.py": "\uac00\\u1160.py",
+    "a\u00a0b.py": "a\\xa0b.py",
+    "c\u3000d.py": "c\\u3000d.py",
+    "\u2800.py": "\\u2800.py",
+    "e\u1160.py": "e\\u1160.py",
+}
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "github", "md"])
+def test_a_name_drawn_as_blank_columns_is_shown_with_escapes(tmp_path, fmt):
+    """A Hangul filler beside a letter jamo is the syllable's own and stays (`ᄀᅠ` is ㄱ)."""
+    repo = committed_repo(tmp_path / "repo", {n: CUDA for n in (*BLANK_NAMES, "\u1100\u1160.py")})
+    if fmt == "md":
+        out = porter("rewrite", ".", "--target", "xla", "--report", "../r.md", cwd=repo)
+        text = (out.stdout + out.stderr).decode() + (tmp_path / "r.md").read_text(encoding="utf-8")
+    else:
+        out = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=repo)
+        text = (out.stdout + out.stderr).decode()
+    assert out.returncode in (0, 1), text
+    for n in BLANK_NAMES:
+        assert n not in text and BLANK_NAMES[n] in text, (n, text)
+    assert "\u1100\u1160.py" in text, text
+
+
+def test_the_blank_characters_are_the_space_separators_and_the_braille_blank():
+    """`BLANK` is written out (no walk of `unicodedata` at each import): it must stay Unicode's Zs."""
+    import re
+    import sys
+    import unicodedata
+
+    from porter.core.textsafe import BLANK
+
+    zs = {chr(c) for c in range(0x80, sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Zs"}
+    assert {chr(c) for c in range(0x80, 0x10000) if re.fullmatch(f"[{BLANK}]", chr(c))} == zs | {"\u2800"}
+
+
 @pytest.mark.parametrize("where", ["rewrite", "diff", "md", "html"])
 def test_every_invisible_character_in_a_name_is_shown_by_rewrite_and_the_reports(tmp_path, where):
     repo = committed_repo(tmp_path / "repo", {f"n{k}{c}yp.py": CUDA for k, c in enumerate(INVISIBLE)})
