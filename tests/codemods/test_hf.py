@@ -628,3 +628,21 @@ def test_gptqmodel_requirements_are_what_hf017_says():
     gptq, awq = inspect.getsource(quantizer_gptq), inspect.getsource(quantizer_awq)
     assert 'raise RuntimeError("GPU is required to quantize or run quantize model.")' in gptq
     assert "is_gptqmodel_available()" in gptq and "is_gptqmodel_available()" in awq
+
+
+def test_a_late_switch_reads_the_names_last_binding():
+    """The name's last binding in its scope decides (the statement walk goes from the end: the twenty-third
+    rleft2 read found the first one read)."""
+    parsed_last = """\
+from transformers import HfArgumentParser, TrainingArguments
+args = load()
+parser = HfArgumentParser((M, TrainingArguments))
+_, args = parser.parse_args_into_dataclasses()
+args.activation_checkpointing = True
+"""
+    built_first = (
+        'from transformers import TrainingArguments\nargs = TrainingArguments(output_dir="o")\nargs = load()\n'
+    )
+    assert [(f.code, f.start.line) for f in port(parsed_last, "xla")[1] if f.code == "HF012"] == [("HF012", 5)]
+    rebound = built_first + "args.activation_checkpointing = True\n"
+    assert "HF012" not in codes(port(rebound, "xla")[1])
