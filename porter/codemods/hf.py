@@ -32,13 +32,18 @@ def cuda_switches() -> dict[str, str]:
 
 
 @cache
-def _late_switches(target: str) -> dict[str, tuple[str, str]]:
+def _late_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
     """The switches the Trainer reads from the built arguments (so setting one late counts): attribute ->
-    (rule, why); HF012's on xla only, HF013's `[[cuda_switch]]` rows marked `read_late`."""
-    late = {"activation_checkpointing": ("HF012", _CHECKPOINTING_FAILS)} if target == "xla" else {}
+    (rule, why, the string value that counts, None for any true one); HF012's and HF014's on xla only,
+    HF003's `fp16_full_eval`, HF013's `[[cuda_switch]]` rows marked `read_late`. Not `fp16`, `bf16`,
+    `torch_compile`, `torch_compile_mode`: read only as the arguments are built (seen)."""
+    late: dict[str, tuple[str, str, str | None]] = {"fp16_full_eval": ("HF003", _FP16_EVAL_LATE, None)}
+    if target == "xla":
+        late["activation_checkpointing"] = ("HF012", _CHECKPOINTING_FAILS, None)
+        late["torch_compile_backend"] = ("HF014", _COMPILE_FAILS, "inductor")
     for row in load_toml("hf.toml").get("cuda_switch", ()):
         if row.get("read_late"):
-            late[row["keyword"]] = ("HF013", f"{row['read_late']}: {row['what']}")
+            late[row["keyword"]] = ("HF013", f"{row['read_late']}: {row['what']}", None)
     return late
 
 
@@ -102,6 +107,11 @@ _COMPILE_FAILS = (
     "CUDA, HPU and Neuron), whose first step fails on XLA tensors (`InductorError: LoweringException`), and "
     "accelerate 1.16 names no XLA backend (`'OPENXLA' is not a valid DynamoBackend`)"
 )
+# HF003: `fp16_full_eval` is read by the Trainer itself, so setting it on built arguments counts (seen)
+_FP16_EVAL_LATE = (
+    "the Trainer casts the model to float16 for evaluation (transformers 5.24 trainer.py reads "
+    "`args.fp16_full_eval` when it evaluates); bf16 is the targets' reduced precision: `bf16_full_eval`"
+)
 # HF015: what an offloaded KV cache does off CUDA (transformers 5.24 cache_utils.py; seen on XLA:CPU)
 _OFFLOADED_FAILS = (
     "transformers 5.24 offloads the KV cache through CUDA streams (`torch.cuda.default_stream(device)` at "
@@ -149,6 +159,14 @@ _PROCESS_GROUP = (
 
 def _is_cuda(value: str | None) -> bool:
     return value is not None and (value == "cuda" or value.startswith("cuda:"))
+
+
+def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str | None:
+    """How a late switch's value reads in its finding: `= True`, `= x`, if true, or the string that
+    counts (`wanted`); None where it is another string."""
+    if wanted is not None:
+        return f'= "{wanted}"`' if string_value(value) == wanted else None
+    return "= True`" if _true(value) else f"= {code}`, if true,"
 
 
 def _true(node: cst.BaseExpression) -> bool:
@@ -450,9 +468,9 @@ class HfFamily(Family):
         return updated
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        """HF012/HF013: a switch the Trainer reads from the built arguments set after they are built
-        (`args.activation_checkpointing = True`; `args.gradient_checkpointing = True` it does not read,
-        seen; `args.tf32 = True` is read only as the arguments are built, seen)."""
+        """HF003/HF012/HF013/HF014: a switch the Trainer reads from the built arguments set after they are
+        built (`args.activation_checkpointing = True`; `args.gradient_checkpointing = True` it does not read,
+        seen; `args.tf32 = True`, `fp16`, `torch_compile` are read only as the arguments are built, seen)."""
         value = node.value
         if isinstance(value, cst.Name) and value.value in ("False", "None"):
             return
@@ -461,8 +479,8 @@ class HfFamily(Family):
             if isinstance(t, cst.Attribute) and t.attr.value == "use_kernels" and self._model_attribute(t):
                 self.ctx.report("HF016", node, f"`{self.ctx.code(t)} = {self.ctx.code(value)}`: {_KERNELS_LATE}")
             late = _late_switches(self.ctx.target.name).get(t.attr.value) if isinstance(t, cst.Attribute) else None
-            if late is not None and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
-                given = "= True`" if _true(value) else f"= {self.ctx.code(value)}`, if true,"
+            given = _late_given(value, late[2], self.ctx.code(value)) if late is not None else None
+            if late and given and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
                 self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
 
     def _model_attribute(self, target: cst.Attribute) -> bool:

@@ -630,6 +630,39 @@ def test_gptqmodel_requirements_are_what_hf017_says():
     assert "is_gptqmodel_available()" in gptq and "is_gptqmodel_available()" in awq
 
 
+# The switches read late (the twenty-third rleft2 read): on CPU with a tiny GPT-2, the Trainer built on
+# arguments changed after construction reads `torch_compile_backend` (accelerate's dynamo plugin: INDUCTOR)
+# and `fp16_full_eval` (evaluation casts the model to float16), not `fp16`, `bf16`, `torch_compile` or
+# `torch_compile_mode` (its mixed precision and backend are fixed in `__post_init__`)
+LATE_COMPILE_FP16 = """\
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+args = TrainingArguments(output_dir="out")
+args.fp16 = True
+args.bf16 = True
+args.torch_compile = True
+args.torch_compile_mode = "max-autotune"
+args.torch_compile_backend = "inductor"
+args.torch_compile_backend = "openxla"
+args.fp16_full_eval = True
+_, training_args = HfArgumentParser((M, TrainingArguments)).parse_args_into_dataclasses()
+parser = HfArgumentParser((M, TrainingArguments))
+_, training_args = parser.parse_args_into_dataclasses()
+training_args.torch_compile_backend = "inductor"
+training_args.fp16_full_eval = flag
+"""
+
+
+def test_compile_and_fp16_switches_set_late():
+    found = [(f.code, f.start.line) for f in port(LATE_COMPILE_FP16, "xla")[1] if f.code in ("HF003", "HF014")]
+    assert found == [("HF014", 7), ("HF003", 9), ("HF014", 13), ("HF003", 14)]
+    for target in ("neuron", "tpu"):  # HF014 is xla's; fp16 evaluation is every target's
+        findings = port(LATE_COMPILE_FP16, target)[1]
+        assert [(f.code, f.start.line) for f in findings if f.code in ("HF003", "HF014")] == [
+            ("HF003", 9),
+            ("HF003", 14),
+        ]
+
+
 def test_a_late_switch_reads_the_names_last_binding():
     """The name's last binding in its scope decides (the statement walk goes from the end: the twenty-third
     rleft2 read found the first one read)."""
