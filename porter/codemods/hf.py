@@ -255,8 +255,8 @@ class HfFamily(Family):
         if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training", "set_use_kernels")):
             return True
         lib = library_api()
-        if b".use_kernels" in source:
-            return True  # `model.use_kernels = True` (`visit_Assign`)
+        if b".use_kernels" in source or b".cache_implementation" in source:
+            return True  # `model.use_kernels = True` (`visit_Assign`), `x.cache_implementation = ...` (`leave_Assign`)
         if b"self.args." in source and any(lib.is_trainer(q) for qs in found.imported.values() for q in qs):
             return True  # `self.args.x = ...` in a trainer's subclass (`visit_Assign`)
         for name, keywords in found.dotted_calls.items():
@@ -482,6 +482,32 @@ class HfFamily(Family):
             given = _late_given(value, late[2], self.ctx.code(value)) if late is not None else None
             if late and given and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
                 self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        """HF015: `model.generation_config.cache_implementation = "offloaded"` (or on a name bound to a
+        `GenerationConfig(...)` in this scope): `generate` reads it when it builds the cache (seen)."""
+        given = original.value
+        t = original.targets[0].target if len(original.targets) == 1 else None
+        if not isinstance(given, cst.SimpleString) or not isinstance(t, cst.Attribute):
+            return updated
+        value = string_value(given)
+        if not (value or "").startswith("offloaded"):
+            return updated
+        if t.attr.value != "cache_implementation" or not self._generation(t.value):
+            return updated
+        kept = (value or "").removeprefix("offloaded").lstrip("_") or "dynamic"
+        new = updated.with_changes(value=replace_string(given, kept))
+        message = f'`cache_implementation = "{value}"`: {_OFFLOADED_FAILS}; `"{kept}"` keeps the cache on the device'
+        return new if self.ctx.report("HF015", given, message, replacement=new) else updated
+
+    def _generation(self, node: cst.BaseExpression) -> bool:
+        """A model's `.generation_config`, or a name last bound in this scope to a `GenerationConfig(...)`."""
+        if isinstance(node, cst.Attribute):
+            return node.attr.value == "generation_config"
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        bound = last_binding(scope, node.value) if isinstance(node, cst.Name) and scope is not None else None
+        call = bound[0] if bound is not None and bound[1] is None else None
+        return isinstance(call, cst.Call) and (self._kind(call) or ("",))[0] == "generation_config"
 
     def _model_attribute(self, target: cst.Attribute) -> bool:
         """`model.use_kernels = ...` (transformers' setter calls `set_use_kernels`), in a transformers

@@ -663,6 +663,30 @@ def test_compile_and_fp16_switches_set_late():
         ]
 
 
+# HF015 set as an attribute (rleft2): on XLA:CPU with a tiny Llama, `model.generation_config.cache_implementation
+# = "offloaded"` makes `generate` fail (`AcceleratorError: CUDA error`), `"dynamic"` generates
+OFFLOADED_ATTRIBUTE = """\
+from transformers import AutoModelForCausalLM, GenerationConfig
+model = AutoModelForCausalLM.from_pretrained("m")
+model.generation_config.cache_implementation = "offloaded"
+config = GenerationConfig(max_new_tokens=4)
+config.cache_implementation = "offloaded_static"
+other.cache_implementation = "offloaded"
+model.generation_config.cache_implementation = "static"
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_offloaded_cache_set_as_an_attribute(target):
+    new, findings = port(OFFLOADED_ATTRIBUTE, target)
+    assert [(f.code, f.start.line, f.applied) for f in findings if f.code == "HF015"] == [
+        ("HF015", 3, True),
+        ("HF015", 5, True),
+    ]
+    assert 'model.generation_config.cache_implementation = "dynamic"\n' in new
+    assert 'config.cache_implementation = "static"\n' in new and 'other.cache_implementation = "offloaded"' in new
+
+
 def test_a_late_switch_reads_the_names_last_binding():
     """The name's last binding in its scope decides (the statement walk goes from the end: the twenty-third
     rleft2 read found the first one read)."""
