@@ -15,7 +15,7 @@ import libcst as cst
 from porter.analysis.kinds import MoveKind, NameKind
 from porter.analysis.program import attributes_key, move_key, origin_key, stale_key
 from porter.analysis.index import ProjectIndex
-from porter.analysis.resolve import dotted, small_statements
+from porter.analysis.resolve import dotted, iter_statements, small_statements
 from porter.config.settings import Settings
 
 
@@ -37,23 +37,34 @@ def last_binding(
     scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str
 ) -> tuple[cst.BaseExpression, int | None] | None:
     """The value of the last `name = value` directly in `scope`'s body, with the place of `name` where
-    it is unpacked from a flat tuple or list target (`a, name = value`: 1); None where none binds it."""
-    found: tuple[cst.BaseExpression, int | None] | None = None
+    it is unpacked from a flat tuple or list target (`a, name = value`: 1); None where none binds it.
+    `iter_statements` walks a stack, last statement first: the first match is the last in the source."""
     body = scope if isinstance(scope, cst.Module) else scope.body
-    for small in small_statements(body, into_defs=False):
-        if isinstance(small, cst.AnnAssign) and small.value is not None:
-            targets, value = [small.target], small.value
-        elif isinstance(small, cst.Assign):
-            targets, value = [t.target for t in small.targets], small.value
-        else:
-            continue
-        for target in targets:
-            if isinstance(target, cst.Name) and target.value == name:
-                found = (value, None)
-            elif isinstance(target, (cst.Tuple, cst.List)):
-                names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
-                if name in names and not any(isinstance(e, cst.StarredElement) for e in target.elements):
-                    found = (value, names.index(name))
+    for stmt in iter_statements(body, into_defs=False):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in reversed(stmt.body):
+                found = _binding(small, name)
+                if found is not None:
+                    return found
+    return None
+
+
+def _binding(small: cst.BaseSmallStatement, name: str) -> tuple[cst.BaseExpression, int | None] | None:
+    """`last_binding` for one small statement (its last target that binds `name`)."""
+    if isinstance(small, cst.AnnAssign) and small.value is not None:
+        targets, value = [small.target], small.value
+    elif isinstance(small, cst.Assign):
+        targets, value = [t.target for t in small.targets], small.value
+    else:
+        return None
+    found: tuple[cst.BaseExpression, int | None] | None = None
+    for target in targets:
+        if isinstance(target, cst.Name) and target.value == name:
+            found = (value, None)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+            if name in names and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+                found = (value, names.index(name))
     return found
 
 

@@ -32,13 +32,18 @@ def cuda_switches() -> dict[str, str]:
 
 
 @cache
-def _late_switches(target: str) -> dict[str, tuple[str, str]]:
+def _late_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
     """The switches the Trainer reads from the built arguments (so setting one late counts): attribute ->
-    (rule, why); HF012's on xla only, HF013's `[[cuda_switch]]` rows marked `read_late`."""
-    late = {"activation_checkpointing": ("HF012", _CHECKPOINTING_FAILS)} if target == "xla" else {}
+    (rule, why, the string value that counts, None for any true one); HF012's and HF014's on xla only,
+    HF003's `fp16_full_eval`, HF013's `[[cuda_switch]]` rows marked `read_late`. Not `fp16`, `bf16`,
+    `torch_compile`, `torch_compile_mode`: read only as the arguments are built (seen)."""
+    late: dict[str, tuple[str, str, str | None]] = {"fp16_full_eval": ("HF003", _FP16_EVAL_LATE, None)}
+    if target == "xla":
+        late["activation_checkpointing"] = ("HF012", _CHECKPOINTING_FAILS, None)
+        late["torch_compile_backend"] = ("HF014", _COMPILE_FAILS, "inductor")
     for row in load_toml("hf.toml").get("cuda_switch", ()):
         if row.get("read_late"):
-            late[row["keyword"]] = ("HF013", f"{row['read_late']}: {row['what']}")
+            late[row["keyword"]] = ("HF013", f"{row['read_late']}: {row['what']}", None)
     return late
 
 
@@ -102,6 +107,11 @@ _COMPILE_FAILS = (
     "CUDA, HPU and Neuron), whose first step fails on XLA tensors (`InductorError: LoweringException`), and "
     "accelerate 1.16 names no XLA backend (`'OPENXLA' is not a valid DynamoBackend`)"
 )
+# HF003: `fp16_full_eval` is read by the Trainer itself, so setting it on built arguments counts (seen)
+_FP16_EVAL_LATE = (
+    "the Trainer casts the model to float16 for evaluation (transformers 5.24 trainer.py reads "
+    "`args.fp16_full_eval` when it evaluates); bf16 is the targets' reduced precision: `bf16_full_eval`"
+)
 # HF015: what an offloaded KV cache does off CUDA (transformers 5.24 cache_utils.py; seen on XLA:CPU)
 _OFFLOADED_FAILS = (
     "transformers 5.24 offloads the KV cache through CUDA streams (`torch.cuda.default_stream(device)` at "
@@ -149,6 +159,14 @@ _PROCESS_GROUP = (
 
 def _is_cuda(value: str | None) -> bool:
     return value is not None and (value == "cuda" or value.startswith("cuda:"))
+
+
+def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str | None:
+    """How a late switch's value reads in its finding: `= True`, `= x`, if true, or the string that
+    counts (`wanted`); None where it is another string."""
+    if wanted is not None:
+        return f'= "{wanted}"`' if string_value(value) == wanted else None
+    return "= True`" if _true(value) else f"= {code}`, if true,"
 
 
 def _true(node: cst.BaseExpression) -> bool:
@@ -237,8 +255,8 @@ class HfFamily(Family):
         if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training", "set_use_kernels")):
             return True
         lib = library_api()
-        if b".use_kernels" in source:
-            return True  # `model.use_kernels = True` (`visit_Assign`)
+        if b".use_kernels" in source or b".cache_implementation" in source:
+            return True  # `model.use_kernels = True` (`visit_Assign`), `x.cache_implementation = ...` (`leave_Assign`)
         if b"self.args." in source and any(lib.is_trainer(q) for qs in found.imported.values() for q in qs):
             return True  # `self.args.x = ...` in a trainer's subclass (`visit_Assign`)
         for name, keywords in found.dotted_calls.items():
@@ -450,9 +468,9 @@ class HfFamily(Family):
         return updated
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        """HF012/HF013: a switch the Trainer reads from the built arguments set after they are built
-        (`args.activation_checkpointing = True`; `args.gradient_checkpointing = True` it does not read,
-        seen; `args.tf32 = True` is read only as the arguments are built, seen)."""
+        """HF003/HF012/HF013/HF014: a switch the Trainer reads from the built arguments set after they are
+        built (`args.activation_checkpointing = True`; `args.gradient_checkpointing = True` it does not read,
+        seen; `args.tf32 = True`, `fp16`, `torch_compile` are read only as the arguments are built, seen)."""
         value = node.value
         if isinstance(value, cst.Name) and value.value in ("False", "None"):
             return
@@ -461,9 +479,35 @@ class HfFamily(Family):
             if isinstance(t, cst.Attribute) and t.attr.value == "use_kernels" and self._model_attribute(t):
                 self.ctx.report("HF016", node, f"`{self.ctx.code(t)} = {self.ctx.code(value)}`: {_KERNELS_LATE}")
             late = _late_switches(self.ctx.target.name).get(t.attr.value) if isinstance(t, cst.Attribute) else None
-            if late is not None and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
-                given = "= True`" if _true(value) else f"= {self.ctx.code(value)}`, if true,"
+            given = _late_given(value, late[2], self.ctx.code(value)) if late is not None else None
+            if late and given and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
                 self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        """HF015: `model.generation_config.cache_implementation = "offloaded"` (or on a name bound to a
+        `GenerationConfig(...)` in this scope): `generate` reads it when it builds the cache (seen)."""
+        given = original.value
+        t = original.targets[0].target if len(original.targets) == 1 else None
+        if not isinstance(given, cst.SimpleString) or not isinstance(t, cst.Attribute):
+            return updated
+        value = string_value(given)
+        if not (value or "").startswith("offloaded"):
+            return updated
+        if t.attr.value != "cache_implementation" or not self._generation(t.value):
+            return updated
+        kept = (value or "").removeprefix("offloaded").lstrip("_") or "dynamic"
+        new = updated.with_changes(value=replace_string(given, kept))
+        message = f'`cache_implementation = "{value}"`: {_OFFLOADED_FAILS}; `"{kept}"` keeps the cache on the device'
+        return new if self.ctx.report("HF015", given, message, replacement=new) else updated
+
+    def _generation(self, node: cst.BaseExpression) -> bool:
+        """A model's `.generation_config`, or a name last bound in this scope to a `GenerationConfig(...)`."""
+        if isinstance(node, cst.Attribute):
+            return node.attr.value == "generation_config"
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        bound = last_binding(scope, node.value) if isinstance(node, cst.Name) and scope is not None else None
+        call = bound[0] if bound is not None and bound[1] is None else None
+        return isinstance(call, cst.Call) and (self._kind(call) or ("",))[0] == "generation_config"
 
     def _model_attribute(self, target: cst.Attribute) -> bool:
         """`model.use_kernels = ...` (transformers' setter calls `set_use_kernels`), in a transformers

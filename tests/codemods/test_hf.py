@@ -628,3 +628,78 @@ def test_gptqmodel_requirements_are_what_hf017_says():
     gptq, awq = inspect.getsource(quantizer_gptq), inspect.getsource(quantizer_awq)
     assert 'raise RuntimeError("GPU is required to quantize or run quantize model.")' in gptq
     assert "is_gptqmodel_available()" in gptq and "is_gptqmodel_available()" in awq
+
+
+# The switches read late (the twenty-third rleft2 read): on CPU with a tiny GPT-2, the Trainer built on
+# arguments changed after construction reads `torch_compile_backend` (accelerate's dynamo plugin: INDUCTOR)
+# and `fp16_full_eval` (evaluation casts the model to float16), not `fp16`, `bf16`, `torch_compile` or
+# `torch_compile_mode` (its mixed precision and backend are fixed in `__post_init__`)
+LATE_COMPILE_FP16 = """\
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+args = TrainingArguments(output_dir="out")
+args.fp16 = True
+args.bf16 = True
+args.torch_compile = True
+args.torch_compile_mode = "max-autotune"
+args.torch_compile_backend = "inductor"
+args.torch_compile_backend = "openxla"
+args.fp16_full_eval = True
+_, training_args = HfArgumentParser((M, TrainingArguments)).parse_args_into_dataclasses()
+parser = HfArgumentParser((M, TrainingArguments))
+_, training_args = parser.parse_args_into_dataclasses()
+training_args.torch_compile_backend = "inductor"
+training_args.fp16_full_eval = flag
+"""
+
+
+def test_compile_and_fp16_switches_set_late():
+    found = [(f.code, f.start.line) for f in port(LATE_COMPILE_FP16, "xla")[1] if f.code in ("HF003", "HF014")]
+    assert found == [("HF014", 7), ("HF003", 9), ("HF014", 13), ("HF003", 14)]
+    for target in ("neuron", "tpu"):  # HF014 is xla's; fp16 evaluation is every target's
+        findings = port(LATE_COMPILE_FP16, target)[1]
+        assert [(f.code, f.start.line) for f in findings if f.code in ("HF003", "HF014")] == [
+            ("HF003", 9),
+            ("HF003", 14),
+        ]
+
+
+# HF015 set as an attribute (rleft2): on XLA:CPU with a tiny Llama, `model.generation_config.cache_implementation
+# = "offloaded"` makes `generate` fail (`AcceleratorError: CUDA error`), `"dynamic"` generates
+OFFLOADED_ATTRIBUTE = """\
+from transformers import AutoModelForCausalLM, GenerationConfig
+model = AutoModelForCausalLM.from_pretrained("m")
+model.generation_config.cache_implementation = "offloaded"
+config = GenerationConfig(max_new_tokens=4)
+config.cache_implementation = "offloaded_static"
+other.cache_implementation = "offloaded"
+model.generation_config.cache_implementation = "static"
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_offloaded_cache_set_as_an_attribute(target):
+    new, findings = port(OFFLOADED_ATTRIBUTE, target)
+    assert [(f.code, f.start.line, f.applied) for f in findings if f.code == "HF015"] == [
+        ("HF015", 3, True),
+        ("HF015", 5, True),
+    ]
+    assert 'model.generation_config.cache_implementation = "dynamic"\n' in new
+    assert 'config.cache_implementation = "static"\n' in new and 'other.cache_implementation = "offloaded"' in new
+
+
+def test_a_late_switch_reads_the_names_last_binding():
+    """The name's last binding in its scope decides (the statement walk goes from the end: the twenty-third
+    rleft2 read found the first one read)."""
+    parsed_last = """\
+from transformers import HfArgumentParser, TrainingArguments
+args = load()
+parser = HfArgumentParser((M, TrainingArguments))
+_, args = parser.parse_args_into_dataclasses()
+args.activation_checkpointing = True
+"""
+    built_first = (
+        'from transformers import TrainingArguments\nargs = TrainingArguments(output_dir="o")\nargs = load()\n'
+    )
+    assert [(f.code, f.start.line) for f in port(parsed_last, "xla")[1] if f.code == "HF012"] == [("HF012", 5)]
+    rebound = built_first + "args.activation_checkpointing = True\n"
+    assert "HF012" not in codes(port(rebound, "xla")[1])
