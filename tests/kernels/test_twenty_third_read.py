@@ -43,12 +43,8 @@ def test_loads_and_stores_under_one_bound_are_still_derived():
         + "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
         + "    tl.store(y_ptr + offs, x + 1, mask=mask)\n"
     )
-    derived = translate(source, "k")
-    assert derived is not None
-    namespace: dict = {"torch": torch}
-    exec(derived.source(), namespace)
     x, y = torch.randn(64), torch.zeros(64)
-    namespace["k_reference"](x, y, 37)
+    _reference(source)(x, y, 37)
     torch.testing.assert_close(y[:37], x[:37] + 1)
     assert not y[37:].any()
 
@@ -124,10 +120,15 @@ def test_not_of_a_number_is_python_s_not_as_in_triton():
         + "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
         + "    tl.store(y_ptr + offs, x * (not 0), mask=offs < n)\n"
     )
+    x, y = torch.randn(64), torch.zeros(64)
+    _reference(source)(x, y, 64)
+    torch.testing.assert_close(y, x)
+
+
+def _reference(source):
+    """The reference porter derives for kernel `k` of `source`, ready to call."""
     derived = translate(source, "k")
     assert derived is not None
     namespace: dict = {"torch": torch}
     exec(derived.source(), namespace)
-    x, y = torch.randn(64), torch.zeros(64)
-    namespace["k_reference"](x, y, 64)
-    torch.testing.assert_close(y, x)
+    return namespace["k_reference"]

@@ -269,8 +269,6 @@ def test_text_from_the_tree_is_no_ci_command_in_any_log(tmp_path):
 def test_a_markdown_report_mentions_no_one(tmp_path):
     # a string from the tree quoted in a message reached the PR comment as text: GitHub reads
     # `@name` there (not in code) as a mention, and notifies the user or a whole team
-    from markdown_it import MarkdownIt
-
     (tmp_path / "m.py").write_bytes(
         b"import torch\nimport torch.distributed as dist\n"
         b'm = torch.compile(lambda x: x, backend="inductor @octocat")\n'
@@ -280,21 +278,27 @@ def test_a_markdown_report_mentions_no_one(tmp_path):
     text = (tmp_path / "r.md").read_text(encoding="utf-8")
     assert out.returncode == 1 and "octocat" in text and "my-org/everyone" in text, text
 
+    mentions = [t for t in _markdown_texts(text) if re.search(r"(?<![\w`])@\w", t)]
+    assert mentions == [], mentions
+
+
+def _markdown_texts(text):
+    """The plain-text pieces of a Markdown document, as a renderer finds them (not code spans):
+    where GitHub looks for mentions and issue references."""
+    from markdown_it import MarkdownIt
+
     def texts(tokens):
         for t in tokens:
             if t.type == "text":
                 yield t.content
             yield from texts(t.children or [])
 
-    mentions = [t for t in texts(MarkdownIt("commonmark").parse(text)) if re.search(r"(?<![\w`])@\w", t)]
-    assert mentions == [], mentions
+    return list(texts(MarkdownIt("commonmark").parse(text)))
 
 
 def test_a_markdown_report_references_no_issue(tmp_path):
     # GitHub links `#123` (and `owner/repo#123`, another repository's issue, which then shows a
     # "mentioned this" event) in a comment's text after Markdown is parsed: `\#123` is still `#123`
-    from markdown_it import MarkdownIt
-
     (tmp_path / "m.py").write_bytes(
         b'import torch\nimport torch.distributed as dist\ndist.init_process_group(backend="nccl #12 my-org/repo#345")\n'
     )
@@ -302,13 +306,7 @@ def test_a_markdown_report_references_no_issue(tmp_path):
     text = (tmp_path / "r.md").read_text(encoding="utf-8")
     assert out.returncode == 1 and "345" in text, text
 
-    def texts(tokens):
-        for t in tokens:
-            if t.type == "text":
-                yield t.content
-            yield from texts(t.children or [])
-
-    references = [t for t in texts(MarkdownIt("commonmark").parse(text)) if re.search(r"#[0-9]", t)]
+    references = [t for t in _markdown_texts(text) if re.search(r"#[0-9]", t)]
     assert references == [], references
 
 

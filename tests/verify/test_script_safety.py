@@ -1103,14 +1103,20 @@ def test_a_root_that_changes_its_child_s_output_in_place_is_recorded_not_named_a
         "    loss = model(x).pow(2).mean()\n"
         "    opt.zero_grad(); loss.backward(); opt.step()\n"
     )
+    traces = _scaled_by_2_and_3(tmp_path, body)
+    assert [e["key"] for e in traces["2"].manifest["modules"]] == ["module.0", "module.1", "module", "(model)"]
+    rows, first = compare_modules(traces["2"], traces["3"], 1e-4, 1e-5)
+    assert first is not None and first["module"] == "(model)", rows
+
+
+def _scaled_by_2_and_3(tmp_path, body):
+    """The traces of `body` recorded with its `K` read as 2 and as 3 (a port that scales by 3)."""
     traces = {}
     for k in ("2", "3"):
         rec = _record(tmp_path / k, _tree(tmp_path, body.replace("K", k)), timeout=120, noise_floor=False)
         assert rec.status == "ok", (rec.status, rec.error)
         traces[k] = rec.trace
-    assert [e["key"] for e in traces["2"].manifest["modules"]] == ["module.0", "module.1", "module", "(model)"]
-    rows, first = compare_modules(traces["2"], traces["3"], 1e-4, 1e-5)
-    assert first is not None and first["module"] == "(model)", rows
+    return traces
 
 
 @pytest.mark.parametrize("change", ["out.logits.mul_(K)", "out.logits = out.logits * K"])
@@ -1139,11 +1145,7 @@ def test_a_root_that_changes_its_child_s_dataclass_output_is_recorded_not_named_
         "    loss = model(x).logits.pow(2).mean()\n"
         "    opt.zero_grad(); loss.backward(); opt.step()\n"
     )
-    traces = {}
-    for k in ("2", "3"):
-        rec = _record(tmp_path / k, _tree(tmp_path, body.replace("K", k)), timeout=120, noise_floor=False)
-        assert rec.status == "ok", (rec.status, rec.error)
-        traces[k] = rec.trace
+    traces = _scaled_by_2_and_3(tmp_path, body)
     assert [e["key"] for e in traces["2"].manifest["modules"]] == ["module.fc", "module", "(model)"]
     rows, first = compare_modules(traces["2"], traces["3"], 1e-4, 1e-5)
     assert first is not None and first["module"] == "(model)", rows
