@@ -320,10 +320,13 @@ def _dtypes(m: dict, pm: dict | None) -> dict:
     return {}
 
 
-def _dtype_warnings(modules: list[dict]) -> list[str]:
+def _dtype_warnings(modules: list[dict], rm: dict, pm: dict) -> list[str]:
     """One line naming the module outputs and buffers the port holds in another dtype (said,
-    not deciding the verdict: their values decide it)."""
-    other = [m for m in modules if m.get("dtypes")]
+    not deciding the verdict: their values decide it). Outputs in a dtype the port's autocast
+    makes and the reference's does not are left out: the precision line says that change, and
+    "restore the dtype" misadvised a port that added autocast (twenty-third read)."""
+    autocast = set(_autocast_dtypes(pm)) - set(_autocast_dtypes(rm))
+    other = [m for m in modules if m.get("dtypes") and m["dtypes"][1] not in autocast]
     if not other:
         return []
     first = other[0]
@@ -333,6 +336,10 @@ def _dtype_warnings(modules: list[dict]) -> list[str]:
         "value at the tolerance, so the change passes where its values agree; where the port did not "
         "mean to change it, restore the dtype"
     ]
+
+
+def _autocast_dtypes(manifest: dict) -> list[str]:
+    return (manifest.get("precision") or {}).get("autocast_dtypes") or []
 
 
 def _call_base(key: str) -> str:
@@ -844,7 +851,7 @@ def _fails(
             f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
             "(on XLA, Module.to() unties shared weights: re-tie them after moving)"
         )
-    res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules) + _dtype_warnings(res.modules)
+    res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules) + _dtype_warnings(res.modules, rm, pm)
     fails += device_fails
     if res.parameters["differing"]:
         d = res.parameters["differing"]

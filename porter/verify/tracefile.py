@@ -240,7 +240,13 @@ def _list(spec):
 
 _NUMBER = (int, float)
 _STATS, _SAMPLE, _BLOCKS = ("tensor", "stats"), ("tensor", "sample"), ("tensor", "blocks")
-_OUTPUT = {"shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS), "blocks": _opt(_BLOCKS)}
+_OUTPUT = {
+    "shape": _req(_list(int)),
+    "dtype": _opt(str),
+    "sample": _req(_SAMPLE),
+    "stats": _req(_STATS),
+    "blocks": _opt(_BLOCKS),
+}
 _FALLBACK = {"op": _req(str), "count": _opt(_NUMBER), "per_step": _opt(_NUMBER)}
 _CALL_SITE = {"call": _req(str), "location": _opt(str), "per_step": _opt(_NUMBER)}
 # The fields `porter trace compare`, `trace ops` and the reports read, with the types they read
@@ -256,7 +262,7 @@ _MANIFEST = {
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
     "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "tied": _list(_list(str)),
-    "precision": {"regime": str},
+    "precision": {"regime": str, "autocast_dtypes": _list(str)},
     "ops": _list({"op": _req(str), "count": _req(int), "dtypes": _list(str), "devices": _list(str)}),
     "perf": _opt(
         {

@@ -174,6 +174,12 @@ def _bad_manifests() -> dict[str, object]:
         "an op count that is text": {**good, "ops": [{"op": "aten::mm", "count": "many"}]},
         "side not an object": {**good, "side": "gpu"},
         "precision null": {**good, "precision": None},
+        # read by the dtype line since the twenty-third read (a list was not hashable there)
+        "autocast dtypes that are not text": {**good, "precision": {"regime": "bfloat16", "autocast_dtypes": [[1]]}},
+        "an output dtype that is a list": {
+            **good,
+            "modules": [{"key": "fc", "outputs": [{**good["modules"][0]["outputs"][0], "dtype": ["float32"]}]}],
+        },
         "perf of the wrong shape": {**good, "perf": {"xla": {"recompiles_after_warmup": "x"}}},
         "a schema from the future": {**good, "schema": "porter.trace/2"},
         "a huge version": {**good, "schema": "porter.trace/" + "9" * 5000},

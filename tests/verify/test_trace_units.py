@@ -659,6 +659,39 @@ def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide
     assert r.verdict == "pass" and not any("another dtype" in x for x in r.reasons)
 
 
+def test_outputs_the_port_s_autocast_made_are_left_to_the_precision_line_a_real_change_still_said(tmp_path):
+    """A port that added bfloat16 autocast changes every output's dtype: the dtype line said so
+    beside the precision line that already does, and advised "restore the dtype" (twenty-third
+    read). It now leaves out outputs in the dtype the port's autocast makes, and still names a
+    float64 buffer the port made float32."""
+    from porter.verify.recorder import tensor_stats
+
+    traces = []
+    for name, buffer_dtype in (("r", "float64"), ("p", "float32")):
+        t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name == "p" else None)
+        t.tensors["b0.stats"], t.tensors["b0.sample"] = tensor_stats(torch.linspace(0, 1, 8), 64)
+        out = {"shape": [8], "dtype": buffer_dtype, "stats": "b0.stats", "sample": "b0.sample"}
+        t.manifest["buffers"] = [{"key": "bn.running_mean", "type": "buffer", "outputs": [out]}]
+        traces.append(t)
+    ref, port = traces
+    port.manifest["precision"] = {"regime": "bfloat16", "autocast_dtypes": ["bfloat16"]}
+    port.manifest["modules"][0]["outputs"][0]["dtype"] = "bfloat16"
+    res = compare_traces(ref, port)
+    assert res.verdict == "pass", res.reasons
+    assert any("other precision regimes (reference float32, port bfloat16)" in w for w in res.warnings)
+    said = [w for w in res.warnings if "another dtype" in w]
+    assert said == [
+        "1 module output(s) or buffer(s) have another dtype in the port (first: bn.running_mean: reference "
+        "float64, ported float32): compared by value at the tolerance, so the change passes where its values "
+        "agree; where the port did not mean to change it, restore the dtype"
+    ]
+    out["dtype"] = "float64"  # the port's buffer as the reference's: autocast explains the rest
+    assert not any("another dtype" in w for w in compare_traces(ref, port).warnings)
+    ref.manifest["precision"] = {"regime": "bfloat16", "autocast_dtypes": ["bfloat16"]}  # fc outside it there
+    said = [w for w in compare_traces(ref, port).warnings if "another dtype" in w]
+    assert len(said) == 1 and "(first: fc: reference float32, ported bfloat16)" in said[0], said
+
+
 def _stopped_early(tmp_path, name, error, label=PORT):
     """A side that stopped before its first optimizer step, as `trace record` writes it: no step,
     no module, no parameter, its device lists empty, and its error if it raised."""
