@@ -56,13 +56,49 @@ for i in range(2):
     sync()
 """
 
+# one module type called on six lengths (six shapes, beyond the recorder's MAX_REGIONS = 4 that a
+# padded output is recorded on); BAD: the sixth call's output moved by 1%; SWAP unused
+SIX_LENGTHS = """
+import torch, torch.nn as nn
+PORT, SWAP, BAD, PAD, EXTRA = {flags}
+if PORT:
+    import torch_xla
+    dev, sync = torch_xla.device(), torch_xla.sync
+else:
+    dev, sync = torch.device("cuda"), (lambda: None)
+class Six(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ls = nn.ModuleList(nn.Linear(8, 8) for _ in range(6))
+        if EXTRA:
+            self.cast = nn.Identity()
+    def forward(self, x):
+        if EXTRA:
+            x = self.cast(x)
+        out = 0
+        for i, lin in enumerate(self.ls):
+            h = lin(x if PAD else x[: i + 1])
+            h = h * 1.01 if BAD and i == 5 else h
+            out = out + (h[: i + 1] ** 2).mean()
+        return out
+torch.manual_seed(0)
+m = Six().to(dev)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+x = torch.randn(8, 8).to(dev)
+for i in range(2):
+    opt.zero_grad()
+    m(x).backward()
+    opt.step()
+    sync()
+"""
 
-def _check(tmp_path: Path, name: str, **flags) -> dict:
+
+def _check(tmp_path: Path, name: str, program: str = TWO_TOWERS, **flags) -> dict:
     orig, port = tmp_path / "original", tmp_path / name
     for tree, on in ((orig, {}), (port, dict(flags, PORT=True))):
         tree.mkdir(exist_ok=True)
         values = tuple(on.get(k, False) for k in ("PORT", "SWAP", "BAD", "PAD", "EXTRA"))
-        (tree / "train.py").write_text(TWO_TOWERS.format(flags=values))
+        (tree / "train.py").write_text(program.format(flags=values))
     report = tmp_path / f"{name}.json"
     args = ["parity-check", "--original", str(orig), "--ported", str(port), "--steps", "1"]
     args += ["--no-noise-floor", "--no-count-ops", "--timeout", "300", "--report", str(report)]
@@ -109,3 +145,23 @@ def test_a_padded_port_that_calls_one_module_more_is_compared_on_the_regions_of_
     data = _check(tmp_path, "extra_bad", PAD=True, EXTRA=True, BAD=True)
     assert data["verdict"] == "fail"
     assert data["first_divergence"]["module"] == "a", data["first_divergence"]
+
+
+def test_calls_of_one_type_beyond_the_region_bound_are_not_compared_never_misjudged(tmp_path):
+    """Six calls of one module type whose six shapes a padded output holds, with one module more
+    before them in the port: the recorder keeps at most MAX_REGIONS (4) regions of a call number
+    beyond the call at the reference's index, so the last two calls have no region of their own
+    (twenty-third read's leftover). They are said "not compared", the verdict is the loss's: a
+    port that moves the sixth call's output fails, one that does not passes."""
+    data = _check(tmp_path, "six", SIX_LENGTHS, PAD=True, EXTRA=True)
+    assert data["verdict"] == "pass", data["reasons"]
+    for i in range(4):
+        row = data["rows"][f"ls.{i}"]
+        assert row["compared"] and row["passed"] and row["reference_shape"] == [i + 1, 8], row
+    for i in (4, 5):
+        row = data["rows"][f"ls.{i}"]
+        assert not row["compared"] and row["problem"] == f"other shapes: reference [{i + 1}, 8], ported [8, 8]", row
+    assert any("2 module output(s) had other shapes" in w for w in data["warnings"]), data["warnings"]
+    data = _check(tmp_path, "six_bad", SIX_LENGTHS, PAD=True, EXTRA=True, BAD=True)
+    assert data["verdict"] == "fail" and not data["rows"]["ls.5"]["compared"], data["rows"]["ls.5"]
+    assert any("the loss curves part at step 1" in r for r in data["reasons"]), data["reasons"]
