@@ -323,10 +323,13 @@ def _dtypes(m: dict, pm: dict | None) -> dict:
 def _dtype_warnings(modules: list[dict], rm: dict, pm: dict) -> list[str]:
     """One line naming the module outputs and buffers the port holds in another dtype (said,
     not deciding the verdict: their values decide it). Outputs in a dtype the port's autocast
-    makes and the reference's does not are left out: the precision line says that change, and
-    "restore the dtype" misadvised a port that added autocast (twenty-third read)."""
-    autocast = set(_autocast_dtypes(pm)) - set(_autocast_dtypes(rm))
-    other = [m for m in modules if m.get("dtypes") and m["dtypes"][1] not in autocast]
+    makes and the reference's does not, from a dtype autocast casts, are left out: the precision
+    line says that change, and "restore the dtype" misadvised a port that added autocast
+    (twenty-third read). Autocast casts float32, float16 and bfloat16, never float64: a float64
+    output made bfloat16 is the port's change, said."""
+    made = set(_autocast_dtypes(pm)) - set(_autocast_dtypes(rm))
+    cast_from = {"float32", "float16", "bfloat16"}
+    other = [m for m in modules if m.get("dtypes") and not (m["dtypes"][0] in cast_from and m["dtypes"][1] in made)]
     if not other:
         return []
     first = other[0]

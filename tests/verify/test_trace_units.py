@@ -687,6 +687,9 @@ def test_outputs_the_port_s_autocast_made_are_left_to_the_precision_line_a_real_
     ]
     out["dtype"] = "float64"  # the port's buffer as the reference's: autocast explains the rest
     assert not any("another dtype" in w for w in compare_traces(ref, port).warnings)
+    out["dtype"] = "bfloat16"  # autocast never casts float64: the port's own change
+    said = [w for w in compare_traces(ref, port).warnings if "another dtype" in w]
+    assert len(said) == 1 and "(first: bn.running_mean: reference float64, ported bfloat16)" in said[0], said
     ref.manifest["precision"] = {"regime": "bfloat16", "autocast_dtypes": ["bfloat16"]}  # fc outside it there
     said = [w for w in compare_traces(ref, port).warnings if "another dtype" in w]
     assert len(said) == 1 and "(first: fc: reference float32, ported bfloat16)" in said[0], said
