@@ -19,7 +19,7 @@ from functools import cache
 
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import assigned_values, last_binding
+from porter.codemods.flow import last_binding
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -908,10 +908,10 @@ class HfFamily(Family):
         items: list[cst.BaseExpression] = []
         for arg in parser.args:
             value = arg.value
-            if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`, the tuple made above
+            if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`: the tuple last bound in this scope
                 scope = self.ctx.scopes.innermost or self.ctx.module
-                bound = assigned_values(scope, value.value) if scope is not None else []
-                value = bound[-1] if bound else value
+                bound = last_binding(scope, value.value) if scope is not None else None
+                value = bound[0] if bound is not None and bound[1] is None else value
             items += [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
         return [self.ctx.qualname(i) for i in items]
 
