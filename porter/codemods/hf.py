@@ -519,8 +519,8 @@ class HfFamily(Family):
 
     def _holds_training_arguments(self, node: cst.BaseExpression) -> bool:
         """A name last bound in this scope to a training-arguments call, or unpacked at the place of a
-        training-arguments class from an argument parser's `parse_*` call on a parser built in this
-        scope; `self.args` in a trainer's subclass. No further: what porter cannot see is left."""
+        training-arguments class from an argument parser's `parse_*` call on a parser built inline or in
+        this scope; `self.args` in a trainer's subclass. No further: what porter cannot see is left."""
         if isinstance(node, cst.Attribute):
             return bool(self._classes) and self._classes[-1] and self.ctx.code(node) == "self.args"
         scope = self.ctx.scopes.innermost or self.ctx.module
@@ -537,14 +537,16 @@ class HfFamily(Family):
 
     def _parsed_classes(self, value: cst.BaseExpression) -> list[str | None]:
         """`parser.parse_args_into_dataclasses()` (or `parse_dict`, `parse_json_file`, `parse_yaml_file`)
-        on a name bound in this scope to an argument parser: its dataclasses in order, None for one
-        that is not training arguments."""
+        on an argument parser built inline or on a name bound in this scope to one: its dataclasses in
+        order, None for one that is not training arguments."""
         func = value.func if isinstance(value, cst.Call) else None
-        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE and isinstance(func.value, cst.Name)):
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE):
             return []
-        scope = self.ctx.scopes.innermost or self.ctx.module
-        bound = last_binding(scope, func.value.value) if scope is not None else None
-        parser = bound[0] if bound is not None and bound[1] is None else None
+        parser: cst.BaseExpression | None = func.value
+        if isinstance(parser, cst.Name):
+            scope = self.ctx.scopes.innermost or self.ctx.module
+            bound = last_binding(scope, parser.value) if scope is not None else None
+            parser = bound[0] if bound is not None and bound[1] is None else None
         if not isinstance(parser, cst.Call) or (self._kind(parser) or ("",))[0] != "parser":
             return []
         return [q if q is not None and self.lib.is_training_arguments(q) else None for q in self._parser_items(parser)]

@@ -727,3 +727,18 @@ def test_a_parsers_dataclass_tuple_is_read_at_its_last_binding():
     assert [(f.code, f.start.line) for f in port(rebound_to_training, "xla")[1] if f.code == "HF012"] == [("HF012", 6)]
     rebound_away = hf.format("(M, TrainingArguments)", "(M, N)")
     assert not {"HF004", "HF012"} & codes(port(rebound_away, "xla")[1])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_late_switch_on_arguments_from_a_parser_built_inline(target):
+    """`HfArgumentParser((M, TrainingArguments)).parse_args_into_dataclasses()` unpacked into names: the
+    training arguments' place is read as from a parser bound to a name (the twenty-third trlp read)."""
+    src = """\
+from transformers import HfArgumentParser, TrainingArguments
+model_args, args = HfArgumentParser((M, TrainingArguments)).parse_args_into_dataclasses()
+args.activation_checkpointing = True
+model_args.use_liger_kernel = True
+args.use_liger_kernel = True
+"""
+    expected = [("HF012", 3), ("HF013", 5)] if target == "xla" else [("HF013", 5)]
+    assert [(f.code, f.start.line) for f in port(src, target)[1] if f.code in ("HF012", "HF013")] == expected
