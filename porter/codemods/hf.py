@@ -75,8 +75,11 @@ _LOADER_KEYWORDS = frozenset(
         "kernel_config",
     )
 )
-# an argument parser's methods that return its dataclasses in the order it was built with
-_PARSE = frozenset(("parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file"))
+# an argument parser's methods that return its dataclasses in the order it was built with (trl 1.16's
+# `TrlParser.parse_args_and_config` wraps `parse_args_into_dataclasses`: read and run)
+_PARSE = frozenset(
+    ("parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file", "parse_args_and_config")
+)
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
 # HF015: the KV caches built by hand that offload (transformers 5.24 cache_utils.py: `offloading=True`;

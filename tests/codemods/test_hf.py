@@ -742,3 +742,17 @@ args.use_liger_kernel = True
 """
     expected = [("HF012", 3), ("HF013", 5)] if target == "xla" else [("HF013", 5)]
     assert [(f.code, f.start.line) for f in port(src, target)[1] if f.code in ("HF012", "HF013")] == expected
+
+
+def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
+    """trl's `TrlParser.parse_args_and_config()` returns the dataclasses in the parser's order, as
+    `parse_args_into_dataclasses` does (trl 1.16, run: the twenty-third trlp read)."""
+    src = """\
+from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+def main():
+    parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+    script_args, training_args, model_args = parser.parse_args_and_config()
+    training_args.use_liger_kernel = True
+    script_args.use_liger_kernel = True
+"""
+    assert [(f.code, f.start.line) for f in port(src, "tpu")[1] if f.code == "HF013"] == [("HF013", 5)]
