@@ -19,7 +19,7 @@ from functools import cache
 
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import assigned_values, last_binding
+from porter.codemods.flow import last_binding
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -75,8 +75,11 @@ _LOADER_KEYWORDS = frozenset(
         "kernel_config",
     )
 )
-# an argument parser's methods that return its dataclasses in the order it was built with
-_PARSE = frozenset(("parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file"))
+# an argument parser's methods that return its dataclasses in the order it was built with (trl 1.16's
+# `TrlParser.parse_args_and_config` wraps `parse_args_into_dataclasses`: read and run)
+_PARSE = frozenset(
+    ("parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file", "parse_args_and_config")
+)
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
 # HF015: the KV caches built by hand that offload (transformers 5.24 cache_utils.py: `offloading=True`;
@@ -519,8 +522,8 @@ class HfFamily(Family):
 
     def _holds_training_arguments(self, node: cst.BaseExpression) -> bool:
         """A name last bound in this scope to a training-arguments call, or unpacked at the place of a
-        training-arguments class from an argument parser's `parse_*` call on a parser built in this
-        scope; `self.args` in a trainer's subclass. No further: what porter cannot see is left."""
+        training-arguments class from an argument parser's `parse_*` call on a parser built inline or in
+        this scope; `self.args` in a trainer's subclass. No further: what porter cannot see is left."""
         if isinstance(node, cst.Attribute):
             return bool(self._classes) and self._classes[-1] and self.ctx.code(node) == "self.args"
         scope = self.ctx.scopes.innermost or self.ctx.module
@@ -537,14 +540,16 @@ class HfFamily(Family):
 
     def _parsed_classes(self, value: cst.BaseExpression) -> list[str | None]:
         """`parser.parse_args_into_dataclasses()` (or `parse_dict`, `parse_json_file`, `parse_yaml_file`)
-        on a name bound in this scope to an argument parser: its dataclasses in order, None for one
-        that is not training arguments."""
+        on an argument parser built inline or on a name bound in this scope to one: its dataclasses in
+        order, None for one that is not training arguments."""
         func = value.func if isinstance(value, cst.Call) else None
-        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE and isinstance(func.value, cst.Name)):
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE):
             return []
-        scope = self.ctx.scopes.innermost or self.ctx.module
-        bound = last_binding(scope, func.value.value) if scope is not None else None
-        parser = bound[0] if bound is not None and bound[1] is None else None
+        parser: cst.BaseExpression | None = func.value
+        if isinstance(parser, cst.Name):
+            scope = self.ctx.scopes.innermost or self.ctx.module
+            bound = last_binding(scope, parser.value) if scope is not None else None
+            parser = bound[0] if bound is not None and bound[1] is None else None
         if not isinstance(parser, cst.Call) or (self._kind(parser) or ("",))[0] != "parser":
             return []
         return [q if q is not None and self.lib.is_training_arguments(q) else None for q in self._parser_items(parser)]
@@ -908,10 +913,10 @@ class HfFamily(Family):
         items: list[cst.BaseExpression] = []
         for arg in parser.args:
             value = arg.value
-            if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`, the tuple made above
+            if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`: the tuple last bound in this scope
                 scope = self.ctx.scopes.innermost or self.ctx.module
-                bound = assigned_values(scope, value.value) if scope is not None else []
-                value = bound[-1] if bound else value
+                bound = last_binding(scope, value.value) if scope is not None else None
+                value = bound[0] if bound is not None and bound[1] is None else value
             items += [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
         return [self.ctx.qualname(i) for i in items]
 

@@ -703,3 +703,56 @@ args.activation_checkpointing = True
     assert [(f.code, f.start.line) for f in port(parsed_last, "xla")[1] if f.code == "HF012"] == [("HF012", 5)]
     rebound = built_first + "args.activation_checkpointing = True\n"
     assert "HF012" not in codes(port(rebound, "xla")[1])
+
+
+def test_a_parsers_dataclass_tuple_is_read_at_its_last_binding():
+    """`TrlParser(dataclass_types)` / `HfArgumentParser(types)` read the tuple's last binding in the scope,
+    as `last_binding` reads a late switch's name (the twenty-third trlp read found the first one read)."""
+    trl = "from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser\n"
+    with_sft, without = "(ScriptArguments, SFTConfig, ModelConfig)", "(ScriptArguments, ModelConfig)"
+    rebound_to_sft = (
+        f"{trl}dataclass_types = {without}\ndataclass_types = {with_sft}\nparser = TrlParser(dataclass_types)\n"
+    )
+    assert [(f.code, f.start.line) for f in port(rebound_to_sft, "xla")[1] if f.code == "HF004"] == [("HF004", 4)]
+    rebound_away = (
+        f"{trl}dataclass_types = {with_sft}\ndataclass_types = {without}\nparser = TrlParser(dataclass_types)\n"
+    )
+    assert not {"HF004", "HF012"} & codes(port(rebound_away, "xla")[1])
+    hf = (
+        "from transformers import HfArgumentParser, TrainingArguments\n"
+        "types = {}\ntypes = {}\nparser = HfArgumentParser(types)\n"
+        "_, args = parser.parse_args_into_dataclasses()\nargs.activation_checkpointing = True\n"
+    )
+    rebound_to_training = hf.format("(M, N)", "(M, TrainingArguments)")
+    assert [(f.code, f.start.line) for f in port(rebound_to_training, "xla")[1] if f.code == "HF012"] == [("HF012", 6)]
+    rebound_away = hf.format("(M, TrainingArguments)", "(M, N)")
+    assert not {"HF004", "HF012"} & codes(port(rebound_away, "xla")[1])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_late_switch_on_arguments_from_a_parser_built_inline(target):
+    """`HfArgumentParser((M, TrainingArguments)).parse_args_into_dataclasses()` unpacked into names: the
+    training arguments' place is read as from a parser bound to a name (the twenty-third trlp read)."""
+    src = """\
+from transformers import HfArgumentParser, TrainingArguments
+model_args, args = HfArgumentParser((M, TrainingArguments)).parse_args_into_dataclasses()
+args.activation_checkpointing = True
+model_args.use_liger_kernel = True
+args.use_liger_kernel = True
+"""
+    expected = [("HF012", 3), ("HF013", 5)] if target == "xla" else [("HF013", 5)]
+    assert [(f.code, f.start.line) for f in port(src, target)[1] if f.code in ("HF012", "HF013")] == expected
+
+
+def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
+    """trl's `TrlParser.parse_args_and_config()` returns the dataclasses in the parser's order, as
+    `parse_args_into_dataclasses` does (trl 1.16, run: the twenty-third trlp read)."""
+    src = """\
+from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+def main():
+    parser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))
+    script_args, training_args, model_args = parser.parse_args_and_config()
+    training_args.use_liger_kernel = True
+    script_args.use_liger_kernel = True
+"""
+    assert [(f.code, f.start.line) for f in port(src, "tpu")[1] if f.code == "HF013"] == [("HF013", 5)]
