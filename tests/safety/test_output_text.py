@@ -547,6 +547,22 @@ def test_the_carets_stand_under_a_finding_after_an_invisible_character(tmp_path)
     assert src.index("torch.randn") == carets.index("^"), (src, carets)
 
 
+def test_a_source_line_shows_its_blank_columns_as_escapes_and_the_carets_follow(tmp_path):
+    """In `full`, `'a<NBSP>b'` read as `'a b'`, another line: each character drawn blank is its
+    escape, and the carets stay under the finding, whose span holds one (twenty-third read)."""
+    blanks = "\u00a0\u3000\u2800\u115f\u1160\u2007"
+    code = f"import torch\ny = '{blanks}'; x = torch.randn('\u3000').cuda()  # \u202f\n"
+    (tmp_path / "m.py").write_bytes(code.encode())
+    out = porter("lint", "m.py", "--target", "xla", "--select", "DEV001", cwd=tmp_path)
+    lines = out.stdout.decode().splitlines()
+    src = next(line for line in lines if line.startswith("2 | "))
+    carets = lines[lines.index(src) + 1]
+    shown = "y = '\\xa0\\u3000\\u2800\\u115f\\u1160\\u2007'; x = torch.randn('\\u3000').cuda()  # \\u202f"
+    assert src == f"2 | {shown}", src
+    span = "torch.randn('\\u3000').cuda()"
+    assert carets.index("^") == src.index(span) and carets.count("^") == len(span), (src, carets)
+
+
 # characters drawn as blank columns (twenty-third read): the Hangul fillers holding no letter
 # (alone, or after a precomposed syllable they leave unchanged), a no-break space, an ideographic
 # space and the braille blank; `ᅟᅠx.py` read as `  x.py`, `a<NBSP>b.py` as `a b.py`
