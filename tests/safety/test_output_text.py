@@ -513,6 +513,23 @@ def test_a_name_with_a_byte_that_is_not_utf8_and_one_with_a_backslash_read_apart
     assert uris == {"a%FF.py", "b%5Cxfe.py"}, uris
 
 
+def test_gitlab_gives_a_name_that_is_not_utf8_no_other_files_path(tmp_path):
+    """GitLab's `location.path` of `q/b<0xFE>.py` was `q/b\\xfe.py`, the name of the file next
+    to it whose name holds a backslash: it is the folder `q` now (the field is required), the
+    description names the file, and stderr says why (twenty-third read)."""
+    os.makedirs(os.path.join(os.fsencode(tmp_path), b"p", b"q"))
+    with open(os.path.join(os.fsencode(tmp_path), b"p", b"q", b"b\xfe.py"), "wb") as fh:
+        fh.write(CUDA)
+    (tmp_path / "p" / "q" / "b\\xfe.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", "gitlab", cwd=tmp_path / "p")
+    issues = json.loads(out.stdout)
+    paths = {i["location"]["path"] for i in issues}
+    assert paths == {"q", "q/b\\xfe.py"}, paths
+    described = [i["description"] for i in issues if i["location"]["path"] == "q"]
+    assert described and all(d.startswith("q/b\\xfe.py:") for d in described), described
+    assert "note: q/b\\xfe.py: GitLab's location.path cannot name" in out.stderr.decode(), out.stderr
+
+
 # invisible characters (seventeenth read): a zero-width space, a soft hyphen, a word joiner, the
 # byte-order mark, the Mongolian vowel separator, a zero-width joiner, a TAG character (past
 # U+FFFF), the Hangul filler and the combining grapheme joiner; a terminal shows each as nothing
