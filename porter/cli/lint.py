@@ -57,6 +57,7 @@ from porter.analysis.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
 from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
 from porter.lint.formats import FORMATS, TEXT_FORMATS, render
+from porter.lint.formats.gitlab import unlocated
 from porter.lint.statistics import render_statistics
 from porter.core.textsafe import plain
 
@@ -168,6 +169,8 @@ def lint(
 
     text = render_statistics(run, fmt) if statistics else render(run, fmt)
     _emit(text, output_file, document=fmt not in TEXT_FORMATS and not statistics)
+    if fmt == "gitlab" and not statistics:
+        _note_unlocated(run)
 
     if write_failures or any((r.reason or "").startswith("internal error") for r in run.errors):
         raise typer.Exit(EXIT_ERROR)  # a porter bug, not a finding: never let it read as one
@@ -213,6 +216,16 @@ def _run(paths: list[Path], settings, **kwargs):
     except Exception as exc:  # noqa: BLE001 - an internal error must exit 2, never 0 or 1
         err_console.print(f"[bold red]internal error:[/] {plain(type(exc).__name__)}: {plain(exc)}", soft_wrap=True)
         raise typer.Exit(EXIT_ERROR) from None
+
+
+def _note_unlocated(run) -> None:
+    """GitLab's report gives a file whose name is not UTF-8 its folder as `location.path`: say so."""
+    for shown in unlocated(run):
+        err_console.print(
+            f"note: {plain(shown)}: GitLab's location.path cannot name a file whose name is not UTF-8:"
+            " its issues give the file's folder, their description names the file",
+            soft_wrap=True,
+        )
 
 
 def _print_unread(run) -> None:

@@ -116,17 +116,9 @@ def name_bytes(shown: str) -> bytes:
     )
 
 
-def located(shown: str) -> str:
-    """The name `path_name` showed as `shown`, for a format that locates the file in the
-    repository (a GitHub annotation's `file`, GitLab's `location.path`, JUnit's `file`): the
-    name itself where it is UTF-8 (`a\\b.py` named no file, so its annotation was attached to
-    none: eighteenth read), else `shown` (no text names those bytes)."""
-    found = located_name(shown)
-    return shown if found is None else found
-
-
 def located_name(shown: str) -> str | None:
-    """The name `path_name` showed as `shown` where it is UTF-8, else None: no text names
+    """The name `path_name` showed as `shown` where it is UTF-8, for a format that locates the
+    file (`a\\b.py` named no file: eighteenth read), else None: no text names
     those bytes, and `shown` (`a\\xff.py`) is the name of another file, the one whose name
     holds a backslash (a GitHub annotation's `file` attached it there: twenty-third read)."""
     if "\\" not in shown:

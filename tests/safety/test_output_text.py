@@ -513,6 +513,23 @@ def test_a_name_with_a_byte_that_is_not_utf8_and_one_with_a_backslash_read_apart
     assert uris == {"a%FF.py", "b%5Cxfe.py"}, uris
 
 
+def test_gitlab_gives_a_name_that_is_not_utf8_no_other_files_path(tmp_path):
+    """GitLab's `location.path` of `q/b<0xFE>.py` was `q/b\\xfe.py`, the name of the file next
+    to it whose name holds a backslash: it is the folder `q` now (the field is required), the
+    description names the file, and stderr says why (twenty-third read)."""
+    os.makedirs(os.path.join(os.fsencode(tmp_path), b"p", b"q"))
+    with open(os.path.join(os.fsencode(tmp_path), b"p", b"q", b"b\xfe.py"), "wb") as fh:
+        fh.write(CUDA)
+    (tmp_path / "p" / "q" / "b\\xfe.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", "gitlab", cwd=tmp_path / "p")
+    issues = json.loads(out.stdout)
+    paths = {i["location"]["path"] for i in issues}
+    assert paths == {"q", "q/b\\xfe.py"}, paths
+    described = [i["description"] for i in issues if i["location"]["path"] == "q"]
+    assert described and all(d.startswith("q/b\\xfe.py:") for d in described), described
+    assert "note: q/b\\xfe.py: GitLab's location.path cannot name" in out.stderr.decode(), out.stderr
+
+
 # invisible characters (seventeenth read): a zero-width space, a soft hyphen, a word joiner, the
 # byte-order mark, the Mongolian vowel separator, a zero-width joiner, a TAG character (past
 # U+FFFF), the Hangul filler and the combining grapheme joiner; a terminal shows each as nothing
@@ -545,6 +562,22 @@ def test_the_carets_stand_under_a_finding_after_an_invisible_character(tmp_path)
     carets = lines[lines.index(src) + 1]
     assert "\u200b" not in src and "\u00ad" not in src, src
     assert src.index("torch.randn") == carets.index("^"), (src, carets)
+
+
+def test_a_source_line_shows_its_blank_columns_as_escapes_and_the_carets_follow(tmp_path):
+    """In `full`, `'a<NBSP>b'` read as `'a b'`, another line: each character drawn blank is its
+    escape, and the carets stay under the finding, whose span holds one (twenty-third read)."""
+    blanks = "\u00a0\u3000\u2800\u115f\u1160\u2007"
+    code = f"import torch\ny = '{blanks}'; x = torch.randn('\u3000').cuda()  # \u202f\n"
+    (tmp_path / "m.py").write_bytes(code.encode())
+    out = porter("lint", "m.py", "--target", "xla", "--select", "DEV001", cwd=tmp_path)
+    lines = out.stdout.decode().splitlines()
+    src = next(line for line in lines if line.startswith("2 | "))
+    carets = lines[lines.index(src) + 1]
+    shown = "y = '\\xa0\\u3000\\u2800\\u115f\\u1160\\u2007'; x = torch.randn('\\u3000').cuda()  # \\u202f"
+    assert src == f"2 | {shown}", src
+    span = "torch.randn('\\u3000').cuda()"
+    assert carets.index("^") == src.index(span) and carets.count("^") == len(span), (src, carets)
 
 
 # characters drawn as blank columns (twenty-third read): the Hangul fillers holding no letter

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import re
+from itertools import accumulate
+
 from porter.core.findings import Applicability, Finding
 from porter.lint.model import LintRun
-from porter.core.textsafe import BIDI_CHARS, INVISIBLE_CHARS, columns, inert_at, printable
+from porter.core.textsafe import (
+    BIDI_CHARS,
+    BLANK,
+    INVISIBLE_CHARS,
+    LONE_FILLERS,
+    columns,
+    escape_char,
+    inert_at,
+    printable,
+)
 
 
 def _mark(f: Finding) -> str:
@@ -32,7 +44,7 @@ def render_full(run: LintRun) -> str:
         out.append(f"{pad} |")
         start = f.start.column
         end = f.end.column if f.end.line == f.start.line and f.end.column > start else len(src)
-        shown, start, end = _window(src, start, end)
+        shown, start, end = _blanks_escaped(*_window(src, start, end))
         shown, (start, end) = inert_at(_source(shown), start, end)  # a CI log reads no command in it
         out.append(f"{num} | {shown}")
         lead, width = columns(shown[:start]), columns(shown[start:end])
@@ -56,6 +68,23 @@ def _source(line: str) -> str:
     (ESC is `␛`, a tab a space), so the carets below still line up and nothing in the file
     (a clear-screen, a hyperlink) is obeyed by the terminal."""
     return line.translate(_PICTURES)
+
+
+# the characters drawn as blank columns (`textsafe.BLANK`, lone Hangul fillers): a picture of one
+# column would hide which (U+3000 is two columns), so each is its escape, as in a name
+_BLANKS = re.compile(f"[{BLANK}]|{LONE_FILLERS}")
+
+
+def _blanks_escaped(line: str, start: int, end: int) -> tuple[str, int, int]:
+    """`line` with each character drawn as a blank column as its escape (`\\xa0`), and where
+    [start, end) is in it: `x<NBSP>=<U+3000>1` read as `x = 1`, another line (twenty-third read)."""
+    if line.isascii():  # (a search in C: most lines hold none)
+        return line, start, end
+    pieces = list(line)
+    for m in _BLANKS.finditer(line):
+        pieces[m.start() : m.end()] = map(escape_char, m.group())
+    at = [0, *accumulate(map(len, pieces))]
+    return "".join(pieces), at[min(start, len(line))], at[min(end, len(line))]
 
 
 MAX_SHOWN = 200  # columns of a long source line shown around a finding
