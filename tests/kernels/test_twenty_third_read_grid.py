@@ -76,3 +76,37 @@ def test_a_kernel_masked_by_its_bound_is_still_derived():
     x, y = torch.arange(1.0, 129.0), torch.zeros(128)
     ns["twice_reference"](x, y, 100)
     torch.testing.assert_close(y, torch.cat([x[:100] * 2, torch.zeros(28)]), rtol=0, atol=0)
+
+
+def _listed(tmp_path, source):
+    from porter.kernels.inventory import scan
+
+    (tmp_path / "k.cu").write_text(source)
+    return [(k.name, k.line) for k in scan(tmp_path).kernels]
+
+
+def test_a_macro_of_global_void_is_read_as_the_compiler_reads_it(tmp_path):
+    """`#define K __global__ void`: the `#define` line's own `__global__ void` made the next function,
+    a host one, a kernel, and the kernels `K one(` and `K two(` were not listed."""
+    source = (
+        "#define K __global__ void\n"
+        "static int helper(int a) { return a; }\n"
+        "K one(float* x) { x[0] = 1; }\n"
+        "K two(float* x) { x[0] = helper(2); }\n"
+    )
+    assert _listed(tmp_path, source) == [("one", 3), ("two", 4)]
+
+
+def test_a_macro_of_global_undefined_then_defined_empty_declares_a_host_function(tmp_path):
+    """After `#undef G` and `#define G` (empty), `G void h(` is a host function: it was listed."""
+    source = (
+        "#define G __global__\n"
+        "G void f(float* x) { x[0] = 1; }\n"
+        "#undef G\n"
+        "#define G\n"
+        "G void h(float* x) { x[0] = 2; }\n"
+        "#undef G\n"
+        "#define G __global__\n"
+        "G void g(float* x) { x[0] = 3; }\n"
+    )
+    assert _listed(tmp_path, source) == [("f", 2), ("g", 8)]
