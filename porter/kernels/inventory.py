@@ -92,15 +92,19 @@ for _ in range(2):
 _DIRECTIVE_IN_HEAD = r"#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*(?![^\n])"  # (to its line's end: one way)
 
 
-def _head_text(void: str, spelled: str = "__global__") -> str:
+def _head_text(void: str, spelled: str = "__global__", voided: str = "") -> str:
     """The pattern of a `__global__` kernel's head, its `void` spelled as `void` says (alternatives),
-    its `__global__` as `spelled` says (alternatives: `__global__` and the macros standing for it)."""
-    word = r"(?<!\w)(?!(?:" + spelled + "|" + void + r")(?!\w))[A-Za-z_]\w*(?!\w)(?!\s*(?:<|::))(?:\s*"
+    its `__global__` as `spelled` says (alternatives: `__global__` and the macros standing for it),
+    and `__global__ void` as `voided` says (the macros standing for both: `#define K __global__ void`)."""
+    taken = spelled + "|" + void + ("|" + voided if voided else "")
+    word = r"(?<!\w)(?!(?:" + taken + r")(?!\w))[A-Za-z_]\w*(?!\w)(?!\s*(?:<|::))(?:\s*"
     word += _NESTED + r")?"
     bounds = r"(?:(?:" + word + r"|\[\[[^\]]*\]\]|" + _DIRECTIVE_IN_HEAD + r")\s*)*"
     returns = r"(?:(?:" + void + r")\s+|auto\s+|(?:typename\s+)?(?:::\s*)?\w+(?:\s*::\s*\w+)*\s*" + _ANGLES
     returns += r"(?:\s*::\s*\w+)?\s*)"
     head = r"(?:" + spelled + r")\s+" + bounds + returns + bounds
+    if voided:
+        head = r"(?:(?:" + spelled + r")\s+" + bounds + returns + r"|(?:" + voided + r")\s+)" + bounds
     return head + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
 
 
@@ -108,15 +112,19 @@ _GLOBAL = re.compile(_head_text("void"))
 
 
 @functools.lru_cache(maxsize=32)
-def _kernel_head(voids: tuple[str, ...], globals_: tuple[str, ...] = ()) -> re.Pattern[str]:
+def _kernel_head(
+    voids: tuple[str, ...], globals_: tuple[str, ...] = (), voided: tuple[str, ...] = ()
+) -> re.Pattern[str]:
     """The head of a `__global__` kernel whose `void` may also be spelled as one of `voids`, the
     file's plain aliases of it (`using void_t = void;`, `typedef void V;`: not read as the return
-    type, though the file's aliases were read for its parameters), and its `__global__` as one of
-    `globals_`, the object-like macros of it the file sees (`_global_macros`)."""
-    if not voids and not globals_:
+    type, though the file's aliases were read for its parameters), its `__global__` as one of
+    `globals_`, the object-like macros of it the file sees (`_global_macros`), and its `__global__
+    void` as one of `voided` (`_VOID_GLOBAL_MACRO`)."""
+    if not voids and not globals_ and not voided:
         return _GLOBAL
     spelled = "|".join(("__global__", *(r"(?<!\w)" + re.escape(n) for n in globals_)))
-    return re.compile(_head_text("|".join(("void", *voids)), spelled))
+    both = "|".join(r"(?<!\w)" + re.escape(n) for n in voided)
+    return re.compile(_head_text("|".join(("void", *voids)), spelled, both))
 
 
 # a `(` just after a kernel's parameters: they were a macro's arguments, its name a macro's
@@ -1623,16 +1631,22 @@ def _head_before(code: str, start: int) -> int:
 
 
 def _kernels_in(
-    code: str, text: str, voids: tuple[str, ...] = (), globals_: tuple[str, ...] = ()
+    code: str,
+    text: str,
+    voids: tuple[str, ...] = (),
+    globals_: tuple[str, ...] = (),
+    voided: tuple[str, ...] = (),
 ) -> Iterator[tuple[int, str, list[str], str, list[str], list[str]]]:
     """(offset, name, parameter declarations, body, template type parameters, template parameters) of each `__global__`
     kernel of `code` (comments and strings blanked; `text` the source, of the same offsets; `voids`
-    the aliases of `void` its return type may be spelled as, `globals_` the macros of `__global__`)."""
+    the aliases of `void` its return type may be spelled as, `globals_` the macros of `__global__`,
+    `voided` those of `__global__ void`)."""
     close = closing_parens(code)
     heads = _template_heads(code)
-    for m in _kernel_head(voids, globals_).finditer(code):
+    live = _GlobalMacros(code, (*globals_, *voided)) if globals_ or voided else None
+    for m in _kernel_head(voids, globals_, voided).finditer(code):
         end = close.get(m.end() - 1)
-        if end is None or _CALLED.match(code, end + 1):
+        if end is None or _CALLED.match(code, end + 1) or live is not None and not live.at(m.start()):
             continue
         params = [" ".join(p.split()) for p in _top_level_split(joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
@@ -1645,6 +1659,33 @@ def _kernels_in(
             [n for n, typed in head if typed and n],
             [n for n, _ in head],
         )
+
+
+# a `#define NAME body` or `#undef NAME`: group 1 which, group 2 the name, group 3 the body
+_DEFINE_OR_UNDEF = re.compile(r"^[ \t]*#[ \t]*(define|undef)[ \t]+(\w+)([^\n]*)", re.M)
+
+
+class _GlobalMacros:
+    """Where the macros of `__global__` (`names`) still stand for it in `code`, as the compiler reads
+    them: the file's last `#define` or `#undef` of one before a head decides (none: a header's).
+    After `#undef G` and `#define G` (empty), `G void h(` is a host function, and was listed as a
+    kernel (twenty-third read's leftover). Read once per file, only where it sees such a macro."""
+
+    def __init__(self, code: str, names: tuple[str, ...]) -> None:
+        self.code = code
+        self.events: dict[str, list[tuple[int, bool]]] = {}
+        for m in _DEFINE_OR_UNDEF.finditer(code):
+            stands = m.group(1) == "define" and bool({"__global__", *names} & set(_WORD.findall(m.group(3))))
+            self.events.setdefault(m.group(2), []).append((m.start(), stands))
+
+    def at(self, start: int) -> bool:
+        """Whether the head at `start` is `__global__`'s own, or a macro's that stands for it there."""
+        word = _WORD.match(self.code, start)
+        history = self.events.get(word.group()) if word is not None else None
+        if not history:
+            return True
+        before = [stands for where, stands in history if where < start]
+        return not before or before[-1]
 
 
 def _expanded(macro: _Macro, args: list[str]) -> str:
@@ -1786,6 +1827,12 @@ def _global_macros(code: str, commented: str, path: Path, search: _Search) -> tu
             break
         own |= new
     return tuple(sorted(own))
+
+
+# an object-like macro that stands for `__global__ void` (`#define K __global__ void`, then `K k(`):
+# its name in group 1. Its kernels were not listed, and the `#define` line's own `__global__ void`
+# listed the next function, a host one too, as a kernel (twenty-third read's leftover)
+_VOID_GLOBAL_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+__global__[ \t]+void[ \t]*$", re.M)
 
 
 # an object-like macro that stands for one name: group 1 its name, group 2 that name
@@ -2271,13 +2318,18 @@ def _scan_cuda(
     found = 0
     globals_ = _global_macros(code, commented, path, search)
     inv.problems.extend(_unseen_globals(code, globals_, lines, rel))
-    spans = sorted({*spans, *_spelled_in_macros(code, globals_, lines, rel, inv)})  # (sorted, apart)
+    voided = [m for m in _VOID_GLOBAL_MACRO.finditer(code)] if "__global__" in code else []
+    spans = sorted(
+        {*spans, *_spelled_in_macros(code, globals_, lines, rel, inv), *(m.span() for m in voided)}
+    )  # (sorted, apart; a `#define K __global__ void` line is no kernel's head)
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
     voids = _void_aliases(code, _header_aliases(code, commented, path, search))
     spliced = _spliced(code)
     spaces = _Namespaces(code)
-    for start, name, params, source, typenames, template in _kernels_in(spliced, text, voids, globals_):
+    for start, name, params, source, typenames, template in _kernels_in(
+        spliced, text, voids, globals_, tuple(sorted({m.group(1) for m in voided}))
+    ):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use

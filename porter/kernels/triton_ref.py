@@ -265,6 +265,7 @@ class _Translator:
                 f"the math uses tl.constexpr `{stray[0]}`, whose value {given} (the reference takes the other"
                 " arguments)"
             )
+        self.covered()
         kind = "row-reduction" if self.rowwise else "elementwise"
         body = (_AS_TRITON if self.promotes else []) + self.body
         return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, body, kind)
@@ -336,6 +337,16 @@ class _Translator:
             raise Untranslatable(
                 f"its loads and stores stop at different bounds ({a}, {b}): the reference's views of them"
                 " differ in length"
+            )
+
+    def covered(self) -> None:
+        """A view of an unmasked kernel would be the whole tensor, where the kernel reads and writes
+        only its grid's lanes (grid × BLOCK, the launch's, which the reference never sees): two
+        programs of 32 over 128 elements wrote 64, the "derived" reference 128 (twenty-third read)."""
+        if None in self.bounds:
+            raise Untranslatable(
+                f"no load or store is masked (`{self.bounds[None]}`): the kernel covers only its grid's"
+                " lanes (grid × BLOCK, the launch's), which a whole-tensor reference cannot know"
             )
 
     # expressions -------------------------------------------------------------------------

@@ -196,15 +196,13 @@ SCALE = (
 )
 
 
-def test_an_unmasked_store_is_an_assignment():
-    """No mask (the size a multiple of the block): the reference said `out_ptr.view(-1) = ...`,
-    which is not Python, and `kernels --scaffold` stopped with an internal error (exit 2)."""
-    n, block = 256, 64
-    x = torch.randn(n, generator=torch.Generator().manual_seed(2))
-    out_k, out_r = torch.zeros(n), torch.zeros(n)
-    run_kernel(SCALE, "scale_kernel", n // block, {"x_ptr": x, "out_ptr": out_k}, {"alpha": 0.5, "BLOCK": block})
-    run_reference(SCALE, "scale_kernel", {"x_ptr": x, "out_ptr": out_r}, {"alpha": 0.5})
-    torch.testing.assert_close(out_k, out_r)
+def test_an_unmasked_kernel_is_not_derived():
+    """No mask: the reference once said `out_ptr.view(-1) = ...`, which is not Python (then `[:]`,
+    the whole tensor); the kernel writes only its grid's lanes (grid × BLOCK, the launch's), so a
+    whole-tensor reference equals it only where the grid covers the tensor (twenty-third read:
+    the kernel under Triton's interpreter in test_twenty_third_read_grid.py)."""
+    assert translate(SCALE, "scale_kernel") is None
+    assert "grid" in (why_not(SCALE, "scale_kernel") or "")
 
 
 @pytest.mark.parametrize("n_cols", [64, 50])  # 50: BLOCK wider than the row, masked lanes

@@ -125,7 +125,11 @@ CALL_TIME: dict[str, dict[str, object]] = {
         "joined": r"""['"]\s*,\s*['"]""".join(("req", "a.txt")),
     },
     "porter.files.deps.imports._modules_re": {"names": ["apex", "xformers"]},
-    "porter.kernels.inventory._kernel_head": {"voids": ("void_t", "V"), "spelled": r"__global__|(?<!\w)CUTLASS_GLOBAL"},
+    "porter.kernels.inventory._kernel_head": {
+        "voids": ("void_t", "V"),
+        "spelled": r"__global__|(?<!\w)CUTLASS_GLOBAL",
+        "both": r"(?<!\w)KERNEL|(?<!\w)K",
+    },
     "porter.kernels.inventory._pointed": {"name": "kernel"},
     "porter.kernels.inventory._spelled_in_macros": {"globals_": ("CUTLASS_GLOBAL", "MY_GLOBAL")},
     "porter.kernels.scaffold._c_writes": {"name": "out", "alt": "out|p"},
