@@ -773,6 +773,36 @@ def test_a_folding_repository_matches_an_escaped_or_bracketed_capital_as_git_doe
     assert found == _git_lists(repo, env) == sorted(kept)
 
 
+_SLASHED = ["a1.py", "A2.py", "xa1.py", "xB2.py", "sub/a1.py", "sub/xB2.py"]
+
+
+@pytest.mark.parametrize(
+    ("line", "fold", "left_out"),
+    [
+        ("[/a]*", False, ["a1.py"]),  # (anchored: the top's names only; a class never matches `/`)
+        ("[/a]*", True, ["a1.py", "A2.py"]),
+        ("x[a/B]*", False, ["xa1.py", "xB2.py"]),
+        ("x[a/B]*", True, ["xa1.py"]),  # (the bracket's `B` matches no letter: git compares it as written)
+        ("[/x]\\B*", False, ["xB2.py"]),
+        ("[/x]\\B*", True, []),  # (an escaped capital after the bracket: no letter)
+        ("x[!/A]*", True, ["xa1.py", "xB2.py"]),
+        ("*.py\n!x[a/B]*", True, ["a1.py", "A2.py", "xB2.py", "sub/a1.py", "sub/xB2.py"]),
+    ],
+)
+def test_a_bracket_naming_a_slash_anchors_the_line_and_folds_as_git_does(tmp_path, monkeypatch, line, fold, left_out):
+    """git reads a `/` in a bracket (`[/a]`, `x[a/B]`) as making the line a path from the
+    `.gitignore`'s folder, and its wildmatch never matches a `/` by a class; under
+    `core.ignoreCase` the bracket's capital and an escaped one match no letter. porter left such
+    a line to pathspec, which split it at the `/`: it left out no file at all (twenty-third
+    read, the cache read's leftover 1). Compared with `git ls-files -o --exclude-standard`."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    subprocess.run(["git", "-C", str(repo), "config", "core.ignoreCase", str(fold).lower()], env=env, check=True)
+    found = _walked(repo, monkeypatch, _SLASHED, {".gitignore": line + "\n"})
+    assert found == _git_lists(repo, env) == sorted(set(_SLASHED) - set(left_out))
+
+
 def test_nested_repositories_ask_git_only_where_their_answer_may_be_their_own(tmp_path, monkeypatch):
     """A folder of clones asked git once for each (100 clones: 1.4 s of the walk). A clone whose
     own configuration names neither setting nor an `include` has the answer of every other such

@@ -868,13 +868,14 @@ def _brackets(line: str, fold: bool = False) -> tuple[str | None, list[str]]:
     """`line` with each bracket expression replaced by a private-use character (`_MARK` + i),
     and the regex class each stands for; (None, []) where git's reading of a bracket makes the
     line match nothing. pathspec reads brackets otherwise: `[[:alpha:]]` as the class `[:alph`
-    and a `]`, `[\\]]` as a `\\` and a `]`. A line that holds a private-use character or a
-    bracket naming a `/` (which makes the pattern anchored) is left as it is. `fold`: an
-    escaped upper-case letter (`_UPPER`) makes the line match nothing, as git compares it."""
+    and a `]`, `[\\]]` as a `\\` and a `]`. A line that holds a private-use character is left
+    as it is; one with a bracket naming a `/` is anchored (`_rooted`). `fold`: an escaped
+    upper-case letter (`_UPPER`) makes the line match nothing, as git compares it."""
     if ("[" not in line and not (fold and "\\" in line)) or any(_MARK <= ord(c) < _MARK + 0x1000 for c in line):
         return line, []
     out: list[str] = []
     classes: list[str] = []
+    slashed = False
     i = 0
     while i < len(line):
         c = line[i]
@@ -891,12 +892,24 @@ def _brackets(line: str, fold: bool = False) -> tuple[str | None, list[str]]:
         cls, end = _bracket(line, i, fold)
         if cls is None:
             return None, []
-        if "/" in line[i:end] or len(classes) >= 0x1000:
+        if len(classes) >= 0x1000:
             return line, []
+        slashed = slashed or "/" in line[i:end]
         out.append(chr(_MARK + len(classes)))
         classes.append(cls)
         i = end
-    return "".join(out), classes
+    return _rooted("".join(out), slashed), classes
+
+
+def _rooted(marked: str, slashed: bool) -> str:
+    """`marked` (`_brackets`) made anchored where a bracket it replaced named a `/`: git reads
+    any `/` before a line's last character as making it a path from the `.gitignore`'s folder
+    (dir.c `parse_path_pattern`), one in a bracket too, and its wildmatch never matches a `/`
+    by a class (`_bracket`). pathspec, given the line as written, split it at that `/`: `[/a]*`
+    and `x[a/B]*` left out no file, where git leaves out `a1.py` and `xB2.py` at the top
+    (twenty-third read, leftover: with `core.ignoreCase` their capitals took either case)."""
+    body = marked[:-1] if marked.endswith("/") else marked
+    return "/" + marked if slashed and "/" not in body else marked
 
 
 # where a repository folds case (`core.ignoreCase`), git's wildmatch lowers a path's letter and
