@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from porter.config.ruledata import all_rules
@@ -78,3 +82,15 @@ def rule_example_files() -> list[tuple[str, bytes, Settings]]:
         for i, ex in enumerate(rule.examples)
         if not ex.file
     ]
+
+
+def run_interpreted(script: str, folder: Path) -> dict:
+    """`script` (which prints one JSON document) run in a fresh interpreter with `folder` as its
+    argument under Triton's interpreter (`TRITON_INTERPRET=1`: a kernel runs on the CPU), its
+    document read back."""
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(folder)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 
 import torch
 
 from porter.kernels.triton_ref import translate, why_not
 from tests.deps import require
+from tests.helpers import run_interpreted
 
 UNMASKED = """import triton
 import triton.language as tl
@@ -51,12 +48,7 @@ def test_an_unmasked_kernel_whose_grid_may_cover_part_of_the_tensor_is_not_deriv
     programs of 32) wrote 64 (tfuzz3 seed 475). Run against the kernel under TRITON_INTERPRET=1."""
     require("triton")
     (tmp_path / "unmasked.py").write_text(UNMASKED)
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    run = subprocess.run(
-        [sys.executable, "-c", _RUN, str(tmp_path)], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    outs = json.loads(run.stdout)
+    outs = run_interpreted(_RUN, tmp_path)
     kernel = torch.tensor(outs["kernel"])
     assert kernel[:64].eq(torch.arange(1.0, 65.0) * 2).all() and not kernel[64:].any()  # the kernel's 64 lanes
     if "reference" in outs:  # 8a55a6a: derived, 128 elements written

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
 from porter.kernels.triton_ref import translate
 from tests.deps import require
-from tests.helpers import port
+from tests.helpers import port, run_interpreted
 
 PROMOTING = """import triton
 import triton.language as tl
@@ -60,12 +59,7 @@ def test_the_reference_promotes_as_triton_divides_fp16_and_types_an_argument(tmp
     Run against the kernel under TRITON_INTERPRET=1."""
     require("triton")
     (tmp_path / "promoting.py").write_text(PROMOTING)
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    run = subprocess.run(
-        [sys.executable, "-c", _RUN, str(tmp_path)], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    outs = json.loads(run.stdout)
+    outs = run_interpreted(_RUN, tmp_path)
     kernel, reference = (torch.tensor(outs[side]) for side in ("kernel", "reference"))
     torch.testing.assert_close(reference, kernel, rtol=0, atol=0)
 
