@@ -80,12 +80,14 @@ def test_a_closed_stdout_is_not_a_traceback(tmp_path):
 
 @pytest.mark.parametrize(
     "before,lead",
-    [("\u4e2d\u6587\U0001f600", 6), ("e\u0301\u0301\u200b", 2), ("\uac00\u1160", 2), ("\t", 1)],
+    [("\u4e2d\u6587\U0001f600", 6), ("e\u0301\u0301\u200b", 2), ("\uac00\u1160", 8), ("\t", 1)],
 )
 def test_the_carets_stand_under_the_finding_whatever_the_line_holds_before_it(tmp_path, before, lead):
     # counted in code points, the carets stood 6 columns left of `.cuda()` after three CJK
     # characters, and 3 right of it after combining marks and a zero-width space (which is shown
-    # as one column, `\ufffd`, since the seventeenth read: an invisible character is not hidden)
+    # as one column, `\ufffd`, since the seventeenth read: an invisible character is not hidden);
+    # a Hangul filler after a whole syllable adds nothing visible and is shown as its escape
+    # (`\u1160`, six columns beside the syllable's two) since the twenty-third read
     (tmp_path / "m.py").write_text(f's = "{before}"; x = torch.randn(3).cuda()\n', encoding="utf-8")
     out = porter("lint", "m.py", "--target", "xla", "--no-cache", cwd=tmp_path)
     lines = out.stdout.decode().splitlines()
