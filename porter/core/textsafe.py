@@ -129,8 +129,10 @@ def located_name(shown: str) -> str | None:
         return None
 
 
-def _escaped(match: re.Match[str]) -> str:
-    return "".join(map(escape_char, match.group()))  # (a run of Hangul fillers is one match)
+def escaped_match(match: re.Match[str]) -> str:
+    """A match of a control pattern as its escapes (`re.sub`'s replacement), each character its own
+    (a run of Hangul fillers is one match)."""
+    return "".join(map(escape_char, match.group()))
 
 
 def escape_char(char: str) -> str:
@@ -178,7 +180,7 @@ def printable(text: object) -> str:
     """`text` with every control character (newline included) shown as an escape (a path as
     `path_name` shows it), and no CI log command in it (`inert`)."""
     shown = path_name(str(text)) if isinstance(text, PurePath) else name(str(text))
-    return inert(_CONTROL.sub(_escaped, shown))
+    return inert(_CONTROL.sub(escaped_match, shown))
 
 
 def controls_escaped(text: str, keep: str = "") -> str:
@@ -188,7 +190,7 @@ def controls_escaped(text: str, keep: str = "") -> str:
 
 
 def _controls(text: str, keep: str) -> str:
-    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escaped(m), name(text))
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else escaped_match(m), name(text))
 
 
 def inert_at(text: str, *points: int) -> tuple[str, list[int]]:
@@ -217,7 +219,7 @@ def lines_printable(text: str) -> str:
             lambda m: (
                 m.group()
                 if m.group() in "\t\n" or (m.group() == "\r" and text.startswith("\n", m.end()))
-                else _escaped(m)
+                else escaped_match(m)
             ),
             text,
         )
@@ -260,7 +262,9 @@ def block_text(text: str) -> str:
     text = name(text)
     return _CONTROL.sub(
         lambda m: (
-            m.group() if m.group() in "\t\n" or (m.group() == "\r" and text.startswith("\n", m.end())) else _escaped(m)
+            m.group()
+            if m.group() in "\t\n" or (m.group() == "\r" and text.startswith("\n", m.end()))
+            else escaped_match(m)
         ),
         text,
     )
@@ -309,7 +313,7 @@ def json_inert(text: str) -> str:
 
 def xml(text: str) -> str:
     """`text` with the characters XML 1.0 forbids shown as escapes (tab and newline kept)."""
-    return _NOT_XML.sub(_escaped, text)
+    return _NOT_XML.sub(escaped_match, text)
 
 
 def git_quoted(path: str) -> str:

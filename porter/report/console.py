@@ -39,7 +39,7 @@ from rich.measure import Measurement
 from rich.segment import Segment, SegmentLines
 from rich.table import Column, Table
 
-from porter.core.textsafe import BIDI, BLANK, INVISIBLE, LONE_FILLERS, UNSETTLED_WIDTH, escape_char, inert
+from porter.core.textsafe import BIDI, BLANK, INVISIBLE, LONE_FILLERS, UNSETTLED_WIDTH, escaped_match, inert
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000
@@ -57,13 +57,9 @@ _CONTROL = re.compile(
 )
 
 
-def _escaped(match: re.Match[str]) -> str:
-    return "".join(map(escape_char, match.group()))
-
-
 def shown(text: str) -> str:
     """`text` as the console writes it: control characters as escapes, tab and newline kept."""
-    return _CONTROL.sub(_escaped, text)
+    return _CONTROL.sub(escaped_match, text)
 
 
 class PorterConsole(Console):
