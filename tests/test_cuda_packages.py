@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from porter.apidata import cuda_only as generator
 from porter.codemods.kernels import library_table
 from porter.config.cuda_packages import cuda_only_modules, cuda_packages, package_of, ported_imports
@@ -51,7 +53,7 @@ def test_recorded_evidence_is_what_the_wheel_says(tmp_path):
         p["distribution"]: p for p in json.loads((rules_dir() / "cuda_only" / "packages.json").read_text())["packages"]
     }
     for requirement, file, sha, *_ in generator.PINNED:
-        if not file.startswith(("nvidia_ml_py-", "liger_kernel-")):
+        if not file.startswith(("nvidia_ml_py-", "liger_kernel-", "autoawq-0")):
             continue
         path = generator.download(requirement, file, sha, generator.cache_dir())
         read = generator.read_wheel(path)
@@ -99,3 +101,26 @@ def test_code_that_runs_mslk_kernels_stays_cudas():
     new, findings = port(code, "neuron")
     assert new == code, new
     assert any(f.code == "GUARD003" and "`mslk`" in f.message for f in findings), findings
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_autogptq_and_autoawq_imports_are_reported(target):
+    """auto-gptq 0.7.1's extensions link libcudart and autoawq 0.2.7 requires triton (their
+    wheels, read into packages.json): importing either was silent before (twenty-fourth read)."""
+    from tests.helpers import port
+
+    code = (
+        "import auto_gptq\n"
+        "from awq import AutoAWQForCausalLM\n"
+        "import exllamav2_kernels\n"
+        "import awqward\n"
+        "model = AutoAWQForCausalLM.from_quantized('m')\n"
+    )
+    _, findings = port(code, target)
+    got = sorted((f.code, f.start.line) for f in findings if f.code == "KERN003")
+    assert got == [("KERN003", 1), ("KERN003", 2), ("KERN003", 3)], findings
+    assert {package_of(m).distribution for m in ("auto_gptq.modeling", "awq", "awq_ext")} == {  # type: ignore[union-attr]
+        "auto_gptq",
+        "autoawq",
+        "autoawq_kernels",
+    }

@@ -109,6 +109,29 @@ PINNED = (
         "30d42d0218f46e394a21c5663f09ee9bb8a90caf4d69f0040e5a9eb2fef7b8ad",
         ("nccl.ep", "nccl.m2n"),
     ),
+    (
+        "auto-gptq==0.7.1",  # its top_level.txt names its `tests` folder too
+        "auto_gptq-0.7.1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "a372d81d523b8d2f98639bbca63c0c427cab0ed55b8a57bb96706b0942aa01c9",
+        (
+            "auto_gptq",
+            "autogptq_cuda_256",
+            "autogptq_cuda_64",
+            "autogptq_marlin_cuda",
+            "exllama_kernels",
+            "exllamav2_kernels",
+        ),
+    ),
+    (
+        "autoawq==0.2.7.post3",
+        "autoawq-0.2.7.post3-py3-none-any.whl",
+        "02e09d71ca961ca131ac9963a2635fe8c34eb52d6b6a104b8574056aef8f2efe",
+    ),
+    (
+        "autoawq-kernels==0.0.9",  # autoawq's `[kernels]` extra: the CUDA extensions it prefers
+        "autoawq_kernels-0.0.9-cp311-cp311-manylinux2014_x86_64.whl",
+        "fe800a6538691afaa77abe7c8b2b0a121351843f048d54e11d617d604dcba48f",
+    ),
 )
 
 # (requirement, the modules it installs): read from the index's metadata alone (`pip install
