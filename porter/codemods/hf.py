@@ -49,9 +49,11 @@ def _late_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
 
 @cache
 def gptqmodel_configs() -> tuple[dict[str, str], dict[str, str]]:
-    """HF017: (config -> why, target -> why not there), rules/hf.toml's `[[gptqmodel_config]]` / `[gptqmodel_on]`."""
+    """HF017: (config -> why, target -> why not there), rules/hf.toml's `[[gptqmodel_config]]` / `[gptqmodel_on]`
+    (a row's `also`: the same callable under its defining module's name)."""
     table = load_toml("hf.toml")
-    return {row["name"]: row["what"] for row in table.get("gptqmodel_config", ())}, table.get("gptqmodel_on", {})
+    rows = table.get("gptqmodel_config", ())
+    return {n: row["what"] for row in rows for n in (row["name"], *row.get("also", ()))}, table.get("gptqmodel_on", {})
 
 
 @cache
@@ -210,6 +212,8 @@ def _model_kind(lib: LibraryApi, qual: str, canonical: str) -> tuple[str, str] |
         return "parser", canonical or qual
     if canonical in lib.quantization_configs:
         return "quantization", canonical
+    if qual in gptqmodel_configs()[0]:  # optimum.gptq's quantizer and loader (HF017)
+        return "quantization", qual
     if qual in _KERNELIZE:
         return "kernelize", qual
     if qual in _CACHE_NAMES:
@@ -241,7 +245,7 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
 
 class HfFamily(Family):
     name = "hf"
-    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize")
+    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize", b"optimum.gptq")
 
     candidate_reads_ast = True
 

@@ -756,3 +756,42 @@ def main():
     script_args.use_liger_kernel = True
 """
     assert [(f.code, f.start.line) for f in port(src, "tpu")[1] if f.code == "HF013"] == [("HF013", 5)]
+
+
+# HF017 (the twenty-fourth rleft read): optimum's own GPTQ entry points go through gptqmodel too (optimum
+# 2.3.0's optimum/gptq/quantizer.py, read from its wheel: `RuntimeError` without gptqmodel)
+OPTIMUM_GPTQ = """\
+from optimum.gptq import GPTQQuantizer, load_quantized_model
+from optimum.gptq.quantizer import GPTQQuantizer as Quantizer
+quantizer = GPTQQuantizer(bits=4, dataset="c4")
+other = Quantizer(bits=4, dataset="c4")
+model = load_quantized_model(model, save_folder="out")
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_optimums_gptq_quantizer_and_loader_are_reported(target):
+    new, findings = port(OPTIMUM_GPTQ, target)
+    found = [f for f in findings if f.code == "HF017"]
+    assert [(f.start.line, f.applied) for f in found] == [(3, False), (4, False), (5, False)]
+    assert "gptqmodel" in found[0].message and "torch.cuda.current_device()" in found[2].message
+    assert new == OPTIMUM_GPTQ
+
+
+def test_a_pre_quantized_checkpoint_is_said_to_be_unknown_not_guessed():
+    """transformers decides a pre-quantized load from the checkpoint's config.json (`get_hf_quantizer`),
+    which the source does not hold: HF017 says so in its docs and makes no finding from a model id."""
+    import inspect
+
+    from porter.config.ruledata import get_rule
+    from tests.deps import require
+
+    require("transformers")
+    from transformers.quantizers import auto
+
+    source = inspect.getsource(auto.get_hf_quantizer)
+    assert 'getattr(config, "quantization_config", None)' in source and "pre_quantized =" in source
+    covers = get_rule("HF017").covers
+    assert "config.json" in covers and "only a name" in covers
+    code = 'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained("org/Llama-GPTQ")\n'
+    assert [f for f in port(code, "xla")[1] if f.code == "HF017"] == []
