@@ -8,7 +8,7 @@ Anything porter cannot see is not guessed at: the caller flags the site with the
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -37,16 +37,42 @@ def last_binding(
     scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str
 ) -> tuple[cst.BaseExpression, int | None] | None:
     """The value of the last `name = value` directly in `scope`'s body, with the place of `name` where
-    it is unpacked from a flat tuple or list target (`a, name = value`: 1); None where none binds it.
-    `iter_statements` walks a stack, last statement first: the first match is the last in the source."""
+    it is unpacked from a flat tuple or list target (`a, name = value`: 1); None where none binds it."""
+    return next(bindings(scope, name), None)
+
+
+def bindings(
+    scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str
+) -> Iterator[tuple[cst.BaseExpression, int | None]]:
+    """Every `name = value` directly in `scope`'s body (branches too, not nested defs), as `last_binding`
+    gives one, the last in the source first: `iter_statements` walks a stack, last statement first."""
     body = scope if isinstance(scope, cst.Module) else scope.body
     for stmt in iter_statements(body, into_defs=False):
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in reversed(stmt.body):
                 found = _binding(small, name)
                 if found is not None:
-                    return found
-    return None
+                    yield found
+
+
+def reaching_bindings(
+    scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str
+) -> list[tuple[cst.BaseExpression, int | None]]:
+    """The bindings of `name` that may hold at the end of `scope`: the last one written directly in its
+    body and every one after it in a branch or loop (`if c: name = a` / `else: name = b`: both), the
+    last in the source first; all of them where none is written directly in the body."""
+    body = scope if isinstance(scope, cst.Module) else scope.body
+    top = {id(s) for s in (body.body if isinstance(body, (cst.Module, cst.IndentedBlock)) else ())}
+    out: list[tuple[cst.BaseExpression, int | None]] = []
+    for stmt in iter_statements(body, into_defs=False):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in reversed(stmt.body):
+                found = _binding(small, name)
+                if found is not None:
+                    out.append(found)
+                    if id(stmt) in top:
+                        return out
+    return out
 
 
 def _binding(small: cst.BaseSmallStatement, name: str) -> tuple[cst.BaseExpression, int | None] | None:

@@ -19,7 +19,8 @@ from functools import cache
 
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import last_binding
+from porter.analysis.resolve import small_statements
+from porter.codemods.flow import bindings, last_binding, reaching_bindings
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -172,6 +173,18 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
     if wanted is not None:
         return f'= "{wanted}"`' if string_value(value) == wanted else None
     return "= True`" if _true(value) else f"= {code}`, if true,"
+
+
+def _unpacked(bound: tuple[cst.BaseExpression, int | None]) -> cst.BaseExpression | None:
+    """The value a binding gives its name: the whole value, or at its place in a tuple or list written
+    out (`a, types = m, (A, B)`); None where that place is not known (`a, types = make()`)."""
+    value, index = bound
+    if index is None:
+        return value
+    elements = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()
+    if index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements[: index + 1]):
+        return None
+    return elements[index].value
 
 
 def _true(node: cst.BaseExpression) -> bool:
@@ -554,9 +567,41 @@ class HfFamily(Family):
             scope = self.ctx.scopes.innermost or self.ctx.module
             bound = last_binding(scope, parser.value) if scope is not None else None
             parser = bound[0] if bound is not None and bound[1] is None else None
-        if not isinstance(parser, cst.Call) or (self._kind(parser) or ("",))[0] != "parser":
+        where: cst.FunctionDef | None = None  # the function that builds it, where another does
+        if isinstance(parser, cst.Call) and not self._builds_parser(parser):
+            parser, where = self._returned_parser(parser) or (None, None)
+        if not isinstance(parser, cst.Call) or not self._builds_parser(parser):
             return []
-        return [q if q is not None and self.lib.is_training_arguments(q) else None for q in self._parser_items(parser)]
+        items = self._parser_items(parser, where)
+        return [q if q is not None and self.lib.is_training_arguments(q) else None for q in items]
+
+    def _builds_parser(self, call: cst.Call) -> bool:
+        """An argument parser's constructor, or `subparsers.add_parser(..., dataclass_types=...)` (trl's
+        scripts: only an `HfArgumentParser` takes that keyword, argparse's own parser raises on it)."""
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_parser":
+            return any(a.keyword is not None and a.keyword.value == "dataclass_types" for a in call.args)
+        return (self._kind(call) or ("",))[0] == "parser"
+
+    def _returned_parser(self, call: cst.Call) -> tuple[cst.Call, cst.FunctionDef] | None:
+        """The parser a function of this module returns (`parser = make_parser()`, trl's scripts), with
+        that function: every `return` gives a parser, directly or through a name each binding of which
+        is one, all built on the same dataclasses. None where any of that is not so."""
+        name = call.func.value if isinstance(call.func, cst.Name) else None
+        module = self.ctx.module
+        fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+        if fn is None:
+            return None
+        values: list[cst.BaseExpression | None] = []
+        for small in small_statements(fn.body, into_defs=False):
+            if isinstance(small, cst.Return):
+                value = small.value
+                bound = list(bindings(fn, value.value)) if isinstance(value, cst.Name) else [(value, None)]
+                values += [v if i is None else None for v, i in bound] or [None]
+        parsers = [v for v in values if isinstance(v, cst.Call) and self._builds_parser(v)]
+        if not parsers or len(parsers) != len(values):
+            return None
+        built = {tuple(self._parser_items(p, fn)) for p in parsers}
+        return (parsers[0], fn) if len(built) == 1 else None
 
     def _optimizer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         arg = self.kwarg(original, "optim")
@@ -912,20 +957,35 @@ class HfFamily(Family):
         )
         return updated
 
-    def _parser_items(self, parser: cst.Call) -> list[str | None]:
-        """The qualified names of the dataclasses a parser is built with, in order (None: not known)."""
-        items: list[cst.BaseExpression] = []
-        for arg in parser.args:
-            value = arg.value
-            if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`: the tuple last bound in this scope
-                scope = self.ctx.scopes.innermost or self.ctx.module
-                bound = last_binding(scope, value.value) if scope is not None else None
-                value = bound[0] if bound is not None and bound[1] is None else value
-            items += [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
-        return [self.ctx.qualname(i) for i in items]
+    def _parser_items(self, parser: cst.Call, scope: cst.FunctionDef | None = None) -> list[str | None]:
+        """The qualified names of the dataclasses a parser is built with (its `dataclass_types`: the first
+        positional argument or that keyword), in order (None: not known). A name is read at its last
+        binding in `scope` (default: the one visited); unpacked, only from a tuple or list written there."""
+        arg = next((a for a in parser.args if a.keyword is not None and a.keyword.value == "dataclass_types"), None)
+        arg = arg or next((a for a in parser.args if a.keyword is None and not a.star), None)
+        value = arg.value if arg is not None else None
+        if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`: the tuple bound in the scope
+            where = scope or self.ctx.scopes.innermost or self.ctx.module
+            reaching = reaching_bindings(where, value.value) if where is not None else []
+            if reaching:  # bindings in branches that list different classes: not known
+                read = {self._dataclasses(_unpacked(b)) for b in reaching}
+                return list(read.pop()) if len(read) == 1 else []
+        return list(self._dataclasses(value))
+
+    def _dataclasses(self, value: cst.BaseExpression | None) -> tuple[str | None, ...]:
+        """The qualified names a `dataclass_types` value lists (one where it is not a tuple or list); ()
+        where the value is not known."""
+        if value is None:
+            return ()
+        items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+        return tuple(self.ctx.qualname(i) for i in items)
 
     def _parser(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
-        classes = [q for q in self._parser_items(original) if q is not None and self.lib.is_training_arguments(q)]
+        items = self._parser_items(original)
+        if not items:
+            self._unknown_dataclasses(original)
+            return updated
+        classes = [q for q in items if q is not None and self.lib.is_training_arguments(q)]
         for cls in classes:
             if self.ctx.target.name == "xla" and self._default(cls, "gradient_checkpointing") is True:
                 self.ctx.report(
@@ -947,6 +1007,21 @@ class HfFamily(Family):
                 )
                 break
         return updated
+
+    def _unknown_dataclasses(self, parser: cst.Call) -> None:
+        """HF004: a parser whose dataclasses porter cannot read (a tuple unpacked from a call, or bound to
+        other classes in a branch): said, as what holds where they include the training arguments."""
+        cls = "transformers.TrainingArguments"
+        default = self._default_optim(cls)
+        if default in _FUSED_OPTIMIZERS:
+            self.ctx.report(
+                "HF004",
+                parser,
+                f"the dataclasses `{self.ctx.code(parser.func)}` is built with are not known here (unpacked from "
+                f"a value porter does not read, or bound to other classes in a branch): where they include TrainingArguments (or a trl config), "
+                f'`optim` defaults to `"{default}"` ({self.lib.source_of(cls)}): fused AdamW, which '
+                f"{self.ctx.target.display} has no kernel for; pass `--optim {_UNFUSED}`",
+            )
 
     def _offloaded(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         """HF015: an offloaded KV cache syncs CUDA streams (`torch.cuda.default_stream`): the same cache

@@ -795,3 +795,67 @@ def test_a_pre_quantized_checkpoint_is_said_to_be_unknown_not_guessed():
     assert "config.json" in covers and "only a name" in covers
     code = 'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained("org/Llama-GPTQ")\n'
     assert [f for f in port(code, "xla")[1] if f.code == "HF017"] == []
+
+
+# The parser's reads left by the twenty-third read (41-trlp, "Left"), the twenty-fourth rleft read: a parser
+# returned by a function of the module (trl's scripts' `make_parser()`, with its `add_parser` branch), a
+# tuple unpacked from one written out, one unpacked from a call (not known: said), and bindings in branches
+MAKE_PARSER = """\
+def make_parser(subparsers=None, prog=None):
+    from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser
+
+    dataclass_types = (ScriptArguments, SFTConfig, ModelConfig)
+    if subparsers is not None:
+        parser = subparsers.add_parser("sft", help="Run SFT", dataclass_types=dataclass_types)
+    else:
+        parser = TrlParser(dataclass_types, prog=prog)
+    return parser
+
+
+def other(flag):
+    from transformers import HfArgumentParser, TrainingArguments
+    if flag:
+        return HfArgumentParser((M, TrainingArguments))
+    return HfArgumentParser((TrainingArguments, M))
+
+
+if __name__ == "__main__":
+    parser = make_parser()
+    script_args, training_args, model_args = parser.parse_args_and_config()
+    training_args.use_liger_kernel = True
+    model_args.use_liger_kernel = True
+    a, b = other(True).parse_args_into_dataclasses()
+    b.use_liger_kernel = True
+"""
+UNPACKED = """\
+import sys
+from transformers import HfArgumentParser, TrainingArguments
+from mine import M, make_types
+
+a, types = 1, (M, TrainingArguments)
+model_args, args = HfArgumentParser(types).parse_args_into_dataclasses()
+args.use_liger_kernel = True
+name, unknown = make_types()
+HfArgumentParser(unknown)
+if sys.argv[1] == "train":
+    branched = (M, TrainingArguments)
+else:
+    branched = (M,)
+HfArgumentParser(branched)
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (MAKE_PARSER, [("HF004", 8), ("HF004", 15), ("HF004", 16), ("HF013", 22)]),
+        (UNPACKED, [("HF004", 6), ("HF013", 7), ("HF004", 9), ("HF004", 14)]),
+    ],
+    ids=["make_parser", "unpacked-and-branches"],
+)
+def test_a_parser_from_another_function_an_unpacked_tuple_and_branches_are_read(code, expected):
+    _, findings = port(code, "neuron")
+    found = [(f.code, f.start.line) for f in findings if f.code in ("HF004", "HF013")]
+    assert found == expected, findings
+    unknown = [f.message for f in findings if f.code == "HF004" and "not known here" in f.message]
+    assert len(unknown) == (2 if code is UNPACKED else 0), unknown
