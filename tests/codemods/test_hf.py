@@ -859,3 +859,25 @@ def test_a_parser_from_another_function_an_unpacked_tuple_and_branches_are_read(
     assert found == expected, findings
     unknown = [f.message for f in findings if f.code == "HF004" and "not known here" in f.message]
     assert len(unknown) == (2 if code is UNPACKED else 0), unknown
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron"])
+def test_use_kernels_on_tpu_and_neuron_is_left_and_its_docs_say_why(target):
+    """transformers 5.24 maps no hub kernel to tpu or neuron and kernelizes with every fallback on, so the
+    model keeps its own layers there (the twenty-fourth rleft read): HF016 is xla's only, and says so."""
+    import inspect
+
+    from porter.config.ruledata import get_rule
+    from tests.deps import require
+
+    require("transformers")
+    from transformers.integrations import hub_kernels
+
+    source = inspect.getsource(hub_kernels)
+    assert "use_fallback = KernelizeFallback.ALL" in inspect.getsource(hub_kernels.kernelize)
+    assert '"tpu"' not in source and '"neuron"' not in source
+    rule = get_rule("HF016")
+    assert "not on tpu or neuron" in rule.covers and "KernelizeFallback.ALL" in rule.rationale
+    code = 'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained("gpt2", use_kernels=True)\n'
+    new, findings = port(code, target)
+    assert new == code and not [f for f in findings if f.code == "HF016"]
