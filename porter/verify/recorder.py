@@ -678,8 +678,8 @@ class Recorder:
         that output and that this output holds, with those calls' keys (at most `MAX_REGIONS`).
         By call number, not by the call's place in the run: a port that called one module more
         (a cast, a padding module) had every later call meet another module's key at its index,
-        so each was compared whole (twenty-second read). The reference's call at the same index
-        is added beyond the bound (a port in the reference's order keeps every region). Its name
+        so each was compared whole (twenty-second read). The reference's calls nearest its index
+        are added beyond the bound (`_near`: a port in the reference's order keeps every region). Its name
         is not known until step 1 ends; `_module_entries` takes the region whose keys hold it."""
         if not self.reference_order:  # the reference's side, or no module recorded there
             return []
@@ -692,13 +692,20 @@ class Recorder:
             calls = sorted(self.reference_calls.get(n, []), key=lambda c: c[2] != kind)
             self.region_memo[memo] = [_cuts(calls, j, list(full)) for j, full in enumerate(fulls)]
         found = self.region_memo[memo]
-        index = len(self.calls)
-        if index >= len(self.reference_order):
-            return found
-        same = [_cuts(self.reference_order[index : index + 1], j, list(full)) for j, full in enumerate(fulls)]
+        near = self._near(len(self.calls), kind)
+        same = [_cuts(near, j, list(full)) for j, full in enumerate(fulls)]
         if not any(same):
             return found
         return [{r: keys | same[j].get(r, set()) for r, keys in {**same[j], **f}.items()} for j, f in enumerate(found)]
+
+    def _near(self, index: int, kind: str) -> list[tuple[str, list, str | None]]:
+        """The reference's call at the port's call `index`, then its calls of the port's module
+        type within `MAX_REGIONS` of it, nearest first: a port that called one module more before
+        six calls of one type had the sixth's own region past the bound, beside four earlier calls
+        of that type, and a change there was found only through the loss (twenty-third read)."""
+        ro = self.reference_order
+        span = range(max(0, index - MAX_REGIONS), min(len(ro), index + MAX_REGIONS + 1))
+        return [ro[i] for i in sorted(span, key=lambda i: abs(i - index)) if i == index or ro[i][2] == kind]
 
     def _output_record(self, t: torch.Tensor, regions: dict[tuple, set[str]]) -> tuple:
         """(stats, sample, block sums, shape, dtype, cuts): the whole output's record, and for
