@@ -621,8 +621,8 @@ def _compiled_failure(error: dict, exc: BaseException) -> None:
     traces global hooks); a port whose `torch.compile(backend="openxla")` ran alone failed under
     `trace record` in the bridge's CPU-fallback step ("Executable expected parameter 1 of size 1
     but got buffer with incompatible size 4"), and the error named the program's call of the
-    model (twenty-third read: without the hook's output statistics it ran; the root cause in
-    torch_xla is not found)."""
+    model (twenty-third read; the cause, porter's hook on the graph modules the bridge runs, is
+    gone since the twenty-fourth: `recorder._compilers_graph`)."""
     if not _COMPILED or not any(_XLA_DYNAMO in f.filename for f in traceback.extract_tb(exc.__traceback__)):
         return
     called = error.get("location")

@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import math
 import os
+import sys
 import threading
 import time
 import types
@@ -108,6 +109,32 @@ def _cuts(calls: list[tuple[str, list, str | None]], j: int, full: list[int]) ->
             if tuple(shape) in regions or len(regions) < MAX_REGIONS:
                 regions.setdefault(tuple(shape), set()).add(key)
     return regions
+
+
+# where torch's compilers run a graph module of their own eagerly (AOTAutograd, inductor, dynamo,
+# torch_xla's "openxla" bridge), and the frames between a module's caller and its forward hooks
+_COMPILERS = tuple(
+    os.path.join("", *p, "")
+    for p in (("torch", "_dynamo"), ("torch", "_functorch"), ("torch", "_inductor"), ("torch_xla", "_dynamo"))
+)
+_CALLING = (os.path.join("", "torch", "nn", "modules", "module.py"), os.path.join("", "torch", "fx", ""), __file__)
+
+
+def _compilers_graph(module) -> bool:
+    """A graph module that torch's compiler runs eagerly while it compiles or runs the program's
+    model (the caller of its call is the compiler's code): not a module of the program, and
+    porter's statistics of its outputs became part of the graph being compiled (a port compiled
+    with "openxla" failed under `trace record` in the bridge's CPU-fallback step, "Executable
+    expected parameter 1 of size 1 but got buffer with incompatible size 4", and was recordable
+    only with --eager; twenty-third read's leftover). The program's modules inside the compiled
+    region are still recorded (dynamo traces porter's hook into their graph), and so is a graph
+    module the program calls itself."""
+    if not isinstance(module, torch.fx.GraphModule) or torch.compiler.is_compiling():
+        return False
+    frame = sys._getframe(1)
+    while frame is not None and any(c in frame.f_code.co_filename for c in _CALLING):
+        frame = frame.f_back
+    return frame is not None and any(c in frame.f_code.co_filename for c in _COMPILERS)
 
 
 def _unused(key: str, keys: set[str]) -> str:
@@ -604,6 +631,8 @@ class Recorder:
             hooks[ours] = hooks.pop(ours)  # last again, after a hook the program added since
 
     def on_forward(self, module, args, output) -> None:
+        if _compilers_graph(module):
+            return
         if id(module) not in self.last_hooks:  # else recorded after the program's hooks
             self.on_forward_hooked(module, args, output)
 
@@ -649,8 +678,8 @@ class Recorder:
         that output and that this output holds, with those calls' keys (at most `MAX_REGIONS`).
         By call number, not by the call's place in the run: a port that called one module more
         (a cast, a padding module) had every later call meet another module's key at its index,
-        so each was compared whole (twenty-second read). The reference's call at the same index
-        is added beyond the bound (a port in the reference's order keeps every region). Its name
+        so each was compared whole (twenty-second read). The reference's calls nearest its index
+        are added beyond the bound (`_near`: a port in the reference's order keeps every region). Its name
         is not known until step 1 ends; `_module_entries` takes the region whose keys hold it."""
         if not self.reference_order:  # the reference's side, or no module recorded there
             return []
@@ -663,13 +692,20 @@ class Recorder:
             calls = sorted(self.reference_calls.get(n, []), key=lambda c: c[2] != kind)
             self.region_memo[memo] = [_cuts(calls, j, list(full)) for j, full in enumerate(fulls)]
         found = self.region_memo[memo]
-        index = len(self.calls)
-        if index >= len(self.reference_order):
-            return found
-        same = [_cuts(self.reference_order[index : index + 1], j, list(full)) for j, full in enumerate(fulls)]
+        near = self._near(len(self.calls), kind)
+        same = [_cuts(near, j, list(full)) for j, full in enumerate(fulls)]
         if not any(same):
             return found
         return [{r: keys | same[j].get(r, set()) for r, keys in {**same[j], **f}.items()} for j, f in enumerate(found)]
+
+    def _near(self, index: int, kind: str) -> list[tuple[str, list, str | None]]:
+        """The reference's call at the port's call `index`, then its calls of the port's module
+        type within `MAX_REGIONS` of it, nearest first: a port that called one module more before
+        six calls of one type had the sixth's own region past the bound, beside four earlier calls
+        of that type, and a change there was found only through the loss (twenty-third read)."""
+        ro = self.reference_order
+        span = range(max(0, index - MAX_REGIONS), min(len(ro), index + MAX_REGIONS + 1))
+        return [ro[i] for i in sorted(span, key=lambda i: abs(i - index)) if i == index or ro[i][2] == kind]
 
     def _output_record(self, t: torch.Tensor, regions: dict[tuple, set[str]]) -> tuple:
         """(stats, sample, block sums, shape, dtype, cuts): the whole output's record, and for
@@ -728,7 +764,7 @@ class Recorder:
         dtype is coarser), as another backend's kernels round and reduce it: faithful ports
         differ from their reference by about this much at step 1 (XLA's batch-norm statistics
         by ~1e-5). The gradient is untouched: the change is a constant."""
-        if self.finished:
+        if self.finished or _compilers_graph(module):
             return None
         from torch.utils._pytree import tree_map
 

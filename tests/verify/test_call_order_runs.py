@@ -57,7 +57,8 @@ for i in range(2):
 """
 
 # one module type called on six lengths (six shapes, beyond the recorder's MAX_REGIONS = 4 that a
-# padded output is recorded on); BAD: the sixth call's output moved by 1%; SWAP unused
+# padded output is recorded on); BAD: the sixth call's output moved by 1% (a hook of the port's
+# own on it: porter records the output its caller gets); SWAP unused
 SIX_LENGTHS = """
 import torch, torch.nn as nn
 PORT, SWAP, BAD, PAD, EXTRA = {flags}
@@ -70,6 +71,8 @@ class Six(nn.Module):
     def __init__(self):
         super().__init__()
         self.ls = nn.ModuleList(nn.Linear(8, 8) for _ in range(6))
+        if BAD:
+            self.ls[5].register_forward_hook(lambda m, a, out: out * 1.01)
         if EXTRA:
             self.cast = nn.Identity()
     def forward(self, x):
@@ -78,7 +81,6 @@ class Six(nn.Module):
         out = 0
         for i, lin in enumerate(self.ls):
             h = lin(x if PAD else x[: i + 1])
-            h = h * 1.01 if BAD and i == 5 else h
             out = out + (h[: i + 1] ** 2).mean()
         return out
 torch.manual_seed(0)
@@ -147,21 +149,19 @@ def test_a_padded_port_that_calls_one_module_more_is_compared_on_the_regions_of_
     assert data["first_divergence"]["module"] == "a", data["first_divergence"]
 
 
-def test_calls_of_one_type_beyond_the_region_bound_are_not_compared_never_misjudged(tmp_path):
+def test_calls_of_one_type_past_the_region_bound_are_compared_on_their_own_regions(tmp_path):
     """Six calls of one module type whose six shapes a padded output holds, with one module more
-    before them in the port: the recorder keeps at most MAX_REGIONS (4) regions of a call number
-    beyond the call at the reference's index, so the last two calls have no region of their own
-    (twenty-third read's leftover). They are said "not compared", the verdict is the loss's: a
-    port that moves the sixth call's output fails, one that does not passes."""
+    before them in the port: the recorder kept MAX_REGIONS (4) regions of a call number, the
+    first four calls', so the last two were "not compared" and a port that moved the sixth
+    call's output was found only through the loss (twenty-third read's leftover). The reference's
+    calls of the type nearest the port's index are now added: all six are compared, and the
+    sixth is named."""
     data = _check(tmp_path, "six", SIX_LENGTHS, PAD=True, EXTRA=True)
     assert data["verdict"] == "pass", data["reasons"]
-    for i in range(4):
+    for i in range(6):
         row = data["rows"][f"ls.{i}"]
         assert row["compared"] and row["passed"] and row["reference_shape"] == [i + 1, 8], row
-    for i in (4, 5):
-        row = data["rows"][f"ls.{i}"]
-        assert not row["compared"] and row["problem"] == f"other shapes: reference [{i + 1}, 8], ported [8, 8]", row
-    assert any("2 module output(s) had other shapes" in w for w in data["warnings"]), data["warnings"]
+    assert not any("other shapes" in w for w in data["warnings"]), data["warnings"]
     data = _check(tmp_path, "six_bad", SIX_LENGTHS, PAD=True, EXTRA=True, BAD=True)
-    assert data["verdict"] == "fail" and not data["rows"]["ls.5"]["compared"], data["rows"]["ls.5"]
-    assert any("the loss curves part at step 1" in r for r in data["reasons"]), data["reasons"]
+    assert data["verdict"] == "fail" and data["first_divergence"]["module"] == "ls.5", data["first_divergence"]
+    assert [k for k, row in data["rows"].items() if k.startswith("ls.") and not row["passed"]] == ["ls.5"]
