@@ -375,7 +375,7 @@ class Spec:
         self._wild: list[_Wild] = []
         index = 0
         for number, line in enumerate(lines):
-            raw = _squeezed(_trim(_bytes(line)))
+            raw = _squeezed(_slashes(_trim(_bytes(line))))
             if raw is None:
                 continue
             trimmed = raw
@@ -722,6 +722,7 @@ def _source(line: str, fold: bool = False) -> tuple[bool, tuple[str, str, str] |
         body = line[1:]
         inner = _source("\\" + body if body[:1] in ("!", "#") else body, fold)
         return None if inner is None else (False, inner[1], inner[2])
+    line = _slashes(line)
     plain = _plain(line)
     if plain is not None:
         return True, plain, None
@@ -919,6 +920,46 @@ def _rooted(marked: str, slashed: bool) -> str:
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
+def _slashes(line: str) -> str:
+    """`line` with each escaped `/` (`\\/`) but a first or last one written `/`: git's wildmatch
+    compares an escaped character as itself, and a `/` anywhere makes the line a path (dir.c
+    `parse_path_pattern`). pathspec refused `a\\/b.py`: a `.gitignore` line that leaves out
+    `a/b.py` for git was passed over, and an `exclude` pattern refused (twenty-fourth read). A
+    first one names a path that starts with `/` (none), a last one a folder `a\\`: git matches
+    nothing, and pathspec's refusal is kept. After a `**` that starts a part or ends the plain
+    prefix, git reads it as `/` but without the `**/` that may match no folder: `*/**/`; after
+    any other `**`, as after a `*`."""
+    if "\\/" not in line:
+        return line
+    start = 1 if line.startswith("!") else 0
+    out: list[str] = []  # (one character, or an escape and the character after it)
+    prefix = -1  # (the tokens before the first `*?[\\`: the plain prefix)
+    i = 0
+    while i < len(line):
+        raw = line[i : i + 2] if line[i] == "\\" else line[i]
+        if prefix < 0 and raw[0] in "*?[\\":
+            prefix = len(out)
+        out.append(_escaped_slash(out, start, prefix) if raw == "\\/" and start < i < len(line) - 2 else raw)
+        i += len(raw)
+    return "".join(out)
+
+
+def _escaped_slash(out: list[str], start: int, prefix: int) -> str:
+    """What an escaped `/` after `out` (`_slashes`' tokens) is: `*/**/` in place of a run of two
+    or more `*` before it that starts a part or follows a plain prefix (dir.c `simple_length`),
+    where git's wildmatch reads the `**` as any folders, one at least; else `/`."""
+    run = len(out)
+    while run > 0 and out[run - 1] == "*":
+        run -= 1
+    if len(out) - run < 2:
+        return "/"
+    if run not in (start, prefix) and out[run - 1] != "/":
+        del out[run + 1 :]  # (a `**` inside a part is a `*`, and dir.c's prefix is not this one)
+        return "/"
+    del out[run:]
+    return "*/**/"
+
+
 def _trim(line: str) -> str:
     """`line` with its trailing spaces removed as git removes them (`trim_trailing_spaces`: the
     unescaped spaces at its end, nothing else), and any other white space left at its end kept
@@ -953,6 +994,7 @@ def check(line: str) -> None:
     user's own is checked (a `.gitignore` line git cannot read is passed over, `Spec`)."""
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+    line = _slashes(line)
     if _plain(line) is not None:
         return
     regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
