@@ -241,8 +241,8 @@ _KEY = 6  # the most characters of a pattern's text that key it (`_text`)
 def _text(line: str) -> str | None:
     """The longest run of plain characters (no wildcard, bracket expression or `/`) in a
     gitignore line (trimmed, without its `!`), which every path the line matches holds, at
-    most `_KEY` of them; None where it has none, a `.`/`..` part, or a bracket that is not
-    closed within its part (read otherwise)."""
+    most `_KEY` of them; None where it has none, a `.`/`..` part, or a bracket git does not
+    close (the line matches nothing)."""
     if any(part in (".", "..") for part in line.split("/")):
         return None
     runs: list[str] = []
@@ -254,7 +254,7 @@ def _text(line: str) -> str | None:
             runs.append("".join(run))
             run = []
             if c == "[":
-                i = _bracket_end(line, i)
+                i = _closing(line, i)
                 if i < 0:
                     return None
         elif c == "\\":
@@ -268,6 +268,18 @@ def _text(line: str) -> str | None:
     runs.append("".join(run))
     best = max(runs, key=len)
     return best[:_KEY] or None
+
+
+def _closing(line: str, i: int) -> int:
+    """Where the bracket expression at `line[i]` ends (its `]`), as `_bracket` reads it, or -1.
+    One that names a `/` is read so too (`_rooted`), and the line is keyed by its text: such
+    lines were each tried on every path (10,000 of them: 0.52 CPU s for 500 files, six times
+    as long as brackets without a `/`; twenty-fourth read)."""
+    end = _bracket_end(line, i)
+    if end >= 0:
+        return end
+    cls, after = _bracket(line, i)
+    return -1 if cls is None else after - 1
 
 
 def _squeezed(line: str) -> str | None:
