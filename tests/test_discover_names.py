@@ -803,6 +803,51 @@ def test_a_bracket_naming_a_slash_anchors_the_line_and_folds_as_git_does(tmp_pat
     assert found == _git_lists(repo, env) == sorted(set(_SLASHED) - set(left_out))
 
 
+_ESCAPED = ["a.py", "b.py", "a/b.py", "a/c.py", "a/q/c.py", "ab/c.py", "x/ab/c.py", "x/a/c.py"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "a\\/b.py",  # (an escaped `/` is a `/`: `a/b.py`)
+        "a\\/*",
+        "*\\/c.py",
+        "a\\/q\\/c.py",
+        "**\\/b.py",  # (after a `**` that starts a part: one folder at least, so not `b.py`)
+        "a\\/**\\/c.py",  # (`a/q/c.py`, not `a/c.py`)
+        "a**\\/c.py",  # (after the plain prefix: `a/c.py`, `ab/c.py`)
+        "x\\/a**\\/c.py",  # (inside a part, past the prefix: a `*`)
+        "*.py\n!a\\/b.py",
+        "\\/a.py",  # (first: a path that starts with `/`, none)
+        "a\\/",  # (last: a folder `a\\`, none)
+    ],
+)
+def test_an_escaped_slash_is_read_as_git_reads_it(tmp_path, monkeypatch, line):
+    """git's wildmatch compares an escaped `/` as a `/`, and it makes the line a path; pathspec
+    refused such a line, so a `.gitignore` line `a\\/b.py` was passed over (git leaves the
+    file out) and the same `exclude` pattern was a config error (twenty-fourth read). Compared
+    with `git ls-files -o --exclude-standard`."""
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    found = _walked(repo, monkeypatch, _ESCAPED, {".gitignore": line + "\n"})
+    assert found == _git_lists(repo, env)
+
+
+def test_an_exclude_pattern_with_an_escaped_slash_is_read_as_git_reads_it(tmp_path, monkeypatch):
+    """An `exclude` pattern `a\\/b.py` of the user's config was refused as invalid (pathspec's
+    reading); git reads the same line as `a/b.py` (twenty-fourth read)."""
+    from porter.config.files import resolve
+
+    for name in _ESCAPED:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / "porter.toml").write_text('target = "xla"\nexclude = ["a\\\\/b.py", "x\\\\/a**\\\\/c.py"]\n')
+    monkeypatch.chdir(tmp_path)
+    forget_paths()
+    settings = resolve([Path(".")]).settings()
+    found = sorted(c.path.as_posix() for c in discover([Path(".")], settings.exclude) if c.path.suffix == ".py")
+    assert found == sorted(set(_ESCAPED) - {"a/b.py", "x/ab/c.py", "x/a/c.py"})
+
+
 def test_nested_repositories_ask_git_only_where_their_answer_may_be_their_own(tmp_path, monkeypatch):
     """A folder of clones asked git once for each (100 clones: 1.4 s of the walk). A clone whose
     own configuration names neither setting nor an `include` has the answer of every other such

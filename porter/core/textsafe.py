@@ -58,11 +58,12 @@ BLANK = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800"
 _JAMO = "\u1100-\u11ff\ua960-\ua97c\ud7b0-\ud7fb"
 LONE_FILLERS = f"(?<![{_JAMO}])[\u115f\u1160]+(?![{_JAMO}])"
 # what an XML document may hold but a terminal obeys: DEL, C1 (CSI is U+009B), the line and
-# paragraph separators and the bidi controls (JUnit on a terminal wrote U+2028 raw: sixteenth read)
-_XML_REFERENCED = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
+# paragraph separators and the bidi controls (JUnit on a terminal wrote U+2028 raw: sixteenth read),
+# and what it draws blank (`a<NBSP>b.py` read as `a b.py` in `cat junit.xml`: twenty-fourth read)
+_XML_REFERENCED = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{BLANK}]|{LONE_FILLERS}")
 # ... and in a serialized document, a CR: its own lines end at LF, so a CR is data (a name's), which
 # an XML reader reads back as LF unless it is a reference (JUnit: seventeenth read)
-_XML_DOCUMENT_REFERENCED = re.compile(f"[\r\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
+_XML_DOCUMENT_REFERENCED = re.compile(f"[\r\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{BLANK}]|{LONE_FILLERS}")
 # C0 and C1 control characters, DEL, the Unicode line/paragraph separators, the bidi controls,
 # the invisible characters, those of an unsettled width and those drawn blank
 _CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{UNSETTLED_WIDTH}{BLANK}]|{LONE_FILLERS}")
@@ -290,18 +291,20 @@ def plain(text: object) -> str:
 
 
 def xml_document(text: str) -> str:
-    """A serialized XML document whose CR, DEL, C1, line separators, bidi controls and invisible
-    characters (data: a name, a message) are character references: the same characters to an XML
-    reader (which reads a raw CR as LF), none obeyed by a terminal."""
-    text = _XML_DOCUMENT_REFERENCED.sub(lambda m: f"&#x{ord(m.group()):x};", text)
+    """A serialized XML document whose CR, DEL, C1, line separators, bidi controls, invisible and
+    blank-drawn characters (data: a name, a message) are character references: the same
+    characters to an XML reader (which reads a raw CR as LF), none obeyed or hidden by a
+    terminal."""
+    text = _XML_DOCUMENT_REFERENCED.sub(lambda m: "".join(f"&#x{ord(c):x};" for c in m.group()), text)
     return inert(text, lambda c: f"&#x{ord(c):x};")  # the same data, no CI log command
 
 
 def json_document(text: str) -> str:
-    """A serialized JSON document (`ensure_ascii=False`) whose DEL, C1, line separators, bidi controls
-    and invisible characters are `\\uXXXX` escapes: they stand only inside strings, so the data is
-    the same to a reader, and `cat report.json` obeys none (the JSON report wrote a name's NEL,
-    U+2028 and right-to-left override raw, where `lint --output-format json` escapes them)."""
+    """A serialized JSON document (`ensure_ascii=False`) whose DEL, C1, line separators, bidi
+    controls, invisible and blank-drawn characters are `\\uXXXX` escapes: they stand only inside
+    strings, so the data is the same to a reader, and `cat report.json` obeys none (the JSON
+    report wrote a name's NEL, U+2028 and right-to-left override raw, where `lint
+    --output-format json` escapes them)."""
     return json_inert(_XML_REFERENCED.sub(lambda m: json.dumps(m.group()).strip('"'), text))
 
 

@@ -780,6 +780,28 @@ def test_junit_carries_a_carriage_return_of_a_name_as_a_reference(tmp_path):
     assert all(f.text.startswith("a\rb.py:2:") for f in root.iter("failure")), [f.text for f in root.iter("failure")]
 
 
+# drawn as blank columns: NBSP, U+3000, the braille blank, a lone pair of Hangul fillers
+BLANKS = ("\u00a0", "\u3000", "\u2800", "\u115f\u1160")
+
+
+def test_junit_and_the_json_report_carry_a_blank_drawn_character_as_a_reference(tmp_path):
+    """JUnit and the JSON report wrote a name's NBSP, U+3000, U+2800 and lone Hangul fillers
+    raw: `cat junit.xml` showed `a<NBSP>b.py` as `a b.py`, another file's name, where the console
+    and `lint` escape them (the twenty-third read's leftover). As `&#xa0;` and `\\u00a0` they are
+    the same characters to a reader."""
+    names = [f"a{c}b.py" for c in BLANKS]
+    repo = committed_repo(tmp_path / "repo", {n: CUDA for n in names})
+    out = porter("lint", ".", "--target", "xla", "--output-format", "junit", cwd=repo)
+    assert out.returncode == 1, out.stderr.decode()
+    rewrite = porter("rewrite", ".", "--target", "xla", "--report", "../r.json", cwd=repo)
+    assert rewrite.returncode in (0, 1), rewrite.stderr.decode()
+    report = (tmp_path / "r.json").read_text(encoding="utf-8")
+    for text in (out.stdout.decode("utf-8"), report):
+        assert not [c for c in "".join(BLANKS) if c in text], [hex(ord(c)) for c in "".join(BLANKS) if c in text]
+    assert {case.get("file") for case in ET.fromstring(out.stdout).iter("testcase")} == set(names)
+    assert all(n in json.dumps(json.loads(report), ensure_ascii=False) for n in names)
+
+
 # characters whose width terminals count differently: VS16 after a text-default emoji, VS15 after an
 # emoji, a skin-tone modifier, a flag's two regional indicators (terminfo.dev's VS16 probe: two columns
 # in kitty, iTerm2, Ghostty; one in xterm.js, Alacritty, Terminal.app, VS Code; rich by its version)
