@@ -368,7 +368,17 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str]]:
                 others.append(path)
     if names:
         out.extend(p for p in others if any(n in _header_bytes(p) for n in names))
-    return sorted(out), frozenset(n.decode("ascii", errors="replace") for n in names)
+    return _one_name_each(out), frozenset(n.decode("ascii", errors="replace") for n in names)
+
+
+def _one_name_each(paths: list[Path]) -> list[Path]:
+    """`paths` sorted, a file the tree holds under two names (a link to a header beside it) once: its
+    kernels were listed once per name, each given every launch (the compiler reads one file), and
+    its own name (not a link) kept where it has one."""
+    by_file: dict[str, Path] = {}
+    for path in sorted(paths, key=lambda p: (p.is_symlink(), p)):
+        by_file.setdefault(os.path.realpath(path), path)
+    return sorted(by_file.values())
 
 
 def _tree_files(root: Path) -> Iterator[Path]:
