@@ -27,3 +27,34 @@ def test_a_header_the_tree_holds_under_two_names_is_read_once(tmp_path):
     os.symlink("a.cu", tmp_path / "a_link.cu")
     kernels = [(k.name, k.path, len(k.calls)) for k in scan(tmp_path).kernels]
     assert kernels == [("scale_kernel", "k.h", 1)]
+
+
+def _kernels_of(tmp_path, files):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return sorted((k.name, k.path, k.line) for k in scan(tmp_path, limit=None).kernels)
+
+
+def test_a_macro_of_global_static_void_is_read_in_the_file_and_from_a_header(tmp_path):
+    """`#define K __global__ static void` (words between `__global__` and `void`): `K k(` was no
+    kernel, and nothing said; libclang lists both (its CUDA attribute on each)."""
+    files = {
+        "g.h": "#pragma once\n#define HK __global__ static __launch_bounds__(128) void\n",
+        "a.cu": '#include "g.h"\n#define K __global__ static void\nK one(float* x) { }\nHK two(float* x, int n) { }\n',
+    }
+    assert _kernels_of(tmp_path, files) == [("one", "a.cu", 3), ("two", "a.cu", 4)]
+
+
+def test_an_undef_of_a_macro_of_global_in_another_header_is_followed(tmp_path):
+    """A header's `#undef G` / `#define G` (empty, or `__host__ __device__`) makes `G void h(` a host
+    function after its `#include`, whether `G` came from a header or the file: it was listed as a
+    kernel (`#undef` was read in the file only). libclang lists `k1` and `k3` only."""
+    files = {
+        "g.h": "#pragma once\n#define G __global__\n",
+        "u.h": "#pragma once\n#undef G\n#define G\n",
+        "w.h": "#pragma once\n#undef W\n#define W __host__ __device__\n",
+        "inner.h": '#pragma once\n#include "u.h"\n',
+        "a.cu": '#include "g.h"\nG void k1(float* x) { }\n#include "inner.h"\nG void h(float* x) { }\n'
+        '#define W __global__ static\nW void k3(float* x) { }\n#include "w.h"\nW void h2(float* x) { }\n',
+    }
+    assert _kernels_of(tmp_path, files) == [("k1", "a.cu", 2), ("k3", "a.cu", 6)]
