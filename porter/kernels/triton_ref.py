@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import math
+import textwrap
 from dataclasses import dataclass, field
 
 _UNARY = {
@@ -145,12 +146,14 @@ class Translation:
     loaded: list[str]
     body: list[str]
     kind: str  # "elementwise" or "row-reduction"
+    covers: str = ""  # what the reference takes the launch's grid to cover (`_covers`), said in a TODO
 
     def source(self, fn_name: str | None = None) -> str:
         lines = [f"def {fn_name or self.name + '_reference'}({', '.join(self.params)}):"]
         lines.append(
             f'    """Plain-PyTorch reference of Triton kernel `{self.name}` ({self.kind}), derived by porter."""'
         )
+        lines.extend(f"    # {line}" for line in textwrap.wrap(f"TODO(porter): {self.covers}", 96) if self.covers)
         lines.extend("    " + line for line in self.body)
         return "\n".join(lines) + "\n"
 
@@ -216,6 +219,24 @@ def translate_or_raise(source: str, name: str | None = None) -> Translation:
     return _Translator(fn, tl).run()
 
 
+def _covers(rowwise: bool, bound: str) -> str:
+    """What a derived reference takes the launch's grid to cover, said where it is written: a masked
+    kernel writes the lanes of its grid below its bound, so the reference (`[:n]`, every row) equals
+    it only where the launch runs enough programs, which only the launch knows (a grid of fewer
+    programs writes fewer elements; the reference said nothing of it: twenty-third read's leftover)."""
+    if rowwise:
+        return (
+            f"each row of the view is computed (its first `{bound}` columns); the kernel computes the rows its"
+            " grid has programs for, so the two agree only where every launch runs one program per row"
+            " (porter does not read the grid): check the launches"
+        )
+    return (
+        f"the first `{bound}` elements are computed; the kernel writes its grid's lanes below `{bound}`, so"
+        f" the two agree only where every launch runs `triton.cdiv({bound}, BLOCK)` programs or more"
+        " (porter does not read the grid): check the launches"
+    )
+
+
 class _Translator:
     def __init__(self, fn: ast.FunctionDef, tl: set[str]) -> None:
         self.fn, self.tl = fn, tl
@@ -268,7 +289,8 @@ class _Translator:
         self.covered()
         kind = "row-reduction" if self.rowwise else "elementwise"
         body = (_AS_TRITON if self.promotes else []) + self.body
-        return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, body, kind)
+        covers = _covers(self.rowwise, next((b for b in self.bounds if b), "n"))
+        return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, body, kind, covers)
 
     # statements ------------------------------------------------------------------------
 

@@ -58,3 +58,45 @@ def test_an_undef_of_a_macro_of_global_in_another_header_is_followed(tmp_path):
         '#define W __global__ static\nW void k3(float* x) { }\n#include "w.h"\nW void h2(float* x) { }\n',
     }
     assert _kernels_of(tmp_path, files) == [("k1", "a.cu", 2), ("k3", "a.cu", 6)]
+
+
+MASKED = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+"""
+
+# the kernel under Triton's interpreter, one program of 32 lanes over n = 100, and the derived reference
+_SHORT_GRID = """
+import json, sys, torch
+sys.path.insert(0, sys.argv[1])
+import masked
+from porter.kernels.triton_ref import translate
+x, y, z = torch.arange(1.0, 101.0), torch.zeros(100), torch.zeros(100)
+masked.twice[(1,)](x, y, 100, BLOCK=32)
+ns = {"torch": torch}
+exec(translate(open(masked.__file__).read(), "twice").source(), ns)
+ns["twice_reference"](x, z, 100)
+print(json.dumps({"kernel": int(y.count_nonzero()), "reference": int(z.count_nonzero())}))
+"""
+
+
+def test_a_masked_reference_says_it_takes_the_grid_to_cover_its_bound(tmp_path):
+    """A masked kernel writes its grid's lanes below `n`; its reference writes `[:n]`, whatever the
+    launch's grid (one program of 32 over 100 elements: the kernel 32, the reference 100, under
+    TRITON_INTERPRET=1). The op never receives the grid, so the reference says the assumption where
+    it is written (it said nothing)."""
+    from porter.kernels.triton_ref import translate
+    from tests.deps import require
+    from tests.helpers import run_interpreted
+
+    require("triton")
+    (tmp_path / "masked.py").write_text(MASKED)
+    assert run_interpreted(_SHORT_GRID, tmp_path) == {"kernel": 32, "reference": 100}
+    source = translate(MASKED, "twice").source()
+    todo = " ".join(line.strip(" #") for line in source.splitlines() if line.lstrip().startswith("#"))
+    assert "TODO(porter)" in todo and "triton.cdiv(n, BLOCK)" in todo and "grid" in todo
