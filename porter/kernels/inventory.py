@@ -940,7 +940,7 @@ class _Dispatches:
         return [self.calls[i] for i in itertools.islice(self.nest.around(at), _DISPATCH_NESTING)]
 
 
-def _dispatched(launches: list[tuple[str, CallSite]], code: str, commented: str, path: Path, search: _Search) -> None:
+def _dispatched(launches: list[tuple[str, CallSite]], code: str, included: _Included) -> None:
     """For each launch that gives `scalar_t` (`k<scalar_t><<<...>>>`), the dispatch macro around it
     that binds it and the types it binds it to: ATen's (`_DISPATCH_TYPES`), or a macro of the file or
     of its headers read down to ATen's (vllm's `VLLM_DISPATCH_FLOATING_TYPES`). `scalar_t` was left
@@ -951,7 +951,7 @@ def _dispatched(launches: list[tuple[str, CallSite]], code: str, commented: str,
     macros: dict[str, list[_Macro]] = {}
     texts = [code]
     if any(_DISPATCH_MACRO.fullmatch(c.split("(")[0]) is None for s in sites for c in s.dispatch.split("\n")):
-        texts += [_blank(text, strings=True) for _, text in _headers(commented, path, search, [])]
+        texts += [_blank(text, strings=True) for _, text in included.headers()]
     for text in texts:
         for macro in _function_macros(text):
             macros.setdefault(macro.name, []).append(macro)
@@ -1814,7 +1814,7 @@ _GLOBAL_WORD = re.compile(r"\b__global__\b")
 _HEAD_READ = 512
 
 
-def _header_aliases(code: str, commented: str, path: Path, search: _Search) -> list[tuple[int, str, str]]:
+def _header_aliases(code: str, included: _Included) -> list[tuple[int, str, str]]:
     """The type aliases (`_type_aliases`) of the headers `path` includes (`_headers`, as the macro
     reader follows them) that a `__global__` head of `code` may spell its `void` with: read only
     where a head has no `void`, `auto` nor template return type before its first `(`, and only the
@@ -1829,7 +1829,7 @@ def _header_aliases(code: str, commented: str, path: Path, search: _Search) -> l
         wanted.update(_type_words(head.replace("(", " ").replace(")", " ") + " _"))
     if not wanted:
         return []
-    headers = _headers(commented, path, search, [])
+    headers = included.headers()
     names = [_defined(text) for _, text in headers]
     out: list[tuple[int, str, str]] = []
     done: set[int] = set()
@@ -1845,15 +1845,15 @@ def _header_aliases(code: str, commented: str, path: Path, search: _Search) -> l
     return out
 
 
-def _global_macros(code: str, commented: str, path: Path, search: _Search) -> _GlobalMacros:
+def _global_macros(code: str, included: _Included) -> _GlobalMacros:
     """The object-like macros of `__global__` that file `path` sees (`_GlobalMacros`): its own
     (`code`), and, only where it defines one or names one the tree's headers define
     (`search.globals_`), those of the headers it includes (`_headers`, as the macro reader follows
     them): a header may `#undef` the file's own."""
     texts: list[tuple[_Key, str]] = [((), code)]
     own = "__global__" in code and _STANDS_FOR_GLOBAL.search(code) is not None
-    if own or any(n in code for n in search.globals_):
-        texts += _headers(commented, path, search, [])
+    if own or any(n in code for n in included.search.globals_):
+        texts += included.headers()
     return _GlobalMacros(texts if own or len(texts) > 1 else [])
 
 
@@ -2102,20 +2102,17 @@ class _Defs:
         return _InForce(table, offset)
 
     @classmethod
-    def of(cls, code: str, commented: str, path: Path, search: _Search, kernels: list[Kernel]) -> _Defs:
-        """The definitions of file `path` (`code`: comments and strings blanked; `commented` with
-        its strings) and of its headers that the parameters of `kernels` may name."""
+    def of(cls, code: str, included: _Included, kernels: list[Kernel]) -> _Defs:
+        """The definitions of a file (`code`: comments and strings blanked) and of its headers
+        (`included`) that the parameters of `kernels` may name."""
         defs = cls()
         if not kernels:
             return defs
         defs.add(code, ())
         # (a kernel's own template type parameters are no names to look for: `T` is in every header)
         wanted = {w for k in kernels for p in k.params for w in _type_words(p) - set(k.typenames)}
-        skipped: list[str] = []
-        headers = (
-            _headers(commented, path, search, skipped) if wanted else []
-        )  # (no name to look for: no header to read)
-        defs.skipped = skipped[0] if skipped else ""
+        headers = included.headers() if wanted else []  # (no name to look for: no header to read)
+        defs.skipped = included.skipped[0] if wanted and included.skipped else ""
         done: set[int] = set()
         names = [_defined(text) for _, text in headers]
         for _ in range(_ROUNDS):
@@ -2235,6 +2232,22 @@ def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) ->
     return out
 
 
+class _Included:
+    """The headers a C++ file includes (`_headers`), read once for the readers that want them
+    (macros of `__global__`, aliases of `void`, dispatch macros, the parameters' definitions): each
+    read them again, so a header was read up to four times per file (twenty-third read's leftover)."""
+
+    def __init__(self, commented: str, path: Path, search: _Search) -> None:
+        self.commented, self.path, self.search = commented, path, search
+        self.skipped: list[str] = []
+        self._headers: list[tuple[_Key, str]] | None = None
+
+    def headers(self) -> list[tuple[_Key, str]]:
+        if self._headers is None:
+            self._headers = _headers(self.commented, self.path, self.search, self.skipped)
+        return self._headers
+
+
 class _InForce(Mapping[str, str]):
     """The definitions of a `_Defs` table in force at an offset (before it), by name."""
 
@@ -2326,7 +2339,7 @@ def _scan_cuda(
         own = _macros(code, rel, lines, macros)
         top = {m.name for m in macros} | {m.name for m in own if m.name not in alone}
         made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top)
-        defs = _Defs.of(code, commented, path, search, made)
+        defs = _Defs.of(code, _Included(commented, path, search), made)
         _expand_param_macros(made, defs, lines, rel, inv)
         inv.kernels.extend(_aliased(made, defs, lines))
         return
@@ -2334,14 +2347,15 @@ def _scan_cuda(
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]
     found = 0
-    spelling = _global_macros(code, commented, path, search)
+    included = _Included(commented, path, search)  # (its headers read once, for the four readers)
+    spelling = _global_macros(code, included)
     inv.problems.extend(_unseen_globals(code, spelling.names, lines, rel))
     spans = sorted(
         {*spans, *_spelled_in_macros(code, spelling.names, lines, rel, inv), *spelling.own}
     )  # (sorted, apart; a `#define K __global__ void` line is no kernel's head)
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
-    voids = _void_aliases(code, _header_aliases(code, commented, path, search))
+    voids = _void_aliases(code, _header_aliases(code, included))
     spliced = _spliced(code)
     spaces = _Namespaces(code)
     for start, name, params, source, typenames, template in _kernels_in(spliced, text, voids, spelling):
@@ -2356,8 +2370,8 @@ def _scan_cuda(
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)
     inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
-    _dispatched(inv.launches, code, commented, path, search)
-    defs = _Defs.of(code, commented, path, search, inv.kernels)
+    _dispatched(inv.launches, code, included)
+    defs = _Defs.of(code, included, inv.kernels)
     if defs.skipped:
         inv.problems.append(f"{path_name(rel)}: {defs.skipped}")
     _expand_param_macros(inv.kernels, defs, lines, rel, inv)

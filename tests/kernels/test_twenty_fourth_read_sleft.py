@@ -203,3 +203,29 @@ def test_an_int_argument_equal_to_1_is_weak_as_the_compiled_kernel_takes_it():
         y = torch.zeros(64)
         ns["mul_reference"](x, y, k, 64)
         torch.testing.assert_close(y, want.float(), rtol=0, atol=0)
+
+
+def test_a_cu_files_headers_are_read_once_for_all_its_readers(tmp_path, monkeypatch):
+    """A `.cu` whose kernels use a header's macro of `__global__`, its alias of `void` and its type
+    alias read the header once per reader (macros, `void` aliases, parameters): three times."""
+    from pathlib import Path
+
+    from porter.kernels import inventory
+
+    (tmp_path / "defs.h").write_text("#pragma once\n#define G __global__\ntypedef void V;\ntypedef float real;\n")
+    cu = tmp_path / "a.cu"
+    cu.write_text('#include "defs.h"\nG void k1(real* x) { }\n__global__ V k2(real* y) { }\n')
+    reads: list[str] = []
+    real_read = inventory.read_regular
+
+    def counted(path, *args, **kwargs):
+        reads.append(Path(path).name)
+        return real_read(path, *args, **kwargs)
+
+    monkeypatch.setattr(inventory, "read_regular", counted)
+    inv = inventory.Inventory()
+    search = inventory._Search(tmp_path, (), frozenset({"G"}))
+    inventory._scan_cuda(cu, "a.cu", inv, None, search)
+    assert sorted(k.name for k in inv.kernels) == ["k1", "k2"]
+    assert [k.aliases for k in inv.kernels] == [{"real": "float"}] * 2  # the header's alias, read
+    assert reads.count("defs.h") == 1, reads
