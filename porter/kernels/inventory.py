@@ -118,8 +118,8 @@ def _kernel_head(
     """The head of a `__global__` kernel whose `void` may also be spelled as one of `voids`, the
     file's plain aliases of it (`using void_t = void;`, `typedef void V;`: not read as the return
     type, though the file's aliases were read for its parameters), its `__global__` as one of
-    `globals_`, the object-like macros of it the file sees (`_global_macros`), and its `__global__
-    void` as one of `voided` (`_VOID_GLOBAL_MACRO`)."""
+    `globals_`, the object-like macros of it the file sees (`_GlobalMacros`), and its `__global__
+    void` as one of `voided` (those ending in `void`)."""
     if not voids and not globals_ and not voided:
         return _GLOBAL
     spelled = "|".join(("__global__", *(r"(?<!\w)" + re.escape(n) for n in globals_)))
@@ -340,17 +340,17 @@ def _as_is(line: int) -> tuple[int | None, int]:
     return None, line
 
 
-# an object-like macro that stands for `__global__` and no return type (cutlass's `#define
-# CUTLASS_GLOBAL __global__ static`): its name in group 1. A kernel declared with one was not
-# listed (`porter kernels` over cutlass's 664 headers listed none: twenty-third read's leftover)
-_GLOBAL_MACRO_TEXT = r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+__global__\b(?![^\n]*\bvoid\b)"
-_GLOBAL_MACRO = re.compile(_GLOBAL_MACRO_TEXT, re.M)
-_GLOBAL_MACRO_BYTES = re.compile(_GLOBAL_MACRO_TEXT.encode(), re.M)
+# an object-like macro whose body holds `__global__` (cutlass's `#define CUTLASS_GLOBAL __global__
+# static`, `#define K __global__ static void`): its name in group 1. A kernel declared with one was
+# not listed (`porter kernels` over cutlass's 664 headers listed none: twenty-third read's leftover)
+_STANDS_FOR_GLOBAL_TEXT = r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+[^\n]*?(?<!\w)__global__(?!\w)"
+_STANDS_FOR_GLOBAL = re.compile(_STANDS_FOR_GLOBAL_TEXT, re.M)
+_STANDS_FOR_GLOBAL_BYTES = re.compile(_STANDS_FOR_GLOBAL_TEXT.encode(), re.M)
 
 
 def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str]]:
     """The `.cu`/`.cuh` files of `root` and its kernel headers (those holding `__global__`), and the
-    names those headers define as `__global__` (`_GLOBAL_MACRO`). A header that holds such a name
+    names those headers define as `__global__` (`_STANDS_FOR_GLOBAL`). A header that holds such a name
     and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
     `CUTLASS_GLOBAL`): the others are read once more for the names, only in a tree that has one."""
     out: list[Path] = []
@@ -363,12 +363,22 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str]]:
             data = _header_bytes(path)
             if b"__global__" in data:
                 out.append(path)
-                names.update(_GLOBAL_MACRO_BYTES.findall(data))
+                names.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
             else:
                 others.append(path)
     if names:
         out.extend(p for p in others if any(n in _header_bytes(p) for n in names))
-    return sorted(out), frozenset(n.decode("ascii", errors="replace") for n in names)
+    return _one_name_each(out), frozenset(n.decode("ascii", errors="replace") for n in names)
+
+
+def _one_name_each(paths: list[Path]) -> list[Path]:
+    """`paths` sorted, a file the tree holds under two names (a link to a header beside it) once: its
+    kernels were listed once per name, each given every launch (the compiler reads one file), and
+    its own name (not a link) kept where it has one."""
+    by_file: dict[str, Path] = {}
+    for path in sorted(paths, key=lambda p: (p.is_symlink(), p)):
+        by_file.setdefault(os.path.realpath(path), path)
+    return sorted(by_file.values())
 
 
 def _tree_files(root: Path) -> Iterator[Path]:
@@ -930,7 +940,7 @@ class _Dispatches:
         return [self.calls[i] for i in itertools.islice(self.nest.around(at), _DISPATCH_NESTING)]
 
 
-def _dispatched(launches: list[tuple[str, CallSite]], code: str, commented: str, path: Path, search: _Search) -> None:
+def _dispatched(launches: list[tuple[str, CallSite]], code: str, included: _Included) -> None:
     """For each launch that gives `scalar_t` (`k<scalar_t><<<...>>>`), the dispatch macro around it
     that binds it and the types it binds it to: ATen's (`_DISPATCH_TYPES`), or a macro of the file or
     of its headers read down to ATen's (vllm's `VLLM_DISPATCH_FLOATING_TYPES`). `scalar_t` was left
@@ -941,7 +951,7 @@ def _dispatched(launches: list[tuple[str, CallSite]], code: str, commented: str,
     macros: dict[str, list[_Macro]] = {}
     texts = [code]
     if any(_DISPATCH_MACRO.fullmatch(c.split("(")[0]) is None for s in sites for c in s.dispatch.split("\n")):
-        texts += [_blank(text, strings=True) for _, text in _headers(commented, path, search, [])]
+        texts += [_blank(text, strings=True) for _, text in included.headers()]
     for text in texts:
         for macro in _function_macros(text):
             macros.setdefault(macro.name, []).append(macro)
@@ -1634,19 +1644,19 @@ def _kernels_in(
     code: str,
     text: str,
     voids: tuple[str, ...] = (),
-    globals_: tuple[str, ...] = (),
-    voided: tuple[str, ...] = (),
+    spelling: _GlobalMacros | None = None,
 ) -> Iterator[tuple[int, str, list[str], str, list[str], list[str]]]:
     """(offset, name, parameter declarations, body, template type parameters, template parameters) of each `__global__`
     kernel of `code` (comments and strings blanked; `text` the source, of the same offsets; `voids`
-    the aliases of `void` its return type may be spelled as, `globals_` the macros of `__global__`,
-    `voided` those of `__global__ void`)."""
+    the aliases of `void` its return type may be spelled as, `spelling` the macros of `__global__`
+    the file sees)."""
     close = closing_parens(code)
     heads = _template_heads(code)
-    live = _GlobalMacros(code, (*globals_, *voided)) if globals_ or voided else None
+    live = spelling if spelling is not None and spelling.names else None
+    globals_, voided = (live.globals_, live.voided) if live is not None else ((), ())
     for m in _kernel_head(voids, globals_, voided).finditer(code):
         end = close.get(m.end() - 1)
-        if end is None or _CALLED.match(code, end + 1) or live is not None and not live.at(m.start()):
+        if end is None or _CALLED.match(code, end + 1) or live is not None and not live.at(code, m.start()):
             continue
         params = [" ".join(p.split()) for p in _top_level_split(joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
@@ -1666,26 +1676,50 @@ _DEFINE_OR_UNDEF = re.compile(r"^[ \t]*#[ \t]*(define|undef)[ \t]+(\w+)([^\n]*)"
 
 
 class _GlobalMacros:
-    """Where the macros of `__global__` (`names`) still stand for it in `code`, as the compiler reads
-    them: the file's last `#define` or `#undef` of one before a head decides (none: a header's).
-    After `#undef G` and `#define G` (empty), `G void h(` is a host function, and was listed as a
-    kernel (twenty-third read's leftover). Read once per file, only where it sees such a macro."""
+    """The object-like macros of `__global__` that a C++ file sees, and where each stands for it, as
+    the compiler reads them: each `#define` and `#undef` of the file and of the headers it includes,
+    in the preprocessor's order (`_Key`), the last before a head deciding. `globals_` are those a
+    `void` follows (`#define G __global__ static`), `voided` those that end in it (`#define K
+    __global__ static void`). Only the file's own macros and `__global__ void` were read, so `K k(`
+    of a `__global__ static void` macro was no kernel, and a header's `#undef G` / `#define G` (empty)
+    did not make `G void h(` a host function (twenty-third read's leftovers)."""
 
-    def __init__(self, code: str, names: tuple[str, ...]) -> None:
-        self.code = code
-        self.events: dict[str, list[tuple[int, bool]]] = {}
-        for m in _DEFINE_OR_UNDEF.finditer(code):
-            stands = m.group(1) == "define" and bool({"__global__", *names} & set(_WORD.findall(m.group(3))))
-            self.events.setdefault(m.group(2), []).append((m.start(), stands))
+    def __init__(self, texts: Sequence[tuple[_Key, str]]) -> None:
+        events = sorted(
+            ((*key, m.start()), m.group(2), m.group(1) == "define", m.group(3), m.end())
+            for key, text in texts
+            for m in _DEFINE_OR_UNDEF.finditer(text)
+        )
+        self.history: dict[str, list[tuple[_Key, str]]] = {}
+        kinds: dict[str, str] = {}  # each macro's kind where the preprocessor is: "global", "voided" or ""
+        self.own: list[tuple[int, int]] = []  # the file's own `#define` lines of them: no kernel's head
+        for key, name, defined, body, end in events:
+            kinds[name] = _macro_kind(body, kinds) if defined else ""
+            self.history.setdefault(name, []).append((key, kinds[name]))
+            if kinds[name] and len(key) == 1:
+                self.own.append((key[0], end))
+        self.history = {n: h for n, h in self.history.items() if any(kind for _, kind in h)}
+        self.globals_ = tuple(sorted(n for n, h in self.history.items() if any(k == "global" for _, k in h)))
+        self.voided = tuple(sorted(n for n, h in self.history.items() if any(k == "voided" for _, k in h)))
+        self.names = (*self.globals_, *self.voided)
 
-    def at(self, start: int) -> bool:
-        """Whether the head at `start` is `__global__`'s own, or a macro's that stands for it there."""
-        word = _WORD.match(self.code, start)
-        history = self.events.get(word.group()) if word is not None else None
+    def at(self, code: str, start: int) -> bool:
+        """Whether the head at `start` of `code` is `__global__`'s own, or a macro's that stands for it there."""
+        word = _WORD.match(code, start)
+        history = self.history.get(word.group()) if word is not None else None
         if not history:
             return True
-        before = [stands for where, stands in history if where < start]
-        return not before or before[-1]
+        i = bisect.bisect_left(history, ((start,),)) - 1  # (an offset alone sorts before its entries)
+        return i >= 0 and bool(history[i][1])
+
+
+def _macro_kind(body: str, kinds: Mapping[str, str]) -> str:
+    """What a `#define`'s `body` stands for, `kinds` those of the macros defined before it: `__global__`
+    (or such a macro) a `void` must follow ("global"), `__global__ ... void` ("voided"), or neither."""
+    words = _WORD.findall(body)
+    if "__global__" not in words and not any(kinds.get(w) for w in words):
+        return ""
+    return "voided" if "void" in words or any(kinds.get(w) == "voided" for w in words) else "global"
 
 
 def _expanded(macro: _Macro, args: list[str]) -> str:
@@ -1780,7 +1814,7 @@ _GLOBAL_WORD = re.compile(r"\b__global__\b")
 _HEAD_READ = 512
 
 
-def _header_aliases(code: str, commented: str, path: Path, search: _Search) -> list[tuple[int, str, str]]:
+def _header_aliases(code: str, included: _Included) -> list[tuple[int, str, str]]:
     """The type aliases (`_type_aliases`) of the headers `path` includes (`_headers`, as the macro
     reader follows them) that a `__global__` head of `code` may spell its `void` with: read only
     where a head has no `void`, `auto` nor template return type before its first `(`, and only the
@@ -1795,7 +1829,7 @@ def _header_aliases(code: str, commented: str, path: Path, search: _Search) -> l
         wanted.update(_type_words(head.replace("(", " ").replace(")", " ") + " _"))
     if not wanted:
         return []
-    headers = _headers(commented, path, search, [])
+    headers = included.headers()
     names = [_defined(text) for _, text in headers]
     out: list[tuple[int, str, str]] = []
     done: set[int] = set()
@@ -1811,32 +1845,16 @@ def _header_aliases(code: str, commented: str, path: Path, search: _Search) -> l
     return out
 
 
-def _global_macros(code: str, commented: str, path: Path, search: _Search) -> tuple[str, ...]:
-    """The object-like macros of `__global__` (`_GLOBAL_MACRO`) that file `path` sees: its own
-    (`code`), and, only where it names one the tree defines (`search.globals_`), those of the
-    headers it includes (`_headers`, as the macro reader follows them)."""
-    own = set(_GLOBAL_MACRO.findall(code)) if "__global__" in code else set()
-    texts = [code]
-    if any(n in code for n in search.globals_ - own):
-        texts += [text for _, text in _headers(commented, path, search, [])]
-        own.update(n for text in texts[1:] for n in _GLOBAL_MACRO.findall(text))
-    renamed = [m.groups() for text in texts for m in _RENAME.finditer(text)] if own else []
-    for _ in range(_ROUNDS):  # `#define B_GLOBAL A_GLOBAL`: a macro of a macro of `__global__`
-        new = {name for name, value in renamed if value in own and name not in own}
-        if not new:
-            break
-        own |= new
-    return tuple(sorted(own))
-
-
-# an object-like macro that stands for `__global__ void` (`#define K __global__ void`, then `K k(`):
-# its name in group 1. Its kernels were not listed, and the `#define` line's own `__global__ void`
-# listed the next function, a host one too, as a kernel (twenty-third read's leftover)
-_VOID_GLOBAL_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+__global__[ \t]+void[ \t]*$", re.M)
-
-
-# an object-like macro that stands for one name: group 1 its name, group 2 that name
-_RENAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+(\w+)[ \t]*$", re.M)
+def _global_macros(code: str, included: _Included) -> _GlobalMacros:
+    """The object-like macros of `__global__` that file `path` sees (`_GlobalMacros`): its own
+    (`code`), and, only where it defines one or names one the tree's headers define
+    (`search.globals_`), those of the headers it includes (`_headers`, as the macro reader follows
+    them): a header may `#undef` the file's own."""
+    texts: list[tuple[_Key, str]] = [((), code)]
+    own = "__global__" in code and _STANDS_FOR_GLOBAL.search(code) is not None
+    if own or any(n in code for n in included.search.globals_):
+        texts += included.headers()
+    return _GlobalMacros(texts if own or len(texts) > 1 else [])
 
 
 def _spelled_in_macros(
@@ -2084,20 +2102,17 @@ class _Defs:
         return _InForce(table, offset)
 
     @classmethod
-    def of(cls, code: str, commented: str, path: Path, search: _Search, kernels: list[Kernel]) -> _Defs:
-        """The definitions of file `path` (`code`: comments and strings blanked; `commented` with
-        its strings) and of its headers that the parameters of `kernels` may name."""
+    def of(cls, code: str, included: _Included, kernels: list[Kernel]) -> _Defs:
+        """The definitions of a file (`code`: comments and strings blanked) and of its headers
+        (`included`) that the parameters of `kernels` may name."""
         defs = cls()
         if not kernels:
             return defs
         defs.add(code, ())
         # (a kernel's own template type parameters are no names to look for: `T` is in every header)
         wanted = {w for k in kernels for p in k.params for w in _type_words(p) - set(k.typenames)}
-        skipped: list[str] = []
-        headers = (
-            _headers(commented, path, search, skipped) if wanted else []
-        )  # (no name to look for: no header to read)
-        defs.skipped = skipped[0] if skipped else ""
+        headers = included.headers() if wanted else []  # (no name to look for: no header to read)
+        defs.skipped = included.skipped[0] if wanted and included.skipped else ""
         done: set[int] = set()
         names = [_defined(text) for _, text in headers]
         for _ in range(_ROUNDS):
@@ -2217,6 +2232,22 @@ def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) ->
     return out
 
 
+class _Included:
+    """The headers a C++ file includes (`_headers`), read once for the readers that want them
+    (macros of `__global__`, aliases of `void`, dispatch macros, the parameters' definitions): each
+    read them again, so a header was read up to four times per file (twenty-third read's leftover)."""
+
+    def __init__(self, commented: str, path: Path, search: _Search) -> None:
+        self.commented, self.path, self.search = commented, path, search
+        self.skipped: list[str] = []
+        self._headers: list[tuple[_Key, str]] | None = None
+
+    def headers(self) -> list[tuple[_Key, str]]:
+        if self._headers is None:
+            self._headers = _headers(self.commented, self.path, self.search, self.skipped)
+        return self._headers
+
+
 class _InForce(Mapping[str, str]):
     """The definitions of a `_Defs` table in force at an offset (before it), by name."""
 
@@ -2308,7 +2339,7 @@ def _scan_cuda(
         own = _macros(code, rel, lines, macros)
         top = {m.name for m in macros} | {m.name for m in own if m.name not in alone}
         made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top)
-        defs = _Defs.of(code, commented, path, search, made)
+        defs = _Defs.of(code, _Included(commented, path, search), made)
         _expand_param_macros(made, defs, lines, rel, inv)
         inv.kernels.extend(_aliased(made, defs, lines))
         return
@@ -2316,20 +2347,18 @@ def _scan_cuda(
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]
     found = 0
-    globals_ = _global_macros(code, commented, path, search)
-    inv.problems.extend(_unseen_globals(code, globals_, lines, rel))
-    voided = [m for m in _VOID_GLOBAL_MACRO.finditer(code)] if "__global__" in code else []
+    included = _Included(commented, path, search)  # (its headers read once, for the four readers)
+    spelling = _global_macros(code, included)
+    inv.problems.extend(_unseen_globals(code, spelling.names, lines, rel))
     spans = sorted(
-        {*spans, *_spelled_in_macros(code, globals_, lines, rel, inv), *(m.span() for m in voided)}
+        {*spans, *_spelled_in_macros(code, spelling.names, lines, rel, inv), *spelling.own}
     )  # (sorted, apart; a `#define K __global__ void` line is no kernel's head)
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
-    voids = _void_aliases(code, _header_aliases(code, commented, path, search))
+    voids = _void_aliases(code, _header_aliases(code, included))
     spliced = _spliced(code)
     spaces = _Namespaces(code)
-    for start, name, params, source, typenames, template in _kernels_in(
-        spliced, text, voids, globals_, tuple(sorted({m.group(1) for m in voided}))
-    ):
+    for start, name, params, source, typenames, template in _kernels_in(spliced, text, voids, spelling):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use
@@ -2341,8 +2370,8 @@ def _scan_cuda(
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)
     inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
-    _dispatched(inv.launches, code, commented, path, search)
-    defs = _Defs.of(code, commented, path, search, inv.kernels)
+    _dispatched(inv.launches, code, included)
+    defs = _Defs.of(code, included, inv.kernels)
     if defs.skipped:
         inv.problems.append(f"{path_name(rel)}: {defs.skipped}")
     _expand_param_macros(inv.kernels, defs, lines, rel, inv)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import math
+import textwrap
 from dataclasses import dataclass, field
 
 _UNARY = {
@@ -145,12 +146,14 @@ class Translation:
     loaded: list[str]
     body: list[str]
     kind: str  # "elementwise" or "row-reduction"
+    covers: str = ""  # what the reference takes the launch's grid to cover (`_covers`), said in a TODO
 
     def source(self, fn_name: str | None = None) -> str:
         lines = [f"def {fn_name or self.name + '_reference'}({', '.join(self.params)}):"]
         lines.append(
             f'    """Plain-PyTorch reference of Triton kernel `{self.name}` ({self.kind}), derived by porter."""'
         )
+        lines.extend(f"    # {line}" for line in textwrap.wrap(f"TODO(porter): {self.covers}", 96) if self.covers)
         lines.extend("    " + line for line in self.body)
         return "\n".join(lines) + "\n"
 
@@ -216,6 +219,24 @@ def translate_or_raise(source: str, name: str | None = None) -> Translation:
     return _Translator(fn, tl).run()
 
 
+def _covers(rowwise: bool, bound: str) -> str:
+    """What a derived reference takes the launch's grid to cover, said where it is written: a masked
+    kernel writes the lanes of its grid below its bound, so the reference (`[:n]`, every row) equals
+    it only where the launch runs enough programs, which only the launch knows (a grid of fewer
+    programs writes fewer elements; the reference said nothing of it: twenty-third read's leftover)."""
+    if rowwise:
+        return (
+            f"each row of the view is computed (its first `{bound}` columns); the kernel computes the rows its"
+            " grid has programs for, so the two agree only where every launch runs one program per row"
+            " (porter does not read the grid): check the launches"
+        )
+    return (
+        f"the first `{bound}` elements are computed; the kernel writes its grid's lanes below `{bound}`, so"
+        f" the two agree only where every launch runs `triton.cdiv({bound}, BLOCK)` programs or more"
+        " (porter does not read the grid): check the launches"
+    )
+
+
 class _Translator:
     def __init__(self, fn: ast.FunctionDef, tl: set[str]) -> None:
         self.fn, self.tl = fn, tl
@@ -228,6 +249,8 @@ class _Translator:
         self.written = _written(fn)
         self.bounds: dict[str | None, str] = {}  # a load's or store's mask bound (None: no mask) -> its code
         self.promotes = False  # the body calls `_as_triton` (Triton's promotion is not torch's)
+        self.casts: set[str] = set()  # the dtypes of its `.to(tl.X)`
+        self.fixed = _unspecialized(fn)  # the parameters `do_not_specialize` names
 
     def run(self) -> Translation:
         params, constexprs = [], []
@@ -267,8 +290,9 @@ class _Translator:
             )
         self.covered()
         kind = "row-reduction" if self.rowwise else "elementwise"
-        body = (_AS_TRITON if self.promotes else []) + self.body
-        return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, body, kind)
+        body = (_AS_TRITON if self.promotes else []) + self.halves() + self.body
+        covers = _covers(self.rowwise, next((b for b in self.bounds if b), "n"))
+        return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, body, kind, covers)
 
     # statements ------------------------------------------------------------------------
 
@@ -462,7 +486,22 @@ class _Translator:
         if sym.kind != "value" or not (arg or div):
             return sym.code
         self.promotes = True
-        return f"_as_triton({sym.code}{', ' + other.code if arg else ''}{', div=True' if div else ''})"
+        fixed = ", specialized=False" if arg and other.code in self.fixed else ""
+        return f"_as_triton({sym.code}{', ' + other.code if arg else ''}{', div=True' if div else ''}{fixed})"
+
+    def halves(self) -> list[str]:
+        """Where fp16 and bf16 may meet, the reference's first lines: Triton computes their mix in fp16
+        (`computation_type_impl`'s rule 3 comes before bf16's), torch in fp32, so a product of an fp16
+        and a bf16 load was 0.0078 apart from the kernel's (under TRITON_INTERPRET=1, as compiled).
+        Both cast to: not derived; loads of both, which only the call tells: it raises, saying why."""
+        if {"float16", "bfloat16"} <= self.casts:
+            raise Untranslatable(_HALVES_WHY)
+        casts = tuple(f"torch.{c}" for c in sorted(self.casts & {"float16", "bfloat16"}))
+        if len(self.loaded) + len(casts) < 2:
+            return []
+        kinds = ", ".join(casts) + ("," if len(casts) == 1 else "")
+        loaded = ", ".join(self.loaded) + ("," if len(self.loaded) == 1 else "")
+        return _HALVES + [f"_one_half_type(({loaded}), ({kinds}))"]
 
     def offset(self, ptr: _Sym, other: _Sym, node) -> _Sym:
         if ptr.stride is None and not ptr.cols:
@@ -548,6 +587,7 @@ class _Translator:
             dt = node.args[0]
             if isinstance(dt, ast.Attribute) and dt.attr in _DTYPES:
                 pad = _pad(x) if dt.attr.startswith(("float", "bfloat")) or not isinstance(_pad(x), float) else None
+                self.casts.add(dt.attr)
                 return _with_pad(_Sym("value", f"{_as_tensor(x)}.to(torch.{dt.attr})"), pad)
         return None
 
@@ -586,15 +626,46 @@ class _Translator:
 # (runtime/jit.py: a float "fp32", an int "i32", "i64" past it), which promotes as a tensor does;
 # a literal or constexpr is weak (`computation_type_impl`, language/semantic.py), as in torch; and
 # `/` and `%` of fp16 or bf16 are computed in fp32 (there, rules 3 and 4).
+# An int argument equal to 1 is compiled as a constexpr (`specialize_impl`, runtime/jit.py), a weak
+# number, unless `do_not_specialize` names it: an int8 value times it stays int8 (the interpreter
+# types it as i32, as any other int; the reference follows the compiled kernel, which ran on CUDA).
 _AS_TRITON = [
-    "def _as_triton(v, s=None, div=False):",
+    "def _as_triton(v, s=None, div=False, specialized=True):",
     '    """`v` in the dtype Triton computes it in beside the argument `s` (in `/` or `%`: `div`)."""',
     "    if isinstance(s, float):",
     "        v = v.to(torch.promote_types(v.dtype, torch.float32))",
-    "    elif isinstance(s, int) and not isinstance(s, bool):",
+    "    elif isinstance(s, int) and not isinstance(s, bool) and not (s == 1 and specialized):",
     "        v = v.to(torch.promote_types(v.dtype, torch.int32 if -(2**31) <= s < 2**31 else torch.int64))",
     "    return v.to(torch.float32) if div and v.dtype in (torch.float16, torch.bfloat16) else v",
 ]
+
+
+_HALVES_WHY = (
+    "it meets fp16 and bf16 values, whose mix Triton computes in fp16 and torch in fp32: porter does not derive it"
+)
+_HALVES = [
+    "def _one_half_type(tensors, casts):",
+    '    """Raise where fp16 and bf16 may meet (Triton computes their mix in fp16, torch in fp32)."""',
+    "    if {torch.float16, torch.bfloat16} <= {t.dtype for t in tensors} | set(casts):",
+    "        raise NotImplementedError(",
+    "            'fp16 and bf16 tensors meet: Triton computes their mix in fp16, torch in fp32 (porter: not derived)'",
+    "        )",
+]
+
+
+def _unspecialized(fn: ast.FunctionDef) -> set[str]:
+    """The parameters of kernel `fn` its `@triton.jit(do_not_specialize=[...])` names (by name or
+    index): an int argument of them equal to 1 stays an i32, not a constexpr."""
+    names = [a.arg for a in fn.args.args]
+    out: set[str] = set()
+    for deco in fn.decorator_list:
+        given = _kw(deco, "do_not_specialize") if isinstance(deco, ast.Call) else None
+        for e in given.elts if isinstance(given, (ast.List, ast.Tuple)) else []:
+            if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                out.add(e.value)
+            elif isinstance(e, ast.Constant) and isinstance(e.value, int) and 0 <= e.value < len(names):
+                out.add(names[e.value])
+    return out
 
 
 def _as_tensor(sym: _Sym) -> str:
