@@ -277,12 +277,17 @@ def compare_modules(
     mfloor = (floor or {}).get("modules", {})
     rows = []
     with _quiet():
-        pairs = calls_by_shape(paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port)
+        # the step-1 input first, by place (one a process): a port that calls one module more
+        # before its model keys it by that module (traces of older porters have none)
+        pairs: list[tuple[dict, dict | None]] = list(
+            zip(ref.manifest.get("inputs", []), port.manifest.get("inputs", []))
+        )
+        pairs += calls_by_shape(paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port)
         if "buffers" in ref.manifest and "buffers" in port.manifest:  # (traces of older porters have none)
             pairs += paired(ref.manifest["buffers"], port.manifest["buffers"], "key")
         for m, pm in pairs:
             row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
-            if pm is not None and pm["key"] != m["key"]:  # paired by shape (`calls_by_shape`)
+            if pm is not None and pm["key"] != m["key"] and m.get("type") != "input":  # paired by shape
                 row["ported_call"] = pm["key"]
             row.update(_dtypes(m, pm))
             rows.append(row)
@@ -296,7 +301,8 @@ def _first_differing_row(rows: list[dict], theirs: list[dict | None], port: Trac
     called after the one that departed (twenty-second read). A row the port did not call sits
     just after the port's call of the row before it; buffers after every module. Where the
     reference's order puts another row first, the row says which (`reference_first`)."""
-    place = {id(e): i for i, e in enumerate([*port.manifest.get("modules", []), *port.manifest.get("buffers", [])])}
+    entries = [port.manifest.get(section, []) for section in ("inputs", "modules", "buffers")]
+    place = {id(e): i for i, e in enumerate(e for section in entries for e in section)}
     at, order = -1.0, []
     for pm in theirs:
         at = place[id(pm)] if pm is not None and id(pm) in place else at + 1e-6
@@ -735,9 +741,10 @@ def _compare_one(
     res.verdict = "error" if errors else ("fail" if fails else "pass")
     if res.verdict == "pass":
         emu = " (the port on emulation, not hardware)" if port_side.emulated else ""
+        outputs = sum(m.get("compared", True) and m["type"] != "input" for m in res.modules)
         res.reasons.append(
             f"{n} optimizer step(s): loss, learning rate and gradient norm agree; "
-            f"{sum(m.get('compared', True) for m in res.modules)} module output(s) at step 1 and "
+            f"{outputs} module output(s) at step 1 and "
             f"{res.parameters['compared']} initial parameter(s) match{emu}"
         )
     res.reasons.append(tol_text)
@@ -961,7 +968,7 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             "were compared"
         )
     # the root is `(model)` on both sides whatever it wraps: it pairs, and is not counted here
-    called = [m for m in modules if m["type"] != "buffer" and m["module"] != "(model)"]
+    called = [m for m in modules if m["type"] not in ("buffer", "input") and m["module"] != "(model)"]
     if len(called) > 1 and all(m["problem"] == "not called on the ported side" for m in called):
         warnings.append(
             f"none of the reference's {len(called)} module outputs below its root (model) has its key "
@@ -1010,6 +1017,12 @@ def _divergence_fail(fd: dict) -> str:
     kind = (
         f" ({fd['type']} vs {fd['ported_type']})" if fd.get("ported_type") and fd["ported_type"] != fd["type"] else ""
     )
+    if fd["type"] == "input":  # what every module computes on: no module's code is to blame
+        return (
+            f"the data differs at step 1: {fd['module']}: {detail}: the port feeds its model other data "
+            "(the order a loader shuffles in, its seed, the preprocessing), so the modules after it "
+            "compute on other values and none of them is named"
+        )
     if fd["type"] == "buffer":  # every module output agreed: the model's state after them does not
         return f"the buffer {fd['module']} differs after step 1's forward (what the model evaluates with): {detail}"
     if fd.get("reference_first"):
