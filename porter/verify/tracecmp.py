@@ -863,11 +863,13 @@ def _fails(
         )
     res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules) + _dtype_warnings(res.modules, rm, pm)
     fails += device_fails
+    seeds = _other_seeds(rm, pm)
+    fails += seeds
     if res.parameters["differing"]:
         d = res.parameters["differing"]
         fails.append(
             f"the two runs did not start from the same weights: {len(d)} parameter(s) "
-            f"differ before the first step (first: {d[0]['why']}); " + causes.weights_advice(pm)
+            f"differ before the first step (first: {d[0]['why']}); " + causes.weights_advice(pm, not seeds)
         )
     if res.parameters["missing_in_port"] or res.parameters["only_in_port"]:
         fails.append(
@@ -900,6 +902,21 @@ def _fails(
             rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
         )
     return fails
+
+
+def _other_seeds(rm: dict, pm: dict) -> list[str]:
+    """A line when the two traces were recorded with different `--seed`s: porter seeds random,
+    numpy and torch with it before the program starts, so everything drawn from them differs.
+    Two such traces failed on their weights "though both sides drew from the same seeded CPU
+    generator" (twenty-fourth read)."""
+    a, b = rm.get("seed"), pm.get("seed")
+    if type(a) is not int or type(b) is not int or a == b:
+        return []
+    return [
+        f"the two runs were recorded with different seeds (reference --seed {a}, ported --seed {b}): porter "
+        "seeds random, numpy and torch with it before the program starts, so what the program draws from "
+        "them (weights, data order, noise) differs; record both with one --seed"
+    ]
 
 
 def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
