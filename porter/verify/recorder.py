@@ -1172,7 +1172,10 @@ class Recorder:
                         **({"padded_from": full} if full else {}),
                     }
                 )
-            modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
+            entry: dict[str, object] = {"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs}
+            if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
+                entry["calls"] = self.call_counts[mid]
+            modules.append(entry)
         return modules
 
     def _buffer_entries(self, tensors: dict[str, torch.Tensor]) -> list[dict]:

@@ -290,6 +290,8 @@ def compare_modules(
             if pm is not None and pm["key"] != m["key"] and m.get("type") != "input":  # paired by shape
                 row["ported_call"] = pm["key"]
             row.update(_dtypes(m, pm))
+            if m.get("calls"):
+                row["calls"] = m["calls"]
             rows.append(row)
     return rows, _first_differing_row(rows, [pm for _, pm in pairs], port)
 
@@ -878,7 +880,11 @@ def _fails(
         )
     fd = res.first_divergence
     if fd is not None:
-        fails.append(_divergence_fail(fd) + _backend_cause(fd, res.modules, (pm.get("side") or {}).get("kind")))
+        fails.append(
+            _divergence_fail(fd)
+            + _backend_cause(fd, res.modules, (pm.get("side") or {}).get("kind"))
+            + _calls_before(fd, res.modules, rm)
+        )
     if parted is not None:
         fails.append(
             f"the loss curves part at step {parted['step']}: reference "
@@ -1021,6 +1027,24 @@ def _backend_cause(fd: dict, modules: list[dict], port_kind: str | None) -> str:
         f" ({mean} agreed: torch_xla updates BatchNorm's running_var with the biased batch variance, CPU "
         "and CUDA with the unbiased one, so this is the backend, not the port's code; the ported model "
         "evaluates on other statistics)"
+    )
+
+
+def _calls_before(fd: dict, modules: list[dict], rm: dict) -> str:
+    """The modules called before the first diverging one more often than a trace records (a
+    block of shared weights run in a loop): a change in a later call of theirs is first seen at
+    the module that reads it, which was named unsaid (twenty-fourth read)."""
+    keys = [m["module"] for m in modules]
+    before = modules[: keys.index(fd["module"])] if fd["module"] in keys else []
+    many = [m for m in before if m.get("calls")]
+    if not many:
+        return ""
+    limit = (rm.get("limits") or {}).get("module_calls")
+    each = f"the first {limit if type(limit) is int else 'few'} calls each"
+    first = f"first: {many[0]['module']}, called {many[0]['calls']} times"
+    return (
+        f" ({len(many)} module(s) called before it more often than the trace records, {each} ({first}): "
+        "a change in a later call of theirs shows first here)"
     )
 
 

@@ -258,7 +258,7 @@ _MANIFEST = {
     "steps": _list(
         {"loss": _req(_NUMBER), "grad_norm": _req(_NUMBER), "lr": _req(_list(_NUMBER)), "step_time_s": _opt(_NUMBER)}
     ),
-    "modules": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
+    "modules": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "calls": _opt(int)}),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
     "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "inputs": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
