@@ -175,8 +175,10 @@ def rng_findings(rm: dict, pm: dict, parted_step: int | None, start_differs: boo
     return out
 
 
-def weights_advice(pm: dict) -> str:
+def weights_advice(pm: dict, seeded_alike: bool = True) -> str:
     r = pm.get("rng") or {}
+    if not seeded_alike:
+        return "the two runs were seeded differently (said above)"
     if r and not r.get("redirected", True) and r.get("before_step_1"):
         return (
             "the port drew random numbers on its device before step 1 with the device's own "

@@ -467,6 +467,9 @@ class Recorder:
         # (name, shape, dtype, statistics, values, bits checksum, device type)
         self.params: list[tuple[str, tuple, str, torch.Tensor, torch.Tensor, torch.Tensor, str]] = []
         self.buffers: list[tuple[str, list[int], str, torch.Tensor, torch.Tensor]] = []
+        # the tensors the first module called with tensor arguments got (the model's batch):
+        # (module, [_output_record(...)]); `on_input`
+        self.inputs: list[tuple[torch.nn.Module, list]] = []
         self.tied: list[list[str]] = []
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
@@ -559,6 +562,7 @@ class Recorder:
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
         self.global_hook = self.handles[-1].id
         self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(self.hook_last))
+        self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(self.on_input))
         if self.side.kind == "xla":
             import torch_xla.debug.metrics as met
 
@@ -629,6 +633,22 @@ class Recorder:
             self.last_hooks[id(module)] = handle.id
         elif next(reversed(hooks), None) != ours and ours in hooks:
             hooks[ours] = hooks.pop(ours)  # last again, after a hook the program added since
+
+    @_held
+    def on_input(self, module, args) -> None:
+        """The data step 1 feeds the model: the tensor arguments of the first module called with
+        any, before it runs (a module may change its input in place). Without it a port fed
+        other data (a loader shuffled with another seed) was said to diverge first at the
+        model's first layer, its code blamed for its data (twenty-fourth read)."""
+        if self.inputs or self.step != 0 or self.finished:
+            return
+        found = [t for t in _tensors_of(args) if unsampled(t) is None]
+        if not found:
+            return
+        found = found[: min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)]
+        self.outputs_recorded += len(found)
+        with self.own_work():
+            self.inputs.append((module, [self._output_record(t, {}) for t in found]))
 
     def on_forward(self, module, args, output) -> None:
         if _compilers_graph(module):
@@ -1188,7 +1208,10 @@ class Recorder:
                         **({"padded_from": full} if full else {}),
                     }
                 )
-            modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
+            entry: dict[str, object] = {"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs}
+            if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
+                entry["calls"] = self.call_counts[mid]
+            modules.append(entry)
         return modules
 
     def _buffer_entries(self, tensors: dict[str, torch.Tensor]) -> list[dict]:
@@ -1200,6 +1223,25 @@ class Recorder:
             out = {"shape": shape, "dtype": dtype, "stats": f"b{k}.stats", "sample": f"b{k}.sample"}
             buffers.append({"key": name, "type": "buffer", "outputs": [out]})
         return buffers
+
+    def _input_entries(self, tensors: dict[str, torch.Tensor]) -> list[dict]:
+        """The manifest's step-1 input (`on_input`; its tensors put in `tensors`), keyed by the
+        module that got it (a wrapper's by the model it wraps, as its outputs are)."""
+        entries = []
+        for k, (module, recs) in enumerate(self.inputs):
+            inner = self._unwrapped(module)
+            name = self.names.get(id(inner), f"<unnamed {type(inner).__name__}>")
+            outs = []
+            for j, (stats, sample, sums, shape, dtype, _) in enumerate(recs):
+                tensors[f"i{k}.{j}.stats"] = stats.to("cpu")
+                tensors[f"i{k}.{j}.sample"] = sample.to("cpu")
+                out = {"shape": shape, "dtype": dtype, "stats": f"i{k}.{j}.stats", "sample": f"i{k}.{j}.sample"}
+                if sums is not None:
+                    tensors[f"i{k}.{j}.blocks"] = sums.to("cpu")
+                    out["blocks"] = f"i{k}.{j}.blocks"
+                outs.append(out)
+            entries.append({"key": f"{name} (input)", "type": "input", "outputs": outs})
+        return entries
 
     def finish(self) -> tuple[dict, dict]:
         """(manifest fields, tensors) with everything moved to the CPU. Metrics are read
@@ -1258,6 +1300,7 @@ class Recorder:
                 }
             )
         buffers = self._buffer_entries(tensors)
+        inputs = self._input_entries(tensors)
         ops = []
         if self.op_counter is not None:
             for (name, overload, dtypes, devs), c in sorted(
@@ -1276,6 +1319,7 @@ class Recorder:
             "modules": modules,
             "parameters": params,
             "buffers": buffers,
+            "inputs": inputs,
             "tied": self.tied,
             "ops": ops,
             "ops_scope": self._ops_scope(),

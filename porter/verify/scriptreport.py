@@ -259,13 +259,24 @@ def _parameters(r: ScriptResult) -> list[Section]:
                     ["tied in the reference", "; ".join(", ".join(g) for g in r.tied.get("reference", [])) or "none"],
                     ["tied in the port", "; ".join(", ".join(g) for g in r.tied.get("ported", [])) or "none"],
                 ],
-                [
-                    "both sides are seeded the same way (random, numpy, torch) before the script "
-                    "starts; weights made on the CPU are then identical"
-                ],
+                [_seed_note(r)],
             )
         )
     return out
+
+
+def _seed_note(r: ScriptResult) -> str:
+    """How the sides were seeded: alike, unless the traces say otherwise (two `--seed`s)."""
+    seeds = [(r.where.get(role) or {}).get("seed") for role in ("reference", "ported")]
+    if all(type(x) is int for x in seeds) and seeds[0] != seeds[1]:
+        return (
+            f"the sides were seeded differently (random, numpy, torch) before the script started: "
+            f"reference --seed {seeds[0]}, ported --seed {seeds[1]}"
+        )
+    return (
+        "both sides are seeded the same way (random, numpy, torch) before the script "
+        "starts; weights made on the CPU are then identical"
+    )
 
 
 def _unpaired(p: dict) -> list[list[str]]:

@@ -277,14 +277,21 @@ def compare_modules(
     mfloor = (floor or {}).get("modules", {})
     rows = []
     with _quiet():
-        pairs = calls_by_shape(paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port)
+        # the step-1 input first, by place (one a process): a port that calls one module more
+        # before its model keys it by that module (traces of older porters have none)
+        pairs: list[tuple[dict, dict | None]] = list(
+            zip(ref.manifest.get("inputs", []), port.manifest.get("inputs", []))
+        )
+        pairs += calls_by_shape(paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port)
         if "buffers" in ref.manifest and "buffers" in port.manifest:  # (traces of older porters have none)
             pairs += paired(ref.manifest["buffers"], port.manifest["buffers"], "key")
         for m, pm in pairs:
             row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
-            if pm is not None and pm["key"] != m["key"]:  # paired by shape (`calls_by_shape`)
+            if pm is not None and pm["key"] != m["key"] and m.get("type") != "input":  # paired by shape
                 row["ported_call"] = pm["key"]
             row.update(_dtypes(m, pm))
+            if m.get("calls"):
+                row["calls"] = m["calls"]
             rows.append(row)
     return rows, _first_differing_row(rows, [pm for _, pm in pairs], port)
 
@@ -296,7 +303,8 @@ def _first_differing_row(rows: list[dict], theirs: list[dict | None], port: Trac
     called after the one that departed (twenty-second read). A row the port did not call sits
     just after the port's call of the row before it; buffers after every module. Where the
     reference's order puts another row first, the row says which (`reference_first`)."""
-    place = {id(e): i for i, e in enumerate([*port.manifest.get("modules", []), *port.manifest.get("buffers", [])])}
+    entries = [port.manifest.get(section, []) for section in ("inputs", "modules", "buffers")]
+    place = {id(e): i for i, e in enumerate(e for section in entries for e in section)}
     at, order = -1.0, []
     for pm in theirs:
         at = place[id(pm)] if pm is not None and id(pm) in place else at + 1e-6
@@ -735,9 +743,10 @@ def _compare_one(
     res.verdict = "error" if errors else ("fail" if fails else "pass")
     if res.verdict == "pass":
         emu = " (the port on emulation, not hardware)" if port_side.emulated else ""
+        outputs = sum(m.get("compared", True) and m["type"] != "input" for m in res.modules)
         res.reasons.append(
             f"{n} optimizer step(s): loss, learning rate and gradient norm agree; "
-            f"{sum(m.get('compared', True) for m in res.modules)} module output(s) at step 1 and "
+            f"{outputs} module output(s) at step 1 and "
             f"{res.parameters['compared']} initial parameter(s) match{emu}"
         )
     res.reasons.append(tol_text)
@@ -856,11 +865,13 @@ def _fails(
         )
     res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules) + _dtype_warnings(res.modules, rm, pm)
     fails += device_fails
+    seeds = _other_seeds(rm, pm)
+    fails += seeds
     if res.parameters["differing"]:
         d = res.parameters["differing"]
         fails.append(
             f"the two runs did not start from the same weights: {len(d)} parameter(s) "
-            f"differ before the first step (first: {d[0]['why']}); " + causes.weights_advice(pm)
+            f"differ before the first step (first: {d[0]['why']}); " + causes.weights_advice(pm, not seeds)
         )
     if res.parameters["missing_in_port"] or res.parameters["only_in_port"]:
         fails.append(
@@ -869,7 +880,11 @@ def _fails(
         )
     fd = res.first_divergence
     if fd is not None:
-        fails.append(_divergence_fail(fd) + _backend_cause(fd, res.modules, (pm.get("side") or {}).get("kind")))
+        fails.append(
+            _divergence_fail(fd)
+            + _backend_cause(fd, res.modules, (pm.get("side") or {}).get("kind"))
+            + _calls_before(fd, res.modules, rm)
+        )
     if parted is not None:
         fails.append(
             f"the loss curves part at step {parted['step']}: reference "
@@ -893,6 +908,21 @@ def _fails(
             rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
         )
     return fails
+
+
+def _other_seeds(rm: dict, pm: dict) -> list[str]:
+    """A line when the two traces were recorded with different `--seed`s: porter seeds random,
+    numpy and torch with it before the program starts, so everything drawn from them differs.
+    Two such traces failed on their weights "though both sides drew from the same seeded CPU
+    generator" (twenty-fourth read)."""
+    a, b = rm.get("seed"), pm.get("seed")
+    if type(a) is not int or type(b) is not int or a == b:
+        return []
+    return [
+        f"the two runs were recorded with different seeds (reference --seed {a}, ported --seed {b}): porter "
+        "seeds random, numpy and torch with it before the program starts, so what the program draws from "
+        "them (weights, data order, noise) differs; record both with one --seed"
+    ]
 
 
 def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
@@ -961,7 +991,7 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             "were compared"
         )
     # the root is `(model)` on both sides whatever it wraps: it pairs, and is not counted here
-    called = [m for m in modules if m["type"] != "buffer" and m["module"] != "(model)"]
+    called = [m for m in modules if m["type"] not in ("buffer", "input") and m["module"] != "(model)"]
     if len(called) > 1 and all(m["problem"] == "not called on the ported side" for m in called):
         warnings.append(
             f"none of the reference's {len(called)} module outputs below its root (model) has its key "
@@ -1000,6 +1030,24 @@ def _backend_cause(fd: dict, modules: list[dict], port_kind: str | None) -> str:
     )
 
 
+def _calls_before(fd: dict, modules: list[dict], rm: dict) -> str:
+    """The modules called before the first diverging one more often than a trace records (a
+    block of shared weights run in a loop): a change in a later call of theirs is first seen at
+    the module that reads it, which was named unsaid (twenty-fourth read)."""
+    keys = [m["module"] for m in modules]
+    before = modules[: keys.index(fd["module"])] if fd["module"] in keys else []
+    many = [m for m in before if m.get("calls")]
+    if not many:
+        return ""
+    limit = (rm.get("limits") or {}).get("module_calls")
+    each = f"the first {limit if type(limit) is int else 'few'} calls each"
+    first = f"first: {many[0]['module']}, called {many[0]['calls']} times"
+    return (
+        f" ({len(many)} module(s) called before it more often than the trace records, {each} ({first}): "
+        "a change in a later call of theirs shows first here)"
+    )
+
+
 def _divergence_fail(fd: dict) -> str:
     """The first module whose output differs at step 1: what differs (and its type on each side
     when the port changed it)."""
@@ -1010,6 +1058,12 @@ def _divergence_fail(fd: dict) -> str:
     kind = (
         f" ({fd['type']} vs {fd['ported_type']})" if fd.get("ported_type") and fd["ported_type"] != fd["type"] else ""
     )
+    if fd["type"] == "input":  # what every module computes on: no module's code is to blame
+        return (
+            f"the data differs at step 1: {fd['module']}: {detail}: the port feeds its model other data "
+            "(the order a loader shuffles in, its seed, the preprocessing), so the modules after it "
+            "compute on other values and none of them is named"
+        )
     if fd["type"] == "buffer":  # every module output agreed: the model's state after them does not
         return f"the buffer {fd['module']} differs after step 1's forward (what the model evaluates with): {detail}"
     if fd.get("reference_first"):

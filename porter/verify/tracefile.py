@@ -258,9 +258,10 @@ _MANIFEST = {
     "steps": _list(
         {"loss": _req(_NUMBER), "grad_norm": _req(_NUMBER), "lr": _req(_list(_NUMBER)), "step_time_s": _opt(_NUMBER)}
     ),
-    "modules": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
+    "modules": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "calls": _opt(int)}),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
     "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
+    "inputs": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "tied": _list(_list(str)),
     "precision": {"regime": str, "autocast_dtypes": _list(str)},
     "ops": _list({"op": _req(str), "count": _req(int), "dtypes": _list(str), "devices": _list(str)}),
@@ -761,7 +762,9 @@ def _check_named_once(manifest: dict) -> None:
     tensors (`MAX_TRACE_TENSORS`). 700,000 module entries naming the same two tensors (an 83 MB
     file) cost `trace compare` 100 s of CPU and 2.2 GB (twentieth read)."""
     for r, m in enumerate([manifest, *(manifest.get("ranks") or [])]):
-        outputs = [o for section in ("modules", "buffers") for e in m.get(section) or [] for o in e["outputs"]]
+        outputs = [
+            o for section in ("modules", "buffers", "inputs") for e in m.get(section) or [] for o in e["outputs"]
+        ]
         seen: set[str] = set()
         for entry in [*outputs, *(m.get("parameters") or [])]:
             for name in (entry["stats"], entry["sample"]):

@@ -1335,3 +1335,83 @@ def _linear_output_with_hooks(tmp_path, hooks: str):
 
     first = next(m for m in rec.trace.manifest["modules"] if m["key"] == "0")
     return dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist())), rec.trace.manifest
+
+
+_LOADER = (
+    "import torch\ntorch.manual_seed(0)\n"
+    "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.LeakyReLU(0.K), torch.nn.Linear(8, 1))\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "g = torch.Generator().manual_seed(1)\n"
+    "ds = torch.utils.data.TensorDataset(torch.randn(32, 4, generator=g), torch.randn(32, 1, generator=g))\n"
+    "order = torch.Generator().manual_seed(SEED)\n"
+    "loader = torch.utils.data.DataLoader(ds, batch_size=8, shuffle=True, num_workers=2, generator=order)\n"
+    "for x, y in loader:\n"
+    "    loss = torch.nn.functional.mse_loss(model(x), y)\n"
+    "    opt.zero_grad(); loss.backward(); opt.step()\n"
+)
+
+
+def _loader_trace(tmp_path, seed: int, k: int, run: str = ""):
+    body = _LOADER.replace("SEED", str(seed)).replace("K", str(k))
+    where = tmp_path / f"{seed}-{k}{run}"
+    where.mkdir()
+    rec = _record(where, _tree(where, body), steps=2, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    return rec.trace
+
+
+def test_a_port_fed_other_data_is_said_to_be_fed_other_data_not_its_first_layer_blamed(tmp_path):
+    """A port whose DataLoader (two workers, shuffled) drew its order from another seed was said
+    to diverge first at the model's first Linear: its code blamed for its data (twenty-fourth
+    read). The model's step-1 input is recorded and compared first; the same data with one
+    module changed (LeakyReLU's slope) still names the module."""
+    need("torch")
+    from porter.verify.tracecmp import _divergence_fail, compare_modules
+
+    ref = _loader_trace(tmp_path, 3, 1)
+    assert ref.manifest["inputs"][0]["key"] == "(model) (input)"
+    _, first = compare_modules(ref, _loader_trace(tmp_path, 7, 1), 1e-4, 1e-5)
+    assert first is not None and first["type"] == "input", first
+    assert _divergence_fail(first).startswith("the data differs at step 1: (model) (input)")
+    rows, first = compare_modules(ref, _loader_trace(tmp_path, 3, 1, "again"), 1e-4, 1e-5)
+    assert first is None and rows[0]["type"] == "input" and rows[0]["passed"], rows
+    _, first = compare_modules(ref, _loader_trace(tmp_path, 3, 2), 1e-4, 1e-5)
+    assert first is not None and first["module"] == "1", first
+    assert _divergence_fail(first).startswith("first diverging module at step 1: 1")
+
+
+def test_a_change_in_a_shared_module_s_call_past_those_recorded_is_said_where_it_shows(tmp_path):
+    """One Linear called three times in a loop (shared weights), the port changing what its
+    third call adds: the trace records a module's first two calls, so the next module was named
+    the first to diverge, with nothing said of the calls not recorded (twenty-fourth read)."""
+    need("torch")
+    from porter.verify.tracecmp import compare_modules
+
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(); self.block = torch.nn.Linear(4, 4); self.head = torch.nn.Linear(4, 1)\n"
+        "    def forward(self, x):\n"
+        "        for i in range(CALLS):\n            x = torch.tanh(self.block(x)) * (K if i == 2 else 1)\n"
+        "        return self.head(x)\n"
+        "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(2):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = _scaled_by_2_and_3(tmp_path, body.replace("CALLS", "3"))
+    assert [(e["key"], e.get("calls")) for e in traces["2"].manifest["modules"]][:2] == [
+        ("block", 3),
+        ("block#2", None),
+    ]
+    from porter.verify.tracecmp import _calls_before
+
+    rows, first = compare_modules(traces["2"], traces["3"], 1e-4, 1e-5)
+    assert first is not None and first["module"] == "head", first
+    said = _calls_before(first, rows, traces["2"].manifest)
+    assert "first: block, called 3 times" in said and "the first 2 calls" in said, said
+    (tmp_path / "two").mkdir()
+    two = _scaled_by_2_and_3(tmp_path / "two", body.replace("CALLS", "2").replace("i == 2", "i == 1"))
+    rows, first = compare_modules(two["2"], two["3"], 1e-4, 1e-5)
+    assert first is not None and first["module"] == "head" and _calls_before(first, rows, two["2"].manifest) == ""

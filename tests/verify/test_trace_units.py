@@ -820,3 +820,22 @@ def test_the_port_s_region_lookup_reads_no_shape_of_an_output_porter_does_not_sa
     nested = torch.nested.nested_tensor([torch.ones(2, 3), torch.ones(4, 3)])
     assert rec._regions(torch.nn.Linear(1, 1), 1, [nested]) == [{}]
     assert rec._regions(torch.nn.Linear(1, 1), 1, [torch.ones(2, 5)]) == [{(2, 3): {"m"}}]
+
+
+def test_traces_recorded_with_two_seeds_are_said_to_be_seeded_apart_not_from_one_generator(tmp_path):
+    """`trace record --seed 0` against `--seed 1` of a program that does not seed itself: the
+    weights differed "though both sides drew from the same seeded CPU generator", and the report
+    said both sides were seeded the same way (twenty-fourth read). The seeds are said."""
+    ref = _recorded_now(make_trace(tmp_path / "r.safetensors", [1.0, 0.9]))
+    port = _recorded_now(make_trace(tmp_path / "p.safetensors", [1.0, 0.9], label=PORT))
+    ref.manifest["seed"], port.manifest["seed"] = 0, 1
+    ref.tensors["p0.sample"] = torch.linspace(0, 2, 16)  # the weights the other seed drew
+    ref.tensors["p0.stats"] = _stats(ref.tensors["p0.sample"])
+    res = compare_traces(ref, port)
+    said = "\n".join(res.reasons)
+    assert res.verdict == "fail" and "did not start from the same weights" in said, said
+    assert "recorded with different seeds (reference --seed 0, ported --seed 1)" in said, said
+    assert "same seeded CPU generator" not in said, said
+    assert "reference --seed 0, ported --seed 1" in to_markdown(res)
+    port.manifest["seed"] = 0
+    assert "different seeds" not in "\n".join(compare_traces(ref, port).reasons)
