@@ -119,6 +119,27 @@ def test_a_gitignore_is_cut_into_lines_where_git_cuts_it(tmp_path, monkeypatch):
     assert found == ["b.py", "c.py", "d.py", "e.py", "f.py", "g.py", "h.py", "i.py"]
 
 
+@pytest.mark.parametrize("where", [".gitignore", "sub/.gitignore", ".git/info/exclude", "user"])
+def test_a_nul_ends_a_pattern_line_as_git_reads_it(tmp_path, monkeypatch, where):
+    """git reads each line of a patterns file as a C string: a NUL ends its pattern (`a.py`, a
+    NUL and more leaves out `a.py`; a line that begins with one is empty; a CR before the LF is
+    dropped first). porter kept the NUL in the pattern, which then matched no file: lint saw
+    files `git status` leaves out (twenty-fourth read). Compared with `git ls-files -o
+    --exclude-standard`."""
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    text = "a.py\0junk\n\0b.py\nc.py \0\r\nd\0*.py\n#\0e.py\nf.py\r\0\ng*\0\r\n"
+    files = ["a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "g1.py", "sub/a.py", "sub/g2.py", "sub/m.py"]
+    if where == "user":
+        (tmp_path / "home" / ".config" / "git").mkdir(parents=True)
+        (tmp_path / "home" / ".config" / "git" / "ignore").write_text(text)
+        gitignores = {}
+    else:
+        gitignores = {where: text}
+    found = _walked(repo, monkeypatch, files, gitignores)
+    assert found == _git_lists(repo, env)
+    assert "b.py" in found and "sub/m.py" in found and ("a.py" in found) == (where == "sub/.gitignore")
+
+
 def _package_tree(base: Path) -> Path:
     root = base / "proj"
     for rel in ("top.py", "pkg/__init__.py", "pkg/m.py", "pkg/sub/n.py", "plain/o.py", "dirinit/__init__.py/x.py"):

@@ -85,9 +85,11 @@ def _git_lines(text: str) -> list[str]:
     """A .gitignore's lines as git reads them: cut at LF, one CR before it dropped. Not
     str.splitlines, which also ends a line at a lone CR, a form feed, \\v, \\x1c-\\x1e, \\x85
     and U+2028/9, so a comment holding one of those (`# build outputs<U+2028>*.py`) became a
-    pattern git never sees."""
+    pattern git never sees. A NUL ends its line's pattern (git reads each as a C string: `a.py`
+    then a NUL and more leaves out `a.py`; porter's pattern held the NUL and matched no file)."""
     text = text.removeprefix("\ufeff")  # (git skips a UTF-8 byte order mark: it was part of line 1)
-    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    return [line.partition("\0")[0] for line in lines] if "\0" in text else lines
 
 
 def discover(
