@@ -140,6 +140,30 @@ def test_a_nul_ends_a_pattern_line_as_git_reads_it(tmp_path, monkeypatch, where)
     assert "b.py" in found and "sub/m.py" in found and ("a.py" in found) == (where == "sub/.gitignore")
 
 
+@pytest.mark.parametrize("value", ["0k", "0G", "0x0", "1k", "010", '" 1"', "maybe", "1_0", "0b1", '"1 "', "2g"])
+def test_core_ignorecase_is_read_as_git_reads_a_boolean(tmp_path, monkeypatch, value):
+    """git reads `core.ignoreCase = 0k` (a number with a unit: 0) as false, and stops at `maybe`,
+    `1_0`, `0b1`, `"1 "` or `2g` (out of C's int: `fatal: bad boolean config value`); porter read
+    the first as true through Python's `int(word, 0)` and folded case, and the others as true in
+    silence (twenty-fourth read). Compared with `git ls-files -o --exclude-standard`; where git
+    stops, a note says so and the setting is read as false."""
+    import subprocess
+
+    from porter.pipeline import discover as discovery
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    with (repo / ".git" / "config").open("a") as fh:
+        fh.write(f"[core]\n\tignoreCase = {value}\n")
+    listed = subprocess.run(["git", "ls-files", "-o", "--exclude-standard"], cwd=repo, env=env, capture_output=True)
+    found = _walked(repo, monkeypatch, ["case_a.py", "m.py"], {".gitignore": "CASE_*.py\n"})
+    refused = [note for note in discovery.NOTES if "git refuses core.ignoreCase" in note]
+    if listed.returncode == 0:
+        assert found == _git_lists(repo, env) and not refused
+    else:
+        assert b"bad boolean config value" in listed.stderr
+        assert found == ["case_a.py", "m.py"] and len(refused) == 1, (found, discovery.NOTES)
+
+
 def _package_tree(base: Path) -> Path:
     root = base / "proj"
     for rel in ("top.py", "pkg/__init__.py", "pkg/m.py", "pkg/sub/n.py", "plain/o.py", "dirinit/__init__.py/x.py"):

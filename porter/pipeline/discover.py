@@ -714,7 +714,7 @@ def _git_settings(
     if configured is not None and configured.startswith("~"):
         expanded = _git_config(repo, git_dir, "--path", "--get", "core.excludesFile")
         configured = expanded.split("\0", 1)[0] if expanded is not None else None
-    return configured, _git_bool(values.get("core.ignorecase", "false")), _conditions(included)
+    return configured, _fold(values.get("core.ignorecase", "false"), repo), _conditions(included)
 
 
 def _conditions(included: list[tuple[str, str, str | None]]) -> tuple[gitdir.Gitdir, ...] | None:
@@ -757,18 +757,13 @@ def _condition(origin: str, cond: str, path: str | None) -> tuple[gitdir.Gitdir,
     return (found,) if found is not None else None
 
 
-def _git_bool(value: str | None) -> bool:
-    """A boolean of git's configuration as git reads it (`git_parse_maybe_bool`): a key without
-    `=` is true, `yes`/`on`/`true` and a number other than 0 too."""
-    if value is None:
-        return True
-    word = value.strip().lower()
-    if word in ("", "false", "no", "off"):
-        return False
-    try:
-        return int(word, 0) != 0
-    except ValueError:
-        return True
+def _fold(value: str | None, repo: str) -> bool:
+    """`core.ignoreCase` as git reads it (`gitconfig.boolean`); one git refuses (`git status`
+    stops there) is read as false, and a note says so once."""
+    fold = gitconfig.boolean(value)
+    if fold is None:
+        _note(f"git refuses core.ignoreCase = {value!r} in {repo} (not a boolean): it is read as false")
+    return bool(fold)
 
 
 def _git_config(repo: str, git_dir: str | None, *args: str) -> str | None:
