@@ -119,6 +119,81 @@ def test_a_gitignore_is_cut_into_lines_where_git_cuts_it(tmp_path, monkeypatch):
     assert found == ["b.py", "c.py", "d.py", "e.py", "f.py", "g.py", "h.py", "i.py"]
 
 
+@pytest.mark.parametrize("where", [".gitignore", "sub/.gitignore", ".git/info/exclude", "user"])
+def test_a_nul_ends_a_pattern_line_as_git_reads_it(tmp_path, monkeypatch, where):
+    """git reads each line of a patterns file as a C string: a NUL ends its pattern (`a.py`, a
+    NUL and more leaves out `a.py`; a line that begins with one is empty; a CR before the LF is
+    dropped first). porter kept the NUL in the pattern, which then matched no file: lint saw
+    files `git status` leaves out (twenty-fourth read). Compared with `git ls-files -o
+    --exclude-standard`."""
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    text = "a.py\0junk\n\0b.py\nc.py \0\r\nd\0*.py\n#\0e.py\nf.py\r\0\ng*\0\r\n"
+    files = ["a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "g1.py", "sub/a.py", "sub/g2.py", "sub/m.py"]
+    if where == "user":
+        (tmp_path / "home" / ".config" / "git").mkdir(parents=True)
+        (tmp_path / "home" / ".config" / "git" / "ignore").write_text(text)
+        gitignores = {}
+    else:
+        gitignores = {where: text}
+    found = _walked(repo, monkeypatch, files, gitignores)
+    assert found == _git_lists(repo, env)
+    assert "b.py" in found and "sub/m.py" in found and ("a.py" in found) == (where == "sub/.gitignore")
+
+
+@pytest.mark.parametrize("value", ["0k", "0G", "0x0", "1k", "010", '" 1"', "maybe", "1_0", "0b1", '"1 "', "2g"])
+def test_core_ignorecase_is_read_as_git_reads_a_boolean(tmp_path, monkeypatch, value):
+    """git reads `core.ignoreCase = 0k` (a number with a unit: 0) as false, and stops at `maybe`,
+    `1_0`, `0b1`, `"1 "` or `2g` (out of C's int: `fatal: bad boolean config value`); porter read
+    the first as true through Python's `int(word, 0)` and folded case, and the others as true in
+    silence (twenty-fourth read). Compared with `git ls-files -o --exclude-standard`; where git
+    stops, a note says so and the setting is read as false."""
+    import subprocess
+
+    from porter.pipeline import discover as discovery
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    with (repo / ".git" / "config").open("a") as fh:
+        fh.write(f"[core]\n\tignoreCase = {value}\n")
+    listed = subprocess.run(["git", "ls-files", "-o", "--exclude-standard"], cwd=repo, env=env, capture_output=True)
+    found = _walked(repo, monkeypatch, ["case_a.py", "m.py"], {".gitignore": "CASE_*.py\n"})
+    refused = [note for note in discovery.NOTES if "git refuses core.ignoreCase" in note]
+    if listed.returncode == 0:
+        assert found == _git_lists(repo, env) and not refused
+    else:
+        assert b"bad boolean config value" in listed.stderr
+        assert found == ["case_a.py", "m.py"] and len(refused) == 1, (found, discovery.NOTES)
+
+
+def test_a_stale_dot_git_makes_no_repository_of_its_own(tmp_path, monkeypatch):
+    """git reads a folder as a repository of its own only where its `.git` is one
+    (`is_nonbare_repository_dir`); a submodule's checkout copied out of its superproject (its
+    `gitdir:` names nothing), an empty `.git/`, a dangling link or a `.git` of other text is
+    entered with the patterns above it. porter read each as a repository of its own, so the
+    top's `gen_*.py` did not apply there, from the top or from that folder (twenty-fourth read).
+    Compared with `git ls-files -o --exclude-standard`; a real nested clone still ends them."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    (repo / ".gitignore").write_text("gen_*.py\n")
+    stale = ["stale", "empty", "dangling", "other", "headless", "clone"]
+    for name in stale:
+        (repo / name).mkdir()
+    (repo / "stale" / ".git").write_text("gitdir: ../../.git/modules/stale\n")
+    (repo / "empty" / ".git").mkdir()
+    (repo / "dangling" / ".git").symlink_to(tmp_path / "nowhere")
+    (repo / "other" / ".git").write_text("not a gitdir line\n")
+    (repo / "headless" / ".git" / "objects").mkdir(parents=True)
+    (repo / "headless" / ".git" / "refs").mkdir()
+    subprocess.run(["git", "init", "-q", str(repo / "clone")], env=env, check=True)
+    found = _walked(repo, monkeypatch, [f"{name}/{f}" for name in stale for f in ("a.py", "gen_b.py")], {})
+    assert found == sorted([f"{name}/a.py" for name in stale[:-1]] + ["clone/a.py", "clone/gen_b.py"])
+    assert [n for n in found if not n.startswith("clone/")] == _git_lists(repo, env)
+    for name in stale[:-1]:
+        monkeypatch.chdir(repo / name)
+        forget_paths()
+        assert [c.path.as_posix() for c in discover([Path(".")]) if c.problem is None] == ["a.py"], name
+
+
 def _package_tree(base: Path) -> Path:
     root = base / "proj"
     for rel in ("top.py", "pkg/__init__.py", "pkg/m.py", "pkg/sub/n.py", "plain/o.py", "dirinit/__init__.py/x.py"):
@@ -259,11 +334,22 @@ def test_a_class_that_python_reads_as_nested_says_nothing(tmp_path, monkeypatch)
         _walked(tmp_path, monkeypatch, ["a.py"], {".gitignore": "[[:digit:]]*\n[[=a=]]\n[[.a.]]\n"})
 
 
+def _git_folder(folder: Path, *, head_only: bool = False) -> None:
+    """What makes `folder` a git folder to git (`is_git_directory`): a `HEAD` naming a branch, and
+    `objects/` and `refs/` (a worktree's git folder has them in its common folder)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "HEAD").write_text("ref: refs/heads/main\n")
+    if not head_only:
+        (folder / "objects").mkdir(exist_ok=True)
+        (folder / "refs").mkdir(exist_ok=True)
+
+
 def test_gitignore_files_above_the_walk_s_top_apply_below_it(tmp_path, monkeypatch):
     """`porter lint src` read what `porter lint .` leaves out: the `.gitignore` files between the
     repository's root and the folder given, and the repository's `.git/info/exclude`, were not
     read. They are now, as git reads them (`git ls-files -o --exclude-standard src`); a folder
     given by name is still walked (as ruff walks it), whatever a pattern above says of it."""
+    _git_folder(tmp_path / ".git")
     (tmp_path / ".git" / "info").mkdir(parents=True)
     (tmp_path / ".git" / "info" / "exclude").write_text("local_*.py\n")
     found = _walked(
@@ -288,6 +374,8 @@ def test_a_worktree_s_info_exclude_is_its_repository_s(tmp_path, monkeypatch):
     (common / "info" / "exclude").write_text("scratch_*.py\n")
     (common / "worktrees" / "wt").mkdir(parents=True)
     (common / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    _git_folder(common)
+    _git_folder(common / "worktrees" / "wt", head_only=True)
     work = tmp_path / "wt"
     work.mkdir()
     (work / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
@@ -326,6 +414,8 @@ def test_a_nested_repository_reads_its_own_ignores(tmp_path, monkeypatch):
     """A folder holding `.git` (a submodule, a clone inside the tree) is a repository of its
     own: git there reads its `.gitignore` files and `info/exclude`, not the outer ones (git 2.39
     in the submodule lists `top_x.py`, which the outer `top_*.py` would leave out)."""
+    _git_folder(tmp_path / ".git")
+    _git_folder(tmp_path / ".git" / "modules" / "sub")
     (tmp_path / ".git" / "modules" / "sub" / "info").mkdir(parents=True)
     (tmp_path / ".git" / "modules" / "sub" / "info" / "exclude").write_text("scratch_*.py\n")
     (tmp_path / "sub").mkdir()

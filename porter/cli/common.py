@@ -241,9 +241,11 @@ def check_cache_dir(cache_dir: Path | None, paths: list[Path], no_cache: bool) -
         if not env:
             return
         cache_dir, named = Path(env), "PORTER_CACHE_DIR"
-    where = Path(cache_dir).resolve()
+    # (`os.path.realpath`, not `Path.resolve`: on Python < 3.13 that raises RuntimeError at a
+    # link loop, and a cache folder or an input that was one ended the run in a traceback)
+    where = Path(os.path.realpath(cache_dir))
     for p in paths:
-        src = p.resolve()
+        src = Path(os.path.realpath(p))
         if where == src or where in src.parents:
             raise usage_error(
                 f"{named} {cache_dir} holds the input {p}: the cache marks its folder ignored, "

@@ -85,9 +85,11 @@ def _git_lines(text: str) -> list[str]:
     """A .gitignore's lines as git reads them: cut at LF, one CR before it dropped. Not
     str.splitlines, which also ends a line at a lone CR, a form feed, \\v, \\x1c-\\x1e, \\x85
     and U+2028/9, so a comment holding one of those (`# build outputs<U+2028>*.py`) became a
-    pattern git never sees."""
+    pattern git never sees. A NUL ends its line's pattern (git reads each as a C string: `a.py`
+    then a NUL and more leaves out `a.py`; porter's pattern held the NUL and matched no file)."""
     text = text.removeprefix("\ufeff")  # (git skips a UTF-8 byte order mark: it was part of line 1)
-    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    return [line.partition("\0")[0] for line in lines] if "\0" in text else lines
 
 
 def discover(
@@ -231,7 +233,7 @@ class _Walk:
             shown = base + prefix if base is not None else self._shown(Path(real_dir))
             # (no stat per folder; a `.gitignore` that is a link is not read, as git >= 2.32 reads
             # none: "unable to access '.gitignore': Too many levels of symbolic links")
-            if self.respect_gitignore and prefix and any(e.name == ".git" for e in entries):
+            if self.respect_gitignore and prefix and any(e.name == ".git" for e in entries) and _own_repo(here):
                 git_dir = _git_dir(here / ".git")
                 lines, self.folds[prefix] = _repo_excludes(Path(real_dir), git_dir, here / ".git")
                 self.repos[prefix] = _spec(lines, self.folds[prefix]) if lines else None
@@ -450,12 +452,12 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
     if (
         named is not None
         and (top == named.top or named.top in top.parents)
-        and not any(os.path.lexists(f / ".git") for f in folders[: folders.index(named.top)])
+        and not any(_own_repo(f) for f in folders[: folders.index(named.top)])
     ):
         repo = named.top
         excludes, fold = _named_repo_excludes(named)
     else:
-        found = next((f for f in folders if os.path.lexists(f / ".git")), None)
+        found = next((f for f in folders if _own_repo(f)), None)
         if found is None:
             return [], False
         repo = found
@@ -712,7 +714,7 @@ def _git_settings(
     if configured is not None and configured.startswith("~"):
         expanded = _git_config(repo, git_dir, "--path", "--get", "core.excludesFile")
         configured = expanded.split("\0", 1)[0] if expanded is not None else None
-    return configured, _git_bool(values.get("core.ignorecase", "false")), _conditions(included)
+    return configured, _fold(values.get("core.ignorecase", "false"), repo), _conditions(included)
 
 
 def _conditions(included: list[tuple[str, str, str | None]]) -> tuple[gitdir.Gitdir, ...] | None:
@@ -755,18 +757,13 @@ def _condition(origin: str, cond: str, path: str | None) -> tuple[gitdir.Gitdir,
     return (found,) if found is not None else None
 
 
-def _git_bool(value: str | None) -> bool:
-    """A boolean of git's configuration as git reads it (`git_parse_maybe_bool`): a key without
-    `=` is true, `yes`/`on`/`true` and a number other than 0 too."""
-    if value is None:
-        return True
-    word = value.strip().lower()
-    if word in ("", "false", "no", "off"):
-        return False
-    try:
-        return int(word, 0) != 0
-    except ValueError:
-        return True
+def _fold(value: str | None, repo: str) -> bool:
+    """`core.ignoreCase` as git reads it (`gitconfig.boolean`); one git refuses (`git status`
+    stops there) is read as false, and a note says so once."""
+    fold = gitconfig.boolean(value)
+    if fold is None:
+        _note(f"git refuses core.ignoreCase = {value!r} in {repo} (not a boolean): it is read as false")
+    return bool(fold)
 
 
 def _git_config(repo: str, git_dir: str | None, *args: str) -> str | None:
@@ -856,6 +853,59 @@ def _read_ignore_file(path: Path) -> str | None:
         return None
     except OSError:
         return None
+
+
+def _own_repo(folder: Path) -> bool:
+    """Whether git reads `folder` as a repository of its own (`is_nonbare_repository_dir`): its
+    `.git` is a git folder (`_git_folder`), or a file whose `gitdir:` names one, or a file git
+    cannot read. A stale `.git` (a submodule's checkout copied out of its superproject, its
+    `gitdir: ../.git/modules/lib` naming nothing; an empty `.git/`; a dangling link) makes no
+    repository: git enters that folder with the patterns above it, where porter read it as a
+    repository of its own and lint saw the files they leave out (twenty-fourth read)."""
+    dot_git = folder / ".git"
+    if not os.path.lexists(dot_git):
+        return False
+    try:
+        if dot_git.is_dir():
+            return _git_folder(dot_git)
+        if not dot_git.is_file():
+            return False  # (a dangling link, a FIFO: git's `stat` or its file check fails)
+        text = read_regular(dot_git, _MAX_GITFILE_BYTES).decode("utf-8", "surrogateescape")
+    except Unreadable as exc:
+        return not exc.reason.startswith(LARGER_THAN)  # (git: a file it cannot read counts, a large one not)
+    except OSError:
+        return True
+    where = text.removeprefix("gitdir: ").rstrip("\r\n") if text.startswith("gitdir: ") else ""
+    return bool(where) and _git_folder(folder / where)
+
+
+_MAX_GITFILE_BYTES = 2**20  # (git's `read_gitfile_gently` reads a `.git` file of at most 1 MiB)
+
+
+def _git_folder(folder: Path) -> bool:
+    """git's `is_git_directory`: `HEAD` a link into `refs/`, a `ref: refs/...` or an object id, and
+    `objects/` (or `$GIT_OBJECT_DIRECTORY`) and `refs/` of its common folder (`commondir`) enterable."""
+    where = os.fspath(folder)
+    head_path = os.path.join(where, "HEAD")
+    try:
+        if os.path.islink(head_path):
+            valid = os.readlink(head_path).startswith("refs/")
+        else:
+            with open(head_path, "rb") as fh:
+                head = fh.read(255)
+            ref = head.startswith(b"ref:") and head[4:].lstrip(b" \t\n\r").startswith(b"refs/")
+            valid = ref or (len(head) >= 40 and all(c in _HEX for c in head[:40]))
+    except OSError:
+        return False
+    common = where
+    if os.path.lexists(os.path.join(where, "commondir")):  # (a worktree's git folder)
+        lines = _read_patterns(folder / "commondir")
+        common = os.path.join(where, lines[0].rstrip()) if lines and lines[0].rstrip() else where
+    objects = os.environ.get("GIT_OBJECT_DIRECTORY", os.path.join(common, "objects"))
+    return valid and os.access(objects, os.X_OK) and os.access(os.path.join(common, "refs"), os.X_OK)
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 def _git_dir(dot_git: Path) -> Path | None:

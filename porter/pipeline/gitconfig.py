@@ -10,6 +10,8 @@ line, an unknown escape, a quote left open) is None, and git is asked, as before
 
 from __future__ import annotations
 
+import re
+
 _SPACE = b" \t\n\r"  # (git's `isspace`: ASCII, not a vertical tab or form feed)
 _BOM = b"\xef\xbb\xbf"
 
@@ -150,3 +152,32 @@ def _value(reader: _Reader) -> bool:
                 return False
         elif c == 34:
             quote = not quote
+
+
+# a number as git reads one for a boolean (`git_parse_int`: `strtoimax` in base 0, which skips
+# leading white space and reads `0x` hex and a leading-0 octal, then a unit k, m or g)
+_NUMBER = re.compile(r"[ \t\n\v\f\r]*[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)([kKmMgG]?)")
+_UNIT = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
+_INT_MAX = 2**31 - 1
+
+
+def boolean(value: str | None) -> bool | None:
+    """A boolean setting's value (as `git config --get` gives it; None: a key without `=`) as git
+    reads it (`git_parse_maybe_bool`): `true`/`yes`/`on`, `false`/`no`/`off`/empty in any case,
+    else an int of C's `int` range other than 0; None where git refuses it (`fatal: bad boolean
+    config value`). Python's `int(word, 0)` read `0k` and `0G` (git: 0, false) as not numbers,
+    so true, and `1_0`, `0b1` or `maybe` (git stops) as true in silence."""
+    if value is None:
+        return True
+    word = value.lower()
+    if word in ("true", "yes", "on"):
+        return True
+    if word in ("", "false", "no", "off"):
+        return False
+    number = _NUMBER.fullmatch(value)
+    if number is None:
+        return None
+    digits, unit = number.groups()
+    base = 16 if digits[:2] in ("0x", "0X") else 8 if digits.startswith("0") else 10
+    magnitude = int(digits[2:] if base == 16 else digits, base)
+    return None if magnitude > _INT_MAX // _UNIT[unit.lower()] else magnitude != 0

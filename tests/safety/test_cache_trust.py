@@ -391,6 +391,22 @@ def test_a_cache_folder_that_holds_the_files_checked_is_refused_not_marked_ignor
         assert out.returncode == 1 and b"m.py:2:" in out.stdout and b"src/n.py:2:" in out.stdout, (extra, out.stderr)
 
 
+def test_a_cache_folder_or_an_input_that_is_a_link_loop_is_said_not_a_traceback(tmp_path):
+    """A cache folder named (`--cache-dir`, `PORTER_CACHE_DIR`) that is a link loop, or an input
+    that is one beside a named cache, ended the run in a traceback (`Path.resolve` raises
+    RuntimeError at a loop on Python < 3.13): now the cache is off with a note, and the loop is
+    an input not checked (twenty-fourth read)."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    os.symlink("loop", tmp_path / "loop")
+    for extra in (["lint", "m.py", "--cache-dir", "loop"], ["rewrite", "m.py", "--diff", "--cache-dir", "loop"]):
+        out = porter(*extra, "--target", "xla", cwd=tmp_path)
+        err = out.stderr.decode()
+        assert out.returncode == 1 and "Traceback" not in err and "the cache is off" in err, (extra, err)
+    out = porter("lint", "m.py", "loop", "--target", "xla", "--cache-dir", "c", cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 1 and "Traceback" not in err and "loop" in err, err
+
+
 def test_a_folder_of_versioned_packages_is_not_taken_for_a_cache(tmp_path):
     """The check above let a folder through that held only names like the cache's own entry
     folders (`v1`, `v2`: an API's versioned packages, `api/v1/m.py`): `--cache-dir api` marked
