@@ -142,6 +142,21 @@ def escape_char(char: str) -> str:
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
 
 
+# the name of `unencodable_escaped` as a codec error handler (`codecs.register_error`)
+UNENCODABLE = "porter.unencodable"
+
+
+def unencodable_escaped(error: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: the characters an output's encoding lacks (an ASCII locale,
+    `PYTHONIOENCODING`) as `\\uXXXX`. Python's `backslashreplace` writes `é` as `\\xe9`, which is
+    how `name` shows the byte 0xE9 of a name that is not UTF-8: `café.py` and `caf<0xE9>.py`, two
+    files, both read `caf\\xe9.py` (twenty-fourth read)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    return "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else escape_char(c) for c in text), error.end
+
+
 def inert(text: str, escape: Callable[[str], str] = escape_char) -> str:
     """`text` with the first character of each CI log command in it (`##vso[`, `##teamcity[`,
     `##[`, `::` starting a line) written by `escape`: read by a person, never by the CI."""
