@@ -95,10 +95,11 @@ def test_unparsable_file_fails_the_run(project):
 
 
 @pytest.mark.parametrize("big", [False, True])
-def test_a_file_not_checked_is_no_pass_in_junit_or_sarif(project, big):
+def test_a_file_not_checked_is_no_pass_in_junit_sarif_or_github(project, big):
     # a Python file past the size porter parses fails the run (exit 1) as a syntax error does,
     # but JUnit said "no findings" (a pass) and SARIF `executionSuccessful: true` with no
-    # notification: the CI's test view was green on a red step (twenty-fourth read)
+    # notification: the CI's test view was green on a red step; and the github format gave
+    # neither file an annotation (twenty-fourth read)
     import xml.etree.ElementTree as ET
 
     from porter.core.reading import MAX_PARSE_BYTES
@@ -120,6 +121,10 @@ def test_a_file_not_checked_is_no_pass_in_junit_or_sarif(project, big):
     assert note["level"] == "error" and note["message"]["text"].startswith("broken.py: "), note
     uri = note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == "broken.py", note
+    github = cli("lint", "-t", "neuron", "--output-format", "github")
+    assert github.exit_code == 1
+    [line] = github.stdout.splitlines()
+    assert line.startswith("::error title=porter (not checked),file=broken.py") and "broken.py: " in line, line
 
 
 def test_fix_applies_safe_fixes_and_reports_what_is_left(project):
