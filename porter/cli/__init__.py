@@ -8,6 +8,7 @@ command, for `--help`, an unknown command and the tests) is made on first use.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import gc
 import importlib
@@ -163,12 +164,15 @@ def _settle_terminal() -> None:
         value = os.environ.get(var)
         if value is not None and not (value.isascii() and value.isdigit() and 0 < int(value) <= _LARGEST_SIZE):
             del os.environ[var]
+    from porter.core.textsafe import UNENCODABLE, unencodable_escaped
+
+    codecs.register_error(UNENCODABLE, unencodable_escaped)
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115  # lives as long as the process
         elif isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors="backslashreplace")
+            stream.reconfigure(errors=UNENCODABLE)
 
 
 def _escape_usage_errors() -> None:

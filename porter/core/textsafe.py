@@ -23,17 +23,19 @@ BIDI_CHARS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068
 _BIDI = re.compile(f"[{BIDI}]")
 # the invisible characters a terminal, a browser or a code view shows as nothing: Unicode's format
 # characters (general category Cf: zero-width space, soft hyphen, word joiner, the byte-order mark,
-# the TAG characters that can spell a hidden text) and the other Default_Ignorable_Code_Points but
-# the variation selectors (which pick the glyph of the character before them, an emoji's): the
+# the TAG characters that can spell a hidden text) and the other Default_Ignorable_Code_Points: the
 # combining grapheme joiner, the Hangul fillers that stand alone (U+3164, U+FFA0: the conjoining
 # U+115F/U+1160 are part of a syllable), Khmer's inherent vowels, Mongolian's free variation
-# selectors. `a<ZWSP>b.py` was shown as `ab.py`, the name of another file (seventeenth read)
+# selectors, the variation selectors VS1-VS14 and VS17-VS256 (VS15/VS16: UNSETTLED_WIDTH).
+# `a<ZWSP>b.py` was shown as `ab.py`, the name of another file (seventeenth read); so were
+# `a<VS1>b.py` and `葛<VS17>.py` (`葛.py`), a selector drawn as nothing where it picks no glyph
+# (twenty-fourth read)
 INVISIBLE_RANGES = (
     (0x00AD, 0x00AD), (0x034F, 0x034F), (0x0600, 0x0605), (0x06DD, 0x06DD), (0x070F, 0x070F),
     (0x0890, 0x0891), (0x08E2, 0x08E2), (0x17B4, 0x17B5), (0x180B, 0x180F),
-    (0x200B, 0x200D), (0x2060, 0x2065), (0x206A, 0x206F), (0x3164, 0x3164), (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x13430, 0x1343F),
-    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE007F),
+    (0x200B, 0x200D), (0x2060, 0x2065), (0x206A, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0D),
+    (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+    (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE007F), (0xE0100, 0xE01EF),
 )  # fmt: skip
 INVISIBLE = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in INVISIBLE_RANGES)
 INVISIBLE_CHARS = "".join(chr(c) for a, b in INVISIBLE_RANGES for c in range(a, b + 1))
@@ -141,6 +143,21 @@ def escape_char(char: str) -> str:
     character past U+FFFF was `\\ue0041`, which reads as U+E004 and a `1`)."""
     c = ord(char)
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
+
+
+# the name of `unencodable_escaped` as a codec error handler (`codecs.register_error`)
+UNENCODABLE = "porter.unencodable"
+
+
+def unencodable_escaped(error: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: the characters an output's encoding lacks (an ASCII locale,
+    `PYTHONIOENCODING`) as `\\uXXXX`. Python's `backslashreplace` writes `é` as `\\xe9`, which is
+    how `name` shows the byte 0xE9 of a name that is not UTF-8: `café.py` and `caf<0xE9>.py`, two
+    files, both read `caf\\xe9.py` (twenty-fourth read)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    return "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else escape_char(c) for c in text), error.end
 
 
 def inert(text: str, escape: Callable[[str], str] = escape_char) -> str:

@@ -91,6 +91,14 @@ class LintRun:
 
         return not_read(self.results)
 
+    @property
+    def unchecked(self) -> list[FileResult]:
+        """The files no rule checked: errors (unreadable, a syntax error) and those passed over
+        for their size. Each fails the run (exit 1), so each format that can say a file was not
+        checked says it (JUnit's error, SARIF's notification): a file over the size said "no
+        findings" there, a pass (twenty-fourth read)."""
+        return self.errors + self.unread
+
     def failing(self, fail_on: Severity) -> list[Finding]:
         return [f for f in self.findings if f.severity.rank >= fail_on.rank]
 

@@ -94,6 +94,39 @@ def test_unparsable_file_fails_the_run(project):
     assert "broken.py" in r.stderr and "not checked" in r.stderr
 
 
+@pytest.mark.parametrize("big", [False, True])
+def test_a_file_not_checked_is_no_pass_in_junit_sarif_or_github(project, big):
+    # a Python file past the size porter parses fails the run (exit 1) as a syntax error does,
+    # but JUnit said "no findings" (a pass) and SARIF `executionSuccessful: true` with no
+    # notification: the CI's test view was green on a red step; and the github format gave
+    # neither file an annotation (twenty-fourth read)
+    import xml.etree.ElementTree as ET
+
+    from porter.core.reading import MAX_PARSE_BYTES
+
+    (project / "train.py").write_text("x = 1\n")
+    text = "import torch\nx = torch.zeros(3).cuda(\n" if not big else TRAIN + "#" * MAX_PARSE_BYTES + "\n"
+    (project / "broken.py").write_text(text)
+    junit = cli("lint", "-t", "neuron", "--output-format", "junit")
+    assert junit.exit_code == 1
+    root = ET.fromstring(junit.stdout)
+    errors = [c for c in root.iter("testcase") if c.find("error") is not None]
+    assert root.get("errors") == "1" and [c.get("file") for c in errors] == ["broken.py"], junit.stdout
+    assert not [c for c in root.iter("testcase") if c.get("name") == "no findings"], junit.stdout
+    sarif = cli("lint", "-t", "neuron", "--output-format", "sarif")
+    assert sarif.exit_code == 1
+    invocation = sarif.json()["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False, invocation
+    [note] = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error" and note["message"]["text"].startswith("broken.py: "), note
+    uri = note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "broken.py", note
+    github = cli("lint", "-t", "neuron", "--output-format", "github")
+    assert github.exit_code == 1
+    [line] = github.stdout.splitlines()
+    assert line.startswith("::error title=porter (not checked),file=broken.py") and "broken.py: " in line, line
+
+
 def test_fix_applies_safe_fixes_and_reports_what_is_left(project):
     write(
         project,

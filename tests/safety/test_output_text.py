@@ -553,6 +553,19 @@ def test_every_invisible_character_in_a_name_or_a_line_is_shown_in_every_format(
         assert f"n0{INVISIBLE[0]}yp.py" in names, names
 
 
+@pytest.mark.parametrize("fmt", ["full", "concise", "github"])
+def test_a_variation_selector_that_picks_no_glyph_is_shown_as_its_escape(tmp_path, fmt):
+    """`a<VS1>b.py` was printed as `ab.py` and `葛<VS17>.py` as `葛.py` (a terminal draws a
+    selector as nothing), the names of other files: only VS15/VS16 were escaped (twenty-fourth
+    read)."""
+    for name in ("ab.py", "a\ufe00b.py", "\u845b.py", "\u845b\U000e0100.py"):
+        (tmp_path / name).write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path)
+    text = out.stdout.decode()
+    assert out.returncode == 1 and "\ufe00" not in text and "\U000e0100" not in text, text
+    assert "a\\ufe00b.py" in text and "\u845b\\U000e0100.py" in text, text
+
+
 def test_the_carets_stand_under_a_finding_after_an_invisible_character(tmp_path):
     """In `full`, an invisible character of the source line is one visible picture, as a control is."""
     (tmp_path / "m.py").write_bytes("import torch\ny = '\u200b\u00ad'; x = torch.randn(3).cuda()\n".encode())

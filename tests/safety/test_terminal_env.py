@@ -44,6 +44,20 @@ def test_a_name_the_output_encoding_lacks_is_escaped_not_raised(tmp_path, fmt, e
     assert "\u202e" not in text
 
 
+@pytest.mark.parametrize("fmt", ["concise", "full"])
+def test_a_character_the_stream_lacks_never_reads_as_a_byte_of_another_name(tmp_path, fmt):
+    # `backslashreplace` wrote `café.py` as `caf\xe9.py` on an ASCII stdout (`LC_ALL=C
+    # PYTHONUTF8=0`), the way porter shows `caf<0xE9>.py`, a name that is not UTF-8: two files
+    # read alike (twenty-fourth read)
+    (tmp_path / "caf\u00e9.py").write_bytes(CUDA)
+    (tmp_path / os.fsdecode(b"caf\xe9.py")).write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    text = out.stdout.decode("ascii")
+    assert out.returncode == 1 and "Traceback" not in out.stderr.decode("ascii"), out.stderr
+    assert len(re.findall(r"^caf\\xe9\.py:2:", text, re.M)) == 1, text  # the byte 0xE9, once
+    assert len(re.findall(r"^caf\\u00e9\.py:2:", text, re.M)) == 1, text  # U+00E9, which ASCII lacks
+
+
 def test_stdout_on_a_full_disk_is_one_line_not_a_traceback(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}

@@ -5,7 +5,7 @@ https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 
 from __future__ import annotations
 
-from porter.core.findings import Finding, Severity
+from porter.core.findings import FileResult, Finding, Severity
 from porter.lint.model import LintRun
 from porter.core.textsafe import controls_escaped, located_name
 
@@ -54,6 +54,19 @@ def _annotation(f: Finding, fix: str) -> str:
     return f"::{_LEVEL[f.severity]} {','.join(props)}::{escape_data(message)}"
 
 
+def _not_checked(result: FileResult) -> str:
+    """A file no rule checked fails the run (exit 1) as a finding does, so it is an annotation
+    too: a step that failed on one showed no annotation, only stderr's line (twenty-fourth read)."""
+    props = [f"title={escape_property('porter (not checked)')}"]
+    where = _file_property(located_name(result.path))
+    if where is not None:
+        props.append(f"file={where}")
+        props += [f"line={result.error_line}"] if result.error_line else []
+    message = f"{result.path}: {result.reason or 'not checked'} (not checked)"
+    return f"::error {','.join(props)}::{escape_data(message)}"
+
+
 def render(run: LintRun) -> str:
     lines = [_annotation(f, " [fix available]" if f.applied else "") for f in run.findings]
+    lines += [_not_checked(r) for r in run.unchecked]
     return "".join(line + "\n" for line in lines)

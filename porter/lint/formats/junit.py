@@ -1,6 +1,7 @@
 """`junit`: JUnit XML. One test suite per file, one failing test case per finding group
 (a rule code in a file), listing every site of it; a file that could not be checked is a test
-case in error (JUnit's `errors`: it was a run of no test case, "no findings", a pass); a clean
+case in error (JUnit's `errors`: it was a run of no test case, "no findings", a pass), and
+so is one passed over for its size; a clean
 run is one passing case."""
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def render(run: LintRun) -> str:
             )
         total += len(groups)
         failures += len(groups)
-    for result in run.errors:  # not checked: a test that could not run (SARIF: a notification)
+    for result in run.unchecked:  # a test that could not run (SARIF: a notification)
         path = xml(result.path)
         suite = ET.SubElement(root, "testsuite", name=path, tests="1", failures="0", errors="1", skipped="0")
         case = ET.SubElement(
@@ -69,6 +70,6 @@ def render(run: LintRun) -> str:
         total = 1
     root.set("tests", str(total))
     root.set("failures", str(failures))
-    root.set("errors", str(len(run.errors)))
+    root.set("errors", str(len(run.unchecked)))
     ET.indent(root)
     return xml_document('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")

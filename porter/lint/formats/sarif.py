@@ -129,8 +129,8 @@ def render(run: LintRun) -> str:
                 "results": (_result(run, f, index[f.code]) for f in run.findings),
                 "invocations": [
                     {
-                        "executionSuccessful": not run.errors,
-                        "toolExecutionNotifications": [_notification(r) for r in run.errors],
+                        "executionSuccessful": not run.unchecked,
+                        "toolExecutionNotifications": [_notification(r) for r in run.unchecked],
                     }
                 ],
             }
