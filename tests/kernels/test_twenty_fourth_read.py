@@ -1,0 +1,34 @@
+"""The twenty-fourth adversarial read of the scaffold writers (issue 24): each test failed on 9d8198a."""
+
+from __future__ import annotations
+
+from porter.analysis.cuda_only_index import extension_imports
+from porter.kernels.inventory import scan
+
+SETUP = (
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import CUDAExtension\n"
+    'setup(ext_modules=[CUDAExtension("causal_conv1d_cuda", sources=["csrc/conv.cu"])])\n'
+)
+
+
+def test_an_extension_imported_by_its_own_name_has_its_ops_called(tmp_path):
+    # `import causal_conv1d_cuda` then `causal_conv1d_cuda.causal_conv1d_fwd(x, w)` (causal-conv1d,
+    # mamba-ssm's `selective_scan_cuda`): only `import ... as name` was read, so the extension's
+    # entry said no call and lint's guards took `fwd` for code that runs on the target
+    (tmp_path / "setup.py").write_text(SETUP)
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "conv.cu").write_text("__global__ void conv_kernel(float* x, int n) {}\n")
+    use = "import torch\nimport causal_conv1d_cuda\n\ndef fwd(x, w):\n    return causal_conv1d_cuda.causal_conv1d_fwd(x, w)\n"
+    (tmp_path / "use.py").write_text(use)
+    entry = next(k for k in scan(tmp_path).kernels if k.kind == "cuda-extension")
+    assert [(c.path, c.line, c.args) for c in entry.calls] == [("use.py", 5, ["x", "w"])]
+    assert entry.detail.endswith("; ops called: causal_conv1d_fwd")
+    files = [("setup.py", SETUP.encode()), ("use.py", use.encode())]
+    assert set(extension_imports(files, ["csrc/conv.cu"])["use.py"]) == {"causal_conv1d_cuda"}
+
+
+def test_a_dotted_import_binds_its_package_not_the_extension():
+    # `import pkg.causal_conv1d_cuda` binds `pkg`: `pkg.causal_conv1d_fwd(...)` is no op of it
+    files = [("setup.py", SETUP.encode()), ("use.py", b"import pkg.causal_conv1d_cuda\nimport torch\n")]
+    assert extension_imports(files, ["csrc/conv.cu"]) == {}
