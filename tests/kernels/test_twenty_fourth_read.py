@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from porter.analysis import native_ops
 from porter.analysis.cuda_only_index import extension_imports
 from porter.kernels.inventory import scan
 
@@ -32,3 +33,20 @@ def test_a_dotted_import_binds_its_package_not_the_extension():
     # `import pkg.causal_conv1d_cuda` binds `pkg`: `pkg.causal_conv1d_fwd(...)` is no op of it
     files = [("setup.py", SETUP.encode()), ("use.py", b"import pkg.causal_conv1d_cuda\nimport torch\n")]
     assert extension_imports(files, ["csrc/conv.cu"]) == {}
+
+
+REGISTERS = (
+    "#include <torch/library.h>\n"
+    "__global__ void anon_kernel(float* x, int n) {}\n"
+    'TORCH_LIBRARY(myops, m) { m.def("myops::anon(Tensor x) -> Tensor"); }\n'
+    'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("myops::anon", &run_anon); }\n'
+)
+
+
+def test_an_op_named_with_its_namespace_is_that_op(tmp_path):
+    # `m.impl("myops::anon", ...)` (torch takes the block's own namespace in the name) was read as
+    # an op `myops::myops`: `torch.ops.myops.anon` was not CUDA-only, and the kernel "bound" `myops`
+    assert native_ops.cuda_only_ops([("k.cu", REGISTERS.encode())]).get("myops", {}).keys() == {"anon"}
+    (tmp_path / "k.cu").write_text(REGISTERS)
+    (kernel,) = scan(tmp_path).kernels
+    assert kernel.detail.startswith("__global__; binds: anon; ")
