@@ -5,6 +5,7 @@ from __future__ import annotations
 from porter.analysis import native_ops
 from porter.analysis.cuda_only_index import extension_imports
 from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
 
 SETUP = (
     "from setuptools import setup\n"
@@ -50,3 +51,18 @@ def test_an_op_named_with_its_namespace_is_that_op(tmp_path):
     (tmp_path / "k.cu").write_text(REGISTERS)
     (kernel,) = scan(tmp_path).kernels
     assert kernel.detail.startswith("__global__; binds: anon; ")
+
+
+def test_an_array_of_pointers_is_no_tensor_of_the_op(tmp_path):
+    # `float** ptrs` (and `const float* const* ins`, `float* outs[]`: one device pointer per tensor)
+    # was one tensor of the op, filled with random numbers by the parity test, with no word
+    (tmp_path / "k.cu").write_text(
+        "__global__ void gather(float** ptrs, const float* const* ins, float* outs[], const float* x, int n) {}\n"
+        "void go(float** p, const float* const* q, float** o, const float* x) { gather<<<1, 32>>>(p, q, o, x, 4); }\n"
+    )
+    written = write_scaffolds(scan(tmp_path), tmp_path / "out", "xla")
+    op = next(p for p in written if p.name == "gather_op.py").read_text()
+    assert "def gather(x: torch.Tensor, n: int) -> torch.Tensor:" in op
+    assert "`float** ptrs`, `const float* const* ins`, `float* outs[]`, an array of device pointers" in op
+    test = next(p for p in written if p.name.startswith("test_gather")).read_text()
+    assert "ptrs = " not in test and "return [x, n]" in test
