@@ -718,7 +718,7 @@ class _Extensions:
     def imported(self, path: str, source: bytes, found: dict[str, tuple[str, str]]) -> None:
         """Adds to `found` each extension the file imports (`from .ops import fused`, `import a.b as c`)."""
         me, init = module_name(path), path.replace("\\", "/").endswith("__init__.py")
-        nodes: list[ast.ImportFrom | ast.Import] = [*_from_imports(source), *_aliased_imports(source)]
+        nodes: list[ast.ImportFrom | ast.Import] = [*_from_imports(source), *_aliased_imports(source, _IMPORTS)]
         for node in nodes:
             pairs: list[tuple[str, str, str | None]]
             if isinstance(node, ast.ImportFrom):
@@ -726,8 +726,8 @@ class _Extensions:
                 if base is None:
                     continue
                 pairs = [(a.asname or a.name, f"{base}.{a.name}" if base else a.name, base) for a in node.names]
-            else:
-                pairs = [(a.asname, a.name, None) for a in node.names if a.asname]
+            else:  # `import a.b` binds `a`, not the extension: its calls (`a.b.op()`) are not read
+                pairs = [(a.asname or a.name, a.name, None) for a in node.names if a.asname or "." not in a.name]
             for local, full, parent in pairs:
                 hit = next((h for h in map(self.extension, (full, parent)) if h is not None), None)
                 if hit is not None:
@@ -1209,8 +1209,15 @@ _ALIASED = re.compile(
 )
 
 
-def _aliased_imports(source: bytes) -> Iterable[ast.Import]:
-    for match in _ALIASED.finditer(source):
+# `import a`, `import a.b as c`: the imports that bind a module (the extension's ops are called on
+# it: `import causal_conv1d_cuda` was passed over, twenty-fourth read)
+_IMPORTS = re.compile(
+    rb"^[ \t]*(import[ \t]+[\w.]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[\w.]+(?:[ \t]+as[ \t]+\w+)?)*)", re.MULTILINE
+)
+
+
+def _aliased_imports(source: bytes, pattern: re.Pattern[bytes] = _ALIASED) -> Iterable[ast.Import]:
+    for match in pattern.finditer(source):
         try:
             tree = ast.parse(match.group(1))
         except (SyntaxError, ValueError):

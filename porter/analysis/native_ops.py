@@ -33,7 +33,9 @@ _NOT_ARGUMENT = re.compile(rb"[^\w()\s,]")  # what no argument list of a block h
 _CALL = re.compile(rb"\b(\w+)\s*\.\s*(impl|def)\s*\(")
 # the string literals that open a call's arguments (a schema may be several, side by side)
 _STRINGS = re.compile(rb'\s*(?:"(?:[^"\\\n]|\\.)*"\s*)+')
-_OP = re.compile(rb'"\s*(\w+)')
+# the op a schema or name opens with; `"ns::op(...)"` names its block's namespace (torch refuses
+# another), and was read as an op `ns` (twenty-fourth read)
+_OP = re.compile(rb'"\s*(?:\w+\s*::\s*)?(\w+)')
 _MACRO = re.compile(rb"[A-Z][A-Z0-9_]+")
 # a dispatch key: `torch::kCPU`, `c10::DispatchKey::CUDA`
 _KEY = re.compile(rb"(?:torch::|c10::|at::)?(?:DispatchKey::|k)([A-Z]\w*)")

@@ -179,7 +179,7 @@ _OBJECT_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^"<>\n]{1,300})[">]', re.M)
 _ANY_DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:\\\r?\n|[^\n])*", re.M)  # and its body, to its line's end
 _UNDEF = re.compile(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
-_BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
+_BIND = re.compile(r"\bm\.def\(\s*\"(?:\w+\s*::\s*)?(\w+)")  # `m.def("ns::op(...)")` binds `op`
 # `TORCH_LIBRARY_FRAGMENT(ns, m)` too (flashinfer's dcp_lse_reduce.cu, vllm 0.34.0's dcp_utils): its
 # namespace was not named (twenty-first read)
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?\s*\(\s*(\w+)")

@@ -136,6 +136,7 @@ class Signature:
     defaults: dict[str, str] = field(default_factory=dict)  # and its defaults (a trailing run)
     untaken: list[str] = field(default_factory=list)  # the kernel's parameters no op can take (a function)
     structs: list[str] = field(default_factory=list)  # and those of a type no number (a struct by value)
+    arrays: list[str] = field(default_factory=list)  # and arrays of pointers (`float** ptrs`: a list of tensors)
     functors: list[str] = field(default_factory=list)  # and those of a template type it calls (`Op op`: `op(x)`)
     positions: dict[int, str] = field(default_factory=dict)  # a C++ kernel's: its parameter's index -> the op's
     # a C++ kernel's numbers of one of its template types that no launch gives a number type: a
@@ -379,7 +380,9 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
     "function": no tensor, no number (it was `arg1: Tensor`, named after its parameter's type).
     One by value of a type that is no number (C's, a floating type of CUDA or ATen, one of the
     kernel's template type parameters `typenames`) is "struct": no tensor, no number
-    (`ConvParamsBase params` was a float: nineteenth read)."""
+    (`ConvParamsBase params` was a float: nineteenth read). A pointer to pointers or an array of
+    them (`float** ptrs`, `float* ptrs[]`) is "pointers", one device pointer per tensor: it was one
+    tensor, of random numbers in the test (twenty-fourth read)."""
     for _ in range(16):  # an attribute (`[[maybe_unused]] int n`) is no array extent: `n` was a tensor
         start = decl.find("[[")
         end = decl.find("]]", start)
@@ -409,15 +412,8 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
     # a pointer or an array by its declarator, not by a `*` of its default value (`int n = 2 * 3`)
     # or of its type's template arguments (CUTLASS's `Array<int, kCount / (kWarps * kSize)>`): both
     # were tensors (twentieth read)
-    pointer = "*" in outer or "[" in outer
-    if pointer:
-        # a `const` before the last `*` (or, of an array, its `[`), found without a scan from each
-        # `const` (`\bconst\b[^*]*\*` was quadratic on a run of them)
-        last = outer.rfind("*") if "*" in outer else outer.find("[")
-        const = re.search(r"\bconst\b", outer[:last]) is not None and not re.search(
-            r"\*\s*const\b\s*\w*\s*$", outer.replace("__restrict__", "")
-        )
-        return name, "tensor", const
+    if "*" in outer or "[" in outer:
+        return (name, *_pointer_kind(outer))
     if "TensorAccessor" in head:  # ATen's accessors (`PackedTensorAccessor32<...>`): a tensor
         return name, "tensor", bool(re.match(r"\s*const\b", head))
     # (CUDA's `__grid_constant__` and such attributes are no part of the type)
@@ -429,6 +425,20 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
     spelled = {t for t in spelled if not _ATTRIBUTE.fullmatch(t)}
     number = spelled <= _C_INT | _C_FLOAT | {"auto", *typenames}
     return name, "float" if number else "struct", False
+
+
+def _pointer_kind(outer: str) -> tuple[str, bool]:
+    """(kind, const pointer) of a pointer or array parameter (`outer`: its declaration less its
+    template arguments and default)."""
+    if outer.count("*") + ("[" in outer) > 1:
+        return "pointers", False
+    # a `const` before the last `*` (or, of an array, its `[`), found without a scan from each
+    # `const` (`\bconst\b[^*]*\*` was quadratic on a run of them)
+    last = outer.rfind("*") if "*" in outer else outer.find("[")
+    const = re.search(r"\bconst\b", outer[:last]) is not None and not re.search(
+        r"\*\s*const\b\s*\w*\s*$", outer.replace("__restrict__", "")
+    )
+    return "tensor", const
 
 
 _ASSIGN = re.compile(r"(?<![=!<>+\-*/%&|^])(?:[+\-*/%&|^]|<<|>>)?=(?!=)")
@@ -508,6 +518,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     mutates: list[str] = []
     untaken: list[str] = []
     structs: list[str] = []
+    arrays: list[str] = []
     functors: list[str] = []
     positions: dict[int, str] = {}
     guessed: list[tuple[str, list[str]]] = []
@@ -518,8 +529,8 @@ def _cuda_signature(k: Kernel) -> Signature:
         name, kind, const = _c_param(decl, index, k.typenames)
         if k.aliases:  # `Acc a` of `typedef PackedTensorAccessor32<float, 2> Acc;`: typed as what Acc is
             _, kind, const = _c_param(_unaliased(decl, name, k.aliases), index, k.typenames)
-        if kind in ("function", "struct"):
-            (untaken if kind == "function" else structs).append(decl)
+        if kind in ("function", "struct", "pointers"):
+            {"function": untaken, "struct": structs, "pointers": arrays}[kind].append(decl)
             continue
         if kind == "float" and _functor(decl, name, k):
             functors.append(decl)
@@ -542,6 +553,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         mutates,
         untaken=untaken,
         structs=structs,
+        arrays=arrays,
         functors=functors,
         positions=positions,
         guessed=guessed,
@@ -731,6 +743,11 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
             sig.structs,
             "of a type porter does not know to be a number (a struct or class, which no torch op can"
             " take): pass the fields the kernel reads as the op's tensors and scalars",
+        ),
+        (
+            sig.arrays,
+            "an array of device pointers, one per tensor (no torch op takes a pointer): pass those tensors"
+            " as one `list[torch.Tensor]` of the op",
         ),
         (
             sig.functors,

@@ -58,10 +58,11 @@ def test_a_cuda_parameter_s_pointer_is_read_from_its_declarator(tmp_path):
     (k,) = scan(src).kernels
     sig = _signature(k, None, "ew20")
     assert (sig.params, sig.kinds, sig.mutates) == (
-        ["n", "x", "idx", "y", "slots"],
-        {"n": "int", "x": "tensor", "idx": "tensor", "y": "tensor", "slots": "tensor"},
-        ["x", "y"],  # (`slots` itself is read: what its pointers point at is written)
+        ["n", "x", "idx", "y"],
+        {"n": "int", "x": "tensor", "idx": "tensor", "y": "tensor"},
+        ["x", "y"],
     )
+    assert sig.arrays == ["int* const* slots"]  # pointers, one per tensor: no tensor (twenty-fourth read)
     assert sig.structs == [
         "typename Epilogue::Params params",
         "cutlass::Array<int, 4 * 2> frag",

@@ -1,0 +1,68 @@
+"""The twenty-fourth adversarial read of the scaffold writers (issue 24): each test failed on 9d8198a."""
+
+from __future__ import annotations
+
+from porter.analysis import native_ops
+from porter.analysis.cuda_only_index import extension_imports
+from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
+
+SETUP = (
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import CUDAExtension\n"
+    'setup(ext_modules=[CUDAExtension("causal_conv1d_cuda", sources=["csrc/conv.cu"])])\n'
+)
+
+
+def test_an_extension_imported_by_its_own_name_has_its_ops_called(tmp_path):
+    # `import causal_conv1d_cuda` then `causal_conv1d_cuda.causal_conv1d_fwd(x, w)` (causal-conv1d,
+    # mamba-ssm's `selective_scan_cuda`): only `import ... as name` was read, so the extension's
+    # entry said no call and lint's guards took `fwd` for code that runs on the target
+    (tmp_path / "setup.py").write_text(SETUP)
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "conv.cu").write_text("__global__ void conv_kernel(float* x, int n) {}\n")
+    use = "import torch\nimport causal_conv1d_cuda\n\ndef fwd(x, w):\n    return causal_conv1d_cuda.causal_conv1d_fwd(x, w)\n"
+    (tmp_path / "use.py").write_text(use)
+    entry = next(k for k in scan(tmp_path).kernels if k.kind == "cuda-extension")
+    assert [(c.path, c.line, c.args) for c in entry.calls] == [("use.py", 5, ["x", "w"])]
+    assert entry.detail.endswith("; ops called: causal_conv1d_fwd")
+    files = [("setup.py", SETUP.encode()), ("use.py", use.encode())]
+    assert set(extension_imports(files, ["csrc/conv.cu"])["use.py"]) == {"causal_conv1d_cuda"}
+
+
+def test_a_dotted_import_binds_its_package_not_the_extension():
+    # `import pkg.causal_conv1d_cuda` binds `pkg`: `pkg.causal_conv1d_fwd(...)` is no op of it
+    files = [("setup.py", SETUP.encode()), ("use.py", b"import pkg.causal_conv1d_cuda\nimport torch\n")]
+    assert extension_imports(files, ["csrc/conv.cu"]) == {}
+
+
+REGISTERS = (
+    "#include <torch/library.h>\n"
+    "__global__ void anon_kernel(float* x, int n) {}\n"
+    'TORCH_LIBRARY(myops, m) { m.def("myops::anon(Tensor x) -> Tensor"); }\n'
+    'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("myops::anon", &run_anon); }\n'
+)
+
+
+def test_an_op_named_with_its_namespace_is_that_op(tmp_path):
+    # `m.impl("myops::anon", ...)` (torch takes the block's own namespace in the name) was read as
+    # an op `myops::myops`: `torch.ops.myops.anon` was not CUDA-only, and the kernel "bound" `myops`
+    assert native_ops.cuda_only_ops([("k.cu", REGISTERS.encode())]).get("myops", {}).keys() == {"anon"}
+    (tmp_path / "k.cu").write_text(REGISTERS)
+    (kernel,) = scan(tmp_path).kernels
+    assert kernel.detail.startswith("__global__; binds: anon; ")
+
+
+def test_an_array_of_pointers_is_no_tensor_of_the_op(tmp_path):
+    # `float** ptrs` (and `const float* const* ins`, `float* outs[]`: one device pointer per tensor)
+    # was one tensor of the op, filled with random numbers by the parity test, with no word
+    (tmp_path / "k.cu").write_text(
+        "__global__ void gather(float** ptrs, const float* const* ins, float* outs[], const float* x, int n) {}\n"
+        "void go(float** p, const float* const* q, float** o, const float* x) { gather<<<1, 32>>>(p, q, o, x, 4); }\n"
+    )
+    written = write_scaffolds(scan(tmp_path), tmp_path / "out", "xla")
+    op = next(p for p in written if p.name == "gather_op.py").read_text()
+    assert "def gather(x: torch.Tensor, n: int) -> torch.Tensor:" in op
+    assert "`float** ptrs`, `const float* const* ins`, `float* outs[]`, an array of device pointers" in op
+    test = next(p for p in written if p.name.startswith("test_gather")).read_text()
+    assert "ptrs = " not in test and "return [x, n]" in test
