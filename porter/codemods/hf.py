@@ -17,9 +17,9 @@ import libcst as cst
 
 from functools import cache
 
+from porter.analysis.resolve import small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.analysis.resolve import small_statements
 from porter.codemods.flow import bindings, last_binding, reaching_bindings
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
@@ -1018,9 +1018,10 @@ class HfFamily(Family):
                 "HF004",
                 parser,
                 f"the dataclasses `{self.ctx.code(parser.func)}` is built with are not known here (unpacked from "
-                f"a value porter does not read, or bound to other classes in a branch): where they include TrainingArguments (or a trl config), "
-                f'`optim` defaults to `"{default}"` ({self.lib.source_of(cls)}): fused AdamW, which '
-                f"{self.ctx.target.display} has no kernel for; pass `--optim {_UNFUSED}`",
+                "a value porter does not read, passed by `**`, or bound to other classes in a branch): where they "
+                f'include TrainingArguments (or a trl config), `optim` defaults to `"{default}"` '
+                f"({self.lib.source_of(cls)}): fused AdamW, which {self.ctx.target.display} has no kernel for; "
+                f"pass `--optim {_UNFUSED}`",
             )
 
     def _offloaded(self, original: cst.Call, updated: cst.Call) -> cst.Call:

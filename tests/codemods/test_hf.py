@@ -878,6 +878,9 @@ def test_use_kernels_on_tpu_and_neuron_is_left_and_its_docs_say_why(target):
     assert '"tpu"' not in source and '"neuron"' not in source
     rule = get_rule("HF016")
     assert "not on tpu or neuron" in rule.covers and "KernelizeFallback.ALL" in rule.rationale
-    code = 'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained("gpt2", use_kernels=True)\n'
+    code = (
+        "from transformers import AutoModelForCausalLM\n"
+        'm = AutoModelForCausalLM.from_pretrained("gpt2", use_kernels=True)\n'
+    )
     new, findings = port(code, target)
     assert new == code and not [f for f in findings if f.code == "HF016"]
