@@ -52,6 +52,7 @@ _PORTERS = os.path.dirname(os.path.abspath(__file__)) + os.sep  # porter's own m
 
 def _cast_to(func, args, kwargs) -> str | None:
     """The half-precision dtype a call casts a wider floating-point tensor to, else None."""
+    dtype: torch.dtype | None
     if func is T.half or func is T.bfloat16:
         dtype = torch.float16 if func is T.half else torch.bfloat16
     elif func is T.to:
