@@ -44,6 +44,38 @@ DYNAMIC_SHAPE_CALLS = {
 }
 
 
+# a cast by hand to a half-precision dtype: `.to(dtype)`, `.half()`, `.bfloat16()` (autocast casts
+# inside the dispatcher, below a TorchFunctionMode: its casts are never seen here)
+HALF = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_PORTERS = os.path.dirname(os.path.abspath(__file__)) + os.sep  # porter's own modes' frames
+
+
+def _cast_to(func, args, kwargs) -> str | None:
+    """The half-precision dtype a call casts a wider floating-point tensor to, else None."""
+    dtype: torch.dtype | None
+    if func is T.half or func is T.bfloat16:
+        dtype = torch.float16 if func is T.half else torch.bfloat16
+    elif func is T.to:
+        given = [a for a in (*args[1:], kwargs.get("dtype")) if isinstance(a, torch.dtype)]
+        dtype = given[0] if given else None
+    else:
+        return None
+    src = args[0] if args else None
+    if dtype not in HALF or not isinstance(src, torch.Tensor) or src.dtype not in (torch.float32, torch.float64):
+        return None
+    return HALF[dtype]
+
+
+def caller_in(root: str) -> str | None:
+    """file:line of the frame that made the call, where it is in the user's tree (not a library's
+    frame that the user's line called: `user_location`)."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PORTERS):
+        frame = frame.f_back
+    fname = frame.f_code.co_filename if frame is not None else ""
+    return f"{os.path.relpath(fname, root)}:{frame.f_lineno}" if frame is not None and fname.startswith(root) else None
+
+
 def user_location(root: str) -> str | None:
     """file:line of the innermost frame inside the user's tree."""
     frame: FrameType | None = sys._getframe(2)
@@ -64,6 +96,9 @@ class SyncCounterMode(TorchFunctionMode):
         self.root = root.rstrip("/") + "/"
         self.host_syncs: Counter = Counter()
         self.dynamic: Counter = Counter()
+        # the program's own casts to float16/bfloat16, by line: beside autocast, the precision
+        # line cannot tell them from its casts (tracecmp._hand_casts)
+        self.casts: Counter = Counter()
 
     def __torch_function__(self, func, types_, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -82,6 +117,8 @@ class SyncCounterMode(TorchFunctionMode):
                 dyn = "boolean-mask indexing"
             if dyn is not None:
                 self.dynamic[(dyn, user_location(self.root))] += 1
+            elif (half := _cast_to(func, args, kwargs)) is not None and (at := caller_in(self.root)):
+                self.casts[(f"cast to {half}", at)] += 1
         return func(*args, **kwargs)
 
     def to_dict(self, steps: int) -> dict:
@@ -99,6 +136,7 @@ class SyncCounterMode(TorchFunctionMode):
             "user_host_syncs_per_step": user / steps,
             "library_host_syncs_per_step": (sum(self.host_syncs.values()) - user) / steps,
             "dynamic_shape_ops": rows(self.dynamic),
+            "casts": rows(self.casts),
         }
 
 

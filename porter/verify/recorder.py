@@ -131,7 +131,7 @@ def _compilers_graph(module) -> bool:
     module the program calls itself."""
     if not isinstance(module, torch.fx.GraphModule) or torch.compiler.is_compiling():
         return False
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and any(c in frame.f_code.co_filename for c in _CALLING):
         frame = frame.f_back
     return frame is not None and any(c in frame.f_code.co_filename for c in _COMPILERS)

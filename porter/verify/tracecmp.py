@@ -9,6 +9,7 @@ bfloat16/float16 autocast), and are printed with the verdict.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -337,16 +338,46 @@ def _dtype_warnings(modules: list[dict], rm: dict, pm: dict) -> list[str]:
     output made bfloat16 is the port's change, said."""
     made = set(_autocast_dtypes(pm)) - set(_autocast_dtypes(rm))
     cast_from = {"float32", "float16", "bfloat16"}
-    other = [m for m in modules if m.get("dtypes") and not (m["dtypes"][0] in cast_from and m["dtypes"][1] in made)]
+    changed = [m for m in modules if m.get("dtypes")]
+    by_autocast = [m for m in changed if m["dtypes"][0] in cast_from and m["dtypes"][1] in made]
+    other = [m for m in changed if m not in by_autocast]
+    said = _hand_casts(by_autocast, rm, pm)
     if not other:
-        return []
+        return said
     first = other[0]
     return [
         f"{len(other)} module output(s) or buffer(s) have another dtype in the port (first: "
         f"{first['module']}: reference {first['dtypes'][0]}, ported {first['dtypes'][1]}): compared by "
         "value at the tolerance, so the change passes where its values agree; where the port did not "
-        "mean to change it, restore the dtype"
+        "mean to change it, restore the dtype",
+        *said,
     ]
+
+
+def _hand_casts(by_autocast: list[dict], rm: dict, pm: dict) -> list[str]:
+    """Beside outputs left to the precision line as the port's added autocast's, the port's own
+    casts to their dtype (by line, `probes.SyncCounterMode`) more often a step than the
+    reference's: the precision line cannot tell those outputs from autocast's, and said alone it
+    hid a cast the port made by hand (twenty-third read's leftover)."""
+    dtypes = {m["dtypes"][1] for m in by_autocast}
+    ref: Counter = Counter()
+    for row in _casts(rm):
+        ref[row["call"]] += row.get("per_step") or 0
+    port = [r for r in _casts(pm) if r["call"].removeprefix("cast to ") in dtypes]
+    extra = [r for r in port if sum(x.get("per_step") or 0 for x in port if x["call"] == r["call"]) > ref[r["call"]]]
+    if not extra:
+        return []
+    kinds = ", ".join(sorted({r["call"].removeprefix("cast to ") for r in extra}))
+    lines = ", ".join(str(r["location"]) for r in extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
+    return [
+        f"the port also casts to {kinds} by hand ({lines}), the dtype its added autocast makes: "
+        f"{len(by_autocast)} module output(s) it holds in that dtype are left to the precision line, "
+        "which cannot tell these casts from autocast's; where the port did not mean to cast, remove the cast"
+    ]
+
+
+def _casts(manifest: dict) -> list[dict]:
+    return ((manifest.get("perf") or {}).get("syncs") or {}).get("casts") or []
 
 
 def _autocast_dtypes(manifest: dict) -> list[str]:

@@ -276,7 +276,9 @@ _MANIFEST = {
                 }
             ),
             "neuron": _opt({"cpu_fallback_ops": _opt(_list(_FALLBACK))}),
-            "syncs": _opt({"host_syncs": _list(_CALL_SITE), "dynamic_shape_ops": _list(_CALL_SITE)}),
+            "syncs": _opt(
+                {"host_syncs": _list(_CALL_SITE), "dynamic_shape_ops": _list(_CALL_SITE), "casts": _list(_CALL_SITE)}
+            ),
             "peak_memory": _opt(dict),
             "steady_step_s": _opt(_NUMBER),
         }

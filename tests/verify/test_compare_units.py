@@ -97,6 +97,29 @@ def test_sync_counter_attributes_calls_to_user_lines():
     assert dyn == {".nonzero()", "boolean-mask indexing"}
 
 
+def test_sync_counter_counts_the_program_s_own_half_casts_by_line_not_autocast_s():
+    """Casts to float16/bfloat16 written in the program's code, by line (`tracecmp._hand_casts`
+    says them beside an added autocast): autocast's own casts happen in the dispatcher, and a
+    tensor already in the dtype is not cast."""
+    mode = SyncCounterMode(str(TREE.parent.parent))
+    lin, x = torch.nn.Linear(4, 4), torch.randn(2, 4)
+    with mode, torch.autocast("cpu", dtype=torch.bfloat16):
+        y = lin(x)  # autocast casts x and the weight: not the program's
+        y.to(torch.bfloat16)  # bfloat16 already
+        torch.nn.functional.layer_norm(y.float(), (4,)).to(torch.bfloat16)
+        x.half()
+        x.to(dtype=torch.bfloat16)
+    rows = mode.to_dict(steps=1)["casts"]
+    base = __import__("os").path.basename(__file__)
+    assert sorted((r["call"], r["count"]) for r in rows) == [
+        ("cast to bfloat16", 1),
+        ("cast to bfloat16", 1),
+        ("cast to float16", 1),
+    ], rows
+    assert all(r["location"].startswith(base) for r in rows), rows
+    assert len({r["location"] for r in rows}) == 3, rows
+
+
 def test_pyproject_settings_and_cli_overrides(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

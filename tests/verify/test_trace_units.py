@@ -695,6 +695,34 @@ def test_outputs_the_port_s_autocast_made_are_left_to_the_precision_line_a_real_
     assert len(said) == 1 and "(first: fc: reference float32, ported bfloat16)" in said[0], said
 
 
+def test_a_hand_cast_beside_the_port_s_autocast_is_said_with_the_precision_line(tmp_path):
+    """Outputs in the dtype the port's added autocast makes are left to the precision line, even
+    where the port also cast them by hand (twenty-third read's leftover): the line cannot tell
+    the two apart. The port's own casts to that dtype, recorded by line, are now said beside it,
+    where the reference does not make as many."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    port.manifest["precision"] = {"regime": "bfloat16", "autocast_dtypes": ["bfloat16"]}
+    port.manifest["modules"][0]["outputs"][0]["dtype"] = "bfloat16"
+    assert not any("by hand" in w for w in compare_traces(ref, port).warnings)  # autocast alone
+    row = {"call": "cast to bfloat16", "location": "train.py:12", "count": 2, "per_step": 2.0}
+    port.manifest["perf"]["syncs"] = {"host_syncs": [], "dynamic_shape_ops": [], "casts": [row]}
+    res = compare_traces(ref, port)
+    assert res.verdict == "pass", res.reasons
+    assert any("other precision regimes (reference float32, port bfloat16)" in w for w in res.warnings)
+    said = [w for w in res.warnings if "by hand" in w]
+    assert said == [
+        "the port also casts to bfloat16 by hand (train.py:12), the dtype its added autocast makes: 1 module "
+        "output(s) it holds in that dtype are left to the precision line, which cannot tell these casts from "
+        "autocast's; where the port did not mean to cast, remove the cast"
+    ], res.warnings
+    ref.manifest["perf"]["syncs"] = {"host_syncs": [], "dynamic_shape_ops": [], "casts": [dict(row, per_step=2.0)]}
+    assert not any("by hand" in w for w in compare_traces(ref, port).warnings)  # the reference's own casts
+    ref.manifest["perf"].pop("syncs")
+    row["call"] = "cast to float16"  # not the dtype autocast made
+    assert not any("by hand" in w for w in compare_traces(ref, port).warnings)
+
+
 def _stopped_early(tmp_path, name, error, label=PORT):
     """A side that stopped before its first optimizer step, as `trace record` writes it: no step,
     no module, no parameter, its device lists empty, and its error if it raised."""

@@ -1,14 +1,15 @@
-"""Differential check of the port's region lookup (twenty-fourth read, tleft, item 2; the
-twenty-third read's harness with a mode `one` and the regions recorded counted):
-`python regions_fuzz.py SEED N [wide|one]`. `one`: every call of one module type (Linear), 1-30
-tokens, so that more than MAX_REGIONS regions compete for most outputs. Each case: a reference of 3-40 module calls (types from 4,
-call numbers 1-2, 1-3 output shapes of rank 2-3), and a port that pads every output further in
-one dimension, inserts 0-3 extra calls and swaps 0-3 pairs of independent calls. Expected: each
-port call whose key the reference has is given exactly the reference's shapes as its region
-where they differ from its own (the oracle: a dict by key); found: Recorder._regions. Counts
-the calls checked, misses (no region of its key), wrong regions, and misses where more than
-MAX_REGIONS regions competed (the documented bound), and how many e74fdb1's rule (the
-reference's call at the same index, kept where its key is the call's) gave a region."""
+"""Differential check of the port's region lookup (twenty-fourth read, tleft, item 2; the twenty-
+third read's harness with a mode `one` and the regions recorded counted): `python
+regions_fuzz.py SEED N [wide|one]`. `one`: every call of one module type (Linear), 1-30 tokens,
+so that more than MAX_REGIONS regions compete for most outputs. Each case: a reference of 3-40
+module calls (types from 4, call numbers 1-2, 1-3 output shapes of rank 2-3), and a port that
+pads every output further in one dimension, inserts 0-3 extra calls and swaps 0-3 pairs of
+independent calls. Expected: each port call whose key the reference has is given exactly the
+reference's shapes as its region where they differ from its own (the oracle: a dict by key);
+found: Recorder._regions. Counts the calls checked, misses (no region of its key), wrong
+regions, and misses where more than MAX_REGIONS regions competed (the documented bound), and how
+many e74fdb1's rule (the reference's call at the same index, kept where its key is the call's)
+gave a region."""
 
 import random
 import sys
