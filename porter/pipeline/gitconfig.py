@@ -156,7 +156,7 @@ def _value(reader: _Reader) -> bool:
 
 # a number as git reads one for a boolean (`git_parse_int`: `strtoimax` in base 0, which skips
 # leading white space and reads `0x` hex and a leading-0 octal, then a unit k, m or g)
-_NUMBER = re.compile(r"[ \t\n\v\f\r]*[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)([kKmMgG]?)")
+_NUMBER = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)([kKmMgG]?)")
 _UNIT = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
 _INT_MAX = 2**31 - 1
 
@@ -174,7 +174,7 @@ def boolean(value: str | None) -> bool | None:
         return True
     if word in ("", "false", "no", "off"):
         return False
-    number = _NUMBER.fullmatch(value)
+    number = _NUMBER.fullmatch(value.lstrip(" \t\n\v\f\r"))
     if number is None:
         return None
     digits, unit = number.groups()
