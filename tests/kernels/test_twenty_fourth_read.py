@@ -101,3 +101,13 @@ def test_load_and_store_arguments_are_read_by_keyword_and_position(tmp_path, loa
     torch.testing.assert_close(y, torch.cat([x[:37] * 2 + 1, torch.zeros(27)]))
     (tmp_path / "k.py").write_text(source + "\ndef run(x, y):\n    k[(1,)](x, y, x.numel(), BLOCK=64)\n")
     assert {p.name for p in write_scaffolds(scan(tmp_path), tmp_path / "out", "xla")} >= {"k_op.py", "k_xla.py"}
+
+
+def test_an_extension_whose_name_does_not_look_compiled_is_read_from_its_import(tmp_path):
+    # flash-attn 2.7.4's csrc/layer_norm builds `dropout_layer_norm`, and flash_attn/ops/layer_norm.py
+    # runs `import dropout_layer_norm` then `dropout_layer_norm.dropout_add_ln_fwd(...)`: an import line
+    # was read only where it named a compiled-looking module (`_C`, `_cuda`, `_ext`), so no call was listed
+    (tmp_path / "setup.py").write_text(SETUP.replace("causal_conv1d_cuda", "dropout_layer_norm"))
+    (tmp_path / "use.py").write_text("import dropout_layer_norm\n\ndef f(x):\n    return dropout_layer_norm.fwd(x)\n")
+    entry = next(k for k in scan(tmp_path).kernels if k.kind == "cuda-extension")
+    assert [(c.path, c.line) for c in entry.calls] == [("use.py", 4)]
