@@ -685,7 +685,7 @@ def extension_imports(
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for path, source in files:
         found = found_in.loaded(source)
-        if extensions.hints_import(source):
+        if extensions.hints_import(source) or found_in.may_name(source):
             found_in.imported(path, source, found)
         if found:
             out[path] = found
@@ -699,6 +699,14 @@ class _Extensions:
     def __init__(self, built: dict[str, str], cu: list[str], project: set[str]) -> None:
         self.built, self.cu, self.project = built, cu, project
         self.shown = f"{', '.join(cu[:2])}{' ...' if len(cu) > 2 else ''}"
+        # the built extensions' last names that `hints_import` does not take for compiled (flash-attn's
+        # `import dropout_layer_norm` was not read, twenty-fourth read)
+        lasts = {m.rpartition(".")[2] for m in built}
+        self.last_names = sorted(n.encode() for n in lasts if not extensions.COMPILED_NAME.match(n))
+
+    def may_name(self, source: bytes) -> bool:
+        """Whether `source` holds a built extension's last name (a text check, before `imported` parses)."""
+        return any(name in source for name in self.last_names)
 
     def loaded(self, source: bytes) -> dict[str, tuple[str, str]]:
         """local name -> (module, why) for each extension the file loads by name (`load('op')`)."""

@@ -184,6 +184,17 @@ def _kw(call: ast.Call, name: str) -> ast.AST | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
+# Triton's positions of the arguments of `tl.load` and `tl.store` that porter reads, each also given
+# by keyword: `tl.load(pointer=p)` raised an IndexError (no scaffold at all), `tl.store(pointer=p,
+# value=v)` was "without a value", a positional mask was read as none (twenty-fourth read)
+_POSITIONS = {"load": ("pointer", "mask", "other"), "store": ("pointer", "value", "mask")}
+
+
+def _memory_arg(call: ast.Call, op: str, name: str) -> ast.AST | None:
+    at = _POSITIONS[op].index(name)
+    return call.args[at] if len(call.args) > at else _kw(call, name)
+
+
 def translate(source: str, name: str | None = None) -> Translation | None:
     """Translate the kernel `name` (or the first decorated function) of `source`."""
     try:
@@ -316,14 +327,15 @@ class _Translator:
             and _is_tl(stmt.value.func, self.tl, "store")
         ):
             call = stmt.value
-            if len(call.args) < 2:
-                raise Untranslatable("`tl.store` without a value")
-            view = self.view(call.args[0], _kw(call, "mask"))
-            value = self.expr(call.args[1])
+            pointer, stored = _memory_arg(call, "store", "pointer"), _memory_arg(call, "store", "value")
+            if pointer is None or stored is None:
+                raise Untranslatable("`tl.store` without a pointer or a value")
+            view = self.view(pointer, _memory_arg(call, "store", "mask"))
+            value = self.expr(stored)
             if value.kind not in ("value", "scalar", "param"):
                 raise Untranslatable("`tl.store` of an index, not a value")
             self.body.append(f"{view} = {value.code}")
-            base = self.expr(call.args[0]).base
+            base = self.expr(pointer).base
             if base not in self.stored:
                 self.stored.append(base)
             return
@@ -544,16 +556,19 @@ class _Translator:
                 raise Untranslatable("`tl.arange` not starting at 0")
             return _Sym("arange")
         if _is_tl(f, tl, "load"):
-            view = self.view(node.args[0], _kw(node, "mask"))
-            base = self.expr(node.args[0]).base
+            pointer, mask = _memory_arg(node, "load", "pointer"), _memory_arg(node, "load", "mask")
+            if pointer is None:
+                raise Untranslatable("`tl.load` without a pointer")
+            view = self.view(pointer, mask)
+            base = self.expr(pointer).base
             if base not in self.loaded:
                 self.loaded.append(base)
             if base in self.written:
                 # a view reads what a later store writes, the kernel's load what was there before
                 # (`x = tl.load(p)`, `tl.store(p, x * 2)`, `tl.store(q, x)` stored 2x in q; 22nd read)
                 view += ".clone()"
-            other = _kw(node, "other") if len(node.args) < 3 else node.args[2]
-            pad: object = _NO_PAD if _kw(node, "mask") is None and len(node.args) < 2 else None
+            other = _memory_arg(node, "load", "other")
+            pad: object = _NO_PAD if mask is None else None
             if other is not None and pad is None:
                 pad = _constant(ast.unparse(other))
             return _with_pad(_Sym("value", view), pad)
@@ -793,8 +808,8 @@ def _written(fn: ast.FunctionDef) -> set[str]:
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "store"
-        and node.args
-        for base in flow.bases(node.args[0])
+        and (pointer := _memory_arg(node, "store", "pointer")) is not None
+        for base in flow.bases(pointer)
     }
 
 
@@ -868,7 +883,8 @@ class _Flow:
         """The names a memory access computes its address from: the pointer, the mask, and a
         block pointer's shape, strides and offsets (these are indices, not values)."""
         address = self.names(ptr)
-        mask = _kw(node, "mask")
+        attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        mask = _memory_arg(node, attr, "mask") if attr in _POSITIONS else _kw(node, "mask")
         if mask is not None:
             address |= self.names(mask)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "make_block_ptr":

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+import torch
+
 from porter.analysis import native_ops
 from porter.analysis.cuda_only_index import extension_imports
 from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
+from porter.kernels.triton_ref import translate, why_not
 
 SETUP = (
     "from setuptools import setup\n"
@@ -66,3 +70,44 @@ def test_an_array_of_pointers_is_no_tensor_of_the_op(tmp_path):
     assert "`float** ptrs`, `const float* const* ins`, `float* outs[]`, an array of device pointers" in op
     test = next(p for p in written if p.name.startswith("test_gather")).read_text()
     assert "ptrs = " not in test and "return [x, n]" in test
+
+
+TRITON = (
+    "import triton\nimport triton.language as tl\n\n@triton.jit\n"
+    "def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("load", "store"),
+    [
+        ("tl.load(pointer=x_ptr + offs, mask=offs < n)", "tl.store(y_ptr + offs, x * 2 + 1, mask=offs < n)"),
+        ("tl.load(x_ptr + offs, mask=offs < n)", "tl.store(value=x * 2 + 1, pointer=y_ptr + offs, mask=offs < n)"),
+        ("tl.load(x_ptr + offs, offs < n, 0.0)", "tl.store(y_ptr + offs, x * 2 + 1, offs < n)"),
+    ],
+)
+def test_load_and_store_arguments_are_read_by_keyword_and_position(tmp_path, load, store):
+    # `tl.load(pointer=...)` raised an IndexError in porter (the kernel got no scaffold), `tl.store(
+    # value=..., pointer=...)` was "without a value", a positional mask read as none ("no load or
+    # store is masked"): Triton takes each; the derived reference computes the kernel's lanes
+    source = TRITON + f"    x = {load}\n    {store}\n"
+    derived = translate(source, "k")
+    assert derived is not None, why_not(source, "k")
+    namespace: dict = {"torch": torch}
+    exec(derived.source(), namespace)
+    x, y = torch.randn(64), torch.zeros(64)
+    namespace["k_reference"](x, y, 37)
+    torch.testing.assert_close(y, torch.cat([x[:37] * 2 + 1, torch.zeros(27)]))
+    (tmp_path / "k.py").write_text(source + "\ndef run(x, y):\n    k[(1,)](x, y, x.numel(), BLOCK=64)\n")
+    assert {p.name for p in write_scaffolds(scan(tmp_path), tmp_path / "out", "xla")} >= {"k_op.py", "k_xla.py"}
+
+
+def test_an_extension_whose_name_does_not_look_compiled_is_read_from_its_import(tmp_path):
+    # flash-attn 2.7.4's csrc/layer_norm builds `dropout_layer_norm`, and flash_attn/ops/layer_norm.py
+    # runs `import dropout_layer_norm` then `dropout_layer_norm.dropout_add_ln_fwd(...)`: an import line
+    # was read only where it named a compiled-looking module (`_C`, `_cuda`, `_ext`), so no call was listed
+    (tmp_path / "setup.py").write_text(SETUP.replace("causal_conv1d_cuda", "dropout_layer_norm"))
+    (tmp_path / "use.py").write_text("import dropout_layer_norm\n\ndef f(x):\n    return dropout_layer_norm.fwd(x)\n")
+    entry = next(k for k in scan(tmp_path).kernels if k.kind == "cuda-extension")
+    assert [(c.path, c.line) for c in entry.calls] == [("use.py", 4)]
