@@ -27,7 +27,7 @@ from porter.core.findings import Applicability, FileResult, FileStatus, Finding,
 from porter.config.ruledata import NOTE_GROUPS, Rule, all_rules
 from porter.config.settings import Settings
 from porter.core.reading import lines_of, not_read
-from porter.core.textsafe import git_quoted
+from porter.core.textsafe import git_quoted, printable
 from porter.files.sites import LINE_BREAK
 
 SCHEMA_VERSION = 1
@@ -495,7 +495,7 @@ class ReportModel:
                 ]
             ] += 1
             if res.status is FileStatus.SKIPPED:
-                skipped[f"{res.path}: {res.reason}" if id(res) in unread else res.reason or "skipped"] += 1
+                skipped[f"{printable(res.path)}: {res.reason}" if id(res) in unread else res.reason or "skipped"] += 1
             sites: list[Site] = []
             ready = Readiness()
             for f in sorted(res.findings, key=Finding.sort_key):
