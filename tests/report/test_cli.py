@@ -53,6 +53,23 @@ def test_a_lint_report_shows_the_lines_of_auto_fixable_sites(tmp_path, monkeypat
     assert "model = torch.nn.Linear(2, 2).cuda()" in text, text[text.find("m.py") :]
 
 
+@pytest.mark.parametrize("name", ["r.md", "r.html"])
+def test_a_report_names_a_file_past_the_size_porter_parses(tmp_path, monkeypatch, name):
+    """Such a file fails the run (not read, exit 1), yet the report counted it among the skipped
+    by its reason alone ("skipped 1: 3.8 MiB: larger than porter parses"): which file, only
+    stderr said (twenty-fourth read)."""
+    from porter.core.reading import MAX_PARSE_BYTES
+
+    big = "import torch\nx = torch.zeros(1).cuda()\n" + "#" * MAX_PARSE_BYTES + "\n"
+    root = write_project(tmp_path / "p", {"m.py": "import torch\n", "hugeone.py": big})
+    monkeypatch.chdir(root)
+    out = tmp_path / name
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["lint", ".", "--target", "xla", "--report", str(out)])
+    assert res.exit_code == 1, res.output
+    text = out.read_text()
+    assert "larger than porter parses" in text and "hugeone.py" in text, text[:2000]
+
+
 def test_rewrite_in_place_report_and_quiet(proj, tmp_path):
     out = tmp_path / "r.json"
     res = CliRunner(env={"COLUMNS": "200"}).invoke(

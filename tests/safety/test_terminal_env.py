@@ -51,7 +51,9 @@ def test_a_character_the_stream_lacks_never_reads_as_a_byte_of_another_name(tmp_
     # read alike (twenty-fourth read)
     (tmp_path / "caf\u00e9.py").write_bytes(CUDA)
     (tmp_path / os.fsdecode(b"caf\xe9.py")).write_bytes(CUDA)
-    out = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    out = porter(
+        "lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"}
+    )
     text = out.stdout.decode("ascii")
     assert out.returncode == 1 and "Traceback" not in out.stderr.decode("ascii"), out.stderr
     assert len(re.findall(r"^caf\\xe9\.py:2:", text, re.M)) == 1, text  # the byte 0xE9, once
