@@ -4,6 +4,7 @@ replace (`runner.display_path` per file; pathspec over every path)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -936,6 +937,34 @@ def test_an_exclude_pattern_with_an_escaped_slash_is_read_as_git_reads_it(tmp_pa
     settings = resolve([Path(".")]).settings()
     found = sorted(c.path.as_posix() for c in discover([Path(".")], settings.exclude) if c.path.suffix == ".py")
     assert found == sorted(set(_ESCAPED) - {"a/b.py", "x/ab/c.py", "x/a/c.py"})
+
+
+@pytest.mark.parametrize(
+    ("pattern", "left_out"),
+    [
+        ("[\\-!]x.py", {"-x.py", "!x.py"}),  # (an escaped `-` is a member: git reads no range)
+        ("[/z-a]x.py", None),  # (a reversed range, as `[z-a]` is refused)
+        ("[a-/!]x.py", None),
+    ],
+)
+def test_an_exclude_pattern_is_refused_for_its_brackets_as_git_reads_them(tmp_path, monkeypatch, pattern, left_out):
+    """`exclude` patterns are refused where a bracket holds a reversed range (`[z-a]`); pathspec
+    decided it on its own reading: `[\\-!]` (git's `-` and `!`) was refused, and a bracket naming
+    a `/` was split there and taken (twenty-fourth read). Compared with git's reading in a
+    `.gitignore` where the pattern is taken."""
+    from porter.config.files import ConfigError, resolve
+
+    names = ["-x.py", "!x.py", "ax.py", "zx.py", "b.py"]
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    (repo / "porter.toml").write_text(f'target = "xla"\nexclude = [{json.dumps(pattern)}]\n')
+    found = _walked(repo, monkeypatch, names, {".gitignore": pattern + "\n"})
+    if left_out is None:
+        with pytest.raises(ConfigError, match="reversed"):
+            resolve([Path(".")]).settings()
+        return
+    settings = resolve([Path(".")]).settings()
+    got = sorted(c.path.as_posix() for c in discover([Path(".")], settings.exclude) if c.path.suffix == ".py")
+    assert got == found == _git_lists(repo, env) == sorted(set(names) - left_out)
 
 
 def test_nested_repositories_ask_git_only_where_their_answer_may_be_their_own(tmp_path, monkeypatch):

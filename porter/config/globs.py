@@ -1009,11 +1009,40 @@ def check(line: str) -> None:
     line = _slashes(line)
     if _plain(line) is not None:
         return
-    regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
+    bracket = _reversed_range(line)
+    if bracket is not None:
+        raise ValueError(f"a bracket expression with a range whose ends are reversed: {bracket}")
+    marked, _ = _brackets(line)  # (the brackets as git reads them: pathspec checks the rest)
+    regex, include = GitIgnoreSpecPattern.pattern_to_regex(line if marked is None else marked)
     if regex is not None and include is not None and _split_literal(regex) is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             re.compile(regex)
+
+
+def _reversed_range(line: str) -> str | None:
+    """The first bracket expression of `line`, as git delimits it (`_bracket`), that holds a
+    range whose ends are reversed (`[z-a]`, `[/z-a]`), or None. pathspec, asked as written,
+    refused `[\\-!]` (an escaped `-`: git's member) and split `[/z-a]` at its `/` and took it
+    (twenty-fourth read)."""
+    i = 0
+    while i < len(line):
+        if line[i] != "[":
+            i += 2 if line[i] == "\\" else 1
+            continue
+        j, prev, reversed_ = i + 1 + (line[i + 1 : i + 2] in ("!", "^")), None, False
+        while True:
+            found, j, prev = _bracket_member(line, j, prev)
+            if found is None or j + 1 >= len(line):
+                return None  # (git reads no bracket here: the line matches nothing)
+            reversed_ = reversed_ or found == ()
+            j += 1
+            if line[j] == "]":
+                break
+        if reversed_:
+            return line[i : j + 1]
+        i = j + 1
+    return None
 
 
 # a line of names and `/` alone: no wildcard, class, escape, negation, comment or space

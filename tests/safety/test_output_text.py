@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -591,6 +592,30 @@ def test_a_source_line_shows_its_blank_columns_as_escapes_and_the_carets_follow(
     assert src == f"2 | {shown}", src
     span = "torch.randn('\\u3000').cuda()"
     assert carets.index("^") == src.index(span) and carets.count("^") == len(span), (src, carets)
+
+
+@pytest.mark.parametrize("blank", ["\u00a0", "\u3000", "\u115f\u1160", "\u4e00"])
+@pytest.mark.parametrize("count", [60, 150, 300])
+def test_a_long_source_line_is_cut_to_its_columns_after_the_escapes(tmp_path, blank, count):
+    """The window of a long line (`MAX_SHOWN`, 200) was cut in characters before the blank ones
+    became escapes: 300 NBSPs were shown as 800 columns, 150 (a line under 200 characters) as
+    600, and a CJK line at two columns a character ran past it too. Now the columns shown are
+    counted after the escapes, none of which is cut, and the carets stay under the finding
+    (twenty-fourth read; the twenty-third read's leftover)."""
+    from porter.core.textsafe import columns
+    from porter.lint.formats.text import MAX_SHOWN
+
+    code = f"import torch\ny = '{blank * count}'; x = torch.randn(3).cuda()\n"
+    (tmp_path / "m.py").write_bytes(code.encode())
+    out = porter("lint", "m.py", "--target", "xla", "--select", "DEV001", cwd=tmp_path)
+    lines = out.stdout.decode().splitlines()
+    src = next(line for line in lines if line.startswith("2 | "))
+    carets = lines[lines.index(src) + 1]
+    span = "torch.randn(3).cuda()"
+    assert columns(src[4:]) <= MAX_SHOWN + 2, (columns(src[4:]), src)  # (and a `…` at each cut end)
+    assert carets.index("^") == columns(src[: src.index(span)]) and carets.count("^") == len(span), (src, carets)
+    body = src[4:].split("'")[-2].lstrip("…")  # (whole escapes: none is cut)
+    assert set(body) == {blank} if blank == "\u4e00" else re.fullmatch(r"(\\x[0-9a-f]{2}|\\u[0-9a-f]{4})+", body), body
 
 
 # characters drawn as blank columns (twenty-third read): the Hangul fillers holding no letter

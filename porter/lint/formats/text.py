@@ -44,7 +44,7 @@ def render_full(run: LintRun) -> str:
         out.append(f"{pad} |")
         start = f.start.column
         end = f.end.column if f.end.line == f.start.line and f.end.column > start else len(src)
-        shown, start, end = _blanks_escaped(*_window(src, start, end))
+        shown, start, end = _window(src, start, end)
         shown, (start, end) = inert_at(_source(shown), start, end)  # a CI log reads no command in it
         out.append(f"{num} | {shown}")
         lead, width = columns(shown[:start]), columns(shown[start:end])
@@ -75,32 +75,48 @@ def _source(line: str) -> str:
 _BLANKS = re.compile(f"[{BLANK}]|{LONE_FILLERS}")
 
 
-def _blanks_escaped(line: str, start: int, end: int) -> tuple[str, int, int]:
-    """`line` with each character drawn as a blank column as its escape (`\\xa0`), and where
-    [start, end) is in it: `x<NBSP>=<U+3000>1` read as `x = 1`, another line (twenty-third read)."""
-    if line.isascii():  # (a search in C: most lines hold none)
-        return line, start, end
-    pieces = list(line)
-    for m in _BLANKS.finditer(line):
-        pieces[m.start() : m.end()] = map(escape_char, m.group())
-    at = [0, *accumulate(map(len, pieces))]
-    return "".join(pieces), at[min(start, len(line))], at[min(end, len(line))]
-
-
 MAX_SHOWN = 200  # columns of a long source line shown around a finding
 
 
 def _window(line: str, start: int, end: int) -> tuple[str, int, int]:
-    """The part of a long line shown for a finding at [start, end), and where the finding is in
-    it: at most `MAX_SHOWN` columns, cut ends marked `…`. Every finding on a 5 MB one-line file
-    printed the whole line: 3,000 findings on an 84 KB line were 380 MB of output."""
-    if len(line) <= MAX_SHOWN:
+    """The part of a line shown for a finding at [start, end), each character drawn as a blank
+    column as its escape (`\\xa0`: `x<NBSP>=<U+3000>1` read as `x = 1`, another line; twenty-third
+    read), and where the finding is in it: at most `MAX_SHOWN` columns, cut ends marked `…`.
+    Every finding on a 5 MB one-line file printed the whole line: 3,000 findings on an 84 KB
+    line were 380 MB of output. The columns are counted after the escapes, which are never cut:
+    200 NBSPs were 800 columns (twenty-fourth read)."""
+    if line.isascii() and len(line) <= MAX_SHOWN:  # (a character a column: most lines)
         return line, start, end
     lo = max(0, min(start - MAX_SHOWN // 4, len(line) - MAX_SHOWN))
-    hi = lo + MAX_SHOWN
-    head = "…" if lo > 0 else ""
-    shown = head + line[lo:hi] + ("…" if hi < len(line) else "")
-    return shown, start - lo + len(head), min(end, hi) - lo + len(head)
+    hi = min(len(line), lo + MAX_SHOWN)
+    pieces = list(line[lo:hi])
+    if not line.isascii():
+        # (a character either side decides whether fillers are lone ones; a run of them cut by
+        # the window is read from the cut, as lone: shown as escapes, never hidden)
+        base = max(0, lo - 1)
+        for m in _BLANKS.finditer(line[base : hi + 1]):
+            for k in range(max(m.start() + base, lo), min(m.end() + base, hi)):
+                pieces[k - lo] = escape_char(line[k])
+    left, right = _kept(pieces, min(start, hi) - lo)
+    head = "…" if lo + left > 0 else ""
+    at = list(accumulate(map(len, pieces[left:right]), initial=len(head)))  # (where each piece is shown)
+    shown = head + "".join(pieces[left:right]) + ("…" if lo + right < len(line) else "")
+    return shown, at[min(max(start - lo, left), right) - left], at[min(max(end - lo, left), right) - left]
+
+
+def _kept(pieces: list[str], at: int) -> tuple[int, int]:
+    """The pieces [left, right) shown around the one at `at`: `MAX_SHOWN // 4` columns before it
+    at most, then as many after as `MAX_SHOWN` allows, then before again."""
+    width = [1] * len(pieces) if "".join(pieces).isascii() and len(pieces) == len("".join(pieces)) else None
+    width = width or [columns(_source(p)) for p in pieces]
+    left, right, used = at, at, 0
+    while left > 0 and used + width[left - 1] <= MAX_SHOWN // 4:
+        left, used = left - 1, used + width[left - 1]
+    while right < len(pieces) and used + width[right] <= MAX_SHOWN:
+        right, used = right + 1, used + width[right]
+    while left > 0 and used + width[left - 1] <= MAX_SHOWN:
+        left, used = left - 1, used + width[left - 1]
+    return left, right
 
 
 def _one_line(text: str, limit: int = 200) -> str:
