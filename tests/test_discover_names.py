@@ -257,6 +257,32 @@ def test_the_search_for_the_repository_stops_at_a_mount_point_as_git_s(tmp_path,
     assert _walked(repo, monkeypatch, ["mnt/a.py", "mnt/gen_b.py"], {}) == ["mnt/a.py"]  # (git's walk: no device check)
 
 
+def test_a_gitignore_that_cannot_be_read_is_said(tmp_path, monkeypatch):
+    """A `.gitignore` the user cannot read (another user's, mode 0600): git warns "unable to
+    access '.gitignore': Permission denied" and reads none of it; porter read none in silence,
+    so lint saw the files it names and nothing said why (twenty-fourth read's leftover;
+    compared with git by hand as uid 65534; here the read is made to fail, as root reads any
+    file). A missing one says nothing."""
+    from porter.core.reading import Unreadable
+    from porter.pipeline import discover as discovery
+
+    repo, _ = _plain_repo(tmp_path, monkeypatch)
+    (repo / ".gitignore").write_text("gen_*.py\n")
+    real = discovery.read_regular
+
+    def read(path, limit):
+        if Path(path).name == ".gitignore":
+            raise Unreadable("permission denied (cannot read)", skipped=False)
+        return real(path, limit)
+
+    monkeypatch.setattr(discovery, "read_regular", read)
+    discovery.NOTES.clear()
+    assert _walked(repo, monkeypatch, ["a.py", "gen_b.py"], {}) == ["a.py", "gen_b.py"]
+    assert [n for n in discovery.NOTES if ".gitignore" in n] == [
+        "cannot read .gitignore (permission denied (cannot read)): its ignore patterns are not read, as git reads none"
+    ]
+
+
 def _package_tree(base: Path) -> Path:
     root = base / "proj"
     for rel in ("top.py", "pkg/__init__.py", "pkg/m.py", "pkg/sub/n.py", "plain/o.py", "dirinit/__init__.py/x.py"):

@@ -921,6 +921,10 @@ def _read_ignore_file(path: Path) -> str | None:
         if exc.reason.startswith(LARGER_THAN):
             size = exc.reason.removesuffix(": not read")
             _note(f"{os.fspath(path)} is {size}: its ignore patterns are not read (git reads them)")
+        elif not exc.skipped and not exc.reason.startswith("no such file"):
+            # (git warns "unable to access" and reads none; porter read none in silence, and lint
+            # saw the files it names with nothing said: twenty-fourth read's leftover)
+            _note(f"cannot read {os.fspath(path)} ({exc.reason}): its ignore patterns are not read, as git reads none")
         return None
     except OSError:
         return None
