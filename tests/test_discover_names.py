@@ -195,6 +195,95 @@ def test_a_stale_dot_git_makes_no_repository_of_its_own(tmp_path, monkeypatch):
         assert [c.path.as_posix() for c in discover([Path(".")]) if c.problem is None] == ["a.py"], name
 
 
+_CEILINGS = {
+    # GIT_CEILING_DIRECTORIES, spelled from the test's folder ("{t}")
+    "the repository": "{t}/repo",
+    "the repository, with a slash": "{t}/repo/",
+    "a link to it": "{t}/link",
+    "a link to it, after an empty entry (kept as written)": ":{t}/link",
+    "a relative one (skipped)": "repo",
+    "the walk's top itself": "{t}/repo/sub",
+    "above the repository": "/nowhere:{t}",
+    "below the walk's top": "{t}/repo/sub/deep",
+}
+
+
+@pytest.mark.parametrize("ceiling", sorted(_CEILINGS))
+def test_a_ceiling_stops_the_search_for_the_repository_as_git_stops(tmp_path, monkeypatch, ceiling):
+    """git looks for the repository from the walk's top up to a ceiling of
+    `GIT_CEILING_DIRECTORIES` (the ceiling itself not read): below one, it finds none, so no
+    pattern above the top applies (`git status` there stops). porter found the repository
+    whatever the ceilings said, and its `.gitignore` and `info/exclude` left out files there
+    (twenty-fourth read's leftover). Compared with git: its listing where it finds the
+    repository, else every file."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    (tmp_path / "link").symlink_to(repo)
+    (repo / ".gitignore").write_text("gen_*.py\n")
+    (repo / ".git" / "info" / "exclude").write_text("local_*.py\n")
+    env["GIT_CEILING_DIRECTORIES"] = _CEILINGS[ceiling].format(t=tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", env["GIT_CEILING_DIRECTORIES"])
+    found = _walked(repo / "sub", monkeypatch, ["a.py", "gen_b.py", "local_c.py", "deep/d.py"], {})
+    if subprocess.run(["git", "rev-parse"], cwd=repo / "sub", env=env, capture_output=True).returncode:
+        assert found == ["a.py", "deep/d.py", "gen_b.py", "local_c.py"]
+    else:
+        assert found == _git_lists(repo / "sub", env) == ["a.py", "deep/d.py"]
+    stopped = {"the repository", "the repository, with a slash", "a link to it"}
+    assert (found == ["a.py", "deep/d.py"]) == (ceiling not in stopped), found
+
+
+@pytest.mark.parametrize("across", [None, "0", "1", "maybe"])
+def test_the_search_for_the_repository_stops_at_a_mount_point_as_git_s(tmp_path, monkeypatch, across):
+    """git does not look for the repository above a mount point unless
+    `GIT_DISCOVERY_ACROSS_FILESYSTEM` is true (`Stopping at filesystem boundary`): a walk from
+    a folder mounted inside a repository reads no pattern of it. porter found the repository
+    above and left out what its `.gitignore` names (twenty-fourth read's leftover; compared
+    with git by hand on a tmpfs mounted in a repository, as a test cannot mount: here the
+    folder's device is said to be another). A value git refuses is read as false, with a note."""
+    from porter.pipeline import discover as discovery
+
+    repo, _ = _plain_repo(tmp_path, monkeypatch)
+    (repo / ".gitignore").write_text("gen_*.py\n")
+    (repo / "mnt").mkdir()
+    mounted = (repo / "mnt").resolve()
+    device = lambda folder: -1 if folder == mounted else os.stat(folder).st_dev  # noqa: E731
+    monkeypatch.setattr(discovery, "_device", device, raising=False)
+    if across is not None:
+        monkeypatch.setenv("GIT_DISCOVERY_ACROSS_FILESYSTEM", across)
+    discovery.NOTES.clear()
+    found = _walked(repo / "mnt", monkeypatch, ["a.py", "gen_b.py"], {})
+    assert found == (["a.py"] if across == "1" else ["a.py", "gen_b.py"])
+    assert any("GIT_DISCOVERY_ACROSS_FILESYSTEM" in n for n in discovery.NOTES) == (across == "maybe")
+    assert _walked(repo, monkeypatch, ["mnt/a.py", "mnt/gen_b.py"], {}) == ["mnt/a.py"]  # (git's walk: no device check)
+
+
+def test_a_gitignore_that_cannot_be_read_is_said(tmp_path, monkeypatch):
+    """A `.gitignore` the user cannot read (another user's, mode 0600): git warns "unable to
+    access '.gitignore': Permission denied" and reads none of it; porter read none in silence,
+    so lint saw the files it names and nothing said why (twenty-fourth read's leftover;
+    compared with git by hand as uid 65534; here the read is made to fail, as root reads any
+    file). A missing one says nothing."""
+    from porter.core.reading import Unreadable
+    from porter.pipeline import discover as discovery
+
+    repo, _ = _plain_repo(tmp_path, monkeypatch)
+    (repo / ".gitignore").write_text("gen_*.py\n")
+    real = discovery.read_regular
+
+    def read(path, limit):
+        if Path(path).name == ".gitignore":
+            raise Unreadable("permission denied (cannot read)", skipped=False)
+        return real(path, limit)
+
+    monkeypatch.setattr(discovery, "read_regular", read)
+    discovery.NOTES.clear()
+    assert _walked(repo, monkeypatch, ["a.py", "gen_b.py"], {}) == ["a.py", "gen_b.py"]
+    assert [n for n in discovery.NOTES if ".gitignore" in n] == [
+        "cannot read .gitignore (permission denied (cannot read)): its ignore patterns are not read, as git reads none"
+    ]
+
+
 def _package_tree(base: Path) -> Path:
     root = base / "proj"
     for rel in ("top.py", "pkg/__init__.py", "pkg/m.py", "pkg/sub/n.py", "plain/o.py", "dirinit/__init__.py/x.py"):

@@ -448,6 +448,7 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
     wt` and `porter lint wt/nested` leave out the same files there (git reads them nowhere).
     And whether the repository folds case (`_git_settings`)."""
     folders = (top, *top.parents)
+    searched = _searched(top)
     named = _env_repository()
     if (
         named is not None
@@ -457,7 +458,7 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
         repo = named.top
         excludes, fold = _named_repo_excludes(named)
     else:
-        found = next((f for f in folders if _own_repo(f)), None)
+        found = next((f for f in searched if _own_repo(f)), None)
         if found is None:
             return [], False
         repo = found
@@ -472,6 +473,76 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
         head = "" if top == repo else top.relative_to(repo).as_posix() + "/"
         out.append((head, head.count("/"), _spec(excludes, fold)))
     return out, fold
+
+
+def _searched(top: Path) -> tuple[Path, ...]:
+    """The folders git looks for the repository in from the walk's top (a real path), as
+    setup.c's discovery: the top, then each folder above it up to a ceiling
+    (`GIT_CEILING_DIRECTORIES`: `_ceiling`, the ceiling itself left out) and, unless
+    `GIT_DISCOVERY_ACROSS_FILESYSTEM` is true, on the top's filesystem. porter read neither and
+    found the repository above a ceiling or a mount point, where git finds none and `git status`
+    stops: its patterns left out files there (twenty-fourth read's leftover)."""
+    floor = _ceiling(os.fspath(top))
+    parents = [f for f in top.parents if floor < 0 or (f != f.parent and len(os.fspath(f)) > floor)]
+    across = os.environ.get("GIT_DISCOVERY_ACROSS_FILESYSTEM")
+    if across is not None and gitconfig.boolean(across) is None:
+        _note(f"git refuses GIT_DISCOVERY_ACROSS_FILESYSTEM = {across!r} (not a boolean): it is read as false")
+    if across is not None and gitconfig.boolean(across):
+        return (top, *parents)
+    try:
+        return (top, *_until_other(parents, _device(top)))
+    except OSError:
+        return (top,)
+
+
+def _until_other(parents: list[Path], device: int) -> tuple[Path, ...]:
+    """The folders of `parents` (nearest first) before the first on another device than `device`."""
+    out: list[Path] = []
+    for folder in parents:
+        if _device(folder) != device:
+            break
+        out.append(folder)
+    return tuple(out)
+
+
+def _device(folder: Path) -> int:
+    """The device of the filesystem `folder` is on (a mount point's is its own)."""
+    return os.stat(folder).st_dev
+
+
+def _ceiling(top: str) -> int:
+    """The length of the longest ceiling of `GIT_CEILING_DIRECTORIES` above `top` (a real
+    path), -1 where none is (setup.c `canonicalize_ceiling_entry`, `longest_ancestor_length`):
+    entries split at `:`, a relative one skipped, each read as its real path but after an
+    empty entry, which keeps the later ones as written; only a folder strictly above `top`."""
+    value = os.environ.get("GIT_CEILING_DIRECTORIES")
+    if not value:
+        return -1
+    longest, literal = -1, False
+    for entry in value.split(":"):
+        literal = literal or not entry
+        if not entry.startswith("/"):
+            continue
+        real = entry if literal else _real_ceiling(entry)
+        if real is None:
+            continue
+        head = real[:-1] if real.endswith("/") else real
+        if top.startswith(head + "/") and len(top) > len(head) + 1:
+            longest = max(longest, len(head))
+    return longest
+
+
+def _real_ceiling(entry: str) -> str | None:
+    """A ceiling's real path as git's `real_pathdup` gives it (its last part may be missing, no
+    other), else None (git drops the entry)."""
+    try:
+        return os.path.realpath(entry, strict=True)
+    except OSError:
+        pass
+    try:
+        return os.path.join(os.path.realpath(os.path.dirname(entry), strict=True), os.path.basename(entry))
+    except OSError:
+        return None
 
 
 def _repo_excludes(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[list[str], bool]:
@@ -850,6 +921,10 @@ def _read_ignore_file(path: Path) -> str | None:
         if exc.reason.startswith(LARGER_THAN):
             size = exc.reason.removesuffix(": not read")
             _note(f"{os.fspath(path)} is {size}: its ignore patterns are not read (git reads them)")
+        elif not exc.skipped and not exc.reason.startswith("no such file"):
+            # (git warns "unable to access" and reads none; porter read none in silence, and lint
+            # saw the files it names with nothing said: twenty-fourth read's leftover)
+            _note(f"cannot read {os.fspath(path)} ({exc.reason}): its ignore patterns are not read, as git reads none")
         return None
     except OSError:
         return None
