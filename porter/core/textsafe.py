@@ -8,6 +8,7 @@ so every output format can carry it.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -158,6 +159,20 @@ def unencodable_escaped(error: UnicodeError) -> tuple[str, int]:
         raise error
     text = error.object[error.start : error.end]
     return "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else escape_char(c) for c in text), error.end
+
+
+def encodable(text: str, encoding: str) -> str:
+    """`text` as a stream in `encoding` writes it (`unencodable_escaped`): for a console to lay
+    out, since the stream escapes after the layout was measured (`café.py` measured 7 cells and
+    was written as 12, the table's border moved: twenty-fourth read)."""
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        codecs.register_error(UNENCODABLE, unencodable_escaped)  # (the CLI registers it too; idempotent)
+        return text.encode(encoding, UNENCODABLE).decode(encoding)
+    except LookupError:  # an encoding Python does not know: the stream's own error says so
+        return text
+    return text
 
 
 def inert(text: str, escape: Callable[[str], str] = escape_char) -> str:

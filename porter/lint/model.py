@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from porter import __version__
-from porter.core.findings import FileResult, Finding, Severity
+from porter.core.findings import Applicability, FileResult, Finding, Position, Severity
 from porter.config.ruledata import all_rules, doc_uri
 from porter.config.settings import Settings
 from porter.files.sites import split_lines
+from porter.lint.fingerprint import identity_path
 
 TOOL_NAME = "porter"
 
 UNUSED_CODE = "PORT100"
 UNUSED_NAME = "unused-suppression"
+NOT_CHECKED_CODE = "PORT001"  # a file no rule checked, in the formats that are lists of findings
+NOT_CHECKED_NAME = "not-checked"
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,19 @@ _META = {
         severity=Severity.WARNING,
         doc_url=doc_uri("ci.md", "suppressing-a-finding"),
         family="meta",
-    )
+    ),
+    NOT_CHECKED_CODE: RuleInfo(
+        code=NOT_CHECKED_CODE,
+        name=NOT_CHECKED_NAME,
+        summary="A file no rule checked (a syntax error, unreadable, or past the size porter parses)",
+        rationale=(
+            "A file porter could not check fails the run (exit 1), as ruff's E902: its CUDA code is "
+            "neither reported nor ported. Fix the file, or exclude it if it is generated."
+        ),
+        severity=Severity.ERROR,
+        doc_url=doc_uri("ci.md", "exit-codes"),
+        family="meta",
+    ),
 }
 
 
@@ -74,6 +90,7 @@ class LintRun:
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> the text positions refer to
     fingerprints: dict[int, str] = field(default_factory=dict)  # id(finding) -> fingerprint
     version: str = __version__
+    _unchecked_findings: list[Finding] | None = field(default=None, repr=False, compare=False)
     _lines: dict[str, list[str]] = field(
         default_factory=dict, repr=False, compare=False
     )  # path -> its lines, once split
@@ -98,6 +115,19 @@ class LintRun:
         checked says it (JUnit's error, SARIF's notification): a file over the size said "no
         findings" there, a pass (twenty-fourth read)."""
         return self.errors + self.unread
+
+    def unchecked_findings(self) -> list[Finding]:
+        """Each file `unchecked` names as a PORT001 finding (at its syntax error's line, else line 1),
+        with a fingerprint of its code and path: for the formats whose documents are lists of
+        findings (json, json-lines, gitlab), where a run that failed on such a file read `[]`, a
+        pass, and only stderr named it (twenty-fourth read)."""
+        made = self._unchecked_findings
+        if made is None:
+            made = self._unchecked_findings = [_not_checked(r, self.settings.target) for r in self.unchecked]
+            for f in made:
+                key = f"{NOT_CHECKED_CODE}\0{identity_path(f.path)}".encode("utf-8", "surrogateescape")
+                self.fingerprints[id(f)] = hashlib.sha256(key).hexdigest()
+        return made
 
     def failing(self, fail_on: Severity) -> list[Finding]:
         return [f for f in self.findings if f.severity.rank >= fail_on.rank]
@@ -126,3 +156,22 @@ class LintRun:
         from porter.core.findings import Applicability
 
         return sum(1 for f in self.findings if f.applicability is Applicability.UNSAFE and not f.applied)
+
+
+def _not_checked(result: FileResult, target: str) -> Finding:
+    info = _META[NOT_CHECKED_CODE]
+    at = Position(result.error_line or 1, 0)
+    reason = result.reason or "not checked"
+    return Finding(
+        code=NOT_CHECKED_CODE,
+        name=NOT_CHECKED_NAME,
+        message=f"{reason} (not checked)",
+        path=result.path,
+        start=at,
+        end=at,
+        severity=Severity.ERROR,
+        applicability=Applicability.MANUAL,
+        target=target,
+        advice=info.rationale,
+        doc_url=info.doc_url,
+    )

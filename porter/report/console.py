@@ -39,7 +39,16 @@ from rich.measure import Measurement
 from rich.segment import Segment, SegmentLines
 from rich.table import Column, Table
 
-from porter.core.textsafe import BIDI, BLANK, INVISIBLE, LONE_FILLERS, UNSETTLED_WIDTH, escaped_match, inert
+from porter.core.textsafe import (
+    BIDI,
+    BLANK,
+    INVISIBLE,
+    LONE_FILLERS,
+    UNSETTLED_WIDTH,
+    encodable,
+    escaped_match,
+    inert,
+)
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000
@@ -104,6 +113,14 @@ class PorterConsole(Console):
             super().print(table, **kwargs)
         finally:
             self._width = width
+
+    def render_str(self, text: str, **kwargs: Any) -> Any:
+        """`Console.render_str` (every str printed or put in a table cell) of the text as the
+        stream writes it: a character its encoding lacks (an ASCII locale) is written as an
+        escape, and rich measured the character, not the escape (`textsafe.encodable`)."""
+        if not text.isascii() and not self.encoding.startswith("utf"):
+            text = encodable(text, self.encoding)
+        return super().render_str(text, **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # rich's one place where segments become the characters written: text segments are

@@ -455,6 +455,9 @@ class ReportModel:
     counts: dict[str, int]  # scanned, changed, unchanged, skipped, errors
     skipped: dict[str, int]  # reason -> files
     sections: list[Section] = field(default_factory=list)
+    # the files no rule checked (a failed file, a Python file past the size porter parses): the
+    # readiness counts none of them, so the headline says so (twenty-fourth read)
+    not_checked: list[str] = field(default_factory=list)
     generated_at: str = ""
     version: str = __version__
 
@@ -543,6 +546,7 @@ class ReportModel:
             counts=dict(counts),
             skipped=dict(sorted(skipped.items())),
             sections=list(sections),
+            not_checked=[r.path for r in results if r.status is FileStatus.ERROR or id(r) in unread],
             generated_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         )
 
@@ -585,7 +589,20 @@ class ReportModel:
         return [f for f in self.files if f.changed or (f.sites and f.original is not None)]
 
     def readiness_text(self) -> str:
-        """The readiness sentence, plain (each renderer adds its own emphasis)."""
+        """The readiness sentence, plain (each renderer adds its own emphasis). A run that
+        checked less than the tree says so in it: "Readiness: 100%" over a failed file or one
+        past the size porter parses read as a full pass (twenty-fourth read)."""
+        text = self._readiness_sentence()
+        n = len(self.not_checked)
+        if not n:
+            return text
+        files = f"{n} file{'s' if n != 1 else ''} not checked"
+        if text.startswith("Readiness:"):
+            head, rest = text.split(" — ", 1)
+            return f"{head} of the files checked ({files}, listed below) — {rest}"
+        return f"{text[:-1]} in the files checked; {files} (listed below)."
+
+    def _readiness_sentence(self) -> str:
         r = self.readiness
         info = info_counts(r.kept, r.notes)
         if r.sites == 0:
@@ -625,6 +642,7 @@ class ReportModel:
             "summary": {
                 "files": dict(self.counts),
                 "skipped": dict(self.skipped),
+                "not_checked": list(self.not_checked),
                 "readiness": self.readiness.to_dict(),
                 "rules": [r.to_dict() for r in self.rules],
             },

@@ -109,7 +109,7 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
         where = f"{err.path}:{err.error_line}" if err.error_line else err.path
         console.print(f"  [red]failed[/] {plain(where)}: {plain(err.reason)}", soft_wrap=True)
     if not model.rules:
-        console.print("No CUDA-specific sites found.")
+        console.print(readiness_line(model))  # with the files not checked, where there are any
         _print_sections(console, model)
         return
     console.print(_rules_table(model))

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from porter.core.textsafe import columns, lines_printable, printable
+from porter.core.textsafe import columns, encodable, lines_printable, printable
 from porter.verify.result import ParityResult
 
 Section = tuple[str, list[str], list[list[str]], list[str]]  # title, header, rows, notes
@@ -482,10 +482,15 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
     from porter.report.console import make_console, on_a_terminal
 
     console = console or make_console()
+
     # every cell shown as text before the table is laid out: given raw, rich dropped BEL, backspace
-    # and CR from a cell (and the plain table padded it) before the console's escapes widened it
+    # and CR from a cell (and the plain table padded it) before the console's escapes widened it;
+    # and as the stream writes it (`encodable`): an ASCII stream's `\u00e9` widened it too
+    def cell(text: str) -> str:
+        return encodable(printable(text), console.encoding)
+
     secs = [
-        (name, [printable(h) for h in header], [[printable(c) for c in row] for row in rows], notes)
+        (name, [cell(h) for h in header], [[cell(c) for c in row] for row in rows], notes)
         for name, header, rows, notes in secs
     ]  # fmt: skip
     if not on_a_terminal(console):

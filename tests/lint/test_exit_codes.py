@@ -127,6 +127,33 @@ def test_a_file_not_checked_is_no_pass_in_junit_sarif_or_github(project, big):
     assert line.startswith("::error title=porter (not checked),file=broken.py") and "broken.py: " in line, line
 
 
+@pytest.mark.parametrize("fmt", ["json", "json-lines", "gitlab"])
+@pytest.mark.parametrize("big", [False, True])
+def test_a_file_not_checked_is_no_pass_in_json_json_lines_or_gitlab(project, big, fmt):
+    # those documents are lists of findings/issues: a run that failed (exit 1) on a syntax error
+    # or a file past the size porter parses wrote `[]` (json-lines: nothing), a pass to a CI
+    # consumer that reads the document; only stderr named the file (twenty-fourth read)
+    import json
+
+    from porter.core.reading import MAX_PARSE_BYTES
+
+    (project / "train.py").write_text("x = 1\n")
+    text = "import torch\nx = 1\nx = torch.zeros(3).cuda(\n" if not big else TRAIN + "#" * MAX_PARSE_BYTES + "\n"
+    (project / "broken.py").write_text(text)
+    r = cli("lint", "-t", "neuron", "--output-format", fmt)
+    assert r.exit_code == 1
+    [entry] = [json.loads(line) for line in r.stdout.splitlines()] if fmt == "json-lines" else json.loads(r.stdout)
+    line = 1 if big else 3
+    if fmt == "gitlab":
+        assert entry["check_name"] == "PORT001" and entry["severity"] == "major", entry
+        assert entry["location"] == {"path": "broken.py", "lines": {"begin": line, "end": line}}, entry
+        assert len(entry["fingerprint"]) == 64 and "(not checked)" in entry["description"], entry
+    else:
+        assert (entry["code"], entry["path"], entry["severity"]) == ("PORT001", "broken.py", "error"), entry
+        assert entry["start"]["line"] == line and entry["message"].endswith("(not checked)"), entry
+        assert entry["fixable"] is False and len(entry["fingerprint"]) == 64, entry
+
+
 def test_fix_applies_safe_fixes_and_reports_what_is_left(project):
     write(
         project,

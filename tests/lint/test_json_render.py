@@ -39,7 +39,8 @@ def test_a_finding_record():
 
 
 class _Run:
-    """What `render_json` reads of a lint run: its findings and their fingerprints."""
+    """What `render_json` reads of a lint run: its findings and their fingerprints (and no file
+    not checked)."""
 
     def __init__(self, findings):
         self.findings = findings
@@ -47,6 +48,9 @@ class _Run:
 
     def fingerprint(self, f):
         return self.fingerprints[id(f)]
+
+    def unchecked_findings(self):
+        return []  # (a file not checked: tests/lint/test_exit_codes.py)
 
 
 _TEXT = st.text(max_size=12)

@@ -70,6 +70,33 @@ def test_a_report_names_a_file_past_the_size_porter_parses(tmp_path, monkeypatch
     assert "larger than porter parses" in text and "hugeone.py" in text, text[:2000]
 
 
+@pytest.mark.parametrize("name", ["r.md", "r.html", "r.json"])
+def test_a_report_that_checked_less_than_the_tree_is_no_full_pass(tmp_path, monkeypatch, name):
+    """Its headline read "Readiness: 100%" (its card "100%") over a file past the size porter
+    parses and a failed one, neither counted: a report that checked less than the tree read as
+    a full pass (twenty-fourth read)."""
+    from porter.core.reading import MAX_PARSE_BYTES
+
+    big = "import torch\nx = torch.zeros(1).cuda()\n" + "#" * MAX_PARSE_BYTES + "\n"
+    files = {
+        "m.py": "import torch\nx = torch.zeros(1).cuda()\n",
+        "hugeone.py": big,
+        "bad.py": "import torch\ndef (:\n  x.cuda()\n",
+    }
+    root = write_project(tmp_path / "p", files)
+    monkeypatch.chdir(root)
+    out = tmp_path / name
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["lint", ".", "--target", "xla", "--report", str(out)])
+    assert res.exit_code == 1, res.output
+    text = out.read_text()
+    if name == "r.json":
+        assert sorted(json.loads(text)["summary"]["not_checked"]) == ["bad.py", "hugeone.py"]
+        return
+    assert "100% of the files checked (2 files not checked" in text, text[:3000]
+    if name == "r.html":
+        assert 'id="unchecked-card"><b>2</b><span>files not checked' in text
+
+
 def test_rewrite_in_place_report_and_quiet(proj, tmp_path):
     out = tmp_path / "r.json"
     res = CliRunner(env={"COLUMNS": "200"}).invoke(

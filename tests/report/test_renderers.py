@@ -30,7 +30,9 @@ def test_terminal_table_readiness_and_advice(model):
     print_report(con, model, wrote="would change", diffs=True)
     out = con.export_text()
     assert "Files: 4 scanned, 1 would change, 1 unchanged, 1 skipped, 1 failed" in out
-    assert "Readiness: 50% — 3 of 6 CUDA-specific sites ported automatically; 3 manual sites left." in out
+    # the failed file is not counted, and the headline says so (twenty-fourth read)
+    head = "Readiness: 50% of the files checked (1 file not checked, listed below)"
+    assert f"{head} — 3 of 6 CUDA-specific sites ported automatically; 3 manual sites left." in out
     assert re.search(r"CUDA007 .*cuda-device-properties .*cuda-api .*2 .*0 .*0 .*2", out)
     assert "CUDA007 cuda-device-properties — 2 sites: Gate on the target" in out
     assert "porter explain CUDA006" in out  # the shipped explanation, not a web page
@@ -95,7 +97,8 @@ def test_schema_doc_names_every_field():
 
 def test_markdown_pr_comment(model):
     md = render_markdown(model)
-    assert "**Readiness: 50%** — 3 of 6 CUDA-specific sites ported automatically; 3 manual sites left." in md
+    head = "**Readiness: 50% of the files checked (1 file not checked, listed below)**"
+    assert f"{head} — 3 of 6 CUDA-specific sites ported automatically; 3 manual sites left." in md
     # no link into the local install (file:///...): a PR comment is read elsewhere
     assert "| CUDA007 | `cuda-device-properties` | cuda-api | 2 | 0 | 0 | 2 |" in md and "file://" not in md
     assert "- [ ] `pkg/a.py:7` **CUDA007** `cuda-device-properties`" in md and "- [ ] `pkg/b.py:4`" in md

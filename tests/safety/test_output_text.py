@@ -742,6 +742,29 @@ def test_parity_tables_show_every_control_of_a_cell_and_stay_aligned(terminal):
     assert len(lines) == 2 and lines[0].index(" 1") == lines[1].index(" 2"), out
 
 
+@pytest.mark.parametrize("terminal", [True, False])
+def test_parity_tables_stay_aligned_on_a_stream_that_escapes_a_character(terminal):
+    """On an ASCII stream a module's `é` was measured (rich) or padded (plain lines) as 1 column,
+    then written as `\\u00e9`, 6: the row ran past its column (twenty-fourth read)."""
+    import codecs
+    import io
+
+    from porter.core.textsafe import UNENCODABLE, unencodable_escaped
+    from porter.report.console import make_console
+    from porter.verify.report import print_sections
+
+    codecs.register_error(UNENCODABLE, unencodable_escaped)  # as the CLI does
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors=UNENCODABLE, newline="\n")
+    console = make_console(file=stream, force_terminal=terminal, width=200, color_system=None)
+    rows = [["caf\u00e9.mlp", "1"], ["plain.mlp", "2"]]
+    print_sections("parity-check: FAIL", "fail", [("modules", ["name", "n"], rows, [])], console)
+    stream.flush()
+    out = stream.buffer.getvalue().decode("ascii")
+    lines = [line for line in out.splitlines() if "caf" in line or "plain.mlp" in line]
+    assert len(lines) == 2 and "caf\\u00e9.mlp" in lines[0], out
+    assert lines[0].index(" 1") == lines[1].index(" 2"), out
+
+
 def test_a_table_of_more_rows_than_a_screen_is_streamed_as_plain_lines_on_a_terminal(monkeypatch):
     """On a terminal rich laid a table out whole, about 0.1 ms a cell: `trace compare` of two
     100,000-step traces took 109 s of CPU and 1.9 GB there (its loss table; nineteenth read's

@@ -60,6 +60,19 @@ def test_a_character_the_stream_lacks_never_reads_as_a_byte_of_another_name(tmp_
     assert len(re.findall(r"^caf\\u00e9\.py:2:", text, re.M)) == 1, text  # U+00E9, which ASCII lacks
 
 
+def test_a_name_escaped_for_the_streams_encoding_keeps_its_table_cell(tmp_path):
+    # on an ASCII stream rich measured `café.py` as 7 cells, then the stream wrote it as
+    # `caf\u00e9.py` (12): that row of "Readiness by file" ran 5 columns past its border
+    # (twenty-fourth read)
+    (tmp_path / "caf\u00e9.py").write_bytes(CUDA)
+    (tmp_path / "plain.py").write_bytes(CUDA)
+    out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    err = out.stderr.decode("ascii")
+    assert out.returncode == 1 and "caf\\u00e9.py" in err, err
+    rows = [line for line in err.splitlines() if line.startswith(("|", "+"))]
+    assert rows and {len(row) for row in rows if "caf" in row} <= {len(row) for row in rows if "plain" in row}, err
+
+
 def test_stdout_on_a_full_disk_is_one_line_not_a_traceback(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}

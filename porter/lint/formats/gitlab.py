@@ -55,6 +55,6 @@ def render(run: LintRun) -> str:
                 "lines": {"begin": f.start.line, "end": f.end.line},
             },
         }
-        for f in run.findings
+        for f in run.findings + run.unchecked_findings()  # a file not checked is a "major" issue, as an error
     )
     return indented(issues) + "\n"  # `json.dumps(indent=2)`'s bytes, each issue made as written (as sarif)

@@ -20,9 +20,10 @@ def _record(run: LintRun, f) -> dict:
 
 
 def render_json(run: LintRun) -> str:
-    if not run.findings:
+    findings = run.findings + run.unchecked_findings()  # a file not checked is no pass
+    if not findings:
         return "[]\n"
-    return "[\n  " + ",\n  ".join(_finding_json(run, f) for f in run.findings) + "\n]\n"
+    return "[\n  " + ",\n  ".join(_finding_json(run, f) for f in findings) + "\n]\n"
 
 
 def _finding_json(run: LintRun, f) -> str:
@@ -56,7 +57,7 @@ def _finding_json(run: LintRun, f) -> str:
 
 
 def render_json_lines(run: LintRun) -> str:
-    return "".join(json.dumps(_record(run, f)) + "\n" for f in run.findings)
+    return "".join(json.dumps(_record(run, f)) + "\n" for f in run.findings + run.unchecked_findings())
 
 
 _LITERALS = {True: "true", False: "false", None: "null"}
