@@ -353,10 +353,10 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
     names those files define as `__global__` (`_STANDS_FOR_GLOBAL`). A header that holds such a name
     and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
     `CUTLASS_GLOBAL`; a `.cu`'s `#define G __global__` before `#include "k.h"` makes `G void k(` of
-    k.h a kernel: `_preludes`): the others are read once more for the names, only in a tree that has one.
-    Last, the `.cu` files that define such a name, with their bytes."""
+    k.h a kernel: `_preludes`): the others are looked at again for the names (`_Others`), only in a
+    tree that has one. Last, the `.cu` files that define such a name, with their bytes."""
     out: list[Path] = []
-    others: list[Path] = []
+    others = _Others()
     names: set[bytes] = set()
     definers: list[tuple[Path, bytes]] = []
     for path in [root] if root.is_file() else _tree_files(root):
@@ -372,10 +372,39 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
                 out.append(path)
                 names.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
             else:
-                others.append(path)
+                others.add(path, data)
     if names:
-        out.extend(p for p in others if any(n in _header_bytes(p) for n in names))
+        out.extend(others.holding(names))
     return _one_name_each(out), frozenset(n.decode("ascii", errors="replace") for n in names), definers
+
+
+# the bytes of the headers without `__global__` held for `_Others.holding`, at most (cutlass's 664
+# headers hold 20 MB); past it, a header is read again
+_OTHERS_HELD = 64 * 2**20
+
+
+class _Others:
+    """The headers without `__global__`, their bytes held (to `_OTHERS_HELD`) for the second look,
+    for the names of `__global__` the tree's files define: each was read again, once per name it
+    did not hold (cutlass's, twice; twenty-third read's leftover)."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[Path, bytes | None]] = []
+        self.left = _OTHERS_HELD
+
+    def add(self, path: Path, data: bytes) -> None:
+        held = len(data) <= self.left
+        self.left -= len(data) if held else 0
+        self.files.append((path, data if held else None))
+
+    def holding(self, names: set[bytes]) -> list[Path]:
+        """The headers that hold one of `names`."""
+        out = []
+        for path, data in self.files:
+            data = _header_bytes(path) if data is None else data
+            if any(n in data for n in names):
+                out.append(path)
+        return out
 
 
 def _preludes(definers: list[tuple[Path, bytes]], search: _Search) -> dict[str, tuple[tuple[_Key, str], ...]]:
