@@ -26,7 +26,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -348,27 +348,82 @@ _STANDS_FOR_GLOBAL = re.compile(_STANDS_FOR_GLOBAL_TEXT, re.M)
 _STANDS_FOR_GLOBAL_BYTES = re.compile(_STANDS_FOR_GLOBAL_TEXT.encode(), re.M)
 
 
-def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str]]:
+def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path, bytes]]]:
     """The `.cu`/`.cuh` files of `root` and its kernel headers (those holding `__global__`), and the
-    names those headers define as `__global__` (`_STANDS_FOR_GLOBAL`). A header that holds such a name
+    names those files define as `__global__` (`_STANDS_FOR_GLOBAL`). A header that holds such a name
     and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
-    `CUTLASS_GLOBAL`): the others are read once more for the names, only in a tree that has one."""
+    `CUTLASS_GLOBAL`; a `.cu`'s `#define G __global__` before `#include "k.h"` makes `G void k(` of
+    k.h a kernel: `_preludes`): the others are looked at again for the names (`_Others`), only in a
+    tree that has one. Last, the `.cu` files that define such a name, with their bytes."""
     out: list[Path] = []
-    others: list[Path] = []
+    others = _Others()
     names: set[bytes] = set()
+    definers: list[tuple[Path, bytes]] = []
     for path in [root] if root.is_file() else _tree_files(root):
         if path.suffix in CUDA_SUFFIXES:
             out.append(path)
+            data = _header_bytes(path)
+            own = _STANDS_FOR_GLOBAL_BYTES.findall(data) if b"__global__" in data else []
+            names.update(own)
+            definers += [(path, data)] if own else []
         elif path.suffix in _HEADER_SUFFIXES:
             data = _header_bytes(path)
             if b"__global__" in data:
                 out.append(path)
                 names.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
             else:
-                others.append(path)
+                others.add(path, data)
     if names:
-        out.extend(p for p in others if any(n in _header_bytes(p) for n in names))
-    return _one_name_each(out), frozenset(n.decode("ascii", errors="replace") for n in names)
+        out.extend(others.holding(names))
+    return _one_name_each(out), frozenset(n.decode("ascii", errors="replace") for n in names), definers
+
+
+# the bytes of the headers without `__global__` held for `_Others.holding`, at most (cutlass's 664
+# headers hold 20 MB); past it, a header is read again
+_OTHERS_HELD = 64 * 2**20
+
+
+class _Others:
+    """The headers without `__global__`, their bytes held (to `_OTHERS_HELD`) for the second look,
+    for the names of `__global__` the tree's files define: each was read again, once per name it
+    did not hold (cutlass's, twice; twenty-third read's leftover)."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[Path, bytes | None]] = []
+        self.left = _OTHERS_HELD
+
+    def add(self, path: Path, data: bytes) -> None:
+        held = len(data) <= self.left
+        self.left -= len(data) if held else 0
+        self.files.append((path, data if held else None))
+
+    def holding(self, names: set[bytes]) -> list[Path]:
+        """The headers that hold one of `names`."""
+        out = []
+        for path, data in self.files:
+            data = _header_bytes(path) if data is None else data
+            if any(n in data for n in names):
+                out.append(path)
+        return out
+
+
+def _preludes(definers: list[tuple[Path, bytes]], search: _Search) -> dict[str, tuple[tuple[_Key, str], ...]]:
+    """Each header a `.cu` of `definers` includes, by real path, with the `#define`/`#undef` lines the
+    compiler reads before it (keyed as `_GlobalMacros` sorts them): the `.cu`'s own before its
+    `#include`, and those of the headers it includes before. `#define G __global__` then `#include
+    "k.h"` makes k.h's `G void k(` a kernel, which k.h read alone did not see (twenty-third read's
+    leftover). A header that files include after differing lines takes the first file's (by name)."""
+    out: dict[str, tuple[tuple[_Key, str], ...]] = {}
+    for path, data in sorted(definers):
+        commented = _blank(data.decode("utf-8", errors="replace"), strings=False)
+        texts = [((), commented), *_headers(commented, path, search, [])]
+        lines = [(key, "\n".join(d.group() for d in _DEFINE_OR_UNDEF.finditer(text))) for key, text in texts]
+        for m in _INCLUDE.finditer(commented):
+            header = search.find(m.group(2), m.group(1) == '"', path.parent)
+            if header is not None and str(header) not in out:
+                own = "\n".join(d.group() for d in _DEFINE_OR_UNDEF.finditer(commented, 0, m.start()))
+                out[str(header)] = ((), own), *((k, t) for k, t in lines if k and k[0] < m.start() and t)
+    return out
 
 
 def _one_name_each(paths: list[Path]) -> list[Path]:
@@ -567,7 +622,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     inv = Inventory()
     base = root if root.is_dir() else root.parent
     python_sources = _sources(root, base)
-    cuda_files, globals_ = _cuda_files(root)
+    cuda_files, globals_, definers = _cuda_files(root)
     cuda_sources = [os.path.relpath(p, base) for p in cuda_files]
     found = _Found(
         imported=cuda_only_imports(python_sources, None, cuda_sources),  # CUDA-only names from other modules
@@ -582,6 +637,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     macros: list[_Macro] = []
     passed: set[str] = set()
     search = _Search(Path(os.path.realpath(base)), include_dirs(root, base), globals_) if cuda_files else _Search(base)
+    search = replace(search, preludes=_preludes(definers, search)) if definers else search
     for path in cuda_files:
         rel = os.path.relpath(path, base)
         try:
@@ -1853,6 +1909,8 @@ def _global_macros(code: str, included: _Included) -> _GlobalMacros:
     texts: list[tuple[_Key, str]] = [((), code)]
     own = "__global__" in code and _STANDS_FOR_GLOBAL.search(code) is not None
     if own or any(n in code for n in included.search.globals_):
+        prelude = included.search.preludes.get(os.path.realpath(included.path), ())
+        texts += [((-1, *key), text) for key, text in prelude]  # (before the file's own: its includer's)
         texts += included.headers()
     return _GlobalMacros(texts if own or len(texts) > 1 else [])
 
@@ -2049,6 +2107,7 @@ class _Search:
     base: Path
     dirs: tuple[Path, ...] = ()
     globals_: frozenset[str] = frozenset()  # the tree's macros of `__global__` (`_cuda_files`)
+    preludes: dict[str, tuple[tuple[_Key, str], ...]] = field(default_factory=dict, hash=False)  # (`_preludes`)
 
     def find(self, name: str, quoted: bool, beside: Path) -> Path | None:
         for folder in ((beside,) if quoted else ()) + self.dirs:

@@ -260,7 +260,7 @@ class _Translator:
         self.written = _written(fn)
         self.bounds: dict[str | None, str] = {}  # a load's or store's mask bound (None: no mask) -> its code
         self.promotes = False  # the body calls `_as_triton` (Triton's promotion is not torch's)
-        self.casts: set[str] = set()  # the dtypes of its `.to(tl.X)`
+        self.meets: list[frozenset[str]] = []  # where values meet: the loads and half casts each may be (`halves`)
         self.fixed = _unspecialized(fn)  # the parameters `do_not_specialize` names
 
     def run(self) -> Translation:
@@ -407,7 +407,8 @@ class _Translator:
                 if isinstance(pad, float) and sign == "-"
                 else (pad if sign == "+" or pad in (_FINITE, _NO_PAD) else None)
             )
-            sym = _Sym(operand.kind, f"({sign}{operand.code})", extra={"arg": operand.extra.get("arg", False)})
+            extra = {"arg": operand.extra.get("arg", False), _HALF: _halves(operand)}
+            sym = _Sym(operand.kind, f"({sign}{operand.code})", extra=extra)
             return _with_pad(sym, pad)
         if isinstance(node, ast.BinOp):
             return self.binop(node)
@@ -435,6 +436,7 @@ class _Translator:
         op = ops.get(type(node.ops[0]))
         if op and left.kind in ("value", "scalar") and right.kind in ("value", "scalar"):
             kind = "value" if "value" in (left.kind, right.kind) else "scalar"
+            self.meet(left, right)  # (a bool: no half type after)
             return _Sym(kind, f"({left.code} {op} {right.code})")
         return None
 
@@ -480,13 +482,14 @@ class _Translator:
             arg = kind == "scalar" and (left.extra.get("arg", False) or right.extra.get("arg", False))
             div = op == "/"
             code = f"({self._typed(left, right, div)} {op} {self._typed(right, left, div)})"
-            sym = _Sym(kind, code, extra={"arg": arg})
+            sym = _Sym(kind, code, extra={"arg": arg, _HALF: self.meet(left, right)})
             return _padded(sym, (left.kind, right.kind), (_pad(left), _pad(right)), op)
         if left.kind != "value" and right.kind != "value":
             raise Untranslatable(f"C's `{ast.unparse(node)}` of two scalars: porter does not translate it")
         div = isinstance(node.op, ast.Mod)
         first = self._typed(left, right, div) if left.kind == "value" else f"torch.as_tensor({left.code})"
-        return _Sym("value", _C_OPS[type(node.op)].format(first, self._typed(right, left, div)))
+        code = _C_OPS[type(node.op)].format(first, self._typed(right, left, div))
+        return _Sym("value", code, extra={_HALF: self.meet(left, right)})
 
     def _typed(self, sym: _Sym, other: _Sym, div: bool = False) -> str:
         """`sym`'s code, a value in the dtype Triton computes it with `other` in (`div`: in `/` or
@@ -501,19 +504,31 @@ class _Translator:
         fixed = ", specialized=False" if arg and other.code in self.fixed else ""
         return f"_as_triton({sym.code}{', ' + other.code if arg else ''}{', div=True' if div else ''}{fixed})"
 
+    def meet(self, a: _Sym, b: _Sym) -> frozenset[str]:
+        """Values `a` and `b` meet in one operation: recorded where both may be of a half type (`halves`),
+        and what the result may be."""
+        if _halves(a) and _halves(b):
+            self.meets.append(_halves(a) | _halves(b))
+        return _halves(a) | _halves(b)
+
     def halves(self) -> list[str]:
         """Where fp16 and bf16 may meet, the reference's first lines: Triton computes their mix in fp16
         (`computation_type_impl`'s rule 3 comes before bf16's), torch in fp32, so a product of an fp16
         and a bf16 load was 0.0078 apart from the kernel's (under TRITON_INTERPRET=1, as compiled).
-        Both cast to: not derived; loads of both, which only the call tells: it raises, saying why."""
-        if {"float16", "bfloat16"} <= self.casts:
-            raise Untranslatable(_HALVES_WHY)
-        casts = tuple(f"torch.{c}" for c in sorted(self.casts & {"float16", "bfloat16"}))
-        if len(self.loaded) + len(casts) < 2:
-            return []
-        kinds = ", ".join(casts) + ("," if len(casts) == 1 else "")
-        loaded = ", ".join(self.loaded) + ("," if len(self.loaded) == 1 else "")
-        return _HALVES + [f"_one_half_type(({loaded}), ({kinds}))"]
+        Casts to both meeting: not derived; loads that may be both (only the call tells): it raises
+        there, saying why. Values cast to fp32 (or any other type) before they meet are not checked:
+        all loads were, and loads of fp16 and bf16 each cast to fp32 were refused (twenty-fourth read)."""
+        checks: list[str] = []
+        for met in dict.fromkeys(self.meets):
+            casts = sorted(o for o in met if o.startswith("torch."))
+            loaded = sorted(o for o in met if not o.startswith("torch."))
+            if len(casts) == 2:
+                raise Untranslatable(_HALVES_WHY)
+            if len(loaded) + len(casts) >= 2:
+                checks.append(
+                    f"_one_half_type(({''.join(f'{n}, ' for n in loaded)}), ({''.join(f'{c}, ' for c in casts)}))"
+                )
+        return _HALVES + checks if checks else []
 
     def offset(self, ptr: _Sym, other: _Sym, node) -> _Sym:
         if ptr.stride is None and not ptr.cols:
@@ -571,7 +586,7 @@ class _Translator:
             pad: object = _NO_PAD if mask is None else None
             if other is not None and pad is None:
                 pad = _constant(ast.unparse(other))
-            return _with_pad(_Sym("value", view), pad)
+            return _with_pad(_Sym("value", view, extra={_HALF: frozenset([base])}), pad)
         return None
 
     def math_call(self, node: ast.Call) -> _Sym | None:
@@ -581,20 +596,23 @@ class _Translator:
         name = _is_tl(f, self.tl)
         if name in _UNARY and len(node.args) == 1:
             x = self.value_like(node.args[0])
-            return _with_pad(_Sym("value", f"{_UNARY[name]}({_as_tensor(x)})"), _unary_pad(name, _pad(x)))
+            code = f"{_UNARY[name]}({_as_tensor(x)})"
+            return _with_pad(_Sym("value", code, extra={_HALF: _halves(x)}), _unary_pad(name, _pad(x)))
         if name in _BINARY and len(node.args) == 2:
             a, b = (self.value_like(x) for x in node.args)
             pads = (_pad(a), _pad(b))
             numbers = [p for p in pads if isinstance(p, float)]
             pick = max if name == "maximum" else min
             pad = pick(numbers) if len(numbers) == 2 else (pads[0] if pads[0] == pads[1] else None)
+            met = {_HALF: self.meet(a, b)}
             a, b = _Sym(a.kind, self._typed(a, b), extra=a.extra), _Sym(b.kind, self._typed(b, a), extra=b.extra)
-            return _with_pad(_Sym("value", f"{_BINARY[name]}({self._tensor(a)}, {self._tensor(b, like=a)})"), pad)
+            code = f"{_BINARY[name]}({self._tensor(a)}, {self._tensor(b, like=a)})"
+            return _with_pad(_Sym("value", code, extra=met), pad)
         if name == "where" and len(node.args) == 3:
             c, a, b = (self.value_like(x) for x in node.args)
             pad = _pad(a) if _pad(a) == _pad(b) else None
             code = f"torch.where({_as_tensor(c)}, {self._typed(a, b)}, {self._typed(b, a)})"
-            return _with_pad(_Sym("value", code), pad)
+            return _with_pad(_Sym("value", code, extra={_HALF: self.meet(a, b)}), pad)
         if name in _REDUCE:
             return self.reduction(node, name)
         if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1:
@@ -602,8 +620,8 @@ class _Translator:
             dt = node.args[0]
             if isinstance(dt, ast.Attribute) and dt.attr in _DTYPES:
                 pad = _pad(x) if dt.attr.startswith(("float", "bfloat")) or not isinstance(_pad(x), float) else None
-                self.casts.add(dt.attr)
-                return _with_pad(_Sym("value", f"{_as_tensor(x)}.to(torch.{dt.attr})"), pad)
+                half = frozenset([f"torch.{dt.attr}"]) if dt.attr in ("float16", "bfloat16") else frozenset()
+                return _with_pad(_Sym("value", f"{_as_tensor(x)}.to(torch.{dt.attr})", extra={_HALF: half}), pad)
         return None
 
     def reduction(self, node: ast.Call, name: str) -> _Sym:
@@ -621,7 +639,8 @@ class _Translator:
             )
         self.rowwise = True
         return _with_pad(
-            _Sym("value", f"{x.code}.{_REDUCE[name]}(dim=-1, keepdim=True)"), _FINITE if pad != _NO_PAD else _NO_PAD
+            _Sym("value", f"{x.code}.{_REDUCE[name]}(dim=-1, keepdim=True)", extra={_HALF: _halves(x)}),
+            _FINITE if pad != _NO_PAD else _NO_PAD,
         )
 
     @staticmethod
@@ -653,6 +672,13 @@ _AS_TRITON = [
     "        v = v.to(torch.promote_types(v.dtype, torch.int32 if -(2**31) <= s < 2**31 else torch.int64))",
     "    return v.to(torch.float32) if div and v.dtype in (torch.float16, torch.bfloat16) else v",
 ]
+
+
+_HALF = "halves"  # a value's `extra`: the loads (by pointer) and half casts (`torch.float16`) it may be typed as
+
+
+def _halves(sym: _Sym) -> frozenset[str]:
+    return sym.extra.get(_HALF, frozenset())
 
 
 _HALVES_WHY = (
