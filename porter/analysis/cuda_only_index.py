@@ -30,6 +30,17 @@ from functools import cache, lru_cache
 from porter.config.ruledata import load_toml
 
 
+# Gluon's (`triton.experimental.gluon.jit`, Triton's lower-level kernels: vllm 0.34.0 has 36) too:
+# lint reported them on a re-export's body evidence only, `porter kernels` listed none, and a direct
+# import was said to be "reported where they are defined", unreported (twenty-second read's leftover)
+TRITON_DECORATORS = {
+    "triton.jit",
+    "triton.autotune",
+    "triton.heuristics",
+    "triton.runtime.jit.jit",
+    "triton.experimental.gluon.jit",
+    "triton.experimental.gluon._runtime.jit",
+}
 # bytes that must occur for the analysis (here and in guards.py) to be worth running on a file:
 # torch's own CUDA-only parts (and Triton, which is also named in torch's APIs) ...
 TOKENS = (
@@ -327,14 +338,15 @@ def _package_asked(node: ast.expr, data: CudaOnlyData) -> str | None:
 
 def _cuda_only_names(
     source: bytes, data: CudaOnlyData, known: dict[str, str] | None = None
-) -> tuple[dict[str, str], set[str]]:
-    """The module's CUDA-only module-level names, each with why, and those of them whose use
-    runs CUDA-only code (as guards.CudaOnly.running). `known`: names the module imports
-    that are CUDA-only and run it (the project's compiled CUDA extensions), with why."""
+) -> tuple[dict[str, str], set[str], dict[str, str]]:
+    """The module's CUDA-only module-level names, each with why, those of them whose use
+    runs CUDA-only code (as guards.CudaOnly.running), and what some of them are (`_triton_what`).
+    `known`: names the module imports that are CUDA-only and run it (the project's compiled
+    CUDA extensions), with why."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}, set()
+        return {}, set(), {}
     imports = _imports(tree)
     units = [u for unit in _top_units(tree.body) if (u := _unit(unit, imports, data)) is not None]
     names: dict[str, str] = {}
@@ -350,7 +362,30 @@ def _cuda_only_names(
     # a name the module imports from a CUDA-only package is CUDA-only where it is imported
     # again from this module (a shim: `from ._triton import triton, tl`)
     shims = {n for n in imports if n in names and data.why(imports[n])}
-    return {n: w for n, w in names.items() if n not in imports or n in shims}, running - (set(imports) - shims)
+    exported = {n: w for n, w in names.items() if n not in imports or n in shims}
+    # (what a name is needs an import of Triton in the file: no import spells it, no scan of units)
+    what = _triton_what(tree, imports, shims) if b"triton" in source else {}
+    return exported, running - (set(imports) - shims), what
+
+
+def _triton_what(tree: ast.Module, imports: dict[str, str], shims: set[str]) -> dict[str, str]:
+    """Of the module's exported names, what lint's KERN002 needs to know in the files importing
+    them (the `CudaOnlyTag` chain part): a shim's name bound to Triton (`binds:triton`), and a
+    Triton kernel the module defines (`kernel`). Read from the parse the names came from."""
+    out = {n: f"{CudaOnlyTag.BINDS.value}:{imports[n]}" for n in shims if imports[n].split(".")[0] == "triton"}
+    for unit in _top_units(tree.body):
+        if isinstance(unit, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            _qualified(d.func if isinstance(d, ast.Call) else d, imports) in TRITON_DECORATORS
+            for d in unit.decorator_list
+        ):
+            out[unit.name] = CudaOnlyTag.KERNEL.value
+    return out
+
+
+def _qualified(node: ast.expr, imports: dict[str, str]) -> str:
+    """`node`'s dotted name with its head qualified through the module's imports ("" if none)."""
+    head, _, rest = (dotted(node) or "").partition(".")
+    return ".".join(filter(None, (imports.get(head), rest))) if head in imports else ""
 
 
 _Unit = tuple[tuple[str, ...], str | None, set[str]]  # names a statement binds, why it is CUDA-only, names it uses
@@ -778,7 +813,8 @@ def cuda_only_imports(
         for path, names in extension_imports(files, cuda_sources).items()
     }
     ops = _op_uses(files, native_ops.cuda_only_ops(native))
-    exported, running, needs = _exports(files, data, compiled, ops)
+    what: dict[str, dict[str, str]] = {}  # module -> name -> `_triton_what`'s chain part
+    exported, running, needs = _exports(files, data, compiled, ops, what)
     out: dict[str, Facts] = {
         path: tuple(
             sorted(
@@ -794,17 +830,24 @@ def cuda_only_imports(
         out[path] = tuple(sorted({*out.get(path, ()), *predicate_facts}))
     if not exported and not needs:
         return out
-    imported = _Reexports(files, exported, running, needs).follow()
+    follow = _Reexports(files, exported, running, needs, what)
+    imported = follow.follow()
     for path, reexported in imported.items():
+        kinds = follow.whats.get(path, {})
         facts = [
-            (None, local, CudaOnlyKind.IMPORTED, (why, *((CudaOnlyTag.RUNS,) if runs else ())))
+            (None, local, CudaOnlyKind.IMPORTED, (why, *((CudaOnlyTag.RUNS,) if runs else ()), *_part(kinds, local)))
             for local, (why, runs) in reexported.items()
         ]
         if facts:
             out[path] = tuple(sorted({*out.get(path, ()), *facts}))
-    for path, attribute_facts in _module_attributes(files, exported, running).items():
+    for path, attribute_facts in _module_attributes(files, exported, running, what).items():
         out[path] = tuple(sorted({*out.get(path, ()), *attribute_facts}))
     return out
+
+
+def _part(kinds: dict[str, str], name: str) -> tuple[str, ...]:
+    """The chain part saying what `name` is (`_triton_what`), if known."""
+    return (kinds[name],) if name in kinds else ()
 
 
 # `torch.ops.NS.OP`: a call of a registered op
@@ -845,6 +888,7 @@ def _module_attributes(
     files: list[tuple[str, bytes]],
     exported: dict[str, tuple[str, dict[str, str]]],
     running: dict[str, set[str]],
+    what: dict[str, dict[str, str]],
 ) -> dict[str, Facts]:
     """path -> facts for each file that imports a module of the project under a name
     (`import vllm._custom_ops as ops`, `from vllm import _custom_ops as ops`) and uses a name
@@ -884,7 +928,8 @@ def _module_attributes(
             for name in sorted(used & set(runs[found])):
                 why = runs[found][name]
                 why = f"{why}, in {where}" if ", in " not in why else why
-                facts.append((None, f"{local}.{name}", CudaOnlyKind.IMPORTED, (why, CudaOnlyTag.RUNS)))
+                kind = _part(what.get(found, {}), name)
+                facts.append((None, f"{local}.{name}", CudaOnlyKind.IMPORTED, (why, CudaOnlyTag.RUNS, *kind)))
         if facts:
             out[path] = tuple(sorted(set(facts)))
     return out
@@ -917,10 +962,12 @@ def _exports(
     data: CudaOnlyData,
     compiled: dict[str, dict[str, str]],
     ops: dict[str, dict[str, str]] | None = None,
+    what: dict[str, dict[str, str]] | None = None,
 ) -> tuple[dict[str, tuple[str, dict[str, str]]], dict[str, set[str]], dict[str, tuple[str, str]]]:
     """The project's modules that export CUDA-only names: module -> (path, name -> why); the
     names of each whose use runs CUDA-only code; and the modules whose import needs a CUDA-only
-    package: module -> (path, the package). `ops`: path -> the project's CUDA-only ops it calls."""
+    package: module -> (path, the package). `ops`: path -> the project's CUDA-only ops it calls;
+    `what`, filled: module -> what some names are (`_triton_what`)."""
     exported: dict[str, tuple[str, dict[str, str]]] = {}
     running: dict[str, set[str]] = {}
     needs: dict[str, tuple[str, str]] = {}
@@ -928,10 +975,12 @@ def _exports(
         known = compiled.get(path)
         called = (ops or {}).get(path)
         if known or called or has_token(source):
-            found, runs = _cuda_only_names(source, data.with_project(called or {}), known)
+            found, runs, kinds = _cuda_only_names(source, data.with_project(called or {}), known)
             if found:
                 exported[module_name(path)] = (path, found)
                 running[module_name(path)] = runs
+            if kinds and what is not None:
+                what[module_name(path)] = kinds
             if imports_package(source) and (package := import_needs(source, data)):
                 needs[module_name(path)] = (path, package)
     return exported, running, needs
@@ -956,9 +1005,13 @@ class _Reexports:
         exported: dict[str, tuple[str, dict[str, str]]],
         running: dict[str, set[str]],
         needs: dict[str, tuple[str, str]],
+        what: dict[str, dict[str, str]] | None = None,
     ) -> None:
         self.files, self.exported, self.running, self.needs = files, exported, running, needs
         self.imported: dict[str, dict[str, tuple[str, bool]]] = {}
+        # module -> name -> what it is (`_triton_what`), and path -> local name -> the same
+        self.what: dict[str, dict[str, str]] = what if what is not None else {}
+        self.whats: dict[str, dict[str, str]] = {}
 
     def follow(self) -> dict[str, dict[str, tuple[str, bool]]]:
         fresh = dict(self.exported)
@@ -1020,8 +1073,13 @@ class _Reexports:
                 if taken is None:
                     continue
                 mine[local_name] = taken
+                kind = self.what.get(source_module or "", {}).get(alias.name)
+                if kind is not None:
+                    self.whats.setdefault(path, {})[local_name] = kind
                 if alias.name in names:  # exported again by this module (a package's __init__.py)
                     again.setdefault(me, (path, {}))[1][local_name] = mine[local_name][0]
+                    if kind is not None:
+                        self.what.setdefault(me, {})[local_name] = kind
 
     def _merge(self, again: dict[str, tuple[str, dict[str, str]]]) -> dict[str, tuple[str, dict[str, str]]]:
         """Adds the round's re-exports to the exported names; returns the modules that export new ones."""

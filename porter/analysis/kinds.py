@@ -115,3 +115,8 @@ class CudaOnlyTag(Kind):
     # "needs:PACKAGE": the module imports the name at its top level from the project's package of
     # PACKAGE's kernels, so it cannot be imported without PACKAGE
     NEEDS = "needs"
+    # "binds:QUAL": the module it is imported from binds the name to Triton's QUAL (`import triton`
+    # in a shim): lint's KERN002 takes `@triton.jit` through it as `porter kernels` does
+    BINDS = "binds"
+    # the name is a Triton kernel the module it is imported from defines: `ops.k[grid](...)` launches it
+    KERNEL = "kernel"

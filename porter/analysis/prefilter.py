@@ -17,9 +17,10 @@ import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
+from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 from porter.analysis.program import ACTIONABLE
 from porter.config.ruledata import Rule, all_rules, load_toml, rule_enabled, rules_dir
-from porter.config.settings import Settings
+from porter.config.settings import Facts, Settings
 
 PYTHON = "python"
 NOTEBOOK = "notebook"  # its code cells are Python: Python's rules read it too
@@ -171,11 +172,23 @@ class _Scan:
         return held
 
 
+def launches_imported(flow: Facts, source: bytes) -> bool:
+    """Whether the file may launch a Triton kernel it imports from a module of the project
+    (`ops.scale[(1,)](...)`, KERN002): the index's `kernel` fact, its name before a `[` in the
+    text (a file spelling no token of Triton was not parsed, its launch not reported)."""
+    return any(
+        f[2] == CudaOnlyKind.IMPORTED and CudaOnlyTag.KERNEL in f[3][1:] and f[1].encode() + b"[" in source
+        for f in flow
+    )
+
+
 def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
     if source.startswith(WIDE_BOMS):
         return True  # its reader says it cannot read it, rather than passing it in silence
     if settings.flow and any(fact[2] in ACTIONABLE for fact in settings.flow):
         return True  # the project index found a device site here that no token shows
+    if settings.flow and launches_imported(settings.flow, source):
+        return True
     free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select, kind)
     scan = _Scan(source)
     if any(t in scan for t in free):

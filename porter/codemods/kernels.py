@@ -30,23 +30,13 @@ from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.guards import cuda_only_facts
 from porter.analysis.resolve import _import_statements, dotted
 from porter.config.cuda_packages import package_of
-from porter.analysis.cuda_only_index import imports_any
-from porter.analysis.prefilter import rules_admit
+from porter.analysis.cuda_only_index import TRITON_DECORATORS, imports_any
+from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
+from porter.analysis.prefilter import launches_imported, rules_admit
 from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 _BUILDS = re.compile(rb"\b(?:load|load_inline|CUDAExtension|CppExtension|BuildExtension)\(")
-# Gluon's (`triton.experimental.gluon.jit`, Triton's lower-level kernels: vllm 0.34.0 has 36) too:
-# lint reported them on a re-export's body evidence only, `porter kernels` listed none, and a direct
-# import was said to be "reported where they are defined", unreported (twenty-second read's leftover)
-TRITON_DECORATORS = {
-    "triton.jit",
-    "triton.autotune",
-    "triton.heuristics",
-    "triton.runtime.jit.jit",
-    "triton.experimental.gluon.jit",
-    "triton.experimental.gluon._runtime.jit",
-}
 # Triton language calls a kernel's body makes (`tl.program_id`, `tl.load`): the evidence that a
 # decorator re-exported by a module not in the tree (`from vllm.triton_utils import tl, triton`) is
 # Triton's, when the body reaches one through a name the same module gives (twenty-second read)
@@ -230,6 +220,47 @@ def _language_use(imports, fn: cst.FunctionDef, module: str) -> str | None:
 
     fn.body.visit(_Uses())
     return seen[0] if seen else None
+
+
+def imported_triton(settings) -> tuple[dict[str, str], dict[str, str]]:
+    """From the project index's facts of the file (porter.analysis.cuda_only_index): the names it
+    imports that a module of the project binds to Triton (local -> Triton's name: `from pkg.tu
+    import triton`), and the Triton kernels it imports (local, dotted -> the file defining it:
+    `ops.scale` of `from pkg import ops`). Lint knew neither; `porter kernels` reads the tree."""
+    prefix = CudaOnlyTag.BINDS.value + ":"
+    binds: dict[str, str] = {}
+    kernels: dict[str, str] = {}
+    for f in getattr(settings, "flow", None) or ():
+        if f[2] != CudaOnlyKind.IMPORTED:
+            continue
+        for part in f[3][1:]:
+            if str(part).startswith(prefix):
+                binds[f[1]] = str(part)[len(prefix) :]
+            elif part == CudaOnlyTag.KERNEL:
+                kernels[f[1]] = str(f[3][0]).rpartition(", in ")[2]
+    return binds, kernels
+
+
+def reexports_of(imports, binds: Mapping[str, str]) -> Reexports | None:
+    """`kernel_decorator`'s `lookup` from `imported_triton`'s bindings: for a module, the names
+    the file imports from it that it binds to Triton (None where the file imports none). A binding
+    reached through a module (`tu.triton` of `import pkg.tu as tu`) is the module's name."""
+    if not binds:
+        return None
+
+    def lookup(module: str) -> dict[str, str] | None:
+        out: dict[str, str] = {}
+        for local, qual in binds.items():
+            head, _, rest = local.partition(".")
+            origin = _origin(imports, head)
+            if origin is None or origin[0] != module:
+                continue
+            names = [*origin[1], *rest.split(".")] if rest else origin[1]
+            if len(names) == 1:
+                out[names[0]] = qual
+        return out or None
+
+    return lookup
 
 
 def decorator_aliases(module: cst.Module, resolver) -> dict[str, str]:
@@ -425,6 +456,8 @@ class KernelsFamily(ReferenceTracker, Family):
         `library.impl`) a callee named as a registrar method, or an import of a registrar."""
         if rules_admit([c for c in cls.codes() if c != "KERN003"], ctx.enabled, source):
             return True
+        if ctx.enabled("KERN002") and launches_imported(ctx.settings.flow or (), source):
+            return True
         found = ctx.sites()
         if found is None:
             return True
@@ -442,6 +475,8 @@ class KernelsFamily(ReferenceTracker, Family):
         substring scan per library name costs a pass over the file each)."""
         if super().wanted(ctx, source):
             return True
+        if ctx.enabled("KERN002") and launches_imported(ctx.settings.flow or (), source):
+            return True  # a launch of a kernel imported from the project (`imported_triton`)
         return any(ctx.enabled(c) for c in cls.codes()) and imports_any(source, _library_heads())
 
     def __init__(self, ctx) -> None:
@@ -457,6 +492,9 @@ class KernelsFamily(ReferenceTracker, Family):
         # reported at the module's end, where the one name assigned is a kernel of the file
         self._self_assigned: dict[str, set[str]] = {}
         self._self_launches: list[tuple[str, cst.Call]] = []
+        # what the project index says of the names the file imports (`imported_triton`)
+        binds, self._imported_kernels = imported_triton(ctx.settings)
+        self._lookup = reexports_of(ctx.resolver.imports, binds)
 
     # -- whole-file facts ------------------------------------------------------------------
 
@@ -466,7 +504,9 @@ class KernelsFamily(ReferenceTracker, Family):
         self._aliases = decorator_aliases(node, self.ctx.resolver)
         self._kernels = {
             unicodedata.normalize("NFKC", name): fn
-            for name, fn in triton_kernels(node, self.ctx.resolver, in_blocks=True, aliases=self._aliases).items()
+            for name, fn in triton_kernels(
+                node, self.ctx.resolver, in_blocks=True, lookup=self._lookup, aliases=self._aliases
+            ).items()
         }
         # and those a call makes (`k = triton.jit(fn)`): reported at the call, their launches too
         wrapped = triton_wrapped(node, self.ctx.resolver, nested=True)
@@ -534,7 +574,7 @@ class KernelsFamily(ReferenceTracker, Family):
         for dec in node.decorators:
             if isinstance(dec.decorator, (cst.Call, cst.Attribute, cst.Name)):
                 self._registration(dec.decorator, node, None)
-        found = kernel_decorator(self.ctx.resolver, node, self._aliases)
+        found = kernel_decorator(self.ctx.resolver, node, self._aliases, self._lookup)
         if found is None:
             return
         deco, how = found
@@ -559,17 +599,8 @@ class KernelsFamily(ReferenceTracker, Family):
                 f"Triton kernel `{name}` (`{maker}(...)`): Triton does not run on {self.ctx.target.display}",
             )
         func = node.func
-        if self._kernels and isinstance(func, cst.Subscript) and (attr := _self_attribute(func.value)):
-            self._self_launches.append((attr, node))
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
-            name = func.value.value
-            if unicodedata.normalize("NFKC", name) in self._kernels and not self.ctx.scopes.shadows(name):
-                self.ctx.report(
-                    "KERN002",
-                    node,
-                    f"launch of Triton kernel `{name}`: replace with the op `porter kernels --scaffold` writes for it",
-                )
-                return
+        if isinstance(func, cst.Subscript) and self._launch(node, func):
+            return
         qual = self.ctx.qualname(func)
         if qual is None or not qual.startswith(CPP_EXTENSION + "."):
             return
@@ -592,6 +623,35 @@ class KernelsFamily(ReferenceTracker, Family):
                 "`CppExtension` builds host C++ ops: they run on the CPU, so device tensors pass through "
                 "host memory (a CPU fallback) on every call",
             )
+
+    def _launch(self, node: cst.Call, func: cst.Subscript) -> bool:
+        """Reports `k[grid](...)` of a kernel of the file, or of one it imports; notes `self.k[grid]`."""
+        if self._kernels and (attr := _self_attribute(func.value)):
+            self._self_launches.append((attr, node))
+        if isinstance(func.value, cst.Name):
+            name = func.value.value
+            if unicodedata.normalize("NFKC", name) in self._kernels and not self.ctx.scopes.shadows(name):
+                self.ctx.report(
+                    "KERN002",
+                    node,
+                    f"launch of Triton kernel `{name}`: replace with the op `porter kernels --scaffold` writes for it",
+                )
+                return True
+        return bool(self._imported_kernels) and self._imported_launch(node, func.value)
+
+    def _imported_launch(self, node: cst.Call, launched: cst.BaseExpression) -> bool:
+        """Reports `ops.scale[grid](...)` (or `scale[grid](...)`) where the project index says the
+        name is a Triton kernel the file imports (`imported_triton`), unless a local shadows it."""
+        written = dotted(launched) or ""
+        if written not in self._imported_kernels or self.ctx.scopes.shadows(written.partition(".")[0]):
+            return False
+        self.ctx.report(
+            "KERN002",
+            node,
+            f"launch of Triton kernel `{written}` (defined in {self._imported_kernels[written]}): replace with the "
+            "op `porter kernels --scaffold` writes for it",
+        )
+        return True
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._kernels and isinstance(node.value, cst.Name):
