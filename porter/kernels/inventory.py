@@ -433,8 +433,9 @@ class _Scan(cst.CSTVisitor):
                 self.attr_launches.append(
                     (holder, unicodedata.normalize("NFKC", func.value.attr.value), self._site(node))
                 )
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            self.attr_calls.append((func.value.value, func.attr.value, self._site(node)))
+        elif isinstance(func, cst.Attribute) and (holder := dotted(func.value)) is not None:
+            # a dotted holder too: `pkg._C.op(x)` after `import pkg._C`
+            self.attr_calls.append((holder, func.attr.value, self._site(node)))
         qual = self.resolver.qualname(func) or ""
         if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
             # every call is listed: assigned or not, its ops called here or not

@@ -1,0 +1,46 @@
+"""The twenty-fourth read's leftovers of the scaffold writers (issue 24, scaf2): each test failed on
+h9-scaffold's tip."""
+
+from __future__ import annotations
+
+import pytest
+
+from porter.kernels.inventory import scan
+from tests.helpers import port_files
+
+BUILD = (
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import CUDAExtension\n"
+    'setup(ext_modules=[CUDAExtension("pkg._C", sources=["pkg/csrc/k.cu"])])\n'
+)
+USE = (
+    "import torch\n{imp}\n\n\ndef fwd(x):\n    return {ext}.fused(x)\n\n\n"
+    "def model(x):\n    if x.is_cuda:\n        return fwd(x)\n    return x + 1\n"
+)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "setup.py").write_text(BUILD)
+    (tmp_path / "pkg" / "csrc").mkdir(parents=True)
+    (tmp_path / "pkg" / "csrc" / "k.cu").write_text("__global__ void k(float* x, int n) {}\n")
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "control.py").write_text(USE.format(imp="from pkg import _C", ext="_C"))
+    return tmp_path
+
+
+@pytest.mark.parametrize(("imp", "ext"), [("import pkg._C", "pkg._C"), ("import pkg._C, os", "pkg._C")])
+def test_an_extension_imported_by_its_dotted_name_has_its_ops_called(project, imp, ext):
+    # `import pkg._C` then `pkg._C.fused(x)`: a dotted import binds `pkg`, and only `from pkg import
+    # _C` was read: the extension's entry did not list the call, and lint took `model`'s `x.is_cuda`
+    # for a device check to switch (DEV004), running `pkg._C.fused` on the target
+    (project / "pkg" / "dotted.py").write_text(USE.format(imp=imp, ext=ext))
+    entry = next(k for k in scan(project).kernels if k.kind == "cuda-extension")
+    assert sorted((c.path, c.line) for c in entry.calls) == [("pkg/control.py", 6), ("pkg/dotted.py", 6)]
+    ported = port_files(project, "xla")
+    for name in ("pkg/control.py", "pkg/dotted.py"):  # the control: `from pkg import _C`, read before
+        new, findings = ported[name]
+        assert "    if x.is_cuda:\n" in new, name
+        assert [f.code for f in findings] == ["GUARD001"], (name, findings)
+        assert "pkg._C" in findings[0].message
