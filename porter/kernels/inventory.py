@@ -179,7 +179,9 @@ _OBJECT_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^"<>\n]{1,300})[">]', re.M)
 _ANY_DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:\\\r?\n|[^\n])*", re.M)  # and its body, to its line's end
 _UNDEF = re.compile(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
-_BIND = re.compile(r"\bm\.def\(\s*\"(?:\w+\s*::\s*)?(\w+)")  # `m.def("ns::op(...)")` binds `op`
+# `m.def("ns::op(...)")` and `m.impl("op", ...)` bind `op`, whatever the block's own name for the library
+# (vllm's `ops.def`, `ops.impl`): only `m.def` was named (twenty-fourth read)
+_BIND = re.compile(r"\b\w+\s*\.\s*(?:def|impl)\(\s*\"(?:\w+\s*::\s*)?(\w+)")
 # `TORCH_LIBRARY_FRAGMENT(ns, m)` too (flashinfer's dcp_lse_reduce.cu, vllm 0.34.0's dcp_utils): its
 # namespace was not named (twenty-first read)
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?\s*\(\s*(\w+)")
@@ -2295,8 +2297,10 @@ def _scan_cuda(
     text = data.decode("utf-8", errors="replace")
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
-    bound = _BIND.findall(commented)
-    libs = _TORCH_LIB.findall(code)
+    # each op and namespace once: one op is defined and implemented, one namespace has a
+    # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
+    bound = list(dict.fromkeys(_BIND.findall(commented)))
+    libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))
     detail = (
         "__global__"
         + (f"; binds: {', '.join(bound)}" if bound else "")

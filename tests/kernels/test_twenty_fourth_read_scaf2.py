@@ -44,3 +44,19 @@ def test_an_extension_imported_by_its_dotted_name_has_its_ops_called(project, im
         assert "    if x.is_cuda:\n" in new, name
         assert [f.code for f in findings] == ["GUARD001"], (name, findings)
         assert "pkg._C" in findings[0].message
+
+
+def test_the_listing_names_each_bound_op_and_namespace_once(tmp_path):
+    # vllm's csrc/torch_bindings.cpp: `ops.def(...)` then `ops.impl("rms_norm", torch::kCUDA, &rms_norm)`
+    # (no `m.def`: "binds:" was left out), and one namespace under `TORCH_LIBRARY` and
+    # `TORCH_LIBRARY_IMPL` was named twice ("TORCH_LIBRARY myops, myops")
+    (tmp_path / "k.cu").write_text(
+        "#include <torch/library.h>\n"
+        "__global__ void rms_kernel(float* x, int n) {}\n"
+        'TORCH_LIBRARY(myops, ops) {\n  ops.def(\n    "rms_norm(Tensor! out, Tensor x) -> ()");\n'
+        '  ops.def("myops::fused(Tensor x) -> Tensor");\n}\n'
+        'TORCH_LIBRARY_IMPL(myops, CUDA, m) {\n  m.impl("rms_norm", &rms_norm);\n'
+        '  m.impl("myops::fused", &fused);\n  m.impl("gelu", &gelu);\n}\n'
+    )
+    (kernel,) = scan(tmp_path).kernels
+    assert kernel.detail == "__global__; binds: rms_norm, fused, gelu; TORCH_LIBRARY myops"
