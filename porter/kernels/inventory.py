@@ -280,6 +280,8 @@ class Kernel:
     unresolved: list[str] = field(default_factory=list)
     # a CUDA kernel's C++ namespace (`vllm::fp8`), "" at file scope or in an unnamed one
     namespace: str = ""
+    # a Triton kernel never launched that other Triton kernels call: their names (it is no op of its own)
+    helper_of: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -294,6 +296,7 @@ class Kernel:
         d.pop("template")
         d.pop("unresolved")
         d.pop("branches")
+        d.pop("helper_of")  # (its detail says so)
         if not self.namespace:
             del d["namespace"]
         d["path"] = path_name(self.path)
@@ -570,6 +573,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
     for launch in found.launches:
         _attach_launch(found.triton.get(launch.name, []), launch, base.name)
+    _triton_helpers(inv.kernels)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
@@ -633,6 +637,23 @@ def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
     )
     for k in kernels:
         k.unresolved.append(why + ": its arguments are not read as this kernel's")
+
+
+# a plain call `name(` (not `tl.name(`): how one Triton kernel calls another, a `@triton.jit` helper
+_PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)[ \t]*\(")
+
+
+def _triton_helpers(kernels: list[Kernel]) -> None:
+    """A Triton kernel never launched that other Triton kernels call is their helper, not an op:
+    said in its detail, and no scaffold of its own is written (it got one, an op no code runs)."""
+    triton = [k for k in kernels if k.kind == "triton"]
+    called = {id(k): set(_PLAIN_CALL.findall(k.source)) for k in triton}
+    for k in triton:
+        if k.calls or k.unresolved:
+            continue
+        k.helper_of = sorted({o.name for o in triton if o is not k and k.name in called[id(o)]})
+        if k.helper_of:
+            k.detail += f"; a helper of {', '.join(k.helper_of)}: called in their code, never launched"
 
 
 def _attach_launches(inv: Inventory) -> None:

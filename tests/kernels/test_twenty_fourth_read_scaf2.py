@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
 from tests.helpers import port_files
 
 BUILD = (
@@ -60,3 +61,27 @@ def test_the_listing_names_each_bound_op_and_namespace_once(tmp_path):
     )
     (kernel,) = scan(tmp_path).kernels
     assert kernel.detail == "__global__; binds: rms_norm, fused, gelu; TORCH_LIBRARY myops"
+
+
+HELPED = (
+    "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef _add_one(x):\n    return x + 1\n\n\n"
+    "@triton.jit\ndef k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    tl.store(y_ptr + offs, _add_one(tl.load(x_ptr + offs, mask=offs < n)), mask=offs < n)\n\n\n"
+    "@triton.jit\ndef unlaunched(x_ptr):\n    tl.store(x_ptr, 1.0)\n\n\n"
+    "def run(x, y):\n    k[(1,)](x, y, x.numel(), BLOCK=64)\n"
+)
+
+
+def test_a_triton_helper_with_no_launch_is_no_op_of_its_own(tmp_path):
+    # `_add_one`, a `@triton.jit` function only `k` calls (flash-attn's `_attn_fwd_inner`), was listed
+    # as a kernel and got an op, a skeleton and a parity test of its own: no code runs it as an op
+    (tmp_path / "k.py").write_text(HELPED)
+    inv = scan(tmp_path)
+    helper = next(k for k in inv.kernels if k.name == "_add_one")
+    assert helper.detail == "@triton.jit; a helper of k: called in their code, never launched"
+    passed: list[str] = []
+    written = {p.name for p in write_scaffolds(inv, tmp_path / "out", "xla", passed=passed)}
+    assert {"k_op.py", "unlaunched_op.py"} <= written  # the control: a kernel, launched or not, has its own
+    assert not any("add_one" in name for name in written), written
+    assert passed == ["k.py:6: _add_one: no scaffold written: a @triton.jit helper of k"]
