@@ -412,6 +412,7 @@ class _Scan(cst.CSTVisitor):
         self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
         self.extensions: list[tuple[cst.Call, tuple[int | None, int]]] = []
+        self.texts: dict[str, cst.BaseExpression] = {}  # a name bound to a string (or strings): `load_inline`'s sources
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -419,8 +420,11 @@ class _Scan(cst.CSTVisitor):
         return CallSite(self.rel, line, args, cell)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self._assigned[id(node.value)] = node.targets[0].target.value
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            if isinstance(node.value, cst.Call):
+                self._assigned[id(node.value)] = node.targets[0].target.value
+            elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
+                self.texts[node.targets[0].target.value] = node.value
         for t in node.targets:
             if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
                 self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
@@ -1489,7 +1493,10 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             found.ext_calls.setdefault(ext_module, []).append((op, site))
             found.ext_why.setdefault(ext_module, ext_reason)
     for what, call, (cell, line), var in s.loads:
-        for k in _loaded_extension(s, path, root, rel, what, call, line, var):
+        for k in [
+            *_loaded_extension(s, path, root, rel, what, call, line, var),
+            *_inline_kernels(s, what, call, rel, line),
+        ]:
             k.cell = cell
             inv.kernels.append(k)
     for call, (cell, line) in s.extensions:
@@ -1538,6 +1545,24 @@ def _loaded_extension(
         k.calls = [site for f, site in called if f == op]
         out.append(k)
     return out
+
+
+def _inline_kernels(s: _Scan, what: str, call: cst.Call, rel: str, line: int) -> list[Kernel]:
+    """The `__global__` kernels of a `load_inline`'s `cuda_sources` (a string or strings in the call,
+    or a name the module binds to them), read as a .cu file's: they were not read, so no scaffold
+    took their parameters (twenty-fourth read)."""
+    given = _arg(call, "cuda_sources", 2) if what == "load_inline" else None
+    if isinstance(given, cst.Name):
+        given = s.texts.get(given.value, given)
+    text = "\n".join(_strings(given))
+    if "__global__" not in text:
+        return []
+    code = _blank(text, strings=True)
+    detail = f"__global__, in the cuda_sources of load_inline at line {line}"
+    return [
+        Kernel(name, "cuda", rel, line, params, detail, source=body, typenames=typenames, template=template)
+        for _, name, params, body, typenames, template in _kernels_in(_spliced(code), text, _void_aliases(code))
+    ]
 
 
 def _attach_extension_calls(inv: Inventory, ext: str, calls: list[tuple[str, CallSite]], why: str) -> None:

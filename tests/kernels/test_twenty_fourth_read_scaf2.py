@@ -85,3 +85,42 @@ def test_a_triton_helper_with_no_launch_is_no_op_of_its_own(tmp_path):
     assert {"k_op.py", "unlaunched_op.py"} <= written  # the control: a kernel, launched or not, has its own
     assert not any("add_one" in name for name in written), written
     assert passed == ["k.py:6: _add_one: no scaffold written: a @triton.jit helper of k"]
+
+
+INLINE = '''import torch
+from torch.utils.cpp_extension import load_inline
+
+CUDA = """
+__global__ void scale_kernel(const float* x, float* y, float alpha, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = alpha * x[i];
+}
+torch::Tensor scale(torch::Tensor x, double alpha);
+"""
+
+ext = load_inline(name="scale_ext", cpp_sources="torch::Tensor scale(torch::Tensor x, double alpha);",
+                  cuda_sources={cuda}, functions=["scale"])
+
+
+def run(x):
+    return ext.scale(x, 2.0)
+'''
+
+
+@pytest.mark.parametrize(
+    "cuda", ["CUDA", '["__global__ void scale_kernel(const float* x, float* y, float alpha, int n) {}"]']
+)
+def test_a_load_inline_cuda_source_s_kernels_are_read_for_their_parameters(tmp_path, cuda):
+    # `load_inline(cuda_sources=...)` with a `__global__` kernel in a Python string: only the op
+    # (`scale_ext.scale`, no parameters) was listed; the kernel was not read, so its scaffold could
+    # not take `x`, `y`, `alpha`, `n`
+    (tmp_path / "m.py").write_text(INLINE.replace("{cuda}", cuda))
+    inv = scan(tmp_path)
+    op = next(k for k in inv.kernels if k.name == "scale_ext.scale")  # the control: listed before
+    assert [(c.path, c.line) for c in op.calls] == [("m.py", 17)]
+    kernel = next(k for k in inv.kernels if k.name == "scale_kernel")
+    assert (kernel.kind, kernel.path, kernel.line) == ("cuda", "m.py", 12)
+    assert kernel.params == ["const float* x", "float* y", "float alpha", "int n"]
+    written = write_scaffolds(inv, tmp_path / "out", "xla")
+    skeleton = next(p for p in written if p.name == "scale_kernel_op.py").read_text()
+    assert "def scale_kernel(x: torch.Tensor, " in skeleton and "alpha: float, n: int) -> " in skeleton
