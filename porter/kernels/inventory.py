@@ -649,13 +649,15 @@ _PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)[ \t]*\(")
 
 def _triton_helpers(kernels: list[Kernel]) -> None:
     """A Triton kernel never launched that other Triton kernels call is their helper, not an op:
-    said in its detail, and no scaffold of its own is written (it got one, an op no code runs)."""
+    said in its detail, and no scaffold of its own is written (it got one, an op no code runs).
+    The callers of its own file where it has any (two files may each define a helper of one name)."""
     triton = [k for k in kernels if k.kind == "triton"]
-    called = {id(k): set(_PLAIN_CALL.findall(k.source)) for k in triton}
+    called = {id(k): set(_PLAIN_CALL.findall(k.source)) - {k.name} for k in triton}  # (not its `def` line)
     for k in triton:
         if k.calls or k.unresolved:
             continue
-        k.helper_of = sorted({o.name for o in triton if o is not k and k.name in called[id(o)]})
+        callers = [o for o in triton if k.name in called[id(o)]]
+        k.helper_of = sorted({o.name for o in [o for o in callers if o.path == k.path] or callers})
         if k.helper_of:
             k.detail += f"; a helper of {', '.join(k.helper_of)}: called in their code, never launched"
 

@@ -87,6 +87,22 @@ def test_a_triton_helper_with_no_launch_is_no_op_of_its_own(tmp_path):
     assert passed == ["k.py:6: _add_one: no scaffold written: a @triton.jit helper of k"]
 
 
+def test_a_triton_helper_is_named_with_the_callers_of_its_own_file(tmp_path):
+    # flash-attn's flash_attn_triton.py and flash_attn_triton_amd/bwd_prefill.py each define
+    # `_bwd_kernel_one_col_block`: a kernel's own `def` line is no call of it, and the callers of
+    # the helper's own file are its callers
+    (tmp_path / "a.py").write_text(HELPED)
+    (tmp_path / "b.py").write_text(HELPED.replace("def k(", "def k2(").replace("k[(1,)]", "k2[(1,)]"))
+    (tmp_path / "c.py").write_text(
+        "from b import _add_one\n"
+        + HELPED.split("@triton.jit\ndef _add_one")[0]
+        + "@triton.jit\ndef k3(x_ptr):\n    tl.store(x_ptr, _add_one(1.0))\n\n"
+        + "def run(x):\n    k3[(1,)](x)\n"
+    )
+    helpers = sorted((k.path, k.helper_of) for k in scan(tmp_path).kernels if k.helper_of)
+    assert helpers == [("a.py", ["k"]), ("b.py", ["k2"])]
+
+
 INLINE = '''import torch
 from torch.utils.cpp_extension import load_inline
 
