@@ -769,8 +769,8 @@ class _Extensions:
                 if base is None:
                     continue
                 pairs = [(a.asname or a.name, f"{base}.{a.name}" if base else a.name, base) for a in node.names]
-            else:  # `import a.b` binds `a`, not the extension: its calls (`a.b.op()`) are not read
-                pairs = [(a.asname or a.name, a.name, None) for a in node.names if a.asname or "." not in a.name]
+            else:  # `import a.b` binds `a`: the extension's ops are called as `a.b.op()`, by its dotted name
+                pairs = [(a.asname or a.name, a.name, None) for a in node.names]
             for local, full, parent in pairs:
                 hit = next((h for h in map(self.extension, (full, parent)) if h is not None), None)
                 if hit is not None:

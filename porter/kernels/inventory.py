@@ -179,7 +179,9 @@ _OBJECT_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^"<>\n]{1,300})[">]', re.M)
 _ANY_DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:\\\r?\n|[^\n])*", re.M)  # and its body, to its line's end
 _UNDEF = re.compile(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
-_BIND = re.compile(r"\bm\.def\(\s*\"(?:\w+\s*::\s*)?(\w+)")  # `m.def("ns::op(...)")` binds `op`
+# `m.def("ns::op(...)")` and `m.impl("op", ...)` bind `op`, whatever the block's own name for the library
+# (vllm's `ops.def`, `ops.impl`): only `m.def` was named (twenty-fourth read)
+_BIND = re.compile(r"\b\w+\s*\.\s*(?:def|impl)\(\s*\"(?:\w+\s*::\s*)?(\w+)")
 # `TORCH_LIBRARY_FRAGMENT(ns, m)` too (flashinfer's dcp_lse_reduce.cu, vllm 0.34.0's dcp_utils): its
 # namespace was not named (twenty-first read)
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?\s*\(\s*(\w+)")
@@ -278,6 +280,8 @@ class Kernel:
     unresolved: list[str] = field(default_factory=list)
     # a CUDA kernel's C++ namespace (`vllm::fp8`), "" at file scope or in an unnamed one
     namespace: str = ""
+    # a Triton kernel never launched that other Triton kernels call: their names (it is no op of its own)
+    helper_of: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -292,6 +296,7 @@ class Kernel:
         d.pop("template")
         d.pop("unresolved")
         d.pop("branches")
+        d.pop("helper_of")  # (its detail says so)
         if not self.namespace:
             del d["namespace"]
         d["path"] = path_name(self.path)
@@ -472,6 +477,7 @@ class _Scan(cst.CSTVisitor):
         self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
         self.extensions: list[tuple[cst.Call, tuple[int | None, int]]] = []
+        self.texts: dict[str, cst.BaseExpression] = {}  # a name bound to a string (or strings): `load_inline`'s sources
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -479,8 +485,11 @@ class _Scan(cst.CSTVisitor):
         return CallSite(self.rel, line, args, cell)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self._assigned[id(node.value)] = node.targets[0].target.value
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            if isinstance(node.value, cst.Call):
+                self._assigned[id(node.value)] = node.targets[0].target.value
+            elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
+                self.texts[node.targets[0].target.value] = node.value
         for t in node.targets:
             if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
                 self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
@@ -498,8 +507,9 @@ class _Scan(cst.CSTVisitor):
                 self.attr_launches.append(
                     (holder, unicodedata.normalize("NFKC", func.value.attr.value), self._site(node))
                 )
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            self.attr_calls.append((func.value.value, func.attr.value, self._site(node)))
+        elif isinstance(func, cst.Attribute) and (holder := dotted(func.value)) is not None:
+            # a dotted holder too: `pkg._C.op(x)` after `import pkg._C`
+            self.attr_calls.append((holder, func.attr.value, self._site(node)))
         qual = self.resolver.qualname(func) or ""
         if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
             # every call is listed: assigned or not, its ops called here or not
@@ -632,6 +642,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
     for launch in found.launches:
         _attach_launch(found.triton.get(launch.name, []), launch, base.name)
+    _triton_helpers(inv.kernels)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
@@ -696,6 +707,25 @@ def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
     )
     for k in kernels:
         k.unresolved.append(why + ": its arguments are not read as this kernel's")
+
+
+# a plain call `name(` (not `tl.name(`): how one Triton kernel calls another, a `@triton.jit` helper
+_PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)[ \t]*\(")
+
+
+def _triton_helpers(kernels: list[Kernel]) -> None:
+    """A Triton kernel never launched that other Triton kernels call is their helper, not an op:
+    said in its detail, and no scaffold of its own is written (it got one, an op no code runs).
+    The callers of its own file where it has any (two files may each define a helper of one name)."""
+    triton = [k for k in kernels if k.kind == "triton"]
+    called = {id(k): set(_PLAIN_CALL.findall(k.source)) - {k.name} for k in triton}  # (not its `def` line)
+    for k in triton:
+        if k.calls or k.unresolved:
+            continue
+        callers = [o for o in triton if k.name in called[id(o)]]
+        k.helper_of = sorted({o.name for o in [o for o in callers if o.path == k.path] or callers})
+        if k.helper_of:
+            k.detail += f"; a helper of {', '.join(k.helper_of)}: called in their code, never launched"
 
 
 def _attach_launches(inv: Inventory) -> None:
@@ -1531,7 +1561,10 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             found.ext_calls.setdefault(ext_module, []).append((op, site))
             found.ext_why.setdefault(ext_module, ext_reason)
     for what, call, (cell, line), var in s.loads:
-        for k in _loaded_extension(s, path, root, rel, what, call, line, var):
+        for k in [
+            *_loaded_extension(s, path, root, rel, what, call, line, var),
+            *_inline_kernels(s, what, call, rel, line),
+        ]:
             k.cell = cell
             inv.kernels.append(k)
     for call, (cell, line) in s.extensions:
@@ -1580,6 +1613,24 @@ def _loaded_extension(
         k.calls = [site for f, site in called if f == op]
         out.append(k)
     return out
+
+
+def _inline_kernels(s: _Scan, what: str, call: cst.Call, rel: str, line: int) -> list[Kernel]:
+    """The `__global__` kernels of a `load_inline`'s `cuda_sources` (a string or strings in the call,
+    or a name the module binds to them), read as a .cu file's: they were not read, so no scaffold
+    took their parameters (twenty-fourth read)."""
+    given = _arg(call, "cuda_sources", 2) if what == "load_inline" else None
+    if isinstance(given, cst.Name):
+        given = s.texts.get(given.value, given)
+    text = "\n".join(_strings(given))
+    if "__global__" not in text:
+        return []
+    code = _blank(text, strings=True)
+    detail = f"__global__, in the cuda_sources of load_inline at line {line}"
+    return [
+        Kernel(name, "cuda", rel, line, params, detail, source=body, typenames=typenames, template=template)
+        for _, name, params, body, typenames, template in _kernels_in(_spliced(code), text, _void_aliases(code))
+    ]
 
 
 def _attach_extension_calls(inv: Inventory, ext: str, calls: list[tuple[str, CallSite]], why: str) -> None:
@@ -2384,8 +2435,10 @@ def _scan_cuda(
     text = data.decode("utf-8", errors="replace")
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
-    bound = _BIND.findall(commented)
-    libs = _TORCH_LIB.findall(code)
+    # each op and namespace once: one op is defined and implemented, one namespace has a
+    # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
+    bound = list(dict.fromkeys(_BIND.findall(commented)))
+    libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))
     detail = (
         "__global__"
         + (f"; binds: {', '.join(bound)}" if bound else "")

@@ -26,7 +26,7 @@ import keyword
 import os
 import re
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -1391,9 +1391,7 @@ def write_scaffolds(
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     seen: set[str] = set()
-    for k in inv.kernels:
-        if k.kind == "cuda-extension":
-            continue  # its ops are listed one by one from its sources
+    for k in _scaffolded(inv.kernels, passed):
         n = _free_name(k, seen)
         try:
             checked = bounded(_kernel_files, k, n, target, limit=limit)
@@ -1409,6 +1407,16 @@ def write_scaffolds(
             elif kept is not None:
                 kept.append(out_dir / name)
     return written
+
+
+def _scaffolded(kernels: list[Kernel], passed: list[str] | None) -> Iterator[Kernel]:
+    """The kernels that get a scaffold: not an extension (its ops are listed one by one from its
+    sources), nor a Triton helper (its code runs inside the kernels that call it: a note says so)."""
+    for k in kernels:
+        if k.helper_of and passed is not None:
+            passed.append(f"{k.where}: {k.name}: no scaffold written: a @triton.jit helper of {', '.join(k.helper_of)}")
+        elif k.kind != "cuda-extension" and not k.helper_of:
+            yield k
 
 
 def _free_name(k: Kernel, seen: set[str]) -> str:
