@@ -49,6 +49,13 @@ def _late_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
 
 
 @cache
+def kernels_no_fallback() -> dict[str, str]:
+    """HF016: rules/hf.toml's `[kernels_no_fallback]`: `values` (`use_fallback=` values that keep no layer's own
+    forward), `advice`, and target -> why `kernelize` raises there."""
+    return load_toml("hf.toml").get("kernels_no_fallback", {})
+
+
+@cache
 def gptqmodel_configs() -> tuple[dict[str, str], dict[str, str]]:
     """HF017: (config -> why, target -> why not there), rules/hf.toml's `[[gptqmodel_config]]` / `[gptqmodel_on]`
     (a row's `also`: the same callable under its defining module's name)."""
@@ -741,6 +748,7 @@ class HfFamily(Family):
     def _kernelize(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `kernelize(model, device="cuda")` on xla: `kernels` refuses the device string "xla", and
         without one reads the model's device, where an XLA model keeps its own layers (seen): removed."""
+        self._kernelize_no_fallback(original)
         arg = self.kwarg(original, "device")
         if self.ctx.target.name != "xla" or arg is None or not _is_cuda(string_value(arg.value)):
             return updated
@@ -751,6 +759,17 @@ class HfFamily(Family):
             "(no hub kernel is built for XLA): removed"
         )
         return candidate if self.ctx.report("HF016", arg, message, replacement=candidate) else updated
+
+    def _kernelize_no_fallback(self, original: cst.Call) -> None:
+        """HF016: `use_fallback=False` raises for a layer whose mapping names no kernel for the device, as a
+        CUDA port's does on every target: reported with the table's reason (the mapping itself is not read)."""
+        arg = self.kwarg(original, "use_fallback")
+        table = kernels_no_fallback()
+        if arg is None or (self.ctx.qualname(arg.value) or self.ctx.code(arg.value)) not in table["values"]:
+            return
+        why = table[self.ctx.target.name]
+        message = f"`use_fallback={self.ctx.code(arg.value)}` falls back for no layer: {why}"
+        self.ctx.report("HF016", arg, message, advice=table["advice"])
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""

@@ -884,3 +884,22 @@ def test_use_kernels_on_tpu_and_neuron_is_left_and_its_docs_say_why(target):
     )
     new, findings = port(code, target)
     assert new == code and not [f for f in findings if f.code == "HF016"]
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_without_fallback_is_reported_on_every_target(target):
+    """kernels 0.18.3's `kernelize(..., use_fallback=False)` raises for a layer whose mapping names no kernel
+    for the device (seen on CPU for tpu and neuron, on XLA:CPU for xla; twenty-fourth rules3 read): reported
+    with the `[kernels_no_fallback]` reason, not fixed; a fallback that is on stays silent."""
+    code = (
+        "from kernels import KernelizeFallback, Mode, kernelize\n"
+        "kernelize(model, mode=Mode.INFERENCE, use_fallback=False)\n"
+        "kernelize(model, use_fallback=KernelizeFallback.NONE)\n"
+        "kernelize(model, use_fallback=True)\n"
+        "kernelize(model, use_fallback=KernelizeFallback.ALL)\n"
+    )
+    new, findings = port(code, target)
+    found = [(f.code, f.start.line) for f in findings]
+    assert found == [("HF016", 2), ("HF016", 3)]
+    assert new == code
+    assert all(f"device type {target}" in f.message and f.advice for f in findings)
