@@ -903,3 +903,21 @@ def test_kernelize_without_fallback_is_reported_on_every_target(target):
     assert found == [("HF016", 2), ("HF016", 3)]
     assert new == code
     assert all(f"device type {target}" in f.message and f.advice for f in findings)
+
+
+def test_a_local_pre_quantized_checkpoint_is_said_to_be_unread(tmp_path):
+    """A checkpoint folder of the project whose config.json holds a `quantization_config` (twenty-fourth
+    rules3 read): lint ports each file from its own bytes (cache, stat index) and transformers resolves a
+    relative path against the working directory, so HF017 does not read it, says so, and finds nothing."""
+    import json
+
+    from porter.config.ruledata import get_rule
+    from tests.helpers import write_files
+
+    covers, rationale = get_rule("HF017").covers, get_rule("HF017").rationale
+    assert "a local folder of the project" in covers and "the working directory's" in covers
+    assert "os.path.isdir(pretrained_model_name_or_path)" in rationale and "stat index" in rationale
+    config = {"model_type": "llama", "quantization_config": {"quant_method": "gptq", "bits": 4}}
+    write_files(tmp_path, {"ckpt/config.json": json.dumps(config), "train.py": ""})
+    code = 'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained("./ckpt")\n'
+    assert [f for f in port(code, "xla", path=str(tmp_path / "train.py"))[1] if f.code == "HF017"] == []
