@@ -20,7 +20,7 @@ from functools import cache
 from porter.analysis.resolve import small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import bindings, last_binding, reaching_bindings
+from porter.codemods.flow import binding_before, bindings, last_binding, reaching_bindings
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -507,7 +507,7 @@ class HfFamily(Family):
                 self.ctx.report("HF016", node, f"`{self.ctx.code(t)} = {self.ctx.code(value)}`: {_KERNELS_LATE}")
             late = _late_switches(self.ctx.target.name).get(t.attr.value) if isinstance(t, cst.Attribute) else None
             given = _late_given(value, late[2], self.ctx.code(value)) if late is not None else None
-            if late and given and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
+            if late and given and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value, node):
                 self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
@@ -544,16 +544,17 @@ class HfFamily(Family):
             self.ctx.target.name == "xla" and self._hf_file and isinstance(holder, cst.Name) and holder.value != "self"
         )
 
-    def _holds_training_arguments(self, node: cst.BaseExpression) -> bool:
-        """A name last bound in this scope to a training-arguments call, or unpacked at the place of a
-        training-arguments class from an argument parser's `parse_*` call on a parser built inline or in
-        this scope; `self.args` in a trainer's subclass. No further: what porter cannot see is left."""
+    def _holds_training_arguments(self, node: cst.BaseExpression, use: cst.Assign | None = None) -> bool:
+        """A name last bound in this scope (before `use`, the statement that reads it, where given) to a
+        training-arguments call, or unpacked at the place of a training-arguments class from an argument
+        parser's `parse_*` call on a parser built inline or in this scope; `self.args` in a trainer's
+        subclass. No further: what porter cannot see is left."""
         if isinstance(node, cst.Attribute):
             return bool(self._classes) and self._classes[-1] and self.ctx.code(node) == "self.args"
         scope = self.ctx.scopes.innermost or self.ctx.module
         if not isinstance(node, cst.Name) or scope is None:
             return False
-        bound = last_binding(scope, node.value)
+        bound = last_binding(scope, node.value) if use is None else binding_before(scope, node.value, use)
         if bound is None:
             return False
         value, index = bound

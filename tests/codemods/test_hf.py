@@ -921,3 +921,33 @@ def test_a_local_pre_quantized_checkpoint_is_said_to_be_unread(tmp_path):
     write_files(tmp_path, {"ckpt/config.json": json.dumps(config), "train.py": ""})
     code = 'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained("./ckpt")\n'
     assert [f for f in port(code, "xla", path=str(tmp_path / "train.py"))[1] if f.code == "HF017"] == []
+
+
+REBOUND_AFTER = """\
+from transformers import TrainingArguments
+
+
+def before_rebind():
+    args = TrainingArguments(output_dir="o")
+    args.use_liger_kernel = True
+    args = other()
+
+
+def after_rebind():
+    args = other()
+    args.use_liger_kernel = True
+    args = TrainingArguments(output_dir="o")
+
+
+def same_line():
+    args = TrainingArguments(output_dir="o"); args.use_liger_kernel = True; args = other()
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_late_switch_reads_the_binding_before_it_not_a_later_one(target):
+    """A switch set on the built arguments is read from the binding the statement sees, not the scope's
+    last (41-rleft's "Left", the twenty-fourth rules3 read): reported before a rebinding to another value,
+    silent where only a later binding is training arguments."""
+    found = [(f.code, f.start.line) for f in port(REBOUND_AFTER, target)[1] if f.code == "HF013"]
+    assert found == [("HF013", 6), ("HF013", 17)]
