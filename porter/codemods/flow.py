@@ -55,6 +55,24 @@ def bindings(
                     yield found
 
 
+def binding_before(
+    scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, use: cst.BaseSmallStatement
+) -> tuple[cst.BaseExpression, int | None] | None:
+    """`last_binding` among those written before the small statement `use` of the scope: the one a use
+    reads, where the name is bound again after it (`args.x = True` then `args = other()`); None where none
+    precedes it. The same walk, last statement first, skipping those up to `use`."""
+    body = scope if isinstance(scope, cst.Module) else scope.body
+    seen = False
+    for stmt in iter_statements(body, into_defs=False):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in reversed(stmt.body):
+                seen = seen or small is use
+                found = _binding(small, name) if seen and small is not use else None
+                if found is not None:
+                    return found
+    return None
+
+
 def reaching_bindings(
     scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str
 ) -> list[tuple[cst.BaseExpression, int | None]]:

@@ -20,7 +20,7 @@ from functools import cache
 from porter.analysis.resolve import small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import bindings, last_binding, reaching_bindings
+from porter.codemods.flow import binding_before, bindings, last_binding, reaching_bindings
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -46,6 +46,13 @@ def _late_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
         if row.get("read_late"):
             late[row["keyword"]] = ("HF013", f"{row['read_late']}: {row['what']}", None)
     return late
+
+
+@cache
+def kernels_no_fallback() -> dict[str, str]:
+    """HF016: rules/hf.toml's `[kernels_no_fallback]`: `values` (`use_fallback=` values that keep no layer's own
+    forward), `advice`, and target -> why `kernelize` raises there."""
+    return load_toml("hf.toml").get("kernels_no_fallback", {})
 
 
 @cache
@@ -500,7 +507,7 @@ class HfFamily(Family):
                 self.ctx.report("HF016", node, f"`{self.ctx.code(t)} = {self.ctx.code(value)}`: {_KERNELS_LATE}")
             late = _late_switches(self.ctx.target.name).get(t.attr.value) if isinstance(t, cst.Attribute) else None
             given = _late_given(value, late[2], self.ctx.code(value)) if late is not None else None
-            if late and given and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value):
+            if late and given and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value, node):
                 self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
@@ -537,16 +544,17 @@ class HfFamily(Family):
             self.ctx.target.name == "xla" and self._hf_file and isinstance(holder, cst.Name) and holder.value != "self"
         )
 
-    def _holds_training_arguments(self, node: cst.BaseExpression) -> bool:
-        """A name last bound in this scope to a training-arguments call, or unpacked at the place of a
-        training-arguments class from an argument parser's `parse_*` call on a parser built inline or in
-        this scope; `self.args` in a trainer's subclass. No further: what porter cannot see is left."""
+    def _holds_training_arguments(self, node: cst.BaseExpression, use: cst.Assign | None = None) -> bool:
+        """A name last bound in this scope (before `use`, the statement that reads it, where given) to a
+        training-arguments call, or unpacked at the place of a training-arguments class from an argument
+        parser's `parse_*` call on a parser built inline or in this scope; `self.args` in a trainer's
+        subclass. No further: what porter cannot see is left."""
         if isinstance(node, cst.Attribute):
             return bool(self._classes) and self._classes[-1] and self.ctx.code(node) == "self.args"
         scope = self.ctx.scopes.innermost or self.ctx.module
         if not isinstance(node, cst.Name) or scope is None:
             return False
-        bound = last_binding(scope, node.value)
+        bound = last_binding(scope, node.value) if use is None else binding_before(scope, node.value, use)
         if bound is None:
             return False
         value, index = bound
@@ -741,6 +749,7 @@ class HfFamily(Family):
     def _kernelize(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `kernelize(model, device="cuda")` on xla: `kernels` refuses the device string "xla", and
         without one reads the model's device, where an XLA model keeps its own layers (seen): removed."""
+        self._kernelize_no_fallback(original)
         arg = self.kwarg(original, "device")
         if self.ctx.target.name != "xla" or arg is None or not _is_cuda(string_value(arg.value)):
             return updated
@@ -751,6 +760,17 @@ class HfFamily(Family):
             "(no hub kernel is built for XLA): removed"
         )
         return candidate if self.ctx.report("HF016", arg, message, replacement=candidate) else updated
+
+    def _kernelize_no_fallback(self, original: cst.Call) -> None:
+        """HF016: `use_fallback=False` raises for a layer whose mapping names no kernel for the device, as a
+        CUDA port's does on every target: reported with the table's reason (the mapping itself is not read)."""
+        arg = self.kwarg(original, "use_fallback")
+        table = kernels_no_fallback()
+        if arg is None or (self.ctx.qualname(arg.value) or self.ctx.code(arg.value)) not in table["values"]:
+            return
+        why = table[self.ctx.target.name]
+        message = f"`use_fallback={self.ctx.code(arg.value)}` falls back for no layer: {why}"
+        self.ctx.report("HF016", arg, message, advice=table["advice"])
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""

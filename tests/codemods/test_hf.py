@@ -884,3 +884,70 @@ def test_use_kernels_on_tpu_and_neuron_is_left_and_its_docs_say_why(target):
     )
     new, findings = port(code, target)
     assert new == code and not [f for f in findings if f.code == "HF016"]
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_without_fallback_is_reported_on_every_target(target):
+    """kernels 0.18.3's `kernelize(..., use_fallback=False)` raises for a layer whose mapping names no kernel
+    for the device (seen on CPU for tpu and neuron, on XLA:CPU for xla; twenty-fourth rules3 read): reported
+    with the `[kernels_no_fallback]` reason, not fixed; a fallback that is on stays silent."""
+    code = (
+        "from kernels import KernelizeFallback, Mode, kernelize\n"
+        "kernelize(model, mode=Mode.INFERENCE, use_fallback=False)\n"
+        "kernelize(model, use_fallback=KernelizeFallback.NONE)\n"
+        "kernelize(model, use_fallback=True)\n"
+        "kernelize(model, use_fallback=KernelizeFallback.ALL)\n"
+    )
+    new, findings = port(code, target)
+    found = [(f.code, f.start.line) for f in findings]
+    assert found == [("HF016", 2), ("HF016", 3)]
+    assert new == code
+    assert all(f"device type {target}" in f.message and f.advice for f in findings)
+
+
+def test_a_local_pre_quantized_checkpoint_is_said_to_be_unread(tmp_path):
+    """A checkpoint folder of the project whose config.json holds a `quantization_config` (twenty-fourth
+    rules3 read): lint ports each file from its own bytes (cache, stat index) and transformers resolves a
+    relative path against the working directory, so HF017 does not read it, says so, and finds nothing."""
+    import json
+
+    from porter.config.ruledata import get_rule
+    from tests.helpers import write_files
+
+    covers, rationale = get_rule("HF017").covers, get_rule("HF017").rationale
+    assert "a local folder of the project" in covers and "the working directory's" in covers
+    assert "os.path.isdir(pretrained_model_name_or_path)" in rationale and "stat index" in rationale
+    config = {"model_type": "llama", "quantization_config": {"quant_method": "gptq", "bits": 4}}
+    write_files(tmp_path, {"ckpt/config.json": json.dumps(config), "train.py": ""})
+    code = 'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained("./ckpt")\n'
+    assert [f for f in port(code, "xla", path=str(tmp_path / "train.py"))[1] if f.code == "HF017"] == []
+
+
+REBOUND_AFTER = """\
+from transformers import TrainingArguments
+
+
+def before_rebind():
+    args = TrainingArguments(output_dir="o")
+    args.use_liger_kernel = True
+    args = other()
+
+
+def after_rebind():
+    args = other()
+    args.use_liger_kernel = True
+    args = TrainingArguments(output_dir="o")
+
+
+def same_line():
+    args = TrainingArguments(output_dir="o"); args.use_liger_kernel = True; args = other()
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_late_switch_reads_the_binding_before_it_not_a_later_one(target):
+    """A switch set on the built arguments is read from the binding the statement sees, not the scope's
+    last (41-rleft's "Left", the twenty-fourth rules3 read): reported before a rebinding to another value,
+    silent where only a later binding is training arguments."""
+    found = [(f.code, f.start.line) for f in port(REBOUND_AFTER, target)[1] if f.code == "HF013"]
+    assert found == [("HF013", 6), ("HF013", 17)]
