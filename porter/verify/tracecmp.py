@@ -16,6 +16,7 @@ import torch
 
 from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
+from porter.verify.devices import TARGET_KINDS
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
 from porter.verify.tracefile import STAT_NAMES, Trace, paired
 
@@ -764,6 +765,7 @@ def _compare_one(
     if not errors:
         fails += _fails(res, rm, pm, ref_steps, port_steps, compared, parted, loss_tol, device_fails)
     res.warnings += _added_modules(rm, pm) if port_steps else _unnamed_modules(pm)
+    res.warnings += _other_target((config or {}).get("target"), pm)
     tol_text = (
         f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
         f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
@@ -978,6 +980,22 @@ def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
     return [
         f"{len(added)} module output(s) at step 1 only the port recorded, not compared: "
         f"{', '.join(added[:shown])}{more}"
+    ]
+
+
+def _other_target(asked: str | None, pm: dict) -> list[str]:
+    """The target the comparison was asked for against the one the port's trace was recorded
+    for (its manifest's `target`, and the device it ran on): `trace compare --target neuron` of
+    a trace recorded on XLA printed what `--target xla` did and said nothing (twenty-fourth
+    trace read's leftover). Said, not deciding: the traces are what they are."""
+    recorded = pm.get("target") if pm.get("target") in TARGET_KINDS else None
+    if asked is None or asked == (recorded or "xla"):  # a trace that names none: xla, as the CLI takes it
+        return []
+    ran_on = (pm.get("side") or {}).get("label") or "an unknown device"
+    made = f"recorded for --target {recorded}" if recorded else "does not say which target it was recorded for"
+    return [
+        f"--target {asked}, but the port's trace was {made} and ran on {ran_on}: this compares that run, "
+        f"not one on {asked} (record the port with --target {asked})"
     ]
 
 
