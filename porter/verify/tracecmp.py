@@ -114,6 +114,7 @@ def where(trace: Trace | None) -> dict:
         "command": m.get("command"),
         "tree": m.get("tree"),
         "porter": m.get("porter"),
+        "porter_source": m.get("porter_source"),
         "seed": m.get("seed"),
         "stopped": m.get("stopped"),
         "steps_recorded": m.get("steps_recorded"),
@@ -766,6 +767,7 @@ def _compare_one(
         fails += _fails(res, rm, pm, ref_steps, port_steps, compared, parted, loss_tol, device_fails)
     res.warnings += _added_modules(rm, pm) if port_steps else _unnamed_modules(pm)
     res.warnings += _other_target((config or {}).get("target"), pm)
+    res.warnings += _other_porter(rm, pm)
     tol_text = (
         f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
         f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
@@ -996,6 +998,19 @@ def _other_target(asked: str | None, pm: dict) -> list[str]:
     return [
         f"--target {asked}, but the port's trace was {made} and ran on {ran_on}: this compares that run, "
         f"not one on {asked} (record the port with --target {asked})"
+    ]
+
+
+def _other_porter(rm: dict, pm: dict) -> list[str]:
+    """Traces recorded by other porter code (`porter_source`, the digest of its files): what
+    porter records, and how, may differ between them. Said only where both traces hold a
+    digest: their `porter` version is 0.1.0 in every build, and tells nothing apart."""
+    ref, port = rm.get("porter_source"), pm.get("porter_source")
+    if not (isinstance(ref, str) and isinstance(port, str)) or ref == port:
+        return []
+    return [
+        f"the traces were recorded by other porter code (source {ref} and {port}, version "
+        f"{rm.get('porter')} and {pm.get('porter')}): what they record may differ; record both with one porter"
     ]
 
 

@@ -1438,7 +1438,9 @@ def test_a_model_called_with_keywords_only_has_its_own_input_recorded_and_other_
     read's leftover). The keyword tensors of the first call are recorded, by keyword name."""
     torch = need("torch")
     need("transformers")
+    import porter
     from porter.verify.tracecmp import _divergence_fail, compare_modules
+    from porter.verify.tracefile import source_digest
 
     traces = {}
     for seed in (3, 7):
@@ -1448,6 +1450,8 @@ def test_a_model_called_with_keywords_only_has_its_own_input_recorded_and_other_
         assert rec.status == "ok", (rec.status, rec.error)
         traces[seed] = rec.trace
     ref = traces[3]
+    # and the porter code that recorded it (`porter` is 0.1.0 in every build)
+    assert ref.manifest["porter_source"] == source_digest(Path(porter.__file__).parent), ref.manifest["porter"]
     [given] = ref.manifest["inputs"]
     assert given["key"] == "(model) (input)" and [o["shape"] for o in given["outputs"]] == [[4, 8], [4, 8]], given
     _, first = compare_modules(ref, traces[7], 1e-4, 1e-5)
