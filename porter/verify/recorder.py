@@ -388,7 +388,7 @@ def _call_kwargs(module) -> dict:
     model called with keywords only (HF's `model(input_ids=..., labels=...)`) had its first
     submodule's positional input recorded, and its labels never (twenty-fourth trace read's
     leftover). {} where no such frame is found within a few (another torch's layout)."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     for _ in range(6):
         if frame is None:
             break
@@ -662,8 +662,8 @@ class Recorder:
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
         model's first layer, its code blamed for its data (twenty-fourth read)."""
-        if self.inputs or self.step != 0 or self.finished:
-            return
+        if self.inputs or self.step != 0 or self.finished or _compilers_graph(module):
+            return  # (a compiler's graph module: `m.compile()` runs the bridge's before the model's hooks)
         kwargs = _call_kwargs(module)  # `model(input_ids=..., labels=...)`: the model's, not its embedding's
         found = [t for t in _tensors_of([args, [kwargs[k] for k in sorted(kwargs)]]) if unsampled(t) is None]
         if not found:
