@@ -256,7 +256,7 @@ def compare_cmd(
             atol=atol,
             config={
                 "mode": "trace compare",
-                "target": target or "xla",
+                "target": target or _recorded_for(port),
                 "reference_trace": str(reference),
                 "ported_trace": str(ported),
             },
@@ -272,6 +272,14 @@ def compare_cmd(
         except MALFORMED as exc:  # (a ValueError of its own: the file name's suffix)
             raise _fail(str(exc) if str(exc).startswith("--report") else _malformed(reference, ported, exc)) from None
     raise typer.Exit(result.exit_code)
+
+
+def _recorded_for(port) -> str:
+    """Without --target, the target the port's trace was recorded for (xla where it names none)."""
+    from porter.verify.devices import TARGET_KINDS
+
+    recorded = port.manifest.get("target")
+    return recorded if recorded in TARGET_KINDS else "xla"
 
 
 def _malformed(reference: Path, ported: Path, exc: BaseException) -> str:

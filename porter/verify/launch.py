@@ -283,6 +283,7 @@ class _Side:
         import porter
 
         self.version = porter.__version__  # read now: the program's own `porter` may take the name
+        self.package = Path(porter.__file__).parent
         self.umask = os.umask(0o022)  # porter's, read (os.umask sets it: set back at once)
         os.umask(self.umask)
 
@@ -440,6 +441,17 @@ def _cpu_default():
         yield
 
 
+def _source(package: Path) -> str | None:
+    """The digest of the porter code that records (`tracefile.source_digest`); None where its
+    files cannot be read (then no trace claims to tell two porters apart)."""
+    from porter.verify.tracefile import source_digest
+
+    try:
+        return source_digest(package)
+    except OSError:
+        return None
+
+
 def _write(run: _Side, stopped: str, error: dict | None) -> None:
     job, out, side, rng = run.job, run.out, run.side, run.rng
     _phase(out, "writing the trace")
@@ -457,6 +469,7 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
     manifest.update(
         {
             "porter": run.version,
+            "porter_source": _source(run.package),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run.started)),
             "role": job["role"],
             "target": job.get("target"),

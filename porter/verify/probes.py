@@ -44,10 +44,28 @@ DYNAMIC_SHAPE_CALLS = {
 }
 
 
-# a cast by hand to a half-precision dtype: `.to(dtype)`, `.half()`, `.bfloat16()` (autocast casts
-# inside the dispatcher, below a TorchFunctionMode: its casts are never seen here)
+# a cast by hand to a half-precision dtype: `.to(dtype)`, `.to(other)`, `.type(...)`, `.type_as(other)`,
+# `.half()`, `.bfloat16()` (autocast casts inside the dispatcher, below a TorchFunctionMode: its
+# casts are never seen here)
 HALF = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _PORTERS = os.path.dirname(os.path.abspath(__file__)) + os.sep  # porter's own modes' frames
+
+
+# `.type("torch.HalfTensor")` and its device forms (`torch.cuda.BFloat16Tensor`), by class name
+TYPE_NAMES = {"HalfTensor": torch.float16, "BFloat16Tensor": torch.bfloat16}
+
+
+def _dtype_given(func, args, kwargs) -> torch.dtype | None:
+    """The dtype `.to`, `.type` or `.type_as` is asked for: a dtype, another tensor's (`.to(other)`,
+    `.type_as(other)`: the twenty-fourth tleft read left them uncounted) or a type's name."""
+    for a in (*args[1:], kwargs.get("dtype"), kwargs.get("tensor"), kwargs.get("other")):
+        if isinstance(a, torch.dtype):
+            return a
+        if isinstance(a, torch.Tensor) and func is not T.type:
+            return a.dtype
+        if isinstance(a, str) and func is T.type:
+            return TYPE_NAMES.get(a.rsplit(".", 1)[-1])
+    return None
 
 
 def _cast_to(func, args, kwargs) -> str | None:
@@ -55,9 +73,8 @@ def _cast_to(func, args, kwargs) -> str | None:
     dtype: torch.dtype | None
     if func is T.half or func is T.bfloat16:
         dtype = torch.float16 if func is T.half else torch.bfloat16
-    elif func is T.to:
-        given = [a for a in (*args[1:], kwargs.get("dtype")) if isinstance(a, torch.dtype)]
-        dtype = given[0] if given else None
+    elif func is T.to or func is T.type or func is T.type_as:
+        dtype = _dtype_given(func, args, kwargs)
     else:
         return None
     src = args[0] if args else None

@@ -381,6 +381,28 @@ def bits_checksum(t: torch.Tensor) -> torch.Tensor:
     return x.view(ints).to(torch.int64).sum()
 
 
+def _call_kwargs(module) -> dict:
+    """The keyword arguments of the module call whose global forward pre-hook runs now. torch's
+    global hooks get no kwargs (`register_module_forward_pre_hook` has no `with_kwargs`), so
+    they are read from the frame of `Module._call_impl` (or its `inner`) calling the hook: a
+    model called with keywords only (HF's `model(input_ids=..., labels=...)`) had its first
+    submodule's positional input recorded, and its labels never (twenty-fourth trace read's
+    leftover). {} where no such frame is found within a few (another torch's layout)."""
+    frame: types.FrameType | None = sys._getframe(1)
+    for _ in range(6):
+        if frame is None:
+            break
+        if frame.f_code.co_name in ("inner", "_call_impl") and frame.f_code.co_filename.endswith(_MODULE_PY):
+            found = frame.f_locals
+            kwargs = found.get("kwargs")
+            return kwargs if found.get("self") is module and isinstance(kwargs, dict) else {}
+        frame = frame.f_back
+    return {}
+
+
+_MODULE_PY = os.path.join("torch", "nn", "modules", "module.py")
+
+
 def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
     """The tensors of a module's output, in order: the leaves of pytree's containers (tuples,
     lists, dicts, namedtuples, classes registered with it) and the fields of a dataclass, as
@@ -640,9 +662,10 @@ class Recorder:
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
         model's first layer, its code blamed for its data (twenty-fourth read)."""
-        if self.inputs or self.step != 0 or self.finished:
-            return
-        found = [t for t in _tensors_of(args) if unsampled(t) is None]
+        if self.inputs or self.step != 0 or self.finished or _compilers_graph(module):
+            return  # (a compiler's graph module: `m.compile()` runs the bridge's before the model's hooks)
+        kwargs = _call_kwargs(module)  # `model(input_ids=..., labels=...)`: the model's, not its embedding's
+        found = [t for t in _tensors_of([args, [kwargs[k] for k in sorted(kwargs)]]) if unsampled(t) is None]
         if not found:
             return
         found = found[: min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)]

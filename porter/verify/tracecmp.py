@@ -16,6 +16,7 @@ import torch
 
 from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
+from porter.verify.devices import TARGET_KINDS
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
 from porter.verify.tracefile import STAT_NAMES, Trace, paired
 
@@ -113,6 +114,7 @@ def where(trace: Trace | None) -> dict:
         "command": m.get("command"),
         "tree": m.get("tree"),
         "porter": m.get("porter"),
+        "porter_source": m.get("porter_source"),
         "seed": m.get("seed"),
         "stopped": m.get("stopped"),
         "steps_recorded": m.get("steps_recorded"),
@@ -764,6 +766,8 @@ def _compare_one(
     if not errors:
         fails += _fails(res, rm, pm, ref_steps, port_steps, compared, parted, loss_tol, device_fails)
     res.warnings += _added_modules(rm, pm) if port_steps else _unnamed_modules(pm)
+    res.warnings += _other_target((config or {}).get("target"), pm)
+    res.warnings += _other_porter(rm, pm)
     tol_text = (
         f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
         f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
@@ -978,6 +982,35 @@ def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
     return [
         f"{len(added)} module output(s) at step 1 only the port recorded, not compared: "
         f"{', '.join(added[:shown])}{more}"
+    ]
+
+
+def _other_target(asked: str | None, pm: dict) -> list[str]:
+    """The target the comparison was asked for against the one the port's trace was recorded
+    for (its manifest's `target`, and the device it ran on): `trace compare --target neuron` of
+    a trace recorded on XLA printed what `--target xla` did and said nothing (twenty-fourth
+    trace read's leftover). Said, not deciding: the traces are what they are."""
+    recorded = pm.get("target") if pm.get("target") in TARGET_KINDS else None
+    if asked is None or asked == (recorded or "xla"):  # a trace that names none: xla, as the CLI takes it
+        return []
+    ran_on = (pm.get("side") or {}).get("label") or "an unknown device"
+    made = f"recorded for --target {recorded}" if recorded else "does not say which target it was recorded for"
+    return [
+        f"--target {asked}, but the port's trace was {made} and ran on {ran_on}: this compares that run, "
+        f"not one on {asked} (record the port with --target {asked})"
+    ]
+
+
+def _other_porter(rm: dict, pm: dict) -> list[str]:
+    """Traces recorded by other porter code (`porter_source`, the digest of its files): what
+    porter records, and how, may differ between them. Said only where both traces hold a
+    digest: their `porter` version is 0.1.0 in every build, and tells nothing apart."""
+    ref, port = rm.get("porter_source"), pm.get("porter_source")
+    if not (isinstance(ref, str) and isinstance(port, str)) or ref == port:
+        return []
+    return [
+        f"the traces were recorded by other porter code (source {ref} and {port}, version "
+        f"{rm.get('porter')} and {pm.get('porter')}): what they record may differ; record both with one porter"
     ]
 
 

@@ -10,6 +10,7 @@ megabytes whatever the model size (see `LIMITS`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -83,6 +84,19 @@ def process_bytes(world_size: int) -> int:
 
 class TraceError(ValueError):
     """The file is not a porter trace, or one of an unknown schema."""
+
+
+def source_digest(package: Path) -> str:
+    """The first 16 hex digits of a SHA-256 over the package's `.py` files (relative path and
+    bytes, in path order): which porter code recorded a trace. `porter.__version__` is the one
+    in porter/__init__.py, 0.1.0 in every build, and the git commit is not in a wheel or an sdist;
+    the code that runs is, in each (twenty-fourth trace read's leftover). Not the lint cache's
+    `salt`: that also covers rule data and parser versions, which record nothing."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def finite(x):
@@ -289,6 +303,8 @@ _MANIFEST = {
     # number (read back as one, `trace compare` of that run's trace failed; twenty-second read)
     "command": _list(str),
     "tree": _opt(str),
+    "porter": _opt(str),
+    "porter_source": _opt(str),
     "host": _opt({"hostname": _opt(str), "platform": _opt(str), "machine": _opt(str)}),
     "wall_s": _opt(_NUMBER),
     "steps_recorded": _opt(int),
@@ -787,6 +803,7 @@ def _check_ranks(manifest: dict, tensors: Mapping) -> None:
 
 
 __all__ = [
+    "source_digest",
     "SCHEMA",
     "STAT_NAMES",
     "LIMITS",

@@ -1168,3 +1168,25 @@ def test_a_manifest_of_more_operator_entries_than_porter_writes_is_refused_in_on
         err = res.stderr
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
         assert "200001 operator entries" in err and "at most 200000" in err, err
+
+
+def test_compare_for_another_target_than_the_port_was_recorded_for_says_so(tmp_path):
+    """`trace compare --target neuron` of a port recorded for XLA printed what `--target xla`
+    did and said nothing of it (twenty-fourth trace read's leftover). Without --target, the
+    target is the one the port's trace names (its JSON report says it)."""
+    from safetensors import safe_open
+
+    ref, port = _sides(tmp_path)
+    manifest = json.loads(safe_open(str(port), "pt").metadata()["porter.trace"])
+    _write(port, {**manifest, "target": "xla"})
+    said = "--target neuron, but the port's trace was recorded for --target xla and ran on xla"
+    asked = porter("trace", "compare", str(ref), str(port), "--target", "neuron", cwd=tmp_path, columns=False)
+    assert asked.returncode == 0 and said in asked.stdout.decode(), (asked.stdout, asked.stderr)
+    for args in ((), ("--target", "xla")):
+        out = porter("trace", "compare", str(ref), str(port), *args, "--report", "r.json", cwd=tmp_path, columns=False)
+        assert out.returncode == 0 and "but the port's trace" not in out.stdout.decode(), (out.stdout, out.stderr)
+        assert json.loads((tmp_path / "r.json").read_text())["config"]["target"] == "xla"
+    _write(port, {**manifest, "target": "neuron"})
+    out = porter("trace", "compare", str(ref), str(port), "--report", "r.json", cwd=tmp_path, columns=False)
+    assert out.returncode == 0 and "but the port's trace" not in out.stdout.decode(), (out.stdout, out.stderr)
+    assert json.loads((tmp_path / "r.json").read_text())["config"]["target"] == "neuron"

@@ -120,6 +120,23 @@ def test_sync_counter_counts_the_program_s_own_half_casts_by_line_not_autocast_s
     assert len({r["location"] for r in rows}) == 3, rows
 
 
+def test_sync_counter_counts_casts_to_another_tensor_s_dtype_and_by_type_as_hand_casts():
+    """`.to(other)`, `.type(dtype)`, `.type("torch.BFloat16Tensor")` and `.type_as(other)` cast as
+    `.to(dtype)` does, and were not counted (the twenty-fourth tleft read's leftover); a cast to a
+    wider dtype, or of a tensor already half, is still not one."""
+    mode = SyncCounterMode(str(TREE.parent.parent))
+    x, half = torch.randn(2, 4), torch.zeros(1, dtype=torch.bfloat16)
+    with mode:
+        made = [x.to(half), x.type(torch.float16), x.type("torch.BFloat16Tensor"), x.type_as(half), x.to(tensor=half)]
+        x.to(x), x.type(torch.float64), half.type_as(x), x.type(), x.to("cpu", torch.float32)
+    rows = mode.to_dict(steps=1)["casts"]
+    assert sorted((r["call"], r["count"]) for r in rows) == [("cast to bfloat16", 4), ("cast to float16", 1)], rows
+    # the oracle: each counted call made a half-precision copy of x's values
+    for y in made:
+        assert y.dtype in (torch.float16, torch.bfloat16)
+        torch.testing.assert_close(y.float(), x, rtol=1e-2, atol=1e-2)
+
+
 def test_pyproject_settings_and_cli_overrides(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

@@ -110,8 +110,10 @@ else:
 torch.manual_seed(0)
 act = torch.nn.GELU() if sys.argv[1] == "bad" else torch.nn.ReLU()
 m = torch.nn.Sequential(torch.nn.Linear(8, 16), act, torch.nn.Linear(16, 1)).to(d)
-if d != "cuda":
+if d != "cuda" and sys.argv[2] == "wrapped":
     m = torch.compile(m, backend="openxla")
+elif d != "cuda":
+    m.compile(backend="openxla")  # in place: the model's own hooks run inside the compiled call
 opt = torch.optim.AdamW(m.parameters(), lr=0.01)
 for _ in range(2):
     x, y = torch.randn(4, 8).to(d), torch.randn(4, 1).to(d)
@@ -124,12 +126,15 @@ for _ in range(2):
 
 @pytest.mark.xla
 @pytest.mark.slow
-def test_a_port_compiled_with_openxla_is_recorded_without_eager_and_judged_on_its_modules(tmp_path, monkeypatch):
+@pytest.mark.parametrize("how", ["wrapped", "in_place"])
+def test_a_port_compiled_with_openxla_is_recorded_without_eager_and_judged_on_its_modules(tmp_path, monkeypatch, how):
     """Recorded, a port compiled with `torch.compile(backend="openxla")` failed in torch_xla's
     compile bridge ("Executable expected parameter 1 of size 1 but got buffer with incompatible
     size 4") and was recordable only with --eager (twenty-third read's leftover): porter's hook
     recorded the graph modules the bridge runs while it compiles. It now records the compiled
-    run: the faithful port passes on every module, a port with GELU for ReLU fails there."""
+    run: the faithful port passes on every module, a port with GELU for ReLU fails there.
+    `m.compile()` in place: the bridge's graph module was recorded as the step's input, shape [],
+    and the faithful port failed "the data differs at step 1" (twenty-fourth trace2 read)."""
     need("torch_xla")
     (tmp_path / "train.py").write_text(COMPILED)
     monkeypatch.chdir(tmp_path)
@@ -137,14 +142,16 @@ def test_a_port_compiled_with_openxla_is_recorded_without_eager_and_judged_on_it
     base = ["trace", "record", "--steps", "2", "--no-noise-floor"]
     for side, arg in (("original", "ref"), ("ported", "good"), ("ported", "bad")):
         out = str(tmp_path / f"{arg}.safetensors")
-        res = CliRunner().invoke(app, [*base, "--side", side, "-o", out, "--", sys.executable, "train.py", arg])
+        command = [sys.executable, "train.py", arg, how]
+        res = CliRunner().invoke(app, [*base, "--side", side, "-o", out, "--", *command])
         assert res.exit_code == 0, res.output
     from porter.verify.tracecmp import compare_traces
     from porter.verify.tracefile import read_trace
 
     ref = read_trace(tmp_path / "ref.safetensors")
     good = compare_traces(ref, read_trace(tmp_path / "good.safetensors"))
-    assert good.verdict == "pass" and [m["module"] for m in good.modules] == ["0", "1", "2", "(model)"], good.reasons
+    modules = ["(model) (input)", "0", "1", "2", "(model)"]
+    assert good.verdict == "pass" and [m["module"] for m in good.modules] == modules, good.reasons
     assert all(m["passed"] for m in good.modules)
     bad = compare_traces(ref, read_trace(tmp_path / "bad.safetensors"))
     assert bad.verdict == "fail" and [m["module"] for m in bad.modules if not m["passed"]] == ["1", "2", "(model)"]

@@ -1415,3 +1415,57 @@ def test_a_change_in_a_shared_module_s_call_past_those_recorded_is_said_where_it
     two = _scaled_by_2_and_3(tmp_path / "two", body.replace("CALLS", "2").replace("i == 2", "i == 1"))
     rows, first = compare_modules(two["2"], two["3"], 1e-4, 1e-5)
     assert first is not None and first["module"] == "head" and _calls_before(first, rows, two["2"].manifest) == ""
+
+
+_HF = (
+    "import torch, transformers\ntorch.manual_seed(0)\n"
+    "cfg = transformers.GPT2Config(vocab_size=32, n_positions=8, n_embd=16, n_layer=1, n_head=2)\n"
+    "model = transformers.GPT2LMHeadModel(cfg)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "g = torch.Generator().manual_seed(1)\n"
+    "ids = torch.randint(0, 32, (2, 4, 8), generator=g)\n"
+    "labels = torch.randint(0, 32, (2, 4, 8), generator=torch.Generator().manual_seed(SEED))\n"
+    "for x, y in zip(ids, labels):\n"
+    "    loss = model(input_ids=x, labels=y).loss\n"
+    "    opt.zero_grad(); loss.backward(); opt.step()\n"
+)
+
+
+def test_a_model_called_with_keywords_only_has_its_own_input_recorded_and_other_labels_are_said(tmp_path):
+    """An HF model called `model(input_ids=..., labels=...)` had its embedding's positional
+    input recorded as the step's data and its labels never: a port fed other labels (the same
+    token ids) was not said to be fed other data, every module agreeing (twenty-fourth trace
+    read's leftover). The keyword tensors of the first call are recorded, by keyword name."""
+    torch = need("torch")
+    need("transformers")
+    import porter
+    from porter.verify.tracecmp import _divergence_fail, compare_modules
+    from porter.verify.tracefile import source_digest
+
+    traces = {}
+    for seed in (3, 7):
+        where = tmp_path / str(seed)
+        where.mkdir()
+        rec = _record(where, _tree(where, _HF.replace("SEED", str(seed))), steps=2, timeout=300, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[seed] = rec.trace
+    ref = traces[3]
+    # and the porter code that recorded it (`porter` is 0.1.0 in every build)
+    assert ref.manifest["porter_source"] == source_digest(Path(porter.__file__).parent), ref.manifest["porter"]
+    [given] = ref.manifest["inputs"]
+    assert given["key"] == "(model) (input)" and [o["shape"] for o in given["outputs"]] == [[4, 8], [4, 8]], given
+    _, first = compare_modules(ref, traces[7], 1e-4, 1e-5)
+    assert first is not None and first["type"] == "input", first
+    assert _divergence_fail(first).startswith("the data differs at step 1: (model) (input)")
+    rows, first = compare_modules(ref, ref, 1e-4, 1e-5)
+    assert first is None and rows[0]["type"] == "input" and rows[0]["passed"], rows
+
+    # the oracle: what each run fed at step 1, made again here (sorted by keyword: input_ids, labels)
+    def fed(seed):
+        return torch.randint(0, 32, (2, 4, 8), generator=torch.Generator().manual_seed(seed))[0]
+
+    for seed, trace in traces.items():
+        for o, want in zip(trace.manifest["inputs"][0]["outputs"], (fed(1), fed(seed)), strict=True):
+            torch.testing.assert_close(trace.tensor(o["sample"]).reshape(4, 8).to(torch.int64), want)
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(fed(3), fed(7))

@@ -867,3 +867,38 @@ def test_traces_recorded_with_two_seeds_are_said_to_be_seeded_apart_not_from_one
     assert "reference --seed 0, ported --seed 1" in to_markdown(res)
     port.manifest["seed"] = 0
     assert "different seeds" not in "\n".join(compare_traces(ref, port).reasons)
+
+
+def test_traces_recorded_by_other_porter_code_are_said_only_where_both_say_which(tmp_path):
+    """`porter` is 0.1.0 in every build (porter/__init__.py), so a trace could not tell which
+    porter made it (twenty-fourth trace read's leftover). A trace holds the digest of porter's
+    `.py` files; two traces whose digests differ are said to come from other porter code, and
+    nothing is said where either lacks one (it cannot be told)."""
+    import shutil
+    from pathlib import Path
+
+    import porter
+    from porter.verify.tracefile import source_digest
+
+    copy = tmp_path / "porter"
+    shutil.copytree(Path(porter.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = source_digest(copy)
+    assert before == source_digest(Path(porter.__file__).parent) and re.fullmatch("[0-9a-f]{16}", before)
+    (copy / "__init__.py").write_text((copy / "__init__.py").read_text() + "\n")
+    after = source_digest(copy)
+    assert after != before
+    (copy / "__init__.py").rename(copy / "_init.py")
+    assert source_digest(copy) not in (before, after)
+    said = "the traces were recorded by other porter code"
+    for ref_source, port_source, says in ((before, after, True), (before, before, False), (None, after, False)):
+        res = compare_traces(*_sourced(tmp_path, ref_source, port_source))
+        assert res.verdict == "pass" and any(said in w for w in res.warnings) is says, res.warnings
+    line = next(w for w in compare_traces(*_sourced(tmp_path, before, after)).warnings if said in w)
+    assert f"source {before} and {after}" in line, line
+
+
+def _sourced(tmp_path, ref_source, port_source):
+    ref, port = make_trace(tmp_path / "r.st", [1.0, 0.5]), make_trace(tmp_path / "p.st", [1.0, 0.5], label=PORT)
+    ref.manifest.update(porter="0.1.0", porter_source=ref_source)
+    port.manifest.update(porter="0.1.0", porter_source=port_source)
+    return ref, port
