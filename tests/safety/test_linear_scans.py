@@ -90,7 +90,7 @@ def test_import_lines_the_extension_scans_read():
     assert hint(b"from . import _C\n") and hint(b"import pkg.ops_cuda as k\n") and not hint(b"import os\n_C = 1\n")
     exported = {"pkg.ops": ("pkg/ops.py", {"f": "runs CUDA"})}
     running = {"pkg.ops": {"f"}}
-    assert _quick(lambda s: _module_attributes([("m.py", s)], exported, running), b"import " * 400000) == {}
+    assert _quick(lambda s: _module_attributes([("m.py", s)], exported, running, {}), b"import " * 400000) == {}
 
 
 def test_a_class_registry_of_extensions_with_a_long_name():
