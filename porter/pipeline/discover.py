@@ -965,12 +965,11 @@ def _git_folder(folder: Path) -> bool:
     try:
         if os.path.islink(head_path):
             valid = os.readlink(head_path).startswith("refs/")
-        else:
-            with open(head_path, "rb") as fh:
-                head = fh.read(255)
+        else:  # (a regular file only: a FIFO named HEAD in a tree's folder hung the walk)
+            head = read_regular(head_path, _MAX_GITFILE_BYTES)[:255]
             ref = head.startswith(b"ref:") and head[4:].lstrip(b" \t\n\r").startswith(b"refs/")
             valid = ref or (len(head) >= 40 and all(c in _HEX for c in head[:40]))
-    except OSError:
+    except (Unreadable, OSError):
         return False
     common = where
     if os.path.lexists(os.path.join(where, "commondir")):  # (a worktree's git folder)

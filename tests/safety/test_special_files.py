@@ -236,3 +236,16 @@ def test_a_cuda_source_that_is_not_read_is_noted(tmp_path):
     err = _no_traceback(diff)
     assert diff.returncode == 1 and b"+++ b/good.py" in diff.stdout, err
     assert "note: csrc/big.cu: 65.0 MiB: larger than porter parses (2 MiB; generated code?)" in err, err
+
+
+def test_a_folder_whose_git_head_is_a_fifo_is_walked_not_waited_on(tmp_path):
+    """Whether a folder holding `.git/` is a repository of its own is read from its `HEAD` (as
+    git's `is_git_directory`): opened blocking, a FIFO there hung `lint` (twenty-fourth read)."""
+    root = tmp_path / "p"
+    (root / "sub" / ".git" / "objects").mkdir(parents=True)
+    (root / "sub" / ".git" / "refs").mkdir()
+    os.mkfifo(root / "sub" / ".git" / "HEAD")
+    (root / "sub" / "a.py").write_bytes(CUDA)
+    out = _porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=root)
+    _no_traceback(out)
+    assert out.returncode == 1 and b"a.py" in out.stdout, out.stdout  # its finding: the walk went on
