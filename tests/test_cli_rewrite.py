@@ -181,6 +181,17 @@ def test_rules_and_explain(tmp_path):
     assert porter("explain", "ZZZ1", cwd=tmp_path).returncode == 2
 
 
+@pytest.mark.parametrize(
+    ("code", "says"), [("port001", "Fix the file, or exclude it"), ("PORT100", "Remove the stale")]
+)
+def test_explain_knows_the_codes_lint_emits_that_are_no_rule(tmp_path, code, says):
+    # SARIF's help for a PORT001/PORT100 result says "Run `porter explain CODE`": it was a usage
+    # error (exit 2, "unknown rule code") until the twenty-fourth read
+    out = porter("explain", code, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert code.upper() in out.stdout and says in " ".join(out.stdout.split())
+
+
 def test_virtual_environments_are_not_ported(tmp_path):
     env = tmp_path / "my-env"
     (env / "lib").mkdir(parents=True)

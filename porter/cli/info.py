@@ -14,6 +14,7 @@ from porter.report.console import on_a_terminal, print_markdown
 from porter.config.ruledata import all_rules
 from porter.config.targets import all_targets
 from porter.core.textsafe import plain
+from porter.lint.model import RuleInfo, meta_info
 
 
 def targets() -> None:
@@ -66,9 +67,25 @@ def _print_lines(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
         console.print(Text("  ".join((*cells, row[-1]))), soft_wrap=True)
 
 
-def explain(code: str = typer.Argument(..., help="A rule code, e.g. DEV001.")) -> None:
+def _meta_page(info: RuleInfo) -> str:
+    """A code lint's formats emit that is no rule (PORT001, PORT100): what it means and what to do;
+    a user who meets it in CI output runs `porter explain` on it, as SARIF's help tells them to."""
+    return (
+        f"# {info.code} `{info.name}`\n\n**What it reports.** {info.summary}.\n\n"
+        f"**What to do.** {info.rationale}\n\n**Severity:** {info.severity.value}. Not a rule: "
+        f"`porter rules` does not list it.\n\nMore: {info.doc_url}\n"
+    )
+
+
+def explain(
+    code: str = typer.Argument(..., help="A rule code, e.g. DEV001 (or PORT001, PORT100 from lint's output)."),
+) -> None:
     """Explain one rule: what it finds, why, the fix per target, examples."""
-    rule = all_rules().get(code.upper())
-    if rule is None:
+    rule, meta = all_rules().get(code.upper()), meta_info(code.upper())
+    if rule is not None:
+        page = rule_markdown(rule, heading="#")
+    elif meta is not None:
+        page = _meta_page(meta)
+    else:
         raise usage_error(f"unknown rule code {code!r} (see `porter rules`)")
-    print_markdown(console, rule_markdown(rule, heading="#"))
+    print_markdown(console, page)

@@ -61,6 +61,12 @@ _META = {
 }
 
 
+def meta_info(code: str) -> RuleInfo | None:
+    """A code the formats emit that is no rule (PORT001, PORT100), or None: `porter explain` and the
+    SARIF help that names it read the same data."""
+    return _META.get(code)
+
+
 def rule_info(code: str) -> RuleInfo:
     if code in _META:
         return _META[code]

@@ -9,8 +9,12 @@ from porter.lint.model import LintRun, rule_info
 
 
 def statistics(run: LintRun) -> list[dict]:
-    counts = Counter(f.code for f in run.findings)
-    fixable = Counter(f.code for f in run.findings if f.applied)
+    """Rows per code, the files not checked among them as PORT001 (as ruff counts its syntax errors):
+    the json format lists them, so the counts agree with it (a run that failed on one counted
+    nothing, twenty-fourth read)."""
+    findings = run.findings + run.unchecked_findings()
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if f.applied)
     rows = []
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         info = rule_info(code)

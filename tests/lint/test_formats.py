@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from junitparser import Failure, JUnitXml
 
-from tests.lint.conftest import SCHEMAS, cli, write
+from tests.lint.conftest import SCHEMAS, TRAIN, cli, write
 
 FORMATS = ["full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit"]
 
@@ -201,6 +201,25 @@ def test_statistics(project):
     assert sorted(row[1].strip() for row in rows) == ["CUDA003", "DEV001", "DEV002"]
     stats = cli("lint", "-t", "neuron", "--statistics", "--output-format", "json").json()
     assert stats[0] == {"code": "DEV002", "name": "cuda-device-string", "count": 2, "fixable": 2, "severity": "error"}
+
+
+def test_statistics_count_the_files_not_checked_as_the_json_lists_them(project):
+    from porter.core.reading import MAX_PARSE_BYTES
+
+    write(
+        project, {"bad.py": "import torch\nx = torch.zeros(3).cuda(\n", "big.py": TRAIN + "#" * MAX_PARSE_BYTES + "\n"}
+    )
+    listed = cli("lint", "-t", "neuron", "--output-format", "json").json()
+    want: dict[str, int] = {}
+    for f in listed:
+        want[f["code"]] = want.get(f["code"], 0) + 1
+    assert want.get("PORT001") == 2  # the syntax error and the file past the size
+    for fmt in ("json", "json-lines"):
+        r = cli("lint", "-t", "neuron", "--statistics", "--output-format", fmt)
+        rows = r.json() if fmt == "json" else [json.loads(line) for line in r.stdout.splitlines()]
+        assert r.exit_code == 1 and {row["code"]: row["count"] for row in rows} == want, fmt
+    text = cli("lint", "-t", "neuron", "--statistics").stdout
+    assert any(line.split("\t")[:2] == ["2", "PORT001"] for line in text.splitlines()), text
 
 
 def test_lint_writes_the_shared_report(tmp_path):
