@@ -133,7 +133,9 @@ class CudaOnlyData:
         parts = qual.split(".")
         for end in range(len(parts), 1, -1):
             if (name := ".".join(parts[:end])) in self.project:
-                return f"`{name}` ({self.project[name]})"
+                why = self.project[name]
+                # a dotted extension import's why already names it (`pkg._C` (`pkg._C`: ...)): once
+                return why if why.startswith(f"`{name}` (") else f"`{name}` ({why})"
         return None
 
     def why(self, qual: str | None) -> str | None:

@@ -177,9 +177,15 @@ def launches_imported(flow: Facts, source: bytes) -> bool:
     (`ops.scale[(1,)](...)`, KERN002): the index's `kernel` fact, its name before a `[` in the
     text (a file spelling no token of Triton was not parsed, its launch not reported)."""
     return any(
-        f[2] == CudaOnlyKind.IMPORTED and CudaOnlyTag.KERNEL in f[3][1:] and f[1].encode() + b"[" in source
+        f[2] == CudaOnlyKind.IMPORTED and CudaOnlyTag.KERNEL in f[3][1:] and _subscripted(f[1].encode(), source)
         for f in flow
     )
+
+
+def _subscripted(name: bytes, source: bytes) -> bool:
+    """Whether `name` is followed by a `[` in the text, spaces or a line's continuation between too
+    (`scale [grid](...)` was not admitted): the plain test first, the pattern only where the name is."""
+    return name + b"[" in source or (name in source and re.search(re.escape(name) + rb"[\s\\]+\[", source) is not None)
 
 
 def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:

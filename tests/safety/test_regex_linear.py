@@ -101,6 +101,7 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.analysis.cuda_only_index._op_patterns": {"aten": b"_fused_adam|_fused_sdp_choice", "torch": b"_C._nccl"},
     "porter.analysis.cuda_only_index._package_string": {"names": b"apex|flash_attn|xformers"},
     "porter.analysis.device_backends.cuda_backend_facts": {"name": "a.set_device"},
+    "porter.analysis.prefilter._subscripted": {"name": b"ops.scale"},
     "porter.analysis.device_backends._accessor_facts": {"accessors": {"device_type": "", "kind": ""}},
     "porter.analysis.device_backends._call_facts": {"name": "get_device"},
     "porter.analysis.device_backends._handing_on": {"keys": {"pick", "pack"}},
