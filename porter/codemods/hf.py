@@ -20,7 +20,7 @@ from functools import cache
 from porter.analysis.resolve import small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import binding_before, bindings, last_binding, reaching_bindings
+from porter.codemods.flow import binding_before, bindings, is_param, last_binding, reaching_bindings
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -765,12 +765,31 @@ class HfFamily(Family):
         """HF016: `use_fallback=False` raises for a layer whose mapping names no kernel for the device, as a
         CUDA port's does on every target: reported with the table's reason (the mapping itself is not read)."""
         arg = self.kwarg(original, "use_fallback")
+        if arg is None:
+            return
         table = kernels_no_fallback()
-        if arg is None or (self.ctx.qualname(arg.value) or self.ctx.code(arg.value)) not in table["values"]:
+        held = self._fallback_bound(arg.value) if isinstance(arg.value, cst.Name) else None
+        given = held or arg.value
+        if (self.ctx.qualname(given) or self.ctx.code(given)) not in table["values"]:
             return
         why = table[self.ctx.target.name]
-        message = f"`use_fallback={self.ctx.code(arg.value)}` falls back for no layer: {why}"
+        bound = f" (`{self.ctx.code(given)}`, bound above)" if held is not None else ""
+        message = f"`use_fallback={self.ctx.code(arg.value)}`{bound} falls back for no layer: {why}"
         self.ctx.report("HF016", arg, message, advice=table["advice"])
+
+    def _fallback_bound(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The value `use_fallback=name` reads where every binding of `name` that may reach the end of its
+        scope (the enclosing function's, or the module's where no enclosing function binds it) is one and the
+        same plain `name = value`; None where porter cannot tell (a parameter, an outer function's name, a
+        binding in a branch beside another value): left, as the finding's reason is the value's."""
+        scope: cst.Module | cst.FunctionDef | cst.Lambda | None = self.ctx.scopes.innermost
+        if scope is not None and is_param(scope, name.value):
+            return None
+        if scope is None or not self.ctx.scopes.shadows(name.value):
+            scope = self.ctx.module
+        reaching = reaching_bindings(scope, name.value) if scope is not None else []
+        codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
+        return reaching[0][0] if len(codes) == 1 and None not in codes else None
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""

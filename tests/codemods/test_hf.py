@@ -905,6 +905,38 @@ def test_kernelize_without_fallback_is_reported_on_every_target(target):
     assert all(f"device type {target}" in f.message and f.advice for f in findings)
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_without_fallback_through_a_name_is_reported(target):
+    """`use_fallback=FLAG`, `FLAG` bound in the function or the module to `False` or `KernelizeFallback.NONE`
+    (twenty-fourth rules4 read): the binding is read and reported as the literal is; a name bound to `True`,
+    one bound to both in branches, and a parameter stay silent."""
+    code = (
+        "from kernels import KernelizeFallback, kernelize\n"
+        "STRICT = False\n"
+        "LOOSE = True\n"
+        "def strict(model):\n"
+        "    flag = KernelizeFallback.NONE\n"
+        "    kernelize(model, use_fallback=flag)\n"
+        "    kernelize(model, use_fallback=STRICT)\n"
+        "def loose(model, given=False):\n"
+        "    kernelize(model, use_fallback=LOOSE)\n"
+        "    kernelize(model, use_fallback=given)\n"
+        "    if model:\n"
+        "        either = False\n"
+        "    else:\n"
+        "        either = True\n"
+        "    kernelize(model, use_fallback=either)\n"
+        "    STRICT = True\n"
+        "    kernelize(model, use_fallback=STRICT)\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", 6), ("HF016", 7)]
+    assert new == code
+    assert "(`KernelizeFallback.NONE`, bound above)" in findings[0].message
+    assert "(`False`, bound above)" in findings[1].message
+    assert all(f"device type {target}" in f.message and f.advice for f in findings)
+
+
 def test_a_local_pre_quantized_checkpoint_is_said_to_be_unread(tmp_path):
     """A checkpoint folder of the project whose config.json holds a `quantization_config` (twenty-fourth
     rules3 read): lint ports each file from its own bytes (cache, stat index) and transformers resolves a
