@@ -302,6 +302,7 @@ class HfFamily(Family):
         self._guarded: set[int] = set()  # gather_object calls a one-process test already guards (HF011)
         self._written: set[int] = set()  # the guards HF011 wrote, parenthesized until their parent is known
         self._classes: list[bool] = []  # the enclosing classes: whether each derives from a trainer
+        self._assign: cst.Assign | None = None  # the assignment being visited: where a replaced copy is bound
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -482,9 +483,26 @@ class HfFamily(Family):
         """HF012: `dataclasses.replace(args, ...)` of training arguments built in this scope; only
         `activation_checkpointing` counts (the copy passes it, so the deprecated alias is ignored)."""
         first = self.positional(original)[:1]
-        if self.ctx.target.name == "xla" and first and self._holds_training_arguments(first[0].value):
+        use = self._assign if self._assign is not None and self._assign.value is original else None
+        if not first or not self._holds_training_arguments(first[0].value, use):
+            return updated
+        if self.ctx.target.name == "xla":
             self._checkpointing_kwargs(original, _CHECKPOINTING_ORDER["replace"])
+        self._late_kwargs(original)
         return updated
+
+    def _late_kwargs(self, original: cst.Call) -> None:
+        """HF003/HF013/HF014: a late switch passed to `dataclasses.replace(args, ...)` sets it on the copy the
+        Trainer reads, as `args.x = True` does (the twenty-fourth rules4 read); HF012's is read above."""
+        late = _late_switches(self.ctx.target.name)
+        for arg in original.args:
+            name = arg.keyword.value if arg.keyword is not None else None
+            row = late.get(name) if name is not None and name != "activation_checkpointing" else None
+            if row is None or self.ctx.code(arg.value) in ("False", "None"):
+                continue
+            given = _late_given(arg.value, row[2], self.ctx.code(arg.value))
+            if given is not None:
+                self.ctx.report(row[0], arg, f"`{name} {given} in a replaced copy of the arguments: {row[1]}")
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """`self.args` in a class deriving from a trainer is its training arguments (HF012/HF013 late)."""
@@ -498,6 +516,7 @@ class HfFamily(Family):
         """HF003/HF012/HF013/HF014: a switch the Trainer reads from the built arguments set after they are
         built (`args.activation_checkpointing = True`; `args.gradient_checkpointing = True` it does not read,
         seen; `args.tf32 = True`, `fp16`, `torch_compile` are read only as the arguments are built, seen)."""
+        self._assign = node
         value = node.value
         if isinstance(value, cst.Name) and value.value in ("False", "None"):
             return

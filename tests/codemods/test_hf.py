@@ -744,6 +744,24 @@ args.use_liger_kernel = True
     assert [(f.code, f.start.line) for f in port(src, target)[1] if f.code in ("HF012", "HF013")] == expected
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_late_switch_in_a_replaced_copy_of_the_arguments(target):
+    """`dataclasses.replace(args, use_liger_kernel=True)` sets the switch on the copy the Trainer reads, as
+    `args.use_liger_kernel = True` does (twenty-fourth rules4 read); a false value, a copy of something else,
+    and a switch read only as the arguments are built stay silent here."""
+    src = """\
+import dataclasses
+from transformers import TrainingArguments
+args = TrainingArguments(output_dir="o")
+args = dataclasses.replace(args, use_liger_kernel=True, fp16_full_eval=True)
+args = dataclasses.replace(args, use_liger_kernel=False)
+other = dataclasses.replace(config, use_liger_kernel=True)
+"""
+    found = [(f.code, f.start.line, f.start.column) for f in port(src, target)[1] if f.code in ("HF003", "HF013")]
+    assert found == [("HF013", 4, 33), ("HF003", 4, 56)]
+    assert all("in a replaced copy" in f.message for f in port(src, target)[1] if f.code == "HF013")
+
+
 def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
     """trl's `TrlParser.parse_args_and_config()` returns the dataclasses in the parser's order, as
     `parse_args_into_dataclasses` does (trl 1.16, run: the twenty-third trlp read)."""
