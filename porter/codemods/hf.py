@@ -17,7 +17,7 @@ import libcst as cst
 
 from functools import cache
 
-from porter.analysis.resolve import small_statements
+from porter.analysis.resolve import iter_statements, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
 from porter.codemods.flow import binding_before, bindings, is_param, last_binding, reaching_bindings
@@ -180,6 +180,18 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
     if wanted is not None:
         return f'= "{wanted}"`' if string_value(value) == wanted else None
     return "= True`" if _true(value) else f"= {code}`, if true,"
+
+
+def _loop_or_with_binds(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> bool:
+    """Whether a `for name in` or `with ... as name` of the scope binds `name`, which `reaching_bindings`
+    (assignments only) does not see: HF016's `use_fallback=name` is then left unread."""
+    body = scope if isinstance(scope, cst.Module) else scope.body
+    for stmt in iter_statements(body, into_defs=False):
+        targets = [stmt.target] if isinstance(stmt, cst.For) else []
+        targets += [i.asname.name for i in stmt.items if i.asname] if isinstance(stmt, cst.With) else []
+        if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+            return True
+    return False
 
 
 def _unpacked(bound: tuple[cst.BaseExpression, int | None]) -> cst.BaseExpression | None:
@@ -806,7 +818,9 @@ class HfFamily(Family):
             return None
         if scope is None or not self.ctx.scopes.shadows(name.value):
             scope = self.ctx.module
-        reaching = reaching_bindings(scope, name.value) if scope is not None else []
+        if scope is None or _loop_or_with_binds(scope, name.value):
+            return None
+        reaching = reaching_bindings(scope, name.value)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         return reaching[0][0] if len(codes) == 1 and None not in codes else None
 

@@ -927,7 +927,7 @@ def test_kernelize_without_fallback_is_reported_on_every_target(target):
 def test_kernelize_without_fallback_through_a_name_is_reported(target):
     """`use_fallback=FLAG`, `FLAG` bound in the function or the module to `False` or `KernelizeFallback.NONE`
     (twenty-fourth rules4 read): the binding is read and reported as the literal is; a name bound to `True`,
-    one bound to both in branches, and a parameter stay silent."""
+    one bound to both in branches, a parameter, and a `for` target stay silent."""
     code = (
         "from kernels import KernelizeFallback, kernelize\n"
         "STRICT = False\n"
@@ -946,6 +946,9 @@ def test_kernelize_without_fallback_through_a_name_is_reported(target):
         "    kernelize(model, use_fallback=either)\n"
         "    STRICT = True\n"
         "    kernelize(model, use_fallback=STRICT)\n"
+        "    looped = False\n"
+        "    for looped in (True,):\n"
+        "        kernelize(model, use_fallback=looped)\n"
     )
     new, findings = port(code, target)
     assert [(f.code, f.start.line) for f in findings] == [("HF016", 6), ("HF016", 7)]
