@@ -17,10 +17,10 @@ import libcst as cst
 
 from functools import cache
 
-from porter.analysis.resolve import small_statements
+from porter.analysis.resolve import iter_statements, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import binding_before, bindings, last_binding, reaching_bindings
+from porter.codemods.flow import binding_before, bindings, is_param, last_binding, reaching_bindings
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -182,6 +182,18 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
     return "= True`" if _true(value) else f"= {code}`, if true,"
 
 
+def _loop_or_with_binds(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> bool:
+    """Whether a `for name in` or `with ... as name` of the scope binds `name`, which `reaching_bindings`
+    (assignments only) does not see: HF016's `use_fallback=name` is then left unread."""
+    body = scope if isinstance(scope, cst.Module) else scope.body
+    for stmt in iter_statements(body, into_defs=False):
+        targets = [stmt.target] if isinstance(stmt, cst.For) else []
+        targets += [i.asname.name for i in stmt.items if i.asname] if isinstance(stmt, cst.With) else []
+        if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+            return True
+    return False
+
+
 def _unpacked(bound: tuple[cst.BaseExpression, int | None]) -> cst.BaseExpression | None:
     """The value a binding gives its name: the whole value, or at its place in a tuple or list written
     out (`a, types = m, (A, B)`); None where that place is not known (`a, types = make()`)."""
@@ -302,6 +314,7 @@ class HfFamily(Family):
         self._guarded: set[int] = set()  # gather_object calls a one-process test already guards (HF011)
         self._written: set[int] = set()  # the guards HF011 wrote, parenthesized until their parent is known
         self._classes: list[bool] = []  # the enclosing classes: whether each derives from a trainer
+        self._assign: cst.Assign | None = None  # the assignment being visited: where a replaced copy is bound
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -482,9 +495,26 @@ class HfFamily(Family):
         """HF012: `dataclasses.replace(args, ...)` of training arguments built in this scope; only
         `activation_checkpointing` counts (the copy passes it, so the deprecated alias is ignored)."""
         first = self.positional(original)[:1]
-        if self.ctx.target.name == "xla" and first and self._holds_training_arguments(first[0].value):
+        use = self._assign if self._assign is not None and self._assign.value is original else None
+        if not first or not self._holds_training_arguments(first[0].value, use):
+            return updated
+        if self.ctx.target.name == "xla":
             self._checkpointing_kwargs(original, _CHECKPOINTING_ORDER["replace"])
+        self._late_kwargs(original)
         return updated
+
+    def _late_kwargs(self, original: cst.Call) -> None:
+        """HF003/HF013/HF014: a late switch passed to `dataclasses.replace(args, ...)` sets it on the copy the
+        Trainer reads, as `args.x = True` does (the twenty-fourth rules4 read); HF012's is read above."""
+        late = _late_switches(self.ctx.target.name)
+        for arg in original.args:
+            name = arg.keyword.value if arg.keyword is not None else None
+            row = late.get(name) if name is not None and name != "activation_checkpointing" else None
+            if row is None or self.ctx.code(arg.value) in ("False", "None"):
+                continue
+            given = _late_given(arg.value, row[2], self.ctx.code(arg.value))
+            if given is not None:
+                self.ctx.report(row[0], arg, f"`{name} {given} in a replaced copy of the arguments: {row[1]}")
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """`self.args` in a class deriving from a trainer is its training arguments (HF012/HF013 late)."""
@@ -498,6 +528,7 @@ class HfFamily(Family):
         """HF003/HF012/HF013/HF014: a switch the Trainer reads from the built arguments set after they are
         built (`args.activation_checkpointing = True`; `args.gradient_checkpointing = True` it does not read,
         seen; `args.tf32 = True`, `fp16`, `torch_compile` are read only as the arguments are built, seen)."""
+        self._assign = node
         value = node.value
         if isinstance(value, cst.Name) and value.value in ("False", "None"):
             return
@@ -765,12 +796,33 @@ class HfFamily(Family):
         """HF016: `use_fallback=False` raises for a layer whose mapping names no kernel for the device, as a
         CUDA port's does on every target: reported with the table's reason (the mapping itself is not read)."""
         arg = self.kwarg(original, "use_fallback")
+        if arg is None:
+            return
         table = kernels_no_fallback()
-        if arg is None or (self.ctx.qualname(arg.value) or self.ctx.code(arg.value)) not in table["values"]:
+        held = self._fallback_bound(arg.value) if isinstance(arg.value, cst.Name) else None
+        given = held or arg.value
+        if (self.ctx.qualname(given) or self.ctx.code(given)) not in table["values"]:
             return
         why = table[self.ctx.target.name]
-        message = f"`use_fallback={self.ctx.code(arg.value)}` falls back for no layer: {why}"
+        bound = f" (`{self.ctx.code(given)}`, bound above)" if held is not None else ""
+        message = f"`use_fallback={self.ctx.code(arg.value)}`{bound} falls back for no layer: {why}"
         self.ctx.report("HF016", arg, message, advice=table["advice"])
+
+    def _fallback_bound(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The value `use_fallback=name` reads where every binding of `name` that may reach the end of its
+        scope (the enclosing function's, or the module's where no enclosing function binds it) is one and the
+        same plain `name = value`; None where porter cannot tell (a parameter, an outer function's name, a
+        binding in a branch beside another value): left, as the finding's reason is the value's."""
+        scope: cst.Module | cst.FunctionDef | cst.Lambda | None = self.ctx.scopes.innermost
+        if scope is not None and is_param(scope, name.value):
+            return None
+        if scope is None or not self.ctx.scopes.shadows(name.value):
+            scope = self.ctx.module
+        if scope is None or _loop_or_with_binds(scope, name.value):
+            return None
+        reaching = reaching_bindings(scope, name.value)
+        codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
+        return reaching[0][0] if len(codes) == 1 and None not in codes else None
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""

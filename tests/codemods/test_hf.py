@@ -744,6 +744,24 @@ args.use_liger_kernel = True
     assert [(f.code, f.start.line) for f in port(src, target)[1] if f.code in ("HF012", "HF013")] == expected
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_late_switch_in_a_replaced_copy_of_the_arguments(target):
+    """`dataclasses.replace(args, use_liger_kernel=True)` sets the switch on the copy the Trainer reads, as
+    `args.use_liger_kernel = True` does (twenty-fourth rules4 read); a false value, a copy of something else,
+    and a switch read only as the arguments are built stay silent here."""
+    src = """\
+import dataclasses
+from transformers import TrainingArguments
+args = TrainingArguments(output_dir="o")
+args = dataclasses.replace(args, use_liger_kernel=True, fp16_full_eval=True)
+args = dataclasses.replace(args, use_liger_kernel=False)
+other = dataclasses.replace(config, use_liger_kernel=True)
+"""
+    found = [(f.code, f.start.line, f.start.column) for f in port(src, target)[1] if f.code in ("HF003", "HF013")]
+    assert found == [("HF013", 4, 33), ("HF003", 4, 56)]
+    assert all("in a replaced copy" in f.message for f in port(src, target)[1] if f.code == "HF013")
+
+
 def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
     """trl's `TrlParser.parse_args_and_config()` returns the dataclasses in the parser's order, as
     `parse_args_into_dataclasses` does (trl 1.16, run: the twenty-third trlp read)."""
@@ -902,6 +920,41 @@ def test_kernelize_without_fallback_is_reported_on_every_target(target):
     found = [(f.code, f.start.line) for f in findings]
     assert found == [("HF016", 2), ("HF016", 3)]
     assert new == code
+    assert all(f"device type {target}" in f.message and f.advice for f in findings)
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_without_fallback_through_a_name_is_reported(target):
+    """`use_fallback=FLAG`, `FLAG` bound in the function or the module to `False` or `KernelizeFallback.NONE`
+    (twenty-fourth rules4 read): the binding is read and reported as the literal is; a name bound to `True`,
+    one bound to both in branches, a parameter, and a `for` target stay silent."""
+    code = (
+        "from kernels import KernelizeFallback, kernelize\n"
+        "STRICT = False\n"
+        "LOOSE = True\n"
+        "def strict(model):\n"
+        "    flag = KernelizeFallback.NONE\n"
+        "    kernelize(model, use_fallback=flag)\n"
+        "    kernelize(model, use_fallback=STRICT)\n"
+        "def loose(model, given=False):\n"
+        "    kernelize(model, use_fallback=LOOSE)\n"
+        "    kernelize(model, use_fallback=given)\n"
+        "    if model:\n"
+        "        either = False\n"
+        "    else:\n"
+        "        either = True\n"
+        "    kernelize(model, use_fallback=either)\n"
+        "    STRICT = True\n"
+        "    kernelize(model, use_fallback=STRICT)\n"
+        "    looped = False\n"
+        "    for looped in (True,):\n"
+        "        kernelize(model, use_fallback=looped)\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", 6), ("HF016", 7)]
+    assert new == code
+    assert "(`KernelizeFallback.NONE`, bound above)" in findings[0].message
+    assert "(`False`, bound above)" in findings[1].message
     assert all(f"device type {target}" in f.message and f.advice for f in findings)
 
 
