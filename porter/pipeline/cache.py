@@ -686,7 +686,7 @@ def _write_in(entries: Path, name: str, data: bytes, shard: str | None = None) -
 
 def _write_at(folder: int, name: str, data: bytes) -> None:
     """`_write_in`'s file, in the folder open as `folder`. (By hand: `tempfile.mkstemp` takes
-    no folder descriptor.) A folder where the file belongs is replaced."""
+    no folder descriptor.) A folder where the file belongs is replaced (Python 3.11+)."""
     tmp = f".{name}.{secrets.token_hex(8)}.tmp"
     fd = os.open(tmp, _NEW, 0o600, dir_fd=folder)
     try:

@@ -347,12 +347,13 @@ def test_links_in_a_named_cache_are_not_written_through(tmp_path):
 
 
 @pytest.mark.parametrize("moment", ["after the check", "at the temporary file"])
-@pytest.mark.parametrize("folder", ["shard", "entries"])
+@pytest.mark.parametrize("folder", ["shard", "entries", "entries, the project index"])
 def test_a_cache_folder_swapped_for_a_link_during_a_write_takes_nothing_elsewhere(
     tmp_path, monkeypatch, moment, folder
 ):
     """Another user who can write the cache folder swaps a shard folder (or `v3/`) for a link
-    to a folder of theirs while porter writes an entry: in the window between the check that
+    to a folder of theirs while porter writes an entry (or the project index's answers, in
+    `v3/`): in the window between the check that
     it is no link and the write (at the seal), or as the temporary file is made. The write
     was by path, so the entry went through the link; now nothing lands outside the cache."""
     from porter.pipeline import cache as cache_module
@@ -364,7 +365,7 @@ def test_a_cache_folder_swapped_for_a_link_during_a_write_takes_nothing_elsewher
     theirs.mkdir()
     key = "ab" + "c" * 62
     target = store._path(key).parent if folder == "shard" else store.entries
-    if folder == "entries":
+    if folder != "shard":
         (theirs / key[:2]).mkdir()  # their `v3/` made ready with the shard the entry goes in
     swapped: list[Path] = []
 
@@ -388,7 +389,10 @@ def test_a_cache_folder_swapped_for_a_link_during_a_write_takes_nothing_elsewher
 
         monkeypatch.setattr(os, "open", opening)
     result = cache_module.FileResult(path="m.py", status=cache_module.FileStatus.UNCHANGED)
-    store.put(key, result)
+    if folder.endswith("index"):
+        store.put_index("values:abc", {"m.py": ()})
+    else:
+        store.put(key, result)
     assert swapped, "the swap was not made: the test tried nothing"
     assert [p for p in theirs.rglob("*") if not p.is_dir()] == []
 
