@@ -445,7 +445,8 @@ class Cache:
         value = salt()
         if settled:  # (files changed within the racy window are stat'ed and hashed again next run)
             try:
-                _write(path, seal(self.mac_key, label, json.dumps({"inputs": inputs, "salt": value}).encode()))
+                body = json.dumps({"inputs": inputs, "salt": value}).encode()
+                _write_in(self.entries, path.name, seal(self.mac_key, label, body))
             except OSError as exc:
                 self.not_kept(exc)
         return value
@@ -482,13 +483,8 @@ class Cache:
             return
         path = self._path(key)
         try:
-            path.parent.mkdir(exist_ok=True)
-            if path.parent.is_symlink() or self.entries.is_symlink():
-                return  # a link in a cache folder someone else made: nothing is written through it
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)  # a folder where the entry belongs: replace it
             body = json.dumps(_to_dict(key, result), separators=(",", ":")).encode()
-            _write(path, seal(self.mac_key, f"entry:{key}", body))
+            _write_in(self.entries, path.name, seal(self.mac_key, f"entry:{key}", body), shard=path.parent.name)
         except OSError as exc:
             self.not_kept(exc)  # a full disk or a read-only tree costs a re-parse next time, nothing else
 
@@ -544,7 +540,8 @@ class Cache:
         if not self.enabled or self.mac_key is None:
             return
         try:
-            _write(path, seal(self.mac_key, label, json.dumps(value, separators=(",", ":")).encode()))
+            body = json.dumps(value, separators=(",", ":")).encode()
+            _write_in(self.entries, path.name, seal(self.mac_key, label, body))
         except OSError as exc:
             self.not_kept(exc)
 
@@ -576,7 +573,7 @@ class Cache:
         except OSError:
             pass
         try:
-            _write(marker, b"")
+            _write_in(self.entries, marker.name, b"")
             os.utime(marker, (now, now), follow_symlinks=False)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
@@ -657,6 +654,54 @@ def _write(path: Path, data: bytes) -> None:
     except BaseException:
         try:
             os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _write_in(entries: Path, name: str, data: bytes, shard: str | None = None) -> None:
+    """`data` as `entries/[shard/]name`: each folder opened without following a link, the file
+    made and renamed relative to it. Checked by name and then written by path, a folder swapped
+    for a link in between (another user's doing, in a cache folder others may write) took the
+    file into the link's folder (twenty-fourth read); now it goes into the folder opened (moved
+    or not), and a link there before the open is refused (ELOOP, ENOTDIR). One `open` and one
+    `close` a folder; the `lstat`s of the check are gone."""
+    fds = [os.open(entries, _DIR)]
+    try:
+        if shard is not None:
+            try:
+                os.mkdir(shard, dir_fd=fds[0])
+            except FileExistsError:
+                pass
+            fds.append(os.open(shard, _DIR, dir_fd=fds[0]))  # a link here: ELOOP or ENOTDIR
+        _write_at(fds[-1], name, data)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _write_at(folder: int, name: str, data: bytes) -> None:
+    """`_write_in`'s file, in the folder open as `folder`. (By hand: `tempfile.mkstemp` takes
+    no folder descriptor.) A folder where the file belongs is replaced (Python 3.11+)."""
+    tmp = f".{name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(tmp, _NEW, 0o600, dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except IsADirectoryError:
+            if sys.version_info < (3, 11):
+                raise  # (`rmtree` takes a folder's descriptor from 3.11: on 3.10 the entry is not kept)
+            shutil.rmtree(name, dir_fd=folder)
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=folder)
         except OSError:
             pass
         raise

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from porter.analysis import native_ops
-from porter.pipeline.cache import RACY_NS, Cache, _write, seal, unseal
+from porter.pipeline.cache import RACY_NS, Cache, _write_in, seal, unseal
 from porter.core.reading import read_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
@@ -559,7 +559,7 @@ class StatIndex:
         ).encode()
         try:
             if self.store.mac_key is not None:
-                _write(self.path, seal(self.store.mac_key, self._label, body))
+                _write_in(self.store.entries, self.path.name, seal(self.store.mac_key, self._label, body))
         except OSError as exc:
             self.store.not_kept(exc)  # a read-only cache costs reads next time, nothing else
 

@@ -346,6 +346,57 @@ def test_links_in_a_named_cache_are_not_written_through(tmp_path):
     assert list(elsewhere.iterdir()) == []
 
 
+@pytest.mark.parametrize("moment", ["after the check", "at the temporary file"])
+@pytest.mark.parametrize("folder", ["shard", "entries", "entries, the project index"])
+def test_a_cache_folder_swapped_for_a_link_during_a_write_takes_nothing_elsewhere(
+    tmp_path, monkeypatch, moment, folder
+):
+    """Another user who can write the cache folder swaps a shard folder (or `v3/`) for a link
+    to a folder of theirs while porter writes an entry (or the project index's answers, in
+    `v3/`): in the window between the check that
+    it is no link and the write (at the seal), or as the temporary file is made. The write
+    was by path, so the entry went through the link; now nothing lands outside the cache."""
+    from porter.pipeline import cache as cache_module
+
+    monkeypatch.setenv("PORTER_CACHE_KEY", "a CI secret")
+    store = cache_module.Cache(tmp_path / "cache")
+    assert store.enabled, store.problem
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    key = "ab" + "c" * 62
+    target = store._path(key).parent if folder == "shard" else store.entries
+    if folder != "shard":
+        (theirs / key[:2]).mkdir()  # their `v3/` made ready with the shard the entry goes in
+    swapped: list[Path] = []
+
+    def swap() -> None:
+        if not swapped:
+            if target.exists():
+                target.rename(target.with_name(target.name + "-moved"))
+            target.symlink_to(theirs, target_is_directory=True)
+            swapped.append(target)
+
+    if moment == "after the check":
+        real_seal = cache_module.seal
+        monkeypatch.setattr(cache_module, "seal", lambda *a: (swap(), real_seal(*a))[1])
+    else:
+        real_open = os.open
+
+        def opening(path, flags, *args, **kwargs):
+            if flags & os.O_CREAT and str(path).endswith(".tmp"):
+                swap()
+            return real_open(path, flags, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", opening)
+    result = cache_module.FileResult(path="m.py", status=cache_module.FileStatus.UNCHANGED)
+    if folder.endswith("index"):
+        store.put_index("values:abc", {"m.py": ()})
+    else:
+        store.put(key, result)
+    assert swapped, "the swap was not made: the test tried nothing"
+    assert [p for p in theirs.rglob("*") if not p.is_dir()] == []
+
+
 def test_relative_xdg_folders_are_ignored_not_made_in_the_project(tmp_path):
     """The XDG Base Directory spec has a relative `XDG_CONFIG_HOME` / `XDG_CACHE_HOME` ignored.
     Taken as given, it put the user's cache key and the default cache in the folder porter
@@ -639,9 +690,9 @@ def test_a_salt_worked_out_from_files_changed_within_the_racy_window_is_not_kept
 _FULL_DISK = """
 import errno, os, sys
 import porter.pipeline.cache as cache, porter.pipeline.statindex as statindex
-def full(path, data):
-    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-cache._write = statindex._write = full
+def full(*args):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(args[0]))
+cache._write = cache._write_at = full
 sys.argv[0] = "porter"
 from porter.cli import main
 main()
