@@ -1074,8 +1074,7 @@ class HfFamily(Family):
                     "HF004",
                     original,
                     f'{cls.rsplit(".", 1)[1]} parsed from the command line defaults to `optim="{default}"` '
-                    f"({self.lib.source_of(cls)}): fused AdamW, which {self.ctx.target.display} has no "
-                    f"kernel for; pass `--optim {_UNFUSED}`",
+                    + self._fused_default(cls),
                 )
                 break
         return updated
@@ -1092,9 +1091,15 @@ class HfFamily(Family):
                 f"the dataclasses `{self.ctx.code(parser.func)}` is built with are not known here (unpacked from "
                 "a value porter does not read, passed by `**`, or bound to other classes in a branch): where they "
                 f'include TrainingArguments (or a trl config), `optim` defaults to `"{default}"` '
-                f"({self.lib.source_of(cls)}): fused AdamW, which {self.ctx.target.display} has no kernel for; "
-                f"pass `--optim {_UNFUSED}`",
+                + self._fused_default(cls),
             )
+
+    def _fused_default(self, cls: str) -> str:
+        """HF004's end of a parser's message: where the fused default is recorded, and what to pass."""
+        return (
+            f"({self.lib.source_of(cls)}): fused AdamW, which {self.ctx.target.display} has no kernel for; "
+            f"pass `--optim {_UNFUSED}`"
+        )
 
     def _offloaded(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         """HF015: an offloaded KV cache syncs CUDA streams (`torch.cuda.default_stream`): the same cache

@@ -137,6 +137,18 @@ def _compilers_graph(module) -> bool:
     return frame is not None and any(c in frame.f_code.co_filename for c in _COMPILERS)
 
 
+def _stored(tensors: dict, tag: str, stats, sample, sums, shape, dtype) -> dict:
+    """An output's manifest entry, its tensors put in `tensors` under `tag` (moved to the CPU):
+    one form for module outputs and the step-1 input."""
+    tensors[f"{tag}.stats"] = stats.to("cpu")
+    tensors[f"{tag}.sample"] = sample.to("cpu")
+    out = {"shape": shape, "dtype": dtype, "stats": f"{tag}.stats", "sample": f"{tag}.sample"}
+    if sums is not None:
+        tensors[f"{tag}.blocks"] = sums.to("cpu")
+        out["blocks"] = f"{tag}.blocks"
+    return out
+
+
 def _unused(key: str, keys: set[str]) -> str:
     """`key`, or `key (2)`, `key (3)`... where a module output of that key is already recorded
     (a module a program named `x#2` beside the second call of its `x`); `key` is then taken."""
@@ -1217,20 +1229,8 @@ class Recorder:
                 own = next((c for c in cuts if key in c[4]), None)  # the region of this call's key
                 if own is not None:
                     (stats, sample, sums, shape), full = own[:4], shape
-                tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
-                tensors[f"m{k}.{j}.sample"] = sample.to("cpu")
-                if sums is not None:
-                    tensors[f"m{k}.{j}.blocks"] = sums.to("cpu")
-                outs.append(
-                    {
-                        "shape": shape,
-                        "dtype": dtype,
-                        "stats": f"m{k}.{j}.stats",
-                        "sample": f"m{k}.{j}.sample",
-                        **({"blocks": f"m{k}.{j}.blocks"} if sums is not None else {}),
-                        **({"padded_from": full} if full else {}),
-                    }
-                )
+                out = _stored(tensors, f"m{k}.{j}", stats, sample, sums, shape, dtype)
+                outs.append({**out, "padded_from": full} if full else out)
             entry: dict[str, object] = {"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs}
             if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
                 entry["calls"] = self.call_counts[mid]
@@ -1254,15 +1254,10 @@ class Recorder:
         for k, (module, recs) in enumerate(self.inputs):
             inner = self._unwrapped(module)
             name = self.names.get(id(inner), f"<unnamed {type(inner).__name__}>")
-            outs = []
-            for j, (stats, sample, sums, shape, dtype, _) in enumerate(recs):
-                tensors[f"i{k}.{j}.stats"] = stats.to("cpu")
-                tensors[f"i{k}.{j}.sample"] = sample.to("cpu")
-                out = {"shape": shape, "dtype": dtype, "stats": f"i{k}.{j}.stats", "sample": f"i{k}.{j}.sample"}
-                if sums is not None:
-                    tensors[f"i{k}.{j}.blocks"] = sums.to("cpu")
-                    out["blocks"] = f"i{k}.{j}.blocks"
-                outs.append(out)
+            outs = [
+                _stored(tensors, f"i{k}.{j}", stats, sample, sums, shape, dtype)
+                for j, (stats, sample, sums, shape, dtype, _) in enumerate(recs)
+            ]
             entries.append({"key": f"{name} (input)", "type": "input", "outputs": outs})
         return entries
 
