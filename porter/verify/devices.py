@@ -62,6 +62,22 @@ def hardware_hints() -> dict[str, bool]:
 # the targets' runtimes: the reference never imports them (keep_reference_off_targets)
 TARGET_RUNTIMES = ("torch_xla", "torch_neuronx", "torch_tpu")
 TARGET_KINDS = ("xla", "neuron", "tpu")
+# the libraries whose versions a trace records where the program imported them (`library_versions`):
+# torch, its targets' runtimes, and the model libraries whose code runs in the step
+RECORDED_LIBRARIES = ("torch", *TARGET_RUNTIMES, "transformers", "accelerate", "peft", "diffusers", "timm", "numpy")
+
+
+def library_versions() -> dict[str, str]:
+    """Python's version and those of the `RECORDED_LIBRARIES` the process imported, read when the
+    trace is written: the side's `versions` are read before the program runs, so a trace held
+    no transformers version, and two traces recorded with other transformers, torch or torch_xla
+    compared with nothing said (twenty-fourth trace read's leftover)."""
+    out = {"python": sys.version.split()[0]}
+    for name in RECORDED_LIBRARIES:
+        version = getattr(sys.modules.get(name), "__version__", None)
+        if isinstance(version, str):
+            out[name] = version
+    return out
 
 
 class TargetRuntimeImported(RuntimeError):

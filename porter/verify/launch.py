@@ -453,6 +453,8 @@ def _source(package: Path) -> str | None:
 
 
 def _write(run: _Side, stopped: str, error: dict | None) -> None:
+    from porter.verify.devices import library_versions
+
     job, out, side, rng = run.job, run.out, run.side, run.rng
     _phase(out, "writing the trace")
     manifest, tensors, trace_error = _finish_recording(run.recorder, run.root, describe=error is None)
@@ -470,6 +472,7 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
         {
             "porter": run.version,
             "porter_source": _source(run.package),
+            "libraries": library_versions(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run.started)),
             "role": job["role"],
             "target": job.get("target"),

@@ -115,6 +115,7 @@ def where(trace: Trace | None) -> dict:
         "tree": m.get("tree"),
         "porter": m.get("porter"),
         "porter_source": m.get("porter_source"),
+        "libraries": m.get("libraries"),
         "seed": m.get("seed"),
         "stopped": m.get("stopped"),
         "steps_recorded": m.get("steps_recorded"),
@@ -768,6 +769,7 @@ def _compare_one(
     res.warnings += _added_modules(rm, pm) if port_steps else _unnamed_modules(pm)
     res.warnings += _other_target((config or {}).get("target"), pm)
     res.warnings += _other_porter(rm, pm)
+    res.warnings += _other_libraries(rm, pm)
     tol_text = (
         f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
         f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
@@ -1012,6 +1014,36 @@ def _other_porter(rm: dict, pm: dict) -> list[str]:
         f"the traces were recorded by other porter code (source {ref} and {port}, version "
         f"{rm.get('porter')} and {pm.get('porter')}): what they record may differ; record both with one porter"
     ]
+
+
+def _other_libraries(rm: dict, pm: dict) -> list[str]:
+    """Traces recorded with other releases of a library both imported (torch, torch_xla,
+    transformers: the manifest's `libraries`, and its side's `versions` for traces written
+    before it): their kernels and models' code may differ, so two traces compared with nothing
+    said (twenty-fourth trace read's leftover). Said, not deciding: a port is often run with a
+    newer torch than its reference. The build tag is not compared (`2.9.0+cu128` on the GPU
+    host, `2.9.0+cpu` on the target's: one release built for each device)."""
+    ref, port = _libraries(rm), _libraries(pm)
+    differ = [
+        f"{name} {ref[name]} and {port[name]}"
+        for name in ref
+        if name in port and _release(ref[name]) != _release(port[name])
+    ]
+    if not differ:
+        return []
+    return [
+        f"the traces were recorded with other library versions (reference and ported: {'; '.join(differ)}): "
+        "what the libraries compute may differ; the verdict holds for these versions"
+    ]
+
+
+def _libraries(m: dict) -> dict[str, str]:
+    found = {**((m.get("side") or {}).get("versions") or {}), **(m.get("libraries") or {})}
+    return {k: v for k, v in found.items() if isinstance(v, str)}
+
+
+def _release(version: str) -> str:
+    return version.split("+", 1)[0]
 
 
 def _unnamed_modules(pm: dict) -> list[str]:

@@ -305,6 +305,7 @@ _MANIFEST = {
     "tree": _opt(str),
     "porter": _opt(str),
     "porter_source": _opt(str),
+    "libraries": _opt(dict),
     "host": _opt({"hostname": _opt(str), "platform": _opt(str), "machine": _opt(str)}),
     "wall_s": _opt(_NUMBER),
     "steps_recorded": _opt(int),

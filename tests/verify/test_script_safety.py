@@ -1452,6 +1452,9 @@ def test_a_model_called_with_keywords_only_has_its_own_input_recorded_and_other_
     ref = traces[3]
     # and the porter code that recorded it (`porter` is 0.1.0 in every build)
     assert ref.manifest["porter_source"] == source_digest(Path(porter.__file__).parent), ref.manifest["porter"]
+    # and the libraries it ran with: transformers is imported by the program, after the side began
+    libraries = ref.manifest["libraries"]
+    assert libraries["transformers"] == need("transformers").__version__ and libraries["torch"] == torch.__version__
     [given] = ref.manifest["inputs"]
     assert given["key"] == "(model) (input)" and [o["shape"] for o in given["outputs"]] == [[4, 8], [4, 8]], given
     _, first = compare_modules(ref, traces[7], 1e-4, 1e-5)

@@ -897,6 +897,54 @@ def test_traces_recorded_by_other_porter_code_are_said_only_where_both_say_which
     assert f"source {before} and {after}" in line, line
 
 
+def test_a_trace_records_the_versions_of_the_libraries_the_program_imported(monkeypatch):
+    """Read when the trace is written, not when the side starts: transformers is imported by
+    the program (the side's `versions` never held it; twenty-fourth trace read's leftover)."""
+    import sys
+    from types import SimpleNamespace
+
+    from porter.verify.devices import library_versions
+
+    monkeypatch.setitem(sys.modules, "transformers", SimpleNamespace(__version__="4.57.1"))
+    monkeypatch.setitem(sys.modules, "torch_xla", None)  # the reference's blocked runtime
+    monkeypatch.setitem(sys.modules, "peft", SimpleNamespace(__version__=None))
+    found = library_versions()
+    assert found["transformers"] == "4.57.1" and found["torch"] == torch.__version__, found
+    assert "torch_xla" not in found and "peft" not in found and found["python"] == sys.version.split()[0]
+
+
+def test_traces_recorded_with_other_library_releases_are_said_and_do_not_decide(tmp_path):
+    """The source digest covers porter's code, not the libraries': two traces recorded with
+    other transformers or torch compared with nothing said (twenty-fourth trace read's
+    leftover). A release that differs in a library both traces hold is said; a build tag
+    (`+cu128` against `+cpu`) is not another release, and a trace written before `libraries` is
+    read by its side's `versions`."""
+    said = "the traces were recorded with other library versions"
+    cases = (
+        ({"torch": "2.9.0+cu128", "transformers": "4.57.1"}, {"torch": "2.9.0+cpu", "transformers": "4.46.0"}, True),
+        ({"torch": "2.9.0+cu128", "transformers": "4.57.1"}, {"torch": "2.9.0+cpu", "transformers": "4.57.1"}, False),
+        ({"torch": "2.9.0", "torch_xla": "2.9.0"}, {"torch": "2.9.0", "torch_xla": "2.8.1"}, True),
+        ({"torch": "2.9.0"}, {"torch_xla": "2.8.1", "transformers": "4.46.0"}, False),  # none both hold
+    )
+    for ref_libs, port_libs, says in cases:
+        ref, port = _sourced(tmp_path, None, None)
+        ref.manifest["libraries"], port.manifest["libraries"] = ref_libs, port_libs
+        res = compare_traces(ref, port)
+        assert res.verdict == "pass" and any(said in w for w in res.warnings) is says, (ref_libs, res.warnings)
+    line = next(w for w in _library_warnings(tmp_path, cases[0]) if said in w)
+    assert "transformers 4.57.1 and 4.46.0" in line and "torch " not in line, line
+    ref, port = _sourced(tmp_path, None, None)  # traces written before `libraries`: their side's versions
+    ref.manifest["side"]["versions"], port.manifest["side"]["versions"] = {"torch": "2.9.0"}, {"torch": "2.13.0"}
+    [line] = [w for w in compare_traces(ref, port).warnings if said in w]
+    assert "torch 2.9.0 and 2.13.0" in line, line
+
+
+def _library_warnings(tmp_path, case):
+    ref, port = _sourced(tmp_path, None, None)
+    ref.manifest["libraries"], port.manifest["libraries"] = case[0], case[1]
+    return compare_traces(ref, port).warnings
+
+
 def _sourced(tmp_path, ref_source, port_source):
     ref, port = make_trace(tmp_path / "r.st", [1.0, 0.5]), make_trace(tmp_path / "p.st", [1.0, 0.5], label=PORT)
     ref.manifest.update(porter="0.1.0", porter_source=ref_source)
