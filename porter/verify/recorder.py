@@ -393,13 +393,14 @@ def bits_checksum(t: torch.Tensor) -> torch.Tensor:
     return x.view(ints).to(torch.int64).sum()
 
 
-def _call_kwargs(module) -> dict:
+def _call_kwargs(module) -> dict | None:
     """The keyword arguments of the module call whose global forward pre-hook runs now. torch's
     global hooks get no kwargs (`register_module_forward_pre_hook` has no `with_kwargs`), so
     they are read from the frame of `Module._call_impl` (or its `inner`) calling the hook: a
     model called with keywords only (HF's `model(input_ids=..., labels=...)`) had its first
     submodule's positional input recorded, and its labels never (twenty-fourth trace read's
-    leftover). {} where no such frame is found within a few (another torch's layout)."""
+    leftover). None where no such frame is found within a few (another torch's layout): the
+    caller says so (`Recorder.on_input`)."""
     frame: types.FrameType | None = sys._getframe(1)
     for _ in range(6):
         if frame is None:
@@ -407,12 +408,18 @@ def _call_kwargs(module) -> dict:
         if frame.f_code.co_name in ("inner", "_call_impl") and frame.f_code.co_filename.endswith(_MODULE_PY):
             found = frame.f_locals
             kwargs = found.get("kwargs")
-            return kwargs if found.get("self") is module and isinstance(kwargs, dict) else {}
+            return kwargs if found.get("self") is module and isinstance(kwargs, dict) else None
         frame = frame.f_back
-    return {}
+    return None
 
 
 _MODULE_PY = os.path.join("torch", "nn", "modules", "module.py")
+KWARGS_UNREAD = (
+    "the keyword arguments of the model's calls could not be read (this torch's Module._call_impl is "
+    "not laid out as porter reads it): the step's data was recorded from the first module call with "
+    "positional tensors, and a model called with keywords only (`model(input_ids=..., labels=...)`) "
+    "had its first submodule's input recorded, its labels not"
+)
 
 
 def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
@@ -677,6 +684,9 @@ class Recorder:
         if self.inputs or self.step != 0 or self.finished or _compilers_graph(module):
             return  # (a compiler's graph module: `m.compile()` runs the bridge's before the model's hooks)
         kwargs = _call_kwargs(module)  # `model(input_ids=..., labels=...)`: the model's, not its embedding's
+        if kwargs is None:
+            kwargs = {}
+            self._kwargs_unread()
         found = [t for t in _tensors_of([args, [kwargs[k] for k in sorted(kwargs)]]) if unsampled(t) is None]
         if not found:
             return
@@ -684,6 +694,13 @@ class Recorder:
         self.outputs_recorded += len(found)
         with self.own_work():
             self.inputs.append((module, [self._output_record(t, {}) for t in found]))
+
+    def _kwargs_unread(self) -> None:
+        """Say, once, that the first calls' keyword arguments could not be read: on a torch whose
+        `Module._call_impl` is laid out otherwise the step's data fell back to the positional
+        tensors of the first call with any, unsaid (twenty-fourth trace read's leftover)."""
+        if KWARGS_UNREAD not in self.notes:
+            self.notes.append(KWARGS_UNREAD)
 
     def on_forward(self, module, args, output) -> None:
         if _compilers_graph(module):

@@ -850,6 +850,41 @@ def test_the_port_s_region_lookup_reads_no_shape_of_an_output_porter_does_not_sa
     assert rec._regions(torch.nn.Linear(1, 1), 1, [torch.ones(2, 5)]) == [{(2, 3): {"m"}}]
 
 
+@pytest.mark.parametrize("layout", ["this torch's", "another"])
+def test_the_step_s_keyword_data_is_read_from_torch_s_call_frame_or_said_unread(tmp_path, monkeypatch, layout):
+    """The keyword arguments of a model's call are read from torch's `Module._call_impl` frame
+    (global hooks get none); on a torch laid out otherwise the step's data fell back to the
+    first positional tensors (the first submodule's input, the labels lost) with nothing said
+    (twenty-fourth trace read's leftover). Another layout is simulated by another file name."""
+    from types import SimpleNamespace
+
+    from porter.verify import recorder as R
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 2)
+
+        def forward(self, x, labels=None):
+            return (self.fc(x) - labels).pow(2).mean()
+
+    if layout == "another":
+        monkeypatch.setattr(R, "_MODULE_PY", "torch/nn/modules/module_v3.py")
+    rec = R.Recorder(1, SimpleNamespace(kind="cpu"), str(tmp_path), ops=False, syncs=False)
+    model = Model()
+    handle = torch.nn.modules.module.register_module_forward_pre_hook(rec.on_input)
+    try:
+        model(x=torch.ones(3, 4), labels=torch.zeros(3, 2))
+    finally:
+        handle.remove()
+    [(module, outputs)] = rec.inputs
+    said = [n for n in rec.notes if "keyword arguments of the model's calls could not be read" in n]
+    if layout == "another":
+        assert module is model.fc and len(outputs) == 1 and len(said) == 1, (module, rec.notes)
+    else:
+        assert module is model and [o[-3] for o in outputs] == [[3, 2], [3, 4]] and not said, rec.notes
+
+
 def test_traces_recorded_with_two_seeds_are_said_to_be_seeded_apart_not_from_one_generator(tmp_path):
     """`trace record --seed 0` against `--seed 1` of a program that does not seed itself: the
     weights differed "though both sides drew from the same seeded CPU generator", and the report
