@@ -83,8 +83,14 @@ def _root_prefixes(roots: list) -> list[str]:
 
 
 # regions one output is recorded on at most, beside the whole (`Recorder._regions`): the
-# reference's calls of one call number whose shapes the output holds
-MAX_REGIONS = 4
+# reference's calls of one call number whose shapes the output holds. At 4, a port that called
+# three modules more before ten calls of one type on ten lengths had two of them "not compared"
+# (twenty-fourth read's leftover); 8 compared every one, at 5 % more regions in the
+# differential check (`docs/reads/43-tleft-attempts.md`)
+MAX_REGIONS = 8
+# and the reference's calls of the port's module type within this many of its own index, at
+# most this many regions more (`Recorder._near`)
+NEAR_REGIONS = 4
 
 
 def _reference_calls(shapes: list) -> dict[int, list[tuple[str, list, str | None]]]:
@@ -97,16 +103,17 @@ def _reference_calls(shapes: list) -> dict[int, list[tuple[str, list, str | None
     return out
 
 
-def _cuts(calls: list[tuple[str, list, str | None]], j: int, full: list[int]) -> dict[tuple, set[str]]:
+def _cuts(calls: list[tuple[str, list, str | None]], j: int, full: list[int], cap: int) -> dict[tuple, set[str]]:
     """The regions of an output of shape `full` (its `j`-th) that the reference's `calls` gave
-    that output, each with the keys of the calls that gave it: only shapes it holds and is not."""
+    that output, each with the keys of the calls that gave it: only shapes it holds and is not,
+    at most `cap`."""
     regions: dict[tuple, set[str]] = {}
     for key, outs, _ in calls:
         shape = outs[j] if j < len(outs) else None
         if shape is None or shape == full or len(shape) != len(full):
             continue
         if all(0 <= r <= f for r, f in zip(shape, full)):
-            if tuple(shape) in regions or len(regions) < MAX_REGIONS:
+            if tuple(shape) in regions or len(regions) < cap:
                 regions.setdefault(tuple(shape), set()).add(key)
     return regions
 
@@ -762,21 +769,21 @@ class Recorder:
         if memo not in self.region_memo:
             # the calls of its type first (a port may have changed a module's class: the others after)
             calls = sorted(self.reference_calls.get(n, []), key=lambda c: c[2] != kind)
-            self.region_memo[memo] = [_cuts(calls, j, list(full)) for j, full in enumerate(fulls)]
+            self.region_memo[memo] = [_cuts(calls, j, list(full), MAX_REGIONS) for j, full in enumerate(fulls)]
         found = self.region_memo[memo]
         near = self._near(len(self.calls), kind)
-        same = [_cuts(near, j, list(full)) for j, full in enumerate(fulls)]
+        same = [_cuts(near, j, list(full), NEAR_REGIONS) for j, full in enumerate(fulls)]
         if not any(same):
             return found
         return [{r: keys | same[j].get(r, set()) for r, keys in {**same[j], **f}.items()} for j, f in enumerate(found)]
 
     def _near(self, index: int, kind: str) -> list[tuple[str, list, str | None]]:
         """The reference's call at the port's call `index`, then its calls of the port's module
-        type within `MAX_REGIONS` of it, nearest first: a port that called one module more before
+        type within `NEAR_REGIONS` of it, nearest first: a port that called one module more before
         six calls of one type had the sixth's own region past the bound, beside four earlier calls
         of that type, and a change there was found only through the loss (twenty-third read)."""
         ro = self.reference_order
-        span = range(max(0, index - MAX_REGIONS), min(len(ro), index + MAX_REGIONS + 1))
+        span = range(max(0, index - NEAR_REGIONS), min(len(ro), index + NEAR_REGIONS + 1))
         return [ro[i] for i in sorted(span, key=lambda i: abs(i - index)) if i == index or ro[i][2] == kind]
 
     def _output_record(self, t: torch.Tensor, regions: dict[tuple, set[str]]) -> tuple:

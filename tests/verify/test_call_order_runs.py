@@ -56,8 +56,8 @@ for i in range(2):
     sync()
 """
 
-# one module type called on six lengths (six shapes, beyond the recorder's MAX_REGIONS = 4 that a
-# padded output is recorded on); BAD: the sixth call's output moved by 1% (a hook of the port's
+# one module type called on six lengths (six shapes, beyond the recorder's MAX_REGIONS, 4 until the
+# twenty-fifth read, that a padded output is recorded on); BAD: the sixth call's output moved by 1% (a hook of the port's
 # own on it: porter records the output its caller gets); SWAP unused
 SIX_LENGTHS = """
 import torch, torch.nn as nn

@@ -850,6 +850,31 @@ def test_the_port_s_region_lookup_reads_no_shape_of_an_output_porter_does_not_sa
     assert rec._regions(torch.nn.Linear(1, 1), 1, [torch.ones(2, 5)]) == [{(2, 3): {"m"}}]
 
 
+def test_each_of_ten_calls_of_one_type_gets_its_own_region_behind_three_added_modules():
+    """Ten Linears on ten lengths, the port padded to 12 rows and calling three modules more
+    before them (a cast, a padding, a mask): at 4 regions a call number, the fifth and sixth
+    call's own regions were past both the bound and the window of nearest calls, and those two
+    were "not compared" (twenty-fourth read's leftover; `parity-check` of this program:
+    docs/reads/43-tleft-attempts.md). Every call now has its own region."""
+    from types import SimpleNamespace
+
+    from porter.verify.recorder import Recorder
+
+    reference = [(f"ls.{i}", [[i + 1, 8]], "Linear") for i in range(10)] + [("(model)", [[]], "Ten")]
+    rec = Recorder(1, SimpleNamespace(kind="cpu"), ".", ops=False, syncs=False, reference_shapes=reference)
+    port_output = torch.ones(12, 8)
+    for _ in range(3):
+        rec._regions(torch.nn.Identity(), 1, [port_output])
+        rec.calls.append((0, 1, []))
+    missing = []
+    for i in range(10):
+        [regions] = rec._regions(torch.nn.Linear(8, 8), 1, [port_output])
+        rec.calls.append((0, 1, []))
+        if f"ls.{i}" not in regions.get((i + 1, 8), set()):
+            missing.append(f"ls.{i}")
+    assert missing == [], missing
+
+
 @pytest.mark.parametrize("layout", ["this torch's", "another"])
 def test_the_step_s_keyword_data_is_read_from_torch_s_call_frame_or_said_unread(tmp_path, monkeypatch, layout):
     """The keyword arguments of a model's call are read from torch's `Module._call_impl` frame
