@@ -175,6 +175,26 @@ def rng_findings(rm: dict, pm: dict, parted_step: int | None, start_differs: boo
     return out
 
 
+def compiled_draws(rm: dict, pm: dict) -> list[str]:
+    """A side that ran `torch.compile`d code: porter redirects the device's random draws to the
+    CPU generator through a Python mode, which holds in eager code only (dynamo traces it into
+    the graph: the draws are counted as redirected, their values are not the CPU's). A faithful
+    port compiled with "openxla" failed at its Dropout, "max abs error 2.98", with nothing said
+    of why, where `--eager` passes (twenty-fourth read's leftover). Said with a failure where
+    the side drew on its device, not deciding: porter cannot tell whether the compiled code drew."""
+    out = []
+    for role, m in (("ported", pm), ("reference", rm)):
+        frames, rng = m.get("compiled_frames"), m.get("rng") or {}
+        drew = type(rng.get("device_draws")) is int and rng["device_draws"] > 0
+        if type(frames) is int and frames > 0 and drew and rng.get("redirected", True):
+            out.append(
+                f"the {role} side ran {frames} torch.compile'd frame(s), whose random draws porter does not "
+                "redirect to the CPU generator (its redirect holds in eager code only): if that code draws "
+                "(dropout), the two sides' draws differ there; rerun with --eager to compare it eagerly"
+            )
+    return out
+
+
 def weights_advice(pm: dict, seeded_alike: bool = True) -> str:
     r = pm.get("rng") or {}
     if not seeded_alike:
@@ -191,4 +211,12 @@ def weights_advice(pm: dict, seeded_alike: bool = True) -> str:
     )
 
 
-__all__ = ["made_on", "device_findings", "branch_warnings", "rng_lines", "rng_findings", "weights_advice"]
+__all__ = [
+    "made_on",
+    "device_findings",
+    "branch_warnings",
+    "rng_lines",
+    "rng_findings",
+    "compiled_draws",
+    "weights_advice",
+]

@@ -100,21 +100,26 @@ def _note_compile(torch) -> None:
     torch.compile = compile_noted
 
 
+def _compiled_frames() -> int | None:
+    """How many frames dynamo compiled in this process; None where the program never called
+    torch.compile, or this torch keeps no such counter."""
+    if not _COMPILED or "torch._dynamo" not in sys.modules:
+        return None
+    try:
+        from torch._dynamo.utils import counters
+
+        return int(counters["frames"]["ok"])
+    except Exception:  # noqa: BLE001 — a torch without these counters: nothing to say
+        return None
+
+
 def _compile_note(counting: bool) -> str | None:
     """What the trace must say of a program that called torch.compile when dynamo compiled no
     frame of it: its models ran eagerly, and the trace is of that run. Under porter's operator
     counting (a TorchDispatchMode) dynamo compiles nothing; the trace of an inductor program
     held eager's operators and outputs, bit for bit, and said nothing of it (nineteenth read's
     "untried")."""
-    if not _COMPILED or "torch._dynamo" not in sys.modules:
-        return None
-    try:
-        from torch._dynamo.utils import counters
-
-        compiled = int(counters["frames"]["ok"])
-    except Exception:  # noqa: BLE001 — a torch without these counters: nothing to say
-        return None
-    if compiled:
+    if _compiled_frames() != 0:
         return None
     why = (
         "porter's operator counting was on, and its TorchDispatchMode keeps dynamo from compiling: "
@@ -466,6 +471,7 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
     if side is not None:
         manifest["devices"] = dict(manifest.get("devices") or {}, **device_requests(side))
     manifest["rng"] = rng_summary(job, side, rng)
+    manifest["compiled_frames"] = _compiled_frames()  # whose draws no mode redirects (`causes.compiled_draws`)
     if "torch" in sys.modules:
         manifest["threads"] = sys.modules["torch"].get_num_threads()
     manifest.update(

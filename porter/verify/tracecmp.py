@@ -943,7 +943,7 @@ def _fails(
     if fails:
         fails += causes.rng_findings(
             rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
-        )
+        ) + causes.compiled_draws(rm, pm)
     return fails
 
 

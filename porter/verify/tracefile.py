@@ -306,6 +306,7 @@ _MANIFEST = {
     "porter": _opt(str),
     "porter_source": _opt(str),
     "libraries": _opt(dict),
+    "compiled_frames": _opt(int),
     "host": _opt({"hostname": _opt(str), "platform": _opt(str), "machine": _opt(str)}),
     "wall_s": _opt(_NUMBER),
     "steps_recorded": _opt(int),

@@ -850,6 +850,34 @@ def test_the_port_s_region_lookup_reads_no_shape_of_an_output_porter_does_not_sa
     assert rec._regions(torch.nn.Linear(1, 1), 1, [torch.ones(2, 5)]) == [{(2, 3): {"m"}}]
 
 
+def test_a_failing_port_that_ran_compiled_code_is_told_its_compiled_draws_are_not_redirected(tmp_path):
+    """A faithful port compiled with "openxla" whose model holds a Dropout failed at it ("max
+    abs error 2.98") with nothing said, where `--eager` passes: porter's redirect of the
+    device's draws is a Python mode, which a compiled region does not call per operator
+    (twenty-fourth read's leftover; `parity-check` of that program: docs/reads/43-tleft-attempts.md).
+    A failing side that compiled frames and drew on its device is said to have draws porter
+    did not redirect; not where it passes, compiled nothing, drew nothing (a compiled port with
+    GELU for ReLU), or kept its device's generator (--device-rng)."""
+    said = "torch.compile'd frame(s), whose random draws porter does not redirect"
+    ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
+    for losses, frames, redirected, draws, says in (
+        ([2.0, 1.7], 2, True, 2, True),
+        ([2.0, 1.8], 2, True, 2, False),
+        ([2.0, 1.7], 0, True, 2, False),
+        ([2.0, 1.7], None, True, 2, False),
+        ([2.0, 1.7], 2, True, 0, False),
+        ([2.0, 1.7], 2, False, 2, False),
+    ):
+        port = make_trace(tmp_path / "p.st", losses, label=PORT)
+        port.manifest.update(compiled_frames=frames, rng={"redirected": redirected, "device_draws": draws})
+        res = compare_traces(ref, port)
+        lines = [r for r in res.reasons if said in r]
+        assert res.verdict == ("fail" if losses[1] != 1.8 else "pass") and bool(lines) is says, res.reasons
+    port.manifest.update(compiled_frames=2, rng={"redirected": True, "device_draws": 2})
+    [line] = [r for r in compare_traces(ref, port).reasons if said in r]
+    assert line.startswith("the ported side ran 2 torch.compile'd frame(s)") and "rerun with --eager" in line
+
+
 def test_each_of_ten_calls_of_one_type_gets_its_own_region_behind_three_added_modules():
     """Ten Linears on ten lengths, the port padded to 12 rows and calling three modules more
     before them (a cast, a padding, a mask): at 4 regions a call number, the fifth and sixth
