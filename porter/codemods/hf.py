@@ -15,12 +15,20 @@ from __future__ import annotations
 from porter.codemods import cstwalk
 import libcst as cst
 
+import operator
 from functools import cache
 
 from porter.analysis.resolve import iter_statements, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import binding_before, bindings, is_param, last_binding, reaching_bindings
+from porter.codemods.flow import (
+    binding_before,
+    bindings,
+    is_param,
+    last_binding,
+    reaching_before,
+    reaching_bindings,
+)
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -50,8 +58,8 @@ def _late_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
 
 @cache
 def kernels_no_fallback() -> dict[str, str]:
-    """HF016: rules/hf.toml's `[kernels_no_fallback]`: `values` (`use_fallback=` values that keep no layer's own
-    forward), `advice`, and target -> why `kernelize` raises there."""
+    """HF016: rules/hf.toml's `[kernels_no_fallback]`: `KernelizeFallback`'s `classes` and `flags`, the flag
+    `needed` to keep a layer's own forward off CUDA, what `booleans` mean, `advice`, and target -> why it raises."""
     return load_toml("hf.toml").get("kernels_no_fallback", {})
 
 
@@ -99,6 +107,8 @@ _CACHES = ("DynamicCache", "StaticCache", "OffloadedCache", "OffloadedStaticCach
 _CACHE_NAMES = frozenset(f"transformers.{m}{c}" for c in _CACHES for m in ("", "cache_utils."))
 # HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
 _KERNELIZE = frozenset(("kernels.kernelize", "kernels.layer.kernelize", "kernels.layer.kernelize.kernelize"))
+# HF016: the operators a `KernelizeFallback` value is combined with (a `Flag`: bitwise on its values)
+_FLAG_OPS = {cst.BitOr: operator.or_, cst.BitAnd: operator.and_, cst.BitXor: operator.xor}
 _UNFUSED = "adamw_torch"
 # HF012: what the Trainer does with activation checkpointing on PyTorch/XLA (seen on XLA:CPU)
 _CHECKPOINTING_FAILS = (
@@ -793,34 +803,60 @@ class HfFamily(Family):
         return candidate if self.ctx.report("HF016", arg, message, replacement=candidate) else updated
 
     def _kernelize_no_fallback(self, original: cst.Call) -> None:
-        """HF016: `use_fallback=False` raises for a layer whose mapping names no kernel for the device, as a
-        CUDA port's does on every target: reported with the table's reason (the mapping itself is not read)."""
+        """HF016: a `use_fallback=` whose `KernelizeFallback` flags lack `NO_DEVICE` (`False`, `NONE`, `NO_LAYER`,
+        `ALL & ~NO_DEVICE`) raises for a layer whose mapping names no kernel for the device, as a CUDA port's
+        does on every target: reported with the table's reason (the mapping itself is not read)."""
         arg = self.kwarg(original, "use_fallback")
         if arg is None:
             return
         table = kernels_no_fallback()
-        held = self._fallback_bound(arg.value) if isinstance(arg.value, cst.Name) else None
+        held = self._fallback_bound(arg.value, original) if isinstance(arg.value, cst.Name) else None
         given = held or arg.value
-        if (self.ctx.qualname(given) or self.ctx.code(given)) not in table["values"]:
+        boolean = table["booleans"].get(self.ctx.code(given))
+        flags = table["flags"][boolean] if boolean else self._fallback_flags(given)
+        if flags is None or flags & table["flags"][table["needed"]]:
             return
         why = table[self.ctx.target.name]
         bound = f" (`{self.ctx.code(given)}`, bound above)" if held is not None else ""
-        message = f"`use_fallback={self.ctx.code(arg.value)}`{bound} falls back for no layer: {why}"
+        message = (
+            f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a layer "
+            f"whose mapping names no kernel for the device does not keep its own forward: {why}"
+        )
         self.ctx.report("HF016", arg, message, advice=table["advice"])
 
-    def _fallback_bound(self, name: cst.Name) -> cst.BaseExpression | None:
-        """The value `use_fallback=name` reads where every binding of `name` that may reach the end of its
-        scope (the enclosing function's, or the module's where no enclosing function binds it) is one and the
+    def _fallback_flags(self, node: cst.BaseExpression) -> int | None:
+        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`), from rules/hf.toml's
+        table (kernels is not porter's dependency: its `Flag` values are recorded); None where not read."""
+        table = kernels_no_fallback()
+        flags = table["flags"]
+        cls, _, member = (self.ctx.qualname(node) or "").rpartition(".")
+        if cls in table["classes"] and member in flags:
+            return flags[member]
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            inner = self._fallback_flags(node.expression)
+            return None if inner is None else flags["ALL"] & ~inner
+        op = _FLAG_OPS.get(type(node.operator)) if isinstance(node, cst.BinaryOperation) else None
+        if op is None:
+            return None
+        left, right = self._fallback_flags(node.left), self._fallback_flags(node.right)
+        return None if left is None or right is None else op(left, right)
+
+    def _fallback_bound(self, name: cst.Name, call: cst.Call) -> cst.BaseExpression | None:
+        """The value `use_fallback=name` reads where every binding of `name` that may reach the call (in its
+        function; a module's name read in a function: every one that may reach the module's end) is one and the
         same plain `name = value`; None where porter cannot tell (a parameter, an outer function's name, a
         binding in a branch beside another value): left, as the finding's reason is the value's."""
         scope: cst.Module | cst.FunctionDef | cst.Lambda | None = self.ctx.scopes.innermost
         if scope is not None and is_param(scope, name.value):
             return None
+        use = self.ctx.statement_of.get(id(call))
         if scope is None or not self.ctx.scopes.shadows(name.value):
+            use = use if scope is None else None  # the module's binding as the function is called: at its end
             scope = self.ctx.module
         if scope is None or _loop_or_with_binds(scope, name.value):
             return None
-        reaching = reaching_bindings(scope, name.value)
+        path = self.ctx.current_statements
+        reaching = reaching_before(scope, name.value, use, path) if use else reaching_bindings(scope, name.value)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         return reaching[0][0] if len(codes) == 1 and None not in codes else None
 

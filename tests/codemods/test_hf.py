@@ -958,6 +958,46 @@ def test_kernelize_without_fallback_through_a_name_is_reported(target):
     assert all(f"device type {target}" in f.message and f.advice for f in findings)
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_flags_and_a_name_rebound_after_the_call(target):
+    """`use_fallback=` is read as kernels 0.18.3 reads it (twenty-fifth rleft read, run on CPU for tpu and
+    neuron with a CUDA-only mapping): a `KernelizeFallback` without `NO_DEVICE` (`NO_LAYER`, `NO_LAYER |
+    CANNOT_LOAD`, `ALL & ~NO_DEVICE`, `DEFAULT ^ NO_DEVICE`) raises, one with it (`NO_DEVICE`, `~NO_LAYER`) keeps
+    the layer's own forward; a name is read at the bindings that reach the call, not one after it, nor one
+    in the other branch of an `if`."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "def strict(model, c):\n"
+        "    F = False\n"
+        "    kernelize(model, use_fallback=F)\n"
+        "    F = True\n"
+        "    G = K.NONE; kernelize(model, use_fallback=G); G = K.ALL\n"
+        "    kernelize(model, use_fallback=K.NO_LAYER)\n"
+        "    kernelize(model, use_fallback=K.NO_LAYER | K.CANNOT_LOAD)\n"
+        "    kernelize(model, use_fallback=K.ALL & ~K.NO_DEVICE)\n"
+        "    kernelize(model, use_fallback=K.DEFAULT ^ K.NO_DEVICE)\n"
+        "def loose(model, c):\n"
+        "    kernelize(model, use_fallback=K.NO_DEVICE)\n"
+        "    kernelize(model, use_fallback=K.NO_LAYER | K.NO_DEVICE)\n"
+        "    kernelize(model, use_fallback=~K.NO_LAYER)\n"
+        "    F = True\n"
+        "    kernelize(model, use_fallback=F)\n"
+        "    F = False\n"
+        "    H = True\n"
+        "    if c:\n"
+        "        H = False\n"
+        "    else:\n"
+        "        kernelize(model, use_fallback=H)\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (4, 6, 7, 8, 9, 10)]
+    assert new == code
+    assert "(`False`, bound above)" in findings[0].message and "(`K.NONE`, bound above)" in findings[1].message
+    assert all(
+        "no `KernelizeFallback.NO_DEVICE`" in f.message and f"device type {target}" in f.message for f in findings
+    )
+
+
 def test_a_local_pre_quantized_checkpoint_is_said_to_be_unread(tmp_path):
     """A checkpoint folder of the project whose config.json holds a `quantization_config` (twenty-fourth
     rules3 read): lint ports each file from its own bytes (cache, stat index) and transformers resolves a
