@@ -57,6 +57,20 @@ def _late_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
 
 
 @cache
+def _replaced_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
+    """The switches `dataclasses.replace(args, ...)` sets on the copy, as `_late_switches` gives them: the late
+    ones, and those read only as the arguments are built, since `replace` builds them anew (`__post_init__`
+    again; seen with transformers 5.24: `tf32=True` raises, `fp16=True` makes the copy's mixed precision fp16,
+    `torch_compile=True` its backend inductor)."""
+    switches = dict(_late_switches(target))
+    switches["fp16"] = ("HF003", _FP16_REPLACED, None)
+    switches.update({k: ("HF013", what, None) for k, what in cuda_switches().items() if k not in switches})
+    if target == "xla":
+        switches.update({k: ("HF014", _COMPILE_FAILS, None) for k in ("torch_compile", "torch_compile_mode")})
+    return switches
+
+
+@cache
 def kernels_no_fallback() -> dict[str, str]:
     """HF016: rules/hf.toml's `[kernels_no_fallback]`: `KernelizeFallback`'s `classes` and `flags`, the flag
     `needed` to keep a layer's own forward off CUDA, what `booleans` mean, `advice`, and target -> why it raises."""
@@ -134,6 +148,11 @@ _COMPILE_FAILS = (
 _FP16_EVAL_LATE = (
     "the Trainer casts the model to float16 for evaluation (transformers 5.24 trainer.py reads "
     "`args.fp16_full_eval` when it evaluates); bf16 is the targets' reduced precision: `bf16_full_eval`"
+)
+# HF003: `fp16=True` given to `dataclasses.replace` (seen: the copy's `__post_init__` sets fp16 again)
+_FP16_REPLACED = (
+    "`replace` builds the arguments anew, and transformers 5.24 sets float16 autocast with loss scaling on the "
+    "copy (seen); bf16 is the targets' native reduced precision: `bf16=True`"
 )
 # HF015: what an offloaded KV cache does off CUDA (transformers 5.24 cache_utils.py; seen on XLA:CPU)
 _OFFLOADED_FAILS = (
@@ -514,9 +533,10 @@ class HfFamily(Family):
         return updated
 
     def _late_kwargs(self, original: cst.Call) -> None:
-        """HF003/HF013/HF014: a late switch passed to `dataclasses.replace(args, ...)` sets it on the copy the
-        Trainer reads, as `args.x = True` does (the twenty-fourth rules4 read); HF012's is read above."""
-        late = _late_switches(self.ctx.target.name)
+        """HF003/HF013/HF014: a switch passed to `dataclasses.replace(args, ...)` sets it on the copy the Trainer
+        reads, as `args.x = True` does (the twenty-fourth rules4 read), and one read only as the arguments are
+        built too (`fp16`, `tf32`: `replace` builds them again; twenty-fifth read); HF012's is read above."""
+        late = _replaced_switches(self.ctx.target.name)
         for arg in original.args:
             name = arg.keyword.value if arg.keyword is not None else None
             row = late.get(name) if name is not None and name != "activation_checkpointing" else None
@@ -585,7 +605,7 @@ class HfFamily(Family):
             self.ctx.target.name == "xla" and self._hf_file and isinstance(holder, cst.Name) and holder.value != "self"
         )
 
-    def _holds_training_arguments(self, node: cst.BaseExpression, use: cst.Assign | None = None) -> bool:
+    def _holds_training_arguments(self, node: cst.BaseExpression, use: cst.BaseSmallStatement | None = None) -> bool:
         """A name last bound in this scope (before `use`, the statement that reads it, where given) to a
         training-arguments call, or unpacked at the place of a training-arguments class from an argument
         parser's `parse_*` call on a parser built inline or in this scope; `self.args` in a trainer's
@@ -600,9 +620,18 @@ class HfFamily(Family):
             return False
         value, index = bound
         if index is None:
-            return isinstance(value, cst.Call) and self.lib.is_training_arguments(self.ctx.qualname(value.func) or "")
+            qual = self.ctx.qualname(value.func) or "" if isinstance(value, cst.Call) else ""
+            return self.lib.is_training_arguments(qual) or (qual == "dataclasses.replace" and self._copied(value))
         classes = self._parsed_classes(value)
         return index < len(classes) and classes[index] is not None
+
+    def _copied(self, call: cst.Call) -> bool:
+        """`dataclasses.replace(args, ...)` bound to the name: a copy of training arguments where `args` holds
+        them at that statement (a replace of a replace too); read only at a statement already visited, which
+        precedes the one before it."""
+        first = self.positional(call)[:1]
+        statement = self.ctx.statement_of.get(id(call))
+        return bool(first) and statement is not None and self._holds_training_arguments(first[0].value, statement)
 
     def _parsed_classes(self, value: cst.BaseExpression) -> list[str | None]:
         """`parser.parse_args_into_dataclasses()` (or `parse_dict`, `parse_json_file`, `parse_yaml_file`)

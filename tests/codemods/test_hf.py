@@ -747,8 +747,8 @@ args.use_liger_kernel = True
 @pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
 def test_a_late_switch_in_a_replaced_copy_of_the_arguments(target):
     """`dataclasses.replace(args, use_liger_kernel=True)` sets the switch on the copy the Trainer reads, as
-    `args.use_liger_kernel = True` does (twenty-fourth rules4 read); a false value, a copy of something else,
-    and a switch read only as the arguments are built stay silent here."""
+    `args.use_liger_kernel = True` does (twenty-fourth rules4 read); a false value and a copy of something
+    else stay silent."""
     src = """\
 import dataclasses
 from transformers import TrainingArguments
@@ -760,6 +760,28 @@ other = dataclasses.replace(config, use_liger_kernel=True)
     found = [(f.code, f.start.line, f.start.column) for f in port(src, target)[1] if f.code in ("HF003", "HF013")]
     assert found == [("HF013", 4, 33), ("HF003", 4, 56)]
     assert all("in a replaced copy" in f.message for f in port(src, target)[1] if f.code == "HF013")
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_replace_of_a_replace_and_switches_read_as_the_arguments_are_built(target):
+    """`dataclasses.replace` builds the arguments anew (`__post_init__` again; seen with transformers 5.24:
+    `tf32=True` raises, `fp16=True` makes the copy's mixed precision fp16, `torch_compile=True` its backend
+    inductor), and a copy of a copy is still the training arguments (twenty-fifth rleft read): reported as
+    `args.x = True` is; a false value and a copy of something else stay silent."""
+    src = """\
+import dataclasses
+from dataclasses import replace
+from transformers import TrainingArguments
+args = TrainingArguments(output_dir="o")
+a2 = dataclasses.replace(args, bf16=True)
+a3 = replace(a2, use_liger_kernel=True, fp16=True, tf32=True, torch_compile=True)
+a3 = replace(a3, fp16=False, tf32=False, torch_compile=False)
+cfg = replace(config, fp16=True, tf32=True)
+"""
+    found = [(f.code, f.start.line, f.start.column) for f in port(src, target)[1] if f.code != "HF004"]
+    compiled = [("HF014", 6, 62)] if target == "xla" else []
+    assert found == [("HF013", 6, 17), ("HF003", 6, 40), ("HF013", 6, 51), *compiled]
+    assert all("in a replaced copy of the arguments" in f.message for f in port(src, target)[1] if f.code != "HF004")
 
 
 def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
