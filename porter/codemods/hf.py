@@ -17,6 +17,7 @@ import libcst as cst
 
 import operator
 from functools import cache
+from typing import Any
 
 from porter.analysis.resolve import iter_statements, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
@@ -71,7 +72,7 @@ def _replaced_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
 
 
 @cache
-def kernels_no_fallback() -> dict[str, str]:
+def kernels_no_fallback() -> dict[str, Any]:
     """HF016: rules/hf.toml's `[kernels_no_fallback]`: `KernelizeFallback`'s `classes` and `flags`, the flag
     `needed` to keep a layer's own forward off CUDA, what `booleans` mean, `advice`, and target -> why it raises."""
     return load_toml("hf.toml").get("kernels_no_fallback", {})
@@ -306,19 +307,19 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
 
 class HfFamily(Family):
     name = "hf"
-    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize", b"optimum.gptq")
+    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize", b"optimum.gptq", b"gptqmodel")
 
     candidate_reads_ast = True
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """Every site is a call `_kind` knows, or `import bitsandbytes` (`visit_Module`): a
+        """Every site is a call `_kind` knows, or `import bitsandbytes` / `gptqmodel` (`visit_Module`): a
         `.generate(...)`, a `.set_attn_implementation(...)` (the only kinds a callee with no
         qualified name can be), or a dotted callee `call_kind` knows under one of the names
         the file's imports may qualify it to (`Sites.qualified`); a loader's only with one of
         the keywords `_loader` reads; or `.use_kernels`, or a trainer imported where `self.args.` is written."""
         found = ctx.sites()
-        if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
+        if found is None or any(n.split(".")[0] in ("bitsandbytes", "gptqmodel") for n in found.import_names):
             return True
         if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training", "set_use_kernels")):
             return True
@@ -621,7 +622,8 @@ class HfFamily(Family):
         value, index = bound
         if index is None:
             qual = self.ctx.qualname(value.func) or "" if isinstance(value, cst.Call) else ""
-            return self.lib.is_training_arguments(qual) or (qual == "dataclasses.replace" and self._copied(value))
+            copied = qual == "dataclasses.replace" and isinstance(value, cst.Call) and self._copied(value)
+            return self.lib.is_training_arguments(qual) or copied
         classes = self._parsed_classes(value)
         return index < len(classes) and classes[index] is not None
 
@@ -864,11 +866,10 @@ class HfFamily(Family):
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
             inner = self._fallback_flags(node.expression)
             return None if inner is None else flags["ALL"] & ~inner
-        op = _FLAG_OPS.get(type(node.operator)) if isinstance(node, cst.BinaryOperation) else None
-        if op is None:
+        if not isinstance(node, cst.BinaryOperation) or type(node.operator) not in _FLAG_OPS:
             return None
         left, right = self._fallback_flags(node.left), self._fallback_flags(node.right)
-        return None if left is None or right is None else op(left, right)
+        return None if left is None or right is None else _FLAG_OPS[type(node.operator)](left, right)
 
     def _fallback_bound(self, name: cst.Name, call: cst.Call) -> cst.BaseExpression | None:
         """The value `use_fallback=name` reads where every binding of `name` that may reach the call (in its
@@ -1253,7 +1254,9 @@ class HfFamily(Family):
 
     def visit_Module(self, node: cst.Module) -> None:
         """`import bitsandbytes` for its side effects only (its name used nowhere): no use site
-        for another rule to report, so it is said here."""
+        for another rule to report, so it is said here; and `import gptqmodel` (HF017)."""
+        if b"gptqmodel" in (self.ctx.source or b""):
+            self._gptqmodel_imports(node)
         if b"bitsandbytes" not in (self.ctx.source or b""):
             return
         from porter.analysis.resolve import _import_statements, dotted
@@ -1284,6 +1287,22 @@ class HfFamily(Family):
                         "bitsandbytes is imported (its kernels are CUDA's, its quantization what this "
                         "rule is about) and its name is used nowhere: an import for its side effects",
                     )
+
+    def _gptqmodel_imports(self, node: cst.Module) -> None:
+        """HF017: `import gptqmodel` (or from it). Its sdist is not CUDA-only (rules/cuda_only/packages.json's
+        `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
+        for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
+        from porter.analysis.resolve import _import_statements, dotted
+
+        why = gptqmodel_configs()[1][self.ctx.target.name]
+        for stmt in _import_statements(node):
+            if isinstance(stmt, cst.Import):
+                modules = [dotted(a.name) or "" for a in stmt.names]
+            else:
+                modules = [] if stmt.relative or stmt.module is None else [dotted(stmt.module) or ""]
+            if any(m.split(".")[0] == "gptqmodel" for m in modules):
+                message = f"gptqmodel is imported: not CUDA-only (its torch kernels run on the CPU), but {why}"
+                self.ctx.report("HF017", stmt, message)
 
     def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
         """HF011: accelerate's `gather_object` raises under XLA even in one process, where on
