@@ -19,7 +19,7 @@ import operator
 from functools import cache
 from typing import Any
 
-from porter.analysis.resolve import iter_statements, small_statements
+from porter.analysis.resolve import import_bindings, iter_statements, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
 from porter.codemods.flow import (
@@ -154,6 +154,11 @@ _FP16_EVAL_LATE = (
 _FP16_REPLACED = (
     "`replace` builds the arguments anew, and transformers 5.24 sets float16 autocast with loss scaling on the "
     "copy (seen); bf16 is the targets' native reduced precision: `bf16=True`"
+)
+# HF003/HF012/HF013/HF014: a late switch on a name parsed by a parser another module builds (twenty-fifth read)
+_ELSEWHERE = (
+    "on a name parsed by the parser `{}()` returns, built in another module: whether it is the training "
+    "arguments is not known here (lint reads one file; the project index keeps no parser's dataclasses); if it is"
 )
 # HF015: what an offloaded KV cache does off CUDA (transformers 5.24 cache_utils.py; seen on XLA:CPU)
 _OFFLOADED_FAILS = (
@@ -569,8 +574,12 @@ class HfFamily(Family):
                 self.ctx.report("HF016", node, f"`{self.ctx.code(t)} = {self.ctx.code(value)}`: {_KERNELS_LATE}")
             late = _late_switches(self.ctx.target.name).get(t.attr.value) if isinstance(t, cst.Attribute) else None
             given = _late_given(value, late[2], self.ctx.code(value)) if late is not None else None
-            if late and given and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value, node):
+            if not (late and given and isinstance(t, cst.Attribute)):
+                continue
+            if self._holds_training_arguments(t.value, node):
                 self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
+            elif (maker := self._parsed_elsewhere(t.value, node)) is not None:
+                self.ctx.report(late[0], node, f"`{t.attr.value} {given} {_ELSEWHERE.format(maker)}: {late[1]}")
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         """HF015: `model.generation_config.cache_implementation = "offloaded"` (or on a name bound to a
@@ -639,14 +648,7 @@ class HfFamily(Family):
         """`parser.parse_args_into_dataclasses()` (or `parse_dict`, `parse_json_file`, `parse_yaml_file`)
         on an argument parser built inline or on a name bound in this scope to one: its dataclasses in
         order, None for one that is not training arguments."""
-        func = value.func if isinstance(value, cst.Call) else None
-        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE):
-            return []
-        parser: cst.BaseExpression | None = func.value
-        if isinstance(parser, cst.Name):
-            scope = self.ctx.scopes.innermost or self.ctx.module
-            bound = last_binding(scope, parser.value) if scope is not None else None
-            parser = bound[0] if bound is not None and bound[1] is None else None
+        parser = self._parsed_by(value)
         where: cst.FunctionDef | None = None  # the function that builds it, where another does
         if isinstance(parser, cst.Call) and not self._builds_parser(parser):
             parser, where = self._returned_parser(parser) or (None, None)
@@ -654,6 +656,34 @@ class HfFamily(Family):
             return []
         items = self._parser_items(parser, where)
         return [q if q is not None and self.lib.is_training_arguments(q) else None for q in items]
+
+    def _parsed_by(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The parser a `parser.parse_*()` call is made on: inline, or what its name is bound to before the
+        statement that parses (the scope's last binding where that statement is not known)."""
+        func = value.func if isinstance(value, cst.Call) else None
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE):
+            return None
+        if not isinstance(func.value, cst.Name):
+            return func.value
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        use = self.ctx.statement_of.get(id(value))
+        if scope is None:
+            return None
+        bound = binding_before(scope, func.value.value, use) if use else last_binding(scope, func.value.value)
+        return bound[0] if bound is not None and bound[1] is None else None
+
+    def _parsed_elsewhere(self, node: cst.BaseExpression, use: cst.BaseSmallStatement) -> str | None:
+        """The callee (`make_parser`) where `node` is unpacked from a `parse_*` call on the parser an imported
+        function returns (`from .args import make_parser`): built in another module, which lint does not read
+        from here (the project index keeps no parser's dataclasses); None otherwise."""
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        bound = binding_before(scope, node.value, use) if isinstance(node, cst.Name) and scope is not None else None
+        parser = self._parsed_by(bound[0]) if bound is not None and bound[1] is not None else None
+        if not isinstance(parser, cst.Call) or not isinstance(parser.func, cst.Name):
+            return None
+        if self._builds_parser(parser) or self._returned_parser(parser) is not None:
+            return None
+        return parser.func.value if parser.func.value in import_bindings(self.ctx.module) else None
 
     def _builds_parser(self, call: cst.Call) -> bool:
         """An argument parser's constructor, or `subparsers.add_parser(..., dataclass_types=...)` (trl's
@@ -879,16 +909,27 @@ class HfFamily(Family):
         scope: cst.Module | cst.FunctionDef | cst.Lambda | None = self.ctx.scopes.innermost
         if scope is not None and is_param(scope, name.value):
             return None
-        use = self.ctx.statement_of.get(id(call))
+        at_end = False  # the module's binding read in a function: as the function is called, at the module's end
         if scope is None or not self.ctx.scopes.shadows(name.value):
-            use = use if scope is None else None  # the module's binding as the function is called: at its end
-            scope = self.ctx.module
+            at_end, scope = scope is not None, self.ctx.module
         if scope is None or _loop_or_with_binds(scope, name.value):
             return None
-        path = self.ctx.current_statements
-        reaching = reaching_before(scope, name.value, use, path) if use else reaching_bindings(scope, name.value)
+        reaching = reaching_bindings(scope, name.value) if at_end else self._reaching_at(scope, name.value, call)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         return reaching[0][0] if len(codes) == 1 and None not in codes else None
+
+    def _reaching_at(
+        self, scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, node: cst.BaseExpression
+    ) -> list[tuple[cst.BaseExpression, int | None]]:
+        """The bindings of `name` that may reach the statement whose value is `node` (one the walk has passed:
+        its blocks are known where it is the statement visited); those that reach the scope's end where that
+        statement is not known."""
+        use = self.ctx.statement_of.get(id(node))
+        if use is None:
+            return reaching_bindings(scope, name)
+        path = self.ctx.current_statements
+        here = bool(path) and any(s is use for s in getattr(path[-1], "body", ()))
+        return reaching_before(scope, name, use, path if here else ())
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""
@@ -1097,14 +1138,15 @@ class HfFamily(Family):
 
     def _parser_items(self, parser: cst.Call, scope: cst.FunctionDef | None = None) -> list[str | None]:
         """The qualified names of the dataclasses a parser is built with (its `dataclass_types`: the first
-        positional argument or that keyword), in order (None: not known). A name is read at its last
-        binding in `scope` (default: the one visited); unpacked, only from a tuple or list written there."""
+        positional argument or that keyword), in order (None: not known). A name is read at the bindings in
+        `scope` (default: the one visited) that reach the parser's statement; unpacked, only from a tuple or
+        list written there."""
         arg = next((a for a in parser.args if a.keyword is not None and a.keyword.value == "dataclass_types"), None)
         arg = arg or next((a for a in parser.args if a.keyword is None and not a.star), None)
         value = arg.value if arg is not None else None
         if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`: the tuple bound in the scope
             where = scope or self.ctx.scopes.innermost or self.ctx.module
-            reaching = reaching_bindings(where, value.value) if where is not None else []
+            reaching = self._reaching_at(where, value.value, parser) if where is not None else []
             if reaching:  # bindings in branches that list different classes: not known
                 read = {self._dataclasses(_unpacked(b)) for b in reaching}
                 return list(read.pop()) if len(read) == 1 else []

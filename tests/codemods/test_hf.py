@@ -797,6 +797,43 @@ cfg = replace(config, fp16=True, tf32=True)
     assert all("in a replaced copy of the arguments" in f.message for f in port(src, target)[1] if f.code != "HF004")
 
 
+def test_parser_reads_take_the_binding_before_and_a_parser_from_another_module_is_said_unknown():
+    """The parser and its dataclasses are read at the bindings that reach the statement that parses and the
+    parser's call, not the scope's last (rebound after them); a parser an imported function returns
+    (`from .args import make_parser`) is built in another module: its late switch is reported as not known
+    here, as the project index keeps no parser's dataclasses (twenty-fifth rleft read). A callee porter
+    cannot place (no import binds it) stays silent."""
+    src = """\
+from transformers import HfArgumentParser, TrainingArguments
+from .args import make_parser
+from config import ModelArguments, build
+def main():
+    parser = HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    parser = HfArgumentParser((TrainingArguments, ModelArguments))
+    training_args.use_liger_kernel = True
+def other():
+    types = (ModelArguments, TrainingArguments)
+    parser = HfArgumentParser(types)
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    types = (TrainingArguments, ModelArguments)
+    training_args.use_liger_kernel = True
+def elsewhere():
+    parser = make_parser()
+    a, b = parser.parse_args_into_dataclasses()
+    b.use_liger_kernel = True
+    c, d = build().parse_args_into_dataclasses()
+    d.use_liger_kernel = True
+    e, f = unknown().parse_args_into_dataclasses()
+    f.use_liger_kernel = True
+"""
+    found = [f for f in port(src, "tpu")[1] if f.code == "HF013"]
+    assert [f.start.line for f in found] == [8, 14, 18, 20]
+    assert all("not known here" not in f.message for f in found[:2])
+    assert "`make_parser()` returns, built in another module" in found[2].message
+    assert all("is not known here" in f.message for f in found[2:])
+
+
 def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
     """trl's `TrlParser.parse_args_and_config()` returns the dataclasses in the parser's order, as
     `parse_args_into_dataclasses` does (trl 1.16, run: the twenty-third trlp read)."""
