@@ -1331,17 +1331,22 @@ class HfFamily(Family):
                     )
 
     def _gptqmodel_imports(self, node: cst.Module) -> None:
-        """HF017: `import gptqmodel` (or from it). Its sdist is not CUDA-only (rules/cuda_only/packages.json's
-        `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
-        for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
-        from porter.analysis.resolve import _import_statements, dotted
+        """HF017: `import gptqmodel` (or from it) at the module's top level, which the module needs. Its sdist is
+        not CUDA-only (rules/cuda_only/packages.json's `read_not_cuda_only`: kernels in plain torch for every
+        device), so not KERN003; its kernels are selected for no target's device, which `[gptqmodel_on]` says
+        per target (twenty-fifth read). One in a function, an `if` or a `try` is optional (peft's `if
+        is_gptqmodel_available():`, seen on 41-rleft's tree): left."""
+        from porter.analysis.resolve import dotted
 
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        for stmt in _import_statements(node):
+        lines = [s for s in node.body if isinstance(s, cst.SimpleStatementLine)]
+        for stmt in (small for line in lines for small in line.body):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
-            else:
+            elif isinstance(stmt, cst.ImportFrom):
                 modules = [] if stmt.relative or stmt.module is None else [dotted(stmt.module) or ""]
+            else:
+                continue
             if any(m.split(".")[0] == "gptqmodel" for m in modules):
                 message = f"gptqmodel is imported: not CUDA-only (its torch kernels run on the CPU), but {why}"
                 self.ctx.report("HF017", stmt, message)

@@ -619,10 +619,14 @@ def test_gptq_and_awq_configs_are_reported(target):
 def test_an_import_of_gptqmodel_is_reported_by_hf017_not_as_cuda_only(target):
     """`import gptqmodel` alone (no transformers in the file; the twenty-fifth rleft read): its sdist is not
     CUDA-only (packages.json's `read_not_cuda_only`), so no KERN003; HF017 says why it does not run on the
-    target (`[gptqmodel_on]`), once per import statement."""
+    target (`[gptqmodel_on]`), once per import statement at the module's top level; an optional import
+    inside a function's `if is_gptqmodel_available():` (peft's, on 41-rleft's tree) is left."""
     from porter.codemods.hf import gptqmodel_configs
 
-    src = "import os\nimport gptqmodel\nfrom gptqmodel import GPTQModel\nfrom gptqmodel.models import auto\n"
+    src = (
+        "import os\nimport gptqmodel\nfrom gptqmodel import GPTQModel\nfrom gptqmodel.models import auto\n"
+        "def optional():\n    if is_gptqmodel_available():\n        from gptqmodel import BACKEND\n"
+    )
     found = [f for f in port(src, target)[1] if f.code.startswith(("HF", "KERN"))]
     assert [(f.code, f.start.line) for f in found] == [("HF017", 2), ("HF017", 3), ("HF017", 4)]
     assert all(gptqmodel_configs()[1][target] in f.message and "not CUDA-only" in f.message for f in found)
