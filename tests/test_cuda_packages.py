@@ -66,6 +66,20 @@ def test_recorded_evidence_is_what_the_wheel_says(tmp_path):
         )
 
 
+def test_gptqmodel_is_read_from_its_sdist_and_is_not_cuda_only():
+    """gptqmodel 7.7.0 (an sdist only; the twenty-fifth rleft read): re-read from the pinned sdist (downloaded
+    once, sha256-checked; pip builds its metadata alone) it is what packages.json records under
+    `read_not_cuda_only`: no compiled object, no CUDA requirement, torch kernels for every device; so no
+    KERN003 (HF017 says what it does on each target)."""
+    recorded = json.loads((rules_dir() / "cuda_only" / "packages.json").read_text())["read_not_cuda_only"]
+    assert [r["reported_by"] for r in recorded] == ["HF017"]
+    read = generator.read_cleared(generator.READ_NOT_CUDA_ONLY[0], generator.cache_dir())
+    assert read == recorded[0]
+    assert "0 compiled objects shipped" in read["cuda"] and "requires no CUDA or Triton distribution" in read["cuda"]
+    assert "gptqmodel/nn_modules/qlinear/torch.py: SUPPORTS_DEVICES = [DEVICE.ALL]" in read["checked"]
+    assert package_of("gptqmodel") is None and "gptqmodel" not in cuda_only_modules(None)
+
+
 def test_documented_packages_name_a_page_and_a_date():
     for p in load_toml("cuda_only/documented.toml")["package"]:
         assert p["source"].startswith(("https://", "packages.json")) and p["read"], p["distribution"]

@@ -17,6 +17,10 @@ recorded for each, with the file it came from:
 - whether any of its Python imports a target's package (`torch_neuronx`, `torch_tpu`,
   `torch_xla`): a package that does has a path on that target, so it is not CUDA-only there.
 
+Source distributions read and found not CUDA-only (`READ_NOT_CUDA_ONLY`: a path in plain torch, checked
+in their files) are recorded too, under `read_not_cuda_only`, with the rule that says what they do on each
+target: porter does not report them as CUDA-only.
+
 Packages that cannot be downloaded here (NVIDIA's own index, source-only projects) are
 written by hand, from their published documentation, in `rules/cuda_only/documented.toml`.
 porter reads both files through `porter.config.cuda_only` (the engine needs no pyelftools).
@@ -33,6 +37,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 from email.parser import Parser
 from pathlib import Path
@@ -145,6 +150,26 @@ METADATA_ONLY = (
     ("gemlite==0.6.0.post2", ("gemlite",)),  # an sdist only: its metadata is read, not its files
 )
 
+# (requirement, file on the index, sha256, the modules it installs, the rule that reports it, [(a file of
+# it, what that file says)]): source distributions read and found to have a path off CUDA (kernels in plain
+# torch, for the CPU), so not CUDA-only: recorded with what was read (`read_sdist`), and the rule named says
+# what they do on each target. The pairs (that path, and what the rule's reason rests on) are checked in the
+# sdist at each regeneration.
+READ_NOT_CUDA_ONLY = (
+    (
+        "gptqmodel==7.7.0",
+        "gptqmodel-7.7.0.tar.gz",
+        "039874c39fb56ba75b750dd4870968e7fe83b6ca28890a53e94ad3c46be699d0",
+        ("gptqmodel",),
+        "HF017",
+        (
+            ("gptqmodel/nn_modules/qlinear/torch.py", "SUPPORTS_DEVICES = [DEVICE.ALL]"),
+            ("gptqmodel/models/_const.py", 'CPU = "cpu"'),
+            ("gptqmodel/utils/importer.py", "Unsupported selector device family"),
+        ),
+    ),
+)
+
 # a shared library whose link is CUDA: the runtime, the driver and NVIDIA's math / comm libraries
 CUDA_LIBRARY = re.compile(
     r"^lib(?:cudart|cuda|cublas|cublasLt|cudnn\w*|nccl\w*|nvrtc|cufft|curand|cusparse|cusolver|nvJitLink|cufile|nvToolsExt|nvidia-ml|c10_cuda|torch_cuda)\.so"
@@ -179,8 +204,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def download(requirement: str, file: str, sha: str, cache: Path) -> Path:
-    """The pinned file, downloaded once with pip (a wheel only: an sdist would be built)."""
+def download(requirement: str, file: str, sha: str, cache: Path, binary: bool = True) -> Path:
+    """The pinned file, downloaded once with pip (a wheel, or with `binary=False` the sdist, of which
+    pip builds the metadata alone, in its isolated build environment)."""
     path = cache / file
     if not path.exists():
         cache.mkdir(parents=True, exist_ok=True)
@@ -192,7 +218,7 @@ def download(requirement: str, file: str, sha: str, cache: Path) -> Path:
                 "download",
                 "-q",
                 "--no-deps",
-                "--only-binary",
+                "--only-binary" if binary else "--no-binary",
                 ":all:",
                 requirement,
                 "-d",
@@ -271,6 +297,45 @@ def read_wheel(path: Path) -> dict:
     }
 
 
+class _Sdist:
+    """An sdist's files under their paths in the project (its top folder dropped), read as `_python_evidence`
+    reads a wheel (`read`); tarfile, as the sdist is a tar.gz: nothing is extracted to disk."""
+
+    def __init__(self, tar: tarfile.TarFile) -> None:
+        self.tar = tar
+        self.members = {m.name.split("/", 1)[1]: m for m in tar.getmembers() if m.isfile() and "/" in m.name}
+
+    def read(self, name: str) -> bytes:
+        handle = self.tar.extractfile(self.members[name])
+        return handle.read() if handle is not None else b""
+
+
+def read_sdist(path: Path, checked: tuple[tuple[str, str], ...]) -> dict:
+    """What a source distribution says about CUDA, from its files alone: its PKG-INFO's requirements, the
+    compiled objects it ships, the CUDA sources it compiles, its Triton kernels, and each (file, text) of
+    `checked`, the path off CUDA the pin names (SystemExit where a file does not say it)."""
+    with tarfile.open(path) as tar:
+        sdist = _Sdist(tar)
+        names = sorted(sdist.members)
+        metadata = sdist.read("PKG-INFO").decode("utf-8", "replace")
+        python_evidence, target_files = _python_evidence(sdist, names)
+        cuda_sources = [n for n in names if n.endswith((".cu", ".cuh"))]
+        for file, text in checked:
+            if text not in sdist.read(file).decode("utf-8", "replace"):
+                raise SystemExit(f"{path.name}: {file} no longer says {text!r}: read it again")
+    compiled = [n for n in names if re.search(r"\.(?:so|pyd|dylib)(?:\.\d+)*$", n)]
+    message = Parser().parsestr(metadata)
+    cuda = [f"{len(compiled)} compiled objects shipped", f"{len(cuda_sources)} CUDA sources (.cu, .cuh)"]
+    cuda += python_evidence + (_requirement_evidence(metadata) or ["requires no CUDA or Triton distribution"])
+    return {
+        "distribution": message["Name"],
+        "version": message["Version"],
+        "cuda": cuda,
+        "checked": [f"{file}: {text}" for file, text in checked],
+        "targets": {t: where for t, where in sorted(target_files.items())},
+    }
+
+
 def _wheel_imports(whl: zipfile.ZipFile, names: list[str]) -> list[str]:
     """The top-level packages the wheel installs: its top_level.txt, else its folders."""
     top = next((n for n in names if n.endswith(".dist-info/top_level.txt")), None)
@@ -299,7 +364,7 @@ def _linked_evidence(whl: zipfile.ZipFile, names: list[str]) -> list[str]:
     return evidence
 
 
-def _python_evidence(whl: zipfile.ZipFile, names: list[str]) -> tuple[list[str], dict[str, str]]:
+def _python_evidence(whl: zipfile.ZipFile | _Sdist, names: list[str]) -> tuple[list[str], dict[str, str]]:
     """What its Python source shows: the CUDA libraries it loads, Triton kernels (when it does
     not ship triton itself), compiler backends a vendored triton ships; and, per target, the
     first file that names the target's package."""
@@ -401,6 +466,7 @@ def build(cache: Path) -> dict:
         if not entry["evidence"]:
             raise SystemExit(f"{requirement}: its metadata requires no CUDA distribution: take it out of METADATA_ONLY")
         packages.append(entry)
+    cleared = [read_cleared(pinned, cache) for pinned in READ_NOT_CUDA_ONLY]
     return {
         "source": {
             "how": "pip download --no-deps of each pinned wheel; read as a zip: METADATA Requires-Dist, DT_NEEDED "
@@ -410,7 +476,16 @@ def build(cache: Path) -> dict:
             "by": "python -m porter.apidata.cuda_only",
         },
         "packages": packages,
+        "read_not_cuda_only": cleared,
     }
+
+
+def read_cleared(pinned: tuple, cache: Path) -> dict:
+    """A `READ_NOT_CUDA_ONLY` entry, read from its sdist (downloaded once: pip builds only its metadata)."""
+    requirement, file, sha, imports, rule, checked = pinned
+    path = download(requirement, file, sha, cache, binary=False)
+    entry = read_sdist(path, checked)
+    return {**entry, "imports": list(imports), "reported_by": rule, "file": file, "sha256": _sha256(path)}
 
 
 def main(argv: list[str] | None = None) -> int:

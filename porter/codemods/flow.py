@@ -8,7 +8,7 @@ Anything porter cannot see is not guessed at: the caller flags the site with the
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -91,6 +91,64 @@ def reaching_bindings(
                     if id(stmt) in top:
                         return out
     return out
+
+
+def reaching_before(
+    scope: cst.Module | cst.FunctionDef | cst.Lambda,
+    name: str,
+    use: cst.BaseSmallStatement,
+    path: Sequence[cst.CSTNode],
+) -> list[tuple[cst.BaseExpression, int | None]]:
+    """The bindings of `name` that may reach `use`, a small statement of `scope` (`path`: the statements that
+    hold it, outermost first, as the rewrite's walk keeps them): those written before it, the last in the
+    source first, up to one in a block on the way to `use`, which every path to it passes. A binding after
+    `use` (`F = False; kernelize(m, use_fallback=F); F = True`) is not read, nor one later in a loop."""
+    body = scope if isinstance(scope, cst.Module) else scope.body
+    passed = _blocks_on_path(body, path)
+    other = _other_branches(path)
+    seen = False
+    out: list[tuple[cst.BaseExpression, int | None]] = []
+    for stmt in iter_statements(body, into_defs=False):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and id(stmt) not in other:
+            for small in reversed(stmt.body):
+                seen = seen or small is use
+                found = _binding(small, name) if seen and small is not use else None
+                if found is not None:
+                    out.append(found)
+                    if id(stmt) in passed:
+                        return out
+    return out
+
+
+def _other_branches(path: Sequence[cst.CSTNode]) -> set[int]:
+    """The ids of the statements in the branch of each `if` of `path` that does not hold the next statement
+    of it: a binding there never reaches the last (`if c: G = False` / `else: use(G)`)."""
+    other: set[int] = set()
+    for parent, child in zip(path, path[1:]):
+        if isinstance(parent, cst.If):
+            branches = (parent.body, parent.orelse)
+            for branch in branches:
+                inside = branch is not None and any(s is child for s in iter_statements(branch, into_defs=False))
+                if branch is not None and not inside:
+                    other.update(id(s) for s in iter_statements(branch, into_defs=False))
+    return other
+
+
+def _blocks_on_path(body: cst.CSTNode, path: Sequence[cst.CSTNode]) -> set[int]:
+    """The ids of the statements in the scope's body and in each block of `path` that holds the next
+    statement of it (an `if`'s body or its `else`, a handler): those run on every way to the last."""
+    passed = {id(s) for s in body.body} if isinstance(body, (cst.Module, cst.IndentedBlock)) else set()
+    for parent, child in zip(path, path[1:]):
+        handlers = [h.body for h in getattr(parent, "handlers", ())]
+        orelse = getattr(parent, "orelse", None)
+        final = getattr(parent, "finalbody", None)
+        blocks = [getattr(parent, "body", None), *handlers, getattr(orelse, "body", None), getattr(final, "body", None)]
+        for block in blocks:
+            if block is child:  # `if c: F = False; use(F)`: a suite on one line
+                passed.add(id(block))
+            elif isinstance(block, cst.IndentedBlock) and any(s is child for s in block.body):
+                passed.update(id(s) for s in block.body)
+    return passed
 
 
 def _binding(small: cst.BaseSmallStatement, name: str) -> tuple[cst.BaseExpression, int | None] | None:

@@ -15,12 +15,21 @@ from __future__ import annotations
 from porter.codemods import cstwalk
 import libcst as cst
 
+import operator
 from functools import cache
+from typing import Any
 
-from porter.analysis.resolve import iter_statements, small_statements
+from porter.analysis.resolve import import_bindings, iter_statements, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
-from porter.codemods.flow import binding_before, bindings, is_param, last_binding, reaching_bindings
+from porter.codemods.flow import (
+    binding_before,
+    bindings,
+    is_param,
+    last_binding,
+    reaching_before,
+    reaching_bindings,
+)
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
@@ -49,9 +58,23 @@ def _late_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
 
 
 @cache
-def kernels_no_fallback() -> dict[str, str]:
-    """HF016: rules/hf.toml's `[kernels_no_fallback]`: `values` (`use_fallback=` values that keep no layer's own
-    forward), `advice`, and target -> why `kernelize` raises there."""
+def _replaced_switches(target: str) -> dict[str, tuple[str, str, str | None]]:
+    """The switches `dataclasses.replace(args, ...)` sets on the copy, as `_late_switches` gives them: the late
+    ones, and those read only as the arguments are built, since `replace` builds them anew (`__post_init__`
+    again; seen with transformers 5.24: `tf32=True` raises, `fp16=True` makes the copy's mixed precision fp16,
+    `torch_compile=True` its backend inductor)."""
+    switches = dict(_late_switches(target))
+    switches["fp16"] = ("HF003", _FP16_REPLACED, None)
+    switches.update({k: ("HF013", what, None) for k, what in cuda_switches().items() if k not in switches})
+    if target == "xla":
+        switches.update({k: ("HF014", _COMPILE_FAILS, None) for k in ("torch_compile", "torch_compile_mode")})
+    return switches
+
+
+@cache
+def kernels_no_fallback() -> dict[str, Any]:
+    """HF016: rules/hf.toml's `[kernels_no_fallback]`: `KernelizeFallback`'s `classes` and `flags`, the flag
+    `needed` to keep a layer's own forward off CUDA, what `booleans` mean, `advice`, and target -> why it raises."""
     return load_toml("hf.toml").get("kernels_no_fallback", {})
 
 
@@ -99,6 +122,8 @@ _CACHES = ("DynamicCache", "StaticCache", "OffloadedCache", "OffloadedStaticCach
 _CACHE_NAMES = frozenset(f"transformers.{m}{c}" for c in _CACHES for m in ("", "cache_utils."))
 # HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
 _KERNELIZE = frozenset(("kernels.kernelize", "kernels.layer.kernelize", "kernels.layer.kernelize.kernelize"))
+# HF016: the operators a `KernelizeFallback` value is combined with (a `Flag`: bitwise on its values)
+_FLAG_OPS = {cst.BitOr: operator.or_, cst.BitAnd: operator.and_, cst.BitXor: operator.xor}
 _UNFUSED = "adamw_torch"
 # HF012: what the Trainer does with activation checkpointing on PyTorch/XLA (seen on XLA:CPU)
 _CHECKPOINTING_FAILS = (
@@ -124,6 +149,16 @@ _COMPILE_FAILS = (
 _FP16_EVAL_LATE = (
     "the Trainer casts the model to float16 for evaluation (transformers 5.24 trainer.py reads "
     "`args.fp16_full_eval` when it evaluates); bf16 is the targets' reduced precision: `bf16_full_eval`"
+)
+# HF003: `fp16=True` given to `dataclasses.replace` (seen: the copy's `__post_init__` sets fp16 again)
+_FP16_REPLACED = (
+    "`replace` builds the arguments anew, and transformers 5.24 sets float16 autocast with loss scaling on the "
+    "copy (seen); bf16 is the targets' native reduced precision: `bf16=True`"
+)
+# HF003/HF012/HF013/HF014: a late switch on a name parsed by a parser another module builds (twenty-fifth read)
+_ELSEWHERE = (
+    "on a name parsed by the parser `{}()` returns, built in another module: whether it is the training "
+    "arguments is not known here (lint reads one file; the project index keeps no parser's dataclasses); if it is"
 )
 # HF015: what an offloaded KV cache does off CUDA (transformers 5.24 cache_utils.py; seen on XLA:CPU)
 _OFFLOADED_FAILS = (
@@ -277,19 +312,19 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
 
 class HfFamily(Family):
     name = "hf"
-    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize", b"optimum.gptq")
+    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize", b"optimum.gptq", b"gptqmodel")
 
     candidate_reads_ast = True
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """Every site is a call `_kind` knows, or `import bitsandbytes` (`visit_Module`): a
+        """Every site is a call `_kind` knows, or `import bitsandbytes` / `gptqmodel` (`visit_Module`): a
         `.generate(...)`, a `.set_attn_implementation(...)` (the only kinds a callee with no
         qualified name can be), or a dotted callee `call_kind` knows under one of the names
         the file's imports may qualify it to (`Sites.qualified`); a loader's only with one of
         the keywords `_loader` reads; or `.use_kernels`, or a trainer imported where `self.args.` is written."""
         found = ctx.sites()
-        if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
+        if found is None or any(n.split(".")[0] in ("bitsandbytes", "gptqmodel") for n in found.import_names):
             return True
         if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training", "set_use_kernels")):
             return True
@@ -504,9 +539,10 @@ class HfFamily(Family):
         return updated
 
     def _late_kwargs(self, original: cst.Call) -> None:
-        """HF003/HF013/HF014: a late switch passed to `dataclasses.replace(args, ...)` sets it on the copy the
-        Trainer reads, as `args.x = True` does (the twenty-fourth rules4 read); HF012's is read above."""
-        late = _late_switches(self.ctx.target.name)
+        """HF003/HF013/HF014: a switch passed to `dataclasses.replace(args, ...)` sets it on the copy the Trainer
+        reads, as `args.x = True` does (the twenty-fourth rules4 read), and one read only as the arguments are
+        built too (`fp16`, `tf32`: `replace` builds them again; twenty-fifth read); HF012's is read above."""
+        late = _replaced_switches(self.ctx.target.name)
         for arg in original.args:
             name = arg.keyword.value if arg.keyword is not None else None
             row = late.get(name) if name is not None and name != "activation_checkpointing" else None
@@ -538,8 +574,12 @@ class HfFamily(Family):
                 self.ctx.report("HF016", node, f"`{self.ctx.code(t)} = {self.ctx.code(value)}`: {_KERNELS_LATE}")
             late = _late_switches(self.ctx.target.name).get(t.attr.value) if isinstance(t, cst.Attribute) else None
             given = _late_given(value, late[2], self.ctx.code(value)) if late is not None else None
-            if late and given and isinstance(t, cst.Attribute) and self._holds_training_arguments(t.value, node):
+            if not (late and given and isinstance(t, cst.Attribute)):
+                continue
+            if self._holds_training_arguments(t.value, node):
                 self.ctx.report(late[0], node, f"`{t.attr.value} {given} {late[1]}")
+            elif (maker := self._parsed_elsewhere(t.value, node)) is not None:
+                self.ctx.report(late[0], node, f"`{t.attr.value} {given} {_ELSEWHERE.format(maker)}: {late[1]}")
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         """HF015: `model.generation_config.cache_implementation = "offloaded"` (or on a name bound to a
@@ -575,7 +615,7 @@ class HfFamily(Family):
             self.ctx.target.name == "xla" and self._hf_file and isinstance(holder, cst.Name) and holder.value != "self"
         )
 
-    def _holds_training_arguments(self, node: cst.BaseExpression, use: cst.Assign | None = None) -> bool:
+    def _holds_training_arguments(self, node: cst.BaseExpression, use: cst.BaseSmallStatement | None = None) -> bool:
         """A name last bound in this scope (before `use`, the statement that reads it, where given) to a
         training-arguments call, or unpacked at the place of a training-arguments class from an argument
         parser's `parse_*` call on a parser built inline or in this scope; `self.args` in a trainer's
@@ -590,22 +630,25 @@ class HfFamily(Family):
             return False
         value, index = bound
         if index is None:
-            return isinstance(value, cst.Call) and self.lib.is_training_arguments(self.ctx.qualname(value.func) or "")
+            qual = self.ctx.qualname(value.func) or "" if isinstance(value, cst.Call) else ""
+            copied = qual == "dataclasses.replace" and isinstance(value, cst.Call) and self._copied(value)
+            return self.lib.is_training_arguments(qual) or copied
         classes = self._parsed_classes(value)
         return index < len(classes) and classes[index] is not None
+
+    def _copied(self, call: cst.Call) -> bool:
+        """`dataclasses.replace(args, ...)` bound to the name: a copy of training arguments where `args` holds
+        them at that statement (a replace of a replace too); read only at a statement already visited, which
+        precedes the one before it."""
+        first = self.positional(call)[:1]
+        statement = self.ctx.statement_of.get(id(call))
+        return bool(first) and statement is not None and self._holds_training_arguments(first[0].value, statement)
 
     def _parsed_classes(self, value: cst.BaseExpression) -> list[str | None]:
         """`parser.parse_args_into_dataclasses()` (or `parse_dict`, `parse_json_file`, `parse_yaml_file`)
         on an argument parser built inline or on a name bound in this scope to one: its dataclasses in
         order, None for one that is not training arguments."""
-        func = value.func if isinstance(value, cst.Call) else None
-        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE):
-            return []
-        parser: cst.BaseExpression | None = func.value
-        if isinstance(parser, cst.Name):
-            scope = self.ctx.scopes.innermost or self.ctx.module
-            bound = last_binding(scope, parser.value) if scope is not None else None
-            parser = bound[0] if bound is not None and bound[1] is None else None
+        parser = self._parsed_by(value)
         where: cst.FunctionDef | None = None  # the function that builds it, where another does
         if isinstance(parser, cst.Call) and not self._builds_parser(parser):
             parser, where = self._returned_parser(parser) or (None, None)
@@ -613,6 +656,34 @@ class HfFamily(Family):
             return []
         items = self._parser_items(parser, where)
         return [q if q is not None and self.lib.is_training_arguments(q) else None for q in items]
+
+    def _parsed_by(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The parser a `parser.parse_*()` call is made on: inline, or what its name is bound to before the
+        statement that parses (the scope's last binding where that statement is not known)."""
+        func = value.func if isinstance(value, cst.Call) else None
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _PARSE):
+            return None
+        if not isinstance(func.value, cst.Name):
+            return func.value
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        use = self.ctx.statement_of.get(id(value))
+        if scope is None:
+            return None
+        bound = binding_before(scope, func.value.value, use) if use else last_binding(scope, func.value.value)
+        return bound[0] if bound is not None and bound[1] is None else None
+
+    def _parsed_elsewhere(self, node: cst.BaseExpression, use: cst.BaseSmallStatement) -> str | None:
+        """The callee (`make_parser`) where `node` is unpacked from a `parse_*` call on the parser an imported
+        function returns (`from .args import make_parser`): built in another module, which lint does not read
+        from here (the project index keeps no parser's dataclasses); None otherwise."""
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        bound = binding_before(scope, node.value, use) if isinstance(node, cst.Name) and scope is not None else None
+        parser = self._parsed_by(bound[0]) if bound is not None and bound[1] is not None else None
+        if not isinstance(parser, cst.Call) or not isinstance(parser.func, cst.Name):
+            return None
+        if self._builds_parser(parser) or self._returned_parser(parser) is not None:
+            return None
+        return parser.func.value if parser.func.value in import_bindings(self.ctx.module) else None
 
     def _builds_parser(self, call: cst.Call) -> bool:
         """An argument parser's constructor, or `subparsers.add_parser(..., dataclass_types=...)` (trl's
@@ -793,36 +864,72 @@ class HfFamily(Family):
         return candidate if self.ctx.report("HF016", arg, message, replacement=candidate) else updated
 
     def _kernelize_no_fallback(self, original: cst.Call) -> None:
-        """HF016: `use_fallback=False` raises for a layer whose mapping names no kernel for the device, as a
-        CUDA port's does on every target: reported with the table's reason (the mapping itself is not read)."""
+        """HF016: a `use_fallback=` whose `KernelizeFallback` flags lack `NO_DEVICE` (`False`, `NONE`, `NO_LAYER`,
+        `ALL & ~NO_DEVICE`) raises for a layer whose mapping names no kernel for the device, as a CUDA port's
+        does on every target: reported with the table's reason (the mapping itself is not read)."""
         arg = self.kwarg(original, "use_fallback")
         if arg is None:
             return
         table = kernels_no_fallback()
-        held = self._fallback_bound(arg.value) if isinstance(arg.value, cst.Name) else None
+        held = self._fallback_bound(arg.value, original) if isinstance(arg.value, cst.Name) else None
         given = held or arg.value
-        if (self.ctx.qualname(given) or self.ctx.code(given)) not in table["values"]:
+        boolean = table["booleans"].get(self.ctx.code(given))
+        flags = table["flags"][boolean] if boolean else self._fallback_flags(given)
+        if flags is None or flags & table["flags"][table["needed"]]:
             return
         why = table[self.ctx.target.name]
         bound = f" (`{self.ctx.code(given)}`, bound above)" if held is not None else ""
-        message = f"`use_fallback={self.ctx.code(arg.value)}`{bound} falls back for no layer: {why}"
+        message = (
+            f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a layer "
+            f"whose mapping names no kernel for the device does not keep its own forward: {why}"
+        )
         self.ctx.report("HF016", arg, message, advice=table["advice"])
 
-    def _fallback_bound(self, name: cst.Name) -> cst.BaseExpression | None:
-        """The value `use_fallback=name` reads where every binding of `name` that may reach the end of its
-        scope (the enclosing function's, or the module's where no enclosing function binds it) is one and the
+    def _fallback_flags(self, node: cst.BaseExpression) -> int | None:
+        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`), from rules/hf.toml's
+        table (kernels is not porter's dependency: its `Flag` values are recorded); None where not read."""
+        table = kernels_no_fallback()
+        flags = table["flags"]
+        cls, _, member = (self.ctx.qualname(node) or "").rpartition(".")
+        if cls in table["classes"] and member in flags:
+            return flags[member]
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            inner = self._fallback_flags(node.expression)
+            return None if inner is None else flags["ALL"] & ~inner
+        if not isinstance(node, cst.BinaryOperation) or type(node.operator) not in _FLAG_OPS:
+            return None
+        left, right = self._fallback_flags(node.left), self._fallback_flags(node.right)
+        return None if left is None or right is None else _FLAG_OPS[type(node.operator)](left, right)
+
+    def _fallback_bound(self, name: cst.Name, call: cst.Call) -> cst.BaseExpression | None:
+        """The value `use_fallback=name` reads where every binding of `name` that may reach the call (in its
+        function; a module's name read in a function: every one that may reach the module's end) is one and the
         same plain `name = value`; None where porter cannot tell (a parameter, an outer function's name, a
         binding in a branch beside another value): left, as the finding's reason is the value's."""
         scope: cst.Module | cst.FunctionDef | cst.Lambda | None = self.ctx.scopes.innermost
         if scope is not None and is_param(scope, name.value):
             return None
+        at_end = False  # the module's binding read in a function: as the function is called, at the module's end
         if scope is None or not self.ctx.scopes.shadows(name.value):
-            scope = self.ctx.module
+            at_end, scope = scope is not None, self.ctx.module
         if scope is None or _loop_or_with_binds(scope, name.value):
             return None
-        reaching = reaching_bindings(scope, name.value)
+        reaching = reaching_bindings(scope, name.value) if at_end else self._reaching_at(scope, name.value, call)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         return reaching[0][0] if len(codes) == 1 and None not in codes else None
+
+    def _reaching_at(
+        self, scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, node: cst.BaseExpression
+    ) -> list[tuple[cst.BaseExpression, int | None]]:
+        """The bindings of `name` that may reach the statement whose value is `node` (one the walk has passed:
+        its blocks are known where it is the statement visited); those that reach the scope's end where that
+        statement is not known."""
+        use = self.ctx.statement_of.get(id(node))
+        if use is None:
+            return reaching_bindings(scope, name)
+        path = self.ctx.current_statements
+        here = bool(path) and any(s is use for s in getattr(path[-1], "body", ()))
+        return reaching_before(scope, name, use, path if here else ())
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""
@@ -1031,14 +1138,15 @@ class HfFamily(Family):
 
     def _parser_items(self, parser: cst.Call, scope: cst.FunctionDef | None = None) -> list[str | None]:
         """The qualified names of the dataclasses a parser is built with (its `dataclass_types`: the first
-        positional argument or that keyword), in order (None: not known). A name is read at its last
-        binding in `scope` (default: the one visited); unpacked, only from a tuple or list written there."""
+        positional argument or that keyword), in order (None: not known). A name is read at the bindings in
+        `scope` (default: the one visited) that reach the parser's statement; unpacked, only from a tuple or
+        list written there."""
         arg = next((a for a in parser.args if a.keyword is not None and a.keyword.value == "dataclass_types"), None)
         arg = arg or next((a for a in parser.args if a.keyword is None and not a.star), None)
         value = arg.value if arg is not None else None
         if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`: the tuple bound in the scope
             where = scope or self.ctx.scopes.innermost or self.ctx.module
-            reaching = reaching_bindings(where, value.value) if where is not None else []
+            reaching = self._reaching_at(where, value.value, parser) if where is not None else []
             if reaching:  # bindings in branches that list different classes: not known
                 read = {self._dataclasses(_unpacked(b)) for b in reaching}
                 return list(read.pop()) if len(read) == 1 else []
@@ -1188,7 +1296,9 @@ class HfFamily(Family):
 
     def visit_Module(self, node: cst.Module) -> None:
         """`import bitsandbytes` for its side effects only (its name used nowhere): no use site
-        for another rule to report, so it is said here."""
+        for another rule to report, so it is said here; and `import gptqmodel` (HF017)."""
+        if b"gptqmodel" in (self.ctx.source or b""):
+            self._gptqmodel_imports(node)
         if b"bitsandbytes" not in (self.ctx.source or b""):
             return
         from porter.analysis.resolve import _import_statements, dotted
@@ -1219,6 +1329,27 @@ class HfFamily(Family):
                         "bitsandbytes is imported (its kernels are CUDA's, its quantization what this "
                         "rule is about) and its name is used nowhere: an import for its side effects",
                     )
+
+    def _gptqmodel_imports(self, node: cst.Module) -> None:
+        """HF017: `import gptqmodel` (or from it) at the module's top level, which the module needs. Its sdist is
+        not CUDA-only (rules/cuda_only/packages.json's `read_not_cuda_only`: kernels in plain torch for every
+        device), so not KERN003; its kernels are selected for no target's device, which `[gptqmodel_on]` says
+        per target (twenty-fifth read). One in a function, an `if` or a `try` is optional (peft's `if
+        is_gptqmodel_available():`, seen on 41-rleft's tree): left."""
+        from porter.analysis.resolve import dotted
+
+        why = gptqmodel_configs()[1][self.ctx.target.name]
+        lines = [s for s in node.body if isinstance(s, cst.SimpleStatementLine)]
+        for stmt in (small for line in lines for small in line.body):
+            if isinstance(stmt, cst.Import):
+                modules = [dotted(a.name) or "" for a in stmt.names]
+            elif isinstance(stmt, cst.ImportFrom):
+                modules = [] if stmt.relative or stmt.module is None else [dotted(stmt.module) or ""]
+            else:
+                continue
+            if any(m.split(".")[0] == "gptqmodel" for m in modules):
+                message = f"gptqmodel is imported: not CUDA-only (its torch kernels run on the CPU), but {why}"
+                self.ctx.report("HF017", stmt, message)
 
     def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
         """HF011: accelerate's `gather_object` raises under XLA even in one process, where on

@@ -615,6 +615,23 @@ def test_gptq_and_awq_configs_are_reported(target):
     assert new == GPTQ
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_an_import_of_gptqmodel_is_reported_by_hf017_not_as_cuda_only(target):
+    """`import gptqmodel` alone (no transformers in the file; the twenty-fifth rleft read): its sdist is not
+    CUDA-only (packages.json's `read_not_cuda_only`), so no KERN003; HF017 says why it does not run on the
+    target (`[gptqmodel_on]`), once per import statement at the module's top level; an optional import
+    inside a function's `if is_gptqmodel_available():` (peft's, on 41-rleft's tree) is left."""
+    from porter.codemods.hf import gptqmodel_configs
+
+    src = (
+        "import os\nimport gptqmodel\nfrom gptqmodel import GPTQModel\nfrom gptqmodel.models import auto\n"
+        "def optional():\n    if is_gptqmodel_available():\n        from gptqmodel import BACKEND\n"
+    )
+    found = [f for f in port(src, target)[1] if f.code.startswith(("HF", "KERN"))]
+    assert [(f.code, f.start.line) for f in found] == [("HF017", 2), ("HF017", 3), ("HF017", 4)]
+    assert all(gptqmodel_configs()[1][target] in f.message and "not CUDA-only" in f.message for f in found)
+
+
 def test_gptqmodel_requirements_are_what_hf017_says():
     """The evidence HF017 reads, in the installed transformers: both quantizers need gptqmodel, and GPTQ
     without it (and without CUDA) raises that a GPU is required."""
@@ -747,8 +764,8 @@ args.use_liger_kernel = True
 @pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
 def test_a_late_switch_in_a_replaced_copy_of_the_arguments(target):
     """`dataclasses.replace(args, use_liger_kernel=True)` sets the switch on the copy the Trainer reads, as
-    `args.use_liger_kernel = True` does (twenty-fourth rules4 read); a false value, a copy of something else,
-    and a switch read only as the arguments are built stay silent here."""
+    `args.use_liger_kernel = True` does (twenty-fourth rules4 read); a false value and a copy of something
+    else stay silent."""
     src = """\
 import dataclasses
 from transformers import TrainingArguments
@@ -760,6 +777,65 @@ other = dataclasses.replace(config, use_liger_kernel=True)
     found = [(f.code, f.start.line, f.start.column) for f in port(src, target)[1] if f.code in ("HF003", "HF013")]
     assert found == [("HF013", 4, 33), ("HF003", 4, 56)]
     assert all("in a replaced copy" in f.message for f in port(src, target)[1] if f.code == "HF013")
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_replace_of_a_replace_and_switches_read_as_the_arguments_are_built(target):
+    """`dataclasses.replace` builds the arguments anew (`__post_init__` again; seen with transformers 5.24:
+    `tf32=True` raises, `fp16=True` makes the copy's mixed precision fp16, `torch_compile=True` its backend
+    inductor), and a copy of a copy is still the training arguments (twenty-fifth rleft read): reported as
+    `args.x = True` is; a false value and a copy of something else stay silent."""
+    src = """\
+import dataclasses
+from dataclasses import replace
+from transformers import TrainingArguments
+args = TrainingArguments(output_dir="o")
+a2 = dataclasses.replace(args, bf16=True)
+a3 = replace(a2, use_liger_kernel=True, fp16=True, tf32=True, torch_compile=True)
+a3 = replace(a3, fp16=False, tf32=False, torch_compile=False)
+cfg = replace(config, fp16=True, tf32=True)
+"""
+    found = [(f.code, f.start.line, f.start.column) for f in port(src, target)[1] if f.code != "HF004"]
+    compiled = [("HF014", 6, 62)] if target == "xla" else []
+    assert found == [("HF013", 6, 17), ("HF003", 6, 40), ("HF013", 6, 51), *compiled]
+    assert all("in a replaced copy of the arguments" in f.message for f in port(src, target)[1] if f.code != "HF004")
+
+
+def test_parser_reads_take_the_binding_before_and_a_parser_from_another_module_is_said_unknown():
+    """The parser and its dataclasses are read at the bindings that reach the statement that parses and the
+    parser's call, not the scope's last (rebound after them); a parser an imported function returns
+    (`from .args import make_parser`) is built in another module: its late switch is reported as not known
+    here, as the project index keeps no parser's dataclasses (twenty-fifth rleft read). A callee porter
+    cannot place (no import binds it) stays silent."""
+    src = """\
+from transformers import HfArgumentParser, TrainingArguments
+from .args import make_parser
+from config import ModelArguments, build
+def main():
+    parser = HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    parser = HfArgumentParser((TrainingArguments, ModelArguments))
+    training_args.use_liger_kernel = True
+def other():
+    types = (ModelArguments, TrainingArguments)
+    parser = HfArgumentParser(types)
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    types = (TrainingArguments, ModelArguments)
+    training_args.use_liger_kernel = True
+def elsewhere():
+    parser = make_parser()
+    a, b = parser.parse_args_into_dataclasses()
+    b.use_liger_kernel = True
+    c, d = build().parse_args_into_dataclasses()
+    d.use_liger_kernel = True
+    e, f = unknown().parse_args_into_dataclasses()
+    f.use_liger_kernel = True
+"""
+    found = [f for f in port(src, "tpu")[1] if f.code == "HF013"]
+    assert [f.start.line for f in found] == [8, 14, 18, 20]
+    assert all("not known here" not in f.message for f in found[:2])
+    assert "`make_parser()` returns, built in another module" in found[2].message
+    assert all("is not known here" in f.message for f in found[2:])
 
 
 def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
@@ -956,6 +1032,46 @@ def test_kernelize_without_fallback_through_a_name_is_reported(target):
     assert "(`KernelizeFallback.NONE`, bound above)" in findings[0].message
     assert "(`False`, bound above)" in findings[1].message
     assert all(f"device type {target}" in f.message and f.advice for f in findings)
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_flags_and_a_name_rebound_after_the_call(target):
+    """`use_fallback=` is read as kernels 0.18.3 reads it (twenty-fifth rleft read, run on CPU for tpu and
+    neuron with a CUDA-only mapping): a `KernelizeFallback` without `NO_DEVICE` (`NO_LAYER`, `NO_LAYER |
+    CANNOT_LOAD`, `ALL & ~NO_DEVICE`, `DEFAULT ^ NO_DEVICE`) raises, one with it (`NO_DEVICE`, `~NO_LAYER`) keeps
+    the layer's own forward; a name is read at the bindings that reach the call, not one after it, nor one
+    in the other branch of an `if`."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "def strict(model, c):\n"
+        "    F = False\n"
+        "    kernelize(model, use_fallback=F)\n"
+        "    F = True\n"
+        "    G = K.NONE; kernelize(model, use_fallback=G); G = K.ALL\n"
+        "    kernelize(model, use_fallback=K.NO_LAYER)\n"
+        "    kernelize(model, use_fallback=K.NO_LAYER | K.CANNOT_LOAD)\n"
+        "    kernelize(model, use_fallback=K.ALL & ~K.NO_DEVICE)\n"
+        "    kernelize(model, use_fallback=K.DEFAULT ^ K.NO_DEVICE)\n"
+        "def loose(model, c):\n"
+        "    kernelize(model, use_fallback=K.NO_DEVICE)\n"
+        "    kernelize(model, use_fallback=K.NO_LAYER | K.NO_DEVICE)\n"
+        "    kernelize(model, use_fallback=~K.NO_LAYER)\n"
+        "    F = True\n"
+        "    kernelize(model, use_fallback=F)\n"
+        "    F = False\n"
+        "    H = True\n"
+        "    if c:\n"
+        "        H = False\n"
+        "    else:\n"
+        "        kernelize(model, use_fallback=H)\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (4, 6, 7, 8, 9, 10)]
+    assert new == code
+    assert "(`False`, bound above)" in findings[0].message and "(`K.NONE`, bound above)" in findings[1].message
+    assert all(
+        "no `KernelizeFallback.NO_DEVICE`" in f.message and f"device type {target}" in f.message for f in findings
+    )
 
 
 def test_a_local_pre_quantized_checkpoint_is_said_to_be_unread(tmp_path):
