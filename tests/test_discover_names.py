@@ -1029,6 +1029,36 @@ def test_an_exclude_pattern_with_an_escaped_slash_is_read_as_git_reads_it(tmp_pa
 
 
 @pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        ("\\/a.py", "an escaped `/` first matches no path"),
+        ("!\\/a.py", "an escaped `/` first matches no path"),
+        ("a\\/", "an escaped `/` last matches no path"),
+        ("**\\/", "an escaped `/` last matches no path"),
+        ("[ab]\\/", "an escaped `/` last matches no path"),
+        ("a[ab]\\", "a `\\` at the end escapes nothing"),
+    ],
+)
+def test_an_exclude_pattern_git_matches_nothing_by_is_refused_with_the_reason(tmp_path, monkeypatch, pattern, why):
+    """An escaped `/` first or last (or a `\\` last) in an `exclude` pattern was refused as
+    "Invalid git pattern" (pathspec's words), a bracket in it shown as porter's private mark
+    U+E000. git reads the same `.gitignore` line and leaves out nothing by it (compared here):
+    the error says so, and names the pattern as written (twenty-fifth read)."""
+    from porter.config.files import ConfigError, resolve
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    body = "*\n" + pattern + "\n" if pattern.startswith("!") else pattern + "\n"
+    assert _walked(repo, monkeypatch, _ESCAPED + ["a[ab]/c.py"], {".gitignore": body}) == _git_lists(repo, env)
+    assert _git_lists(repo, env) == ([] if pattern.startswith("!") else sorted([*_ESCAPED, "a[ab]/c.py"]))
+    (repo / ".gitignore").unlink()
+    (repo / "porter.toml").write_text(f"target = \"xla\"\nexclude = {json.dumps([pattern])}\n")
+    forget_paths()
+    with pytest.raises(ConfigError) as info:
+        resolve([Path(".")]).settings()
+    assert why in str(info.value) and "\ue000" not in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize(
     ("pattern", "left_out"),
     [
         ("[\\-!]x.py", {"-x.py", "!x.py"}),  # (an escaped `-` is a member: git reads no range)
