@@ -824,3 +824,64 @@ def test_a_relative_or_empty_home_puts_neither_key_nor_cache_in_the_project(tmp_
     monkeypatch.delenv(cache.KEY_ENV)
     assert "no home folder" in (cache.user_key()[1] or "")
     assert list(project.iterdir()) == []
+
+
+def _own_write(kind: str, store, tmp_path: Path, monkeypatch):
+    """Make `store` write its `kind` of file (the index state, the salt's memo, the stat index);
+    return (the glob of its name, a check that a new run's cache reads it back)."""
+    from porter.config.settings import Settings
+    from porter.pipeline import cache as cache_module
+    from porter.pipeline.statindex import StatIndex
+
+    if kind == "salt memo":
+        salt = store.salt()
+
+        def worked_out() -> str:
+            raise AssertionError("worked out again: the memo was not kept")
+
+        return "salt-*.memo", lambda new: (monkeypatch.setattr(cache_module, "salt", worked_out), new.salt() == salt)[1]
+    if kind == "index state":
+        store.put_state("k", {"answers": [1]})
+        return "index-state-*.json", lambda new: new.get_state("k") == {"answers": [1]}
+    (tmp_path / "k.cu").write_bytes(b"__global__ void k() {}\n")
+    index = StatIndex(store, [tmp_path], Settings(target="xla"))
+    index.record_native("k.cu", (tmp_path / "k.cu").stat(), b"__global__ void k() {}\n", False)
+    index.save()
+    return "stat-*.idx", lambda new: "k.cu" in StatIndex(new, [tmp_path], Settings(target="xla")).native_old
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+@pytest.mark.parametrize("kind", ["index state", "salt memo", "stat index"])
+def test_each_of_the_cache_s_own_files_is_kept_and_never_written_through_a_link(tmp_path, monkeypatch, kind, swapped):
+    """The project index's kept state, the salt's memo and the stat index share the entries'
+    write (`_write_in`) but had no test of their own: each is read back by a new run's cache,
+    and with `v3/` swapped for a link (another user's, to a folder of theirs) as its temporary
+    is made, it lands in the folder porter opened, nothing in theirs (twenty-fifth read)."""
+    from porter.pipeline import cache as cache_module
+
+    _salt_sources(tmp_path, monkeypatch)
+    monkeypatch.setattr(cache_module, "RACY_NS", 0)
+    store = cache_module.Cache(tmp_path / "cache")
+    assert store.enabled, store.problem
+    if kind != "salt memo":
+        store.salt()  # (its memo written before the write looked at)
+    theirs, moved = tmp_path / "theirs", store.entries.with_name("v3-moved")
+    theirs.mkdir()
+    real_open = os.open
+
+    def opening(path, flags, *args, **kwargs):
+        if swapped and flags & os.O_CREAT and str(path).endswith(".tmp") and not moved.exists():
+            store.entries.rename(moved)
+            store.entries.symlink_to(theirs, target_is_directory=True)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", opening)
+    name, read_back = _own_write(kind, store, tmp_path, monkeypatch)
+    monkeypatch.setattr(os, "open", real_open)
+    assert [p.name for p in theirs.rglob("*")] == []
+    if swapped:
+        assert moved.exists(), "the swap was not made: the test tried nothing"
+        assert len(list(moved.glob(name))) == 1
+        return
+    assert len(list(store.entries.glob(name))) == 1
+    assert read_back(cache_module.Cache(tmp_path / "cache"))
