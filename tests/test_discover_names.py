@@ -1051,7 +1051,7 @@ def test_an_exclude_pattern_git_matches_nothing_by_is_refused_with_the_reason(tm
     assert _walked(repo, monkeypatch, _ESCAPED + ["a[ab]/c.py"], {".gitignore": body}) == _git_lists(repo, env)
     assert _git_lists(repo, env) == ([] if pattern.startswith("!") else sorted([*_ESCAPED, "a[ab]/c.py"]))
     (repo / ".gitignore").unlink()
-    (repo / "porter.toml").write_text(f"target = \"xla\"\nexclude = {json.dumps([pattern])}\n")
+    (repo / "porter.toml").write_text(f'target = "xla"\nexclude = {json.dumps([pattern])}\n')
     forget_paths()
     with pytest.raises(ConfigError) as info:
         resolve([Path(".")]).settings()
@@ -1479,3 +1479,37 @@ def _clones(top: Path, names: list[str], env: dict, ignore: str, files: tuple[st
         (top / name / ".gitignore").write_text(ignore)
         for f in files:
             (top / name / f).write_text("x = 1\n")
+
+
+@pytest.mark.parametrize("layout", ["submodule", "worktree"])
+def test_a_nested_repository_s_git_file_is_read_once(tmp_path, monkeypatch, layout):
+    """A nested repository whose `.git` is a file (a submodule's `gitdir: ../.git/modules/sub`, a
+    worktree's): the walk read it to decide it is a repository (`_own_repo`), then again for the
+    folder it names (`_git_dir`; twenty-fifth read). Once now; that folder's `info/exclude` (a
+    worktree's: its `commondir`'s) still leaves out what it names."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    modules = repo / ".git" / "modules" / "sub"
+    subprocess.run(["git", "init", "-q", "--bare", str(modules)], env=env, check=True)
+    (modules / "info").mkdir(exist_ok=True)
+    (modules / "info" / "exclude").write_text("skip.py\n")
+    named = modules
+    if layout == "worktree":
+        named = modules / "worktrees" / "sub"
+        named.mkdir(parents=True)
+        (named / "HEAD").write_text("ref: refs/heads/main\n")
+        (named / "commondir").write_text("../..\n")
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".git").write_text(f"gitdir: {os.path.relpath(named, repo / 'sub')}\n")
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting(path, *args, **kwargs):
+        if os.fspath(path).endswith(os.path.join("sub", ".git")):
+            opened.append(os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting)
+    found = _walked(repo, monkeypatch, ["a.py", "sub/b.py", "sub/skip.py"], {})
+    assert found == ["a.py", "sub/b.py"] and len(opened) == 1, opened
