@@ -110,7 +110,8 @@ def rules_markdown() -> str:
     parts = [HEADER]
     rules = sorted(all_rules().values(), key=lambda r: (r.family, r.code))
     parts.append("| code | name | family | summary |\n|---|---|---|---|")
-    for r in [*rules, *meta_codes()]:
+    rows: list[Rule | RuleInfo] = [*rules, *meta_codes()]
+    for r in rows:
         summary = r.summary.replace("|", "\\|")
         parts.append(f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.family} | {summary} |")
     parts.append("")
