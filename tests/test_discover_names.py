@@ -258,6 +258,48 @@ def test_the_search_for_the_repository_stops_at_a_mount_point_as_git_s(tmp_path,
     assert _walked(repo, monkeypatch, ["mnt/a.py", "mnt/gen_b.py"], {}) == ["mnt/a.py"]  # (git's walk: no device check)
 
 
+_MOUNTED = """
+set -e
+mount --make-rprivate / 2>/dev/null || true
+mount -t tmpfs none "$1"
+printf 'x = 1\\n' > "$1/a.py"; printf 'x = 1\\n' > "$1/gen_b.py"
+cd "$1"
+git ls-files -o --exclude-standard 2>&1 || true
+echo "--- porter"
+"$2" -c 'from pathlib import Path
+from porter.pipeline.discover import discover
+print("\\n".join(sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)))'
+"""
+
+
+@pytest.mark.parametrize("across", [None, "1"])
+def test_the_search_stops_at_a_real_mount_point_as_git_s(tmp_path, monkeypatch, across):
+    """The test above stands in the device; this one mounts a tmpfs inside a repository, in a mount
+    namespace of its own (`unshare -m`: root only, nothing outside sees it), and compares git's
+    listing there with porter's walk (twenty-fifth read; the twenty-fourth's comparison by hand)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("mounting needs root and unshare(1)")
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    (repo / ".gitignore").write_text("gen_*.py\n")
+    (repo / "mnt").mkdir()
+    env = {**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    if across is not None:
+        env["GIT_DISCOVERY_ACROSS_FILESYSTEM"] = across
+    args = ["unshare", "-m", "sh", "-c", _MOUNTED, "sh", str(repo / "mnt"), sys.executable]
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    if out.returncode != 0 and "mount" in out.stderr:
+        pytest.skip(f"no mount here: {out.stderr.strip()[:200]}")
+    git, _, porter = out.stdout.partition("--- porter\n")
+    assert out.returncode == 0 and porter, out.stderr
+    stopped = "Stopping at filesystem boundary" in git
+    assert stopped == (across is None), git
+    assert porter.split() == (["a.py", "gen_b.py"] if stopped else git.split()), (git, porter)
+
+
 def test_a_gitignore_that_cannot_be_read_is_said(tmp_path, monkeypatch):
     """A `.gitignore` the user cannot read (another user's, mode 0600): git warns "unable to
     access '.gitignore': Permission denied" and reads none of it; porter read none in silence,
