@@ -181,6 +181,19 @@ def test_rules_and_explain(tmp_path):
     assert porter("explain", "ZZZ1", cwd=tmp_path).returncode == 2
 
 
+@pytest.mark.parametrize("args", [(), ("--target", "neuron")])
+def test_rules_lists_the_meta_codes_lint_emits(tmp_path, args):
+    """`porter explain` explains PORT001 and PORT100 and SARIF/JSON emit them, but `porter rules`
+    did not list them (twenty-fifth read): they come last, marked as meta codes, for every target."""
+    out = porter("rules", *args, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = [ln.split() for ln in out.stdout.splitlines()]
+    assert [ln[:3] for ln in lines[-2:]] == [
+        ["PORT001", "not-checked", "(meta"],
+        ["PORT100", "unused-suppression", "(meta"],
+    ]
+
+
 @pytest.mark.parametrize(
     ("code", "says"), [("port001", "Fix the file, or exclude it"), ("PORT100", "Remove the stale")]
 )

@@ -258,6 +258,48 @@ def test_the_search_for_the_repository_stops_at_a_mount_point_as_git_s(tmp_path,
     assert _walked(repo, monkeypatch, ["mnt/a.py", "mnt/gen_b.py"], {}) == ["mnt/a.py"]  # (git's walk: no device check)
 
 
+_MOUNTED = """
+set -e
+mount --make-rprivate / 2>/dev/null || true
+mount -t tmpfs none "$1"
+printf 'x = 1\\n' > "$1/a.py"; printf 'x = 1\\n' > "$1/gen_b.py"
+cd "$1"
+git ls-files -o --exclude-standard 2>&1 || true
+echo "--- porter"
+"$2" -c 'from pathlib import Path
+from porter.pipeline.discover import discover
+print("\\n".join(sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)))'
+"""
+
+
+@pytest.mark.parametrize("across", [None, "1"])
+def test_the_search_stops_at_a_real_mount_point_as_git_s(tmp_path, monkeypatch, across):
+    """The test above stands in the device; this one mounts a tmpfs inside a repository, in a mount
+    namespace of its own (`unshare -m`: root only, nothing outside sees it), and compares git's
+    listing there with porter's walk (twenty-fifth read; the twenty-fourth's comparison by hand)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("mounting needs root and unshare(1)")
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    (repo / ".gitignore").write_text("gen_*.py\n")
+    (repo / "mnt").mkdir()
+    env = {**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    if across is not None:
+        env["GIT_DISCOVERY_ACROSS_FILESYSTEM"] = across
+    args = ["unshare", "-m", "sh", "-c", _MOUNTED, "sh", str(repo / "mnt"), sys.executable]
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    if out.returncode != 0 and "mount" in out.stderr:
+        pytest.skip(f"no mount here: {out.stderr.strip()[:200]}")
+    git, _, porter = out.stdout.partition("--- porter\n")
+    assert out.returncode == 0 and porter, out.stderr
+    stopped = "Stopping at filesystem boundary" in git
+    assert stopped == (across is None), git
+    assert porter.split() == (["a.py", "gen_b.py"] if stopped else git.split()), (git, porter)
+
+
 def test_a_gitignore_that_cannot_be_read_is_said(tmp_path, monkeypatch):
     """A `.gitignore` the user cannot read (another user's, mode 0600): git warns "unable to
     access '.gitignore': Permission denied" and reads none of it; porter read none in silence,
@@ -1029,6 +1071,36 @@ def test_an_exclude_pattern_with_an_escaped_slash_is_read_as_git_reads_it(tmp_pa
 
 
 @pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        ("\\/a.py", "an escaped `/` first matches no path"),
+        ("!\\/a.py", "an escaped `/` first matches no path"),
+        ("a\\/", "an escaped `/` last matches no path"),
+        ("**\\/", "an escaped `/` last matches no path"),
+        ("[ab]\\/", "an escaped `/` last matches no path"),
+        ("a[ab]\\", "a `\\` at the end escapes nothing"),
+    ],
+)
+def test_an_exclude_pattern_git_matches_nothing_by_is_refused_with_the_reason(tmp_path, monkeypatch, pattern, why):
+    """An escaped `/` first or last (or a `\\` last) in an `exclude` pattern was refused as
+    "Invalid git pattern" (pathspec's words), a bracket in it shown as porter's private mark
+    U+E000. git reads the same `.gitignore` line and leaves out nothing by it (compared here):
+    the error says so, and names the pattern as written (twenty-fifth read)."""
+    from porter.config.files import ConfigError, resolve
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    body = "*\n" + pattern + "\n" if pattern.startswith("!") else pattern + "\n"
+    assert _walked(repo, monkeypatch, _ESCAPED + ["a[ab]/c.py"], {".gitignore": body}) == _git_lists(repo, env)
+    assert _git_lists(repo, env) == ([] if pattern.startswith("!") else sorted([*_ESCAPED, "a[ab]/c.py"]))
+    (repo / ".gitignore").unlink()
+    (repo / "porter.toml").write_text(f'target = "xla"\nexclude = {json.dumps([pattern])}\n')
+    forget_paths()
+    with pytest.raises(ConfigError) as info:
+        resolve([Path(".")]).settings()
+    assert why in str(info.value) and "\ue000" not in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize(
     ("pattern", "left_out"),
     [
         ("[\\-!]x.py", {"-x.py", "!x.py"}),  # (an escaped `-` is a member: git reads no range)
@@ -1449,3 +1521,37 @@ def _clones(top: Path, names: list[str], env: dict, ignore: str, files: tuple[st
         (top / name / ".gitignore").write_text(ignore)
         for f in files:
             (top / name / f).write_text("x = 1\n")
+
+
+@pytest.mark.parametrize("layout", ["submodule", "worktree"])
+def test_a_nested_repository_s_git_file_is_read_once(tmp_path, monkeypatch, layout):
+    """A nested repository whose `.git` is a file (a submodule's `gitdir: ../.git/modules/sub`, a
+    worktree's): the walk read it to decide it is a repository (`_own_repo`), then again for the
+    folder it names (`_git_dir`; twenty-fifth read). Once now; that folder's `info/exclude` (a
+    worktree's: its `commondir`'s) still leaves out what it names."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    modules = repo / ".git" / "modules" / "sub"
+    subprocess.run(["git", "init", "-q", "--bare", str(modules)], env=env, check=True)
+    (modules / "info").mkdir(exist_ok=True)
+    (modules / "info" / "exclude").write_text("skip.py\n")
+    named = modules
+    if layout == "worktree":
+        named = modules / "worktrees" / "sub"
+        named.mkdir(parents=True)
+        (named / "HEAD").write_text("ref: refs/heads/main\n")
+        (named / "commondir").write_text("../..\n")
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".git").write_text(f"gitdir: {os.path.relpath(named, repo / 'sub')}\n")
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting(path, *args, **kwargs):
+        if os.fspath(path).endswith(os.path.join("sub", ".git")):
+            opened.append(os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting)
+    found = _walked(repo, monkeypatch, ["a.py", "sub/b.py", "sub/skip.py"], {})
+    assert found == ["a.py", "sub/b.py"] and len(opened) == 1, opened

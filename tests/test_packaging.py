@@ -50,7 +50,8 @@ def test_wheel_carries_rules(tmp_path: Path):
 
 
 def test_every_link_leads_to_porters_own_docs():
-    from porter.lint.model import NOT_CHECKED_CODE, UNUSED_CODE, rule_info
+    from porter.config.metacodes import NOT_CHECKED_CODE, UNUSED_CODE
+    from porter.lint.model import rule_info
     from porter.config.ruledata import all_rules
 
     for code in [*all_rules(), UNUSED_CODE, NOT_CHECKED_CODE]:

@@ -19,6 +19,17 @@ def test_every_rule_is_documented_with_an_anchor():
         assert f"(#{rule.code.lower()}-{rule.name})" in text
 
 
+def test_the_meta_codes_are_documented_with_an_anchor():
+    """PORT001 and PORT100 (emitted by lint's formats, explained by `porter explain`) had no entry in
+    docs/rules.md (twenty-fifth read): each has a row and a page, marked as a meta code."""
+    from porter.lint.model import rule_info
+
+    text = DOC.read_text(encoding="utf-8")
+    for meta in map(rule_info, ("PORT001", "PORT100")):
+        assert f"| [{meta.code}](#{meta.code.lower()}-{meta.name}) | {meta.name} | meta |" in text
+        assert f"### {meta.code} `{meta.name}`" in text and "A meta code, not a rule" in text
+
+
 def test_compiled_rule_data_is_current():
     """rules/compiled.json (every run's rule data, as JSON) holds each rule file as it is."""
     from porter.config.ruledata import COMPILED, compiled_rules, rules_dir

@@ -9,12 +9,12 @@ from rich.text import Text
 
 from porter.cli.common import check_target, console, usage_error
 from porter.cli.options import Target
-from porter.config.ruledocs import rule_markdown
+from porter.config.ruledocs import meta_markdown, rule_markdown
 from porter.report.console import on_a_terminal, print_markdown
 from porter.config.ruledata import all_rules
 from porter.config.targets import all_targets
 from porter.core.textsafe import plain
-from porter.lint.model import RuleInfo, meta_info
+from porter.config.metacodes import meta_codes, meta_info
 
 
 def targets() -> None:
@@ -35,7 +35,8 @@ def targets() -> None:
 
 
 def rules(target: Target = None) -> None:
-    """List every rule: code, name, fix per target, summary (with --target: the rules that apply to it)."""
+    """List every rule: code, name, fix per target, summary (with --target: the rules that apply to it);
+    then the meta codes lint emits (PORT001, PORT100)."""
     if target is not None:
         check_target(target)
     header = ("code", "name", "neuron", "tpu", "xla", "summary")
@@ -46,6 +47,8 @@ def rules(target: Target = None) -> None:
         fixes = [rule.applicability_for(t).value if t in rule.targets else "-" for t in ("neuron", "tpu", "xla")]
         name = rule.name if rule.default else f"{rule.name} (opt-in)"
         rows.append((rule.code, name, *fixes, rule.summary))
+    # the codes lint's formats emit that are no rule, for every target: `porter explain` explains them
+    rows += [(m.code, f"{m.name} (meta code)", "-", "-", "-", m.summary) for m in meta_codes()]
     if not on_a_terminal(console):
         _print_lines(header, rows)
         return
@@ -67,16 +70,6 @@ def _print_lines(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
         console.print(Text("  ".join((*cells, row[-1]))), soft_wrap=True)
 
 
-def _meta_page(info: RuleInfo) -> str:
-    """A code lint's formats emit that is no rule (PORT001, PORT100): what it means and what to do;
-    a user who meets it in CI output runs `porter explain` on it, as SARIF's help tells them to."""
-    return (
-        f"# {info.code} `{info.name}`\n\n**What it reports.** {info.summary}.\n\n"
-        f"**What to do.** {info.rationale}\n\n**Severity:** {info.severity.value}. Not a rule: "
-        f"`porter rules` does not list it.\n\nMore: {info.doc_url}\n"
-    )
-
-
 def explain(
     code: str = typer.Argument(..., help="A rule code, e.g. DEV001 (or PORT001, PORT100 from lint's output)."),
 ) -> None:
@@ -85,7 +78,7 @@ def explain(
     if rule is not None:
         page = rule_markdown(rule, heading="#")
     elif meta is not None:
-        page = _meta_page(meta)
+        page = meta_markdown(meta, heading="#")
     else:
         raise usage_error(f"unknown rule code {code!r} (see `porter rules`)")
     print_markdown(console, page)

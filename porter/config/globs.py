@@ -1009,6 +1009,9 @@ def check(line: str) -> None:
     line = _slashes(line)
     if _plain(line) is not None:
         return
+    why = _matches_nothing(line)
+    if why is not None:
+        raise ValueError(why)
     bracket = _reversed_range(line)
     if bracket is not None:
         raise ValueError(f"a bracket expression with a range whose ends are reversed: {bracket}")
@@ -1018,6 +1021,25 @@ def check(line: str) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             re.compile(regex)
+
+
+_TOKEN = re.compile(r"\\.?|.", re.DOTALL)  # (a character, or an escape and the one it escapes)
+
+
+def _matches_nothing(line: str) -> str | None:
+    """Why git, reading `line` (`_slashes`' output), matches no path by it, where pathspec refuses
+    it; else None. git reads these lines without a word; a pattern of the user's that leaves out
+    nothing is refused with the reason (pathspec's "Invalid git pattern" named only the line, and
+    a bracket in it as porter's private mark, U+E000: twenty-fifth read)."""
+    tokens = _TOKEN.findall(line)
+    first = tokens[1:2] if tokens[:1] == ["!"] else tokens[:1]
+    if first == ["\\/"]:
+        return "an escaped `/` first matches no path for git (no path starts with `/`): write `/name` to anchor"
+    if tokens[-1:] == ["\\/"]:
+        return "an escaped `/` last matches no path for git (it reads a folder whose name ends in `\\`): write `name/`"
+    if tokens[-1:] == ["\\"]:
+        return "a `\\` at the end escapes nothing: git matches no path by the line"
+    return None
 
 
 def _reversed_range(line: str) -> str | None:

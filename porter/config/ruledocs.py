@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from porter.config.metacodes import RuleInfo, meta_codes
 from porter.config.ruledata import NOTE_GROUPS, Rule, all_rules
 from porter.config.targets import all_targets
 
@@ -94,11 +95,23 @@ def _language(file: str) -> str:
     return "python" if not file else "text"
 
 
+def meta_markdown(info: RuleInfo, heading: str = "###", more: str = "") -> str:
+    """A meta code's page (PORT001, PORT100: codes lint's formats emit that are no rule): what it
+    means and what to do, for `porter explain` and docs/rules.md. `more`: the link to the page
+    that says more (its doc_url, a file URI of the install, by default)."""
+    return (
+        f"{heading} {info.code} `{info.name}`\n\n**What it reports.** {info.summary}.\n\n"
+        f"**What to do.** {info.rationale}\n\n**Severity:** {info.severity.value}. A meta code, not a rule "
+        f"(`porter rules` lists it after the rules).\n\nMore: {more or info.doc_url}\n"
+    )
+
+
 def rules_markdown() -> str:
     parts = [HEADER]
     rules = sorted(all_rules().values(), key=lambda r: (r.family, r.code))
     parts.append("| code | name | family | summary |\n|---|---|---|---|")
-    for r in rules:
+    rows: list[Rule | RuleInfo] = [*rules, *meta_codes()]
+    for r in rows:
         summary = r.summary.replace("|", "\\|")
         parts.append(f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.family} | {summary} |")
     parts.append("")
@@ -106,6 +119,12 @@ def rules_markdown() -> str:
         parts.append(f"## {family}\n")
         for rule in group:
             parts.append(rule_markdown(rule))
+    parts.append(
+        "## meta codes\n\nCodes lint's formats emit that are no rule: a file not checked, an unused suppression.\n"
+    )
+    for info in meta_codes():
+        page = info.doc_url.rsplit("/", 1)[-1]  # relative: the file URI names the install that ran
+        parts.append(meta_markdown(info, more=f"[{page}]({page})"))
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from porter.pipeline.discover import Candidate
 from porter.core.findings import FileResult, FileStatus, Finding
 from porter.lint.fingerprint import fingerprint_file, forget_folders
-from porter.lint.model import UNUSED_CODE, LintRun, RuleInfo, rule_info
+from porter.config.metacodes import UNUSED_CODE
+from porter.lint.model import LintRun, RuleInfo, rule_info
 from porter.lint.unused import unused_suppressions
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.pipeline.runner import file_settings, iter_results

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from porter import __version__
 from porter.core.findings import Applicability, FileResult, Finding, Position, Severity
+from porter.config.metacodes import NOT_CHECKED_CODE, NOT_CHECKED_NAME, RuleInfo, meta_info
 from porter.config.ruledata import all_rules, doc_uri
 from porter.config.settings import Settings
 from porter.files.sites import split_lines
@@ -14,62 +15,10 @@ from porter.lint.fingerprint import identity_path
 
 TOOL_NAME = "porter"
 
-UNUSED_CODE = "PORT100"
-UNUSED_NAME = "unused-suppression"
-NOT_CHECKED_CODE = "PORT001"  # a file no rule checked, in the formats that are lists of findings
-NOT_CHECKED_NAME = "not-checked"
-
-
-@dataclass(frozen=True)
-class RuleInfo:
-    code: str
-    name: str
-    summary: str
-    rationale: str
-    severity: Severity
-    doc_url: str
-    family: str
-    covers: str = ""  # every case the rule finds (the summary is one sentence)
-
-
-_META = {
-    UNUSED_CODE: RuleInfo(
-        code=UNUSED_CODE,
-        name=UNUSED_NAME,
-        summary="A suppression comment that silences no finding",
-        rationale=(
-            "A `# porter: ignore[...]` or `# noqa: CODE` comment whose codes match no finding on "
-            "its line hides nothing today and would hide a new CUDA call tomorrow. Remove the "
-            "stale code (or the whole comment). Reported with `--report-unused-ignores`."
-        ),
-        severity=Severity.WARNING,
-        doc_url=doc_uri("ci.md", "suppressing-a-finding"),
-        family="meta",
-    ),
-    NOT_CHECKED_CODE: RuleInfo(
-        code=NOT_CHECKED_CODE,
-        name=NOT_CHECKED_NAME,
-        summary="A file no rule checked (a syntax error, unreadable, or past the size porter parses)",
-        rationale=(
-            "A file porter could not check fails the run (exit 1), as ruff's E902: its CUDA code is "
-            "neither reported nor ported. Fix the file, or exclude it if it is generated."
-        ),
-        severity=Severity.ERROR,
-        doc_url=doc_uri("ci.md", "exit-codes"),
-        family="meta",
-    ),
-}
-
-
-def meta_info(code: str) -> RuleInfo | None:
-    """A code the formats emit that is no rule (PORT001, PORT100), or None: `porter explain` and the
-    SARIF help that names it read the same data."""
-    return _META.get(code)
-
 
 def rule_info(code: str) -> RuleInfo:
-    if code in _META:
-        return _META[code]
+    if (meta := meta_info(code)) is not None:
+        return meta
     rule = all_rules().get(code)
     if rule is None:  # a code from a newer rule file than this process loaded
         return RuleInfo(code, code.lower(), code, "", Severity.WARNING, doc_uri("rules.md"), "unknown")
@@ -165,7 +114,7 @@ class LintRun:
 
 
 def _not_checked(result: FileResult, target: str) -> Finding:
-    info = _META[NOT_CHECKED_CODE]
+    info = rule_info(NOT_CHECKED_CODE)
     at = Position(result.error_line or 1, 0)
     reason = result.reason or "not checked"
     return Finding(

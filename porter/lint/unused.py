@@ -9,7 +9,8 @@ File-level `# porter: ignore-file[...]` pragmas are not checked.
 from __future__ import annotations
 
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
-from porter.lint.model import UNUSED_CODE, UNUSED_NAME, rule_info
+from porter.config.metacodes import UNUSED_CODE, UNUSED_NAME
+from porter.lint.model import rule_info
 from porter.config.ruledata import all_rules, rule_enabled, unknown_codes
 from porter.config.settings import Settings
 from porter.core.suppressions import ALL, scan

@@ -398,12 +398,7 @@ class Cache:
                 # is kept, and the run says so (every run was cold for what changed, unsaid)
                 self.problem = f"the cache is read only: {_unwritable(self.entries, _denied(self.entries))}"
                 return
-            marker = self.directory / ".gitignore"
-            if not marker.exists():
-                _write(marker, b"# made by porter\n*\n")
-            tag = self.directory / "CACHEDIR.TAG"
-            if not tag.exists():
-                _write(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# porter's cache\n")
+            _mark_folder(self.directory)
         except OSError as exc:
             self.enabled, self.problem = False, f"the cache is off: {_unwritable(self.entries, exc)}"
 
@@ -645,22 +640,34 @@ def _index_fact(row: object) -> tuple[str | None, str, str, tuple[str, ...]]:
     return (scope, expr, kind, tuple(chain))
 
 
-def _write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+# what porter writes beside the entry folder: git passes the cache over (ruff's cache writes the
+# same `.gitignore`), and backup tools that read CACHEDIR.TAG (tar --exclude-caches, borg) do too
+_MARKS = (
+    (".gitignore", b"# made by porter\n*\n"),
+    ("CACHEDIR.TAG", b"Signature: 8a477f597d28d172789f06886806bc55\n# porter's cache\n"),
+)
+
+
+def _mark_folder(directory: Path) -> None:
+    """`_MARKS` in the cache folder, each where nothing of that name is there. The folder is
+    followed as named (the user's choice) and opened once; each name is looked at (`lstat`) and
+    written relative to it (`_write_at`). Looked at and written by path, a folder swapped for a
+    link in between took the files into the link's folder, and a link named `.gitignore` to a
+    file not there was replaced (twenty-fifth read). A name there in any form (a link, a FIFO, a
+    folder, the user's own file) is left as it is; none is opened, so none needs O_NONBLOCK."""
+    folder = os.open(directory, _DIR & ~getattr(os, "O_NOFOLLOW", 0))
+    try:
+        for name, data in _MARKS:
+            try:
+                os.stat(name, dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                _write_at(folder, name, data)
+    finally:
+        os.close(folder)
 
 
 def _write_in(entries: Path, name: str, data: bytes, shard: str | None = None) -> None:
@@ -685,8 +692,10 @@ def _write_in(entries: Path, name: str, data: bytes, shard: str | None = None) -
 
 
 def _write_at(folder: int, name: str, data: bytes) -> None:
-    """`_write_in`'s file, in the folder open as `folder`. (By hand: `tempfile.mkstemp` takes
-    no folder descriptor.) A folder where the file belongs is replaced (Python 3.11+)."""
+    """`data` as `name` in the folder open as `folder`: the cache's one form of a write. A new
+    temporary (O_EXCL, O_NOFOLLOW: never a link's target nor a FIFO) renamed over the name, which
+    is never opened. (By hand: `tempfile.mkstemp` takes no folder descriptor.) A folder where the
+    file belongs is replaced (Python 3.11+)."""
     tmp = f".{name}.{secrets.token_hex(8)}.tmp"
     fd = os.open(tmp, _NEW, 0o600, dir_fd=folder)
     try:
@@ -719,7 +728,7 @@ def _read_entry(path: Path) -> tuple[bytes, int]:
 
 
 # the names porter writes in an entry folder (`Cache._path`, `_index_path`, `_state_path`,
-# `StatIndex`, `_write`'s temporaries): the sweep removes nothing else
+# `StatIndex`, `_write_at`'s temporaries): the sweep removes nothing else
 _OWN = re.compile(r"[0-9a-f]{62}\.json|(?:index-|index-state-|stat-)[0-9a-f]{64}\.(?:json|idx)|\..{1,300}\.tmp")
 _SHARD = re.compile(r"[0-9a-f]{2}")
 _SALT = re.compile(r"[0-9a-f]{64}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 from functools import cached_property, lru_cache
 from operator import attrgetter
 from pathlib import Path
@@ -233,9 +234,9 @@ class _Walk:
             shown = base + prefix if base is not None else self._shown(Path(real_dir))
             # (no stat per folder; a `.gitignore` that is a link is not read, as git >= 2.32 reads
             # none: "unable to access '.gitignore': Too many levels of symbolic links")
-            if self.respect_gitignore and prefix and any(e.name == ".git" for e in entries) and _own_repo(here):
-                git_dir = _git_dir(here / ".git")
-                lines, self.folds[prefix] = _repo_excludes(Path(real_dir), git_dir, here / ".git")
+            nested = _own_repo(here) if self.respect_gitignore and prefix and _has_git(entries) else None
+            if nested is not None:
+                lines, self.folds[prefix] = _repo_excludes(Path(real_dir), nested)
                 self.repos[prefix] = _spec(lines, self.folds[prefix]) if lines else None
             elif prefix:
                 self.folds[prefix] = self.folds[prefix[:-1].rpartition("/")[0] + "/" if "/" in prefix[:-1] else ""]
@@ -453,16 +454,16 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
     if (
         named is not None
         and (top == named.top or named.top in top.parents)
-        and not any(_own_repo(f) for f in folders[: folders.index(named.top)])
+        and not any(_own_repo(f) is not None for f in folders[: folders.index(named.top)])
     ):
         repo = named.top
         excludes, fold = _named_repo_excludes(named)
     else:
-        found = next((f for f in searched if _own_repo(f)), None)
+        found = next(((f, own) for f in searched if (own := _own_repo(f)) is not None), None)
         if found is None:
             return [], False
-        repo = found
-        excludes, fold = _repo_excludes(repo, _git_dir(repo / ".git"), repo / ".git")
+        repo = found[0]
+        excludes, fold = _repo_excludes(repo, found[1])
     out: list[tuple[str, int, globs.Spec]] = []
     for folder in folders[1 : folders.index(repo) + 1]:
         head = top.relative_to(folder).as_posix() + "/"
@@ -545,7 +546,7 @@ def _real_ceiling(entry: str) -> str | None:
         return None
 
 
-def _repo_excludes(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[list[str], bool]:
+def _repo_excludes(repo: Path, own: _Repo) -> tuple[list[str], bool]:
     """The patterns git applies from the repository's root (`repo`, the work tree's top)
     besides its `.gitignore` files: the user's own (`_user_excludes`), then `info/exclude`
     (`git_dir`'s). Within one list the last match decides, so a line of `info/exclude` that
@@ -553,10 +554,11 @@ def _repo_excludes(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[lis
     where it says nothing. git follows a link at either (only a `.gitignore` in the tree is
     opened without following one): an `info/exclude` kept as a link to a shared file was not
     read (twentieth read). And whether the repository folds case (`_git_settings`)."""
-    own = _read_patterns(git_dir / "info" / "exclude", follow=True) if git_dir is not None else []
-    _note_if_refused(repo, git_dir, dot_git)
-    configured, fold = _repo_settings(repo, git_dir, dot_git)
-    return [*_user_excludes(repo, configured), *own], fold
+    git_dir = own.git_dir
+    lines = _read_patterns(git_dir / "info" / "exclude", follow=True) if git_dir is not None else []
+    _note_if_refused(repo, git_dir, repo / ".git")
+    configured, fold = _repo_settings(repo, own)
+    return [*_user_excludes(repo, configured), *lines], fold
 
 
 def _note_if_refused(repo: Path, git_dir: Path | None, dot_git: Path) -> None:
@@ -618,7 +620,7 @@ def _named_repo_excludes(named: _NamedRepo) -> tuple[list[str], bool]:
     return [*_user_excludes(named.top, configured), *own], fold
 
 
-def _repo_settings(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[str | None, bool]:
+def _repo_settings(repo: Path, own: _Repo) -> tuple[str | None, bool]:
     """`_git_settings` of the repository, asking git only where the answer may be its own: a
     repository whose own configuration files name neither setting nor any `include` has the
     answer of every other such one for which the same conditional includes (`includeIf`) that
@@ -626,7 +628,8 @@ def _repo_settings(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[str
     100 clones asked git 100 times (1.4 s of a walk); 200 under a work `includeIf` naming a
     `core.excludesFile`, 201 times (2.5 s; twenty-second read)."""
     env = _config_env()
-    if not _plain_local_config(git_dir, dot_git):
+    dot_git = repo / ".git"
+    if not _plain_local_config(own):
         return _git_settings(os.fspath(repo), env)[:2]
     shared = _SHARED.get(env)
     if shared is not None:
@@ -649,18 +652,13 @@ _SHARED: dict[
 _LOCAL_WORDS = (b"excludesfile", b"ignorecase", b"include")
 
 
-def _plain_local_config(git_dir: Path | None, dot_git: Path) -> bool:
+def _plain_local_config(own: _Repo) -> bool:
     """Whether the repository's own configuration files (`config`, `config.worktree`, in its git
     folder and, for a worktree or a submodule, the folder `.git` names) can be read and name
     neither `core.excludesFile`, `core.ignoreCase` nor an `include` (case aside)."""
-    if git_dir is None:
+    if own.git_dir is None:
         return False
-    folders = {git_dir}
-    if not dot_git.is_dir():
-        line = "".join(_read_patterns(dot_git)[:1])
-        if not line.startswith("gitdir: "):
-            return False
-        folders.add(dot_git.parent / line[len("gitdir: ") :].strip())
+    folders = {own.git_dir, *([own.named] if own.named is not None else [])}
     return not any(_may_name_ignores(folder / name) for folder in folders for name in ("config", "config.worktree"))
 
 
@@ -930,28 +928,44 @@ def _read_ignore_file(path: Path) -> str | None:
         return None
 
 
-def _own_repo(folder: Path) -> bool:
-    """Whether git reads `folder` as a repository of its own (`is_nonbare_repository_dir`): its
-    `.git` is a git folder (`_git_folder`), or a file whose `gitdir:` names one, or a file git
-    cannot read. A stale `.git` (a submodule's checkout copied out of its superproject, its
+def _has_git(entries: list[os.DirEntry[str]]) -> bool:
+    """Whether a folder lists a `.git` (by name: no `stat` for the folders that list none)."""
+    return any(e.name == ".git" for e in entries)
+
+
+class _Repo(NamedTuple):
+    """A folder git reads as a repository of its own (`_own_repo`)."""
+
+    git_dir: Path | None  # the folder holding its `info/` (`_common`); None where `.git` cannot be read
+    named: Path | None = None  # the folder a `.git` file names (a worktree's, a submodule's)
+
+
+def _own_repo(folder: Path) -> _Repo | None:
+    """The repository `folder` is for git (`is_nonbare_repository_dir`), or None: its `.git` is a
+    git folder (`_git_folder`), or a file whose `gitdir:` names one, or a file git cannot read.
+    A stale `.git` (a submodule's checkout copied out of its superproject, its
     `gitdir: ../.git/modules/lib` naming nothing; an empty `.git/`; a dangling link) makes no
     repository: git enters that folder with the patterns above it, where porter read it as a
-    repository of its own and lint saw the files they leave out (twenty-fourth read)."""
+    repository of its own and lint saw the files they leave out (twenty-fourth read). A `.git`
+    file is read once: the folder it names was read from it twice more, for its `info/` and its
+    configuration (twenty-fifth read)."""
     dot_git = folder / ".git"
     if not os.path.lexists(dot_git):
-        return False
+        return None
     try:
         if dot_git.is_dir():
-            return _git_folder(dot_git)
+            return _Repo(dot_git) if _git_folder(dot_git) else None
         if not dot_git.is_file():
-            return False  # (a dangling link, a FIFO: git's `stat` or its file check fails)
+            return None  # (a dangling link, a FIFO: git's `stat` or its file check fails)
         text = read_regular(dot_git, _MAX_GITFILE_BYTES).decode("utf-8", "surrogateescape")
     except Unreadable as exc:
-        return not exc.reason.startswith(LARGER_THAN)  # (git: a file it cannot read counts, a large one not)
+        # (git: a file it cannot read counts, a large one not)
+        return None if exc.reason.startswith(LARGER_THAN) else _Repo(None)
     except OSError:
-        return True
+        return _Repo(None)
     where = text.removeprefix("gitdir: ").rstrip("\r\n") if text.startswith("gitdir: ") else ""
-    return bool(where) and _git_folder(folder / where)
+    named = folder / where
+    return _Repo(_common(named), named) if where and _git_folder(named) else None
 
 
 _MAX_GITFILE_BYTES = 2**20  # (git's `read_gitfile_gently` reads a `.git` file of at most 1 MiB)
@@ -982,14 +996,8 @@ def _git_folder(folder: Path) -> bool:
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
-def _git_dir(dot_git: Path) -> Path | None:
-    """The folder holding the repository's `info/`: `.git` itself, or, where `.git` is a file
-    (a worktree, a submodule), the folder its `gitdir:` names, or that one's `commondir`."""
-    if dot_git.is_dir():
-        return dot_git
-    text = "".join(_read_patterns(dot_git)[:1])
-    if not text.startswith("gitdir: "):
-        return None
-    where = dot_git.parent / text[len("gitdir: ") :].strip()
-    common = _read_patterns(where / "commondir")
-    return where / common[0].strip() if common and common[0].strip() else where
+def _common(git_dir: Path) -> Path:
+    """The folder holding the `info/` of the git folder a `.git` file names (a worktree's, a
+    submodule's): its `commondir` where it has one, else itself."""
+    common = _read_patterns(git_dir / "commondir")
+    return git_dir / common[0].strip() if common and common[0].strip() else git_dir

@@ -119,18 +119,21 @@ def test_a_full_disk_is_swept_though_the_sweep_s_mark_cannot_be_written(tmp_path
     store = Cache(tmp_path / "c")
     _, old = _entry(store, b"x = 1\n")
     _age(old, 40)
-    real = cache_module._write
+    real = cache_module._write_at
+    tried: list[str] = []
 
-    def full(path, data):
-        if path.name == "last-prune":
+    def full(folder, name, data):
+        tried.append(name)
+        if name == "last-prune":
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(path, data)
+        return real(folder, name, data)
 
-    monkeypatch.setattr(cache_module, "_write", full)
-    assert store.prune() == 1 and not old.exists()
+    monkeypatch.setattr(cache_module, "_write_at", full)
+    assert store.prune() == 1 and not old.exists() and tried == ["last-prune"]
     _, old = _entry(store, b"x = 2\n")
     _age(old, 40)
-    monkeypatch.setattr(cache_module, "_write", lambda path, data: (_ for _ in ()).throw(OSError(errno.EROFS, "ro")))
+    (store.entries / "last-prune").unlink(missing_ok=True)  # (a sweep is due again)
+    monkeypatch.setattr(cache_module, "_write_at", lambda *a: (_ for _ in ()).throw(OSError(errno.EROFS, "ro")))
     assert store.prune() == 0 and old.exists()
 
 

@@ -7,6 +7,7 @@ import base64
 import json
 import itertools
 import os
+import stat
 import subprocess
 import sys
 
@@ -397,6 +398,67 @@ def test_a_cache_folder_swapped_for_a_link_during_a_write_takes_nothing_elsewher
     assert [p for p in theirs.rglob("*") if not p.is_dir()] == []
 
 
+@pytest.mark.parametrize("moment", ["at the look", "at the temporary file"])
+def test_a_cache_folder_swapped_while_its_marks_are_written_takes_nothing_elsewhere(tmp_path, monkeypatch, moment):
+    """The cache's `.gitignore` and CACHEDIR.TAG were looked at and written by path: the cache
+    folder swapped for a link (to a folder of another user's, who can write the folder above it)
+    after the look, or as the temporary was made, took the file into the link's folder. Now the
+    folder is opened once and both are written relative to it (twenty-fifth read)."""
+    from porter.pipeline import cache as cache_module
+
+    monkeypatch.setenv("PORTER_CACHE_KEY", "a CI secret")
+    root = tmp_path / "cache"
+    (root / "v3").mkdir(parents=True)
+    theirs = tmp_path / "theirs"
+    (theirs / "v3").mkdir(parents=True)
+    swapped: list[Path] = []
+
+    def swap(path: object) -> None:
+        if not swapped and str(path).endswith((".gitignore", ".tmp")):
+            root.rename(root.with_name("cache-moved"))
+            root.symlink_to(theirs, target_is_directory=True)
+            swapped.append(root)
+
+    if moment == "at the look":
+        real_stat = os.stat
+        monkeypatch.setattr(os, "stat", lambda path, *a, **k: (swap(path), real_stat(path, *a, **k))[1])
+    else:
+        real_open = os.open
+        monkeypatch.setattr(
+            os,
+            "open",
+            lambda path, flags, *a, **k: (flags & os.O_CREAT and swap(path), real_open(path, flags, *a, **k))[1],
+        )
+    cache_module.Cache(root)
+    monkeypatch.undo()
+    assert swapped, "the swap was not made: the test tried nothing"
+    assert [p.name for p in theirs.rglob("*") if not p.is_dir()] == []
+    assert (
+        (tmp_path / "cache-moved" / "CACHEDIR.TAG")
+        .read_bytes()
+        .startswith(b"Signature: 8a477f597d28d172789f06886806bc55")
+    )
+
+
+def test_a_link_or_fifo_named_as_a_mark_of_the_cache_is_left_as_it_is(tmp_path, monkeypatch):
+    """A name the cache marks its folder with (`.gitignore`, CACHEDIR.TAG) that is there in any
+    form is not porter's to replace: a link (to a file not there yet) was replaced by porter's
+    file, looked at through its target; a FIFO is never opened (no hang). The cache works."""
+    from porter.pipeline import cache as cache_module
+
+    monkeypatch.setenv("PORTER_CACHE_KEY", "a CI secret")
+    root = tmp_path / "cache"
+    root.mkdir()
+    (root / ".gitignore").symlink_to(tmp_path / "not-yet")
+    os.mkfifo(root / "CACHEDIR.TAG")
+    store = cache_module.Cache(root)
+    assert store.enabled and store.problem is None, store.problem
+    assert os.readlink(root / ".gitignore") == str(tmp_path / "not-yet") and not (tmp_path / "not-yet").exists()
+    assert stat.S_ISFIFO((root / "CACHEDIR.TAG").lstat().st_mode)
+    store.put("ab" + "c" * 62, cache_module.FileResult(path="m.py", status=cache_module.FileStatus.UNCHANGED))
+    assert (store.entries / "ab" / ("c" * 62 + ".json")).is_file()
+
+
 def test_relative_xdg_folders_are_ignored_not_made_in_the_project(tmp_path):
     """The XDG Base Directory spec has a relative `XDG_CONFIG_HOME` / `XDG_CACHE_HOME` ignored.
     Taken as given, it put the user's cache key and the default cache in the folder porter
@@ -692,7 +754,7 @@ import errno, os, sys
 import porter.pipeline.cache as cache, porter.pipeline.statindex as statindex
 def full(*args):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(args[0]))
-cache._write = cache._write_at = full
+cache._write_at = full
 sys.argv[0] = "porter"
 from porter.cli import main
 main()
@@ -762,3 +824,64 @@ def test_a_relative_or_empty_home_puts_neither_key_nor_cache_in_the_project(tmp_
     monkeypatch.delenv(cache.KEY_ENV)
     assert "no home folder" in (cache.user_key()[1] or "")
     assert list(project.iterdir()) == []
+
+
+def _own_write(kind: str, store, tmp_path: Path, monkeypatch):
+    """Make `store` write its `kind` of file (the index state, the salt's memo, the stat index);
+    return (the glob of its name, a check that a new run's cache reads it back)."""
+    from porter.config.settings import Settings
+    from porter.pipeline import cache as cache_module
+    from porter.pipeline.statindex import StatIndex
+
+    if kind == "salt memo":
+        salt = store.salt()
+
+        def worked_out() -> str:
+            raise AssertionError("worked out again: the memo was not kept")
+
+        return "salt-*.memo", lambda new: (monkeypatch.setattr(cache_module, "salt", worked_out), new.salt() == salt)[1]
+    if kind == "index state":
+        store.put_state("k", {"answers": [1]})
+        return "index-state-*.json", lambda new: new.get_state("k") == {"answers": [1]}
+    (tmp_path / "k.cu").write_bytes(b"__global__ void k() {}\n")
+    index = StatIndex(store, [tmp_path], Settings(target="xla"))
+    index.record_native("k.cu", (tmp_path / "k.cu").stat(), b"__global__ void k() {}\n", False)
+    index.save()
+    return "stat-*.idx", lambda new: "k.cu" in StatIndex(new, [tmp_path], Settings(target="xla")).native_old
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+@pytest.mark.parametrize("kind", ["index state", "salt memo", "stat index"])
+def test_each_of_the_cache_s_own_files_is_kept_and_never_written_through_a_link(tmp_path, monkeypatch, kind, swapped):
+    """The project index's kept state, the salt's memo and the stat index share the entries'
+    write (`_write_in`) but had no test of their own: each is read back by a new run's cache,
+    and with `v3/` swapped for a link (another user's, to a folder of theirs) as its temporary
+    is made, it lands in the folder porter opened, nothing in theirs (twenty-fifth read)."""
+    from porter.pipeline import cache as cache_module
+
+    _salt_sources(tmp_path, monkeypatch)
+    monkeypatch.setattr(cache_module, "RACY_NS", 0)
+    store = cache_module.Cache(tmp_path / "cache")
+    assert store.enabled, store.problem
+    if kind != "salt memo":
+        store.salt()  # (its memo written before the write looked at)
+    theirs, moved = tmp_path / "theirs", store.entries.with_name("v3-moved")
+    theirs.mkdir()
+    real_open = os.open
+
+    def opening(path, flags, *args, **kwargs):
+        if swapped and flags & os.O_CREAT and str(path).endswith(".tmp") and not moved.exists():
+            store.entries.rename(moved)
+            store.entries.symlink_to(theirs, target_is_directory=True)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", opening)
+    name, read_back = _own_write(kind, store, tmp_path, monkeypatch)
+    monkeypatch.setattr(os, "open", real_open)
+    assert [p.name for p in theirs.rglob("*")] == []
+    if swapped:
+        assert moved.exists(), "the swap was not made: the test tried nothing"
+        assert len(list(moved.glob(name))) == 1
+        return
+    assert len(list(store.entries.glob(name))) == 1
+    assert read_back(cache_module.Cache(tmp_path / "cache"))

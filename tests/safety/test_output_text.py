@@ -594,6 +594,24 @@ def test_a_source_line_shows_its_blank_columns_as_escapes_and_the_carets_follow(
     assert carets.index("^") == src.index(span) and carets.count("^") == len(span), (src, carets)
 
 
+@pytest.mark.parametrize("wide", ["", "\u4e00" * 30])
+def test_hangul_fillers_at_a_cut_of_a_long_line_are_shown_as_escapes(wide):
+    """A run of Hangul fillers beside a letter jamo (`ᄀᅠ`, the syllable's own) whose jamo the
+    window's cut leaves out stands beside the `…` shown there: lone, blank columns. It was read
+    with the character past the cut and shown raw (twenty-fifth read). Every cut position of the
+    window over such a run, at either end (and past wide characters, which `_kept` cuts again)."""
+    from porter.core.textsafe import LONE_FILLERS
+    from porter.lint.formats.text import _window
+
+    raw = []
+    for gap in range(120):
+        left = "a" * 100 + "\u1100" + "\u1160" * 3 + wide + "b" * gap
+        line = left + "torch.cuda()" + wide + "c" * gap + "\u1160" * 3 + "\u1100" + "d" * 300
+        shown, _, _ = _window(line, len(left), len(left) + 10)
+        raw += [(gap, ascii(shown))] if re.search(LONE_FILLERS, shown) else []
+    assert raw == [], raw[:3]
+
+
 @pytest.mark.parametrize("blank", ["\u00a0", "\u3000", "\u115f\u1160", "\u4e00"])
 @pytest.mark.parametrize("count", [60, 150, 300])
 def test_a_long_source_line_is_cut_to_its_columns_after_the_escapes(tmp_path, blank, count):

@@ -73,6 +73,7 @@ def _source(line: str) -> str:
 # the characters drawn as blank columns (`textsafe.BLANK`, lone Hangul fillers): a picture of one
 # column would hide which (U+3000 is two columns), so each is its escape, as in a name
 _BLANKS = re.compile(f"[{BLANK}]|{LONE_FILLERS}")
+_FILLERS = frozenset("\u115f\u1160")
 
 
 MAX_SHOWN = 200  # columns of a long source line shown around a finding
@@ -91,17 +92,31 @@ def _window(line: str, start: int, end: int) -> tuple[str, int, int]:
     hi = min(len(line), lo + MAX_SHOWN)
     pieces = list(line[lo:hi])
     if not line.isascii():
-        # (a character either side decides whether fillers are lone ones; a run of them cut by
-        # the window is read from the cut, as lone: shown as escapes, never hidden)
-        base = max(0, lo - 1)
-        for m in _BLANKS.finditer(line[base : hi + 1]):
-            for k in range(max(m.start() + base, lo), min(m.end() + base, hi)):
-                pieces[k - lo] = escape_char(line[k])
+        # (read on the window alone: a run of fillers at a cut stands beside the `…` shown there,
+        # not beside the letter jamo cut off, so it is lone; read with the character past the cut,
+        # it was shown raw, blank columns after the `…`; twenty-fifth read)
+        for m in _BLANKS.finditer(line[lo:hi]):
+            pieces[m.start() : m.end()] = map(escape_char, m.group())
     left, right = _kept(pieces, min(start, hi) - lo)
+    while not line.isascii() and _escape_cut_fillers(pieces, left, right, lo + left > 0, lo + right < len(line)):
+        left, right = _kept(pieces, min(start, hi) - lo)  # (the escapes are wider: cut again)
     head = "…" if lo + left > 0 else ""
     at = list(accumulate(map(len, pieces[left:right]), initial=len(head)))  # (where each piece is shown)
     shown = head + "".join(pieces[left:right]) + ("…" if lo + right < len(line) else "")
     return shown, at[min(max(start - lo, left), right) - left], at[min(max(end - lo, left), right) - left]
+
+
+def _escape_cut_fillers(pieces: list[str], left: int, right: int, cut_left: bool, cut_right: bool) -> bool:
+    """Escape the raw Hangul fillers that `_kept`'s cuts leave at either end of what is shown;
+    whether any was. Beside the `…` of a cut they are lone, whatever was cut off."""
+    ends = [range(left, right)] * cut_left + [range(right - 1, left - 1, -1)] * cut_right
+    changed = False
+    for end in ends:
+        for k in end:
+            if pieces[k] not in _FILLERS:
+                break
+            pieces[k], changed = escape_char(pieces[k]), True
+    return changed
 
 
 def _kept(pieces: list[str], at: int) -> tuple[int, int]:
