@@ -195,6 +195,30 @@ def test_a_stale_dot_git_makes_no_repository_of_its_own(tmp_path, monkeypatch):
         assert [c.path.as_posix() for c in discover([Path(".")]) if c.problem is None] == ["a.py"], name
 
 
+def test_a_dot_git_file_whose_path_holds_a_nul_is_read_as_git_reads_it(tmp_path, monkeypatch):
+    """git reads a `.git` file's `gitdir:` path as a C string: it ends at a NUL. porter passed
+    the NUL to `os.stat`, and `lint` ended in "internal error: ValueError: embedded null byte",
+    from the top and from that folder (twenty-fifth read). Compared with git: the path before
+    the NUL names nothing (entered with the top's patterns) or a git folder (a repository)."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    (repo / ".gitignore").write_text("gen_*.py\n")
+    for name in ("stale", "real"):
+        (repo / name).mkdir()
+    (repo / "stale" / ".git").write_bytes(b"gitdir: nowhere\0junk\n")
+    _git_folder(repo / "real" / "gd")
+    (repo / "real" / ".git").write_bytes(b"gitdir: gd\0junk\n")
+    found = _walked(repo, monkeypatch, [f"{name}/{f}" for name in ("stale", "real") for f in ("a.py", "gen_b.py")], {})
+    assert found == ["real/a.py", "real/gen_b.py", "stale/a.py"]
+    assert [n for n in found if n.startswith("stale/")] == _git_lists(repo, env)
+    listed = subprocess.run(["git", "ls-files", "-o", "--exclude-standard"], cwd=repo, env=env, capture_output=True)
+    assert b"real/\n" in listed.stdout  # (git: a repository of its own)
+    monkeypatch.chdir(repo / "stale")
+    forget_paths()
+    assert [c.path.as_posix() for c in discover([Path(".")]) if c.problem is None] == ["a.py"]
+
+
 _CEILINGS = {
     # GIT_CEILING_DIRECTORIES, spelled from the test's folder ("{t}")
     "the repository": "{t}/repo",

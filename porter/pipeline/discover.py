@@ -951,6 +951,9 @@ def _own_repo(folder: Path) -> bool:
     except OSError:
         return True
     where = text.removeprefix("gitdir: ").rstrip("\r\n") if text.startswith("gitdir: ") else ""
+    # (git reads the path as a C string: it ends at a NUL, which ended every run in a traceback,
+    # ValueError from `os.stat`; twenty-fifth read)
+    where = where.partition("\0")[0]
     return bool(where) and _git_folder(folder / where)
 
 
