@@ -359,6 +359,13 @@ def _denied(folder: Path) -> OSError:
 NOT_KEPT: list[str] = []
 
 
+# what the cache writes beside its entry folder, where nothing is: a `.gitignore` (git leaves the
+# folder out) and a `CACHEDIR.TAG` (backup tools do), each saying it is porter's
+# (`cli.common.check_cache_dir` takes the `v<N>` folders beside either for the cache's own)
+MARKER = b"# made by porter\n*\n"
+TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# porter's cache\n"
+
+
 def named_dir(cache_dir: Path | None) -> Path | None:
     """The cache folder a run was given: `--cache-dir`, else `PORTER_CACHE_DIR`; None for the
     user's default (`Cache.for_paths`)."""
@@ -400,10 +407,10 @@ class Cache:
                 return
             marker = self.directory / ".gitignore"
             if not marker.exists():
-                _write(marker, b"# made by porter\n*\n")
+                _write(marker, MARKER)
             tag = self.directory / "CACHEDIR.TAG"
             if not tag.exists():
-                _write(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# porter's cache\n")
+                _write(tag, TAG)
         except OSError as exc:
             self.enabled, self.problem = False, f"the cache is off: {_unwritable(self.entries, exc)}"
 
