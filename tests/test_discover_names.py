@@ -219,6 +219,24 @@ def test_a_dot_git_file_whose_path_holds_a_nul_is_read_as_git_reads_it(tmp_path,
     assert [c.path.as_posix() for c in discover([Path(".")]) if c.problem is None] == ["a.py"]
 
 
+def test_a_dot_git_file_kept_as_a_link_names_its_repository_s_info_exclude(tmp_path, monkeypatch):
+    """git follows a link at `.git` (`read_gitfile_gently` stats and opens it): a `.git` file kept
+    as a link (to `gitdir: ...` in a file beside it) names the repository's git folder, whose
+    `info/exclude` applies. porter read no linked `.git` file, so that `info/exclude` was not read,
+    from the repository's top or as a nested one, and lint saw what `git status` leaves out
+    (twenty-fifth read). Compared with git from the repository's top."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    work = repo / "n"
+    subprocess.run(["git", "init", "-q", f"--separate-git-dir={tmp_path / 'n.git'}", str(work)], env=env, check=True)
+    (tmp_path / "n.git" / "info" / "exclude").write_text("local_*.py\n")
+    (work / ".git").rename(work / "gitfile")
+    (work / ".git").symlink_to("gitfile")
+    assert _walked(repo, monkeypatch, ["n/a.py", "n/local_b.py"], {}) == ["n/a.py"]
+    assert _walked(work, monkeypatch, [], {}) == ["a.py"] == _git_lists(work, env)
+
+
 _CEILINGS = {
     # GIT_CEILING_DIRECTORIES, spelled from the test's folder ("{t}")
     "the repository": "{t}/repo",

@@ -657,7 +657,7 @@ def _plain_local_config(git_dir: Path | None, dot_git: Path) -> bool:
         return False
     folders = {git_dir}
     if not dot_git.is_dir():
-        line = "".join(_read_patterns(dot_git)[:1])
+        line = "".join(_read_patterns(dot_git, follow=True)[:1])
         if not line.startswith("gitdir: "):
             return False
         folders.add(dot_git.parent / line[len("gitdir: ") :].strip())
@@ -987,10 +987,12 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 def _git_dir(dot_git: Path) -> Path | None:
     """The folder holding the repository's `info/`: `.git` itself, or, where `.git` is a file
-    (a worktree, a submodule), the folder its `gitdir:` names, or that one's `commondir`."""
+    (a worktree, a submodule), the folder its `gitdir:` names, or that one's `commondir`. git
+    follows a link at `.git` (`read_gitfile_gently`): a `.git` file kept as a link was read as
+    naming no folder, and its repository's `info/exclude` was not read (twenty-fifth read)."""
     if dot_git.is_dir():
         return dot_git
-    text = "".join(_read_patterns(dot_git)[:1])
+    text = "".join(_read_patterns(dot_git, follow=True)[:1])
     if not text.startswith("gitdir: "):
         return None
     where = dot_git.parent / text[len("gitdir: ") :].strip()
