@@ -237,6 +237,29 @@ def test_a_dot_git_file_kept_as_a_link_names_its_repository_s_info_exclude(tmp_p
     assert _walked(work, monkeypatch, [], {}) == ["a.py"] == _git_lists(work, env)
 
 
+def test_a_worktree_s_commondir_kept_as_a_link_names_the_common_folder(tmp_path, monkeypatch):
+    """git reads a worktree's `commondir` through a link (`strbuf_read_file` opens it), so the
+    common folder's `info/exclude` applies; porter read no linked `commondir`: it took the
+    worktree's own git folder for the common one and read no `info/exclude` (twenty-fifth read).
+    Compared with git."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    git = ["git", "-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, env=env, check=True)
+    subprocess.run([*git, "worktree", "add", "-q", str(tmp_path / "wt")], cwd=repo, env=env, check=True)
+    (repo / ".git" / "info" / "exclude").write_text("local_*.py\n")
+    commondir = repo / ".git" / "worktrees" / "wt" / "commondir"
+    (tmp_path / "commondir").write_bytes(commondir.read_bytes())
+    commondir.unlink()
+    commondir.symlink_to(tmp_path / "commondir")
+    assert (
+        _walked(tmp_path / "wt", monkeypatch, ["a.py", "local_b.py"], {})
+        == ["a.py"]
+        == _git_lists(tmp_path / "wt", env)
+    )
+
+
 _CEILINGS = {
     # GIT_CEILING_DIRECTORIES, spelled from the test's folder ("{t}")
     "the repository": "{t}/repo",

@@ -976,7 +976,7 @@ def _git_folder(folder: Path) -> bool:
         return False
     common = where
     if os.path.lexists(os.path.join(where, "commondir")):  # (a worktree's git folder)
-        lines = _read_patterns(folder / "commondir")
+        lines = _read_patterns(folder / "commondir", follow=True)
         common = os.path.join(where, lines[0].rstrip()) if lines and lines[0].rstrip() else where
     objects = os.environ.get("GIT_OBJECT_DIRECTORY", os.path.join(common, "objects"))
     return valid and os.access(objects, os.X_OK) and os.access(os.path.join(common, "refs"), os.X_OK)
@@ -996,5 +996,5 @@ def _git_dir(dot_git: Path) -> Path | None:
     if not text.startswith("gitdir: "):
         return None
     where = dot_git.parent / text[len("gitdir: ") :].strip()
-    common = _read_patterns(where / "commondir")
+    common = _read_patterns(where / "commondir", follow=True)  # (git follows a link there too)
     return where / common[0].strip() if common and common[0].strip() else where
