@@ -195,6 +195,71 @@ def test_a_stale_dot_git_makes_no_repository_of_its_own(tmp_path, monkeypatch):
         assert [c.path.as_posix() for c in discover([Path(".")]) if c.problem is None] == ["a.py"], name
 
 
+def test_a_dot_git_file_whose_path_holds_a_nul_is_read_as_git_reads_it(tmp_path, monkeypatch):
+    """git reads a `.git` file's `gitdir:` path as a C string: it ends at a NUL. porter passed
+    the NUL to `os.stat`, and `lint` ended in "internal error: ValueError: embedded null byte",
+    from the top and from that folder (twenty-fifth read). Compared with git: the path before
+    the NUL names nothing (entered with the top's patterns) or a git folder (a repository)."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    (repo / ".gitignore").write_text("gen_*.py\n")
+    for name in ("stale", "real"):
+        (repo / name).mkdir()
+    (repo / "stale" / ".git").write_bytes(b"gitdir: nowhere\0junk\n")
+    _git_folder(repo / "real" / "gd")
+    (repo / "real" / ".git").write_bytes(b"gitdir: gd\0junk\n")
+    found = _walked(repo, monkeypatch, [f"{name}/{f}" for name in ("stale", "real") for f in ("a.py", "gen_b.py")], {})
+    assert found == ["real/a.py", "real/gen_b.py", "stale/a.py"]
+    assert [n for n in found if n.startswith("stale/")] == _git_lists(repo, env)
+    listed = subprocess.run(["git", "ls-files", "-o", "--exclude-standard"], cwd=repo, env=env, capture_output=True)
+    assert b"real/\n" in listed.stdout  # (git: a repository of its own)
+    monkeypatch.chdir(repo / "stale")
+    forget_paths()
+    assert [c.path.as_posix() for c in discover([Path(".")]) if c.problem is None] == ["a.py"]
+
+
+def test_a_dot_git_file_kept_as_a_link_names_its_repository_s_info_exclude(tmp_path, monkeypatch):
+    """git follows a link at `.git` (`read_gitfile_gently` stats and opens it): a `.git` file kept
+    as a link (to `gitdir: ...` in a file beside it) names the repository's git folder, whose
+    `info/exclude` applies. porter read no linked `.git` file, so that `info/exclude` was not read,
+    from the repository's top or as a nested one, and lint saw what `git status` leaves out
+    (twenty-fifth read). Compared with git from the repository's top."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    work = repo / "n"
+    subprocess.run(["git", "init", "-q", f"--separate-git-dir={tmp_path / 'n.git'}", str(work)], env=env, check=True)
+    (tmp_path / "n.git" / "info" / "exclude").write_text("local_*.py\n")
+    (work / ".git").rename(work / "gitfile")
+    (work / ".git").symlink_to("gitfile")
+    assert _walked(repo, monkeypatch, ["n/a.py", "n/local_b.py"], {}) == ["n/a.py"]
+    assert _walked(work, monkeypatch, [], {}) == ["a.py"] == _git_lists(work, env)
+
+
+def test_a_worktree_s_commondir_kept_as_a_link_names_the_common_folder(tmp_path, monkeypatch):
+    """git reads a worktree's `commondir` through a link (`strbuf_read_file` opens it), so the
+    common folder's `info/exclude` applies; porter read no linked `commondir`: it took the
+    worktree's own git folder for the common one and read no `info/exclude` (twenty-fifth read).
+    Compared with git."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    git = ["git", "-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, env=env, check=True)
+    subprocess.run([*git, "worktree", "add", "-q", str(tmp_path / "wt")], cwd=repo, env=env, check=True)
+    (repo / ".git" / "info" / "exclude").write_text("local_*.py\n")
+    commondir = repo / ".git" / "worktrees" / "wt" / "commondir"
+    (tmp_path / "commondir").write_bytes(commondir.read_bytes())
+    commondir.unlink()
+    commondir.symlink_to(tmp_path / "commondir")
+    assert (
+        _walked(tmp_path / "wt", monkeypatch, ["a.py", "local_b.py"], {})
+        == ["a.py"]
+        == _git_lists(tmp_path / "wt", env)
+    )
+
+
 _CEILINGS = {
     # GIT_CEILING_DIRECTORIES, spelled from the test's folder ("{t}")
     "the repository": "{t}/repo",

@@ -213,13 +213,23 @@ _CACHE_OWN = re.compile(r"\.gitignore|CACHEDIR\.TAG|v\d+")  # what porter's cach
 _CACHE_MARKS = re.compile(r"\.gitignore|CACHEDIR\.TAG")  # ... before porter marked it its own
 
 
-def _porter_made(marker: Path) -> bool:
-    """Whether `marker` is the `.gitignore` porter's cache writes into its folder."""
-    if not os.path.isfile(marker):  # a FIFO named so is not opened (the open would block)
+def _porter_made(folder: Path) -> bool:
+    """Whether porter's cache marked `folder` its own: its `.gitignore`, or its `CACHEDIR.TAG`
+    (written beside a `.gitignore` of the user's, which the cache keeps: a user's `*`, as for
+    ruff's cache, made the first run's `v3/` "not porter's cache" to every later run, exit 2;
+    twenty-fifth read)."""
+    from porter.pipeline.cache import MARKER, TAG
+
+    return _starts(folder / ".gitignore", MARKER.partition(b"\n")[0] + b"\n") or _starts(folder / "CACHEDIR.TAG", TAG)
+
+
+def _starts(path: Path, head: bytes) -> bool:
+    """Whether the regular file `path` begins with `head`."""
+    if not os.path.isfile(path):  # a FIFO named so is not opened (the open would block)
         return False
     try:
-        with open(marker, "rb") as fh:
-            return fh.read(17) == b"# made by porter\n"
+        with open(path, "rb") as fh:
+            return fh.read(len(head)) == head
     except OSError:
         return False
 
@@ -255,10 +265,12 @@ def check_cache_dir(cache_dir: Path | None, paths: list[Path], no_cache: bool) -
         names = [e.name for e in os.scandir(where)] if where.is_dir() else []
     except OSError:
         names = []  # a folder that cannot be listed cannot hold the cache either: off, as before
-    # `v1`, `v2` are the cache's entry folders only beside the `.gitignore` porter writes with
-    # them: without it they are a project's (an API's versioned packages, api/v1/m.py)
-    own = _CACHE_OWN if _porter_made(where / ".gitignore") else _CACHE_MARKS
-    others = [name for name in names if not own.fullmatch(name)]
+    # `v1`, `v2` are the cache's entry folders only beside the marks porter writes with them:
+    # without either they are a project's (an API's versioned packages, api/v1/m.py)
+    porters = _porter_made(where)
+    others = [name for name in names if not (_CACHE_OWN if porters else _CACHE_MARKS).fullmatch(name)]
+    if not porters and {".gitignore", "CACHEDIR.TAG"} <= set(names):
+        others.append(".gitignore")  # (the cache can mark it with neither: its `v3/` is refused from the next run)
     if others:
         raise usage_error(
             f"{named} {cache_dir} holds files that are not porter's cache ({plain(others[0])}, ...): the cache "

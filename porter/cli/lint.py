@@ -130,8 +130,7 @@ def lint(
     if not (fix or diff):
         settings = replace(settings, want_source=False)  # findings only: cheaper per file
     known = _read_known(baseline, settings.target, settings.portable)
-    base_file = baseline or write_baseline_to
-    fingerprint_base = base_file.resolve().parent if base_file is not None else None
+    fingerprint_base = _fingerprint_base(baseline, write_baseline_to)
 
     note_if_cache_off(no_cache, paths, cache_dir)
     run = _run(
@@ -203,6 +202,26 @@ def _read_known(baseline: Path | None, target: str, portable: bool) -> Counter |
         return read_baseline(baseline, target, portable)
     except BaselineError as exc:
         raise usage_error(str(exc)) from None
+
+
+def _fingerprint_base(baseline: Path | None, write_to: Path | None) -> Path | None:
+    """The folder the fingerprints are relative to: a baseline's own. One read is where porter
+    wrote it (a link to it followed); one written lands in the folder named, as a link of its
+    name is replaced, not followed (`write_output`). `Path.resolve` followed that link: the
+    baseline, fingerprinted from the link's target's folder, passed no finding on the next run
+    (and a link loop ended the run in a RuntimeError traceback, Python < 3.13; twenty-fifth read).
+    A folder the baseline cannot be written in (a loop) is said before the run, as after it; a
+    missing one is made by the write."""
+    if baseline is not None:
+        return Path(os.path.realpath(baseline)).parent
+    if write_to is None:
+        return None
+    try:
+        return Path(os.path.realpath(write_to.parent, strict=True))
+    except FileNotFoundError:
+        return Path(os.path.realpath(write_to.parent))
+    except OSError as exc:
+        raise usage_error(f"cannot write --write-baseline {write_to}: {exc.strerror or exc}") from None
 
 
 def _run(paths: list[Path], settings, **kwargs):

@@ -645,11 +645,12 @@ _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | get
 
 
 # what porter writes beside the entry folder: git passes the cache over (ruff's cache writes the
-# same `.gitignore`), and backup tools that read CACHEDIR.TAG (tar --exclude-caches, borg) do too
-_MARKS = (
-    (".gitignore", b"# made by porter\n*\n"),
-    ("CACHEDIR.TAG", b"Signature: 8a477f597d28d172789f06886806bc55\n# porter's cache\n"),
-)
+# same `.gitignore`), and backup tools that read CACHEDIR.TAG (tar --exclude-caches, borg) do too;
+# each says it is porter's (`cli.common.check_cache_dir` takes the `v<N>` folders beside either
+# for the cache's own)
+MARKER = b"# made by porter\n*\n"
+TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# porter's cache\n"
+_MARKS = ((".gitignore", MARKER), ("CACHEDIR.TAG", TAG))
 
 
 def _mark_folder(directory: Path) -> None:

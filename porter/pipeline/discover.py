@@ -964,6 +964,9 @@ def _own_repo(folder: Path) -> _Repo | None:
     except OSError:
         return _Repo(None)
     where = text.removeprefix("gitdir: ").rstrip("\r\n") if text.startswith("gitdir: ") else ""
+    # (git reads the path as a C string: it ends at a NUL, which ended every run in a traceback,
+    # ValueError from `os.stat`; twenty-fifth read)
+    where = where.partition("\0")[0]
     named = folder / where
     return _Repo(_common(named), named) if where and _git_folder(named) else None
 
@@ -987,7 +990,7 @@ def _git_folder(folder: Path) -> bool:
         return False
     common = where
     if os.path.lexists(os.path.join(where, "commondir")):  # (a worktree's git folder)
-        lines = _read_patterns(folder / "commondir")
+        lines = _read_patterns(folder / "commondir", follow=True)
         common = os.path.join(where, lines[0].rstrip()) if lines and lines[0].rstrip() else where
     objects = os.environ.get("GIT_OBJECT_DIRECTORY", os.path.join(common, "objects"))
     return valid and os.access(objects, os.X_OK) and os.access(os.path.join(common, "refs"), os.X_OK)
@@ -999,5 +1002,5 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 def _common(git_dir: Path) -> Path:
     """The folder holding the `info/` of the git folder a `.git` file names (a worktree's, a
     submodule's): its `commondir` where it has one, else itself."""
-    common = _read_patterns(git_dir / "commondir")
+    common = _read_patterns(git_dir / "commondir", follow=True)  # (git follows a link there)
     return git_dir / common[0].strip() if common and common[0].strip() else git_dir

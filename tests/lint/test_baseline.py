@@ -101,3 +101,25 @@ def test_a_baseline_of_the_other_portable_mode_is_a_usage_error(project):
     del data["portable"]  # a baseline of an older porter, without it: as before
     (project / "b.json").write_text(json.dumps(data))
     assert cli("lint", "-t", "neuron", "--portable", "--baseline", "b.json").exit_code == 0
+
+
+def test_a_baseline_written_over_a_link_passes_the_next_run(project):
+    """`--write-baseline b.json`, b.json a link into another folder (a dangling one, say): the
+    file replaces the link (a link of its name is not written through), but its fingerprints
+    were made from the link's target's folder, so the next run with `--baseline b.json` found
+    every finding new (exit 1) and the baseline's entries "no longer found"; a link loop there
+    ended the run in a RuntimeError traceback (twenty-fifth read)."""
+    import os
+
+    (project / "ci").mkdir()
+    (project / "ci" / "old.json").write_text("{}")
+    os.symlink("ci/old.json", project / "b.json")
+    os.symlink("ci/gone.json", project / "c.json")
+    for name in ("b.json", "c.json"):
+        assert cli("lint", "train.py", "-t", "neuron", "--write-baseline", name).exit_code == 0
+        assert not os.path.islink(project / name)
+        r = cli("lint", "train.py", "-t", "neuron", "--baseline", name)
+        assert r.exit_code == 0 and "no longer found" not in r.stdout, (name, r.stdout)
+    os.symlink("loop", project / "loop")
+    r = cli("lint", "train.py", "-t", "neuron", "--write-baseline", "loop/b.json")
+    assert r.exit_code == 2 and "cannot write --write-baseline loop/b.json" in r.stderr, r.stderr

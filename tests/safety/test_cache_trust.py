@@ -8,6 +8,7 @@ import json
 import itertools
 import os
 import stat
+import shutil
 import subprocess
 import sys
 
@@ -538,6 +539,42 @@ def test_a_folder_of_versioned_packages_is_not_taken_for_a_cache(tmp_path):
     for _ in range(2):  # the second run finds the cache the first one made
         out = porter("lint", "api", "--target", "xla", "--output-format", "concise", "--cache-dir", "ok", cwd=tmp_path)
         assert out.returncode == 1 and b"api/v1/m.py:2:" in out.stdout, out.stderr
+
+
+@pytest.mark.parametrize("marker", ["a user's *", "a user's other text", "a FIFO", "a folder"])
+def test_a_cache_folder_whose_gitignore_is_the_user_s_is_the_cache_on_every_run(tmp_path, marker):
+    """The cache writes its `.gitignore` only where there is none, so it keeps the user's (a `*`
+    made for the folder, as for ruff's cache); but the check of a named cache folder then took the
+    `v3/` the first run made there for a project's folder: every later run was refused, exit 2
+    ("holds files that are not porter's cache (v3, ...)"; twenty-fifth read). The cache's
+    `CACHEDIR.TAG` now marks the folder porter's too; the user's `.gitignore` is left as it was, and
+    a folder where both marks are the user's is refused from the first run, as from the second."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    cache = tmp_path / "c"
+    cache.mkdir()
+    gitignore = cache / ".gitignore"
+    {
+        "a user's *": lambda: gitignore.write_text("*\n"),
+        "a user's other text": lambda: gitignore.write_text("keep\n"),
+        "a FIFO": lambda: os.mkfifo(gitignore),
+        "a folder": lambda: gitignore.mkdir(),
+    }[marker]()
+    for run in ("cold", "warm"):
+        out = porter("lint", "m.py", "--target", "xla", "--output-format", "concise", "--cache-dir", "c", cwd=tmp_path)
+        assert out.returncode == 1 and b"m.py:2:" in out.stdout, (run, out.stderr)
+    assert (cache / "v3").is_dir() and (cache / "CACHEDIR.TAG").is_file()
+    assert gitignore.is_fifo() or gitignore.is_dir() or gitignore.read_text() in ("*\n", "keep\n")
+    (cache / "CACHEDIR.TAG").unlink()  # both marks the user's (a FIFO, a folder): refused from the first run
+    (cache / "CACHEDIR.TAG").mkdir()
+    shutil.rmtree(cache / "v3")
+    out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path)
+    assert out.returncode == 2 and b"choose a folder of its own" in out.stderr and not (cache / "v3").exists(), (
+        out.stderr
+    )
+    (tmp_path / "api" / "v1").mkdir(parents=True)  # a project's v1/ beside another tool's tag: not the cache's
+    (tmp_path / "api" / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "api", cwd=tmp_path)
+    assert out.returncode == 2 and b"choose a folder of its own" in out.stderr, out.stderr
 
 
 def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
