@@ -359,10 +359,12 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
     and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
     `CUTLASS_GLOBAL`; a `.cu`'s `#define G __global__` before `#include "k.h"` makes `G void k(` of
     k.h a kernel: `_preludes`): the others are looked at again for the names (`_Others`), only in a
-    tree that has one. Last, the `.cu` files that define such a name, with their bytes."""
+    tree that has one. Last, the `.cu` files whose headers need the lines read before them, with
+    their bytes (`_prelude_givers`)."""
     out: list[Path] = []
-    others = _Others()
+    headers, cus = _Others(), _Others()
     names: set[bytes] = set()
+    by_headers: set[bytes] = set()  # (the names a header defines)
     definers: list[tuple[Path, bytes]] = []
     for path in [root] if root.is_file() else _tree_files(root):
         if path.suffix in CUDA_SUFFIXES:
@@ -370,28 +372,40 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
             data = _header_bytes(path)
             own = _STANDS_FOR_GLOBAL_BYTES.findall(data) if b"__global__" in data else []
             names.update(own)
-            definers += [(path, data)] if own else []
+            if own:
+                definers.append((path, data))
+            else:
+                cus.add(path, data)
         elif path.suffix in _HEADER_SUFFIXES:
             data = _header_bytes(path)
             if b"__global__" in data:
                 out.append(path)
-                names.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
-            else:
-                others.add(path, data)
-    if names:
-        out.extend(others.holding(names))
-    return _one_name_each(out), frozenset(n.decode("ascii", errors="replace") for n in names), definers
+                by_headers.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
+            headers.add(path, data)
+    names.update(by_headers)
+    users = headers.holding(names) if names else []
+    givers = _prelude_givers(definers, cus, users) if by_headers else definers
+    return _one_name_each(out + users), frozenset(n.decode("ascii", errors="replace") for n in names), givers
 
 
-# the bytes of the headers without `__global__` held for `_Others.holding`, at most (cutlass's 664
-# headers hold 20 MB); past it, a header is read again
+def _prelude_givers(definers: list[tuple[Path, bytes]], cus: _Others, users: list[Path]) -> list[tuple[Path, bytes]]:
+    """The `.cu` files `_preludes` reads, where a header defines a macro of `__global__`: those that
+    define one, and those that spell the name of a header using one (a cheap look, no `#include`
+    resolved). `#include "g.h"` (`#define G __global__`) then `#include "k.h"` (`G void k(`) made no
+    kernel of k.h: preludes were made only for a `.cu` defining one (twenty-fourth read's leftover)."""
+    spelled = {p.name.encode() for p in users}
+    return definers + cus.pairs_holding(spelled)
+
+
+# the bytes of the headers (and, apart, of the `.cu` files) held for `_Others.holding`, at most
+# (cutlass's 664 headers hold 20 MB); past it, a file is read again
 _OTHERS_HELD = 64 * 2**20
 
 
 class _Others:
-    """The headers without `__global__`, their bytes held (to `_OTHERS_HELD`) for the second look,
-    for the names of `__global__` the tree's files define: each was read again, once per name it
-    did not hold (cutlass's, twice; twenty-third read's leftover)."""
+    """Files of the tree, their bytes held (to `_OTHERS_HELD`) for the second look, for the names of
+    `__global__` the tree's files define: each was read again, once per name it did not hold
+    (cutlass's, twice; twenty-third read's leftover)."""
 
     def __init__(self) -> None:
         self.files: list[tuple[Path, bytes | None]] = []
@@ -403,31 +417,36 @@ class _Others:
         self.files.append((path, data if held else None))
 
     def holding(self, names: set[bytes]) -> list[Path]:
-        """The headers that hold one of `names`."""
+        """The files that hold one of `names`."""
+        return [path for path, _ in self.pairs_holding(names)]
+
+    def pairs_holding(self, names: set[bytes]) -> list[tuple[Path, bytes]]:
+        """The files that hold one of `names`, with their bytes."""
         out = []
         for path, data in self.files:
             data = _header_bytes(path) if data is None else data
             if any(n in data for n in names):
-                out.append(path)
+                out.append((path, data))
         return out
 
 
 def _preludes(definers: list[tuple[Path, bytes]], search: _Search) -> dict[str, tuple[tuple[_Key, str], ...]]:
-    """Each header a `.cu` of `definers` includes, by real path, with the `#define`/`#undef` lines the
-    compiler reads before it (keyed as `_GlobalMacros` sorts them): the `.cu`'s own before its
-    `#include`, and those of the headers it includes before. `#define G __global__` then `#include
-    "k.h"` makes k.h's `G void k(` a kernel, which k.h read alone did not see (twenty-third read's
-    leftover). A header that files include after differing lines takes the first file's (by name)."""
+    """Each header a `.cu` of `definers` includes, or they include, by real path, with the
+    `#define`/`#undef` lines the compiler reads before it, in its order (`_GlobalMacros` keys them
+    before the header's own): the `.cu`'s own before its `#include`, and those of the headers read
+    before. `#define G __global__` then `#include "k.h"` makes k.h's `G void k(` a kernel, which k.h
+    read alone did not see (twenty-third read's leftover); a header a header includes got none
+    (twenty-fourth read's). A header that files include after differing lines takes the first
+    file's (by name)."""
     out: dict[str, tuple[tuple[_Key, str], ...]] = {}
     for path, data in sorted(definers):
         commented = _blank(data.decode("utf-8", errors="replace"), strings=False)
-        texts = [((), commented), *_headers(commented, path, search, [])]
-        lines = [(key, "\n".join(d.group() for d in _DEFINE_OR_UNDEF.finditer(text))) for key, text in texts]
-        for m in _INCLUDE.finditer(commented):
-            header = search.find(m.group(2), m.group(1) == '"', path.parent)
-            if header is not None and str(header) not in out:
-                own = "\n".join(d.group() for d in _DEFINE_OR_UNDEF.finditer(commented, 0, m.start()))
-                out[str(header)] = ((), own), *((k, t) for k, t in lines if k and k[0] < m.start() and t)
+        found: list[str] = []
+        texts = [((), commented), *_headers(commented, path, search, [], found)]
+        events = sorted(((*key, d.start()), d.group()) for key, text in texts for d in _DEFINE_OR_UNDEF.finditer(text))
+        for (key, _), header in zip(texts[1:], found):
+            if header not in out:
+                out[header] = (((), "\n".join(line for at, line in events if at < key)),)
     return out
 
 
@@ -2297,7 +2316,9 @@ def _type_words(param: str) -> set[str]:
     return {w for w in words if w not in _PLAIN and not (w.startswith("__") and w.endswith("__"))}
 
 
-def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) -> list[tuple[_Key, str]]:
+def _headers(
+    commented: str, path: Path, search: _Search, skipped: list[str], found: list[str] | None = None
+) -> list[tuple[_Key, str]]:
     """The headers file `path` includes (`commented`: its text, comments blanked), and they
     include, in the order the preprocessor reads them, each with the key of its definitions
     (`_Key`) and its text: each header once (a second `#include` of it, or a cycle, adds nothing,
@@ -2305,7 +2326,8 @@ def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) ->
     of them and `_INCLUDE_BYTES` in all, `_INCLUDE_LOOKUPS` `#include`s looked up. A header's own
     `#include`s are read in its text as it is (a commented-out one is followed too: a header more,
     read for its words). A header past the bytes left is passed over, and the first such said
-    in `skipped` (it was passed over in silence: twentieth read's leftover)."""
+    in `skipped` (it was passed over in silence: twentieth read's leftover); `found` takes each
+    header's real path, in the order of the list returned."""
     out: list[tuple[_Key, str]] = []
     seen: set[str] = set()
     left = [_INCLUDE_COUNT, _INCLUDE_BYTES, _INCLUDE_LOOKUPS]
@@ -2336,6 +2358,8 @@ def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) ->
             left[1] -= len(data)
             inner = data.decode("utf-8", errors="replace")
             out.append(((*key, m.start()), inner))
+            if found is not None:
+                found.append(str(header))
             walk(inner, header, (*key, m.start()))
 
     walk(commented, path, ())
