@@ -33,3 +33,69 @@ def test_a_macro_of_global_only_a_header_defines_reaches_a_later_header(tmp_path
     (tmp_path / "u.h").write_text("#pragma once\n#undef G\n#define G\n")  # and an undone one: no kernel
     (tmp_path / "a.cu").write_text('#include "g.h"\n#include "u.h"\n#include "k.h"\n')
     assert ("k.h", "k", 2) not in _kernels_of(tmp_path, {})
+
+
+WIDE = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def wide(a_ptr, b_ptr, c_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(a_ptr + offs, mask=m).to(tl.float32)
+    b = tl.load(b_ptr + offs, mask=m)
+    c = tl.load(c_ptr + offs, mask=m)
+    q = b / c
+    tl.store(y_ptr + offs, (a * b) * c + tl.maximum(q, c) * b - tl.where(a > 0, -(a * b), c), mask=m)
+"""
+
+# an fp32 load and an fp16 and a bf16 one, which meet only where an fp32 value or a `/` is on one
+# side, under Triton's interpreter, and the derived reference on the same tensors (or why it raised)
+_WIDE_RUN = """
+import json, sys, torch
+sys.path.insert(0, sys.argv[1])
+import wide
+from porter.kernels.triton_ref import translate
+a = torch.linspace(-2.1, 3.3, 64)
+b = torch.linspace(-0.1, 3.3, 64).to(torch.float16)
+c = torch.linspace(-5.1, 0.7, 64).to(torch.bfloat16)
+y, z = torch.zeros(64), torch.zeros(64)
+wide.wide[(1,)](a, b, c, y, 64, BLOCK=64)
+ns = {"torch": torch}
+exec(translate(open(wide.__file__).read(), "wide").source(), ns)
+try:
+    ns["wide_reference"](a, b, c, z, 64)
+    reference = z.tolist()
+except NotImplementedError as exc:
+    reference = str(exc)
+print(json.dumps({"kernel": y.tolist(), "reference": reference}))
+"""
+
+
+def test_values_triton_computes_in_fp32_are_no_halves_where_they_meet_another(tmp_path):
+    """`a.to(tl.float32) * b` (b fp16) is fp32 in Triton and torch, and so is `b / c` (a `/` of
+    halves): each was still counted as fp16 or bf16 where it met a bf16 value, and the reference
+    raised "fp16 and bf16 tensors meet" at every call. Under TRITON_INTERPRET=1 it now equals the
+    kernel; an fp16 value meeting a bf16 one with no fp32 on a side still raises."""
+    import torch
+
+    from porter.kernels.triton_ref import translate
+    from tests.deps import require
+    from tests.helpers import run_interpreted
+
+    require("triton")
+    (tmp_path / "wide.py").write_text(WIDE)
+    outs = run_interpreted(_WIDE_RUN, tmp_path)
+    assert isinstance(outs["reference"], list), outs["reference"]
+    torch.testing.assert_close(torch.tensor(outs["reference"]), torch.tensor(outs["kernel"]), rtol=0, atol=0)
+    mixed = WIDE.replace("- tl.where(a > 0, -(a * b), c)", "- tl.where(a > 0, -b, c)")
+    ns: dict = {"torch": torch}
+    exec(translate(mixed, "wide").source(), ns)
+    halves = (torch.ones(8, dtype=torch.float16), torch.ones(8, dtype=torch.bfloat16))
+    try:
+        ns["wide_reference"](torch.ones(8), *halves, torch.zeros(8), 8)
+    except NotImplementedError as exc:
+        assert "fp16 and bf16" in str(exc)
+    else:
+        raise AssertionError("fp16 and bf16 values meeting with no fp32 side were derived")
