@@ -182,6 +182,22 @@ def launches_imported(flow: Facts, source: bytes) -> bool:
     )
 
 
+def decorated_imported(flow: Facts, source: bytes) -> bool:
+    """Whether the file may define a Triton kernel under a decorator a module of the project binds
+    (`from .tu import jit`, `@jit`; KERN002): the index's `binds` fact, and a `@` in the text (a
+    file spelling no token of Triton was read by neither lint nor `porter kernels`)."""
+    prefix = CudaOnlyTag.BINDS.value + ":"
+    return b"@" in source and any(
+        f[2] == CudaOnlyKind.IMPORTED and any(str(part).startswith(prefix) for part in f[3][1:]) for f in flow
+    )
+
+
+def triton_imported(flow: Facts, source: bytes) -> bool:
+    """Whether the file may hold Triton code only the project index shows (`launches_imported`,
+    `decorated_imported`)."""
+    return launches_imported(flow, source) or decorated_imported(flow, source)
+
+
 def _subscripted(name: bytes, source: bytes) -> bool:
     """Whether `name` is followed by a `[` in the text, spaces or a line's continuation between too
     (`scale [grid](...)` was not admitted): the plain test first, the pattern only where the name is."""
@@ -193,7 +209,7 @@ def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
         return True  # its reader says it cannot read it, rather than passing it in silence
     if settings.flow and any(fact[2] in ACTIONABLE for fact in settings.flow):
         return True  # the project index found a device site here that no token shows
-    if settings.flow and launches_imported(settings.flow, source):
+    if settings.flow and triton_imported(settings.flow, source):
         return True
     free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select, kind)
     scan = _Scan(source)

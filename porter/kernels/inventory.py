@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -35,7 +35,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
-from porter.analysis.prefilter import WIDE_BOMS
+from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
 from porter.kernels import preprocessor
 from porter.kernels.includes import include_dirs, within
 from porter.kernels.preprocessor import BACKSLASH_NEWLINE, joined
@@ -728,23 +728,35 @@ def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
         k.unresolved.append(why + ": its arguments are not read as this kernel's")
 
 
-# a plain call `name(` (not `tl.name(`): how one Triton kernel calls another, a `@triton.jit` helper
+# a plain call `name(` (not `tl.name(`): how one Triton kernel calls another, a `@triton.jit` helper;
+# and a module's `module.name(`
 _PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)[ \t]*\(")
+_MODULE_CALL = re.compile(r"(?<![\w.])(\w+)\.(\w+)[ \t]*\(")
 
 
 def _triton_helpers(kernels: list[Kernel]) -> None:
     """A Triton kernel never launched that other Triton kernels call is their helper, not an op:
     said in its detail, and no scaffold of its own is written (it got one, an op no code runs).
-    The callers of its own file where it has any (two files may each define a helper of one name)."""
+    The callers of its own file where it has any (two files may each define a helper of one name).
+    A call through its module's name (`helpers.gelu(x)` of pkg/helpers.py's `gelu`) is one too: it
+    was not read, and the helper kept an op of its own (twenty-fourth read's leftover)."""
     triton = [k for k in kernels if k.kind == "triton"]
     called = {id(k): set(_PLAIN_CALL.findall(k.source)) - {k.name} for k in triton}  # (not its `def` line)
+    through = {id(k): set(_MODULE_CALL.findall(k.source)) for k in triton}
     for k in triton:
         if k.calls or k.unresolved:
             continue
-        callers = [o for o in triton if k.name in called[id(o)]]
+        attribute = (_module_name(k.path), k.name)
+        callers = [o for o in triton if k.name in called[id(o)] or (o.path != k.path and attribute in through[id(o)])]
         k.helper_of = sorted({o.name for o in [o for o in callers if o.path == k.path] or callers})
         if k.helper_of:
             k.detail += f"; a helper of {', '.join(k.helper_of)}: called in their code, never launched"
+
+
+def _module_name(path: str) -> str:
+    """The name a module of file `path` is imported by (`pkg/helpers.py` -> `helpers`, `pkg/__init__.py` -> `pkg`)."""
+    parts = PurePosixPath(path.replace("\\", "/")).with_suffix("").parts
+    return parts[-2] if len(parts) > 1 and parts[-1] == "__init__" else parts[-1] if parts else ""
 
 
 def _attach_launches(inv: Inventory) -> None:
@@ -1286,7 +1298,7 @@ def _differs(before: list[str], params: list[str]) -> str:
 def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found: _Found, limit: float | None) -> None:
     """`_scan_python` in a process of its own for at most `limit` seconds, its findings
     merged into `inv` and `found` (a file without a kernel's bytes needs no process)."""
-    if not _worth_a_process(path, rel, found.compiled):
+    if not _worth_a_process(path, rel, found):
         return
     try:
         one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
@@ -1432,22 +1444,27 @@ class _Found:
 _KERNEL_TOKENS = (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel", b"program_id", b"constexpr")
 
 
-def _may_hold_kernel(source: bytes, rel: str, compiled: dict) -> bool:
-    """The cheap byte test a file passes before it is parsed."""
-    return rel in compiled or any(t in source for t in _KERNEL_TOKENS)
+def _may_hold_kernel(source: bytes, rel: str, found: _Found) -> bool:
+    """The cheap byte test a file passes before it is parsed; or a decorator a module of the tree
+    binds to Triton (`from .tu import jit`, `@jit`: the project index's fact, `decorated_imported`)."""
+    return (
+        rel in found.compiled
+        or any(t in source for t in _KERNEL_TOKENS)
+        or decorated_imported(found.imported.get(rel, ()), source)
+    )
 
 
-def _worth_a_process(path: Path, rel: str, compiled: dict) -> bool:
+def _worth_a_process(path: Path, rel: str, found: _Found) -> bool:
     """Whether `_scan_python` would parse the file (or report it unreadable): the others are
     passed over here, without a process of their own."""
     try:
-        return _may_hold_kernel(read_regular(path), rel, compiled)
+        return _may_hold_kernel(read_regular(path), rel, found)
     except Unreadable:
         return True  # `_scan_python` names the reason
 
 
 def _parse(
-    path: Path, rel: str, inv: Inventory, compiled: dict
+    path: Path, rel: str, inv: Inventory, found: _Found
 ) -> tuple[bytes, cst.Module, Callable[[int], tuple[int | None, int]]] | None:
     """The file's bytes and tree (a notebook's: of its code cells), when it can hold a kernel (a
     cheap byte test first), and where a line of it is; a file that cannot be read or parsed is a
@@ -1458,7 +1475,7 @@ def _parse(
         inv.problems.append(f"{path_name(rel)}: {exc.reason}")
         return None
     try:
-        if not _may_hold_kernel(source, rel, compiled):
+        if not _may_hold_kernel(source, rel, found):
             return None
         source, where = _cells(source) if path.suffix == ".ipynb" else (source, _as_is)
         past = too_large_to_parse(len(source))
@@ -1552,7 +1569,7 @@ def _triton_of(
 def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found) -> None:
     """One Python file's kernels: Triton kernels, CUDA-only custom ops, launches, and the
     extensions it builds or loads and the ops it calls on them."""
-    parsed = _parse(path, rel, inv, found.compiled)
+    parsed = _parse(path, rel, inv, found)
     if parsed is None:
         return
     source, module, where = parsed

@@ -99,3 +99,65 @@ def test_values_triton_computes_in_fp32_are_no_halves_where_they_meet_another(tm
         assert "fp16 and bf16" in str(exc)
     else:
         raise AssertionError("fp16 and bf16 values meeting with no fp32 side were derived")
+
+
+# Triton reached through the project's own modules, in files that never spell "triton" or its tokens
+_TU = "import triton\nimport triton.language as tl\nfrom triton import jit as J\n"
+_REACHED = {
+    "pkg/__init__.py": "",
+    "pkg/tu.py": _TU,
+    "pkg/bare.py": "from .tu import J\n\n\n@J\ndef nothing(x_ptr, n):\n    pass\n",
+    "pkg/chain.py": (
+        "from pkg import tu\n\n\n@tu.triton.jit\ndef through_package(x_ptr, n):\n    pass\n\n\n"
+        "def go(x):\n    through_package[(1,)](x, 1)\n"
+    ),
+    "pkg/helpers.py": "import triton\n\n\n@triton.jit\ndef gelu(x):\n    return x * 0.5\n",
+    "pkg/act.py": (
+        "import triton\nimport triton.language as tl\n\nfrom pkg import helpers\n\n\n@triton.jit\n"
+        "def act(x_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, helpers.gelu(tl.load(x_ptr + offs)))\n\n\n"
+        "def go(x):\n    act[(1,)](x, 1, BLOCK=8)\n"
+    ),
+}
+
+
+def _kern002(root):
+    from pathlib import Path
+
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    results, _ = run([root], Settings(target="xla", want_source=False), jobs=1, cache=False)
+    return sorted(
+        (Path(r.path).relative_to(root).as_posix(), f.start.line)
+        for r in results
+        for f in r.findings
+        if f.code == "KERN002"
+    )
+
+
+def test_triton_reached_through_the_projects_modules_is_listed_and_linted(tmp_path):
+    """`from .tu import J` / `@J` in a file spelling no token of Triton (its byte gates: neither read
+    it), and `from pkg import tu` / `@tu.triton.jit` (pkg's file binds no `tu`: the chain through the
+    package's module was not followed): `porter kernels` lists each, lint reports each and the launch."""
+    for name, text in _REACHED.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    listed = {k.name: k for k in scan(tmp_path, limit=None).kernels}
+    assert {"nothing", "through_package"} <= set(listed), sorted(listed)
+    assert [c.line for c in listed["through_package"].calls] == [10]
+    found = _kern002(tmp_path)
+    assert {("pkg/bare.py", 5), ("pkg/chain.py", 5), ("pkg/chain.py", 10)} <= set(found), found
+
+
+def test_a_triton_helper_called_through_its_module_is_a_helper_not_an_op(tmp_path):
+    """`helpers.gelu(x)` in a kernel of another file: `gelu` was listed as a kernel of its own and
+    scaffolded as an op no code runs (only a plain `gelu(x)` was read as a call); it is its caller's
+    helper, as a plain call makes it. A kernel named like a helper but never called stays an op."""
+    for name, text in _REACHED.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    listed = {k.name: k for k in scan(tmp_path, limit=None).kernels}
+    assert listed["gelu"].helper_of == ["act"] and "a helper of act" in listed["gelu"].detail
+    (tmp_path / "pkg/act.py").write_text(_REACHED["pkg/act.py"].replace("helpers.gelu(", "other.gelu("))
+    assert not {k.name: k for k in scan(tmp_path, limit=None).kernels}["gelu"].helper_of
