@@ -161,3 +161,32 @@ def test_a_triton_helper_called_through_its_module_is_a_helper_not_an_op(tmp_pat
     assert listed["gelu"].helper_of == ["act"] and "a helper of act" in listed["gelu"].detail
     (tmp_path / "pkg/act.py").write_text(_REACHED["pkg/act.py"].replace("helpers.gelu(", "other.gelu("))
     assert not {k.name: k for k in scan(tmp_path, limit=None).kernels}["gelu"].helper_of
+
+
+def test_a_kernels_name_before_a_bracket_in_a_comment_or_string_admits_no_parse():
+    """`# ops.scale [grid]` or `"ops.scale[g]"` in a file importing the project's kernel `ops.scale`
+    admitted it to a parse that found nothing (the text test misfired); code (after a `#` in a
+    string, in an f-string's braces, on a line a triple-quoted string may close) still admits it."""
+    from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
+    from porter.analysis.prefilter import launches_imported
+
+    flow = (
+        (None, "ops.scale", CudaOnlyKind.IMPORTED, ("`scale`, in pkg/ops.py", CudaOnlyTag.RUNS, CudaOnlyTag.KERNEL)),
+    )
+    head = b"from pkg import ops\n\n"
+    for text in (
+        b"# ops.scale [grid](x)\n",
+        b"x = 1  # ops.scale[g]\n",
+        b"s = 'ops.scale [g]'\n",
+        b'd = "it\\"s ops.scale[g]"\n',
+    ):
+        assert not launches_imported(flow, head + text), text
+    for text in (
+        b"ops.scale [g](x)\n",
+        b'a = "#"; ops.scale[g](x)\n',
+        b'f"{ops.scale[g](x)}"\n',
+        b'"""doc\nops.scale[g](x)\n"""\n',
+        b's = "a \\\n" ; ops.scale[g](x)\n',
+        b"# c\rops.scale[g](x)\r",
+    ):
+        assert launches_imported(flow, head + text), text
