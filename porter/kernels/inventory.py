@@ -1630,7 +1630,7 @@ def _loaded_extension(
     ext = names[0] if names else (var or "?")
     if what == "load_inline":
         fns = _strings(_arg(call, "functions", 3))
-        detail = "load_inline"
+        detail = "load_inline" + _unread_sources(s, call)
     else:
         fns = []
         detail = (
@@ -1667,6 +1667,33 @@ def _inline_kernels(s: _Scan, what: str, call: cst.Call, rel: str, line: int) ->
         Kernel(name, "cuda", rel, line, params, detail, source=body, typenames=typenames, template=template)
         for _, name, params, body, typenames, template in _kernels_in(_spliced(code), text, _void_aliases(code))
     ]
+
+
+# what a `load_inline`'s `cuda_sources` is where porter does not read it (by its node's kind)
+_BUILT = {
+    "FormattedString": "an f-string",
+    "ConcatenatedString": "strings written side by side",
+    "BinaryOperation": "an expression",
+    "Call": "a call",
+    "Name": "a name porter does not follow there",
+    "Attribute": "an attribute",
+    "Subscript": "a subscript",
+}
+
+
+def _unread_sources(s: _Scan, call: cst.Call) -> str:
+    """Said in a `load_inline` entry whose `cuda_sources` porter does not read (`_inline_kernels`
+    reads strings, and names the module binds to them): built at run time (`open(...).read()`, an
+    f-string, a concatenation), its kernels were neither listed nor said (twenty-fourth read's leftover)."""
+    given = _arg(call, "cuda_sources", 2)
+    if isinstance(given, cst.Name):
+        given = s.texts.get(given.value, given)
+    elements = [e.value for e in given.elements] if isinstance(given, (cst.List, cst.Tuple)) else [given]
+    unread = [e for e in elements if e is not None and not isinstance(e, cst.SimpleString)]
+    if not unread:
+        return ""
+    kind = _BUILT.get(type(unread[0]).__name__, "an expression")
+    return f"; its cuda_sources are {kind}, built at run time: their kernels are not read"
 
 
 def _attach_extension_calls(inv: Inventory, ext: str, calls: list[tuple[str, CallSite]], why: str) -> None:

@@ -190,3 +190,21 @@ def test_a_kernels_name_before_a_bracket_in_a_comment_or_string_admits_no_parse(
         b"# c\rops.scale[g](x)\r",
     ):
         assert launches_imported(flow, head + text), text
+
+
+def test_a_load_inline_whose_cuda_sources_are_built_at_run_time_says_they_are_not_read(tmp_path):
+    """`cuda_sources=Path("k.cu").read_text()` or an f-string: its kernels are neither listed nor were
+    they said (the entry read "load_inline" as for sources porter reads); a string is still read."""
+    (tmp_path / "li.py").write_text(
+        "from pathlib import Path\n\nfrom torch.utils.cpp_extension import load_inline\n\n"
+        'KERNEL = "__global__ void k(float* x) { x[0] = 1; }"\n'
+        'ext = load_inline("ext", cpp_sources="", cuda_sources=Path("k.cu").read_text(), functions=["run"])\n'
+        'ext2 = load_inline("ext2", "", [f"{KERNEL}"], functions=["run2"])\n'
+        'ext3 = load_inline("ext3", cpp_sources="", cuda_sources=KERNEL, functions=["run3"])\n'
+    )
+    details = {k.name: k.detail for k in scan(tmp_path, limit=None).kernels}
+    assert (
+        details["ext.run"] == "load_inline; its cuda_sources are a call, built at run time: their kernels are not read"
+    )
+    assert "are an f-string, built at run time: their kernels are not read" in details["ext2.run2"]
+    assert details["ext3.run3"] == "load_inline" and "k" in details
