@@ -264,13 +264,14 @@ def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
         return True  # its reader says it cannot read it, rather than passing it in silence
     if settings.flow and any(fact[2] in ACTIONABLE for fact in settings.flow):
         return True  # the project index found a device site here that no token shows
-    if settings.flow and triton_imported(settings.flow, source):
-        return True
     free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select, kind)
     scan = _Scan(source)
     if any(t in scan for t in free):
         return True
-    return any(any(r in scan for r in req) and any(t in scan for t in toks) for req, toks in groups)
+    if any(any(r in scan for r in req) and any(t in scan for t in toks) for req, toks in groups):
+        return True
+    # (last: a file a token admits is not read for these)
+    return triton_imported(settings.flow or (), source)
 
 
 def admits_file(source: bytes, name: str, settings: Settings) -> bool:
