@@ -182,10 +182,81 @@ def launches_imported(flow: Facts, source: bytes) -> bool:
     )
 
 
+def decorated_imported(flow: Facts, source: bytes) -> bool:
+    """Whether the file may define a Triton kernel under a decorator a module of the project binds
+    (`from .tu import jit`, `@jit`; KERN002): the index's `binds` fact, and a `@` in the text (a
+    file spelling no token of Triton was read by neither lint nor `porter kernels`)."""
+    prefix = CudaOnlyTag.BINDS.value + ":"
+    return b"@" in source and any(
+        f[2] == CudaOnlyKind.IMPORTED and any(str(part).startswith(prefix) for part in f[3][1:]) for f in flow
+    )
+
+
+def triton_imported(flow: Facts, source: bytes) -> bool:
+    """Whether the file may hold Triton code only the project index shows (`launches_imported`,
+    `decorated_imported`)."""
+    return launches_imported(flow, source) or decorated_imported(flow, source)
+
+
 def _subscripted(name: bytes, source: bytes) -> bool:
-    """Whether `name` is followed by a `[` in the text, spaces or a line's continuation between too
-    (`scale [grid](...)` was not admitted): the plain test first, the pattern only where the name is."""
-    return name + b"[" in source or (name in source and re.search(re.escape(name) + rb"[\s\\]+\[", source) is not None)
+    """Whether `name` is followed by a `[` in the file's code, spaces or a line's continuation between
+    too (`scale [grid](...)` was not admitted); one in a comment or a one-line string is passed over
+    (`# ops.scale [grid]` cost the file a parse that found nothing: twenty-fourth read's leftover).
+    Read line by line from the hits only (`_Line`), no tokenizer: a hit a string may hold that the
+    line does not show (a triple quote before it, a continued line) counts as code, and a notebook's
+    JSON, all strings, is read as text."""
+    if name not in source:
+        return False
+    hits = re.finditer(re.escape(name) + rb"[\s\\]*\[", source)
+    if _NOTEBOOK_TEXT.match(source):
+        return next(hits, None) is not None
+    line: _Line | None = None
+    for hit in hits:
+        if line is None or hit.start() > line.end:
+            line = _Line(source, hit.start())
+        if line.code_at(hit.start()):
+            return True
+    return False
+
+
+_NOTEBOOK_TEXT = re.compile(rb"\s*\{")  # (a notebook's JSON; a Python file rarely starts so, and is then read as text)
+_QUOTES = frozenset(b"'\"")
+_TRIPLES = (b"'''", b'"""')
+
+
+class _Line:
+    """One line of Python read left to right for what is a comment or in a one-line string, from
+    its start to each offset asked for (ascending): linear in the line, however many hits it has."""
+
+    def __init__(self, source: bytes, at: int) -> None:
+        self.source = source
+        start = max(source.rfind(b"\n", 0, at), source.rfind(b"\r", 0, at)) + 1  # (Python ends a line at either)
+        ends = [e for e in (source.find(b"\n", at), source.find(b"\r", at)) if e >= 0]
+        self.end = min(ends, default=len(source))
+        self.at, self.quote, self.comment = start, 0, False
+        # a continued line: a string may run into it
+        self.unknown = source[max(0, start - 3) : start].rstrip(b"\r\n").endswith(b"\\")
+
+    def code_at(self, offset: int) -> bool:
+        """Whether `offset` of this line is code, or may be."""
+        while self.at < offset and not (self.comment or self.unknown):
+            self._step()
+        return self.unknown or (not self.comment and not self.quote)
+
+    def _step(self) -> None:
+        c = self.source[self.at]
+        if self.quote:
+            self.at += 2 if c == 0x5C else 1  # (a backslash escapes the next)
+            self.quote = 0 if c == self.quote else self.quote
+            return
+        if c == 0x23:  # `#`
+            self.comment = True
+        elif c in _QUOTES:
+            prefix = self.source[max(0, self.at - 2) : self.at].lower()
+            # a triple quote (the line may close a string), or an f-string (code in its braces)
+            self.unknown = self.source[self.at : self.at + 3] in _TRIPLES or b"f" in prefix
+            self.quote = c
+        self.at += 1
 
 
 def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
@@ -193,13 +264,14 @@ def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
         return True  # its reader says it cannot read it, rather than passing it in silence
     if settings.flow and any(fact[2] in ACTIONABLE for fact in settings.flow):
         return True  # the project index found a device site here that no token shows
-    if settings.flow and launches_imported(settings.flow, source):
-        return True
     free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select, kind)
     scan = _Scan(source)
     if any(t in scan for t in free):
         return True
-    return any(any(r in scan for r in req) and any(t in scan for t in toks) for req, toks in groups)
+    if any(any(r in scan for r in req) and any(t in scan for t in toks) for req, toks in groups):
+        return True
+    # (last: a file a token admits is not read for these)
+    return triton_imported(settings.flow or (), source)
 
 
 def admits_file(source: bytes, name: str, settings: Settings) -> bool:

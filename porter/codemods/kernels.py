@@ -32,7 +32,7 @@ from porter.analysis.resolve import _import_statements, dotted
 from porter.config.cuda_packages import package_of
 from porter.analysis.cuda_only_index import TRITON_DECORATORS, imports_any
 from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
-from porter.analysis.prefilter import launches_imported, rules_admit
+from porter.analysis.prefilter import rules_admit, triton_imported
 from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
@@ -167,21 +167,21 @@ def _reexported(resolver, written: str, fn: cst.FunctionDef, lookup: Reexports |
     (`from vllm.triton_utils import triton`; `@triton.jit`), and how it was recognised: by the
     module's file in the tree binding it to Triton, else by `fn` using the Triton language through
     a name from the same module (`tl.load`). Neither lint nor `porter kernels` saw vllm's kernels."""
-    if written.rpartition(".")[2] not in _TAILS:  # most decorators stop here
-        return None
+    if written.rpartition(".")[2] not in _TAILS and (lookup is None or "." in written):
+        return None  # most decorators stop here; a plain name may be one a module binds (`jit as J`)
     head, *rest = written.split(".")
     origin = _origin(resolver.imports, head)
     if origin is None or origin[0] == "triton" or origin[0].startswith("triton."):
         return None
     module, names = origin[0], origin[1] + rest
-    if not names or names[-1] not in _TAILS:
+    if not names:
         return None
-    bound = lookup(module) if lookup is not None else None
+    module, names, bound = _through_modules(module, names, lookup)
     if bound is not None and names[0] in bound:
         qual = ".".join([bound[names[0]], *names[1:]])
         how = f"`{written}` is Triton's: `{module}` in the tree binds it"
         return (qual, how) if qual in TRITON_DECORATORS else None
-    use = _language_use(resolver.imports, fn, module) if len(names) <= 2 else None
+    use = _language_use(resolver.imports, fn, module) if len(names) <= 2 and names[-1] in _TAILS else None
     if use is None:
         return None
     # named as written (`gluon.jit` is no `triton.jit`): only the body says it is a Triton kernel;
@@ -189,6 +189,30 @@ def _reexported(resolver, written: str, fn: cst.FunctionDef, lookup: Reexports |
     where = "not in the tree" if bound is None else f"its file binds `{names[0]}` by no import of Triton"
     how = f"`{written}` from `{module}` ({where}) taken as Triton's: the body uses `{use}`"
     return ".".join([module, *names]), how
+
+
+def _through_modules(
+    module: str, names: list[str], lookup: Reexports | None
+) -> tuple[str, list[str], Mapping[str, str] | None]:
+    """The module whose file binds `names[0]`, the names under it, and its bindings (`lookup`):
+    `tu.triton.jit` of `from pkg import tu` is `triton.jit` of `pkg.tu`, not of `pkg` (whose file
+    binds no `tu`): the chain through a package's module was read by neither lint nor `porter
+    kernels` (twenty-fourth read's leftover). A module the tree does not hold ends the walk."""
+    bound = lookup(module) if lookup is not None else None
+    while lookup is not None and names[0] not in (bound or ()) and len(names) > 1:
+        inner = _joined(module, names[:1])
+        found = lookup(inner)
+        if found is None:
+            break
+        module, names, bound = inner, names[1:], found
+    return module, names, bound
+
+
+def _joined(module: str, names: list[str]) -> str:
+    """The module `names` reach under `module` (`pkg` and `tu` -> `pkg.tu`; `.` and `tu` -> `.tu`)."""
+    for name in names:
+        module = module + name if module.endswith(".") else f"{module}.{name}"
+    return module
 
 
 def _language_use(imports, fn: cst.FunctionDef, module: str) -> str | None:
@@ -244,7 +268,8 @@ def imported_triton(settings) -> tuple[dict[str, str], dict[str, str]]:
 def reexports_of(imports, binds: Mapping[str, str]) -> Reexports | None:
     """`kernel_decorator`'s `lookup` from `imported_triton`'s bindings: for a module, the names
     the file imports from it that it binds to Triton (None where the file imports none). A binding
-    reached through a module (`tu.triton` of `import pkg.tu as tu`) is the module's name."""
+    reached through a module (`tu.triton` of `import pkg.tu as tu`, or of `from pkg import tu`) is
+    the module's name (`pkg.tu`)."""
     if not binds:
         return None
 
@@ -253,11 +278,11 @@ def reexports_of(imports, binds: Mapping[str, str]) -> Reexports | None:
         for local, qual in binds.items():
             head, _, rest = local.partition(".")
             origin = _origin(imports, head)
-            if origin is None or origin[0] != module:
+            if origin is None:
                 continue
             names = [*origin[1], *rest.split(".")] if rest else origin[1]
-            if len(names) == 1:
-                out[names[0]] = qual
+            if names and _joined(origin[0], names[:-1]) == module:  # (`tu.triton` of `from pkg import tu`: `pkg.tu`'s)
+                out[names[-1]] = qual
         return out or None
 
     return lookup
@@ -456,7 +481,7 @@ class KernelsFamily(ReferenceTracker, Family):
         `library.impl`) a callee named as a registrar method, or an import of a registrar."""
         if rules_admit([c for c in cls.codes() if c != "KERN003"], ctx.enabled, source):
             return True
-        if ctx.enabled("KERN002") and launches_imported(ctx.settings.flow or (), source):
+        if ctx.enabled("KERN002") and triton_imported(ctx.settings.flow or (), source):
             return True
         found = ctx.sites()
         if found is None:
@@ -475,8 +500,8 @@ class KernelsFamily(ReferenceTracker, Family):
         substring scan per library name costs a pass over the file each)."""
         if super().wanted(ctx, source):
             return True
-        if ctx.enabled("KERN002") and launches_imported(ctx.settings.flow or (), source):
-            return True  # a launch of a kernel imported from the project (`imported_triton`)
+        if ctx.enabled("KERN002") and triton_imported(ctx.settings.flow or (), source):
+            return True  # a launch of a kernel imported from the project, or a decorator (`imported_triton`)
         return any(ctx.enabled(c) for c in cls.codes()) and imports_any(source, _library_heads())
 
     def __init__(self, ctx) -> None:

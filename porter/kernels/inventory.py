@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -35,7 +35,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
-from porter.analysis.prefilter import WIDE_BOMS
+from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
 from porter.kernels import preprocessor
 from porter.kernels.includes import include_dirs, within
 from porter.kernels.preprocessor import BACKSLASH_NEWLINE, joined
@@ -359,10 +359,12 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
     and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
     `CUTLASS_GLOBAL`; a `.cu`'s `#define G __global__` before `#include "k.h"` makes `G void k(` of
     k.h a kernel: `_preludes`): the others are looked at again for the names (`_Others`), only in a
-    tree that has one. Last, the `.cu` files that define such a name, with their bytes."""
+    tree that has one. Last, the `.cu` files whose headers need the lines read before them, with
+    their bytes (`_prelude_givers`)."""
     out: list[Path] = []
-    others = _Others()
+    headers, cus = _Others(), _Others()
     names: set[bytes] = set()
+    by_headers: set[bytes] = set()  # (the names a header defines)
     definers: list[tuple[Path, bytes]] = []
     for path in [root] if root.is_file() else _tree_files(root):
         if path.suffix in CUDA_SUFFIXES:
@@ -370,28 +372,40 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
             data = _header_bytes(path)
             own = _STANDS_FOR_GLOBAL_BYTES.findall(data) if b"__global__" in data else []
             names.update(own)
-            definers += [(path, data)] if own else []
+            if own:
+                definers.append((path, data))
+            else:
+                cus.add(path, data)
         elif path.suffix in _HEADER_SUFFIXES:
             data = _header_bytes(path)
             if b"__global__" in data:
                 out.append(path)
-                names.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
-            else:
-                others.add(path, data)
-    if names:
-        out.extend(others.holding(names))
-    return _one_name_each(out), frozenset(n.decode("ascii", errors="replace") for n in names), definers
+                by_headers.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
+            headers.add(path, data)
+    names.update(by_headers)
+    users = headers.holding(names) if names else []
+    givers = _prelude_givers(definers, cus, users) if by_headers else definers
+    return _one_name_each(out + users), frozenset(n.decode("ascii", errors="replace") for n in names), givers
 
 
-# the bytes of the headers without `__global__` held for `_Others.holding`, at most (cutlass's 664
-# headers hold 20 MB); past it, a header is read again
+def _prelude_givers(definers: list[tuple[Path, bytes]], cus: _Others, users: list[Path]) -> list[tuple[Path, bytes]]:
+    """The `.cu` files `_preludes` reads, where a header defines a macro of `__global__`: those that
+    define one, and those that spell the name of a header using one (a cheap look, no `#include`
+    resolved). `#include "g.h"` (`#define G __global__`) then `#include "k.h"` (`G void k(`) made no
+    kernel of k.h: preludes were made only for a `.cu` defining one (twenty-fourth read's leftover)."""
+    spelled = {p.name.encode() for p in users}
+    return definers + cus.pairs_holding(spelled)
+
+
+# the bytes of the headers (and, apart, of the `.cu` files) held for `_Others.holding`, at most
+# (cutlass's 664 headers hold 20 MB); past it, a file is read again
 _OTHERS_HELD = 64 * 2**20
 
 
 class _Others:
-    """The headers without `__global__`, their bytes held (to `_OTHERS_HELD`) for the second look,
-    for the names of `__global__` the tree's files define: each was read again, once per name it
-    did not hold (cutlass's, twice; twenty-third read's leftover)."""
+    """Files of the tree, their bytes held (to `_OTHERS_HELD`) for the second look, for the names of
+    `__global__` the tree's files define: each was read again, once per name it did not hold
+    (cutlass's, twice; twenty-third read's leftover)."""
 
     def __init__(self) -> None:
         self.files: list[tuple[Path, bytes | None]] = []
@@ -403,31 +417,36 @@ class _Others:
         self.files.append((path, data if held else None))
 
     def holding(self, names: set[bytes]) -> list[Path]:
-        """The headers that hold one of `names`."""
+        """The files that hold one of `names`."""
+        return [path for path, _ in self.pairs_holding(names)]
+
+    def pairs_holding(self, names: set[bytes]) -> list[tuple[Path, bytes]]:
+        """The files that hold one of `names`, with their bytes."""
         out = []
         for path, data in self.files:
             data = _header_bytes(path) if data is None else data
             if any(n in data for n in names):
-                out.append(path)
+                out.append((path, data))
         return out
 
 
 def _preludes(definers: list[tuple[Path, bytes]], search: _Search) -> dict[str, tuple[tuple[_Key, str], ...]]:
-    """Each header a `.cu` of `definers` includes, by real path, with the `#define`/`#undef` lines the
-    compiler reads before it (keyed as `_GlobalMacros` sorts them): the `.cu`'s own before its
-    `#include`, and those of the headers it includes before. `#define G __global__` then `#include
-    "k.h"` makes k.h's `G void k(` a kernel, which k.h read alone did not see (twenty-third read's
-    leftover). A header that files include after differing lines takes the first file's (by name)."""
+    """Each header a `.cu` of `definers` includes, or they include, by real path, with the
+    `#define`/`#undef` lines the compiler reads before it, in its order (`_GlobalMacros` keys them
+    before the header's own): the `.cu`'s own before its `#include`, and those of the headers read
+    before. `#define G __global__` then `#include "k.h"` makes k.h's `G void k(` a kernel, which k.h
+    read alone did not see (twenty-third read's leftover); a header a header includes got none
+    (twenty-fourth read's). A header that files include after differing lines takes the first
+    file's (by name)."""
     out: dict[str, tuple[tuple[_Key, str], ...]] = {}
     for path, data in sorted(definers):
         commented = _blank(data.decode("utf-8", errors="replace"), strings=False)
-        texts = [((), commented), *_headers(commented, path, search, [])]
-        lines = [(key, "\n".join(d.group() for d in _DEFINE_OR_UNDEF.finditer(text))) for key, text in texts]
-        for m in _INCLUDE.finditer(commented):
-            header = search.find(m.group(2), m.group(1) == '"', path.parent)
-            if header is not None and str(header) not in out:
-                own = "\n".join(d.group() for d in _DEFINE_OR_UNDEF.finditer(commented, 0, m.start()))
-                out[str(header)] = ((), own), *((k, t) for k, t in lines if k and k[0] < m.start() and t)
+        found: list[str] = []
+        texts = [((), commented), *_headers(commented, path, search, [], found)]
+        events = sorted(((*key, d.start()), d.group()) for key, text in texts for d in _DEFINE_OR_UNDEF.finditer(text))
+        for (key, _), header in zip(texts[1:], found):
+            if header not in out:
+                out[header] = (((), "\n".join(line for at, line in events if at < key)),)
     return out
 
 
@@ -709,23 +728,35 @@ def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
         k.unresolved.append(why + ": its arguments are not read as this kernel's")
 
 
-# a plain call `name(` (not `tl.name(`): how one Triton kernel calls another, a `@triton.jit` helper
+# a plain call `name(` (not `tl.name(`): how one Triton kernel calls another, a `@triton.jit` helper;
+# and a module's `module.name(`
 _PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)[ \t]*\(")
+_MODULE_CALL = re.compile(r"(?<![\w.])(\w+)\.(\w+)[ \t]*\(")
 
 
 def _triton_helpers(kernels: list[Kernel]) -> None:
     """A Triton kernel never launched that other Triton kernels call is their helper, not an op:
     said in its detail, and no scaffold of its own is written (it got one, an op no code runs).
-    The callers of its own file where it has any (two files may each define a helper of one name)."""
+    The callers of its own file where it has any (two files may each define a helper of one name).
+    A call through its module's name (`helpers.gelu(x)` of pkg/helpers.py's `gelu`) is one too: it
+    was not read, and the helper kept an op of its own (twenty-fourth read's leftover)."""
     triton = [k for k in kernels if k.kind == "triton"]
     called = {id(k): set(_PLAIN_CALL.findall(k.source)) - {k.name} for k in triton}  # (not its `def` line)
+    through = {id(k): set(_MODULE_CALL.findall(k.source)) for k in triton}
     for k in triton:
         if k.calls or k.unresolved:
             continue
-        callers = [o for o in triton if k.name in called[id(o)]]
+        attribute = (_module_name(k.path), k.name)
+        callers = [o for o in triton if k.name in called[id(o)] or (o.path != k.path and attribute in through[id(o)])]
         k.helper_of = sorted({o.name for o in [o for o in callers if o.path == k.path] or callers})
         if k.helper_of:
             k.detail += f"; a helper of {', '.join(k.helper_of)}: called in their code, never launched"
+
+
+def _module_name(path: str) -> str:
+    """The name a module of file `path` is imported by (`pkg/helpers.py` -> `helpers`, `pkg/__init__.py` -> `pkg`)."""
+    parts = PurePosixPath(path.replace("\\", "/")).with_suffix("").parts
+    return parts[-2] if len(parts) > 1 and parts[-1] == "__init__" else parts[-1] if parts else ""
 
 
 def _attach_launches(inv: Inventory) -> None:
@@ -1267,7 +1298,7 @@ def _differs(before: list[str], params: list[str]) -> str:
 def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found: _Found, limit: float | None) -> None:
     """`_scan_python` in a process of its own for at most `limit` seconds, its findings
     merged into `inv` and `found` (a file without a kernel's bytes needs no process)."""
-    if not _worth_a_process(path, rel, found.compiled):
+    if not _worth_a_process(path, rel, found):
         return
     try:
         one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
@@ -1413,22 +1444,27 @@ class _Found:
 _KERNEL_TOKENS = (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel", b"program_id", b"constexpr")
 
 
-def _may_hold_kernel(source: bytes, rel: str, compiled: dict) -> bool:
-    """The cheap byte test a file passes before it is parsed."""
-    return rel in compiled or any(t in source for t in _KERNEL_TOKENS)
+def _may_hold_kernel(source: bytes, rel: str, found: _Found) -> bool:
+    """The cheap byte test a file passes before it is parsed; or a decorator a module of the tree
+    binds to Triton (`from .tu import jit`, `@jit`: the project index's fact, `decorated_imported`)."""
+    return (
+        rel in found.compiled
+        or any(t in source for t in _KERNEL_TOKENS)
+        or decorated_imported(found.imported.get(rel, ()), source)
+    )
 
 
-def _worth_a_process(path: Path, rel: str, compiled: dict) -> bool:
+def _worth_a_process(path: Path, rel: str, found: _Found) -> bool:
     """Whether `_scan_python` would parse the file (or report it unreadable): the others are
     passed over here, without a process of their own."""
     try:
-        return _may_hold_kernel(read_regular(path), rel, compiled)
+        return _may_hold_kernel(read_regular(path), rel, found)
     except Unreadable:
         return True  # `_scan_python` names the reason
 
 
 def _parse(
-    path: Path, rel: str, inv: Inventory, compiled: dict
+    path: Path, rel: str, inv: Inventory, found: _Found
 ) -> tuple[bytes, cst.Module, Callable[[int], tuple[int | None, int]]] | None:
     """The file's bytes and tree (a notebook's: of its code cells), when it can hold a kernel (a
     cheap byte test first), and where a line of it is; a file that cannot be read or parsed is a
@@ -1439,7 +1475,7 @@ def _parse(
         inv.problems.append(f"{path_name(rel)}: {exc.reason}")
         return None
     try:
-        if not _may_hold_kernel(source, rel, compiled):
+        if not _may_hold_kernel(source, rel, found):
             return None
         source, where = _cells(source) if path.suffix == ".ipynb" else (source, _as_is)
         past = too_large_to_parse(len(source))
@@ -1533,7 +1569,7 @@ def _triton_of(
 def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found) -> None:
     """One Python file's kernels: Triton kernels, CUDA-only custom ops, launches, and the
     extensions it builds or loads and the ops it calls on them."""
-    parsed = _parse(path, rel, inv, found.compiled)
+    parsed = _parse(path, rel, inv, found)
     if parsed is None:
         return
     source, module, where = parsed
@@ -1594,7 +1630,7 @@ def _loaded_extension(
     ext = names[0] if names else (var or "?")
     if what == "load_inline":
         fns = _strings(_arg(call, "functions", 3))
-        detail = "load_inline"
+        detail = "load_inline" + _unread_sources(s, call)
     else:
         fns = []
         detail = (
@@ -1631,6 +1667,33 @@ def _inline_kernels(s: _Scan, what: str, call: cst.Call, rel: str, line: int) ->
         Kernel(name, "cuda", rel, line, params, detail, source=body, typenames=typenames, template=template)
         for _, name, params, body, typenames, template in _kernels_in(_spliced(code), text, _void_aliases(code))
     ]
+
+
+# what a `load_inline`'s `cuda_sources` is where porter does not read it (by its node's kind)
+_BUILT = {
+    "FormattedString": "an f-string",
+    "ConcatenatedString": "strings written side by side",
+    "BinaryOperation": "an expression",
+    "Call": "a call",
+    "Name": "a name porter does not follow there",
+    "Attribute": "an attribute",
+    "Subscript": "a subscript",
+}
+
+
+def _unread_sources(s: _Scan, call: cst.Call) -> str:
+    """Said in a `load_inline` entry whose `cuda_sources` porter does not read (`_inline_kernels`
+    reads strings, and names the module binds to them): built at run time (`open(...).read()`, an
+    f-string, a concatenation), its kernels were neither listed nor said (twenty-fourth read's leftover)."""
+    given = _arg(call, "cuda_sources", 2)
+    if isinstance(given, cst.Name):
+        given = s.texts.get(given.value, given)
+    elements = [e.value for e in given.elements] if isinstance(given, (cst.List, cst.Tuple)) else [given]
+    unread = [e for e in elements if e is not None and not isinstance(e, cst.SimpleString)]
+    if not unread:
+        return ""
+    kind = _BUILT.get(type(unread[0]).__name__, "an expression")
+    return f"; its cuda_sources are {kind}, built at run time: their kernels are not read"
 
 
 def _attach_extension_calls(inv: Inventory, ext: str, calls: list[tuple[str, CallSite]], why: str) -> None:
@@ -2297,7 +2360,9 @@ def _type_words(param: str) -> set[str]:
     return {w for w in words if w not in _PLAIN and not (w.startswith("__") and w.endswith("__"))}
 
 
-def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) -> list[tuple[_Key, str]]:
+def _headers(
+    commented: str, path: Path, search: _Search, skipped: list[str], found: list[str] | None = None
+) -> list[tuple[_Key, str]]:
     """The headers file `path` includes (`commented`: its text, comments blanked), and they
     include, in the order the preprocessor reads them, each with the key of its definitions
     (`_Key`) and its text: each header once (a second `#include` of it, or a cycle, adds nothing,
@@ -2305,7 +2370,8 @@ def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) ->
     of them and `_INCLUDE_BYTES` in all, `_INCLUDE_LOOKUPS` `#include`s looked up. A header's own
     `#include`s are read in its text as it is (a commented-out one is followed too: a header more,
     read for its words). A header past the bytes left is passed over, and the first such said
-    in `skipped` (it was passed over in silence: twentieth read's leftover)."""
+    in `skipped` (it was passed over in silence: twentieth read's leftover); `found` takes each
+    header's real path, in the order of the list returned."""
     out: list[tuple[_Key, str]] = []
     seen: set[str] = set()
     left = [_INCLUDE_COUNT, _INCLUDE_BYTES, _INCLUDE_LOOKUPS]
@@ -2336,6 +2402,8 @@ def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) ->
             left[1] -= len(data)
             inner = data.decode("utf-8", errors="replace")
             out.append(((*key, m.start()), inner))
+            if found is not None:
+                found.append(str(header))
             walk(inner, header, (*key, m.start()))
 
     walk(commented, path, ())

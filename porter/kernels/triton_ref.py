@@ -407,7 +407,7 @@ class _Translator:
                 if isinstance(pad, float) and sign == "-"
                 else (pad if sign == "+" or pad in (_FINITE, _NO_PAD) else None)
             )
-            extra = {"arg": operand.extra.get("arg", False), _HALF: _halves(operand)}
+            extra = {"arg": operand.extra.get("arg", False), **_kept(operand)}
             sym = _Sym(operand.kind, f"({sign}{operand.code})", extra=extra)
             return _with_pad(sym, pad)
         if isinstance(node, ast.BinOp):
@@ -482,14 +482,14 @@ class _Translator:
             arg = kind == "scalar" and (left.extra.get("arg", False) or right.extra.get("arg", False))
             div = op == "/"
             code = f"({self._typed(left, right, div)} {op} {self._typed(right, left, div)})"
-            sym = _Sym(kind, code, extra={"arg": arg, _HALF: self.meet(left, right)})
+            sym = _Sym(kind, code, extra={"arg": arg, **self.meet(left, right, div)})
             return _padded(sym, (left.kind, right.kind), (_pad(left), _pad(right)), op)
         if left.kind != "value" and right.kind != "value":
             raise Untranslatable(f"C's `{ast.unparse(node)}` of two scalars: porter does not translate it")
         div = isinstance(node.op, ast.Mod)
         first = self._typed(left, right, div) if left.kind == "value" else f"torch.as_tensor({left.code})"
         code = _C_OPS[type(node.op)].format(first, self._typed(right, left, div))
-        return _Sym("value", code, extra={_HALF: self.meet(left, right)})
+        return _Sym("value", code, extra=self.meet(left, right))
 
     def _typed(self, sym: _Sym, other: _Sym, div: bool = False) -> str:
         """`sym`'s code, a value in the dtype Triton computes it with `other` in (`div`: in `/` or
@@ -504,12 +504,17 @@ class _Translator:
         fixed = ", specialized=False" if arg and other.code in self.fixed else ""
         return f"_as_triton({sym.code}{', ' + other.code if arg else ''}{', div=True' if div else ''}{fixed})"
 
-    def meet(self, a: _Sym, b: _Sym) -> frozenset[str]:
-        """Values `a` and `b` meet in one operation: recorded where both may be of a half type (`halves`),
-        and what the result may be."""
+    def meet(self, a: _Sym, b: _Sym, div: bool = False) -> dict[str, object]:
+        """Values `a` and `b` meet in one operation (`div`: a `/`): recorded where both may be of a
+        half type (`halves`); the result's `extra`. Where one is computed in fp32 or wider (`_WIDE`),
+        or in a `/` (fp32 for halves: `computation_type_impl`'s rules 2 to 4), Triton and torch both
+        compute in fp32 and the result is no half: `a.to(tl.float32) * h` was still counted as `h`'s
+        type where it met a bf16 value, and the reference refused (twenty-fourth read's leftover)."""
+        if div or _wide(a) or _wide(b):
+            return {_HALF: frozenset(), _WIDE: True}
         if _halves(a) and _halves(b):
             self.meets.append(_halves(a) | _halves(b))
-        return _halves(a) | _halves(b)
+        return {_HALF: _halves(a) | _halves(b)}
 
     def halves(self) -> list[str]:
         """Where fp16 and bf16 may meet, the reference's first lines: Triton computes their mix in fp16
@@ -597,14 +602,14 @@ class _Translator:
         if name in _UNARY and len(node.args) == 1:
             x = self.value_like(node.args[0])
             code = f"{_UNARY[name]}({_as_tensor(x)})"
-            return _with_pad(_Sym("value", code, extra={_HALF: _halves(x)}), _unary_pad(name, _pad(x)))
+            return _with_pad(_Sym("value", code, extra=_kept(x)), _unary_pad(name, _pad(x)))
         if name in _BINARY and len(node.args) == 2:
             a, b = (self.value_like(x) for x in node.args)
             pads = (_pad(a), _pad(b))
             numbers = [p for p in pads if isinstance(p, float)]
             pick = max if name == "maximum" else min
             pad = pick(numbers) if len(numbers) == 2 else (pads[0] if pads[0] == pads[1] else None)
-            met = {_HALF: self.meet(a, b)}
+            met = self.meet(a, b)
             a, b = _Sym(a.kind, self._typed(a, b), extra=a.extra), _Sym(b.kind, self._typed(b, a), extra=b.extra)
             code = f"{_BINARY[name]}({self._tensor(a)}, {self._tensor(b, like=a)})"
             return _with_pad(_Sym("value", code, extra=met), pad)
@@ -612,7 +617,7 @@ class _Translator:
             c, a, b = (self.value_like(x) for x in node.args)
             pad = _pad(a) if _pad(a) == _pad(b) else None
             code = f"torch.where({_as_tensor(c)}, {self._typed(a, b)}, {self._typed(b, a)})"
-            return _with_pad(_Sym("value", code, extra={_HALF: self.meet(a, b)}), pad)
+            return _with_pad(_Sym("value", code, extra=self.meet(a, b)), pad)
         if name in _REDUCE:
             return self.reduction(node, name)
         if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1:
@@ -621,7 +626,8 @@ class _Translator:
             if isinstance(dt, ast.Attribute) and dt.attr in _DTYPES:
                 pad = _pad(x) if dt.attr.startswith(("float", "bfloat")) or not isinstance(_pad(x), float) else None
                 half = frozenset([f"torch.{dt.attr}"]) if dt.attr in ("float16", "bfloat16") else frozenset()
-                return _with_pad(_Sym("value", f"{_as_tensor(x)}.to(torch.{dt.attr})", extra={_HALF: half}), pad)
+                extra = {_HALF: half, _WIDE: dt.attr in ("float32", "float64")}
+                return _with_pad(_Sym("value", f"{_as_tensor(x)}.to(torch.{dt.attr})", extra=extra), pad)
         return None
 
     def reduction(self, node: ast.Call, name: str) -> _Sym:
@@ -639,7 +645,7 @@ class _Translator:
             )
         self.rowwise = True
         return _with_pad(
-            _Sym("value", f"{x.code}.{_REDUCE[name]}(dim=-1, keepdim=True)", extra={_HALF: _halves(x)}),
+            _Sym("value", f"{x.code}.{_REDUCE[name]}(dim=-1, keepdim=True)", extra=_kept(x)),
             _FINITE if pad != _NO_PAD else _NO_PAD,
         )
 
@@ -679,6 +685,20 @@ _HALF = "halves"  # a value's `extra`: the loads (by pointer) and half casts (`t
 
 def _halves(sym: _Sym) -> frozenset[str]:
     return sym.extra.get(_HALF, frozenset())
+
+
+# a value's `extra`: True where Triton computes it in fp32 or fp64 whatever its loads' types (a cast to
+# them, a `/`, or arithmetic with such a value); a `%` is not (of ints it stays an int)
+_WIDE = "wide"
+
+
+def _wide(sym: _Sym) -> bool:
+    return bool(sym.extra.get(_WIDE, False))
+
+
+def _kept(sym: _Sym) -> dict[str, object]:
+    """The `extra` of an elementwise function of `sym` alone (`-x`, `tl.exp(x)`, `tl.sum(x)`): its types."""
+    return {_HALF: _halves(sym), _WIDE: _wide(sym)}
 
 
 _HALVES_WHY = (
