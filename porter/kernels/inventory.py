@@ -711,21 +711,27 @@ def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
 
 # a plain call `name(` (not `tl.name(`): how one Triton kernel calls another, a `@triton.jit` helper
 _PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)[ \t]*\(")
+# a bare name passed as an argument (`tl.reduce(x, 0, _max)`, `combine_fn=_add`): how a kernel hands
+# a `@triton.jit` combine function to `tl.reduce`/`tl.associative_scan`
+_PASSED = re.compile(r"[(,=]\s*(\w+)\s*(?=[,)])")
 
 
 def _triton_helpers(kernels: list[Kernel]) -> None:
-    """A Triton kernel never launched that other Triton kernels call is their helper, not an op:
-    said in its detail, and no scaffold of its own is written (it got one, an op no code runs).
+    """A Triton kernel never launched that other Triton kernels call, or pass as a function (a combine
+    function of `tl.reduce`), is their helper, not an op: said in its detail, and no scaffold of its
+    own is written (it got one, an op no code runs; a passed one did until the twenty-fifth read).
     The callers of its own file where it has any (two files may each define a helper of one name)."""
     triton = [k for k in kernels if k.kind == "triton"]
     called = {id(k): set(_PLAIN_CALL.findall(k.source)) - {k.name} for k in triton}  # (not its `def` line)
+    passed = {id(k): set(_PASSED.findall(k.source)) - {k.name} for k in triton}
     for k in triton:
         if k.calls or k.unresolved:
             continue
-        callers = [o for o in triton if k.name in called[id(o)]]
+        callers = [o for o in triton if k.name in called[id(o)] | passed[id(o)]]
         k.helper_of = sorted({o.name for o in [o for o in callers if o.path == k.path] or callers})
         if k.helper_of:
-            k.detail += f"; a helper of {', '.join(k.helper_of)}: called in their code, never launched"
+            how = "called" if any(k.name in called[id(o)] for o in callers) else "passed as a function"
+            k.detail += f"; a helper of {', '.join(k.helper_of)}: {how} in their code, never launched"
 
 
 def _attach_launches(inv: Inventory) -> None:
