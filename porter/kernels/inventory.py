@@ -315,6 +315,9 @@ class Inventory:
     macros: list[_Macro] = field(default_factory=list)  # ones that make kernels, of no use in their file
     used: set[str] = field(default_factory=set)  # the names of the macros used
     launches: list[tuple[str, CallSite]] = field(default_factory=list)  # C++ launches `k<<<...>>>(...)`, by name
+    # C++ launches through the runtime's API (`cudaLaunchKernel((void*)k, ...)`): the kernel's name, and why
+    # its arguments are not read
+    api_launches: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
@@ -661,6 +664,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.problems.extend(one.problems)
         macros.extend(one.macros)
         inv.launches.extend(one.launches)
+        inv.api_launches.extend(one.api_launches)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
@@ -751,6 +755,10 @@ def _attach_launches(inv: Inventory) -> None:
         for k in [k for k in fits if k.path == site.path] or fits:
             k.calls.append(site)
     inv.launches = []
+    for name, why in inv.api_launches:
+        for k in by_name.get(name, ()):
+            k.unresolved.append(why)
+    inv.api_launches = []
 
 
 def _takes(params: list[str], count: int) -> bool:
@@ -812,6 +820,50 @@ def _launches(
             site.dispatch = "\n".join(dispatches.around(start))  # (read by `_dispatched`)
         site.locals = {n: (v, lines.of(where)) for n, (v, where) in scopes.locals_at(start, site.args).items()}
         out.append((launched if name == bare else name, site))
+    return out
+
+
+# a launch through the runtime's API, and which of its arguments is the kernel (`cudaLaunchKernelEx`
+# takes its configuration first): each takes the kernel's arguments as an array of their addresses,
+# `void** args`, which porter does not read (a kernel launched only so listed no launch, unsaid)
+_API_LAUNCH = re.compile(r"(?<![\w.])(cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaLaunchKernelExC?)\s*\(")
+_API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1}
+
+
+def _api_kernel(arg: str) -> str | None:
+    """The kernel an API launch's argument names, casts and `&` before it, template arguments after it
+    (`(void*)k`, `(const void*)&ns::k<Tr<2>>`, `reinterpret_cast<void*>(k)`), or None. By hand: a
+    pattern searched for a name at the end was quadratic on a long word."""
+    text = arg.strip().removesuffix(")").rstrip()
+    if text.endswith(">"):
+        depth = 0
+        for at in range(len(text) - 1, -1, -1):
+            depth += {">": 1, "<": -1}.get(text[at], 0)
+            if depth == 0:
+                text = text[:at].rstrip()
+                break
+    at = len(text)
+    while at and (text[at - 1].isalnum() or text[at - 1] == "_"):
+        at -= 1
+    return text[at:] or None
+
+
+def _api_launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, str]]:
+    """The kernels `code` launches through the runtime's API, by name (a variable pointing to one,
+    `auto kernel = &k<Ktraits>;`, read as `<<<` reads it), each with the TODO its scaffold says."""
+    out: list[tuple[str, str]] = []
+    for call in itertools.islice(_API_LAUNCH.finditer(code) if "cudaLaunch" in code else (), _LAUNCHES):
+        read = code[call.end() - 1 : call.end() - 1 + _LAUNCH_READ]
+        end = _closing(read, 0, _PARENS, "(")
+        args = _top_level_split(read[1:end]) if end is not None else []
+        at = _API_KERNEL_AT.get(call.group(1), 0)
+        named = _api_kernel(args[at][-_LAUNCH_BACK:]) if len(args) > at else None
+        if named is None:
+            continue
+        pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
+        where = place(rel, lines.of(call.start()), None)
+        why = f"launched through `{call.group(1)}` at {where}, whose arguments (an array of their addresses)"
+        out.append((pointed[0] if pointed else named, why + " porter does not read"))
     return out
 
 
@@ -2488,6 +2540,7 @@ def _scan_cuda(
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)
     inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
+    inv.api_launches = _api_launches(spliced, lines, rel)
     _dispatched(inv.launches, code, included)
     defs = _Defs.of(code, included, inv.kernels)
     if defs.skipped:

@@ -36,3 +36,37 @@ def test_a_combine_function_passed_to_tl_reduce_is_a_helper(tmp_path):
         "k.py:11: _addc: no scaffold written: a @triton.jit helper of k",
         "k.py:6: _maxc: no scaffold written: a @triton.jit helper of k",
     ]
+
+
+API_LAUNCHED = (
+    "__global__ void by_api(float* y, int n) { y[threadIdx.x] = 5.0f; }\n"
+    "template <typename T>\n__global__ void by_ex(T* y, int n) { y[threadIdx.x] = T(1); }\n"
+    "__global__ void by_pointer(float* y, int n) { y[threadIdx.x] = 1.0f; }\n"
+    "__global__ void by_chevrons(float* y, int n) { y[threadIdx.x] = 2.0f; }\n"
+    "void run(float* y, int n, cudaStream_t stream, cudaLaunchConfig_t cfg) {\n"
+    "  void* args[] = {&y, &n};\n"
+    "  cudaLaunchKernel((void*)by_api, dim3(1), dim3(32), args, 0, stream);\n"
+    "  cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(&by_ex<float>), args);\n"
+    "  auto kernel = &by_pointer;\n"
+    "  cudaLaunchCooperativeKernel((void *)kernel, dim3(1), dim3(32), (void **)args, 0, stream);\n"
+    "  by_chevrons<<<1, 32, 0, stream>>>(y, n);\n"
+    "}\n"
+)
+
+
+def test_a_kernel_launched_through_the_runtime_api_says_so(tmp_path):
+    # `cudaLaunchKernel((void*)k, grid, block, args, smem, stream)` (and its cooperative and `Ex`
+    # forms: flash-attn's layer norm launches its kernels cooperatively through such a pointer)
+    # takes the kernel's arguments as an array of their addresses: such a kernel was listed with
+    # no launch and its `make_inputs` raised with no word of one
+    (tmp_path / "k.cu").write_text(API_LAUNCHED)
+    inv = scan(tmp_path)
+    said = {k.name: k.unresolved for k in inv.kernels}
+    assert said["by_api"] == [
+        "launched through `cudaLaunchKernel` at k.cu:8, whose arguments (an array of their addresses) porter does not read"
+    ]
+    assert [w.split(" at ")[0] for w in said["by_ex"]] == ["launched through `cudaLaunchKernelExC`"]
+    assert [w.split(" at ")[0] for w in said["by_pointer"]] == ["launched through `cudaLaunchCooperativeKernel`"]
+    assert said["by_chevrons"] == []  # the control: a launch porter reads
+    test = next(p for p in write_scaffolds(inv, tmp_path / "out", "xla") if p.name == "test_by_api_xla_parity.py")
+    assert "# TODO(porter): launched through `cudaLaunchKernel` at k.cu:8" in test.read_text()
