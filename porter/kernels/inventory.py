@@ -727,7 +727,8 @@ def _triton_helpers(kernels: list[Kernel]) -> None:
     The callers of its own file where it has any (two files may each define a helper of one name)."""
     triton = [k for k in kernels if k.kind == "triton"]
     called = {id(k): set(_PLAIN_CALL.findall(k.source)) - {k.name} for k in triton}  # (not its `def` line)
-    passed = {id(k): set(_PASSED.findall(k.source)) - {k.name} for k in triton}
+    # (not its parameters: its `def` line's, and a name its parameter shadows is no kernel's)
+    passed = {id(k): set(_PASSED.findall(k.source)) - {k.name, *_param_words(k.params)} for k in triton}
     for k in triton:
         if k.calls or k.unresolved:
             continue
@@ -736,6 +737,11 @@ def _triton_helpers(kernels: list[Kernel]) -> None:
         if k.helper_of:
             how = "called" if any(k.name in called[id(o)] for o in callers) else "passed as a function"
             k.detail += f"; a helper of {', '.join(k.helper_of)}: {how} in their code, never launched"
+
+
+def _param_words(params: list[str]) -> set[str]:
+    """The names of a Python function's parameters (`BLOCK: tl.constexpr = 4` -> `BLOCK`)."""
+    return {p.lstrip("*").split(":")[0].split("=")[0].strip() for p in params}
 
 
 def _attach_launches(inv: Inventory) -> None:
