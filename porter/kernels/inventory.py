@@ -481,6 +481,8 @@ class _Scan(cst.CSTVisitor):
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
         self.extensions: list[tuple[cst.Call, tuple[int | None, int]]] = []
         self.texts: dict[str, cst.BaseExpression] = {}  # a name bound to a string (or strings): `load_inline`'s sources
+        self.held: dict[str, list[str]] = {}  # a name bound to a dict, list or tuple of names: `{"a": k_a, "b": k_b}`
+        self.indirect: list[_PyLaunch] = []  # launches porter cannot tie to one kernel's arguments (`_indirect`)
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -493,6 +495,10 @@ class _Scan(cst.CSTVisitor):
                 self._assigned[id(node.value)] = node.targets[0].target.value
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
                 self.texts[node.targets[0].target.value] = node.value
+            if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
+                held = [e.value for e in node.value.elements if isinstance(e, (cst.DictElement, cst.Element))]
+                self.held[node.targets[0].target.value] = [n.value for n in held if isinstance(n, cst.Name)]
+        self._not_called(node.value, node)
         for t in node.targets:
             if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
                 self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
@@ -513,6 +519,7 @@ class _Scan(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and (holder := dotted(func.value)) is not None:
             # a dotted holder too: `pkg._C.op(x)` after `import pkg._C`
             self.attr_calls.append((holder, func.attr.value, self._site(node)))
+        self._indirect(node)
         qual = self.resolver.qualname(func) or ""
         if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
             # every call is listed: assigned or not, its ops called here or not
@@ -520,6 +527,32 @@ class _Scan(cst.CSTVisitor):
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
             self.extensions.append((node, self.where(self.get_metadata(PositionProvider, node).start.line)))
+
+    def _indirect(self, node: cst.Call) -> None:
+        """A launch of a kernel a dict or list holds (`KERNELS[key][grid](...)`), and a kernel subscripted
+        with its grid and passed on (`functools.partial(k[grid], BLOCK=32)`): such a kernel was listed
+        with no launch, unsaid (twenty-fifth read); now each kernel it may be is told so, in its scaffold."""
+        func = node.func
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Subscript):
+            held = func.value.value
+            if isinstance(held, cst.Name) and held.value in self.held:
+                how = f"one of the kernels `{held.value}` holds, picked at run time"
+                for name in self.held[held.value]:
+                    written = f"{held.value}[...][...](...)"
+                    own = self._origins.get(name) is None  # (an imported one: said to the kernels of its name)
+                    self.indirect.append(_PyLaunch(name, self._site(node), None, False, written, own, how))
+        for arg in node.args:
+            self._not_called(arg.value, node)
+
+    def _not_called(self, value: cst.BaseExpression, node: cst.CSTNode) -> None:
+        """`k[grid]` passed as an argument or assigned, not called there: a launch porter does not follow."""
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+            cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
+            name = value.value.value
+            how = "not called there (passed on or kept: `functools.partial`, a variable)"
+            site = CallSite(self.rel, line, [], cell)
+            own = self._origins.get(name) is None
+            self.indirect.append(_PyLaunch(name, site, None, False, f"{name}[...]", own, how))
 
     def through_attributes(self) -> list[_PyLaunch]:
         """The launches through an attribute (`ops.k[grid](...)`, `self._kernel[grid](...)`), each
@@ -561,6 +594,7 @@ class _PyLaunch:
     attribute: bool = False
     unresolved: str = ""
     own_file: bool = False  # (an unresolved `self.k`: said to its own file's kernels of that name only)
+    how: str = "whose module porter cannot resolve"  # (of an unresolved launch: why)
 
 
 def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
@@ -705,7 +739,7 @@ def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
         kernels = [k for k in kernels if k.path == launch.site.path]
     where = place(launch.site.path, launch.site.line, launch.site.cell)
     why = (
-        f"launched as `{launch.unresolved}` at {where}, whose module porter cannot resolve"
+        f"launched as `{launch.unresolved}` at {where}, {launch.how}"
         if launch.unresolved
         else f"launched at {where}, which may run this kernel or another of its {len(kernels)} of this name"
     )
@@ -1618,7 +1652,7 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             )
     s = _Scan(rel, module, imports, where)
     wrapper.visit(s)
-    found.launches.extend([*s.launches, *s.through_attributes()])
+    found.launches.extend([*s.launches, *s.through_attributes(), *s.indirect])
     for holder, op, site in s.attr_calls:
         if holder in found.compiled.get(rel, {}):
             ext_module, ext_reason = found.compiled[rel][holder]

@@ -70,3 +70,40 @@ def test_a_kernel_launched_through_the_runtime_api_says_so(tmp_path):
     assert said["by_chevrons"] == []  # the control: a launch porter reads
     test = next(p for p in write_scaffolds(inv, tmp_path / "out", "xla") if p.name == "test_by_api_xla_parity.py")
     assert "# TODO(porter): launched through `cudaLaunchKernel` at k.cu:8" in test.read_text()
+
+
+HELD = (
+    "import functools\nimport triton\nimport triton.language as tl\n\n\n"
+    "@triton.jit\ndef add_one(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)\n\n\n"
+    "@triton.jit\ndef sub_one(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) - 1, mask=offs < n)\n\n\n"
+    "@triton.jit\ndef scale(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n\n\n"
+    "@triton.jit\ndef direct(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3, mask=offs < n)\n\n\n"
+    'KERNELS = {"add": add_one, "sub": sub_one}\n\n\n'
+    "def run(x, op):\n"
+    "    KERNELS[op][(1,)](x, x.numel(), BLOCK=64)\n"
+    "    launch = functools.partial(scale[(1,)], BLOCK=64)\n"
+    "    launch(x, x.numel())\n"
+    "    direct[(1,)](x, x.numel(), BLOCK=64)\n"
+)
+
+
+def test_a_kernel_launched_from_a_dict_or_through_a_partial_says_so(tmp_path):
+    # `KERNELS[op][grid](...)` and `functools.partial(scale[grid], ...)` run the kernels: each was
+    # listed with no launch and its scaffold made up inputs with no word of where it runs
+    (tmp_path / "k.py").write_text(HELD)
+    inv = scan(tmp_path)
+    said = {k.name: k.unresolved for k in inv.kernels}
+    held = "launched as `KERNELS[...][...](...)` at k.py:34, one of the kernels `KERNELS` holds, picked at run time"
+    assert said["add_one"] == said["sub_one"] == [held + ": its arguments are not read as this kernel's"]
+    assert said["scale"] == [
+        "launched as `scale[...]` at k.py:35, not called there (passed on or kept: `functools.partial`, a variable)"
+        ": its arguments are not read as this kernel's"
+    ]
+    assert said["direct"] == []  # the control: a launch porter reads
+    assert [c.line for c in next(k for k in inv.kernels if k.name == "direct").calls] == [37]
+    test = next(p for p in write_scaffolds(inv, tmp_path / "out", "xla") if p.name == "test_add_one_xla_parity.py")
+    assert f"# TODO(porter): {held}" in test.read_text()
