@@ -315,6 +315,9 @@ class Inventory:
     macros: list[_Macro] = field(default_factory=list)  # ones that make kernels, of no use in their file
     used: set[str] = field(default_factory=set)  # the names of the macros used
     launches: list[tuple[str, CallSite]] = field(default_factory=list)  # C++ launches `k<<<...>>>(...)`, by name
+    # C++ launches through the runtime's API (`cudaLaunchKernel((void*)k, ...)`): the kernel's name, and why
+    # its arguments are not read
+    api_launches: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
@@ -497,6 +500,8 @@ class _Scan(cst.CSTVisitor):
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
         self.extensions: list[tuple[cst.Call, tuple[int | None, int]]] = []
         self.texts: dict[str, cst.BaseExpression] = {}  # a name bound to a string (or strings): `load_inline`'s sources
+        self.held: dict[str, list[str]] = {}  # a name bound to a dict, list or tuple of names: `{"a": k_a, "b": k_b}`
+        self.indirect: list[_PyLaunch] = []  # launches porter cannot tie to one kernel's arguments (`_indirect`)
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -509,6 +514,10 @@ class _Scan(cst.CSTVisitor):
                 self._assigned[id(node.value)] = node.targets[0].target.value
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
                 self.texts[node.targets[0].target.value] = node.value
+            if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
+                held = [e.value for e in node.value.elements if isinstance(e, (cst.DictElement, cst.Element))]
+                self.held[node.targets[0].target.value] = [n.value for n in held if isinstance(n, cst.Name)]
+        self._not_called(node.value, node)
         for t in node.targets:
             if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
                 self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
@@ -529,6 +538,7 @@ class _Scan(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and (holder := dotted(func.value)) is not None:
             # a dotted holder too: `pkg._C.op(x)` after `import pkg._C`
             self.attr_calls.append((holder, func.attr.value, self._site(node)))
+        self._indirect(node)
         qual = self.resolver.qualname(func) or ""
         if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
             # every call is listed: assigned or not, its ops called here or not
@@ -536,6 +546,32 @@ class _Scan(cst.CSTVisitor):
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
             self.extensions.append((node, self.where(self.get_metadata(PositionProvider, node).start.line)))
+
+    def _indirect(self, node: cst.Call) -> None:
+        """A launch of a kernel a dict or list holds (`KERNELS[key][grid](...)`), and a kernel subscripted
+        with its grid and passed on (`functools.partial(k[grid], BLOCK=32)`): such a kernel was listed
+        with no launch, unsaid (twenty-fifth read); now each kernel it may be is told so, in its scaffold."""
+        func = node.func
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Subscript):
+            held = func.value.value
+            if isinstance(held, cst.Name) and held.value in self.held:
+                how = f"one of the kernels `{held.value}` holds, picked at run time"
+                for name in self.held[held.value]:
+                    written = f"{held.value}[...][...](...)"
+                    own = self._origins.get(name) is None  # (an imported one: said to the kernels of its name)
+                    self.indirect.append(_PyLaunch(name, self._site(node), None, False, written, own, how))
+        for arg in node.args:
+            self._not_called(arg.value, node)
+
+    def _not_called(self, value: cst.BaseExpression, node: cst.CSTNode) -> None:
+        """`k[grid]` passed as an argument or assigned, not called there: a launch porter does not follow."""
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+            cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
+            name = value.value.value
+            how = "not called there (passed on or kept: `functools.partial`, a variable)"
+            site = CallSite(self.rel, line, [], cell)
+            own = self._origins.get(name) is None
+            self.indirect.append(_PyLaunch(name, site, None, False, f"{name}[...]", own, how))
 
     def through_attributes(self) -> list[_PyLaunch]:
         """The launches through an attribute (`ops.k[grid](...)`, `self._kernel[grid](...)`), each
@@ -577,6 +613,7 @@ class _PyLaunch:
     attribute: bool = False
     unresolved: str = ""
     own_file: bool = False  # (an unresolved `self.k`: said to its own file's kernels of that name only)
+    how: str = "whose module porter cannot resolve"  # (of an unresolved launch: why)
 
 
 def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
@@ -680,6 +717,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.problems.extend(one.problems)
         macros.extend(one.macros)
         inv.launches.extend(one.launches)
+        inv.api_launches.extend(one.api_launches)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
@@ -720,7 +758,7 @@ def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
         kernels = [k for k in kernels if k.path == launch.site.path]
     where = place(launch.site.path, launch.site.line, launch.site.cell)
     why = (
-        f"launched as `{launch.unresolved}` at {where}, whose module porter cannot resolve"
+        f"launched as `{launch.unresolved}` at {where}, {launch.how}"
         if launch.unresolved
         else f"launched at {where}, which may run this kernel or another of its {len(kernels)} of this name"
     )
@@ -732,25 +770,42 @@ def _attach_launch(kernels: list[Kernel], launch: _PyLaunch, top: str) -> None:
 # and a module's `module.name(`
 _PLAIN_CALL = re.compile(r"(?<![\w.])(\w+)[ \t]*\(")
 _MODULE_CALL = re.compile(r"(?<![\w.])(\w+)\.(\w+)[ \t]*\(")
+# a bare name passed as an argument (`tl.reduce(x, 0, _max)`, `combine_fn=_add`): how a kernel hands
+# a `@triton.jit` combine function to `tl.reduce`/`tl.associative_scan`
+_PASSED = re.compile(r"[(,=]\s*(\w+)\s*(?=[,)])")
 
 
 def _triton_helpers(kernels: list[Kernel]) -> None:
-    """A Triton kernel never launched that other Triton kernels call is their helper, not an op:
-    said in its detail, and no scaffold of its own is written (it got one, an op no code runs).
+    """A Triton kernel never launched that other Triton kernels call, or pass as a function (a combine
+    function of `tl.reduce`), is their helper, not an op: said in its detail, and no scaffold of its
+    own is written (it got one, an op no code runs; a passed one did until the twenty-fifth read).
     The callers of its own file where it has any (two files may each define a helper of one name).
     A call through its module's name (`helpers.gelu(x)` of pkg/helpers.py's `gelu`) is one too: it
     was not read, and the helper kept an op of its own (twenty-fourth read's leftover)."""
     triton = [k for k in kernels if k.kind == "triton"]
     called = {id(k): set(_PLAIN_CALL.findall(k.source)) - {k.name} for k in triton}  # (not its `def` line)
     through = {id(k): set(_MODULE_CALL.findall(k.source)) for k in triton}
+    # (not its parameters: its `def` line's, and a name its parameter shadows is no kernel's)
+    passed = {id(k): set(_PASSED.findall(k.source)) - {k.name, *_param_words(k.params)} for k in triton}
     for k in triton:
         if k.calls or k.unresolved:
             continue
         attribute = (_module_name(k.path), k.name)
-        callers = [o for o in triton if k.name in called[id(o)] or (o.path != k.path and attribute in through[id(o)])]
+        callers = [
+            o
+            for o in triton
+            if k.name in called[id(o)] | passed[id(o)] or (o.path != k.path and attribute in through[id(o)])
+        ]
         k.helper_of = sorted({o.name for o in [o for o in callers if o.path == k.path] or callers})
         if k.helper_of:
-            k.detail += f"; a helper of {', '.join(k.helper_of)}: called in their code, never launched"
+            calls = any(k.name in called[id(o)] or attribute in through[id(o)] for o in callers)
+            how = "called" if calls else "passed as a function"
+            k.detail += f"; a helper of {', '.join(k.helper_of)}: {how} in their code, never launched"
+
+
+def _param_words(params: list[str]) -> set[str]:
+    """The names of a Python function's parameters (`BLOCK: tl.constexpr = 4` -> `BLOCK`)."""
+    return {p.lstrip("*").split(":")[0].split("=")[0].strip() for p in params}
 
 
 def _module_name(path: str) -> str:
@@ -776,6 +831,10 @@ def _attach_launches(inv: Inventory) -> None:
         for k in [k for k in fits if k.path == site.path] or fits:
             k.calls.append(site)
     inv.launches = []
+    for name, why in inv.api_launches:
+        for k in by_name.get(name, ()):
+            k.unresolved.append(why)
+    inv.api_launches = []
 
 
 def _takes(params: list[str], count: int) -> bool:
@@ -837,6 +896,50 @@ def _launches(
             site.dispatch = "\n".join(dispatches.around(start))  # (read by `_dispatched`)
         site.locals = {n: (v, lines.of(where)) for n, (v, where) in scopes.locals_at(start, site.args).items()}
         out.append((launched if name == bare else name, site))
+    return out
+
+
+# a launch through the runtime's API, and which of its arguments is the kernel (`cudaLaunchKernelEx`
+# takes its configuration first): each takes the kernel's arguments as an array of their addresses,
+# `void** args`, which porter does not read (a kernel launched only so listed no launch, unsaid)
+_API_LAUNCH = re.compile(r"(?<![\w.])(cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaLaunchKernelExC?)\s*\(")
+_API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1}
+
+
+def _api_kernel(arg: str) -> str | None:
+    """The kernel an API launch's argument names, casts and `&` before it, template arguments after it
+    (`(void*)k`, `(const void*)&ns::k<Tr<2>>`, `reinterpret_cast<void*>(k)`), or None. By hand: a
+    pattern searched for a name at the end was quadratic on a long word."""
+    text = arg.strip().removesuffix(")").rstrip()
+    if text.endswith(">"):
+        depth = 0
+        for at in range(len(text) - 1, -1, -1):
+            depth += {">": 1, "<": -1}.get(text[at], 0)
+            if depth == 0:
+                text = text[:at].rstrip()
+                break
+    at = len(text)
+    while at and (text[at - 1].isalnum() or text[at - 1] == "_"):
+        at -= 1
+    return text[at:] or None
+
+
+def _api_launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, str]]:
+    """The kernels `code` launches through the runtime's API, by name (a variable pointing to one,
+    `auto kernel = &k<Ktraits>;`, read as `<<<` reads it), each with the TODO its scaffold says."""
+    out: list[tuple[str, str]] = []
+    for call in itertools.islice(_API_LAUNCH.finditer(code) if "cudaLaunch" in code else (), _LAUNCHES):
+        read = code[call.end() - 1 : call.end() - 1 + _LAUNCH_READ]
+        end = _closing(read, 0, _PARENS, "(")
+        args = _top_level_split(read[1:end]) if end is not None else []
+        at = _API_KERNEL_AT.get(call.group(1), 0)
+        named = _api_kernel(args[at][-_LAUNCH_BACK:]) if len(args) > at else None
+        if named is None:
+            continue
+        pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
+        where = place(rel, lines.of(call.start()), None)
+        why = f"launched through `{call.group(1)}` at {where}, whose arguments (an array of their addresses)"
+        out.append((pointed[0] if pointed else named, why + " porter does not read"))
     return out
 
 
@@ -1590,7 +1693,7 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             )
     s = _Scan(rel, module, imports, where)
     wrapper.visit(s)
-    found.launches.extend([*s.launches, *s.through_attributes()])
+    found.launches.extend([*s.launches, *s.through_attributes(), *s.indirect])
     for holder, op, site in s.attr_calls:
         if holder in found.compiled.get(rel, {}):
             ext_module, ext_reason = found.compiled[rel][holder]
@@ -2550,6 +2653,7 @@ def _scan_cuda(
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)
     inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
+    inv.api_launches = _api_launches(spliced, lines, rel)
     _dispatched(inv.launches, code, included)
     defs = _Defs.of(code, included, inv.kernels)
     if defs.skipped:
