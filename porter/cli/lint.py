@@ -183,7 +183,10 @@ def _output_format(
     output_format: str | None, *, fix: bool, diff: bool, baseline: Path | None, write_baseline_to: Path | None
 ) -> str:
     """The output format, after refusing the options that contradict each other (before any work)."""
-    fmt = output_format or os.environ.get("PORTER_OUTPUT_FORMAT") or "full"
+    # an empty `--output-format` (`"$FORMAT"` unset in a CI step) is refused, as `config`'s and
+    # `--fail-on`'s are: it chose `full`, into a file SARIF's upload then could not read
+    # (twenty-fifth read); an empty variable is unset, as POSIX tools read one
+    fmt = output_format if output_format is not None else os.environ.get("PORTER_OUTPUT_FORMAT") or "full"
     if fmt not in FORMATS:
         raise usage_error(f"unknown --output-format {fmt!r}: choose one of {', '.join(FORMATS)}")
     if fix and diff:

@@ -32,6 +32,19 @@ def test_every_format_on_a_clean_tree_exits_0(tmp_path, monkeypatch, fmt):
     assert "DEV" not in r.stdout
 
 
+@pytest.mark.parametrize("env", ["", "sarif"])
+def test_an_empty_output_format_is_a_usage_error_not_the_default(project, monkeypatch, env):
+    # `--output-format "$FORMAT"` with FORMAT unset in a CI step wrote the `full` text, into a
+    # file the SARIF upload then could not read (`config --output-format ""` and `--fail-on ""`
+    # were refused); an empty PORTER_OUTPUT_FORMAT is unset (twenty-fifth read)
+    monkeypatch.setenv("PORTER_OUTPUT_FORMAT", env)
+    r = cli("lint", ".", "-t", "neuron", "--output-format", "", "-o", "out.sarif")
+    assert r.exit_code == 2 and "unknown --output-format ''" in r.stderr, (r.exit_code, r.stdout + r.stderr)
+    assert not (project / "out.sarif").exists()
+    monkeypatch.setenv("PORTER_OUTPUT_FORMAT", "")
+    assert "train.py:3:5: DEV001 [*]" in cli("lint", ".", "-t", "neuron").stdout
+
+
 def test_full_shows_source_caret_and_fix_marker(project):
     out = cli("lint", ".", "-t", "neuron").stdout
     assert "train.py:3:5: DEV001 [*]" in out  # 1-based column, [*] = fix --fix applies

@@ -209,6 +209,26 @@ def test_help_on_a_terminal_cuts_no_word(tmp_path, args, columns):
     assert "…" not in shown, shown
 
 
+@pytest.mark.parametrize("args", [("lint",), ("parity-check",), ("trace", "record")])
+def test_help_draws_each_option_s_name_whole(tmp_path, args):
+    # at rich's 80 columns off a terminal (a CI log, `| grep`) and on a terminal of 80, typer's
+    # options table folded `--report-unused-ignores` over two lines (`--report-unused-i`,
+    # `gnores`), `--reference-trace` and `--no-noise-floor` too: grep found no such option
+    # (twenty-fifth read)
+    import typer.main
+
+    from porter.cli import build
+
+    command = typer.main.get_command(build())
+    for name in args:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    names = {o for p in command.params for o in (*p.opts, *p.secondary_opts) if o.startswith("--")}
+    off = porter(*args, "--help", cwd=tmp_path, columns=False).stdout.decode("utf-8")
+    status, on = _on_a_terminal([*args, "--help"], tmp_path, columns=80)
+    for shown in (off, _ESCAPE.sub("", on)):
+        assert "Usage:" in shown and names <= set(shown.split()), sorted(names - set(shown.split()))
+
+
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
