@@ -343,7 +343,9 @@ def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     parts = torch.view_as_real(x.resolve_conj()).reshape(-1) if x.is_complex() else x
     if x.numel() <= blocks or not (parts.is_floating_point() or x.is_complex()):
         return None
-    per = parts.numel() // blocks
+    # whole complex values a block: a block that held one part of a value the next held the other
+    # of could not bound its move by its own absolute sum (`tracecmp._blocks_cmp`)
+    per = x.numel() // blocks * (2 if x.is_complex() else 1)
     body = parts[: per * blocks].reshape(blocks, per)
     tail = _wide(parts[per * blocks :])
     rows = max(1, WIDE_CHUNK // per)  # blocks a run (a float64 copy of at most one run is alive)

@@ -229,7 +229,13 @@ def _stats_cmp(
 
 
 def _blocks_cmp(
-    r: torch.Tensor | None, p: torch.Tensor | None, rtol: float, atol: float, numel: int, extra: float = 0.0
+    r: torch.Tensor | None,
+    p: torch.Tensor | None,
+    rtol: float,
+    atol: float,
+    numel: int,
+    extra: float = 0.0,
+    dtype: str = "",
 ) -> bool:
     """Whether two outputs' block sketches (`recorder.block_sums`: a sum and an absolute sum a
     block of contiguous values) agree as values within the tolerance make them: a block of `b`
@@ -237,7 +243,11 @@ def _blocks_cmp(
     `b * atol + rtol * (the reference's absolute sum)`, plus float32's rounding of a sum of `b`
     values on each side (`b * 2^-24` of its absolute sum, in any order of summation). A block
     that is not finite must be equal on both sides (an infinity or a NaN there is in the
-    statistics' counts). True when either side has none or they are not alike (nothing to say)."""
+    statistics' counts). True when either side has none or they are not alike (nothing to say).
+    A complex value within `|p - r| <= atol + rtol * |r|` (assert_close's test) moves the sum of its
+    two parts by up to sqrt(2) times that, and its |r| is at most the sum of its parts'
+    magnitudes: held to the real bound, a faithful complex port failed on its block sums (4 of 60
+    generated faithful complex outputs, seed 409, twenty-fifth read)."""
     if r is None or p is None or r.shape != p.shape or r.dim() != 2 or r.shape[0] != 2 or r.shape[1] == 0:
         return True
     import numpy as np
@@ -247,7 +257,9 @@ def _blocks_cmp(
     per = np.full(blocks, numel // blocks, dtype=np.float64)
     per[-1] += numel - blocks * (numel // blocks)
     ref_abs = np.abs(rd[1])
-    allowed = per * atol + rtol * ref_abs + per * 2.0**-24 * (ref_abs + np.abs(pd[1])) * 1.01 + extra
+    width = 2 if dtype.startswith("complex") else 1  # values summed for each element
+    moved = math.sqrt(width) * (per * atol + rtol * ref_abs)
+    allowed = moved + width * per * 2.0**-24 * (ref_abs + np.abs(pd[1])) * 1.01 + extra
     fin = np.isfinite(rd) & np.isfinite(pd)
     same = (rd == pd) | (np.isnan(rd) & np.isnan(pd))
     close = same | (fin & (np.abs(pd - rd) <= allowed))
@@ -489,6 +501,7 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
                     atol,
                     _count(ro["shape"]),
                     margin * noise.get("blocks", 0.0),
+                    ro.get("dtype") or "",
                 )
             ):
                 bad.append("block sums")
