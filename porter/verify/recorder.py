@@ -417,6 +417,14 @@ def _call_kwargs(module) -> dict:
 _MODULE_PY = os.path.join("torch", "nn", "modules", "module.py")
 
 
+def _recomputed() -> bool:
+    """A module call made inside backward: `torch.utils.checkpoint` running a region's forward
+    again (reentrant or not) to get what it did not keep. Recorded, it was the module's second
+    call, and a faithful port that dropped the checkpointing (torch's fails on XLA) failed with
+    "blocks.0#2: not called on the ported side" (twenty-fifth read)."""
+    return torch._C._current_graph_task_id() != -1
+
+
 def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
     """The tensors of a module's output, in order: the leaves of pytree's containers (tuples,
     lists, dicts, namedtuples, classes registered with it) and the fields of a dataclass, as
@@ -695,7 +703,7 @@ class Recorder:
 
     @_held
     def on_forward_hooked(self, module, args, output) -> None:
-        if self.step >= 1 or self.finished:
+        if self.step >= 1 or self.finished or _recomputed():
             return
         mid = id(module)
         self.modules.setdefault(mid, module)
