@@ -938,6 +938,7 @@ def _fails(
             f"the loss curves part at step {parted['step']}: reference "
             f"{parted['reference_loss']:.6g}, ported {parted['ported_loss']:.6g} "
             f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})"
+            + _parted_why(res, compared, parted["step"])
         )
     lr_bad = next((r for r in compared if not r["lr_ok"]), None)
     if lr_bad is not None:
@@ -956,6 +957,30 @@ def _fails(
             rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
         )
     return fails
+
+
+def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
+    """Where the loss curves part with nothing recorded before them differing, what that leaves:
+    a port that changed only its loss function, or only its optimizer's settings, failed on the
+    curves alone, the tables all passing, nothing said of where to look (twenty-fifth read)."""
+    if res.first_divergence is not None or res.parameters["differing"]:
+        return ""
+    if step == 1:
+        model = [r for r in res.modules if r["module"] == "(model)"]
+        if model and all(r["passed"] and r["compared"] for r in model):
+            return (
+                "; every module output at step 1 agrees, the model's own among them: the loss is made "
+                "from it otherwise (the loss function, its reduction, the targets)"
+            )
+        return ""
+    before = compared[step - 2] if len(compared) >= step - 1 else None
+    if before and before["loss_ok"] and before["grad_norm_ok"] and before["lr_ok"]:
+        return (
+            f"; step {step - 1}'s loss, gradient norm and learning rate agree: its update differs (the optimizer "
+            f"or its settings, gradient clipping or scaling), or step {step}'s data or random draws do (the "
+            "trace holds step 1's module outputs and input only)"
+        )
+    return ""
 
 
 def _other_seeds(rm: dict, pm: dict) -> list[str]:

@@ -639,6 +639,27 @@ def test_a_complex_output_is_close_by_its_modulus_as_assert_close_says(tmp_path)
         assert r.verdict == ("pass" if close else "fail"), r.reasons
 
 
+def test_curves_that_part_with_every_recorded_output_agreeing_say_the_loss_or_the_update(tmp_path):
+    """A port that changed only its loss function (the curves part at step 1, every module output
+    agreeing), or only its optimizer's settings (they part at step 2, step 1's loss, gradient norm
+    and learning rate agreeing), failed on the curves alone with nothing said of where to look
+    (twenty-fifth read's recorded pairs). Where a module diverges it is named, as before."""
+
+    def trace(name, losses, act=None):
+        t = make_trace(tmp_path / f"{name}.safetensors", losses, act=act, label=None if name == "r" else PORT)
+        t.manifest["modules"][0]["key"] = "(model)"
+        return t
+
+    ref = trace("r", [2.0, 1.8, 1.6])
+    loss = " ".join(compare_traces(ref, trace("loss", [2.1, 1.9, 1.7])).reasons)
+    assert "part at step 1" in loss and "every module output at step 1 agrees" in loss, loss
+    update = " ".join(compare_traces(ref, trace("optim", [2.0, 1.7, 1.5])).reasons)
+    assert "part at step 2" in update and "step 1's loss, gradient norm and learning rate agree" in update, update
+    moved = torch.linspace(-1, 1, 32) * 1.1
+    named = " ".join(compare_traces(ref, trace("module", [2.1, 1.9, 1.7], moved)).reasons)
+    assert "first diverging module at step 1: (model)" in named and "every module output" not in named, named
+
+
 def test_a_faithful_complex_output_larger_than_its_sample_passes_on_its_block_sums(tmp_path):
     """127 complex128 values, the port's each within assert_close's `atol + rtol * |r|` (its real
     part moved by 0.9 of it): the block sums split values across blocks and allowed a block
