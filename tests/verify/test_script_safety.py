@@ -1434,9 +1434,7 @@ _CHECKPOINTED = (
 
 
 @pytest.mark.parametrize("reentrant", [False, True])
-def test_a_port_that_drops_activation_checkpointing_passes_the_recomputed_calls_are_not_recorded(
-    tmp_path, reentrant
-):
+def test_a_port_that_drops_activation_checkpointing_passes_the_recomputed_calls_are_not_recorded(tmp_path, reentrant):
     """`torch.utils.checkpoint` runs a region's forward again inside backward: those calls were
     recorded as each module's second call, and a faithful port that dropped the checkpointing
     (torch's fails on XLA: "module 'torch' has no attribute 'xla'") failed with "a#2: not called
@@ -1451,8 +1449,13 @@ def test_a_port_that_drops_activation_checkpointing_passes_the_recomputed_calls_
         ("bad", "self.inner(x) * 1.01"),
     ):
         (tmp_path / name).mkdir()
-        rec = _record(tmp_path / name, _tree(tmp_path / name, _CHECKPOINTED.replace("CALL", call)), steps=2,
-                      timeout=120, noise_floor=False)
+        rec = _record(
+            tmp_path / name,
+            _tree(tmp_path / name, _CHECKPOINTED.replace("CALL", call)),
+            steps=2,
+            timeout=120,
+            noise_floor=False,
+        )
         assert rec.status == "ok", (rec.status, rec.error)
         traces[name] = rec.trace
     assert [m["key"] for m in traces["ref"].manifest["modules"]] == ["a", "b", "head", "(model)"]

@@ -670,7 +670,9 @@ def test_a_faithful_complex_output_larger_than_its_sample_passes_on_its_block_su
 
     rtol, atol = 1e-4, 1e-5
     g = torch.Generator().manual_seed(3)
-    z = torch.complex(torch.randn(127, generator=g, dtype=torch.float64), torch.randn(127, generator=g, dtype=torch.float64))
+    z = torch.complex(
+        torch.randn(127, generator=g, dtype=torch.float64), torch.randn(127, generator=g, dtype=torch.float64)
+    )
     u = torch.rand(127, generator=g, dtype=torch.float64) * 2 - 1
 
     def with_output(path, out, label=None):
