@@ -417,6 +417,21 @@ def _call_kwargs(module) -> dict:
 _MODULE_PY = os.path.join("torch", "nn", "modules", "module.py")
 
 
+_PARAMETRIZE_PY = os.path.join("torch", "nn", "utils", "parametrize.py")
+
+
+def _parametrization() -> bool:
+    """A module call made by `torch.nn.utils.parametrize` (weight_norm's, or any registered
+    parametrization, computing a weight whenever it is read: the model's making and moving read
+    them before its first forward). Taken for the step's input, a Wav2Vec2's recorded "data" was
+    its positional convolution's weight_g and weight_v, and a port fed other audio was not said to
+    be (twenty-fifth read)."""
+    frame: types.FrameType | None = sys._getframe(2)  # past porter's hook and its `_held`
+    while frame is not None and (frame.f_code.co_filename == __file__ or frame.f_code.co_filename.endswith(_MODULE_PY)):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.endswith(_PARAMETRIZE_PY)
+
+
 def _recomputed() -> bool:
     """A module call made inside backward: `torch.utils.checkpoint` running a region's forward
     again (reentrant or not) to get what it did not keep. Recorded, it was the module's second
@@ -684,7 +699,7 @@ class Recorder:
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
         model's first layer, its code blamed for its data (twenty-fourth read)."""
-        if self.inputs or self.step != 0 or self.finished or _compilers_graph(module):
+        if self.inputs or self.step != 0 or self.finished or _compilers_graph(module) or _parametrization():
             return  # (a compiler's graph module: `m.compile()` runs the bridge's before the model's hooks)
         kwargs = _call_kwargs(module)  # `model(input_ids=..., labels=...)`: the model's, not its embedding's
         found = [t for t in _tensors_of([args, [kwargs[k] for k in sorted(kwargs)]]) if unsampled(t) is None]

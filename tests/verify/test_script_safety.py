@@ -1417,6 +1417,38 @@ def test_a_change_in_a_shared_module_s_call_past_those_recorded_is_said_where_it
     assert first is not None and first["module"] == "head" and _calls_before(first, rows, two["2"].manifest) == ""
 
 
+def test_a_model_with_weight_norm_has_its_data_recorded_not_the_norm_s_weights_and_other_data_is_said(tmp_path):
+    """weight_norm computes its Linear's weight whenever it is read, by a module call: the first
+    call with tensors, at the model's making, was recorded as the step's input (a Wav2Vec2's
+    positional convolution's weight_g and weight_v), so a port fed other data was not said to be
+    (twenty-fifth read). The input is the model's; other data is said; the same passes."""
+    need("torch")
+    from porter.verify.tracecmp import _divergence_fail, compare_modules
+
+    body = (
+        "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(weight_norm(torch.nn.Linear(4, 8)), torch.nn.Tanh(), torch.nn.Linear(8, 1))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4) * K\n"
+        "for _ in range(2):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for name, k in (("ref", "1"), ("same", "1"), ("other", "2")):
+        (tmp_path / name).mkdir()
+        rec = _record(
+            tmp_path / name, _tree(tmp_path / name, body.replace("K", k)), steps=2, timeout=120, noise_floor=False
+        )
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+    inputs = traces["ref"].manifest.get("inputs", [])
+    assert [(e["key"], [o["shape"] for o in e["outputs"]]) for e in inputs] == [("(model) (input)", [[4, 4]])]
+    rows, first = compare_modules(traces["ref"], traces["same"], 1e-4, 1e-5)
+    assert first is None, first
+    _, first = compare_modules(traces["ref"], traces["other"], 1e-4, 1e-5)
+    assert first is not None and _divergence_fail(first).startswith("the data differs at step 1: (model) (input)")
+
+
 _CHECKPOINTED = (
     "import torch, torch.utils.checkpoint as ckpt\ntorch.manual_seed(0)\n"
     "class Net(torch.nn.Module):\n"
