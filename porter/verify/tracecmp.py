@@ -970,7 +970,7 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
         if model and all(r["passed"] and r["compared"] for r in model):
             return (
                 "; every module output at step 1 agrees, the model's own among them: the loss is made "
-                "from it otherwise (the loss function, its reduction, the targets)"
+                "from it otherwise (the loss function, its reduction or scaling, the targets)"
             )
         return ""
     before = compared[step - 2] if len(compared) >= step - 1 else None
