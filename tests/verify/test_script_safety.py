@@ -1455,7 +1455,7 @@ _CHECKPOINTED = (
     "    def __init__(self):\n"
     "        super().__init__(); self.a = torch.nn.Linear(4, 8); self.b = torch.nn.Linear(8, 8)\n"
     "        self.head = torch.nn.Linear(8, 1)\n"
-    "    def inner(self, h):\n        return torch.tanh(self.b(torch.tanh(self.a(h))))\n"
+    "    def inner(self, h):\n        return torch.tanh(self.b(torch.tanh(h)))\n"
     "    def forward(self, x):\n"
     "        return self.head(CALL)\n"
     "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
@@ -1469,16 +1469,17 @@ _CHECKPOINTED = (
 def test_a_port_that_drops_activation_checkpointing_passes_the_recomputed_calls_are_not_recorded(tmp_path, reentrant):
     """`torch.utils.checkpoint` runs a region's forward again inside backward: those calls were
     recorded as each module's second call, and a faithful port that dropped the checkpointing
-    (torch's fails on XLA: "module 'torch' has no attribute 'xla'") failed with "a#2: not called
-    on the ported side" (twenty-fifth read). A port that changes the region still fails at it."""
+    (torch's fails on XLA: "module 'torch' has no attribute 'xla'") failed with "b#2: not called
+    on the ported side" (twenty-fifth read). The region's input needs grad (from `a`), as a
+    reentrant checkpoint needs for its recompute to run. A port that changes the region still fails at it."""
     need("torch")
     from porter.verify.tracecmp import compare_modules
 
     traces = {}
     for name, call in (
-        ("ref", f"ckpt.checkpoint(self.inner, x, use_reentrant={reentrant})"),
-        ("port", "self.inner(x)"),
-        ("bad", "self.inner(x) * 1.01"),
+        ("ref", f"ckpt.checkpoint(self.inner, self.a(x), use_reentrant={reentrant})"),
+        ("port", "self.inner(self.a(x))"),
+        ("bad", "self.inner(self.a(x)) * 1.01"),
     ):
         (tmp_path / name).mkdir()
         rec = _record(
