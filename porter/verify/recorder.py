@@ -350,7 +350,9 @@ def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     parts = torch.view_as_real(x.resolve_conj()).reshape(-1) if x.is_complex() else x
     if x.numel() <= blocks or not (parts.is_floating_point() or x.is_complex()):
         return None
-    per = parts.numel() // blocks
+    # whole complex values a block: a block that held one part of a value the next held the other
+    # of could not bound its move by its own absolute sum (`tracecmp._blocks_cmp`)
+    per = x.numel() // blocks * (2 if x.is_complex() else 1)
     body = parts[: per * blocks].reshape(blocks, per)
     tail = _wide(parts[per * blocks :])
     rows = max(1, WIDE_CHUNK // per)  # blocks a run (a float64 copy of at most one run is alive)
@@ -427,6 +429,29 @@ KWARGS_UNREAD = (
     "positional tensors, and a model called with keywords only (`model(input_ids=..., labels=...)`) "
     "had its first submodule's input recorded, its labels not"
 )
+
+
+_PARAMETRIZE_PY = os.path.join("torch", "nn", "utils", "parametrize.py")
+
+
+def _parametrization() -> bool:
+    """A module call made by `torch.nn.utils.parametrize` (weight_norm's, or any registered
+    parametrization, computing a weight whenever it is read: the model's making and moving read
+    them before its first forward). Taken for the step's input, a Wav2Vec2's recorded "data" was
+    its positional convolution's weight_g and weight_v, and a port fed other audio was not said to
+    be (twenty-fifth read)."""
+    frame: types.FrameType | None = sys._getframe(2)  # past porter's hook and its `_held`
+    while frame is not None and (frame.f_code.co_filename == __file__ or frame.f_code.co_filename.endswith(_MODULE_PY)):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.endswith(_PARAMETRIZE_PY)
+
+
+def _recomputed() -> bool:
+    """A module call made inside backward: `torch.utils.checkpoint` running a region's forward
+    again (reentrant or not) to get what it did not keep. Recorded, it was the module's second
+    call, and a faithful port that dropped the checkpointing (torch's fails on XLA) failed with
+    "blocks.0#2: not called on the ported side" (twenty-fifth read)."""
+    return torch._C._current_graph_task_id() != -1
 
 
 def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
@@ -688,7 +713,7 @@ class Recorder:
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
         model's first layer, its code blamed for its data (twenty-fourth read)."""
-        if self.inputs or self.step != 0 or self.finished or _compilers_graph(module):
+        if self.inputs or self.step != 0 or self.finished or _compilers_graph(module) or _parametrization():
             return  # (a compiler's graph module: `m.compile()` runs the bridge's before the model's hooks)
         kwargs = _call_kwargs(module)  # `model(input_ids=..., labels=...)`: the model's, not its embedding's
         if kwargs is None:
@@ -717,7 +742,7 @@ class Recorder:
 
     @_held
     def on_forward_hooked(self, module, args, output) -> None:
-        if self.step >= 1 or self.finished:
+        if self.step >= 1 or self.finished or _recomputed():
             return
         mid = id(module)
         self.modules.setdefault(mid, module)

@@ -1417,6 +1417,87 @@ def test_a_change_in_a_shared_module_s_call_past_those_recorded_is_said_where_it
     assert first is not None and first["module"] == "head" and _calls_before(first, rows, two["2"].manifest) == ""
 
 
+def test_a_model_with_weight_norm_has_its_data_recorded_not_the_norm_s_weights_and_other_data_is_said(tmp_path):
+    """weight_norm computes its Linear's weight whenever it is read, by a module call: the first
+    call with tensors, at the model's making, was recorded as the step's input (a Wav2Vec2's
+    positional convolution's weight_g and weight_v), so a port fed other data was not said to be
+    (twenty-fifth read). The input is the model's; other data is said; the same passes."""
+    need("torch")
+    from porter.verify.tracecmp import _divergence_fail, compare_modules
+
+    body = (
+        "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(weight_norm(torch.nn.Linear(4, 8)), torch.nn.Tanh(), torch.nn.Linear(8, 1))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4) * K\n"
+        "for _ in range(2):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for name, k in (("ref", "1"), ("same", "1"), ("other", "2")):
+        (tmp_path / name).mkdir()
+        rec = _record(
+            tmp_path / name, _tree(tmp_path / name, body.replace("K", k)), steps=2, timeout=120, noise_floor=False
+        )
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+    inputs = traces["ref"].manifest.get("inputs", [])
+    assert [(e["key"], [o["shape"] for o in e["outputs"]]) for e in inputs] == [("(model) (input)", [[4, 4]])]
+    rows, first = compare_modules(traces["ref"], traces["same"], 1e-4, 1e-5)
+    assert first is None, first
+    _, first = compare_modules(traces["ref"], traces["other"], 1e-4, 1e-5)
+    assert first is not None and _divergence_fail(first).startswith("the data differs at step 1: (model) (input)")
+
+
+_CHECKPOINTED = (
+    "import torch, torch.utils.checkpoint as ckpt\ntorch.manual_seed(0)\n"
+    "class Net(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__(); self.a = torch.nn.Linear(4, 8); self.b = torch.nn.Linear(8, 8)\n"
+    "        self.head = torch.nn.Linear(8, 1)\n"
+    "    def inner(self, h):\n        return torch.tanh(self.b(torch.tanh(h)))\n"
+    "    def forward(self, x):\n"
+    "        return self.head(CALL)\n"
+    "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+    "for _ in range(2):\n"
+    "    loss = model(x).pow(2).mean()\n"
+    "    opt.zero_grad(); loss.backward(); opt.step()\n"
+)
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_a_port_that_drops_activation_checkpointing_passes_the_recomputed_calls_are_not_recorded(tmp_path, reentrant):
+    """`torch.utils.checkpoint` runs a region's forward again inside backward: those calls were
+    recorded as each module's second call, and a faithful port that dropped the checkpointing
+    (torch's fails on XLA: "module 'torch' has no attribute 'xla'") failed with "b#2: not called
+    on the ported side" (twenty-fifth read). The region's input needs grad (from `a`), as a
+    reentrant checkpoint needs for its recompute to run. A port that changes the region still fails at it."""
+    need("torch")
+    from porter.verify.tracecmp import compare_modules
+
+    traces = {}
+    for name, call in (
+        ("ref", f"ckpt.checkpoint(self.inner, self.a(x), use_reentrant={reentrant})"),
+        ("port", "self.inner(self.a(x))"),
+        ("bad", "self.inner(self.a(x)) * 1.01"),
+    ):
+        (tmp_path / name).mkdir()
+        rec = _record(
+            tmp_path / name,
+            _tree(tmp_path / name, _CHECKPOINTED.replace("CALL", call)),
+            steps=2,
+            timeout=120,
+            noise_floor=False,
+        )
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+    assert [m["key"] for m in traces["ref"].manifest["modules"]] == ["a", "b", "head", "(model)"]
+    rows, first = compare_modules(traces["ref"], traces["port"], 1e-4, 1e-5)
+    assert first is None and all(r["passed"] for r in rows), rows
+    _, first = compare_modules(traces["ref"], traces["bad"], 1e-4, 1e-5)
+    assert first is not None and first["module"] == "head", first
+
+
 _HF = (
     "import torch, transformers\ntorch.manual_seed(0)\n"
     "cfg = transformers.GPT2Config(vocab_size=32, n_positions=8, n_embd=16, n_layer=1, n_head=2)\n"

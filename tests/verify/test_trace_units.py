@@ -639,6 +639,60 @@ def test_a_complex_output_is_close_by_its_modulus_as_assert_close_says(tmp_path)
         assert r.verdict == ("pass" if close else "fail"), r.reasons
 
 
+def test_curves_that_part_with_every_recorded_output_agreeing_say_the_loss_or_the_update(tmp_path):
+    """A port that changed only its loss function (the curves part at step 1, every module output
+    agreeing), or only its optimizer's settings (they part at step 2, step 1's loss, gradient norm
+    and learning rate agreeing), failed on the curves alone with nothing said of where to look
+    (twenty-fifth read's recorded pairs). Where a module diverges it is named, as before."""
+
+    def trace(name, losses, act=None):
+        t = make_trace(tmp_path / f"{name}.safetensors", losses, act=act, label=None if name == "r" else PORT)
+        t.manifest["modules"][0]["key"] = "(model)"
+        return t
+
+    ref = trace("r", [2.0, 1.8, 1.6])
+    loss = " ".join(compare_traces(ref, trace("loss", [2.1, 1.9, 1.7])).reasons)
+    assert "part at step 1" in loss and "every module output at step 1 agrees" in loss, loss
+    update = " ".join(compare_traces(ref, trace("optim", [2.0, 1.7, 1.5])).reasons)
+    assert "part at step 2" in update and "step 1's loss, gradient norm and learning rate agree" in update, update
+    moved = torch.linspace(-1, 1, 32) * 1.1
+    named = " ".join(compare_traces(ref, trace("module", [2.1, 1.9, 1.7], moved)).reasons)
+    assert "first diverging module at step 1: (model)" in named and "every module output" not in named, named
+
+
+def test_a_faithful_complex_output_larger_than_its_sample_passes_on_its_block_sums(tmp_path):
+    """127 complex128 values, the port's each within assert_close's `atol + rtol * |r|` (its real
+    part moved by 0.9 of it): the block sums split values across blocks and allowed a block
+    float32's bound for one value, its parts two or three, so a faithful port failed on "block
+    sums" (4 of 60 generated faithful complex outputs, seed 409, twenty-fifth read). One value
+    moved by 0.1, off the strided sample, still fails there."""
+    from porter.verify.recorder import block_sums, tensor_stats
+
+    rtol, atol = 1e-4, 1e-5
+    g = torch.Generator().manual_seed(3)
+    z = torch.complex(
+        torch.randn(127, generator=g, dtype=torch.float64), torch.randn(127, generator=g, dtype=torch.float64)
+    )
+    u = torch.rand(127, generator=g, dtype=torch.float64) * 2 - 1
+
+    def with_output(path, out, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(out, 64)
+        t.tensors["m0.0.blocks"] = block_sums(out, 64)
+        t.manifest["modules"][0]["outputs"][0].update(shape=[127], dtype="complex128", blocks="m0.0.blocks")
+        return t
+
+    faithful = z + 0.9 * u * (atol + rtol * z.abs())
+    moved = z.clone()
+    moved[100] += 0.1  # past the sample (the first 64 values), in the last block (64 values)
+    ref = with_output(tmp_path / "r.safetensors", z)
+    for port, close in ((faithful, True), (moved, False)):
+        assert bool(torch.isclose(port, z, rtol=rtol, atol=atol).all()) == close  # the oracle's own verdict
+        r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port, PORT))
+        assert r.verdict == ("pass" if close else "fail"), r.reasons
+        assert close or ("block sums" in r.modules[0]["stats_differ"] and r.modules[0]["max_abs"] == 0.0), r.modules
+
+
 def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide(tmp_path):
     """A port that turned a float64 buffer into float32 (values that agree within the tolerance)
     passed with the change said nowhere: the module rows compared values only (twenty-third
