@@ -16,6 +16,7 @@ import typer
 from porter.config.files import FAIL_ON, PASSED_OVER, ConfigError, Effective, resolve
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
+from porter.core.reading import open_regular
 from porter.core.textsafe import plain, printable
 
 if TYPE_CHECKING:
@@ -224,11 +225,12 @@ def _porter_made(folder: Path) -> bool:
 
 
 def _starts(path: Path, head: bytes) -> bool:
-    """Whether the regular file `path` begins with `head`."""
-    if not os.path.isfile(path):  # a FIFO named so is not opened (the open would block)
-        return False
+    """Whether the regular file `path` begins with `head`. Opened as porter reads a source file
+    (`open_regular`: without blocking, checked a regular file after the open), as a FIFO swapped in
+    after a check by name would block the run."""
     try:
-        with open(path, "rb") as fh:
+        fh, _ = open_regular(path, None)
+        with fh:
             return fh.read(len(head)) == head
     except OSError:
         return False
