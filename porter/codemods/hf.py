@@ -27,8 +27,10 @@ from porter.codemods.flow import (
     bindings,
     is_param,
     last_binding,
+    holding_small,
     reaching_before,
     reaching_bindings,
+    reaching_next_pass,
 )
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
@@ -866,70 +868,108 @@ class HfFamily(Family):
     def _kernelize_no_fallback(self, original: cst.Call) -> None:
         """HF016: a `use_fallback=` whose `KernelizeFallback` flags lack `NO_DEVICE` (`False`, `NONE`, `NO_LAYER`,
         `ALL & ~NO_DEVICE`) raises for a layer whose mapping names no kernel for the device, as a CUDA port's
-        does on every target: reported with the table's reason (the mapping itself is not read)."""
+        does on every target: reported with the table's reason (the mapping itself is not read). A name is read
+        at the bindings that reach the call, then at those a loop holding it carries to its next pass."""
         arg = self.kwarg(original, "use_fallback")
         if arg is None:
             return
         table = kernels_no_fallback()
-        held = self._fallback_bound(arg.value, original) if isinstance(arg.value, cst.Name) else None
-        given = held or arg.value
-        boolean = table["booleans"].get(self.ctx.code(given))
-        flags = table["flags"][boolean] if boolean else self._fallback_flags(given)
-        if flags is None or flags & table["flags"][table["needed"]]:
+        for given, bound in self._fallback_reads(arg.value, original):
+            boolean = table["booleans"].get(self.ctx.code(given))
+            at = original if given is arg.value else None  # a bound value's names: read at its own statement
+            flags = table["flags"][boolean] if boolean else self._fallback_flags(given, at)
+            if flags is None or flags & table["flags"][table["needed"]]:
+                continue
+            message = (
+                f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a "
+                f"layer whose mapping names no kernel for the device does not keep its own forward: "
+                f"{table[self.ctx.target.name]}"
+            )
+            self.ctx.report("HF016", arg, message, advice=table["advice"])
             return
-        why = table[self.ctx.target.name]
-        bound = f" (`{self.ctx.code(given)}`, bound above)" if held is not None else ""
-        message = (
-            f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a layer "
-            f"whose mapping names no kernel for the device does not keep its own forward: {why}"
-        )
-        self.ctx.report("HF016", arg, message, advice=table["advice"])
 
-    def _fallback_flags(self, node: cst.BaseExpression) -> int | None:
-        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`), from rules/hf.toml's
-        table (kernels is not porter's dependency: its `Flag` values are recorded); None where not read."""
+    def _fallback_reads(self, value: cst.BaseExpression, call: cst.Call) -> list[tuple[cst.BaseExpression, str]]:
+        """The values `use_fallback=value` may hold at the call, each with how it is bound: a name's value at
+        the bindings that reach the call, then at those after it in a loop that holds it (its next pass)."""
+        if not isinstance(value, cst.Name):
+            return [(value, "")]
+        held = self._fallback_bound(value, call)
+        reads: list[tuple[cst.BaseExpression, str]] = [(value, "")]
+        if held is not None:
+            reads = [(held, f" (`{self.ctx.code(held)}`, bound above)")]
+        later = self._fallback_bound(value, call, next_pass=True)
+        if later is not None:
+            note = "bound after the call in the loop that holds it: the value at its next pass"
+            reads.append((later, f" (`{self.ctx.code(later)}`, {note})"))
+        return reads
+
+    def _fallback_flags(self, node: cst.BaseExpression, call: cst.Call | None) -> int | None:
+        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`; in the call's own
+        argument (`call`), a name bound to one by the bindings that reach the call), from rules/hf.toml's table
+        (kernels is not porter's dependency: its `Flag` values are recorded); None where not read (a name in
+        a bound value, which its own statement reads)."""
         table = kernels_no_fallback()
         flags = table["flags"]
         cls, _, member = (self.ctx.qualname(node) or "").rpartition(".")
         if cls in table["classes"] and member in flags:
             return flags[member]
+        if isinstance(node, cst.Name) and call is not None:
+            held = self._fallback_bound(node, call)
+            return None if held is None else self._fallback_flags(held, None)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
-            inner = self._fallback_flags(node.expression)
+            inner = self._fallback_flags(node.expression, call)
             return None if inner is None else flags["ALL"] & ~inner
         if not isinstance(node, cst.BinaryOperation) or type(node.operator) not in _FLAG_OPS:
             return None
-        left, right = self._fallback_flags(node.left), self._fallback_flags(node.right)
+        left, right = self._fallback_flags(node.left, call), self._fallback_flags(node.right, call)
         return None if left is None or right is None else _FLAG_OPS[type(node.operator)](left, right)
 
-    def _fallback_bound(self, name: cst.Name, call: cst.Call) -> cst.BaseExpression | None:
+    def _fallback_bound(self, name: cst.Name, call: cst.Call, next_pass: bool = False) -> cst.BaseExpression | None:
         """The value `use_fallback=name` reads where every binding of `name` that may reach the call (in its
         function; a module's name read in a function: every one that may reach the module's end) is one and the
         same plain `name = value`; None where porter cannot tell (a parameter, an outer function's name, a
-        binding in a branch beside another value): left, as the finding's reason is the value's."""
+        binding in a branch beside another value): left, as the finding's reason is the value's. `next_pass`:
+        the bindings after the call in a loop of its scope that holds it."""
         scope: cst.Module | cst.FunctionDef | cst.Lambda | None = self.ctx.scopes.innermost
         if scope is not None and is_param(scope, name.value):
             return None
         at_end = False  # the module's binding read in a function: as the function is called, at the module's end
         if scope is None or not self.ctx.scopes.shadows(name.value):
             at_end, scope = scope is not None, self.ctx.module
-        if scope is None or _loop_or_with_binds(scope, name.value):
+        if scope is None or _loop_or_with_binds(scope, name.value) or (next_pass and at_end):
             return None
-        reaching = reaching_bindings(scope, name.value) if at_end else self._reaching_at(scope, name.value, call)
+        if next_pass:
+            reaching = self._reaching_later(name.value, call)
+        else:
+            reaching = reaching_bindings(scope, name.value) if at_end else self._reaching_at(scope, name.value, call)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         return reaching[0][0] if len(codes) == 1 and None not in codes else None
+
+    def _statement_at(self, node: cst.BaseExpression) -> tuple[cst.BaseSmallStatement | None, bool]:
+        """The small statement that holds `node` (its whole value, or in it: `m = kernelize(...).eval()`,
+        `return kernelize(...)`) and whether it is in the statement the walk is in."""
+        path = self.ctx.current_statements
+        use = self.ctx.statement_of.get(id(node))
+        if use is None:
+            use = holding_small(path[-1], node) if path else None
+            return use, use is not None
+        return use, bool(path) and any(s is use for s in getattr(path[-1], "body", ()))
+
+    def _reaching_later(self, name: str, node: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int | None]]:
+        """`reaching_next_pass` at the statement that holds `node`: none where it is not the one visited."""
+        use, here = self._statement_at(node)
+        return reaching_next_pass(name, use, self.ctx.current_statements) if use is not None and here else []
 
     def _reaching_at(
         self, scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, node: cst.BaseExpression
     ) -> list[tuple[cst.BaseExpression, int | None]]:
-        """The bindings of `name` that may reach the statement whose value is `node` (one the walk has passed:
+        """The bindings of `name` that may reach the statement that holds `node` (one the walk has passed:
         its blocks are known where it is the statement visited); those that reach the scope's end where that
         statement is not known."""
-        use = self.ctx.statement_of.get(id(node))
+        use, here = self._statement_at(node)
         if use is None:
             return reaching_bindings(scope, name)
-        path = self.ctx.current_statements
-        here = bool(path) and any(s is use for s in getattr(path[-1], "body", ()))
-        return reaching_before(scope, name, use, path if here else ())
+        return reaching_before(scope, name, use, self.ctx.current_statements if here else ())
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""

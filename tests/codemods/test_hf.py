@@ -1074,6 +1074,56 @@ def test_kernelize_fallback_flags_and_a_name_rebound_after_the_call(target):
     )
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_a_name_in_flags_a_loop_s_next_pass_and_a_call_inside_a_statement(target):
+    """`use_fallback=` read where the call reads it (twenty-fifth rleft2 read): a name inside a flag
+    combination at the bindings that reach the call; a binding after the call in a loop that holds it, at the
+    loop's next pass (unless the loop's body binds the name before the call); a `kernelize(...)` inside a
+    statement (`m = kernelize(...).eval()`, `return kernelize(...)`) at the bindings before that statement,
+    not at the scope's end."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "def combo(model):\n"
+        "    F = K.NO_LAYER\n"
+        "    kernelize(model, use_fallback=F | K.CANNOT_LOAD)\n"
+        "    G = K.NO_DEVICE\n"
+        "    kernelize(model, use_fallback=G | K.NO_LAYER)\n"
+        "def looped(models):\n"
+        "    F = True\n"
+        "    for m in models:\n"
+        "        kernelize(m, use_fallback=F)\n"
+        "        F = False\n"
+        "    H = True\n"
+        "    for m in models:\n"
+        "        H = True\n"
+        "        kernelize(m, use_fallback=H)\n"
+        "        H = False\n"
+        "    J = K.NO_DEVICE\n"
+        "    while models:\n"
+        "        kernelize(models.pop(), use_fallback=J)\n"
+        "        J = K.NONE\n"
+        "def inside(model):\n"
+        "    F = False\n"
+        "    m = kernelize(model, use_fallback=F).eval()\n"
+        "    F = True\n"
+        "    G = True\n"
+        "    n = kernelize(model, use_fallback=G).eval()\n"
+        "    G = False\n"
+        "    return kernelize(model, use_fallback=G)\n"
+        "def returned(model):\n"
+        "    F = True\n"
+        "    return kernelize(model, use_fallback=F)\n"
+        "    F = False\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (4, 10, 19, 23, 28)]
+    assert new == code
+    assert "bound after the call in the loop that holds it" in findings[1].message
+    assert "(`K.NONE`, bound after the call" in findings[2].message
+    assert "(`False`, bound above)" in findings[3].message and "(`False`, bound above)" in findings[4].message
+    assert all(f"device type {target}" in f.message for f in findings)
+
+
 def test_a_local_pre_quantized_checkpoint_is_said_to_be_unread(tmp_path):
     """A checkpoint folder of the project whose config.json holds a `quantization_config` (twenty-fourth
     rules3 read): lint ports each file from its own bytes (cache, stat index) and transformers resolves a
