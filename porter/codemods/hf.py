@@ -16,6 +16,7 @@ from porter.codemods import cstwalk
 import libcst as cst
 
 import operator
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -217,6 +218,25 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
     if wanted is not None:
         return f'= "{wanted}"`' if string_value(value) == wanted else None
     return "= True`" if _true(value) else f"= {code}`, if true,"
+
+
+def _unguarded_imports(
+    block: Sequence[cst.BaseStatement], function: str | None
+) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None]]:
+    """The imports a module, or a function when called (its name), runs whenever it runs: its block's own
+    statements and those of the classes and functions it defines, not one in an `if`, a `try` or a loop
+    (peft's `if is_gptqmodel_available():`), nor in a function after an `if` that may return (peft's `if not
+    is_gptqmodel_available(): return None`; both seen on 41-rleft's tree): those are optional."""
+    for stmt in block:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from ((s, function) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and isinstance(stmt.body, cst.IndentedBlock):
+            yield from _unguarded_imports(
+                stmt.body.body, stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
+            )
+        elif function is not None and isinstance(stmt, cst.If):
+            if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
+                return
 
 
 def _loop_or_with_binds(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> bool:
@@ -1371,25 +1391,23 @@ class HfFamily(Family):
                     )
 
     def _gptqmodel_imports(self, node: cst.Module) -> None:
-        """HF017: `import gptqmodel` (or from it) at the module's top level, which the module needs. Its sdist is
-        not CUDA-only (rules/cuda_only/packages.json's `read_not_cuda_only`: kernels in plain torch for every
-        device), so not KERN003; its kernels are selected for no target's device, which `[gptqmodel_on]` says
-        per target (twenty-fifth read). One in a function, an `if` or a `try` is optional (peft's `if
-        is_gptqmodel_available():`, seen on 41-rleft's tree): left."""
+        """HF017: `import gptqmodel` (or from it) that the module, or a function when called, runs whenever it
+        runs (`_unguarded_imports`). Its sdist is not CUDA-only (rules/cuda_only/packages.json's
+        `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
+        for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
         from porter.analysis.resolve import dotted
 
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        lines = [s for s in node.body if isinstance(s, cst.SimpleStatementLine)]
-        for stmt in (small for line in lines for small in line.body):
+        for stmt, function in _unguarded_imports(node.body, None):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
-            elif isinstance(stmt, cst.ImportFrom):
-                modules = [] if stmt.relative or stmt.module is None else [dotted(stmt.module) or ""]
             else:
+                modules = [] if stmt.relative or stmt.module is None else [dotted(stmt.module) or ""]
+            if not any(m.split(".")[0] == "gptqmodel" for m in modules):
                 continue
-            if any(m.split(".")[0] == "gptqmodel" for m in modules):
-                message = f"gptqmodel is imported: not CUDA-only (its torch kernels run on the CPU), but {why}"
-                self.ctx.report("HF017", stmt, message)
+            where = "is imported" if function is None else f"is imported by `{function}`, unchecked (a call needs it)"
+            message = f"gptqmodel {where}: not CUDA-only (its torch kernels run on the CPU), but {why}"
+            self.ctx.report("HF017", stmt, message)
 
     def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
         """HF011: accelerate's `gather_object` raises under XLA even in one process, where on

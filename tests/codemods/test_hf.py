@@ -632,6 +632,43 @@ def test_an_import_of_gptqmodel_is_reported_by_hf017_not_as_cuda_only(target):
     assert all(gptqmodel_configs()[1][target] in f.message and "not CUDA-only" in f.message for f in found)
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_an_unchecked_import_of_gptqmodel_in_a_function_is_reported_and_a_guarded_one_is_not(target):
+    """A function that imports gptqmodel whenever it is called needs it (twenty-fifth rleft2 read): HF017
+    names the function, as a method's and a nested function's; the guarded forms seen in peft on 41-rleft's
+    tree (under `if is_gptqmodel_available():`, after `if not is_gptqmodel_available(): return None`) and a
+    `try` stay silent."""
+    from porter.codemods.hf import gptqmodel_configs
+
+    src = (
+        "def load(path):\n"
+        "    from gptqmodel import GPTQModel\n"
+        "    return GPTQModel.load(path)\n"
+        "class Loader:\n"
+        "    def quant(self):\n"
+        "        def inner():\n"
+        "            import gptqmodel\n"
+        "        import gptqmodel.utils\n"
+        "def optional():\n"
+        "    if is_gptqmodel_available():\n"
+        "        from gptqmodel import BACKEND\n"
+        "def early(config):\n"
+        "    if not is_gptqmodel_available():\n"
+        "        return None\n"
+        "    from gptqmodel import BACKEND\n"
+        "def tried():\n"
+        "    try:\n"
+        "        import gptqmodel\n"
+        "    except ImportError:\n"
+        "        gptqmodel = None\n"
+    )
+    found = [f for f in port(src, target)[1] if f.code.startswith(("HF", "KERN"))]
+    assert [(f.code, f.start.line) for f in found] == [("HF017", 2), ("HF017", 7), ("HF017", 8)]
+    names = ["`load`", "`inner`", "`quant`"]
+    assert all(f"imported by {n}, unchecked" in f.message for n, f in zip(names, found))
+    assert all(gptqmodel_configs()[1][target] in f.message for f in found)
+
+
 def test_gptqmodel_requirements_are_what_hf017_says():
     """The evidence HF017 reads, in the installed transformers: both quantizers need gptqmodel, and GPTQ
     without it (and without CUDA) raises that a GPU is required."""
