@@ -965,20 +965,26 @@ class HfFamily(Family):
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         return reaching[0][0] if len(codes) == 1 and None not in codes else None
 
-    def _statement_at(self, node: cst.BaseExpression) -> tuple[cst.BaseSmallStatement | None, bool]:
+    def _statement_at(self, node: cst.BaseExpression) -> tuple[cst.BaseSmallStatement | None, list[cst.CSTNode]]:
         """The small statement that holds `node` (its whole value, or in it: `m = kernelize(...).eval()`,
-        `return kernelize(...)`) and whether it is in the statement the walk is in."""
-        path = self.ctx.current_statements
+        `return kernelize(...)`), and the statements that hold it, outermost first, where it is in the one the
+        walk is in (else none). A one-line body (`for m in ms: kernelize(m, ...)`) is its suite."""
+        path = list(self.ctx.current_statements)
+        suite = getattr(path[-1], "body", None) if path else None
+        if isinstance(suite, cst.SimpleStatementSuite):
+            path.append(suite)
+        line = path[-1] if path else None
         use = self.ctx.statement_of.get(id(node))
         if use is None:
-            use = holding_small(path[-1], node) if path else None
-            return use, use is not None
-        return use, bool(path) and any(s is use for s in getattr(path[-1], "body", ()))
+            use = holding_small(line, node) if line is not None else None
+            return use, path if use is not None else []
+        simple = isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        return use, path if simple and any(s is use for s in getattr(line, "body", ())) else []
 
     def _reaching_later(self, name: str, node: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int | None]]:
         """`reaching_next_pass` at the statement that holds `node`: none where it is not the one visited."""
-        use, here = self._statement_at(node)
-        return reaching_next_pass(name, use, self.ctx.current_statements) if use is not None and here else []
+        use, path = self._statement_at(node)
+        return reaching_next_pass(name, use, path) if use is not None and path else []
 
     def _reaching_at(
         self, scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, node: cst.BaseExpression
@@ -986,10 +992,10 @@ class HfFamily(Family):
         """The bindings of `name` that may reach the statement that holds `node` (one the walk has passed:
         its blocks are known where it is the statement visited); those that reach the scope's end where that
         statement is not known."""
-        use, here = self._statement_at(node)
+        use, path = self._statement_at(node)
         if use is None:
             return reaching_bindings(scope, name)
-        return reaching_before(scope, name, use, self.ctx.current_statements if here else ())
+        return reaching_before(scope, name, use, path)
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""

@@ -1161,6 +1161,32 @@ def test_kernelize_fallback_a_name_in_flags_a_loop_s_next_pass_and_a_call_inside
     assert all(f"device type {target}" in f.message for f in findings)
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_read_in_a_one_line_body_is_read_not_an_internal_error(target):
+    """A `kernelize(..., use_fallback=name)` or a parse in a one-line body (`for m in ms: kernelize(...)`,
+    `if c: parser = ...; a, b = parser.parse_args_into_dataclasses()`): the walk's statement there is the
+    suite; on 1eb1184 the file was left unchecked (`TypeError: 'SimpleStatementSuite' object is not
+    iterable`; twenty-fifth rleft2 read). Now the suite is the statement: read as an indented body is."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "from transformers import HfArgumentParser, TrainingArguments\n"
+        "from config import ModelArguments\n"
+        "def looped(models):\n"
+        "    G = K.NO_DEVICE\n"
+        "    for m in models: kernelize(m, use_fallback=G); G = False\n"
+        "    H = False\n"
+        "    for m in models: H = True; kernelize(m, use_fallback=H)\n"
+        "def parsed(c):\n"
+        "    types = (ModelArguments, TrainingArguments)\n"
+        "    if c: parser = HfArgumentParser(types); model_args, training_args = parser.parse_args_into_dataclasses()\n"
+        "    training_args.use_liger_kernel = True\n"
+    )
+    findings = [f for f in port(code, target)[1] if f.code in ("HF016", "HF013")]
+    assert [(f.code, f.start.line) for f in findings][:1] == [("HF016", 6)]
+    assert "(`False`, bound after the call in the loop that holds it" in findings[0].message
+    assert ("HF016", 8) not in [(f.code, f.start.line) for f in findings]
+
+
 def test_a_local_pre_quantized_checkpoint_is_said_to_be_unread(tmp_path):
     """A checkpoint folder of the project whose config.json holds a `quantization_config` (twenty-fourth
     rules3 read): lint ports each file from its own bytes (cache, stat index) and transformers resolves a
