@@ -80,6 +80,28 @@ def test_gptqmodel_is_read_from_its_sdist_and_is_not_cuda_only():
     assert package_of("gptqmodel") is None and "gptqmodel" not in cuda_only_modules(None)
 
 
+def test_the_triton_line_says_the_count_it_read_and_no_more(tmp_path):
+    """A file that imports triton is what the generator reads, not what the package's kernels are (gptqmodel
+    7.7.0: 17 of 447 files import triton, beside 122 CUDA sources and torch kernels; twenty-fifth rleft2 read):
+    the line says the count, here and in every recorded entry."""
+    import re
+    import zipfile
+
+    wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as whl:
+        whl.writestr("pkg/tri.py", "import triton\n")
+        for name in ("pkg/__init__.py", "pkg/torch_kernel.py", "pkg/cpu.py"):
+            whl.writestr(name, "import torch\n")
+    with zipfile.ZipFile(wheel) as whl:
+        evidence, _ = generator._python_evidence(whl, sorted(whl.namelist()))
+    assert evidence == ["1 of its 4 Python files import triton"]
+    data = json.loads((rules_dir() / "cuda_only" / "packages.json").read_text())
+    lines = [line for p in data["packages"] for line in p["evidence"]]
+    lines += [line for p in data["read_not_cuda_only"] for line in p["cuda"]]
+    said = [line for line in lines if "import triton" in line]
+    assert len(said) == 10 and all(re.fullmatch(r"\d+ of its \d+ Python files import triton", x) for x in said)
+
+
 def test_documented_packages_name_a_page_and_a_date():
     for p in load_toml("cuda_only/documented.toml")["package"]:
         assert p["source"].startswith(("https://", "packages.json")) and p["read"], p["distribution"]

@@ -312,8 +312,8 @@ class _Sdist:
 
 def read_sdist(path: Path, checked: tuple[tuple[str, str], ...]) -> dict:
     """What a source distribution says about CUDA, from its files alone: its PKG-INFO's requirements, the
-    compiled objects it ships, the CUDA sources it compiles, its Triton kernels, and each (file, text) of
-    `checked`, the path off CUDA the pin names (SystemExit where a file does not say it)."""
+    compiled objects it ships, the CUDA sources it compiles, its files that import triton, and each (file,
+    text) of `checked`, the path off CUDA the pin names (SystemExit where a file does not say it)."""
     with tarfile.open(path) as tar:
         sdist = _Sdist(tar)
         names = sorted(sdist.members)
@@ -365,7 +365,7 @@ def _linked_evidence(whl: zipfile.ZipFile, names: list[str]) -> list[str]:
 
 
 def _python_evidence(whl: zipfile.ZipFile | _Sdist, names: list[str]) -> tuple[list[str], dict[str, str]]:
-    """What its Python source shows: the CUDA libraries it loads, Triton kernels (when it does
+    """What its Python source shows: the CUDA libraries it loads, the files that import triton (when it does
     not ship triton itself), compiler backends a vendored triton ships; and, per target, the
     first file that names the target's package."""
     evidence: list[str] = []
@@ -383,9 +383,9 @@ def _python_evidence(whl: zipfile.ZipFile | _Sdist, names: list[str]) -> tuple[l
     for lib, where in sorted(loads.items())[:3]:
         evidence.append(f"{where} loads {lib}")
     if triton_files and not any(n.startswith("triton/") for n in names):
-        evidence.append(
-            f"{triton_files} of its {len(python)} Python files import triton (its kernels are Triton kernels)"
-        )
+        # the count alone: a file that imports triton is read, not what its kernels are (gptqmodel 7.7.0: 17
+        # of 447 files, beside 122 CUDA sources and torch kernels for every device; twenty-fifth rleft2 read)
+        evidence.append(f"{triton_files} of its {len(python)} Python files import triton")
     backends = sorted({n.split("/")[2] for n in names if n.startswith("triton/backends/") and n.count("/") > 2})
     if backends:
         evidence.append(f"ships compiler backends for: {', '.join(backends)} (triton/backends/), none for a target")

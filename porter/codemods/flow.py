@@ -16,6 +16,7 @@ from porter.analysis.kinds import MoveKind, NameKind
 from porter.analysis.program import attributes_key, move_key, origin_key, stale_key
 from porter.analysis.index import ProjectIndex
 from porter.analysis.resolve import dotted, iter_statements, small_statements
+from porter.codemods import cstwalk
 from porter.config.settings import Settings
 
 
@@ -118,6 +119,48 @@ def reaching_before(
                     if id(stmt) in passed:
                         return out
     return out
+
+
+def reaching_next_pass(
+    name: str, use: cst.BaseSmallStatement, path: Sequence[cst.CSTNode]
+) -> list[tuple[cst.BaseExpression, int | None]]:
+    """The bindings of `name` after `use` in the innermost loop of `path` that holds it, which reach `use` at
+    the loop's next pass (`for m in ms: kernelize(m, use_fallback=F); F = False`): the last one after it in a
+    block every pass runs and those in branches after that one; none where such a block binds `name` before
+    `use` (the next pass rebinds it first)."""
+    at = next((i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], (cst.For, cst.While))), None)
+    loop = path[at] if at is not None else None
+    if not isinstance(loop, (cst.For, cst.While)) or at is None:
+        return []
+    passed = _blocks_on_path(loop.body, path[at:])
+    out: list[tuple[cst.BaseExpression, int | None]] = []
+    seen = stop = False
+    for stmt in iter_statements(loop.body, into_defs=False):  # the last statement first
+        smalls = stmt.body if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+        for small in reversed(smalls):
+            seen = seen or small is use
+            found = _binding(small, name) if small is not use else None
+            if found is not None and seen and id(stmt) in passed:
+                return []
+            if found is not None and not seen and not stop:
+                out.append(found)
+                stop = id(stmt) in passed
+    return out
+
+
+def holding_small(line: cst.CSTNode, node: cst.CSTNode) -> cst.BaseSmallStatement | None:
+    """The small statement of a simple statement `line` that holds `node` anywhere in it (`m =
+    kernelize(...).eval()`, `return kernelize(...)`); None where none does. A walk of that line only."""
+    if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return None
+    for small in line.body:
+        stack: list[cst.CSTNode] = [small]
+        while stack:  # by hand: a libcst visitor would dispatch on every node; this needs identity only
+            here = stack.pop()
+            if here is node:
+                return small
+            stack.extend(cstwalk.children(here))
+    return None
 
 
 def _other_branches(path: Sequence[cst.CSTNode]) -> set[int]:

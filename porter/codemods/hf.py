@@ -16,6 +16,7 @@ from porter.codemods import cstwalk
 import libcst as cst
 
 import operator
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -27,8 +28,10 @@ from porter.codemods.flow import (
     bindings,
     is_param,
     last_binding,
+    holding_small,
     reaching_before,
     reaching_bindings,
+    reaching_next_pass,
 )
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
@@ -215,6 +218,25 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
     if wanted is not None:
         return f'= "{wanted}"`' if string_value(value) == wanted else None
     return "= True`" if _true(value) else f"= {code}`, if true,"
+
+
+def _unguarded_imports(
+    block: Sequence[cst.BaseStatement], function: str | None
+) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None]]:
+    """The imports a module, or a function when called (its name), runs whenever it runs: its block's own
+    statements and those of the classes and functions it defines, not one in an `if`, a `try` or a loop
+    (peft's `if is_gptqmodel_available():`), nor in a function after an `if` that may return (peft's `if not
+    is_gptqmodel_available(): return None`; both seen on 41-rleft's tree): those are optional."""
+    for stmt in block:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from ((s, function) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and isinstance(stmt.body, cst.IndentedBlock):
+            yield from _unguarded_imports(
+                stmt.body.body, stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
+            )
+        elif function is not None and isinstance(stmt, cst.If):
+            if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
+                return
 
 
 def _loop_or_with_binds(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> bool:
@@ -866,70 +888,114 @@ class HfFamily(Family):
     def _kernelize_no_fallback(self, original: cst.Call) -> None:
         """HF016: a `use_fallback=` whose `KernelizeFallback` flags lack `NO_DEVICE` (`False`, `NONE`, `NO_LAYER`,
         `ALL & ~NO_DEVICE`) raises for a layer whose mapping names no kernel for the device, as a CUDA port's
-        does on every target: reported with the table's reason (the mapping itself is not read)."""
+        does on every target: reported with the table's reason (the mapping itself is not read). A name is read
+        at the bindings that reach the call, then at those a loop holding it carries to its next pass."""
         arg = self.kwarg(original, "use_fallback")
         if arg is None:
             return
         table = kernels_no_fallback()
-        held = self._fallback_bound(arg.value, original) if isinstance(arg.value, cst.Name) else None
-        given = held or arg.value
-        boolean = table["booleans"].get(self.ctx.code(given))
-        flags = table["flags"][boolean] if boolean else self._fallback_flags(given)
-        if flags is None or flags & table["flags"][table["needed"]]:
+        for given, bound in self._fallback_reads(arg.value, original):
+            boolean = table["booleans"].get(self.ctx.code(given))
+            at = original if given is arg.value else None  # a bound value's names: read at its own statement
+            flags = table["flags"][boolean] if boolean else self._fallback_flags(given, at)
+            if flags is None or flags & table["flags"][table["needed"]]:
+                continue
+            message = (
+                f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a "
+                f"layer whose mapping names no kernel for the device does not keep its own forward: "
+                f"{table[self.ctx.target.name]}"
+            )
+            self.ctx.report("HF016", arg, message, advice=table["advice"])
             return
-        why = table[self.ctx.target.name]
-        bound = f" (`{self.ctx.code(given)}`, bound above)" if held is not None else ""
-        message = (
-            f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a layer "
-            f"whose mapping names no kernel for the device does not keep its own forward: {why}"
-        )
-        self.ctx.report("HF016", arg, message, advice=table["advice"])
 
-    def _fallback_flags(self, node: cst.BaseExpression) -> int | None:
-        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`), from rules/hf.toml's
-        table (kernels is not porter's dependency: its `Flag` values are recorded); None where not read."""
+    def _fallback_reads(self, value: cst.BaseExpression, call: cst.Call) -> list[tuple[cst.BaseExpression, str]]:
+        """The values `use_fallback=value` may hold at the call, each with how it is bound: a name's value at
+        the bindings that reach the call, then at those after it in a loop that holds it (its next pass)."""
+        if not isinstance(value, cst.Name):
+            return [(value, "")]
+        held = self._fallback_bound(value, call)
+        reads: list[tuple[cst.BaseExpression, str]] = [(value, "")]
+        if held is not None:
+            reads = [(held, f" (`{self.ctx.code(held)}`, bound above)")]
+        later = self._fallback_bound(value, call, next_pass=True)
+        if later is not None:
+            note = "bound after the call in the loop that holds it: the value at its next pass"
+            reads.append((later, f" (`{self.ctx.code(later)}`, {note})"))
+        return reads
+
+    def _fallback_flags(self, node: cst.BaseExpression, call: cst.Call | None) -> int | None:
+        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`; in the call's own
+        argument (`call`), a name bound to one by the bindings that reach the call), from rules/hf.toml's table
+        (kernels is not porter's dependency: its `Flag` values are recorded); None where not read (a name in
+        a bound value, which its own statement reads)."""
         table = kernels_no_fallback()
         flags = table["flags"]
         cls, _, member = (self.ctx.qualname(node) or "").rpartition(".")
         if cls in table["classes"] and member in flags:
             return flags[member]
+        if isinstance(node, cst.Name) and call is not None:
+            held = self._fallback_bound(node, call)
+            return None if held is None else self._fallback_flags(held, None)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
-            inner = self._fallback_flags(node.expression)
+            inner = self._fallback_flags(node.expression, call)
             return None if inner is None else flags["ALL"] & ~inner
         if not isinstance(node, cst.BinaryOperation) or type(node.operator) not in _FLAG_OPS:
             return None
-        left, right = self._fallback_flags(node.left), self._fallback_flags(node.right)
+        left, right = self._fallback_flags(node.left, call), self._fallback_flags(node.right, call)
         return None if left is None or right is None else _FLAG_OPS[type(node.operator)](left, right)
 
-    def _fallback_bound(self, name: cst.Name, call: cst.Call) -> cst.BaseExpression | None:
+    def _fallback_bound(self, name: cst.Name, call: cst.Call, next_pass: bool = False) -> cst.BaseExpression | None:
         """The value `use_fallback=name` reads where every binding of `name` that may reach the call (in its
         function; a module's name read in a function: every one that may reach the module's end) is one and the
         same plain `name = value`; None where porter cannot tell (a parameter, an outer function's name, a
-        binding in a branch beside another value): left, as the finding's reason is the value's."""
+        binding in a branch beside another value): left, as the finding's reason is the value's. `next_pass`:
+        the bindings after the call in a loop of its scope that holds it."""
         scope: cst.Module | cst.FunctionDef | cst.Lambda | None = self.ctx.scopes.innermost
         if scope is not None and is_param(scope, name.value):
             return None
         at_end = False  # the module's binding read in a function: as the function is called, at the module's end
         if scope is None or not self.ctx.scopes.shadows(name.value):
             at_end, scope = scope is not None, self.ctx.module
-        if scope is None or _loop_or_with_binds(scope, name.value):
+        if scope is None or _loop_or_with_binds(scope, name.value) or (next_pass and at_end):
             return None
-        reaching = reaching_bindings(scope, name.value) if at_end else self._reaching_at(scope, name.value, call)
+        if next_pass:
+            reaching = self._reaching_later(name.value, call)
+        else:
+            reaching = reaching_bindings(scope, name.value) if at_end else self._reaching_at(scope, name.value, call)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         return reaching[0][0] if len(codes) == 1 and None not in codes else None
+
+    def _statement_at(self, node: cst.BaseExpression) -> tuple[cst.BaseSmallStatement | None, list[cst.CSTNode]]:
+        """The small statement that holds `node` (its whole value, or in it: `m = kernelize(...).eval()`,
+        `return kernelize(...)`), and the statements that hold it, outermost first, where it is in the one the
+        walk is in (else none). A one-line body (`for m in ms: kernelize(m, ...)`) is its suite."""
+        path = list(self.ctx.current_statements)
+        suite = getattr(path[-1], "body", None) if path else None
+        if isinstance(suite, cst.SimpleStatementSuite):
+            path.append(suite)
+        line = path[-1] if path else None
+        use = self.ctx.statement_of.get(id(node))
+        if use is None:
+            use = holding_small(line, node) if line is not None else None
+            return use, path if use is not None else []
+        simple = isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        return use, path if simple and any(s is use for s in getattr(line, "body", ())) else []
+
+    def _reaching_later(self, name: str, node: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int | None]]:
+        """`reaching_next_pass` at the statement that holds `node`: none where it is not the one visited."""
+        use, path = self._statement_at(node)
+        return reaching_next_pass(name, use, path) if use is not None and path else []
 
     def _reaching_at(
         self, scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, node: cst.BaseExpression
     ) -> list[tuple[cst.BaseExpression, int | None]]:
-        """The bindings of `name` that may reach the statement whose value is `node` (one the walk has passed:
+        """The bindings of `name` that may reach the statement that holds `node` (one the walk has passed:
         its blocks are known where it is the statement visited); those that reach the scope's end where that
         statement is not known."""
-        use = self.ctx.statement_of.get(id(node))
+        use, path = self._statement_at(node)
         if use is None:
             return reaching_bindings(scope, name)
-        path = self.ctx.current_statements
-        here = bool(path) and any(s is use for s in getattr(path[-1], "body", ()))
-        return reaching_before(scope, name, use, path if here else ())
+        return reaching_before(scope, name, use, path)
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""
@@ -1331,25 +1397,23 @@ class HfFamily(Family):
                     )
 
     def _gptqmodel_imports(self, node: cst.Module) -> None:
-        """HF017: `import gptqmodel` (or from it) at the module's top level, which the module needs. Its sdist is
-        not CUDA-only (rules/cuda_only/packages.json's `read_not_cuda_only`: kernels in plain torch for every
-        device), so not KERN003; its kernels are selected for no target's device, which `[gptqmodel_on]` says
-        per target (twenty-fifth read). One in a function, an `if` or a `try` is optional (peft's `if
-        is_gptqmodel_available():`, seen on 41-rleft's tree): left."""
+        """HF017: `import gptqmodel` (or from it) that the module, or a function when called, runs whenever it
+        runs (`_unguarded_imports`). Its sdist is not CUDA-only (rules/cuda_only/packages.json's
+        `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
+        for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
         from porter.analysis.resolve import dotted
 
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        lines = [s for s in node.body if isinstance(s, cst.SimpleStatementLine)]
-        for stmt in (small for line in lines for small in line.body):
+        for stmt, function in _unguarded_imports(node.body, None):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
-            elif isinstance(stmt, cst.ImportFrom):
-                modules = [] if stmt.relative or stmt.module is None else [dotted(stmt.module) or ""]
             else:
+                modules = [] if stmt.relative or stmt.module is None else [dotted(stmt.module) or ""]
+            if not any(m.split(".")[0] == "gptqmodel" for m in modules):
                 continue
-            if any(m.split(".")[0] == "gptqmodel" for m in modules):
-                message = f"gptqmodel is imported: not CUDA-only (its torch kernels run on the CPU), but {why}"
-                self.ctx.report("HF017", stmt, message)
+            where = "is imported" if function is None else f"is imported by `{function}`, unchecked (a call needs it)"
+            message = f"gptqmodel {where}: not CUDA-only (its torch kernels run on the CPU), but {why}"
+            self.ctx.report("HF017", stmt, message)
 
     def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
         """HF011: accelerate's `gather_object` raises under XLA even in one process, where on

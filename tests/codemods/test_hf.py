@@ -632,6 +632,43 @@ def test_an_import_of_gptqmodel_is_reported_by_hf017_not_as_cuda_only(target):
     assert all(gptqmodel_configs()[1][target] in f.message and "not CUDA-only" in f.message for f in found)
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_an_unchecked_import_of_gptqmodel_in_a_function_is_reported_and_a_guarded_one_is_not(target):
+    """A function that imports gptqmodel whenever it is called needs it (twenty-fifth rleft2 read): HF017
+    names the function, as a method's and a nested function's; the guarded forms seen in peft on 41-rleft's
+    tree (under `if is_gptqmodel_available():`, after `if not is_gptqmodel_available(): return None`) and a
+    `try` stay silent."""
+    from porter.codemods.hf import gptqmodel_configs
+
+    src = (
+        "def load(path):\n"
+        "    from gptqmodel import GPTQModel\n"
+        "    return GPTQModel.load(path)\n"
+        "class Loader:\n"
+        "    def quant(self):\n"
+        "        def inner():\n"
+        "            import gptqmodel\n"
+        "        import gptqmodel.utils\n"
+        "def optional():\n"
+        "    if is_gptqmodel_available():\n"
+        "        from gptqmodel import BACKEND\n"
+        "def early(config):\n"
+        "    if not is_gptqmodel_available():\n"
+        "        return None\n"
+        "    from gptqmodel import BACKEND\n"
+        "def tried():\n"
+        "    try:\n"
+        "        import gptqmodel\n"
+        "    except ImportError:\n"
+        "        gptqmodel = None\n"
+    )
+    found = [f for f in port(src, target)[1] if f.code.startswith(("HF", "KERN"))]
+    assert [(f.code, f.start.line) for f in found] == [("HF017", 2), ("HF017", 7), ("HF017", 8)]
+    names = ["`load`", "`inner`", "`quant`"]
+    assert all(f"imported by {n}, unchecked" in f.message for n, f in zip(names, found))
+    assert all(gptqmodel_configs()[1][target] in f.message for f in found)
+
+
 def test_gptqmodel_requirements_are_what_hf017_says():
     """The evidence HF017 reads, in the installed transformers: both quantizers need gptqmodel, and GPTQ
     without it (and without CUDA) raises that a GPU is required."""
@@ -1072,6 +1109,82 @@ def test_kernelize_fallback_flags_and_a_name_rebound_after_the_call(target):
     assert all(
         "no `KernelizeFallback.NO_DEVICE`" in f.message and f"device type {target}" in f.message for f in findings
     )
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_a_name_in_flags_a_loop_s_next_pass_and_a_call_inside_a_statement(target):
+    """`use_fallback=` read where the call reads it (twenty-fifth rleft2 read): a name inside a flag
+    combination at the bindings that reach the call; a binding after the call in a loop that holds it, at the
+    loop's next pass (unless the loop's body binds the name before the call); a `kernelize(...)` inside a
+    statement (`m = kernelize(...).eval()`, `return kernelize(...)`) at the bindings before that statement,
+    not at the scope's end."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "def combo(model):\n"
+        "    F = K.NO_LAYER\n"
+        "    kernelize(model, use_fallback=F | K.CANNOT_LOAD)\n"
+        "    G = K.NO_DEVICE\n"
+        "    kernelize(model, use_fallback=G | K.NO_LAYER)\n"
+        "def looped(models):\n"
+        "    F = True\n"
+        "    for m in models:\n"
+        "        kernelize(m, use_fallback=F)\n"
+        "        F = False\n"
+        "    H = True\n"
+        "    for m in models:\n"
+        "        H = True\n"
+        "        kernelize(m, use_fallback=H)\n"
+        "        H = False\n"
+        "    J = K.NO_DEVICE\n"
+        "    while models:\n"
+        "        kernelize(models.pop(), use_fallback=J)\n"
+        "        J = K.NONE\n"
+        "def inside(model):\n"
+        "    F = False\n"
+        "    m = kernelize(model, use_fallback=F).eval()\n"
+        "    F = True\n"
+        "    G = True\n"
+        "    n = kernelize(model, use_fallback=G).eval()\n"
+        "    G = False\n"
+        "    return kernelize(model, use_fallback=G)\n"
+        "def returned(model):\n"
+        "    F = True\n"
+        "    return kernelize(model, use_fallback=F)\n"
+        "    F = False\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (4, 10, 19, 23, 28)]
+    assert new == code
+    assert "bound after the call in the loop that holds it" in findings[1].message
+    assert "(`K.NONE`, bound after the call" in findings[2].message
+    assert "(`False`, bound above)" in findings[3].message and "(`False`, bound above)" in findings[4].message
+    assert all(f"device type {target}" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_read_in_a_one_line_body_is_read_not_an_internal_error(target):
+    """A `kernelize(..., use_fallback=name)` or a parse in a one-line body (`for m in ms: kernelize(...)`,
+    `if c: parser = ...; a, b = parser.parse_args_into_dataclasses()`): the walk's statement there is the
+    suite; on 1eb1184 the file was left unchecked (`TypeError: 'SimpleStatementSuite' object is not
+    iterable`; twenty-fifth rleft2 read). Now the suite is the statement: read as an indented body is."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "from transformers import HfArgumentParser, TrainingArguments\n"
+        "from config import ModelArguments\n"
+        "def looped(models):\n"
+        "    G = K.NO_DEVICE\n"
+        "    for m in models: kernelize(m, use_fallback=G); G = False\n"
+        "    H = False\n"
+        "    for m in models: H = True; kernelize(m, use_fallback=H)\n"
+        "def parsed(c):\n"
+        "    types = (ModelArguments, TrainingArguments)\n"
+        "    if c: parser = HfArgumentParser(types); model_args, training_args = parser.parse_args_into_dataclasses()\n"
+        "    training_args.use_liger_kernel = True\n"
+    )
+    findings = [f for f in port(code, target)[1] if f.code in ("HF016", "HF013")]
+    assert [(f.code, f.start.line) for f in findings][:1] == [("HF016", 6)]
+    assert "(`False`, bound after the call in the loop that holds it" in findings[0].message
+    assert ("HF016", 8) not in [(f.code, f.start.line) for f in findings]
 
 
 def test_a_local_pre_quantized_checkpoint_is_said_to_be_unread(tmp_path):
