@@ -858,7 +858,7 @@ def test_a_failing_port_that_ran_compiled_code_is_told_its_compiled_draws_are_no
     A failing side that compiled frames and drew on its device is said to have draws porter
     did not redirect; not where it passes, compiled nothing, drew nothing (a compiled port with
     GELU for ReLU), or kept its device's generator (--device-rng)."""
-    said = "torch.compile'd frame(s), whose random draws porter does not redirect"
+    said = "whose random draws porter does not redirect"
     ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
     for losses, frames, redirected, draws, says in (
         ([2.0, 1.7], 2, True, 2, True),
@@ -875,7 +875,47 @@ def test_a_failing_port_that_ran_compiled_code_is_told_its_compiled_draws_are_no
         assert res.verdict == ("fail" if losses[1] != 1.8 else "pass") and bool(lines) is says, res.reasons
     port.manifest.update(compiled_frames=2, rng={"redirected": True, "device_draws": 2})
     [line] = [r for r in compare_traces(ref, port).reasons if said in r]
-    assert line.startswith("the ported side ran 2 torch.compile'd frame(s)") and "rerun with --eager" in line
+    assert line.startswith("the ported side drew 2 time(s) on its device and ran 2 torch.compile'd frame(s)")
+    assert "rerun with --eager" in line
+
+
+def test_the_compiled_draws_line_is_said_where_the_draws_were_in_compiled_frames_only(tmp_path):
+    """The line above was said of every failing side that compiled a frame and drew on its
+    device: an unfaithful compiled port (GELU for ReLU) that drew in its eager loop, not in its
+    compiled model, was pointed at draws that were the CPU's (twenty-fifth read's leftover). The
+    trace now counts the draws dynamo traced (`compiled_draws`): said where they are more than
+    0 (a faithful port whose Dropout was compiled), not where the draws were all eager."""
+    said = "whose random draws porter does not redirect"
+    ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
+    for compiled, says in ((2, True), (0, False)):
+        port = make_trace(tmp_path / "p.st", [2.0, 1.7], label=PORT)
+        port.manifest.update(compiled_frames=1, rng={"redirected": True, "device_draws": 2, "compiled_draws": compiled})
+        res = compare_traces(ref, port)
+        lines = [r for r in res.reasons if said in r]
+        assert res.verdict == "fail" and bool(lines) is says, res.reasons
+    assert lines == [] and any("first diverging" in r or "loss" in r for r in res.reasons), res.reasons
+    port.manifest["rng"]["compiled_draws"] = 2
+    [line] = [r for r in compare_traces(ref, port).reasons if said in r]
+    assert line.startswith("the ported side drew 2 time(s) on its device inside torch.compile'd frame(s)")
+
+
+def test_the_redirect_mode_counts_the_draws_dynamo_traces_apart_from_eager_ones():
+    """`compiled_draws`: a draw the mode meets while dynamo traces it (a compiled frame's) is
+    counted apart; the same draw in eager code is not (the evidence `causes.compiled_draws`
+    reads, twenty-fifth read)."""
+    from porter.verify.rng import DeviceRngMode
+
+    torch._dynamo.reset()
+    mode = DeviceRngMode(".")
+
+    def draw(x):
+        mode._seen("F.dropout", x.device)
+        return x + 1
+
+    torch.compile(draw, backend="eager")(torch.ones(2))
+    draw(torch.ones(2))
+    counted = mode.to_dict()
+    assert counted["device_draws"] == 2 and counted["compiled_draws"] == 1, counted
 
 
 def test_each_of_ten_calls_of_one_type_gets_its_own_region_behind_three_added_modules():
