@@ -1041,6 +1041,38 @@ def test_a_trace_records_the_versions_of_the_libraries_the_program_imported(monk
     assert "torch_xla" not in found and "peft" not in found and found["python"] == sys.version.split()[0]
 
 
+def test_a_trace_records_the_installed_libraries_whose_code_uses_torch(tmp_path, monkeypatch):
+    """The recorded libraries were a fixed list of ten: a kernel library the program imported
+    (flash-attn, xformers, deepspeed) was not recorded, and two traces of its other releases
+    compared unsaid (twenty-fifth read). Now also each installed distribution's package whose
+    modules hold torch: a fake `fake-attn` (its version from its metadata, as no `__version__`),
+    not an installed package that does not use torch, nor the program's own module that does."""
+    import importlib
+    import sys
+
+    from porter.verify.devices import library_versions
+
+    for name, body, dist in (
+        ("fakeattn", "import torch.nn as nn\n", "fake_attn-2.7.4"),
+        ("fakeplain", "__version__ = '1.0'\n", "fakeplain-1.0"),
+        ("mymodel", "import torch\n__version__ = '0.1'\n", None),
+    ):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(body)
+        if dist:
+            info = tmp_path / f"{dist}.dist-info"
+            info.mkdir()
+            project, version = dist.split("-")
+            (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n")
+            (info / "top_level.txt").write_text(f"{name}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("fakeattn", "fakeplain", "mymodel"):
+        monkeypatch.setitem(sys.modules, name, importlib.import_module(name))  # removed after the test
+    found = library_versions()
+    assert found.get("fakeattn") == "2.7.4" and found["torch"] == torch.__version__, found
+    assert "fakeplain" not in found and "mymodel" not in found, found
+
+
 def test_traces_recorded_with_other_library_releases_are_said_and_do_not_decide(tmp_path):
     """The source digest covers porter's code, not the libraries': two traces recorded with
     other transformers or torch compared with nothing said (twenty-fourth trace read's
