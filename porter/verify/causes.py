@@ -176,23 +176,37 @@ def rng_findings(rm: dict, pm: dict, parted_step: int | None, start_differs: boo
 
 
 def compiled_draws(rm: dict, pm: dict) -> list[str]:
-    """A side that ran `torch.compile`d code: porter redirects the device's random draws to the
-    CPU generator through a Python mode, which holds in eager code only (dynamo traces it into
-    the graph: the draws are counted as redirected, their values are not the CPU's). A faithful
-    port compiled with "openxla" failed at its Dropout, "max abs error 2.98", with nothing said
-    of why, where `--eager` passes (twenty-fourth read's leftover). Said with a failure where
-    the side drew on its device, not deciding: porter cannot tell whether the compiled code drew."""
+    """A side that drew inside `torch.compile`d code: porter redirects the device's random draws
+    to the CPU generator through a Python mode, which holds in eager code only (dynamo traces it
+    into the graph: the draws are counted as redirected, their values are not the CPU's). A
+    faithful port compiled with "openxla" failed at its Dropout with nothing said of why, where
+    `--eager` passes. Said with a failure where the trace counts draws dynamo traced
+    (`compiled_draws`), not where the side drew only in eager code: a port failing for another
+    reason was pointed at draws that were the CPU's (twenty-fifth read's leftover)."""
     out = []
     for role, m in (("ported", pm), ("reference", rm)):
-        frames, rng = m.get("compiled_frames"), m.get("rng") or {}
-        drew = type(rng.get("device_draws")) is int and rng["device_draws"] > 0
-        if type(frames) is int and frames > 0 and drew and rng.get("redirected", True):
+        n, where = _drawn_compiled(m)
+        if n:
             out.append(
-                f"the {role} side ran {frames} torch.compile'd frame(s), whose random draws porter does not "
-                "redirect to the CPU generator (its redirect holds in eager code only): if that code draws "
-                "(dropout), the two sides' draws differ there; rerun with --eager to compare it eagerly"
+                f"the {role} side drew {n} time(s) on its device {where}, whose random draws porter does "
+                "not redirect to the CPU generator (its redirect holds in eager code only): the two sides' "
+                "draws differ there; rerun with --eager to compare it eagerly"
             )
     return out
+
+
+def _drawn_compiled(m: dict) -> tuple[int, str]:
+    """How many of a side's redirected device draws were in compiled code, and how it is known;
+    an older trace counts no such draws: there, the draws of a side that compiled frames."""
+    rng, frames = m.get("rng") or {}, m.get("compiled_frames")
+    n = rng.get("compiled_draws", rng.get("device_draws"))
+    if not rng.get("redirected", True) or type(n) is not int or n <= 0:
+        return 0, ""
+    if "compiled_draws" in rng:
+        return n, "inside torch.compile'd frame(s)"
+    if type(frames) is int and frames > 0:
+        return n, f"and ran {frames} torch.compile'd frame(s) (this trace does not say where it drew)"
+    return 0, ""
 
 
 def weights_advice(pm: dict, seeded_alike: bool = True) -> str:

@@ -4,9 +4,11 @@ are imported, and written into the result so no report can claim more than what 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import os
 import resource
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -67,17 +69,63 @@ TARGET_KINDS = ("xla", "neuron", "tpu")
 RECORDED_LIBRARIES = ("torch", *TARGET_RUNTIMES, "transformers", "accelerate", "peft", "diffusers", "timm", "numpy")
 
 
+MAX_FOUND_LIBRARIES = 32  # libraries found by `_torch_libraries` a trace records at most (first by name)
+
+
 def library_versions() -> dict[str, str]:
     """Python's version and those of the `RECORDED_LIBRARIES` the process imported, read when the
     trace is written: the side's `versions` are read before the program runs, so a trace held
     no transformers version, and two traces recorded with other transformers, torch or torch_xla
-    compared with nothing said (twenty-fourth trace read's leftover)."""
-    out = {"python": sys.version.split()[0]}
+    compared with nothing said (twenty-fourth trace read's leftover). Then those of the other
+    installed libraries whose code uses torch (`_torch_libraries`)."""
+    out: dict[str, str | None] = {"python": sys.version.split()[0]}
     for name in RECORDED_LIBRARIES:
         version = getattr(sys.modules.get(name), "__version__", None)
         if isinstance(version, str):
             out[name] = version
-    return out
+    for name, dists in _torch_libraries().items():
+        version = getattr(sys.modules.get(name), "__version__", None)
+        out[name] = version if isinstance(version, str) else _dist_version(dists[0])
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _torch_libraries() -> dict[str, list[str]]:
+    """The imported top-level packages, outside `RECORDED_LIBRARIES` and porter, that an installed
+    distribution holds (importlib.metadata: not the program's own modules) and one of whose
+    modules holds torch or a torch module: a fixed list of ten left flash-attn, xformers and
+    deepspeed unrecorded (twenty-fifth read). At most `MAX_FOUND_LIBRARIES`."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return {}
+    tops = {name.partition(".")[0] for name, mod in list(sys.modules.items()) if _uses_torch(mod, torch)}
+    tops -= {*RECORDED_LIBRARIES, __name__.partition(".")[0]}
+    if not tops:
+        return {}
+    try:
+        installed = importlib.metadata.packages_distributions()
+    except Exception:  # noqa: BLE001 — unreadable metadata: the fixed list only
+        return {}
+    recorded = {d for name in RECORDED_LIBRARIES for d in installed.get(name, ())}  # functorch: torch's
+    found = [t for t in sorted(tops) if not recorded.issuperset(installed.get(t) or recorded)]
+    return {t: installed[t] for t in found[:MAX_FOUND_LIBRARIES]}
+
+
+def _uses_torch(mod: object, torch: types.ModuleType) -> bool:
+    """Whether a module's namespace holds torch or one of its modules (`import torch.nn as nn`);
+    read from its dict, so no lazy module's `__getattr__` runs."""
+    if not isinstance(mod, types.ModuleType):
+        return False
+    return any(
+        v is torch or (isinstance(v, types.ModuleType) and str(getattr(v, "__name__", "")).startswith("torch."))
+        for v in list(vars(mod).values())
+    )
+
+
+def _dist_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except Exception:  # noqa: BLE001 — a distribution without a readable version: not recorded
+        return None
 
 
 class TargetRuntimeImported(RuntimeError):

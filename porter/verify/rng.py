@@ -99,6 +99,12 @@ def _device_arg(dev) -> torch.device | None:
     return d if d.type not in ("cpu", "meta") else None
 
 
+def _compiling() -> bool:
+    """Whether dynamo is tracing this call: a draw there is in a compiled frame, whose graph runs
+    without this mode (dynamo reads this as True while it traces, eager code as False)."""
+    return torch.compiler.is_compiling()
+
+
 def _host(t):
     return t.detach().to("cpu") if isinstance(t, torch.Tensor) and _on_device(t) else t
 
@@ -115,6 +121,7 @@ class DeviceRngMode(TorchFunctionMode):
         self.by_step: Counter = Counter()  # optimizer steps done when drawn -> draws
         self.first: list[dict] = []
         self.own_generator: Counter = Counter()  # (call, location) with a device generator=
+        self.compiled = 0  # draws met while dynamo traced them: in a compiled frame (`causes.compiled_draws`)
         self._restore: list[tuple[object, str, object]] = []
         self.device_generators: list[str] = []  # device types of generators made on the CPU instead
 
@@ -125,6 +132,7 @@ class DeviceRngMode(TorchFunctionMode):
             self.own_generator[(call, loc)] += 1
             return
         step = self.step()
+        self.compiled += _compiling()
         self.counts[(call, loc)] += 1
         self.by_step[step] += 1
         if len(self.first) < FIRST_DRAWS:
@@ -137,6 +145,7 @@ class DeviceRngMode(TorchFunctionMode):
             if self.redirect
             else "each device's own generator",
             "device_draws": sum(self.counts.values()),
+            "compiled_draws": self.compiled,
             "before_step_1": self.by_step.get(0, 0),
             "by_step": {str(k): v for k, v in sorted(self.by_step.items())},
             "sites": [{"call": c, "location": loc, "count": n} for (c, loc), n in self.counts.most_common(30)],

@@ -912,7 +912,7 @@ def test_a_failing_port_that_ran_compiled_code_is_told_its_compiled_draws_are_no
     A failing side that compiled frames and drew on its device is said to have draws porter
     did not redirect; not where it passes, compiled nothing, drew nothing (a compiled port with
     GELU for ReLU), or kept its device's generator (--device-rng)."""
-    said = "torch.compile'd frame(s), whose random draws porter does not redirect"
+    said = "whose random draws porter does not redirect"
     ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
     for losses, frames, redirected, draws, says in (
         ([2.0, 1.7], 2, True, 2, True),
@@ -929,7 +929,47 @@ def test_a_failing_port_that_ran_compiled_code_is_told_its_compiled_draws_are_no
         assert res.verdict == ("fail" if losses[1] != 1.8 else "pass") and bool(lines) is says, res.reasons
     port.manifest.update(compiled_frames=2, rng={"redirected": True, "device_draws": 2})
     [line] = [r for r in compare_traces(ref, port).reasons if said in r]
-    assert line.startswith("the ported side ran 2 torch.compile'd frame(s)") and "rerun with --eager" in line
+    assert line.startswith("the ported side drew 2 time(s) on its device and ran 2 torch.compile'd frame(s)")
+    assert "rerun with --eager" in line
+
+
+def test_the_compiled_draws_line_is_said_where_the_draws_were_in_compiled_frames_only(tmp_path):
+    """The line above was said of every failing side that compiled a frame and drew on its
+    device: an unfaithful compiled port (GELU for ReLU) that drew in its eager loop, not in its
+    compiled model, was pointed at draws that were the CPU's (twenty-fifth read's leftover). The
+    trace now counts the draws dynamo traced (`compiled_draws`): said where they are more than
+    0 (a faithful port whose Dropout was compiled), not where the draws were all eager."""
+    said = "whose random draws porter does not redirect"
+    ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
+    for compiled, says in ((2, True), (0, False)):
+        port = make_trace(tmp_path / "p.st", [2.0, 1.7], label=PORT)
+        port.manifest.update(compiled_frames=1, rng={"redirected": True, "device_draws": 2, "compiled_draws": compiled})
+        res = compare_traces(ref, port)
+        lines = [r for r in res.reasons if said in r]
+        assert res.verdict == "fail" and bool(lines) is says, res.reasons
+    assert lines == [] and any("first diverging" in r or "loss" in r for r in res.reasons), res.reasons
+    port.manifest["rng"]["compiled_draws"] = 2
+    [line] = [r for r in compare_traces(ref, port).reasons if said in r]
+    assert line.startswith("the ported side drew 2 time(s) on its device inside torch.compile'd frame(s)")
+
+
+def test_the_redirect_mode_counts_the_draws_dynamo_traces_apart_from_eager_ones():
+    """`compiled_draws`: a draw the mode meets while dynamo traces it (a compiled frame's) is
+    counted apart; the same draw in eager code is not (the evidence `causes.compiled_draws`
+    reads, twenty-fifth read)."""
+    from porter.verify.rng import DeviceRngMode
+
+    torch._dynamo.reset()
+    mode = DeviceRngMode(".")
+
+    def draw(x):
+        mode._seen("F.dropout", x.device)
+        return x + 1
+
+    torch.compile(draw, backend="eager")(torch.ones(2))
+    draw(torch.ones(2))
+    counted = mode.to_dict()
+    assert counted["device_draws"] == 2 and counted["compiled_draws"] == 1, counted
 
 
 def test_each_of_ten_calls_of_one_type_gets_its_own_region_behind_three_added_modules():
@@ -1055,6 +1095,38 @@ def test_a_trace_records_the_versions_of_the_libraries_the_program_imported(monk
     assert "torch_xla" not in found and "peft" not in found and found["python"] == sys.version.split()[0]
 
 
+def test_a_trace_records_the_installed_libraries_whose_code_uses_torch(tmp_path, monkeypatch):
+    """The recorded libraries were a fixed list of ten: a kernel library the program imported
+    (flash-attn, xformers, deepspeed) was not recorded, and two traces of its other releases
+    compared unsaid (twenty-fifth read). Now also each installed distribution's package whose
+    modules hold torch: a fake `fake-attn` (its version from its metadata, as no `__version__`),
+    not an installed package that does not use torch, nor the program's own module that does."""
+    import importlib
+    import sys
+
+    from porter.verify.devices import library_versions
+
+    for name, body, dist in (
+        ("fakeattn", "import torch.nn as nn\n", "fake_attn-2.7.4"),
+        ("fakeplain", "__version__ = '1.0'\n", "fakeplain-1.0"),
+        ("mymodel", "import torch\n__version__ = '0.1'\n", None),
+    ):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(body)
+        if dist:
+            info = tmp_path / f"{dist}.dist-info"
+            info.mkdir()
+            project, version = dist.split("-")
+            (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n")
+            (info / "top_level.txt").write_text(f"{name}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("fakeattn", "fakeplain", "mymodel"):
+        monkeypatch.setitem(sys.modules, name, importlib.import_module(name))  # removed after the test
+    found = library_versions()
+    assert found.get("fakeattn") == "2.7.4" and found["torch"] == torch.__version__, found
+    assert "fakeplain" not in found and "mymodel" not in found, found
+
+
 def test_traces_recorded_with_other_library_releases_are_said_and_do_not_decide(tmp_path):
     """The source digest covers porter's code, not the libraries': two traces recorded with
     other transformers or torch compared with nothing said (twenty-fourth trace read's
@@ -1092,3 +1164,32 @@ def _sourced(tmp_path, ref_source, port_source):
     ref.manifest.update(porter="0.1.0", porter_source=ref_source)
     port.manifest.update(porter="0.1.0", porter_source=port_source)
     return ref, port
+
+
+def test_the_compiled_frames_a_trace_holds_are_the_program_s_each_counted_once(monkeypatch):
+    """A 3-layer model compiled with "openxla" held `compiled_frames` 159 over 2 steps: dynamo's
+    count of the frames it converted, which holds each frame a graph break hands back to it,
+    porter's own hooks' (whose `sys._getframe` breaks the graph) and each recompile's. The
+    trace now holds the distinct frames of the program's dynamo compiled (twenty-fifth read)."""
+    from types import SimpleNamespace
+
+    from porter.verify import launch, probes
+
+    torch._dynamo.reset()
+    monkeypatch.setattr(launch, "_COMPILED", [])
+    monkeypatch.setattr(launch, "_FRAMES", set(), raising=False)
+    program = SimpleNamespace(compile=torch.compile)
+    launch._note_compile(program)
+
+    def step(x):
+        y = x * 2
+        probes.user_location(".")  # porter's code inside the compiled frame, as the recorder's hooks are
+        return y + 1
+
+    compiled = program.compile(step, backend="eager")
+    for n in (2, 3, 4, 4):  # a recompile for the second shape, none after
+        torch.testing.assert_close(compiled(torch.ones(n)), torch.full((n,), 3.0))
+    assert launch._compiled_frames() == 2
+    names = sorted(name for _, _, name in launch._FRAMES)
+    assert {file for file, _, _ in launch._FRAMES} == {__file__}, launch._FRAMES
+    assert names[0] == "step" and names[1].startswith("torch_dynamo_resume_in_step"), names
