@@ -926,3 +926,24 @@ def test_the_cache_folder_swapped_for_a_link_mid_run_takes_nothing_elsewhere(tmp
         "v3/ab/" + planted.name
     ]
     assert len(list((moved / "v3").glob(name))) == 1
+
+
+def test_a_cache_folder_that_is_a_link_as_named_is_followed_once(tmp_path, monkeypatch):
+    """The folder named (`--cache-dir`, the default under `~/.cache`) may be a link the user made
+    (a cache on another disk): it is followed, as ruff, pip and git follow theirs, once, when the
+    run opens its cache; `v3/` in it as a link is not (the run's cache is then off)."""
+    from porter.pipeline import cache as cache_module
+
+    monkeypatch.setenv("PORTER_CACHE_KEY", "a CI secret")
+    disk = tmp_path / "other-disk"
+    disk.mkdir()
+    (tmp_path / "cache").symlink_to(disk, target_is_directory=True)
+    store = cache_module.Cache(tmp_path / "cache")
+    assert store.enabled and store.problem is None, store.problem
+    store.put("ab" + "c" * 62, cache_module.FileResult("m.py", cache_module.FileStatus.UNCHANGED))
+    assert (disk / "v3" / "ab" / ("c" * 62 + ".json")).is_file() and (disk / "CACHEDIR.TAG").is_file()
+    (tmp_path / "v3-elsewhere").mkdir()
+    (disk / "v3").rename(tmp_path / "v3-moved")
+    (disk / "v3").symlink_to(tmp_path / "v3-elsewhere", target_is_directory=True)
+    again = cache_module.Cache(tmp_path / "cache")
+    assert not again.enabled and "link" in (again.problem or ""), again.problem
