@@ -401,7 +401,7 @@ class Cache:
 
     def _open_entries(self) -> None:
         """Open the cache folder once, followed as named (a link the user made, to another disk
-        say, is the user's choice, as ruff's, pip's and git's own folders are followed), and
+        say, is the user's choice, as ruff follows a `.ruff_cache` and git a `.git` that are links), and
         `v3/` in it never through a link; keep `v3/`'s descriptor (`_fd`) for every later read,
         write and sweep. Reopened by path at each of them, a cache folder swapped for a link
         during the run (by another user who can write the folder above it) took the run's

@@ -152,7 +152,7 @@ def test_github_escapes_properties_and_data(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("line", "col", "end"),
     [
-        ("x =\ttorch.cuda.is_available()", 5, 30),  # a tab: one column, as the runner has no tab stops
+        ("x =\ttorch.cuda.is_available()", 5, 30),  # a tab: one column (a code point)
         ("字 = 1; x = torch.cuda.is_available()", 12, 37),  # wide: one column
         ('s = "😀"; x = torch.cuda.is_available()', 14, 39),  # astral: one column (a code point)
         ("e\u0301 = 1; x = torch.cuda.is_available()", 13, 38),  # a combining mark: a column of its own

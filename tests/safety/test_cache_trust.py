@@ -930,7 +930,7 @@ def test_the_cache_folder_swapped_for_a_link_mid_run_takes_nothing_elsewhere(tmp
 
 def test_a_cache_folder_that_is_a_link_as_named_is_followed_once(tmp_path, monkeypatch):
     """The folder named (`--cache-dir`, the default under `~/.cache`) may be a link the user made
-    (a cache on another disk): it is followed, as ruff, pip and git follow theirs, once, when the
+    (a cache on another disk): it is followed, as ruff follows a `.ruff_cache` link, once, when the
     run opens its cache; `v3/` in it as a link is not (the run's cache is then off)."""
     from porter.pipeline import cache as cache_module
 
