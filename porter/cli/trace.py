@@ -166,14 +166,7 @@ def record_cmd(
 
     if rec.trace is not None:
         m = rec.trace.manifest
-        console.print(
-            Text(
-                f"wrote {output} ({output.stat().st_size / 1024:.1f} KiB): "
-                f"{m.get('steps_recorded', 0)} step(s) on {(m.get('side') or {}).get('label')}, "
-                f"{len(m.get('modules', []))} module outputs, {len(m.get('ops', []))} operator "
-                f"entries; stopped: {m.get('stopped')}"
-            )
-        )
+        console.print(Text(_wrote(output, output.stat().st_size, m)))
     if rec.status != "ok":
         e = rec.error or {}
         # the user's exception text, its controls shown (rich drops a BEL, backspace or CR from a Text)
@@ -183,6 +176,19 @@ def record_cmd(
         if rec.log_tail:  # its lines as the terminal showed them, its other controls shown as escapes
             console.print(Text(lines_printable(rec.log_tail[-1500:])))
         raise typer.Exit(2)
+
+
+def _wrote(output: Path, size: int, m: dict) -> str:
+    """The line `trace record` ends with, shown as text: the -o name, and the side's label and
+    how the run stopped (from the manifest the user's run wrote). Given to a `Text` raw, rich
+    dropped a CR, BEL, BS, VT or FF in them (`-o $'a\\rb.pt'` was said as `ab.pt`: twenty-fifth
+    read); the console escapes the other controls."""
+    return printable(
+        f"wrote {output} ({size / 1024:.1f} KiB): "
+        f"{m.get('steps_recorded', 0)} step(s) on {(m.get('side') or {}).get('label')}, "
+        f"{len(m.get('modules', []))} module outputs, {len(m.get('ops', []))} operator "
+        f"entries; stopped: {m.get('stopped')}"
+    )
 
 
 def _placed(rec, dest: Path) -> None:

@@ -55,6 +55,7 @@ import secrets
 import tempfile
 import time
 import warnings
+import weakref
 from dataclasses import astuple
 from functools import lru_cache
 from pathlib import Path
@@ -76,6 +77,7 @@ MAX_BYTES = 1024 * 2**20  # past this, the oldest files go too
 PRUNE_EVERY_S = 3600  # the sweep runs at most this often per cache folder
 REFRESH_AFTER_S = 86400  # a file read back older than this gets its mtime set to now
 _SWEPT = "last-prune"  # in the entry folder: its mtime is the last sweep's time
+_ENTRIES = f"v{_FORMAT}"  # the entry folder, in the cache folder
 _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", CACHE_DIR_NAME)
 
 
@@ -373,7 +375,8 @@ class Cache:
         """`default`: the folder is the user's default (`for_paths`), not one named: run as
         root, it is not made in another user's folder (`foreign_to_root`)."""
         self.directory = Path(directory)
-        self.entries = self.directory / f"v{_FORMAT}"
+        self.entries = self.directory / _ENTRIES  # (named in notes; opened once: `_fd`)
+        self._fd: int | None = None
         self.hits = self.misses = 0
         self._salt: str | None = None
         self.mac_key, why = user_key()
@@ -391,16 +394,44 @@ class Cache:
         try:
             if self.entries.is_symlink():
                 raise OSError("the cache's entry folder is a link: not followed")
-            self.entries.mkdir(parents=True, exist_ok=True)
-            if not os.access(self.entries, os.W_OK | os.X_OK):
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._open_entries()
+        except OSError as exc:
+            self.enabled, self.problem = False, f"the cache is off: {_unwritable(self.entries, exc)}"
+
+    def _open_entries(self) -> None:
+        """Open the cache folder once, followed as named (a link the user made, to another disk
+        say, is the user's choice, as ruff follows a `.ruff_cache` and git a `.git` that are links), and
+        `v3/` in it never through a link; keep `v3/`'s descriptor (`_fd`) for every later read,
+        write and sweep. Reopened by path at each of them, a cache folder swapped for a link
+        during the run (by another user who can write the folder above it) took the run's
+        entries, and its sweep, to wherever `v3/` then resolved (twenty-fifth read)."""
+        root = os.open(self.directory, _DIR & ~getattr(os, "O_NOFOLLOW", 0))
+        try:
+            try:
+                self._fd = os.open(_ENTRIES, _DIR, dir_fd=root)
+            except FileNotFoundError:
+                try:
+                    os.mkdir(_ENTRIES, dir_fd=root)
+                except FileExistsError:
+                    pass
+                self._fd = os.open(_ENTRIES, _DIR, dir_fd=root)
+            weakref.finalize(self, os.close, self._fd)
+            if not os.access(".", os.W_OK | os.X_OK, dir_fd=self._fd):
                 # an entry folder that exists but cannot be written (as an older `sudo porter`
                 # left the default one, a read-only mount): what it holds is read, nothing new
                 # is kept, and the run says so (every run was cold for what changed, unsaid)
                 self.problem = f"the cache is read only: {_unwritable(self.entries, _denied(self.entries))}"
                 return
-            _mark_folder(self.directory)
-        except OSError as exc:
-            self.enabled, self.problem = False, f"the cache is off: {_unwritable(self.entries, exc)}"
+            _mark_folder(root)
+        finally:
+            os.close(root)
+
+    def write(self, name: str, data: bytes, shard: str | None = None) -> None:
+        """`data` as `name` (in `shard/`) in the entry folder opened at the start (`_write_in`)."""
+        if self._fd is None:
+            raise OSError(errno.EBADF, "the cache is off")
+        _write_in(self._fd, name, data, shard)
 
     @classmethod
     def for_paths(cls, paths: list[Path], cache_dir: Path | None = None) -> Cache:
@@ -432,7 +463,7 @@ class Cache:
         path = self.entries / f"salt-{install}.memo"
         label = _label("salt", path)
         try:
-            data = json.loads(unseal(self.mac_key, label, self.read_back(path)))
+            data = json.loads(unseal(self.mac_key, label, self.read_back(path.name)))
             if type(data) is dict and data.get("inputs") == inputs and _SALT.fullmatch(str(data.get("salt"))):
                 return str(data["salt"])
         except (OSError, ValueError, RecursionError):
@@ -441,7 +472,7 @@ class Cache:
         if settled:  # (files changed within the racy window are stat'ed and hashed again next run)
             try:
                 body = json.dumps({"inputs": inputs, "salt": value}).encode()
-                _write_in(self.entries, path.name, seal(self.mac_key, label, body))
+                self.write(path.name, seal(self.mac_key, label, body))
             except OSError as exc:
                 self.not_kept(exc)
         return value
@@ -462,7 +493,8 @@ class Cache:
         if not self.enabled or self.mac_key is None:
             return None
         try:
-            body = unseal(self.mac_key, f"entry:{key}", self.read_back(self._path(key)))
+            path = self._path(key)
+            body = unseal(self.mac_key, f"entry:{key}", self.read_back(f"{path.parent.name}/{path.name}"))
             data = json.loads(body)
             if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("entry for another key")
@@ -479,7 +511,7 @@ class Cache:
         path = self._path(key)
         try:
             body = json.dumps(_to_dict(key, result), separators=(",", ":")).encode()
-            _write_in(self.entries, path.name, seal(self.mac_key, f"entry:{key}", body), shard=path.parent.name)
+            self.write(path.name, seal(self.mac_key, f"entry:{key}", body), shard=path.parent.name)
         except OSError as exc:
             self.not_kept(exc)  # a full disk or a read-only tree costs a re-parse next time, nothing else
 
@@ -499,7 +531,7 @@ class Cache:
             return None
         try:
             path = self._index_path(digest)
-            data = json.loads(unseal(self.mac_key, _label("index", path), self.read_back(path)))
+            data = json.loads(unseal(self.mac_key, _label("index", path), self.read_back(path.name)))
             if not isinstance(data, dict):
                 return None
             facts: dict[str, Facts] = {}
@@ -522,7 +554,7 @@ class Cache:
             return None
         try:
             path = self._state_path(key)
-            return json.loads(unseal(self.mac_key, _label("state", path), self.read_back(path)))
+            return json.loads(unseal(self.mac_key, _label("state", path), self.read_back(path.name)))
         except (OSError, ValueError, RecursionError):
             return None
 
@@ -536,17 +568,21 @@ class Cache:
             return
         try:
             body = json.dumps(value, separators=(",", ":")).encode()
-            _write_in(self.entries, path.name, seal(self.mac_key, label, body))
+            self.write(path.name, seal(self.mac_key, label, body))
         except OSError as exc:
             self.not_kept(exc)
 
-    def read_back(self, path: Path) -> bytes:
-        """A cache file's bytes (`_read_entry`); one older than `REFRESH_AFTER_S` has its mtime set
-        to now, so that `prune` keeps what runs still read."""
-        data, mtime_ns = _read_entry(path)
+    def read_back(self, name: str) -> bytes:
+        """The bytes of the cache file `name` (in the entry folder opened at the start:
+        `_read_entry`); one older than `REFRESH_AFTER_S` has its mtime set to now, so that
+        `prune` keeps what runs still read."""
+        if self._fd is None:
+            raise OSError(errno.EBADF, "the cache is off")
+        data, mtime_ns = _read_entry(name, self._fd)
         if time.time_ns() - mtime_ns > REFRESH_AFTER_S * 10**9:
             try:
-                os.utime(path, follow_symlinks=False)  # (a link swapped in since the read is not followed)
+                # (a link swapped in since the read is not followed)
+                os.utime(name, dir_fd=self._fd, follow_symlinks=False)
             except OSError:
                 pass
         return data
@@ -557,33 +593,32 @@ class Cache:
         `MAX_BYTES`; the number removed. A warm run pays one `stat` (of the sweep's marker).
         Nothing is followed through a link; a file whose mtime is in the future counts as
         written now; a temporary of a run still writing (younger than the sweep's period) stays."""
-        if not self.enabled:
+        if not self.enabled or self._fd is None:
             return 0
         now = time.time() if now is None else now
-        marker = self.entries / _SWEPT
         try:
-            last = marker.stat().st_mtime
+            last = os.stat(_SWEPT, dir_fd=self._fd, follow_symlinks=False).st_mtime
             if now - PRUNE_EVERY_S < last <= now + 60:
                 return 0
         except OSError:
             pass
         try:
-            _write_in(self.entries, marker.name, b"")
-            os.utime(marker, (now, now), follow_symlinks=False)
+            self.write(_SWEPT, b"")
+            os.utime(_SWEPT, (now, now), dir_fd=self._fd, follow_symlinks=False)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 return 0  # a cache that cannot be written is not swept either; a full one is
         return self._sweep(now)
 
     def _sweep(self, now: float) -> int:
-        """`prune`'s sweep of the entry folder: the number of files removed. The folders are
-        opened without following a link and each file is removed relative to its folder's
-        descriptor, so an entry folder swapped for a link since the run began (another user's
-        doing, in a cache folder others may write) leads the sweep nowhere; and only names
-        porter writes are removed (`_OWN`)."""
+        """`prune`'s sweep of the entry folder: the number of files removed. The entry folder is
+        the one opened at the start (`_fd`), its shard folders are opened without following a
+        link and each file is removed relative to its folder's descriptor, so a folder swapped
+        for a link since the run began (another user's doing, in a cache folder others may
+        write) leads the sweep nowhere; and only names porter writes are removed (`_OWN`)."""
         flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
         try:
-            top = os.open(self.entries, flags)
+            top = os.open(".", flags, dir_fd=self._fd)  # (its own descriptor: `fds` are closed)
         except OSError:
             return 0
         fds = [top]
@@ -653,43 +688,41 @@ TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# porter's cache\n"
 _MARKS = ((".gitignore", MARKER), ("CACHEDIR.TAG", TAG))
 
 
-def _mark_folder(directory: Path) -> None:
-    """`_MARKS` in the cache folder, each where nothing of that name is there. The folder is
-    followed as named (the user's choice) and opened once; each name is looked at (`lstat`) and
-    written relative to it (`_write_at`). Looked at and written by path, a folder swapped for a
-    link in between took the files into the link's folder, and a link named `.gitignore` to a
-    file not there was replaced (twenty-fifth read). A name there in any form (a link, a FIFO, a
-    folder, the user's own file) is left as it is; none is opened, so none needs O_NONBLOCK."""
-    folder = os.open(directory, _DIR & ~getattr(os, "O_NOFOLLOW", 0))
+def _mark_folder(folder: int) -> None:
+    """`_MARKS` in the cache folder open as `folder`, each where nothing of that name is there:
+    each name is looked at (`lstat`) and written relative to it (`_write_at`). Looked at and
+    written by path, a folder swapped for a link in between took the files into the link's
+    folder, and a link named `.gitignore` to a file not there was replaced (twenty-fifth read).
+    A name there in any form (a link, a FIFO, a folder, the user's own file) is left as it is;
+    none is opened, so none needs O_NONBLOCK."""
+    for name, data in _MARKS:
+        try:
+            os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            _write_at(folder, name, data)
+
+
+def _write_in(entries: int, name: str, data: bytes, shard: str | None = None) -> None:
+    """`data` as `[shard/]name` in the entry folder open as `entries`: the shard folder opened
+    without following a link, the file made and renamed relative to it. Checked by name and
+    then written by path, a folder swapped for a link in between (another user's doing, in a
+    cache folder others may write) took the file into the link's folder (twenty-fourth read);
+    now it goes into the folder opened (moved or not), and a link as the shard is refused
+    (ELOOP, ENOTDIR). The entry folder itself is opened once a run (`Cache._open_entries`):
+    opened by path at each write, a cache folder swapped for a link took the writes after the
+    swap to wherever `v3/` then resolved (twenty-fifth read)."""
+    if shard is None:
+        _write_at(entries, name, data)
+        return
     try:
-        for name, data in _MARKS:
-            try:
-                os.stat(name, dir_fd=folder, follow_symlinks=False)
-            except FileNotFoundError:
-                _write_at(folder, name, data)
+        os.mkdir(shard, dir_fd=entries)
+    except FileExistsError:
+        pass
+    folder = os.open(shard, _DIR, dir_fd=entries)  # a link here: ELOOP or ENOTDIR
+    try:
+        _write_at(folder, name, data)
     finally:
         os.close(folder)
-
-
-def _write_in(entries: Path, name: str, data: bytes, shard: str | None = None) -> None:
-    """`data` as `entries/[shard/]name`: each folder opened without following a link, the file
-    made and renamed relative to it. Checked by name and then written by path, a folder swapped
-    for a link in between (another user's doing, in a cache folder others may write) took the
-    file into the link's folder (twenty-fourth read); now it goes into the folder opened (moved
-    or not), and a link there before the open is refused (ELOOP, ENOTDIR). One `open` and one
-    `close` a folder; the `lstat`s of the check are gone."""
-    fds = [os.open(entries, _DIR)]
-    try:
-        if shard is not None:
-            try:
-                os.mkdir(shard, dir_fd=fds[0])
-            except FileExistsError:
-                pass
-            fds.append(os.open(shard, _DIR, dir_fd=fds[0]))  # a link here: ELOOP or ENOTDIR
-        _write_at(fds[-1], name, data)
-    finally:
-        for fd in fds:
-            os.close(fd)
 
 
 def _write_at(folder: int, name: str, data: bytes) -> None:
@@ -717,10 +750,11 @@ def _write_at(folder: int, name: str, data: bytes) -> None:
         raise
 
 
-def _read_entry(path: Path) -> tuple[bytes, int]:
-    """An entry's bytes: a regular file of bounded size, or OSError (a FIFO is not waited on);
-    and its mtime in ns (from the same `fstat`)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+def _read_entry(name: str, folder: int) -> tuple[bytes, int]:
+    """The bytes of the entry `name` in the folder open as `folder`: a regular file of bounded
+    size, or OSError (a FIFO is not waited on); and its mtime in ns (from the same `fstat`)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(name, flags, dir_fd=folder)
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:

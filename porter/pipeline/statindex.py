@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from porter.analysis import native_ops
-from porter.pipeline.cache import RACY_NS, Cache, _write_in, seal, unseal
+from porter.pipeline.cache import RACY_NS, Cache, seal, unseal
 from porter.core.reading import read_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
@@ -345,7 +345,7 @@ class StatIndex:
         try:
             if self.store.mac_key is None:
                 return {}
-            data = json.loads(unseal(self.store.mac_key, self._label, self.store.read_back(self.path)))
+            data = json.loads(unseal(self.store.mac_key, self._label, self.store.read_back(self.path.name)))
             strings, files, native = data["strings"], data["files"], data.get("native", {})
             if not (type(strings) is list and all(type(t) is str for t in strings) and type(files) is dict):
                 return {}
@@ -559,7 +559,7 @@ class StatIndex:
         ).encode()
         try:
             if self.store.mac_key is not None:
-                _write_in(self.store.entries, self.path.name, seal(self.store.mac_key, self._label, body))
+                self.store.write(self.path.name, seal(self.store.mac_key, self._label, body))
         except OSError as exc:
             self.store.not_kept(exc)  # a read-only cache costs reads next time, nothing else
 

@@ -220,7 +220,9 @@ def _print_sections(console: Console, model: ReportModel) -> None:
     for sec in model.sections:
         console.print(f"[bold]{plain(sec.title)}[/]")
         if sec.text:
-            console.print(sec.text, highlight=False, markup=False)
+            # (its controls shown: given raw, rich drops a CR, BEL, BS, VT or FF from the text of
+            # a section, a run's reasons with the user's exception text; twenty-fifth read)
+            console.print(lines_printable(sec.text), highlight=False, markup=False)
         if sec.rows:
             t = Table()
             for c in sec.columns:

@@ -162,6 +162,31 @@ def test_github_escapes_properties_and_data(tmp_path, monkeypatch):
     assert "file=a%2Cb%3Ac.py," in out
 
 
+@pytest.mark.parametrize(
+    ("line", "col", "end"),
+    [
+        ("x =\ttorch.cuda.is_available()", 5, 30),  # a tab: one column (a code point)
+        ("字 = 1; x = torch.cuda.is_available()", 12, 37),  # wide: one column
+        ('s = "😀"; x = torch.cuda.is_available()', 14, 39),  # astral: one column (a code point)
+        ("e\u0301 = 1; x = torch.cuda.is_available()", 13, 38),  # a combining mark: a column of its own
+    ],
+)
+def test_github_columns_are_code_points_and_only_for_a_finding_on_one_line(tmp_path, monkeypatch, line, col, end):
+    """GitHub's annotations take `col`/`endColumn` only where `line` and `endLine` are the same
+    ("cannot be sent when startLine and endLine are different values": the Checks API and
+    @actions/core); porter wrote them for a finding over several lines too (twenty-fifth read).
+    GitHub names no unit: porter counts code points, as its other formats and SARIF's
+    `columnKind` do, the same column the text formats show."""
+    write(tmp_path, {"m.py": f"import torch\n{line}\ny = torch.cuda.is_available(\n)\n"})
+    monkeypatch.chdir(tmp_path)
+    out = cli("lint", "-t", "xla", "--output-format", "github").stdout
+    one, several = out.splitlines()
+    assert f",line=2,col={col},endLine=2,endColumn={end}::" in one, one
+    assert ",line=3,endLine=4::" in several and "col=" not in several and "endColumn=" not in several, several
+    concise = cli("lint", "-t", "xla", "--output-format", "concise").stdout
+    assert f"m.py:2:{col}: CUDA001" in concise
+
+
 def test_gitlab_code_quality(project):
     issues = cli("lint", "-t", "neuron", "--output-format", "gitlab").json()
     assert isinstance(issues, list) and len(issues) == 3

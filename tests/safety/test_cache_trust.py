@@ -922,3 +922,65 @@ def test_each_of_the_cache_s_own_files_is_kept_and_never_written_through_a_link(
         return
     assert len(list(store.entries.glob(name))) == 1
     assert read_back(cache_module.Cache(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("kind", ["entry", "index state", "salt memo", "stat index", "sweep"])
+def test_the_cache_folder_swapped_for_a_link_mid_run_takes_nothing_elsewhere(tmp_path, monkeypatch, kind):
+    """The cache folder (not `v3/`: the folder named, which another user who can write the
+    folder above it may swap) swapped for a link to a folder of theirs after the run opened its
+    cache: each later write was by path, through the link, into their `v3/`, and the sweep
+    removed their files there. Now the run keeps to the folder it opened (twenty-fifth read)."""
+    from porter.pipeline import cache as cache_module
+
+    _salt_sources(tmp_path, monkeypatch)
+    monkeypatch.setattr(cache_module, "RACY_NS", 0)
+    root, moved, theirs = tmp_path / "cache", tmp_path / "cache-moved", tmp_path / "theirs"
+    store = cache_module.Cache(root)
+    assert store.enabled, store.problem
+    key = "ab" + "c" * 62
+    result = cache_module.FileResult("m.py", cache_module.FileStatus.UNCHANGED, original_source=b"")
+    if kind != "salt memo":
+        store.salt()  # (its memo written before the swap)
+    if kind == "sweep":
+        store.put(key, result)  # (to be swept: it is made old)
+        os.utime(store._path(key), (1, 1))
+    (theirs / "v3" / "ab").mkdir(parents=True)
+    planted = theirs / "v3" / "ab" / ("b" * 62 + ".json")  # a name porter's sweep removes
+    planted.write_bytes(b"theirs")
+    os.utime(planted, (1, 1))
+    root.rename(moved)
+    root.symlink_to(theirs, target_is_directory=True)
+    if kind == "entry":
+        store.put(key, result)
+        assert store.get(key, "m.py", b"") is not None  # (read back from the folder opened)
+        name = "ab/*.json"
+    elif kind == "sweep":
+        assert store.prune() == 1 and not (moved / "v3" / "ab" / (key[2:] + ".json")).exists()
+        name = "last-prune"
+    else:
+        name, _ = _own_write(kind, store, tmp_path, monkeypatch)
+    assert sorted(p.relative_to(theirs).as_posix() for p in theirs.rglob("*") if not p.is_dir()) == [
+        "v3/ab/" + planted.name
+    ]
+    assert len(list((moved / "v3").glob(name))) == 1
+
+
+def test_a_cache_folder_that_is_a_link_as_named_is_followed_once(tmp_path, monkeypatch):
+    """The folder named (`--cache-dir`, the default under `~/.cache`) may be a link the user made
+    (a cache on another disk): it is followed, as ruff follows a `.ruff_cache` link, once, when the
+    run opens its cache; `v3/` in it as a link is not (the run's cache is then off)."""
+    from porter.pipeline import cache as cache_module
+
+    monkeypatch.setenv("PORTER_CACHE_KEY", "a CI secret")
+    disk = tmp_path / "other-disk"
+    disk.mkdir()
+    (tmp_path / "cache").symlink_to(disk, target_is_directory=True)
+    store = cache_module.Cache(tmp_path / "cache")
+    assert store.enabled and store.problem is None, store.problem
+    store.put("ab" + "c" * 62, cache_module.FileResult("m.py", cache_module.FileStatus.UNCHANGED))
+    assert (disk / "v3" / "ab" / ("c" * 62 + ".json")).is_file() and (disk / "CACHEDIR.TAG").is_file()
+    (tmp_path / "v3-elsewhere").mkdir()
+    (disk / "v3").rename(tmp_path / "v3-moved")
+    (disk / "v3").symlink_to(tmp_path / "v3-elsewhere", target_is_directory=True)
+    again = cache_module.Cache(tmp_path / "cache")
+    assert not again.enabled and "link" in (again.problem or ""), again.problem

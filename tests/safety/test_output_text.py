@@ -952,3 +952,51 @@ def test_a_cell_wider_than_pad_max_is_written_once_on_a_terminal_not_folded():
     assert out.count(key) == 1 and len(out) < len(key) + 3 * report.PAD_MAX, len(out)  # header, rule
     assert f"{key}  FAIL" in out
     assert elapsed < 2, elapsed
+
+
+def _on_a_terminal(show) -> str:
+    """What porter's console writes for `show(console)` on a terminal, its styling taken off."""
+    import io
+
+    from porter.report.console import make_console
+
+    out = io.StringIO()
+    show(make_console(file=out, force_terminal=True, width=200, color_system=None))
+    return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", out.getvalue())
+
+
+def _trace_wrote(console, text: str) -> None:
+    from rich.text import Text
+
+    from porter.cli.trace import _wrote
+
+    console.print(Text(_wrote(Path(f"{text}.pt"), 1024, {"side": {"label": text}, "stopped": text})))
+
+
+def _report_section(console, text: str) -> None:
+    from types import SimpleNamespace
+
+    from porter.report.model import Section
+    from porter.report.terminal import _print_sections
+
+    _print_sections(console, SimpleNamespace(sections=[Section(id="s", title="t", text=text)]))
+
+
+@pytest.mark.parametrize("control", ["\r", "\x07", "\x08", "\x0b", "\x0c", "\x1b[2J", "\x9b", "\u202e"])
+@pytest.mark.parametrize("show", [_trace_wrote, _report_section], ids=["trace record's wrote line", "report section"])
+def test_text_a_site_gives_rich_by_hand_shows_every_control_as_an_escape(control, show):
+    """Two lines porter gave rich as a str or `Text` it built by hand, without `printable`: the
+    line `trace record` ends with (the -o name; the side's label and how the run stopped, which
+    the user's run writes) and the text of a report's section (a run's reasons: the user's
+    exception text). rich drops CR, BEL, BS, VT and FF from a `Text` (`a<CR>z` was said as
+    `az`); now each is shown as its escape, as the console shows ESC, C1 and bidi (twenty-fifth
+    read)."""
+    shown = _on_a_terminal(lambda console: show(console, f"a{control}z"))
+    escape = f"\\x{ord(control[0]):02x}" if ord(control[0]) < 0x100 else f"\\u{ord(control[0]):04x}"
+    assert f"a{escape}" in shown, shown
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", shown), shown
+
+
+def test_markup_in_a_report_section_s_text_is_text():
+    shown = _on_a_terminal(lambda console: _report_section(console, "a[bold]b[/] :warning:"))
+    assert "a[bold]b[/] :warning:" in shown

@@ -39,6 +39,18 @@ def _file_property(name: str | None) -> str | None:
     return escaped if controls_escaped(escaped) == escaped else None
 
 
+def _place(f: Finding) -> list[str]:
+    """`line`, `col`, `endLine`, `endColumn` (1-based; columns counted in code points, as porter's
+    columns and its SARIF's `columnKind` are: GitHub names no unit) of a finding on one line; no
+    columns for one over several lines, which GitHub's annotations do not take ("cannot be sent
+    when startLine and endLine are different values", the Checks API and @actions/core say):
+    they were written for every finding (twenty-fifth read)."""
+    start, end = f.start, f.end
+    if start.line != end.line:
+        return [f"line={start.line}", f"endLine={end.line}"]
+    return [f"line={start.line}", f"col={start.column + 1}", f"endLine={end.line}", f"endColumn={end.column + 1}"]
+
+
 def _annotation(f: Finding, fix: str) -> str:
     where = _file_property(located_name(f.path))
     message = f"{f.code} {f.message}{fix}"
@@ -48,9 +60,7 @@ def _annotation(f: Finding, fix: str) -> str:
         # a `file` it could not carry attached it to no file: twenty-second read's leftover)
         message = f"{f.path}:{f.start.line}:{f.start.column + 1}: {message}"
     else:
-        props.append(f"file={where}")
-        props += [f"line={f.start.line}", f"col={f.start.column + 1}"]
-        props += [f"endLine={f.end.line}", f"endColumn={f.end.column + 1}"]
+        props += [f"file={where}", *_place(f)]
     return f"::{_LEVEL[f.severity]} {','.join(props)}::{escape_data(message)}"
 
 
