@@ -182,9 +182,10 @@ def note_if_cache_off(no_cache: bool, paths: list[Path], cache_dir: Path | None)
     run cold with no word."""
     if _cache_off(no_cache):
         return
-    from porter.pipeline.cache import Cache, named_dir
+    from porter.pipeline.cache import Cache, named_dir, seen_by_git
 
-    problem = Cache.for_paths(paths, named_dir(cache_dir)).problem
+    cache = Cache.for_paths(paths, named_dir(cache_dir))
+    problem = cache.problem if cache.problem is not None or not cache.enabled else seen_by_git(cache.directory)
     if problem is not None:
         err_console.print(f"note: {plain(problem)} (--no-cache silences this note)", soft_wrap=True)
 
