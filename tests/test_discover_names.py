@@ -1620,3 +1620,41 @@ def test_a_nested_repository_s_git_file_is_read_once(tmp_path, monkeypatch, layo
     monkeypatch.setattr(os, "open", counting)
     found = _walked(repo, monkeypatch, ["a.py", "sub/b.py", "sub/skip.py"], {})
     assert found == ["a.py", "sub/b.py"] and len(opened) == 1, opened
+
+
+@pytest.mark.parametrize(
+    "commondir, env_common, repository",
+    [(None, True, True), ("{c} \n", False, False), ("{c}\nmore\n", False, False), ("{c}\r\n\r\n", False, True)],
+    ids=["GIT_COMMON_DIR", "commondir with a trailing space", "commondir of two lines", "commondir CRLF CRLF"],
+)
+def test_a_nested_git_folder_s_common_folder_is_found_as_git_finds_it(
+    tmp_path, monkeypatch, commondir, env_common, repository
+):
+    """git checks a nested `.git` folder against its common folder: `$GIT_COMMON_DIR` where set
+    (every git folder's), else the `commondir` file read whole (trailing CRs and LFs cut). porter
+    read no `GIT_COMMON_DIR`, so a `.git` without `objects/` stayed a plain folder where git sees
+    a repository; and it read `commondir`'s first line, spaces cut, so a trailing space or a
+    second line named a common folder where git finds none (twenty-fifth read). Compared with
+    `git ls-files -o --exclude-standard` (a nested repository: git lists `inner/`; porter walks it
+    with its own patterns, so the top's `ig_*.py` does not apply to `inner/ig_c.py`)."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    common = tmp_path / "common"
+    for name in ("objects", "refs"):
+        (common / name).mkdir(parents=True)
+    inner = repo / "inner" / ".git"
+    inner.mkdir(parents=True)
+    (inner / "HEAD").write_text("ref: refs/heads/main\n")
+    if commondir is not None:
+        (inner / "commondir").write_bytes(commondir.format(c=common).encode())
+    if env_common:
+        monkeypatch.setenv("GIT_COMMON_DIR", str(common))
+        env = {**env, "GIT_COMMON_DIR": str(common)}
+    files = ["a.py", "ig_a.py", "inner/ig_c.py", "inner/sub/d.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": "ig_*.py\n"})
+    out = subprocess.run(["git", "ls-files", "-o", "--exclude-standard", "-z"], cwd=repo, env=env, capture_output=True)
+    listed = sorted(n for n in out.stdout.decode().split("\0") if n.endswith((".py", "inner/")))
+    assert listed == (["a.py", "inner/"] if repository else ["a.py", "inner/sub/d.py"]), out
+    walked = ["a.py", "inner/ig_c.py", "inner/sub/d.py"] if repository else ["a.py", "inner/sub/d.py"]
+    assert found == walked

@@ -16,7 +16,6 @@ import typer
 from porter.config.files import FAIL_ON, PASSED_OVER, ConfigError, Effective, resolve
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
-from porter.core.reading import open_regular
 from porter.core.textsafe import plain, printable
 
 if TYPE_CHECKING:
@@ -183,9 +182,10 @@ def note_if_cache_off(no_cache: bool, paths: list[Path], cache_dir: Path | None)
     run cold with no word."""
     if _cache_off(no_cache):
         return
-    from porter.pipeline.cache import Cache, named_dir
+    from porter.pipeline.cache import Cache, named_dir, seen_by_git
 
-    problem = Cache.for_paths(paths, named_dir(cache_dir)).problem
+    cache = Cache.for_paths(paths, named_dir(cache_dir))
+    problem = cache.problem if cache.problem is not None or not cache.enabled else seen_by_git(cache.directory)
     if problem is not None:
         err_console.print(f"note: {plain(problem)} (--no-cache silences this note)", soft_wrap=True)
 
@@ -219,21 +219,9 @@ def _porter_made(folder: Path) -> bool:
     (written beside a `.gitignore` of the user's, which the cache keeps: a user's `*`, as for
     ruff's cache, made the first run's `v3/` "not porter's cache" to every later run, exit 2;
     twenty-fifth read)."""
-    from porter.pipeline.cache import MARKER, TAG
+    from porter.pipeline.cache import MARKER_HEAD, TAG, begins
 
-    return _starts(folder / ".gitignore", MARKER.partition(b"\n")[0] + b"\n") or _starts(folder / "CACHEDIR.TAG", TAG)
-
-
-def _starts(path: Path, head: bytes) -> bool:
-    """Whether the regular file `path` begins with `head`. Opened as porter reads a source file
-    (`open_regular`: without blocking, checked a regular file after the open), as a FIFO swapped in
-    after a check by name would block the run."""
-    try:
-        fh, _ = open_regular(path, None)
-        with fh:
-            return fh.read(len(head)) == head
-    except OSError:
-        return False
+    return begins(folder / ".gitignore", MARKER_HEAD) or begins(folder / "CACHEDIR.TAG", TAG)
 
 
 def _cache_off(no_cache: bool) -> bool:

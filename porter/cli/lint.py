@@ -59,6 +59,7 @@ from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, w
 from porter.lint.formats import FORMATS, TEXT_FORMATS, render
 from porter.lint.formats.gitlab import unlocated
 from porter.lint.statistics import render_statistics
+from porter.pipeline.writer import not_a_folder
 from porter.core.textsafe import plain
 
 
@@ -224,7 +225,8 @@ def _fingerprint_base(baseline: Path | None, write_to: Path | None) -> Path | No
     except FileNotFoundError:
         return Path(os.path.realpath(write_to.parent))
     except OSError as exc:
-        raise usage_error(f"cannot write --write-baseline {write_to}: {exc.strerror or exc}") from None
+        why = not_a_folder(write_to) if isinstance(exc, NotADirectoryError) else exc
+        raise usage_error(f"cannot write --write-baseline {write_to}: {why.strerror or why}") from None
 
 
 def _run(paths: list[Path], settings, **kwargs):

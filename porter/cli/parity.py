@@ -139,7 +139,7 @@ def parity_check(
         try:
             write_report(result, cfg.report)
         except (ValueError, OSError) as exc:
-            typer.echo(f"porter parity-check: {printable(exc)}", err=True)
+            typer.echo(f"porter parity-check: {_report_error(cfg.report, exc)}", err=True)
             raise typer.Exit(2) from None
     raise typer.Exit(result.exit_code)
 
@@ -219,7 +219,7 @@ def _script_mode(
         except (ValueError, OSError) as exc:  # (a ValueError of its own: the file name's suffix)
             if reference_trace is not None and isinstance(exc, ValueError) and not str(exc).startswith("--report"):
                 _malformed_reference(reference_trace, exc)
-            typer.echo(f"porter parity-check: {printable(exc)}", err=True)
+            typer.echo(f"porter parity-check: {_report_error(report, exc)}", err=True)
             raise typer.Exit(2) from None
         except MALFORMED as exc:
             _malformed_reference(reference_trace, exc)
@@ -238,3 +238,12 @@ def _malformed_reference(reference_trace: Path | None, exc: BaseException) -> No
         err=True,
     )
     raise typer.Exit(2) from None
+
+
+def _report_error(report: Path, exc: Exception) -> str:
+    """The one line for a --report that cannot be written, naming it as lint's and trace's do
+    (a folder on the way that is a file said only "f is not a folder"); a ValueError (the
+    suffix) names it already."""
+    if isinstance(exc, OSError):
+        return printable(f"cannot write --report {report}: {exc.strerror or exc}")
+    return printable(exc)

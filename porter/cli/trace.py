@@ -68,6 +68,7 @@ def _output(output: Path) -> Path:
     was written); a name that cannot be written is said before the command runs, not after it;
     and a file there is replaced only when it is a trace (`-o train.py` overwrote the script it
     ran, after the run: seventeenth read)."""
+    from porter.pipeline.writer import make_parent
     from porter.verify.tracefile import holds_a_trace
 
     dest = Path(os.path.abspath(output))
@@ -76,7 +77,7 @@ def _output(output: Path) -> Path:
     if dest.exists() and not dest.is_symlink() and not holds_a_trace(dest):
         raise _fail(f"-o {output}: exists and is not a porter trace (it is replaced only when it is one)")
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        make_parent(Path(output))  # (as given: the line names its folder as the user did)
         # a folder porter cannot write in is said now: it was said after the whole run, its
         # trace lost ("the run did not finish: … cannot write the trace", nineteenth read's leftover)
         tempfile.TemporaryFile(dir=dest.parent).close()

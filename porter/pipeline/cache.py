@@ -50,6 +50,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import sys
 import secrets
 import tempfile
@@ -61,7 +62,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
 
+from porter.core import programs
 from porter.core.kinds import PYTHON, kind_of
+from porter.core.reading import open_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
@@ -723,6 +726,60 @@ def _write_in(entries: int, name: str, data: bytes, shard: str | None = None) ->
         _write_at(folder, name, data)
     finally:
         os.close(folder)
+
+
+def seen_by_git(directory: Path) -> str | None:
+    """What the run's note says where git lists the cache's files: the cache keeps a user's
+    `.gitignore` in its folder (`_mark_folder`), and one that does not leave them out (`*.pyc`)
+    let `git status` show every entry, unsaid (twenty-fifth read). Asked of git itself (`git
+    check-ignore`: it reads the `.gitignore` files above, `info/exclude`, `core.excludesFile`),
+    only where that `.gitignore` is not porter's, once a run; None where git hides them, no
+    repository holds the folder, or git cannot say. A `.gitignore` that is a FIFO, a socket or
+    a device is not handed to git (git would block opening it)."""
+    try:
+        mode = os.lstat(directory / ".gitignore").st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) and begins(directory / ".gitignore", MARKER_HEAD):
+        return None
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+        return None
+    ours = [f"v{_FORMAT}/", "CACHEDIR.TAG"]
+    git = [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", "-C", str(directory)]
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        proc = subprocess.run(
+            [*git, "check-ignore", "--no-index", *ours],  # (our two names: plain ASCII, one a line)
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    hidden = set(proc.stdout.decode("utf-8", "replace").splitlines())
+    seen = [name for name in ours if name not in hidden]
+    if proc.returncode not in (0, 1) or not seen:
+        return None
+    return (
+        f"git lists the cache's {', '.join(seen)} in {directory}: its .gitignore is not porter's (kept) and "
+        "does not leave them out; add a line `*` to it, or choose a folder of the cache's own"
+    )
+
+
+MARKER_HEAD = MARKER.partition(b"\n")[0] + b"\n"  # (a marker porter wrote, whatever follows it)
+
+
+def begins(path: Path, head: bytes) -> bool:
+    """Whether the regular file `path` begins with `head`. Opened as porter reads a source file
+    (`open_regular`: without blocking, checked a regular file after the open): a FIFO swapped in
+    after a check by name would block the run."""
+    try:
+        fh, _ = open_regular(path, None)
+        with fh:
+            return fh.read(len(head)) == head
+    except OSError:
+        return False
 
 
 def _write_at(folder: int, name: str, data: bytes) -> None:

@@ -988,12 +988,31 @@ def _git_folder(folder: Path) -> bool:
             valid = ref or (len(head) >= 40 and all(c in _HEX for c in head[:40]))
     except (Unreadable, OSError):
         return False
-    common = where
-    if os.path.lexists(os.path.join(where, "commondir")):  # (a worktree's git folder)
-        lines = _read_patterns(folder / "commondir", follow=True)
-        common = os.path.join(where, lines[0].rstrip()) if lines and lines[0].rstrip() else where
-    objects = os.environ.get("GIT_OBJECT_DIRECTORY", os.path.join(common, "objects"))
-    return valid and os.access(objects, os.X_OK) and os.access(os.path.join(common, "refs"), os.X_OK)
+    # (`get_common_dir`: `$GIT_COMMON_DIR` for every git folder, as git checks a nested one; it
+    # was not read, so a `.git` without `objects/` stayed a plain folder where git, with a
+    # common folder that has them, sees a repository; twenty-fifth read. Joined as git joins it:
+    # an empty one names `/objects`)
+    common = os.environ.get("GIT_COMMON_DIR")
+    if common is None:
+        common = _commondir(where) or where
+    objects = os.environ.get("GIT_OBJECT_DIRECTORY", f"{common}/objects")
+    return valid and os.access(objects, os.X_OK) and os.access(f"{common}/refs", os.X_OK)
+
+
+def _commondir(git_dir: str) -> str | None:
+    """git's `get_common_dir_noenv`: the folder the `commondir` file of a git folder (a
+    worktree's) names, relative to it, else None. Read whole through a link, its trailing CRs
+    and LFs cut, ending at a NUL; its first line, spaces cut, was read, so `../.. ` or a second
+    line named a common folder where git finds none (twenty-fifth read). An empty or unreadable
+    one (git dies): None."""
+    path = os.path.join(git_dir, "commondir")
+    if not os.path.exists(path):  # (git's `file_exists`: a dangling link is none)
+        return None
+    try:
+        data = read_regular(path, _MAX_GITFILE_BYTES)
+    except (Unreadable, OSError):
+        return None
+    return os.path.join(git_dir, os.fsdecode(data.rstrip(b"\r\n").partition(b"\0")[0])) if data else None
 
 
 _HEX = frozenset(b"0123456789abcdefABCDEF")
@@ -1002,5 +1021,4 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 def _common(git_dir: Path) -> Path:
     """The folder holding the `info/` of the git folder a `.git` file names (a worktree's, a
     submodule's): its `commondir` where it has one, else itself."""
-    common = _read_patterns(git_dir / "commondir", follow=True)  # (git follows a link there)
-    return git_dir / common[0].strip() if common and common[0].strip() else git_dir
+    return Path(_commondir(os.fspath(git_dir)) or git_dir)  # (git follows a link there)

@@ -19,6 +19,7 @@ never written through.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import os
@@ -368,6 +369,31 @@ def open_descriptor(path: Path | str) -> bool:
     return False
 
 
+class NotAFolder(NotADirectoryError):
+    """A name on the way to an output that is not a folder; its text is the one line that says
+    which (callers print `exc.strerror or exc`, or `exc`)."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def make_parent(path: Path) -> None:
+    """The folder `path` goes in, made where missing. A name on the way that is not a folder
+    (the file `f` of `-o f/b.json`) is `NotAFolder` naming it: `mkdir` said "File exists" (or
+    "Not a directory" a level below), which named neither it nor why (twenty-fifth read)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise not_a_folder(path) from None
+
+
+def not_a_folder(path: Path) -> NotAFolder:
+    """The error for an output `path` whose folder is not one, naming the first name on the way
+    that is not a folder (a file, a FIFO, a dangling link)."""
+    above = [a for a in reversed(path.parents) if os.path.lexists(a) and not os.path.isdir(a)]
+    return NotAFolder(errno.ENOTDIR, f"{(above or [path.parent])[0]} is not a folder", str(path))
+
+
 def write_output(path: Path | str, text: str | bytes) -> None:
     """A file the user named for output (`lint -o`, `--write-baseline`, a trace or parity
     report, `trace record -o`), written whole: a temporary beside it renamed over the name. A
@@ -392,7 +418,7 @@ def write_output(path: Path | str, text: str | bytes) -> None:
         return
     if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(21, "is a folder", str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_parent(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{_prefix(path.name)}.", suffix=".tmp")
     with removed_on_error(tmp):
         with os.fdopen(fd, "wb") as fh:

@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from porter.pipeline.writer import removed_on_error
+from porter.pipeline.writer import make_parent, removed_on_error
 from porter.report.model import SCHEMA_VERSION, FileReport, ReportModel, Section
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
@@ -51,8 +51,7 @@ def write_report(path: Path | str, model: ReportModel) -> Path:
     text = render(model, report_format(path))
     if path.is_dir():
         raise IsADirectoryError(21, "is a folder", str(path))
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+    make_parent(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with removed_on_error(tmp):
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

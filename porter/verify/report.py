@@ -408,7 +408,6 @@ def write_report(r: ParityResult, path: Path) -> None:
     )
     if render is None:
         raise ValueError(f"--report {path}: use a .json, .md or .html file name")
-    path.parent.mkdir(parents=True, exist_ok=True)
     from porter.pipeline.writer import write_output
 
     write_output(path, render(r))  # whole; a link of that name is replaced, not written through

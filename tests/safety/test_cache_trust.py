@@ -577,6 +577,47 @@ def test_a_cache_folder_whose_gitignore_is_the_user_s_is_the_cache_on_every_run(
     assert out.returncode == 2 and b"choose a folder of its own" in out.stderr, out.stderr
 
 
+@pytest.mark.parametrize(
+    "ignores, seen",
+    [
+        ({"c/.gitignore": "*.pyc\n"}, ["v3/", "CACHEDIR.TAG"]),
+        ({"c/.gitignore": "v3/\n"}, ["CACHEDIR.TAG"]),
+        ({"c/.gitignore": "*\n"}, []),
+        ({"c/.gitignore": "keep\n", ".gitignore": "c/\n"}, []),
+        ({"c/.gitignore/": ""}, ["v3/", "CACHEDIR.TAG"]),
+        ({"c/.gitignore": "*.pyc\n", ".git": None}, []),
+    ],
+    ids=["a user's *.pyc", "a user's v3/", "a user's *", "left out above", "a folder", "no repository"],
+)
+def test_a_kept_user_gitignore_that_lets_git_see_the_cache_is_said(tmp_path, ignores, seen):
+    """The cache keeps a `.gitignore` of the user's in its folder (twenty-fifth read's defect B);
+    one that does not leave the cache's files out let `git status` list every entry, and nothing
+    said so. Now a note names what git lists, as git itself decides (a `.gitignore` above, none
+    where no repository holds the folder)."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "c").mkdir()
+    if ".git" not in ignores:
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    for name, text in ignores.items():
+        if name.endswith("/"):
+            (tmp_path / name).mkdir()
+        elif text is not None:
+            (tmp_path / name).write_text(text)
+    for run in ("cold", "warm"):
+        out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path)
+        notes = [ln for ln in out.stderr.decode().splitlines() if "git lists the cache's" in ln]
+        assert out.returncode == 1 and len(notes) == (1 if seen else 0), (run, out.stderr)
+        if seen:
+            assert f"git lists the cache's {', '.join(seen)} in c:" in notes[0], notes
+    if ".git" in ignores:
+        return
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "-uall", "c"], cwd=tmp_path, capture_output=True, text=True
+    )
+    listed = {"v3/" if ln[3:].startswith("c/v3/") else ln[5:] for ln in status.stdout.splitlines()}
+    assert listed - {".gitignore"} == set(seen), status.stdout  # what the note says is what git lists
+
+
 def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
     """The key hashed rules/*.toml but not rules/cuda_only/packages.json or rules/api/*.json:
     after an update of that data (a package found CUDA-only, or no longer), a warm run gave

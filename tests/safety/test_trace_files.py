@@ -489,7 +489,9 @@ def test_a_report_that_cannot_be_written_is_one_line(tmp_path, command, where):
     suffix = "json" if command == "ops" else "md"
     args = ["ops", str(port), "--target", "xla"] if command == "ops" else ["compare", str(good), str(port)]
     out = porter("trace", *args, "--report", where.format(suffix=suffix), cwd=tmp_path)
-    _one_line_error(out, "cannot write --report")
+    err = _one_line_error(out, "cannot write --report")
+    if where.startswith("afile"):  # "File exists" (mkdir's), which named neither afile nor why
+        assert f"cannot write --report {where.format(suffix=suffix)}: afile is not a folder" in err, err
     assert (tmp_path / "afile").read_text() == "x"
 
 

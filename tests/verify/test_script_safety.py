@@ -248,6 +248,34 @@ def test_a_reference_trace_with_a_field_past_the_reader_s_checks_is_one_line(tmp
     assert any("ref.safetensors" in r and "`host` is not an object" in r for r in report["reasons"]), report
 
 
+def test_a_report_under_a_file_is_one_line_naming_it(tmp_path):
+    """`parity-check --report f/r.json`, `f` a file: "File exists" (`mkdir`'s), naming neither the
+    option, the path nor why; now the line lint's and trace's give (twenty-fifth read). A run
+    refused quickly (a reference trace the reader refuses) still writes its report."""
+    import torch
+    from safetensors.torch import save_file
+
+    from tests.safety.test_trace_files import _manifest, _tensors
+
+    ref = tmp_path / "ref.safetensors"
+    manifest = {**_manifest(), "schema": "porter.trace/1", "host": 5}
+    save_file(_tensors(torch), str(ref), metadata={"porter.trace": json.dumps(manifest)})
+    tree = _tree(tmp_path, "raise SystemExit(3)\n")
+    (tmp_path / "f").write_text("keep")
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "parity-check", "--reference-trace", str(ref), "--ported", str(tree)]
+        + ["--timeout", "120", "--report", "f/r.json", "--", sys.executable, "train.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=300,
+    )
+    err = out.stderr.decode()
+    assert out.returncode == 2 and "Traceback" not in err, err[-3000:]
+    assert err.strip().splitlines()[-1] == "porter parity-check: cannot write --report f/r.json: f is not a folder", err
+    assert (tmp_path / "f").read_text() == "keep"
+
+
 @pytest.mark.parametrize(
     "body, kind",
     [
