@@ -282,6 +282,9 @@ class Kernel:
     namespace: str = ""
     # a Triton kernel never launched that other Triton kernels call: their names (it is no op of its own)
     helper_of: list[str] = field(default_factory=list)
+    # a Triton kernel's: the modules its file imports under another name, local -> the module's last
+    # name (`H` -> `helpers` of `import pkg.helpers as H`), so `H.gelu(x)` reads as `helpers.gelu(x)`
+    modules: dict[str, str] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -297,6 +300,7 @@ class Kernel:
         d.pop("unresolved")
         d.pop("branches")
         d.pop("helper_of")  # (its detail says so)
+        d.pop("modules")
         if not self.namespace:
             del d["namespace"]
         d["path"] = path_name(self.path)
@@ -781,10 +785,11 @@ def _triton_helpers(kernels: list[Kernel]) -> None:
     own is written (it got one, an op no code runs; a passed one did until the twenty-fifth read).
     The callers of its own file where it has any (two files may each define a helper of one name).
     A call through its module's name (`helpers.gelu(x)` of pkg/helpers.py's `gelu`) is one too: it
-    was not read, and the helper kept an op of its own (twenty-fourth read's leftover)."""
+    was not read, and the helper kept an op of its own (twenty-fourth read's leftover); and through a
+    name the module is imported as (`H.gelu(x)` of `import pkg.helpers as H`: twenty-fifth read's)."""
     triton = [k for k in kernels if k.kind == "triton"]
     called = {id(k): set(_PLAIN_CALL.findall(k.source)) - {k.name} for k in triton}  # (not its `def` line)
-    through = {id(k): set(_MODULE_CALL.findall(k.source)) for k in triton}
+    through = {id(k): {(k.modules.get(m, m), f) for m, f in _MODULE_CALL.findall(k.source)} for k in triton}
     # (not its parameters: its `def` line's, and a name its parameter shadows is no kernel's)
     passed = {id(k): set(_PASSED.findall(k.source)) - {k.name, *_param_words(k.params)} for k in triton}
     for k in triton:
@@ -1648,6 +1653,7 @@ def _triton_of(
     # read); and in a function or a class, as lint reports it (torchao 0.18.0's 5 built in a function
     # were reported, with the advice to run `porter kernels`, and not listed: nineteenth read)
     how: dict[str, str] = {}
+    start = len(inv.kernels)
     for written, fn in triton_kernels(module, resolver, in_blocks=True, nested=True, lookup=lookup, how=how).items():
         name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
         cell, line = where(positions[fn.name].start.line)
@@ -1667,6 +1673,9 @@ def _triton_of(
         k.cell = cell
         found.triton.setdefault(name, []).append(k)
         inv.kernels.append(k)
+    renamed = _renamed_modules(resolver.imports) if len(inv.kernels) > start else {}
+    for k in inv.kernels[start:]:
+        k.modules = renamed
 
 
 def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found) -> None:
@@ -1711,6 +1720,15 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
         sources = _arg(call, "sources", 1)
         detail = "sources: " + (", ".join(_strings(sources)) or "computed") + _missing(path, root, sources)
         inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail, cell=cell))
+
+
+def _renamed_modules(imports: ImportTable) -> dict[str, str]:
+    """The names a file imports under another name, local -> the last name of what it imports (`H`
+    -> `helpers` of `import pkg.helpers as H`, `from pkg import helpers as H`, `from . import
+    helpers as H`): a module among them is its helpers' (`_triton_helpers`)."""
+    named = {local: full.rpartition(".")[2] for local, full in imports.names.items()}
+    named.update((local, obj.rpartition(".")[2]) for local, (_, obj) in imports.relative.items())
+    return {local: last for local, last in named.items() if last and last != local}
 
 
 def _triton_kernel(module: cst.Module, name: str, fn: cst.FunctionDef, rel: str, line: int) -> Kernel:

@@ -4,6 +4,10 @@ test failed on 47d9d02."""
 from __future__ import annotations
 
 
+import pytest
+
+from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
 from tests.helpers import port_files
 
 BUILD = (
@@ -33,3 +37,37 @@ def test_a_dotted_extension_import_is_named_in_the_from_imports_form(tmp_path, m
         (finding,) = ported[f"pkg/{name}.py"][1]
         assert finding.code == "GUARD001"
         assert f"keeps CUDA-only code (uses `fwd` → `{used}` {why}) away" in finding.message, finding.message
+
+
+HELPERS = "import triton\n\n\n@triton.jit\ndef gelu(x):\n    return x * 0.5\n"
+ACT = (
+    "import triton\nimport triton.language as tl\n\n{imp}\n\n\n@triton.jit\n"
+    "def act(x_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+    "    tl.store(x_ptr + offs, {mod}.gelu(tl.load(x_ptr + offs)))\n\n\n"
+    "def go(x):\n    act[(1,)](x, 1, BLOCK=8)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("imp", "mod", "helper"),
+    [
+        ("import pkg.helpers as H", "H", True),
+        ("from pkg import helpers as H", "H", True),
+        ("from . import helpers as H", "H", True),
+        ("import helpers", "helpers", True),  # (the control: read before)
+        ("import pkg.other as helpers", "helpers", False),  # `helpers` names another module here
+    ],
+)
+def test_a_helper_called_through_its_module_imported_under_another_name_is_a_helper(tmp_path, imp, mod, helper):
+    # `import pkg.helpers as H` then `H.gelu(x)` in a kernel: the call was matched by the module's
+    # last name only, so `gelu` stayed a kernel of its own, scaffolded as an op no code runs
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "helpers.py").write_text(HELPERS)
+    (tmp_path / "pkg" / "act.py").write_text(ACT.format(imp=imp, mod=mod))
+    listed = {k.name: k for k in scan(tmp_path, limit=None).kernels}
+    assert listed["gelu"].helper_of == (["act"] if helper else [])
+    assert ("a helper of act" in listed["gelu"].detail) is helper
+    assert "modules" not in listed["act"].to_dict()
+    written = write_scaffolds(scan(tmp_path, limit=None), tmp_path / "out", "xla", limit=None)
+    assert any("gelu" in p.name for p in written) is not helper, written
