@@ -506,6 +506,9 @@ class _Scan(cst.CSTVisitor):
         self.texts: dict[str, cst.BaseExpression] = {}  # a name bound to a string (or strings): `load_inline`'s sources
         self.held: dict[str, list[str]] = {}  # a name bound to a dict, list or tuple of names: `{"a": k_a, "b": k_b}`
         self.indirect: list[_PyLaunch] = []  # launches porter cannot tie to one kernel's arguments (`_indirect`)
+        # of those, a launch from a container another module binds (`KERNELS[op][grid](x)` after `from
+        # .ops import KERNELS`), by the container's name and origin: `_attach_held` finds what it holds
+        self.held_imported: list[_PyLaunch] = []
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -564,18 +567,34 @@ class _Scan(cst.CSTVisitor):
                     written = f"{held.value}[...][...](...)"
                     own = self._origins.get(name) is None  # (an imported one: said to the kernels of its name)
                     self.indirect.append(_PyLaunch(name, self._site(node), None, False, written, own, how))
+            elif isinstance(held, cst.Name) and (origin := self._origins.get(held.value)):
+                module = origin.rpartition(".")[0]
+                how = f"one of the kernels `{held.value}` (imported from {module}) holds, picked at run time"
+                written = f"{held.value}[...][...](...)"
+                self.held_imported.append(_PyLaunch(held.value, self._site(node), origin, False, written, False, how))
         for arg in node.args:
             self._not_called(arg.value, node)
 
+    def _bare_site(self, node: cst.CSTNode) -> CallSite:
+        cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
+        return CallSite(self.rel, line, [], cell)
+
     def _not_called(self, value: cst.BaseExpression, node: cst.CSTNode) -> None:
         """`k[grid]` passed as an argument or assigned, not called there: a launch porter does not follow."""
-        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-            cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
+        if not isinstance(value, cst.Subscript):
+            return
+        how = "not called there (passed on or kept: `functools.partial`, a variable)"
+        if isinstance(value.value, cst.Name):
             name = value.value.value
-            how = "not called there (passed on or kept: `functools.partial`, a variable)"
-            site = CallSite(self.rel, line, [], cell)
+            site = self._bare_site(node)
             own = self._origins.get(name) is None
             self.indirect.append(_PyLaunch(name, site, None, False, f"{name}[...]", own, how))
+        elif isinstance(value.value, cst.Attribute) and (holder := dotted(value.value.value)) is not None:
+            # `self.other = ops.k[grid]`: said to the kernels of its name (its own file's, of `self.k`)
+            name = unicodedata.normalize("NFKC", value.value.attr.value)
+            site = self._bare_site(node)
+            written = f"{holder}.{name}[...]"
+            self.indirect.append(_PyLaunch(name, site, None, holder != "self", written, holder == "self", how))
 
     def through_attributes(self) -> list[_PyLaunch]:
         """The launches through an attribute (`ops.k[grid](...)`, `self._kernel[grid](...)`), each
@@ -702,6 +721,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
     for launch in found.launches:
         _attach_launch(found.triton.get(launch.name, []), launch, base.name)
+    _attach_held(found, base.name)
     _triton_helpers(inv.kernels)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
@@ -1422,6 +1442,8 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
         found.ext_calls.setdefault(ext, []).extend(calls)
     for ext, why in seen.ext_why.items():
         found.ext_why.setdefault(ext, why)
+    found.held.update(seen.held)
+    found.held_launches.extend(seen.held_launches)
 
 
 def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
@@ -1544,6 +1566,10 @@ class _Found:
     triton: dict[str, list[Kernel]] = field(default_factory=dict)  # by name: one per file that defines it
     ext_calls: dict[str, list[tuple[str, CallSite]]] = field(default_factory=dict)  # extension -> (op, call site)
     ext_why: dict[str, str] = field(default_factory=dict)
+    # (file, name) -> the names a dict, list or tuple it binds holds; and the launches from a container
+    # another module binds (`_attach_held`)
+    held: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    held_launches: list[_PyLaunch] = field(default_factory=list)
 
 
 # `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
@@ -1702,7 +1728,7 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             )
     s = _Scan(rel, module, imports, where)
     wrapper.visit(s)
-    found.launches.extend([*s.launches, *s.through_attributes(), *s.indirect])
+    _leave(s, rel, found)
     for holder, op, site in s.attr_calls:
         if holder in found.compiled.get(rel, {}):
             ext_module, ext_reason = found.compiled[rel][holder]
@@ -1729,6 +1755,27 @@ def _renamed_modules(imports: ImportTable) -> dict[str, str]:
     named = {local: full.rpartition(".")[2] for local, full in imports.names.items()}
     named.update((local, obj.rpartition(".")[2]) for local, (_, obj) in imports.relative.items())
     return {local: last for local, last in named.items() if last and last != local}
+
+
+def _leave(s: _Scan, rel: str, found: _Found) -> None:
+    """What one file's `_Scan` leaves for the end of the scan: its launches, the containers of names
+    it binds, and its launches from another module's container."""
+    found.launches.extend([*s.launches, *s.through_attributes(), *s.indirect])
+    found.held.update({(rel, name): names for name, names in s.held.items() if names})
+    found.held_launches.extend(s.held_imported)
+
+
+def _attach_held(found: _Found, top: str) -> None:
+    """A launch from a container another module binds (`KERNELS[op][grid](x)` after `from .ops import
+    KERNELS`), said to each kernel that module's container holds: they were listed with no launch,
+    unsaid (the container was read in the launching file only: twenty-fifth read's leftover)."""
+    for launch in found.held_launches:
+        module = "." + (launch.origin or "").rpartition(".")[0]
+        for (rel, name), names in found.held.items():
+            dotted_rel = _dotted_path(rel)
+            if name == launch.name and any(f".{m}".endswith(module) for m in (dotted_rel, f"{top}.{dotted_rel}")):
+                for n in names:
+                    _attach_launch([k for k in found.triton.get(n, []) if k.path == rel], launch, top)
 
 
 def _triton_kernel(module: cst.Module, name: str, fn: cst.FunctionDef, rel: str, line: int) -> Kernel:

@@ -71,3 +71,46 @@ def test_a_helper_called_through_its_module_imported_under_another_name_is_a_hel
     assert "modules" not in listed["act"].to_dict()
     written = write_scaffolds(scan(tmp_path, limit=None), tmp_path / "out", "xla", limit=None)
     assert any("gelu" in p.name for p in written) is not helper, written
+
+
+OPS = (
+    "import triton\nimport triton.language as tl\n\n"
+    + "".join(
+        f"\n\n@triton.jit\ndef {n}(x_ptr, n, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n"
+        for n in ("k_a", "k_b", "k_c", "k_d", "direct")
+    )
+    + '\n\nKERNELS = {"a": k_a, "b": k_b}\n'
+)
+LAUNCHES = (
+    "from pkg.ops import KERNELS, direct, k_c\nfrom pkg import ops\n\n\nclass M:\n    def __init__(self):\n"
+    "        self.launch = k_c[(1,)]\n        self.other = ops.k_d[(1,)]\n\n"
+    "    def run(self, x, op):\n        KERNELS[op][(1,)](x, x.numel(), BLOCK=8)\n"
+    "        self.launch(x, 1, BLOCK=8)\n        self.other(x, 1, BLOCK=8)\n        direct[(1,)](x, 1, BLOCK=8)\n"
+)
+
+
+def test_a_launch_from_an_imported_dict_or_kept_in_an_attribute_says_so(tmp_path):
+    # `KERNELS[op][grid](x)` of `from pkg.ops import KERNELS`, and `self.other = ops.k_d[grid]`: the
+    # dict was read in the launching file only, `ops.k_d[grid]` not at all; each kernel was listed
+    # with no launch and its scaffold made up inputs, unsaid
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops.py").write_text(OPS)
+    (tmp_path / "pkg" / "use.py").write_text(LAUNCHES)
+    inv = scan(tmp_path, limit=None)
+    said = {k.name: k.unresolved for k in inv.kernels}
+    held = (
+        "launched as `KERNELS[...][...](...)` at pkg/use.py:11, one of the kernels `KERNELS` (imported from"
+        " pkg.ops) holds, picked at run time: its arguments are not read as this kernel's"
+    )
+    assert said["k_a"] == said["k_b"] == [held]
+    kept = "at pkg/use.py:{}, not called there (passed on or kept: `functools.partial`, a variable)"
+    assert said["k_c"] == ["launched as `k_c[...]` " + kept.format(7) + ": its arguments are not read as this kernel's"]
+    assert said["k_d"] == [
+        "launched as `ops.k_d[...]` " + kept.format(8) + ": its arguments are not read as this kernel's"
+    ]
+    assert said["direct"] == []  # the control: a launch porter reads
+    test = next(
+        p for p in write_scaffolds(inv, tmp_path / "out", "xla", limit=None) if p.name == "test_k_a_xla_parity.py"
+    )
+    assert f"# TODO(porter): {held.partition(': its')[0]}" in test.read_text()
