@@ -360,19 +360,20 @@ _STANDS_FOR_GLOBAL = re.compile(_STANDS_FOR_GLOBAL_TEXT, re.M)
 _STANDS_FOR_GLOBAL_BYTES = re.compile(_STANDS_FOR_GLOBAL_TEXT.encode(), re.M)
 
 
-def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path, bytes]]]:
+def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path, bytes]], list[Path]]:
     """The `.cu`/`.cuh` files of `root` and its kernel headers (those holding `__global__`), and the
     names those files define as `__global__` (`_STANDS_FOR_GLOBAL`). A header that holds such a name
     and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
     `CUTLASS_GLOBAL`; a `.cu`'s `#define G __global__` before `#include "k.h"` makes `G void k(` of
     k.h a kernel: `_preludes`): the others are looked at again for the names (`_Others`), only in a
     tree that has one. Last, the `.cu` files whose headers need the lines read before them, with
-    their bytes (`_prelude_givers`)."""
+    their bytes (`_prelude_givers`); and the host C++ files that spell an API launch (`_API_BYTES`)."""
     out: list[Path] = []
     headers, cus = _Others(), _Others()
     names: set[bytes] = set()
     by_headers: set[bytes] = set()  # (the names a header defines)
     definers: list[tuple[Path, bytes]] = []
+    hosts: list[Path] = []  # (host C++ files spelling an API launch: `_host_api_launches`)
     for path in [root] if root.is_file() else _tree_files(root):
         if path.suffix in CUDA_SUFFIXES:
             out.append(path)
@@ -389,10 +390,13 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
                 out.append(path)
                 by_headers.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
             headers.add(path, data)
+        elif path.suffix in _HOST_SUFFIXES and any(b in _header_bytes(path) for b in _API_BYTES):
+            hosts.append(path)
     names.update(by_headers)
     users = headers.holding(names) if names else []
     givers = _prelude_givers(definers, cus, users) if by_headers else definers
-    return _one_name_each(out + users), frozenset(n.decode("ascii", errors="replace") for n in names), givers
+    spelled = frozenset(n.decode("ascii", errors="replace") for n in names)
+    return _one_name_each(out + users), spelled, givers, hosts
 
 
 def _prelude_givers(definers: list[tuple[Path, bytes]], cus: _Others, users: list[Path]) -> list[tuple[Path, bytes]]:
@@ -711,7 +715,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     inv = Inventory()
     base = root if root.is_dir() else root.parent
     python_sources = _sources(root, base)
-    cuda_files, globals_, definers = _cuda_files(root)
+    cuda_files, globals_, definers, hosts = _cuda_files(root)
     cuda_sources = [os.path.relpath(p, base) for p in cuda_files]
     found = _Found(
         imported=cuda_only_imports(python_sources, None, cuda_sources),  # CUDA-only names from other modules
@@ -743,6 +747,8 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.launches.extend(one.launches)
         inv.api_launches.extend(one.api_launches)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
+    for path in hosts:
+        inv.api_launches.extend(_host_api_launches(path, os.path.relpath(path, base)))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -927,8 +933,18 @@ def _launches(
 # a launch through the runtime's API, and which of its arguments is the kernel (`cudaLaunchKernelEx`
 # takes its configuration first): each takes the kernel's arguments as an array of their addresses,
 # `void** args`, which porter does not read (a kernel launched only so listed no launch, unsaid)
-_API_LAUNCH = re.compile(r"(?<![\w.])(cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaLaunchKernelExC?)\s*\(")
-_API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1}
+# takes its configuration first): each takes the kernel's arguments as an array of their addresses,
+# and the driver API's (`cuLaunchKernel(f, ...)`), a `CUfunction` named by `cuModuleGetFunction(&f,
+# module, "k")` (a kernel of a module loaded at run time: twenty-fifth read's leftover)
+_API_LAUNCH = re.compile(
+    r"(?<![\w.])(cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaLaunchKernelExC?"
+    r"|cuLaunchKernel|cuLaunchCooperativeKernel|cuLaunchKernelEx)\s*\("
+)
+_API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1, "cuLaunchKernelEx": 1}
+_GET_FUNCTION = re.compile(r"(?<![\w.])cuModuleGetFunction\s*\(\s*&\s*(\w+)\s*,[^,;()]{0,200},\s*\"(\w+)\"")
+# the host C++ files read for such launches only (a `.cpp` launching a `.cu`'s kernel), by a byte of each
+_HOST_SUFFIXES = (".cpp", ".cc", ".cxx")
+_API_BYTES = (b"cudaLaunch", b"cuLaunch")
 
 
 def _api_kernel(arg: str) -> str | None:
@@ -949,11 +965,15 @@ def _api_kernel(arg: str) -> str | None:
     return text[at:] or None
 
 
-def _api_launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, str]]:
+def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> list[tuple[str, str]]:
     """The kernels `code` launches through the runtime's API, by name (a variable pointing to one,
-    `auto kernel = &k<Ktraits>;`, read as `<<<` reads it), each with the TODO its scaffold says."""
+    `auto kernel = &k<Ktraits>;`, read as `<<<` reads it), or the driver's (a `CUfunction` the file
+    names by `cuModuleGetFunction`, read in `commented`: its strings kept), each with the TODO its
+    scaffold says."""
     out: list[tuple[str, str]] = []
-    for call in itertools.islice(_API_LAUNCH.finditer(code) if "cudaLaunch" in code else (), _LAUNCHES):
+    named_by = dict(_GET_FUNCTION.findall(commented)) if "cuModuleGetFunction" in commented else {}
+    gate = "cudaLaunch" in code or "cuLaunch" in code
+    for call in itertools.islice(_API_LAUNCH.finditer(code) if gate else (), _LAUNCHES):
         read = code[call.end() - 1 : call.end() - 1 + _LAUNCH_READ]
         end = _closing(read, 0, _PARENS, "(")
         args = _top_level_split(read[1:end]) if end is not None else []
@@ -963,9 +983,24 @@ def _api_launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, str]]:
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
         where = place(rel, lines.of(call.start()), None)
-        why = f"launched through `{call.group(1)}` at {where}, whose arguments (an array of their addresses)"
-        out.append((pointed[0] if pointed else named, why + " porter does not read"))
+        how = f"`{call.group(1)}`"
+        if call.group(1).startswith("cuLaunch"):  # (a `CUfunction` no `cuModuleGetFunction` names: no kernel's)
+            named, pointed, how = named_by.get(named, ""), [], how + " (a `CUfunction` of a module loaded at run time)"
+        why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
+        if named:
+            out.append((pointed[0] if pointed else named, why + " porter does not read"))
     return out
+
+
+def _host_api_launches(path: Path, rel: str) -> list[tuple[str, str]]:
+    """`_api_launches` of a host C++ file (`.cpp`): a kernel of a `.cu` launched there through the
+    runtime's or the driver's API was listed with no launch, unsaid (`.cu`/`.cuh` were read only)."""
+    try:
+        text = read_regular(path, MAX_PARSE_BYTES).decode("utf-8", errors="replace")
+    except (Unreadable, OSError):
+        return []  # (no kernel of its own: nothing to list)
+    commented = _blank(text, strings=False)
+    return _api_launches(_spliced(_blank(text, strings=True)), _Lines(text), rel, commented)
 
 
 # a plain local of a host function, of a number type (or `auto`), initialized where it is declared:
@@ -2718,7 +2753,7 @@ def _scan_cuda(
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)
     inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
-    inv.api_launches = _api_launches(spliced, lines, rel)
+    inv.api_launches = _api_launches(spliced, lines, rel, commented)
     _dispatched(inv.launches, code, included)
     defs = _Defs.of(code, included, inv.kernels)
     if defs.skipped:

@@ -114,3 +114,33 @@ def test_a_launch_from_an_imported_dict_or_kept_in_an_attribute_says_so(tmp_path
         p for p in write_scaffolds(inv, tmp_path / "out", "xla", limit=None) if p.name == "test_k_a_xla_parity.py"
     )
     assert f"# TODO(porter): {held.partition(': its')[0]}" in test.read_text()
+
+
+KERNELS_CU = "__global__ void scale(float* x, int n) {}\n__global__ void shift(float* x, int n) {}\n"
+HOST_CPP = (
+    "#include <cuda.h>\n#include <cuda_runtime.h>\n__global__ void scale(float* x, int n);\n\n"
+    "void run(float* x, int n) {\n  void* args[] = {&x, &n};\n"
+    "  cudaLaunchKernel((void*)scale, dim3(1), dim3(64), args, 0, 0);\n}\n\n"
+    "void run_driver(CUmodule mod, float* x, int n) {\n  CUfunction f;\n"
+    '  cuModuleGetFunction(&f, mod, "shift");  // "scale" is not this one\n  void* args[] = {&x, &n};\n'
+    "  cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, 0, args, 0);\n  CUfunction g = lookup();\n"
+    "  cuLaunchKernel(g, 1, 1, 1, 64, 1, 1, 0, 0, args, 0);\n}\n"
+)
+
+
+def test_an_api_launch_in_a_cpp_file_and_the_driver_api_s_say_so(tmp_path):
+    # `cudaLaunchKernel((void*)scale, ...)` in a `.cpp` (only `.cu`/`.cuh` were read for it), and
+    # `cuLaunchKernel(f, ...)` of `cuModuleGetFunction(&f, mod, "shift")`: each kernel was listed with
+    # no launch and its `make_inputs` made up, unsaid; `g`, which nothing names, is no kernel's
+    (tmp_path / "k.cu").write_text(KERNELS_CU)
+    (tmp_path / "host.cpp").write_text(HOST_CPP)
+    inv = scan(tmp_path, limit=None)
+    said = {k.name: k.unresolved for k in inv.kernels}
+    tail = ", whose arguments (an array of their addresses) porter does not read"
+    assert said["scale"] == ["launched through `cudaLaunchKernel` at host.cpp:7" + tail]
+    driver = "launched through `cuLaunchKernel` (a `CUfunction` of a module loaded at run time) at host.cpp:14"
+    assert said["shift"] == [driver + tail]
+    assert [k.name for k in inv.kernels] == ["scale", "shift"]  # (the `.cpp`'s declaration is no kernel)
+    written = write_scaffolds(inv, tmp_path / "out", "xla", limit=None)
+    test = next(p for p in written if p.name == "test_shift_xla_parity.py")
+    assert f"# TODO(porter): {driver}" in test.read_text()
