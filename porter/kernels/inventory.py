@@ -282,6 +282,9 @@ class Kernel:
     namespace: str = ""
     # a Triton kernel never launched that other Triton kernels call: their names (it is no op of its own)
     helper_of: list[str] = field(default_factory=list)
+    # a CUDA kernel's of `template <>`: the template arguments it is the specialization for (`double`
+    # of `k<double>(`), where a launch `k<double><<<` runs it and not its primary template
+    specialises: list[str] = field(default_factory=list)
     # a Triton kernel's: the modules its file imports under another name, local -> the module's last
     # name (`H` -> `helpers` of `import pkg.helpers as H`), so `H.gelu(x)` reads as `helpers.gelu(x)`
     modules: dict[str, str] = field(default_factory=dict)
@@ -301,6 +304,7 @@ class Kernel:
         d.pop("branches")
         d.pop("helper_of")  # (its detail says so)
         d.pop("modules")
+        d.pop("specialises")  # (its detail says so)
         if not self.namespace:
             del d["namespace"]
         d["path"] = path_name(self.path)
@@ -859,13 +863,36 @@ def _attach_launches(inv: Inventory) -> None:
         # `fp8::k<<<` runs a kernel of a namespace ending in `fp8` (from inside `vllm`: `vllm::fp8`)
         if qualifier:
             fits = [k for k in fits if ("::" + k.namespace).endswith("::" + qualifier)] or fits
-        for k in [k for k in fits if k.path == site.path] or fits:
+        for k in _by_template([k for k in fits if k.path == site.path] or fits, site.template):
             k.calls.append(site)
     inv.launches = []
     for name, why in inv.api_launches:
         for k in by_name.get(name, ()):
             k.unresolved.append(why)
     inv.api_launches = []
+
+
+def _by_template(fits: list[Kernel], args: list[str]) -> list[Kernel]:
+    """Of kernels `fits`, those a launch of template arguments `args` runs: the `template <>`
+    specialization for them, else the others (a `k<double><<<` launch was given to the primary
+    template and to the specialization for `double`: twenty-fifth read's leftover)."""
+    if not any(k.specialises for k in fits):
+        return fits
+    wanted = ["".join(a.split()) for a in args]
+    return [k for k in fits if k.specialises == wanted] or [k for k in fits if not k.specialises]
+
+
+def _specialised(code: str, start: int, name: str) -> list[str]:
+    """The template arguments of the `template <>` kernel whose head is at `start` of `code`
+    (`double` of `__global__ void k<double>(`), blanks taken out; [] where its name has none."""
+    at = code.find(name, start, start + _LAUNCH_READ)
+    after = at + len(name) if at >= 0 else -1
+    while 0 <= after < len(code) and code[after] in " \t\r\n":
+        after += 1
+    if after < 0 or not code.startswith("<", after):
+        return []
+    end = _closing(code, after, _ANGLE_BRACKETS, "<")
+    return ["".join(a.split()) for a in _top_level_split(code[after + 1 : end])] if end is not None else []
 
 
 def _takes(params: list[str], count: int) -> bool:
@@ -884,6 +911,7 @@ _LAUNCHES = 4096
 _LAUNCH_READ = 8192
 _LAUNCH_BACK = 512
 _PARENS = re.compile(r"[()]")
+_ANGLE_BRACKETS = re.compile(r"[<>]")
 _ANGLE = re.compile(r"[<>]")
 _OPENS = re.compile(r"\s*\(")
 
@@ -1407,7 +1435,8 @@ def _twins(kernels: list[Kernel]) -> list[Kernel]:
             groups[key] = [k]
             out.append(key)
             if one is not k:
-                k.detail += f"; an overload of line {one.line}: {_differs(one.params, k.params)}"
+                what = f"a specialization for <{', '.join(k.specialises)}>" if k.specialises else "an overload"
+                k.detail += f"; {what} of line {one.line}: {_differs(one.params, k.params)}"
         else:
             groups[key].append(k)
     return [_listed(groups[k]) if isinstance(k, tuple) else k for k in out]
@@ -2747,6 +2776,7 @@ def _scan_cuda(
             continue  # a macro's: listed at each use
         line = lines.of(start)
         kernel = Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames, template=template)
+        kernel.specialises = _specialised(spliced, start, name) if template == [""] else []
         kernel.namespace = spaces.at(start)
         inv.kernels.append(kernel)
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)

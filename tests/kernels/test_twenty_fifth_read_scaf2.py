@@ -144,3 +144,26 @@ def test_an_api_launch_in_a_cpp_file_and_the_driver_api_s_say_so(tmp_path):
     written = write_scaffolds(inv, tmp_path / "out", "xla", limit=None)
     test = next(p for p in written if p.name == "test_shift_xla_parity.py")
     assert f"# TODO(porter): {driver}" in test.read_text()
+
+
+SPECIALISED = (
+    "template <typename T>\n__global__ void k(T* x, int n) {}\n\n"
+    "template <>\n__global__ void k < double > (double* x, int n) {}\n\n"
+    "template <typename T>\n__global__ void plain(T* x, int n) {}\n\n"
+    "template <>\n__global__ void plain(float* x, int n) {}\n\n"  # (deduced: no arguments written)
+    "void run(float* f, double* d, int n) {\n  k<float><<<1, 64>>>(f, n);\n  k<double><<<1, 64>>>(d, n);\n"
+    "  k<<<1, 64>>>(f, n);\n}\n"
+)
+
+
+def test_a_template_specialization_is_named_so_and_takes_the_launches_of_its_arguments(tmp_path):
+    # `template <> __global__ void k<double>(...)` was called "an overload", and `k<double><<<` was
+    # given to both it and the primary template (whose scaffold then read `double` for `T`)
+    (tmp_path / "k.cu").write_text(SPECIALISED)
+    kernels = [(k.name, k.line, k.detail, [c.line for c in k.calls]) for k in scan(tmp_path, limit=None).kernels]
+    assert kernels == [
+        ("k", 2, "__global__", [14, 16]),
+        ("k", 5, "__global__; a specialization for <double> of line 2: `double* x` for `T* x`", [15]),
+        ("plain", 8, "__global__", []),
+        ("plain", 11, "__global__; an overload of line 8: `float* x` for `T* x`", []),  # (no arguments: as before)
+    ]
