@@ -1013,7 +1013,8 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
         where = place(rel, lines.of(call.start()), None)
         how = f"`{call.group(1)}`"
         if call.group(1).startswith("cuLaunch"):  # (a `CUfunction` no `cuModuleGetFunction` names: no kernel's)
-            named, pointed, how = named_by.get(named, ""), None, how + " (a `CUfunction` of a module loaded at run time)"
+            named, pointed = named_by.get(named, ""), None
+            how += " (a `CUfunction` of a module loaded at run time)"
         why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
         if named:
             out.append((pointed[0] if pointed else named, why + " porter does not read"))
