@@ -121,10 +121,17 @@ class _Scan(cst.CSTVisitor):
     # is for one, and on_visit / on_leave only count conditionals and CPU arms, none of them one)
     ignores_trivia = True
 
-    def __init__(self, imports: ImportTable, data: CudaOnlyData, root: _Unit | None = None) -> None:
+    def __init__(
+        self,
+        imports: ImportTable,
+        data: CudaOnlyData,
+        root: _Unit | None = None,
+        dotted_names: frozenset[str] = frozenset(),
+    ) -> None:
         super().__init__()
         self.imports = imports
         self.data = data
+        self.dotted_names = dotted_names  # the project's CUDA-only names the file spells dotted (`pkg._C`)
         self.stack: list[_Unit] = [root] if root is not None else []
         self.units: dict[int, _Unit] = {}
         self.top: list[_Unit] = []
@@ -333,8 +340,12 @@ class _Scan(cst.CSTVisitor):
         if self.stack:
             name = dotted(node) or ""
             qual = self.imports.qualify(name)
-            why = self.data.why(qual)
-            if why:
+            local = _spelled_prefix(name, self.dotted_names) if self.dotted_names else None
+            if local:
+                # `pkg._C.op(x)` of `import pkg._C`: a use of the name, as `_C.op(x)` of `from pkg
+                # import _C` is, so that both say ``uses `f` → `pkg._C` (...)``
+                self._use_name(local, id(node) in self._callees)
+            elif why := self.data.why(qual):
                 self._mark(f"uses {why}", self.data.runs(qual))
             parts = (qual or "").split(".")
             if len(parts) > 3 and parts[:2] == ["torch", "ops"]:
@@ -526,6 +537,12 @@ def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
     return found
 
 
+def _spelled_prefix(name: str, names: frozenset[str]) -> str | None:
+    """The longest of `names` that `name` starts with, by its dotted parts (`pkg._C` of `pkg._C.op`)."""
+    parts = name.split(".")
+    return next((p for end in range(len(parts), 1, -1) if (p := ".".join(parts[:end])) in names), None)
+
+
 def _is_self_attr(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
@@ -552,6 +569,8 @@ class CudaOnly:
         self._units: dict[int, _Unit] = {}
         self._module = module
         self._calls: dict[str, list[list[cst.CSTNode]]] | None = None  # see _call_sites
+        # the project's CUDA-only names the file reaches dotted (`pkg._C` of `import pkg._C`)
+        self._dotted = frozenset(n for n in imported or () if "." in n and n in running)
         if module is None:
             return
         # the project's CUDA-only code the file reaches by a dotted name (`torch.ops._C.op`,
@@ -559,7 +578,7 @@ class CudaOnly:
         self.data = self.data.with_project(
             {imports.qualify(n) or n: w for n, w in (imported or {}).items() if "." in n and n in running}
         )
-        scan = _Scan(imports, self.data)
+        scan = _Scan(imports, self.data, dotted_names=self._dotted)
         cstwalk.visit(module, scan)
         self._units = scan.units
         self._imported_names(imports, scan, imported or {}, running)
@@ -731,7 +750,7 @@ class CudaOnly:
     def region_reason(self, node: cst.CSTNode) -> str | None:
         """Why the code in `node`'s subtree touches CUDA-only code."""
         unit = _Unit(node, ())
-        cstwalk.visit(node, _Scan(self.imports, self.data, root=unit))
+        cstwalk.visit(node, _Scan(self.imports, self.data, root=unit, dotted_names=self._dotted))
         return self._why(unit)
 
     def guard_reason(

@@ -282,6 +282,12 @@ class Kernel:
     namespace: str = ""
     # a Triton kernel never launched that other Triton kernels call: their names (it is no op of its own)
     helper_of: list[str] = field(default_factory=list)
+    # a CUDA kernel's of `template <>`: the template arguments it is the specialization for (`double`
+    # of `k<double>(`), where a launch `k<double><<<` runs it and not its primary template
+    specialises: list[str] = field(default_factory=list)
+    # a Triton kernel's: the modules its file imports under another name, local -> the module's last
+    # name (`H` -> `helpers` of `import pkg.helpers as H`), so `H.gelu(x)` reads as `helpers.gelu(x)`
+    modules: dict[str, str] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -297,6 +303,8 @@ class Kernel:
         d.pop("unresolved")
         d.pop("branches")
         d.pop("helper_of")  # (its detail says so)
+        d.pop("modules")
+        d.pop("specialises")  # (its detail says so)
         if not self.namespace:
             del d["namespace"]
         d["path"] = path_name(self.path)
@@ -356,19 +364,20 @@ _STANDS_FOR_GLOBAL = re.compile(_STANDS_FOR_GLOBAL_TEXT, re.M)
 _STANDS_FOR_GLOBAL_BYTES = re.compile(_STANDS_FOR_GLOBAL_TEXT.encode(), re.M)
 
 
-def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path, bytes]]]:
+def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path, bytes]], list[Path]]:
     """The `.cu`/`.cuh` files of `root` and its kernel headers (those holding `__global__`), and the
     names those files define as `__global__` (`_STANDS_FOR_GLOBAL`). A header that holds such a name
     and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
     `CUTLASS_GLOBAL`; a `.cu`'s `#define G __global__` before `#include "k.h"` makes `G void k(` of
     k.h a kernel: `_preludes`): the others are looked at again for the names (`_Others`), only in a
     tree that has one. Last, the `.cu` files whose headers need the lines read before them, with
-    their bytes (`_prelude_givers`)."""
+    their bytes (`_prelude_givers`); and the host C++ files that spell an API launch (`_API_BYTES`)."""
     out: list[Path] = []
     headers, cus = _Others(), _Others()
     names: set[bytes] = set()
     by_headers: set[bytes] = set()  # (the names a header defines)
     definers: list[tuple[Path, bytes]] = []
+    hosts: list[Path] = []  # (host C++ files spelling an API launch: `_host_api_launches`)
     for path in [root] if root.is_file() else _tree_files(root):
         if path.suffix in CUDA_SUFFIXES:
             out.append(path)
@@ -385,10 +394,13 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
                 out.append(path)
                 by_headers.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
             headers.add(path, data)
+        elif path.suffix in _HOST_SUFFIXES and any(b in _header_bytes(path) for b in _API_BYTES):
+            hosts.append(path)
     names.update(by_headers)
     users = headers.holding(names) if names else []
     givers = _prelude_givers(definers, cus, users) if by_headers else definers
-    return _one_name_each(out + users), frozenset(n.decode("ascii", errors="replace") for n in names), givers
+    spelled = frozenset(n.decode("ascii", errors="replace") for n in names)
+    return _one_name_each(out + users), spelled, givers, hosts
 
 
 def _prelude_givers(definers: list[tuple[Path, bytes]], cus: _Others, users: list[Path]) -> list[tuple[Path, bytes]]:
@@ -502,6 +514,9 @@ class _Scan(cst.CSTVisitor):
         self.texts: dict[str, cst.BaseExpression] = {}  # a name bound to a string (or strings): `load_inline`'s sources
         self.held: dict[str, list[str]] = {}  # a name bound to a dict, list or tuple of names: `{"a": k_a, "b": k_b}`
         self.indirect: list[_PyLaunch] = []  # launches porter cannot tie to one kernel's arguments (`_indirect`)
+        # of those, a launch from a container another module binds (`KERNELS[op][grid](x)` after `from
+        # .ops import KERNELS`), by the container's name and origin: `_attach_held` finds what it holds
+        self.held_imported: list[_PyLaunch] = []
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -560,18 +575,34 @@ class _Scan(cst.CSTVisitor):
                     written = f"{held.value}[...][...](...)"
                     own = self._origins.get(name) is None  # (an imported one: said to the kernels of its name)
                     self.indirect.append(_PyLaunch(name, self._site(node), None, False, written, own, how))
+            elif isinstance(held, cst.Name) and (origin := self._origins.get(held.value)):
+                module = origin.rpartition(".")[0]
+                how = f"one of the kernels `{held.value}` (imported from {module}) holds, picked at run time"
+                written = f"{held.value}[...][...](...)"
+                self.held_imported.append(_PyLaunch(held.value, self._site(node), origin, False, written, False, how))
         for arg in node.args:
             self._not_called(arg.value, node)
 
+    def _bare_site(self, node: cst.CSTNode) -> CallSite:
+        cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
+        return CallSite(self.rel, line, [], cell)
+
     def _not_called(self, value: cst.BaseExpression, node: cst.CSTNode) -> None:
         """`k[grid]` passed as an argument or assigned, not called there: a launch porter does not follow."""
-        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-            cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
+        if not isinstance(value, cst.Subscript):
+            return
+        how = "not called there (passed on or kept: `functools.partial`, a variable)"
+        if isinstance(value.value, cst.Name):
             name = value.value.value
-            how = "not called there (passed on or kept: `functools.partial`, a variable)"
-            site = CallSite(self.rel, line, [], cell)
+            site = self._bare_site(node)
             own = self._origins.get(name) is None
             self.indirect.append(_PyLaunch(name, site, None, False, f"{name}[...]", own, how))
+        elif isinstance(value.value, cst.Attribute) and (holder := dotted(value.value.value)) is not None:
+            # `self.other = ops.k[grid]`: said to the kernels of its name (its own file's, of `self.k`)
+            name = unicodedata.normalize("NFKC", value.value.attr.value)
+            site = self._bare_site(node)
+            written = f"{holder}.{name}[...]"
+            self.indirect.append(_PyLaunch(name, site, None, holder != "self", written, holder == "self", how))
 
     def through_attributes(self) -> list[_PyLaunch]:
         """The launches through an attribute (`ops.k[grid](...)`, `self._kernel[grid](...)`), each
@@ -688,7 +719,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     inv = Inventory()
     base = root if root.is_dir() else root.parent
     python_sources = _sources(root, base)
-    cuda_files, globals_, definers = _cuda_files(root)
+    cuda_files, globals_, definers, hosts = _cuda_files(root)
     cuda_sources = [os.path.relpath(p, base) for p in cuda_files]
     found = _Found(
         imported=cuda_only_imports(python_sources, None, cuda_sources),  # CUDA-only names from other modules
@@ -698,6 +729,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
     for launch in found.launches:
         _attach_launch(found.triton.get(launch.name, []), launch, base.name)
+    _attach_held(found, base.name)
     _triton_helpers(inv.kernels)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
@@ -719,6 +751,8 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.launches.extend(one.launches)
         inv.api_launches.extend(one.api_launches)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
+    for path in hosts:
+        inv.api_launches.extend(_host_api_launches(path, os.path.relpath(path, base)))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -781,10 +815,11 @@ def _triton_helpers(kernels: list[Kernel]) -> None:
     own is written (it got one, an op no code runs; a passed one did until the twenty-fifth read).
     The callers of its own file where it has any (two files may each define a helper of one name).
     A call through its module's name (`helpers.gelu(x)` of pkg/helpers.py's `gelu`) is one too: it
-    was not read, and the helper kept an op of its own (twenty-fourth read's leftover)."""
+    was not read, and the helper kept an op of its own (twenty-fourth read's leftover); and through a
+    name the module is imported as (`H.gelu(x)` of `import pkg.helpers as H`: twenty-fifth read's)."""
     triton = [k for k in kernels if k.kind == "triton"]
     called = {id(k): set(_PLAIN_CALL.findall(k.source)) - {k.name} for k in triton}  # (not its `def` line)
-    through = {id(k): set(_MODULE_CALL.findall(k.source)) for k in triton}
+    through = {id(k): {(k.modules.get(m, m), f) for m, f in _MODULE_CALL.findall(k.source)} for k in triton}
     # (not its parameters: its `def` line's, and a name its parameter shadows is no kernel's)
     passed = {id(k): set(_PASSED.findall(k.source)) - {k.name, *_param_words(k.params)} for k in triton}
     for k in triton:
@@ -828,13 +863,36 @@ def _attach_launches(inv: Inventory) -> None:
         # `fp8::k<<<` runs a kernel of a namespace ending in `fp8` (from inside `vllm`: `vllm::fp8`)
         if qualifier:
             fits = [k for k in fits if ("::" + k.namespace).endswith("::" + qualifier)] or fits
-        for k in [k for k in fits if k.path == site.path] or fits:
+        for k in _by_template([k for k in fits if k.path == site.path] or fits, site.template):
             k.calls.append(site)
     inv.launches = []
     for name, why in inv.api_launches:
         for k in by_name.get(name, ()):
             k.unresolved.append(why)
     inv.api_launches = []
+
+
+def _by_template(fits: list[Kernel], args: list[str]) -> list[Kernel]:
+    """Of kernels `fits`, those a launch of template arguments `args` runs: the `template <>`
+    specialization for them, else the others (a `k<double><<<` launch was given to the primary
+    template and to the specialization for `double`: twenty-fifth read's leftover)."""
+    if not any(k.specialises for k in fits):
+        return fits
+    wanted = ["".join(a.split()) for a in args]
+    return [k for k in fits if k.specialises == wanted] or [k for k in fits if not k.specialises]
+
+
+def _specialised(code: str, start: int, name: str) -> list[str]:
+    """The template arguments of the `template <>` kernel whose head is at `start` of `code`
+    (`double` of `__global__ void k<double>(`), blanks taken out; [] where its name has none."""
+    at = code.find(name, start, start + _LAUNCH_READ)
+    after = at + len(name) if at >= 0 else -1
+    while 0 <= after < len(code) and code[after] in " \t\r\n":
+        after += 1
+    if after < 0 or not code.startswith("<", after):
+        return []
+    end = _closing(code, after, _ANGLE_BRACKETS, "<")
+    return ["".join(a.split()) for a in _top_level_split(code[after + 1 : end])] if end is not None else []
 
 
 def _takes(params: list[str], count: int) -> bool:
@@ -853,6 +911,7 @@ _LAUNCHES = 4096
 _LAUNCH_READ = 8192
 _LAUNCH_BACK = 512
 _PARENS = re.compile(r"[()]")
+_ANGLE_BRACKETS = re.compile(r"[<>]")
 _ANGLE = re.compile(r"[<>]")
 _OPENS = re.compile(r"\s*\(")
 
@@ -902,8 +961,18 @@ def _launches(
 # a launch through the runtime's API, and which of its arguments is the kernel (`cudaLaunchKernelEx`
 # takes its configuration first): each takes the kernel's arguments as an array of their addresses,
 # `void** args`, which porter does not read (a kernel launched only so listed no launch, unsaid)
-_API_LAUNCH = re.compile(r"(?<![\w.])(cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaLaunchKernelExC?)\s*\(")
-_API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1}
+# takes its configuration first): each takes the kernel's arguments as an array of their addresses,
+# and the driver API's (`cuLaunchKernel(f, ...)`), a `CUfunction` named by `cuModuleGetFunction(&f,
+# module, "k")` (a kernel of a module loaded at run time: twenty-fifth read's leftover)
+_API_LAUNCH = re.compile(
+    r"(?<![\w.])(cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaLaunchKernelExC?"
+    r"|cuLaunchKernel|cuLaunchCooperativeKernel|cuLaunchKernelEx)\s*\("
+)
+_API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1, "cuLaunchKernelEx": 1}
+_GET_FUNCTION = re.compile(r"(?<![\w.])cuModuleGetFunction\s*\(\s*&\s*(\w+)\s*,[^,;()]{0,200},\s*\"(\w+)\"")
+# the host C++ files read for such launches only (a `.cpp` launching a `.cu`'s kernel), by a byte of each
+_HOST_SUFFIXES = (".cpp", ".cc", ".cxx")
+_API_BYTES = (b"cudaLaunch", b"cuLaunch")
 
 
 def _api_kernel(arg: str) -> str | None:
@@ -924,11 +993,15 @@ def _api_kernel(arg: str) -> str | None:
     return text[at:] or None
 
 
-def _api_launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, str]]:
+def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> list[tuple[str, str]]:
     """The kernels `code` launches through the runtime's API, by name (a variable pointing to one,
-    `auto kernel = &k<Ktraits>;`, read as `<<<` reads it), each with the TODO its scaffold says."""
+    `auto kernel = &k<Ktraits>;`, read as `<<<` reads it), or the driver's (a `CUfunction` the file
+    names by `cuModuleGetFunction`, read in `commented`: its strings kept), each with the TODO its
+    scaffold says."""
     out: list[tuple[str, str]] = []
-    for call in itertools.islice(_API_LAUNCH.finditer(code) if "cudaLaunch" in code else (), _LAUNCHES):
+    named_by = dict(_GET_FUNCTION.findall(commented)) if "cuModuleGetFunction" in commented else {}
+    gate = "cudaLaunch" in code or "cuLaunch" in code
+    for call in itertools.islice(_API_LAUNCH.finditer(code) if gate else (), _LAUNCHES):
         read = code[call.end() - 1 : call.end() - 1 + _LAUNCH_READ]
         end = _closing(read, 0, _PARENS, "(")
         args = _top_level_split(read[1:end]) if end is not None else []
@@ -938,9 +1011,25 @@ def _api_launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, str]]:
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
         where = place(rel, lines.of(call.start()), None)
-        why = f"launched through `{call.group(1)}` at {where}, whose arguments (an array of their addresses)"
-        out.append((pointed[0] if pointed else named, why + " porter does not read"))
+        how = f"`{call.group(1)}`"
+        if call.group(1).startswith("cuLaunch"):  # (a `CUfunction` no `cuModuleGetFunction` names: no kernel's)
+            named, pointed = named_by.get(named, ""), None
+            how += " (a `CUfunction` of a module loaded at run time)"
+        why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
+        if named:
+            out.append((pointed[0] if pointed else named, why + " porter does not read"))
     return out
+
+
+def _host_api_launches(path: Path, rel: str) -> list[tuple[str, str]]:
+    """`_api_launches` of a host C++ file (`.cpp`): a kernel of a `.cu` launched there through the
+    runtime's or the driver's API was listed with no launch, unsaid (`.cu`/`.cuh` were read only)."""
+    try:
+        text = read_regular(path, MAX_PARSE_BYTES).decode("utf-8", errors="replace")
+    except (Unreadable, OSError):
+        return []  # (no kernel of its own: nothing to list)
+    commented = _blank(text, strings=False)
+    return _api_launches(_spliced(_blank(text, strings=True)), _Lines(text), rel, commented)
 
 
 # a plain local of a host function, of a number type (or `auto`), initialized where it is declared:
@@ -1347,7 +1436,8 @@ def _twins(kernels: list[Kernel]) -> list[Kernel]:
             groups[key] = [k]
             out.append(key)
             if one is not k:
-                k.detail += f"; an overload of line {one.line}: {_differs(one.params, k.params)}"
+                what = f"a specialization for <{', '.join(k.specialises)}>" if k.specialises else "an overload"
+                k.detail += f"; {what} of line {one.line}: {_differs(one.params, k.params)}"
         else:
             groups[key].append(k)
     return [_listed(groups[k]) if isinstance(k, tuple) else k for k in out]
@@ -1417,6 +1507,8 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
         found.ext_calls.setdefault(ext, []).extend(calls)
     for ext, why in seen.ext_why.items():
         found.ext_why.setdefault(ext, why)
+    found.held.update(seen.held)
+    found.held_launches.extend(seen.held_launches)
 
 
 def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
@@ -1539,6 +1631,10 @@ class _Found:
     triton: dict[str, list[Kernel]] = field(default_factory=dict)  # by name: one per file that defines it
     ext_calls: dict[str, list[tuple[str, CallSite]]] = field(default_factory=dict)  # extension -> (op, call site)
     ext_why: dict[str, str] = field(default_factory=dict)
+    # (file, name) -> the names a dict, list or tuple it binds holds; and the launches from a container
+    # another module binds (`_attach_held`)
+    held: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    held_launches: list[_PyLaunch] = field(default_factory=list)
 
 
 # `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
@@ -1648,6 +1744,7 @@ def _triton_of(
     # read); and in a function or a class, as lint reports it (torchao 0.18.0's 5 built in a function
     # were reported, with the advice to run `porter kernels`, and not listed: nineteenth read)
     how: dict[str, str] = {}
+    start = len(inv.kernels)
     for written, fn in triton_kernels(module, resolver, in_blocks=True, nested=True, lookup=lookup, how=how).items():
         name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
         cell, line = where(positions[fn.name].start.line)
@@ -1667,6 +1764,9 @@ def _triton_of(
         k.cell = cell
         found.triton.setdefault(name, []).append(k)
         inv.kernels.append(k)
+    renamed = _renamed_modules(resolver.imports) if len(inv.kernels) > start else {}
+    for k in inv.kernels[start:]:
+        k.modules = renamed
 
 
 def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found) -> None:
@@ -1693,7 +1793,7 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             )
     s = _Scan(rel, module, imports, where)
     wrapper.visit(s)
-    found.launches.extend([*s.launches, *s.through_attributes(), *s.indirect])
+    _leave(s, rel, found)
     for holder, op, site in s.attr_calls:
         if holder in found.compiled.get(rel, {}):
             ext_module, ext_reason = found.compiled[rel][holder]
@@ -1711,6 +1811,36 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
         sources = _arg(call, "sources", 1)
         detail = "sources: " + (", ".join(_strings(sources)) or "computed") + _missing(path, root, sources)
         inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail, cell=cell))
+
+
+def _renamed_modules(imports: ImportTable) -> dict[str, str]:
+    """The names a file imports under another name, local -> the last name of what it imports (`H`
+    -> `helpers` of `import pkg.helpers as H`, `from pkg import helpers as H`, `from . import
+    helpers as H`): a module among them is its helpers' (`_triton_helpers`)."""
+    named = {local: full.rpartition(".")[2] for local, full in imports.names.items()}
+    named.update((local, obj.rpartition(".")[2]) for local, (_, obj) in imports.relative.items())
+    return {local: last for local, last in named.items() if last and last != local}
+
+
+def _leave(s: _Scan, rel: str, found: _Found) -> None:
+    """What one file's `_Scan` leaves for the end of the scan: its launches, the containers of names
+    it binds, and its launches from another module's container."""
+    found.launches.extend([*s.launches, *s.through_attributes(), *s.indirect])
+    found.held.update({(rel, name): names for name, names in s.held.items() if names})
+    found.held_launches.extend(s.held_imported)
+
+
+def _attach_held(found: _Found, top: str) -> None:
+    """A launch from a container another module binds (`KERNELS[op][grid](x)` after `from .ops import
+    KERNELS`), said to each kernel that module's container holds: they were listed with no launch,
+    unsaid (the container was read in the launching file only: twenty-fifth read's leftover)."""
+    for launch in found.held_launches:
+        module = "." + (launch.origin or "").rpartition(".")[0]
+        for (rel, name), names in found.held.items():
+            dotted_rel = _dotted_path(rel)
+            if name == launch.name and any(f".{m}".endswith(module) for m in (dotted_rel, f"{top}.{dotted_rel}")):
+                for n in names:
+                    _attach_launch([k for k in found.triton.get(n, []) if k.path == rel], launch, top)
 
 
 def _triton_kernel(module: cst.Module, name: str, fn: cst.FunctionDef, rel: str, line: int) -> Kernel:
@@ -2647,13 +2777,14 @@ def _scan_cuda(
             continue  # a macro's: listed at each use
         line = lines.of(start)
         kernel = Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames, template=template)
+        kernel.specialises = _specialised(spliced, start, name) if template == [""] else []
         kernel.namespace = spaces.at(start)
         inv.kernels.append(kernel)
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)
     inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
-    inv.api_launches = _api_launches(spliced, lines, rel)
+    inv.api_launches = _api_launches(spliced, lines, rel, commented)
     _dispatched(inv.launches, code, included)
     defs = _Defs.of(code, included, inv.kernels)
     if defs.skipped:
