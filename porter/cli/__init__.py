@@ -366,8 +366,26 @@ def _folding(renderable: Any) -> None:
     for item in _parts(renderable):
         if isinstance(item, Table):
             fold(item)
+            _names_unwrapped(item)
         elif isinstance(item, Text):
             item.overflow = "fold" if item.overflow in (None, "ellipsis") else item.overflow
+
+
+def _names_unwrapped(table: Any) -> None:
+    """Each column of `table` before the last (the help's) as wide as its widest word, the
+    help's taking what is left; typer's empty columns (secondary short names,
+    the required mark) dropped. rich narrowed the names with the help, so an 80-column options
+    panel folded `--report-unused-ignores`, and kept whole it was 92 wide (twenty-fifth read)."""
+    from dataclasses import replace
+
+    from rich.cells import cell_len
+
+    kept = [column for column in table.columns if any(str(cell) for cell in column.cells)]
+    # rich pads a column by its place (`_index`: no edge padding at the first and the last)
+    table.columns[:] = [replace(column, _index=at) for at, column in enumerate(kept or table.columns)]
+    for column in table.columns[:-1]:  # `<int range> [x>=1]` may wrap at its space
+        column.width = max((cell_len(word) for cell in column.cells for word in str(cell).split()), default=0)
+    table.columns[-1].ratio = 1
 
 
 # 128 + SIGINT / SIGTERM: the run was interrupted and has said what it left

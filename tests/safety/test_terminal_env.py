@@ -229,6 +229,18 @@ def test_help_draws_each_option_s_name_whole(tmp_path, args):
         assert "Usage:" in shown and names <= set(shown.split()), sorted(names - set(shown.split()))
 
 
+@pytest.mark.parametrize("args", [("lint",), ("parity-check",), ("trace", "record")])
+def test_help_with_its_names_whole_fits_80_columns(tmp_path, args):
+    # kept whole by widening the panel, lint's options panel was 92 columns at 80, and an
+    # 80-column terminal wrapped every line of it; now the help column takes the squeeze
+    # (twenty-fifth read)
+    off = porter(*args, "--help", cwd=tmp_path, columns=False).stdout.decode("utf-8")
+    status, on = _on_a_terminal([*args, "--help"], tmp_path, columns=80)
+    for shown in (off, _ESCAPE.sub("", on)):
+        widest = max(shown.replace("\r", "").splitlines(), key=len)
+        assert "Usage:" in shown and len(widest) <= 80, (len(widest), widest)
+
+
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
