@@ -16,7 +16,7 @@ import typer
 from porter.config.files import FAIL_ON, PASSED_OVER, ConfigError, Effective, resolve, shown
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
-from porter.core.textsafe import plain, printable
+from porter.core.textsafe import encodable, plain, printable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -65,10 +65,11 @@ def cell(*lines: str) -> Text:
     control characters escaped before rich lays the table out. Given raw, rich dropped BEL,
     backspace, CR, VT and FF from the cell (`a<BEL>b.cu` and `ab.cu` were both `ab.cu`) and
     measured the text before the console's escapes widened it (a row ran past the border:
-    seventeenth read)."""
+    seventeenth read). And as stdout's encoding writes it (`encodable`): on an ASCII stream a
+    `k_é` kernel ran its row 5 columns past the border (twenty-fifth read)."""
     from rich.text import Text
 
-    return Text("\n".join(printable(line) for line in lines))
+    return Text(encodable("\n".join(printable(line) for line in lines), console.encoding))
 
 
 def not_an_input(option: str, path: Path | None, inputs: Iterable[str]) -> None:

@@ -73,6 +73,23 @@ def test_a_name_escaped_for_the_streams_encoding_keeps_its_table_cell(tmp_path):
     assert rows and {len(row) for row in rows if "caf" in row} <= {len(row) for row in rows if "plain" in row}, err
 
 
+@pytest.mark.parametrize("command", ["kernels", "backends"])
+def test_a_name_escaped_for_the_streams_encoding_keeps_its_kernels_or_backends_cell(tmp_path, command):
+    # `kernels` and `backends` lay out their cells as rich Text (`cli.common.cell`), which the
+    # console did not escape before measuring: on an ASCII stream the `k_é` kernel's row, and
+    # `café.py`'s, ran past the border (twenty-fifth read)
+    source = b"import triton\nimport torch\n\n\n@triton.jit\ndef k_\xc3\xa9(p):\n    pass\n"
+    source += b"class Base:\n    pass\nclass CudaImpl(Base):\n    device = 'cuda'\n"
+    source += b"class XlaImpl(Base):\n    device = 'xla'\n"
+    (tmp_path / "caf\u00e9.py").write_bytes(source)
+    (tmp_path / "plain.py").write_bytes(source.replace(b"k_\xc3\xa9", b"k_e").replace(b"Impl", b"Plain"))
+    out = porter(command, ".", "--target", "xla", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    text = out.stdout.decode("ascii")
+    rows = [line for line in text.splitlines() if line.startswith(("|", "+"))]
+    assert out.returncode in (0, 1) and "caf\\u00e9.py" in text, text
+    assert len({len(row) for row in rows}) == 1, text
+
+
 def test_stdout_on_a_full_disk_is_one_line_not_a_traceback(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
