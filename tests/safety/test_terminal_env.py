@@ -90,6 +90,38 @@ def test_a_name_escaped_for_the_streams_encoding_keeps_its_kernels_or_backends_c
     assert len({len(row) for row in rows}) == 1, text
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("lint", ".", "-t", "xla", "--output-file", "ro/out.json"),
+        ("lint", ".", "-t", "xla", "--write-baseline", "ro/b.json"),
+        ("lint", ".", "-t", "xla", "--report", "ro/r.md"),
+        ("rewrite", ".", "-t", "xla", "--diff", "--report", "ro/r.md"),
+    ],
+)
+def test_an_output_in_a_read_only_folder_is_one_line_naming_it(tmp_path, args):
+    # run without root's right past file modes (the twenty-fifth term read's leftover): `--report`
+    # said `[Errno 13] Permission denied: '/…/ro/.r.md.c6ul2u_4.tmp'`, a file never made, where
+    # `-o` and `--write-baseline` say `Permission denied` (twenty-fifth read)
+    from tests.safety.test_trace_files import _without_dac_override
+
+    prefix = _without_dac_override()
+    if not prefix:
+        pytest.skip("needs root and setpriv to run without CAP_DAC_OVERRIDE")
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "ro").mkdir(mode=0o555)
+    (tmp_path / "ro").chmod(0o555)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    out = subprocess.run(
+        [*prefix, sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, capture_output=True, timeout=300
+    )
+    err = out.stderr.decode()
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert out.returncode == 2 and "Traceback" not in err, (out.returncode, err)
+    assert errors == [f"error: cannot write {args[-2]} {args[-1]}: Permission denied"], err
+    assert os.listdir(tmp_path / "ro") == []
+
+
 def test_stdout_on_a_full_disk_is_one_line_not_a_traceback(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
