@@ -290,6 +290,17 @@ def test_help_with_its_names_whole_fits_80_columns(tmp_path, args):
         assert "Usage:" in shown and len(widest) <= 80, (len(widest), widest)
 
 
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_help_on_a_stream_without_box_characters_keeps_its_width(tmp_path, encoding):
+    # rich draws ASCII boxes there (`+`, `-`, `|`), and porter counted their dashes as text that
+    # a wider panel showed more of: `lint --help` was 10,005 columns wide (twenty-fifth read)
+    out = porter("lint", "--help", cwd=tmp_path, columns=False, env={"PYTHONIOENCODING": encoding})
+    shown = out.stdout.decode(encoding)
+    widest = max(shown.splitlines(), key=len)
+    assert out.returncode == 0 and "--report-unused-ignores" in shown.split(), shown
+    assert len(widest) <= 80, (len(widest), widest[:120])
+
+
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
