@@ -191,7 +191,7 @@ _FRAME = re.compile("[\\s\u2500-\u257f\u2026]")
 _ASCII_FRAME = re.compile("[\\s\u2500-\u257f\u2026+|-]")
 
 
-def _text_shown(console: Console, renderable: Any, width: int) -> int:
+def text_shown(console: Console, renderable: Any, width: int) -> int:
     """How many characters of text `renderable` shows at `width`, its frames not counted: counted,
     an ASCII stream's `-` frames grew with the width, and `porter lint --help | cat` under
     `PYTHONIOENCODING=ascii` was drawn 10,005 columns wide (twenty-fifth read)."""
@@ -208,10 +208,10 @@ def whole_width(console: Console, renderable: Any, width: int) -> int:
     whole help was an empty box; `porter explain` below 8 columns lost its code blocks' text
     (twenty-first read). Drawn wider, the terminal wraps its lines, and nothing is lost."""
     wide = max(width, Measurement.get(console, console.options.update_width(UNWRAPPED), renderable).maximum)
-    whole = _text_shown(console, renderable, wide)
-    if _text_shown(console, renderable, width) >= whole:  # the common case, in one rendering
+    whole = text_shown(console, renderable, wide)
+    if text_shown(console, renderable, width) >= whole:  # the common case, in one rendering
         return width
-    return narrowest(width, wide, lambda at: _text_shown(console, renderable, at) >= whole)
+    return narrowest(width, wide, lambda at: text_shown(console, renderable, at) >= whole)
 
 
 def narrowest(low: int, high: int, fits: Callable[[int], bool]) -> int:

@@ -293,12 +293,15 @@ def test_help_with_its_names_whole_fits_80_columns(tmp_path, args):
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
 def test_help_on_a_stream_without_box_characters_keeps_its_width(tmp_path, encoding):
     # rich draws ASCII boxes there (`+`, `-`, `|`), and porter counted their dashes as text that
-    # a wider panel showed more of: `lint --help` was 10,005 columns wide (twenty-fifth read)
+    # a wider panel showed more of: `lint --help` was 10,005 columns wide; `fp16 → bf16`, escaped
+    # after the layout, ran 5 columns past the panel (twenty-fifth read)
     out = porter("lint", "--help", cwd=tmp_path, columns=False, env={"PYTHONIOENCODING": encoding})
     shown = out.stdout.decode(encoding)
     widest = max(shown.splitlines(), key=len)
     assert out.returncode == 0 and "--report-unused-ignores" in shown.split(), shown
-    assert len(widest) <= 80, (len(widest), widest[:120])
+    assert len(widest) <= 80 and "fp16 \\u2192" in shown, (len(widest), widest[:120])
+    utf8 = porter("lint", "--help", cwd=tmp_path, columns=False, env={"PYTHONIOENCODING": "utf-8"}).stdout
+    assert len(shown.splitlines()) <= len(utf8.splitlines()) + 2, shown  # the same layout, not 1-wide help
 
 
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
