@@ -267,7 +267,7 @@ class _HelpConsole:
         console = self._console
         width = console.width
         for renderable in objects:
-            _folding(renderable)
+            _folding(renderable, console.encoding)
         if len(objects) == 1:  # no narrower than shows all its text (a terminal wraps its lines)
             from porter.report.console import whole_width
 
@@ -287,7 +287,7 @@ class _HelpConsole:
         not drawn, the options panel kept its 1,000 columns)."""
         from rich.measure import Measurement
 
-        from porter.report.console import narrowest
+        from porter.report.console import narrowest, text_shown
 
         console = self._console
         options = console.options.update_width(width)
@@ -296,8 +296,10 @@ class _HelpConsole:
             return len(console.render_lines(renderable, options.update_width(at), pad=False))
 
         high = max(1, min(Measurement.get(console, options, renderable).maximum, width))
-        most = lines(high)
-        return narrowest(1, high, lambda at: lines(at) <= most)
+        most, whole = lines(high), text_shown(console, renderable, high)
+        # and all the text: narrower than the names' columns (each as wide as its widest word)
+        # rich cut them into fewer lines, and the help column was drawn 1 wide (twenty-fifth read)
+        return narrowest(1, high, lambda at: lines(at) <= most and text_shown(console, renderable, at) >= whole)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._console, name)
@@ -355,9 +357,10 @@ def _parts(renderable: Any) -> list[Any]:
     return found
 
 
-def _folding(renderable: Any) -> None:
+def _folding(renderable: Any, encoding: str) -> None:
     """`renderable`'s tables, and the text in them, fold a word wider than its column over lines
-    (a table that rich makes as it draws, `Columns`' grid, takes its items' own overflow)."""
+    (a table that rich makes as it draws, `Columns`' grid, takes its items' own overflow); the
+    text as a stream in `encoding` writes it."""
     from rich.table import Table
     from rich.text import Text
 
@@ -366,8 +369,46 @@ def _folding(renderable: Any) -> None:
     for item in _parts(renderable):
         if isinstance(item, Table):
             fold(item)
+            _names_unwrapped(item)
         elif isinstance(item, Text):
             item.overflow = "fold" if item.overflow in (None, "ellipsis") else item.overflow
+            _escaped(item, encoding)
+
+
+def _escaped(text: Any, encoding: str) -> None:
+    """`text` as a stream in `encoding` writes it, its styles kept on the same characters:
+    escaped after the layout, lint's `fp16 → bf16` (`\\u2192`) ran its row 5 columns past the
+    panel on an ASCII stream (twenty-fifth read)."""
+    from itertools import accumulate
+
+    from rich.text import Span
+
+    from porter.core.textsafe import encodable
+
+    if text.plain.isascii() or encoding.lower().startswith("utf"):
+        return
+    pieces = [encodable(char, encoding) for char in text.plain]
+    at = list(accumulate((len(piece) for piece in pieces), initial=0))
+    spans = [Span(at[span.start], at[min(span.end, len(pieces))], span.style) for span in text.spans]
+    text.plain = "".join(pieces)
+    text.spans = spans
+
+
+def _names_unwrapped(table: Any) -> None:
+    """Each column of `table` before the last (the help's) as wide as its widest word, the
+    help's taking what is left; typer's empty columns (secondary short names,
+    the required mark) dropped. rich narrowed the names with the help, so an 80-column options
+    panel folded `--report-unused-ignores`, and kept whole it was 92 wide (twenty-fifth read)."""
+    from dataclasses import replace
+
+    from rich.cells import cell_len
+
+    kept = [column for column in table.columns if any(str(cell) for cell in column.cells)]
+    # rich pads a column by its place (`_index`: no edge padding at the first and the last)
+    table.columns[:] = [replace(column, _index=at) for at, column in enumerate(kept or table.columns)]
+    for column in table.columns[:-1]:  # `<int range> [x>=1]` may wrap at its space
+        column.width = max((cell_len(word) for cell in column.cells for word in str(cell).split()), default=0)
+    table.columns[-1].ratio = 1
 
 
 # 128 + SIGINT / SIGTERM: the run was interrupted and has said what it left

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
-from porter.config.files import FAIL_ON, PASSED_OVER, ConfigError, Effective, resolve
+from porter.config.files import FAIL_ON, PASSED_OVER, ConfigError, Effective, resolve, shown
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
-from porter.core.textsafe import plain, printable
+from porter.core.textsafe import encodable, plain, printable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -65,10 +65,11 @@ def cell(*lines: str) -> Text:
     control characters escaped before rich lays the table out. Given raw, rich dropped BEL,
     backspace, CR, VT and FF from the cell (`a<BEL>b.cu` and `ab.cu` were both `ab.cu`) and
     measured the text before the console's escapes widened it (a row ran past the border:
-    seventeenth read)."""
+    seventeenth read). And as stdout's encoding writes it (`encodable`): on an ASCII stream a
+    `k_é` kernel ran its row 5 columns past the border (twenty-fifth read)."""
     from rich.text import Text
 
-    return Text("\n".join(printable(line) for line in lines))
+    return Text(encodable("\n".join(printable(line) for line in lines), console.encoding))
 
 
 def not_an_input(option: str, path: Path | None, inputs: Iterable[str]) -> None:
@@ -123,10 +124,15 @@ def check_file_timeout(value: float | None) -> float | None:
     return value
 
 
-def split_codes(values: list[str] | None) -> tuple[str, ...]:
+def split_codes(values: list[str] | None, option: str = "--select") -> tuple[str, ...]:
+    """The codes of a list option. An empty one (`--select ""`, `"$A,$B"` with B unset) is a usage
+    error, as in ruff: read as not given, `--select ""` ran every rule and `--ignore ""` none."""
     codes: list[str] = []
     for v in values or []:
-        codes.extend(c.strip().upper() for c in v.split(",") if c.strip())
+        pieces = [c.strip().upper() for c in v.split(",")]
+        if "" in pieces:
+            raise usage_error(f"{option} {shown(v)}: an empty rule code (an unset variable?)")
+        codes.extend(pieces)
     bad = unknown_codes(tuple(codes))
     if bad:
         raise usage_error(f"unknown rule code or prefix: {', '.join(bad)} (see `porter rules`)")
@@ -158,8 +164,8 @@ def effective_config(
             isolated=isolated,
             target=target,
             select=split_codes(select) or None,
-            ignore=split_codes(ignore),
-            extend_select=split_codes(extend_select),
+            ignore=split_codes(ignore, "--ignore"),
+            extend_select=split_codes(extend_select, "--extend-select"),
             exclude=tuple(exclude or ()),
             fail_on=fail_on,
             portable=portable,

@@ -287,7 +287,8 @@ def _write_migration_report(report: Path, run, settings) -> None:
     try:
         write_report(report, ReportModel.from_run(run.results, None, settings, kind="lint"))
     except (ValueError, OSError) as exc:
-        raise usage_error(f"cannot write --report {report}: {exc}") from None
+        # the reason, as -o says it: not `[Errno 13] …: '.r.md.x1y2.tmp'`, a file never made
+        raise usage_error(f"cannot write --report {report}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _write_baseline_and_exit(write_baseline_to: Path, run, target: str, portable: bool) -> NoReturn:

@@ -213,7 +213,8 @@ def _finish(out, model: ReportModel, wrote: str, *, report: Path | None, quiet: 
         try:
             write_report(report, model)
         except (OSError, ValueError) as exc:
-            raise usage_error(f"cannot write --report {report}: {exc}") from None
+            # the reason, as -o says it: not `[Errno 13] …: '.r.md.x1y2.tmp'`, a file never made
+            raise usage_error(f"cannot write --report {report}: {getattr(exc, 'strerror', None) or exc}") from None
         if not quiet:
             out.print(f"Report written to {plain(report)}", soft_wrap=True)
 

@@ -187,11 +187,18 @@ def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
 # what is not text in a rendering: white space, the box-drawing characters of a panel or a table,
 # and rich's mark of a word cut short
 _FRAME = re.compile("[\\s\u2500-\u257f\u2026]")
+# and rich's ASCII boxes (`+`, `-`, `|`), drawn on a stream that lacks the others
+_ASCII_FRAME = re.compile("[\\s\u2500-\u257f\u2026+|-]")
 
 
-def _text_shown(console: Console, renderable: Any, width: int) -> int:
-    lines = console.render_lines(renderable, console.options.update_width(width), pad=False)
-    return sum(len(_FRAME.sub("", segment.text)) for line in lines for segment in line if not segment.control)
+def text_shown(console: Console, renderable: Any, width: int) -> int:
+    """How many characters of text `renderable` shows at `width`, its frames not counted: counted,
+    an ASCII stream's `-` frames grew with the width, and `porter lint --help | cat` under
+    `PYTHONIOENCODING=ascii` was drawn 10,005 columns wide (twenty-fifth read)."""
+    options = console.options.update_width(width)
+    frame = _ASCII_FRAME if options.ascii_only else _FRAME
+    lines = console.render_lines(renderable, options, pad=False)
+    return sum(len(frame.sub("", segment.text)) for line in lines for segment in line if not segment.control)
 
 
 def whole_width(console: Console, renderable: Any, width: int) -> int:
@@ -201,10 +208,10 @@ def whole_width(console: Console, renderable: Any, width: int) -> int:
     whole help was an empty box; `porter explain` below 8 columns lost its code blocks' text
     (twenty-first read). Drawn wider, the terminal wraps its lines, and nothing is lost."""
     wide = max(width, Measurement.get(console, console.options.update_width(UNWRAPPED), renderable).maximum)
-    whole = _text_shown(console, renderable, wide)
-    if _text_shown(console, renderable, width) >= whole:  # the common case, in one rendering
+    whole = text_shown(console, renderable, wide)
+    if text_shown(console, renderable, width) >= whole:  # the common case, in one rendering
         return width
-    return narrowest(width, wide, lambda at: _text_shown(console, renderable, at) >= whole)
+    return narrowest(width, wide, lambda at: text_shown(console, renderable, at) >= whole)
 
 
 def narrowest(low: int, high: int, fits: Callable[[int], bool]) -> int:

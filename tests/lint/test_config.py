@@ -380,3 +380,19 @@ def test_a_command_line_pattern_from_the_top_does_not_keep_a_walk_below_from_the
     assert kept == {"a/gen/keep.py", "a/m.py"}
     found = {d["path"] for d in cli("lint", "a", "--exclude", "/tests/", "--output-format", "json").json()}
     assert found == kept
+
+
+@pytest.mark.parametrize("option", ["--select", "--ignore", "--extend-select"])
+@pytest.mark.parametrize("value", ["", "DEV001,", " , "])
+def test_an_empty_rule_code_is_a_usage_error_not_the_default(project, option, value):
+    # `--select "$RULES"` with RULES unset ran every rule (`--ignore ""` none), read as not given;
+    # ruff refuses an empty selector (twenty-fifth read)
+    r = cli("lint", ".", "-t", "neuron", option, value, "--output-format", "json")
+    assert r.exit_code == 2 and f"{option} {value!r}: an empty rule code" in r.stderr, (r.exit_code, r.stderr)
+    assert r.stdout == ""
+
+
+def test_an_empty_exclude_is_a_pattern_that_matches_nothing(project):
+    # as in ruff: gitignore reads an empty line as no pattern (twenty-fifth read)
+    r = cli("lint", ".", "-t", "neuron", "--exclude", "", "--output-format", "json")
+    assert codes(r) == ["CUDA003", "DEV001", "DEV002"]

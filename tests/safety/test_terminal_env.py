@@ -73,6 +73,55 @@ def test_a_name_escaped_for_the_streams_encoding_keeps_its_table_cell(tmp_path):
     assert rows and {len(row) for row in rows if "caf" in row} <= {len(row) for row in rows if "plain" in row}, err
 
 
+@pytest.mark.parametrize("command", ["kernels", "backends"])
+def test_a_name_escaped_for_the_streams_encoding_keeps_its_kernels_or_backends_cell(tmp_path, command):
+    # `kernels` and `backends` lay out their cells as rich Text (`cli.common.cell`), which the
+    # console did not escape before measuring: on an ASCII stream the `k_é` kernel's row, and
+    # `café.py`'s, ran past the border (twenty-fifth read)
+    source = b"import triton\nimport torch\n\n\n@triton.jit\ndef k_\xc3\xa9(p):\n    pass\n"
+    source += b"class Base:\n    pass\nclass CudaImpl(Base):\n    device = 'cuda'\n"
+    source += b"class XlaImpl(Base):\n    device = 'xla'\n"
+    (tmp_path / "caf\u00e9.py").write_bytes(source)
+    (tmp_path / "plain.py").write_bytes(source.replace(b"k_\xc3\xa9", b"k_e").replace(b"Impl", b"Plain"))
+    out = porter(command, ".", "--target", "xla", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    text = out.stdout.decode("ascii")
+    rows = [line for line in text.splitlines() if line.startswith(("|", "+"))]
+    assert out.returncode in (0, 1) and "caf\\u00e9.py" in text, text
+    assert len({len(row) for row in rows}) == 1, text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("lint", ".", "-t", "xla", "--output-file", "ro/out.json"),
+        ("lint", ".", "-t", "xla", "--write-baseline", "ro/b.json"),
+        ("lint", ".", "-t", "xla", "--report", "ro/r.md"),
+        ("rewrite", ".", "-t", "xla", "--diff", "--report", "ro/r.md"),
+    ],
+)
+def test_an_output_in_a_read_only_folder_is_one_line_naming_it(tmp_path, args):
+    # run without root's right past file modes (the twenty-fifth term read's leftover): `--report`
+    # said `[Errno 13] Permission denied: '/…/ro/.r.md.c6ul2u_4.tmp'`, a file never made, where
+    # `-o` and `--write-baseline` say `Permission denied` (twenty-fifth read)
+    from tests.safety.test_trace_files import _without_dac_override
+
+    prefix = _without_dac_override()
+    if not prefix:
+        pytest.skip("needs root and setpriv to run without CAP_DAC_OVERRIDE")
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "ro").mkdir(mode=0o555)
+    (tmp_path / "ro").chmod(0o555)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    out = subprocess.run(
+        [*prefix, sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, capture_output=True, timeout=300
+    )
+    err = out.stderr.decode()
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert out.returncode == 2 and "Traceback" not in err, (out.returncode, err)
+    assert errors == [f"error: cannot write {args[-2]} {args[-1]}: Permission denied"], err
+    assert os.listdir(tmp_path / "ro") == []
+
+
 def test_stdout_on_a_full_disk_is_one_line_not_a_traceback(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
@@ -227,6 +276,32 @@ def test_help_draws_each_option_s_name_whole(tmp_path, args):
     status, on = _on_a_terminal([*args, "--help"], tmp_path, columns=80)
     for shown in (off, _ESCAPE.sub("", on)):
         assert "Usage:" in shown and names <= set(shown.split()), sorted(names - set(shown.split()))
+
+
+@pytest.mark.parametrize("args", [("lint",), ("parity-check",), ("trace", "record")])
+def test_help_with_its_names_whole_fits_80_columns(tmp_path, args):
+    # kept whole by widening the panel, lint's options panel was 92 columns at 80, and an
+    # 80-column terminal wrapped every line of it; now the help column takes the squeeze
+    # (twenty-fifth read)
+    off = porter(*args, "--help", cwd=tmp_path, columns=False).stdout.decode("utf-8")
+    status, on = _on_a_terminal([*args, "--help"], tmp_path, columns=80)
+    for shown in (off, _ESCAPE.sub("", on)):
+        widest = max(shown.replace("\r", "").splitlines(), key=len)
+        assert "Usage:" in shown and len(widest) <= 80, (len(widest), widest)
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_help_on_a_stream_without_box_characters_keeps_its_width(tmp_path, encoding):
+    # rich draws ASCII boxes there (`+`, `-`, `|`), and porter counted their dashes as text that
+    # a wider panel showed more of: `lint --help` was 10,005 columns wide; `fp16 → bf16`, escaped
+    # after the layout, ran 5 columns past the panel (twenty-fifth read)
+    out = porter("lint", "--help", cwd=tmp_path, columns=False, env={"PYTHONIOENCODING": encoding})
+    shown = out.stdout.decode(encoding)
+    widest = max(shown.splitlines(), key=len)
+    assert out.returncode == 0 and "--report-unused-ignores" in shown.split(), shown
+    assert len(widest) <= 80 and "fp16 \\u2192" in shown, (len(widest), widest[:120])
+    utf8 = porter("lint", "--help", cwd=tmp_path, columns=False, env={"PYTHONIOENCODING": "utf-8"}).stdout
+    assert len(shown.splitlines()) <= len(utf8.splitlines()) + 2, shown  # the same layout, not 1-wide help
 
 
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
