@@ -18,7 +18,7 @@ from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.devices import TARGET_KINDS
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
-from porter.verify.tracefile import STAT_NAMES, Trace, paired
+from porter.verify.tracefile import STAT_NAMES, Trace, paired, unnamed_tensors
 
 _ORDER = ["float32", "float16", "bfloat16"]  # increasing tolerance
 # (rtol, atol) for the per-step loss and gradient norm. The loss is a mean over many
@@ -650,6 +650,38 @@ def compare_traces(
 ) -> ScriptResult:
     """The verdict of a port's run against the reference's; a run of several ranks (torchrun)
     is compared rank by rank."""
+    res = _compare_ranks(ref, port, rtol=rtol, atol=atol, config=config, ref_side=ref_side, port_side=port_side)
+    unread = _unread(ref, "reference") + _unread(port, "ported")
+    res.warnings += unread
+    res.reasons += unread
+    return res
+
+
+def _unread(trace: Trace, role: str, shown: int = 3) -> list[str]:
+    """The tensors of a trace that no manifest entry names, said, not refused: nothing reads
+    them, so they cannot decide the verdict, and a newer porter may write tensors this one does
+    not know; but a file edited by hand, or merged from another, is not the run it claims."""
+    names = unnamed_tensors(trace)
+    if not names:
+        return []
+    first = ", ".join(repr(n[:80]) for n in names[:shown])
+    return [
+        f"the {role} trace holds {len(names)} tensor(s) no manifest entry names ({first}"
+        f"{', ...' if len(names) > shown else ''}): not read, not compared (a newer porter's, or the file was edited)"
+    ]
+
+
+def _compare_ranks(
+    ref: Trace,
+    port: Trace,
+    *,
+    rtol: float | None,
+    atol: float | None,
+    config: dict | None,
+    ref_side: SideSummary | None,
+    port_side: SideSummary | None,
+) -> ScriptResult:
+    """`compare_traces`'s verdict, one rank or rank by rank."""
     if ref.world_size == 1 and port.world_size == 1:
         return _compare_one(ref, port, rtol=rtol, atol=atol, config=config, ref_side=ref_side, port_side=port_side)
     # rank by rank, each rank's result summed up and let go (its module rows and its tensors,

@@ -1092,3 +1092,26 @@ def _sourced(tmp_path, ref_source, port_source):
     ref.manifest.update(porter="0.1.0", porter_source=ref_source)
     port.manifest.update(porter="0.1.0", porter_source=port_source)
     return ref, port
+
+
+def test_tensors_of_a_trace_no_manifest_entry_names_are_said_and_do_not_decide(tmp_path):
+    """A tensor no manifest entry names is never read: a file with one added (by hand, by
+    another tool) was compared with nothing said (twenty-fifth trace read's leftover). It is
+    said, naming the side and the tensors, and the verdict is the one the named tensors give;
+    a trace porter wrote (its steps' losses and gradient norms too) has none."""
+    from porter.verify.tracefile import unnamed_tensors
+
+    ref = make_trace(tmp_path / "r.st", [1.0, 0.5])
+    port = make_trace(tmp_path / "p.st", [1.0, 0.5], label=PORT)
+    assert unnamed_tensors(ref) == [] and unnamed_tensors(port) == []
+    assert not any("no manifest entry names" in w for w in compare_traces(ref, port).warnings)
+    extra = {"zz.unknown": torch.randn(5), "m999.sample": torch.randn(3, 3), "rank1.m0.0.sample": torch.zeros(2)}
+    edited = read_trace(write_trace(tmp_path / "e.st", port.manifest, {**port.tensors, **extra}))
+    assert sorted(unnamed_tensors(edited)) == sorted(extra)
+    res = compare_traces(ref, edited)
+    [line] = [w for w in res.warnings if "no manifest entry names" in w]
+    assert res.verdict == "pass" and line in res.reasons, res.reasons
+    assert line.startswith("the ported trace holds 3 tensor(s)") and "'zz.unknown'" in line, line
+    edited_ref = read_trace(write_trace(tmp_path / "er.st", ref.manifest, {**ref.tensors, "zz.unknown": torch.ones(1)}))
+    res = compare_traces(edited_ref, port)
+    assert res.verdict == "pass" and any(w.startswith("the reference trace holds 1") for w in res.warnings)
