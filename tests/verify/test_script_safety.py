@@ -1449,6 +1449,38 @@ def test_a_model_with_weight_norm_has_its_data_recorded_not_the_norm_s_weights_a
     assert first is not None and _divergence_fail(first).startswith("the data differs at step 1: (model) (input)")
 
 
+def test_weight_norm_s_calls_at_the_model_s_making_are_not_counted_as_the_step_s_calls(tmp_path):
+    """weight_norm computes its Linear's weight by a module call whenever the weight is read:
+    read at the model's making (Wav2Vec2's initialisation), those calls were counted as the
+    step's, so at a later FAIL the norm's module was listed among those "called before it more
+    often than the trace records" (twenty-fifth trace read's leftover): a false lead, the step
+    calls it once. Calls of a parametrization before the step's input are not the step's."""
+    need("torch")
+    from porter.verify.tracecmp import _calls_before, _divergence_fail, compare_modules
+
+    body = (
+        "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(weight_norm(torch.nn.Linear(4, 8)), torch.nn.Tanh(), torch.nn.Linear(8, 1))\n"
+        "norms = [model[0].weight.norm() for _ in range(2)]  # read at the making, as an init does\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(2):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for name, text in (("ref", body), ("port", body.replace("torch.nn.Tanh()", "torch.nn.Softsign()"))):
+        (tmp_path / name).mkdir()
+        rec = _record(tmp_path / name, _tree(tmp_path / name, text), steps=2, timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+    norm = [e for e in traces["ref"].manifest["modules"] if "parametrizations" in e["key"]]
+    assert len(norm) == 2 and all(e.get("calls") is None and "#" not in e["key"] for e in norm), norm
+    rows, first = compare_modules(traces["ref"], traces["port"], 1e-4, 1e-5)
+    assert first is not None and first["module"] == "1", first
+    assert _calls_before(first, rows, traces["ref"].manifest) == "", _calls_before(first, rows, traces["ref"].manifest)
+    assert _divergence_fail(first).startswith("first diverging module at step 1: 1 (Tanh vs Softsign)")
+
+
 _CHECKPOINTED = (
     "import torch, torch.utils.checkpoint as ckpt\ntorch.manual_seed(0)\n"
     "class Net(torch.nn.Module):\n"
