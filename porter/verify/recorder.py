@@ -153,6 +153,8 @@ def _stored(tensors: dict, tag: str, stats, sample, sums, shape, dtype) -> dict:
     if sums is not None:
         tensors[f"{tag}.blocks"] = sums.to("cpu")
         out["blocks"] = f"{tag}.blocks"
+        if dtype.startswith("complex"):  # whole values a block (`block_sums`), said: older traces split them
+            out["blocks_cut"] = "values"
     return out
 
 

@@ -260,6 +260,7 @@ _OUTPUT = {
     "sample": _req(_SAMPLE),
     "stats": _req(_STATS),
     "blocks": _opt(_BLOCKS),
+    "blocks_cut": _opt(str),
 }
 _FALLBACK = {"op": _req(str), "count": _opt(_NUMBER), "per_step": _opt(_NUMBER)}
 _CALL_SITE = {"call": _req(str), "location": _opt(str), "per_step": _opt(_NUMBER)}
