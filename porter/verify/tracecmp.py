@@ -190,7 +190,13 @@ def _quiet():
 
 
 def _stats_cmp(
-    r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float, extra: list[float] | None = None, numel: int = 1
+    r: torch.Tensor,
+    p: torch.Tensor,
+    rtol: float,
+    atol: float,
+    extra: list[float] | None = None,
+    numel: int = 1,
+    dtype: str = "",
 ) -> list[str]:
     """Names of the statistics that differ by more than the values' own tolerance allows them
     (`atol + rtol * |reference|` per value, over `numel` values): mean, min, max and the
@@ -198,7 +204,10 @@ def _stats_cmp(
     + rtol * norm` and the standard deviation by `atol + rtol * rms` (what values within the
     tolerance can move them: a port whose every value was within it failed on its L2 norm at
     8 values, or on its std where the values sit far from 0); NaN/Inf counts must be equal.
-    `extra`: an absolute allowance per statistic (the program's own noise floor)."""
+    `extra`: an absolute allowance per statistic (the program's own noise floor). A complex
+    output's statistics are its parts': a part moves by up to `atol + rtol * |its value|`, and
+    a value is up to sqrt(2) times its largest part (a faithful complex port failed on "max,
+    absmax" held to its part's bound; twenty-fifth read)."""
     extra = extra or [0.0] * len(STAT_NAMES)
     allow = dict(zip(STAT_NAMES, extra))
     rs = dict(zip(STAT_NAMES, r.tolist()))
@@ -207,6 +216,7 @@ def _stats_cmp(
     # infinite largest magnitude but a finite min (max), which values within the tolerance move
     # by up to `atol + rtol * |min|`; with 0 here a faithful port failed on it (twenty-second read)
     scale = max((abs(v) for v in (rs["absmax"], rs["min"], rs["max"]) if math.isfinite(v)), default=0.0)
+    value = math.sqrt(2) if dtype.startswith("complex") else 1.0  # a value's magnitude, by its largest part
     root = math.sqrt(max(1, numel))
     rms = abs(rs["l2"]) / root if math.isfinite(rs["l2"]) else abs(rs["std"])
     bad = []
@@ -221,7 +231,7 @@ def _stats_cmp(
         allowed = {
             "l2": atol * root + rtol * abs(a),
             "std": atol + rtol * max(rms, abs(a)),
-        }.get(name, atol + rtol * (scale if name in ("mean", "min", "max") else abs(a)))
+        }.get(name, atol + rtol * value * (scale if name in ("mean", "min", "max") else abs(a)))
         # (+ the statistic's own rounding: older porters took them in float32, 2^-24 of it a step;
         # they are now taken in float64, and a trace's statistics are read as recorded)
         if not (abs(b - a) <= allowed + allow[name] + 2.0**-22 * max(abs(a), abs(b))):
@@ -491,6 +501,7 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
                 atol,
                 [margin * x for x in noise.get("stats", [])] or None,
                 numel=_count(ro["shape"]),
+                dtype=ro.get("dtype") or "",
             )
             if (
                 "blocks" in ro
