@@ -517,7 +517,9 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
     return row
 
 
-def _blocks_differ(ro: dict, po: dict, row: dict, ref: Trace, port: Trace, tol: tuple, extra: float) -> bool:
+def _blocks_differ(
+    ro: dict, po: dict, row: dict, ref: Trace, port: Trace, tol: tuple[float, float], extra: float
+) -> bool:
     """Whether two outputs' block sums differ past the tolerance. A complex output's blocks
     cut the way of a porter before the twenty-fifth read (its parts split across blocks:
     no `blocks_cut`) on one side and whole values on the other sum other values: a faithful
@@ -533,7 +535,7 @@ def _blocks_differ(ro: dict, po: dict, row: dict, ref: Trace, port: Trace, tol: 
     ):
         row["blocks_totals"] = True
         r, p, extra = r.sum(dim=1, keepdim=True), p.sum(dim=1, keepdim=True), extra * r.shape[1]
-    return not _blocks_cmp(r, p, *tol, _count(ro["shape"]), extra, ro.get("dtype") or "")
+    return not _blocks_cmp(r, p, tol[0], tol[1], _count(ro["shape"]), extra, ro.get("dtype") or "")
 
 
 def _cut_alike(ro: dict, po: dict, blocks: int, ref: Trace, port: Trace) -> bool:
