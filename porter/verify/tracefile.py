@@ -260,6 +260,7 @@ _OUTPUT = {
     "sample": _req(_SAMPLE),
     "stats": _req(_STATS),
     "blocks": _opt(_BLOCKS),
+    "blocks_cut": _opt(str),
 }
 _FALLBACK = {"op": _req(str), "count": _opt(_NUMBER), "per_step": _opt(_NUMBER)}
 _CALL_SITE = {"call": _req(str), "location": _opt(str), "per_step": _opt(_NUMBER)}
@@ -794,6 +795,31 @@ def _check_named_once(manifest: dict) -> None:
                 seen.add(name)
 
 
+# the tensors of a process no manifest entry names: its steps' losses and gradient norms
+STEP_TENSORS = ("steps.loss", "steps.grad_norm")
+
+
+def unnamed_tensors(trace: Trace) -> list[str]:
+    """The file's tensors that no manifest entry names (nor are `STEP_TENSORS`): nothing reads
+    them, so an edited file's or another writer's were compared with nothing said (twenty-fifth
+    trace read's leftover). Names only: no tensor is made."""
+    named: set[str] = set()
+    for r, m in enumerate(trace.rank_manifests()):
+        prefix = f"rank{r}." if r else ""
+        named.update(prefix + name for name in (*_names_in(m), *STEP_TENSORS) if name)
+    return [name for name in trace.tensors if name not in named]
+
+
+def _names_in(m: dict):
+    """The tensors one process's manifest names (its outputs', parameters' and buffers')."""
+    for section in ("modules", "buffers", "inputs"):
+        for entry in m.get(section) or []:
+            for out in entry["outputs"]:
+                yield from (out["stats"], out["sample"], out.get("blocks"))
+    for entry in m.get("parameters") or []:
+        yield from (entry["stats"], entry["sample"])
+
+
 def _check_ranks(manifest: dict, tensors: Mapping) -> None:
     """A torchrun run's further ranks: one manifest each, naming its own rank's tensors."""
     ranks = manifest.get("ranks", [])
@@ -820,6 +846,7 @@ __all__ = [
     "write_trace",
     "read_trace",
     "merge_ranks",
+    "unnamed_tensors",
     "paired",
     "finite",
     "unfinite",

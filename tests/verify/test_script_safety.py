@@ -920,6 +920,43 @@ def test_modules_outside_the_model_of_one_type_get_keys_of_their_own(tmp_path):
     assert {"<Linear>", "<Linear 2>"} <= set(keys), keys
 
 
+def test_the_model_is_the_root_whose_parameters_the_optimizer_steps_not_a_larger_teacher(tmp_path):
+    """A frozen teacher larger than the student trained on its outputs: the root with the most
+    parameters was named the model, the student `<Net>` (twenty-fifth trace read's leftover).
+    The model is the root whose parameters the optimizer steps; the teacher gets the prefix,
+    and a port that changes the teacher still fails at the teacher's module."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self, width):\n"
+        "        super().__init__(); self.fc = torch.nn.Linear(4, width); self.out = torch.nn.Linear(width, 1)\n"
+        "    def forward(self, x):\n        return self.out(torch.tanh(self.fc(x)))\n"
+        "teacher = Net(32).eval()\nstudent = Net(8)\nteacher.out.bias.data.add_(K)\n"
+        "opt = torch.optim.SGD(student.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(2):\n"
+        "    with torch.no_grad():\n        t = teacher(x)\n"
+        "    loss = (student(x) - t).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for name, k in (("ref", "0.0"), ("port", "0.5")):
+        (tmp_path / name).mkdir()
+        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("K", k)), timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+    manifest = traces["ref"].manifest
+    keys = [m["key"] for m in manifest["modules"]]
+    assert {"(model)", "fc", "out", "<Net>", "<Net>.fc", "<Net>.out"} == set(keys), keys
+    model = next(m for m in manifest["modules"] if m["key"] == "fc")
+    assert model["outputs"][0]["shape"] == [4, 8], model  # the student's (width 8)
+    assert {p["name"] for p in manifest["parameters"]} >= {"fc.weight", "<Net>.fc.weight"}
+    from porter.verify.tracecmp import compare_modules
+
+    _, first = compare_modules(traces["ref"], traces["port"], 1e-4, 1e-5)
+    assert first is not None and first["module"] == "<Net>.out", first
+
+
 def test_a_module_s_output_is_recorded_as_the_program_s_own_hooks_return_it(tmp_path):
     """A forward hook of the program's own that replaces a module's output: torch runs global
     hooks (the recorder's) before a module's own, so the output recorded was the one before
@@ -1475,6 +1512,38 @@ def test_a_model_with_weight_norm_has_its_data_recorded_not_the_norm_s_weights_a
     assert first is None, first
     _, first = compare_modules(traces["ref"], traces["other"], 1e-4, 1e-5)
     assert first is not None and _divergence_fail(first).startswith("the data differs at step 1: (model) (input)")
+
+
+def test_weight_norm_s_calls_at_the_model_s_making_are_not_counted_as_the_step_s_calls(tmp_path):
+    """weight_norm computes its Linear's weight by a module call whenever the weight is read:
+    read at the model's making (Wav2Vec2's initialisation), those calls were counted as the
+    step's, so at a later FAIL the norm's module was listed among those "called before it more
+    often than the trace records" (twenty-fifth trace read's leftover): a false lead, the step
+    calls it once. Calls of a parametrization before the step's input are not the step's."""
+    need("torch")
+    from porter.verify.tracecmp import _calls_before, _divergence_fail, compare_modules
+
+    body = (
+        "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(weight_norm(torch.nn.Linear(4, 8)), torch.nn.Tanh(), torch.nn.Linear(8, 1))\n"
+        "norms = [model[0].weight.norm() for _ in range(2)]  # read at the making, as an init does\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(2):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for name, text in (("ref", body), ("port", body.replace("torch.nn.Tanh()", "torch.nn.Softsign()"))):
+        (tmp_path / name).mkdir()
+        rec = _record(tmp_path / name, _tree(tmp_path / name, text), steps=2, timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+    norm = [e for e in traces["ref"].manifest["modules"] if "parametrizations" in e["key"]]
+    assert len(norm) == 2 and all(e.get("calls") is None and "#" not in e["key"] for e in norm), norm
+    rows, first = compare_modules(traces["ref"], traces["port"], 1e-4, 1e-5)
+    assert first is not None and first["module"] == "1", first
+    assert _calls_before(first, rows, traces["ref"].manifest) == "", _calls_before(first, rows, traces["ref"].manifest)
+    assert _divergence_fail(first).startswith("first diverging module at step 1: 1 (Tanh vs Softsign)")
 
 
 _CHECKPOINTED = (
