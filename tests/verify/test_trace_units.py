@@ -1193,6 +1193,8 @@ def test_the_compiled_frames_a_trace_holds_are_the_program_s_each_counted_once(m
     names = sorted(name for _, _, name in launch._FRAMES)
     assert {file for file, _, _ in launch._FRAMES} == {__file__}, launch._FRAMES
     assert names[0] == "step" and names[1].startswith("torch_dynamo_resume_in_step"), names
+
+
 def test_tensors_of_a_trace_no_manifest_entry_names_are_said_and_do_not_decide(tmp_path):
     """A tensor no manifest entry names is never read: a file with one added (by hand, by
     another tool) was compared with nothing said (twenty-fifth trace read's leftover). It is
