@@ -275,7 +275,7 @@ class _HelpConsole:
             # lint --help > h.txt`) the options' panel was an empty box, every option's text
             # lost, as on a terminal before the twenty-first read (twenty-second read)
             at = width if self._terminal else self._natural(objects[0], width)
-            console.width = _names_whole(console, objects[0], whole_width(console, objects[0], at))
+            console.width = whole_width(console, objects[0], at)
         try:
             console.print(*objects, **kwargs)
         finally:
@@ -303,41 +303,6 @@ class _HelpConsole:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._console, name)
-
-
-def _names_whole(console: Any, renderable: Any, width: int) -> int:
-    """The narrowest width, at least `width`, at which each option and command name in
-    `renderable` is drawn on one line: folded to fit 80 columns, `--report-unused-ignores` was
-    `--report-unused-i` over `gnores`, so `porter lint --help | grep` found no such option, nor
-    did a reader (twenty-fifth read). A terminal narrower wraps the lines, as `whole_width`'s."""
-    from rich.measure import Measurement
-
-    from porter.report.console import UNWRAPPED, narrowest
-
-    names = _names_in(renderable)
-
-    def fits(at: int) -> bool:
-        lines = console.render_lines(renderable, console.options.update_width(at), pad=False)
-        words = {word for line in lines for word in "".join(s.text for s in line).split()}
-        return names <= words
-
-    if not names or fits(width):
-        return width
-    wide = Measurement.get(console, console.options.update_width(UNWRAPPED), renderable).maximum
-    return narrowest(width, max(width, wide), fits)
-
-
-def _names_in(renderable: Any) -> set[str]:
-    """The names in `renderable`'s tables: each one-word cell of a column before the last (the
-    help's), the options' and commands' names and their types."""
-    from rich.table import Table
-
-    names: set[str] = set()
-    for table in _parts(renderable):
-        if isinstance(table, Table):
-            cells = (str(cell) for column in table.columns[:-1] for cell in column.cells)
-            names.update(cell for cell in cells if cell and len(cell.split()) == 1)
-    return names
 
 
 def _parts(renderable: Any) -> list[Any]:

@@ -264,7 +264,8 @@ def check_cache_dir(cache_dir: Path | None, paths: list[Path], no_cache: bool) -
     # `v1`, `v2` are the cache's entry folders only beside the marks porter writes with them:
     # without either they are a project's (an API's versioned packages, api/v1/m.py)
     porters = _porter_made(where)
-    others = [name for name in names if not (_CACHE_OWN if porters else _CACHE_MARKS).fullmatch(name)]
+    own = _CACHE_OWN if porters else _CACHE_MARKS
+    others = [name for name in names if not own.fullmatch(name)]
     if not porters and {".gitignore", "CACHEDIR.TAG"} <= set(names):
         others.append(".gitignore")  # (the cache can mark it with neither: its `v3/` is refused from the next run)
     if others:

@@ -619,14 +619,13 @@ class Cache:
         link and each file is removed relative to its folder's descriptor, so a folder swapped
         for a link since the run began (another user's doing, in a cache folder others may
         write) leads the sweep nowhere; and only names porter writes are removed (`_OWN`)."""
-        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
         try:
-            top = os.open(".", flags, dir_fd=self._fd)  # (its own descriptor: `fds` are closed)
+            top = os.open(".", _DIR, dir_fd=self._fd)  # (its own descriptor: `fds` are closed)
         except OSError:
             return 0
         fds = [top]
         try:
-            files = _cache_files(top, now, fds, flags)
+            files = _cache_files(top, now, fds)
             files.sort(key=lambda f: f[0])
             removed = 0
             total = sum(size for _, size, _, _ in files)
@@ -744,7 +743,7 @@ def seen_by_git(directory: Path) -> str | None:
         return None
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
         return None
-    ours = [f"v{_FORMAT}/", "CACHEDIR.TAG"]
+    ours = [f"{_ENTRIES}/", "CACHEDIR.TAG"]
     git = [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", "-C", str(directory)]
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
@@ -826,13 +825,13 @@ _SHARD = re.compile(r"[0-9a-f]{2}")
 _SALT = re.compile(r"[0-9a-f]{64}")
 
 
-def _cache_files(top: int, now: float, fds: list[int], flags: int) -> list[tuple[float, int, int, str]]:
+def _cache_files(top: int, now: float, fds: list[int]) -> list[tuple[float, int, int, str]]:
     """(mtime, size, folder's descriptor, name) of each regular file of porter's (`_OWN`) in the
     entry folder open as `top` and in its shard folders (two hex digits; each opened without
     following a link, its descriptor added to `fds`). A file whose mtime is in the future
     counts as written `now`."""
     out: list[tuple[float, int, int, str]] = []
-    for fd in [top, *_shards(top, fds, flags)]:
+    for fd in [top, *_shards(top, fds)]:
         try:
             listed = os.listdir(fd)
         except OSError:
@@ -849,7 +848,7 @@ def _cache_files(top: int, now: float, fds: list[int], flags: int) -> list[tuple
     return out
 
 
-def _shards(top: int, fds: list[int], flags: int) -> list[int]:
+def _shards(top: int, fds: list[int]) -> list[int]:
     """Descriptors of the shard folders in the entry folder open as `top` (also added to `fds`)."""
     try:
         names = os.listdir(top)
@@ -859,7 +858,7 @@ def _shards(top: int, fds: list[int], flags: int) -> list[int]:
     for name in names:
         if _SHARD.fullmatch(name):
             try:
-                fd = os.open(name, flags, dir_fd=top)
+                fd = os.open(name, _DIR, dir_fd=top)
             except OSError:
                 continue  # a link, a file: not a shard
             fds.append(fd)
