@@ -309,6 +309,7 @@ def ops_cmd(
 
     from porter.verify.opsupport import classify, summary
     from porter.verify.report import print_sections
+    from porter.verify.tracecmp import unread
     from porter.verify.tracefile import MALFORMED, TraceError, read_trace
 
     if target not in ("neuron", "tpu", "xla"):
@@ -327,11 +328,13 @@ def ops_cmd(
     except MALFORMED as exc:
         raise _fail(f"{trace}: a field is not what porter writes ({type(exc).__name__}: {str(exc)[:200]})") from None
     counts = summary(rows)
+    said = unread(t, "the trace")  # its tensors no manifest entry names: not read here either
     side = (t.manifest.get("side") or {}).get("label", "?")
     notes = [
         ", ".join(f"{k}: {v}" for k, v in counts.items()),
         f"scope: {t.manifest.get('ops_scope', '?')}",
         f"caveat: {data.get('caveat', '')}",
+        *said,
     ]
     notes += [
         f"source: {s['what']} — {s['where']} (read {s['read']}; used for: {s['used_for']})"
@@ -360,6 +363,7 @@ def ops_cmd(
             "scope": t.manifest.get("ops_scope"),
             "sources": data.get("sources", []),
             "caveat": data.get("caveat"),
+            "unread": said,
             "ops": [r.__dict__ for r in rows],
         }
         if report.suffix.lower() == ".json":
@@ -382,7 +386,7 @@ def ops_cmd(
                 f"{_cell(r.evidence)} |"
                 for r in rows
             ]
-            lines += ["", _inline(f"Caveat: {data.get('caveat', '')}")]
+            lines += ["", _inline(f"Caveat: {data.get('caveat', '')}"), *(f"\n{_inline(u)}" for u in said)]
             _write_report(report, "\n".join(lines) + "\n")
         else:
             raise _fail(f"--report {report}: use a .json or .md file name")

@@ -723,22 +723,23 @@ def compare_traces(
     """The verdict of a port's run against the reference's; a run of several ranks (torchrun)
     is compared rank by rank."""
     res = _compare_ranks(ref, port, rtol=rtol, atol=atol, config=config, ref_side=ref_side, port_side=port_side)
-    unread = _unread(ref, "reference") + _unread(port, "ported")
-    res.warnings += unread
-    res.reasons += unread
+    lines = unread(ref, "the reference trace") + unread(port, "the ported trace")
+    res.warnings += lines
+    res.reasons += lines
     return res
 
 
-def _unread(trace: Trace, role: str, shown: int = 3) -> list[str]:
+def unread(trace: Trace, what: str, shown: int = 3) -> list[str]:
     """The tensors of a trace that no manifest entry names, said, not refused: nothing reads
     them, so they cannot decide the verdict, and a newer porter may write tensors this one does
-    not know; but a file edited by hand, or merged from another, is not the run it claims."""
+    not know; but a file edited by hand, or merged from another, is not the run it claims
+    (`trace ops` too, which reads the manifest's operators only). `what`: "the reference trace"."""
     names = unnamed_tensors(trace)
     if not names:
         return []
     first = ", ".join(repr(n[:80]) for n in names[:shown])
     return [
-        f"the {role} trace holds {len(names)} tensor(s) no manifest entry names ({first}"
+        f"{what} holds {len(names)} tensor(s) no manifest entry names ({first}"
         f"{', ...' if len(names) > shown else ''}): not read, not compared (a newer porter's, or the file was edited)"
     ]
 

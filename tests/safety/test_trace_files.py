@@ -1192,3 +1192,21 @@ def test_compare_for_another_target_than_the_port_was_recorded_for_says_so(tmp_p
     out = porter("trace", "compare", str(ref), str(port), "--report", "r.json", cwd=tmp_path, columns=False)
     assert out.returncode == 0 and "but the port's trace" not in out.stdout.decode(), (out.stdout, out.stderr)
     assert json.loads((tmp_path / "r.json").read_text())["config"]["target"] == "neuron"
+
+
+def test_trace_ops_says_the_tensors_no_manifest_entry_names(tmp_path):
+    """`trace ops` reads a trace's operators only; a tensor the file holds that no manifest
+    entry names was said by `trace compare` but not by `trace ops` (twenty-fifth trace read's
+    leftover): now a note there and `unread` in its JSON report. A trace porter wrote has none."""
+    torch = need("torch")
+    ref, _ = _sides(tmp_path)
+    plain = porter("trace", "ops", str(ref), "--target", "xla", cwd=tmp_path, columns=False).stdout.decode()
+    assert "no manifest entry names" not in plain, plain
+    manifest = {**_manifest(), "schema": "porter.trace/1"}
+    edited = _write(tmp_path / "edited.safetensors", manifest, {**_tensors(torch), "zz.unknown": torch.ones(2)})
+    report = tmp_path / "ops.json"
+    out = porter("trace", "ops", str(edited), "--target", "xla", "--report", str(report), cwd=tmp_path, columns=False)
+    assert out.returncode in (0, 1), out.stderr
+    assert "holds 1 tensor(s) no manifest entry names ('zz.unknown')" in out.stdout.decode(), out.stdout.decode()
+    [line] = json.loads(report.read_text())["unread"]
+    assert line.startswith("the trace holds 1 tensor(s)") and "'zz.unknown'" in line, line
