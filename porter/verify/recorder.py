@@ -545,6 +545,9 @@ class Recorder:
         # the tensors the first module called with tensor arguments got (the model's batch):
         # (module, [_output_record(...)]); `on_input`
         self.inputs: list[tuple[torch.nn.Module, list]] = []
+        # a module other than a parametrization's called at step 0 (the step's forward begun,
+        # with a tensor argument or none): `_making`
+        self.forwarded = False
         self.tied: list[list[str]] = []
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
@@ -717,6 +720,7 @@ class Recorder:
         model's first layer, its code blamed for its data (twenty-fourth read)."""
         if self.inputs or self.step != 0 or self.finished or _compilers_graph(module) or _parametrization():
             return  # (a compiler's graph module: `m.compile()` runs the bridge's before the model's hooks)
+        self.forwarded = True
         kwargs = _call_kwargs(module)  # `model(input_ids=..., labels=...)`: the model's, not its embedding's
         if kwargs is None:
             kwargs = {}
@@ -730,11 +734,13 @@ class Recorder:
             self.inputs.append((module, [self._output_record(t, {}) for t in found]))
 
     def _making(self) -> bool:
-        """A parametrization's call before the step's input (weight_norm computing its weight as
-        the model's making reads it): counted as the step's, a Wav2Vec2's norm was listed among
-        the modules "called before it more often than the trace records" at a later FAIL, a false
-        lead (twenty-fifth trace read's leftover). The step's own calls of it are recorded."""
-        return not self.inputs and _parametrization()
+        """A parametrization's call before the step's first other module call (weight_norm
+        computing its weight as the model's making reads it): counted as the step's, a Wav2Vec2's
+        norm was listed among the modules "called before it more often than the trace records" at
+        a later FAIL, a false lead (twenty-fifth trace read's leftover). The step's own calls of it
+        are recorded, in a program whose model takes no tensor too (keyed on the step's input,
+        none was: twenty-fifth read's leftover)."""
+        return not self.forwarded and _parametrization()
 
     def _kwargs_unread(self) -> None:
         """Say, once, that the first calls' keyword arguments could not be read: on a torch whose

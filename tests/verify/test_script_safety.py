@@ -1546,6 +1546,33 @@ def test_weight_norm_s_calls_at_the_model_s_making_are_not_counted_as_the_step_s
     assert _divergence_fail(first).startswith("first diverging module at step 1: 1 (Tanh vs Softsign)")
 
 
+def test_a_parametrization_s_step_calls_are_recorded_where_the_model_takes_no_tensor(tmp_path):
+    """A model called with no tensor (a learned table read through weight_norm: `model()`)
+    records no step input, and a parametrization's call was passed over as the model's making
+    while no step input was recorded: every call of the step's too, so the norm's own output
+    was never compared (twenty-fifth trace read's leftover). The making is over at the step's
+    first other module call: the step's call is recorded, the making's two reads still not."""
+    need("torch")
+    body = (
+        "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\ntorch.manual_seed(0)\n"
+        "class Table(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__(); self.lin = weight_norm(torch.nn.Linear(4, 8))\n"
+        "    def forward(self):\n        w = self.lin.weight\n        return torch.tanh(w) @ w.T\n"
+        "model = Table()\nnorms = [model.lin.weight.norm() for _ in range(2)]  # read at the making\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for _ in range(2):\n"
+        "    loss = model().pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), steps=2, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    m = rec.trace.manifest
+    norm = [e for e in m["modules"] if "parametrizations" in e["key"]]
+    assert len(norm) == 2 and all(e.get("calls") is None and "#" not in e["key"] for e in norm), m["modules"]
+    assert all(e["outputs"] and e["outputs"][0]["shape"] == [8, 4] for e in norm), norm
+    assert not m.get("inputs"), m.get("inputs")
+
+
 _CHECKPOINTED = (
     "import torch, torch.utils.checkpoint as ckpt\ntorch.manual_seed(0)\n"
     "class Net(torch.nn.Module):\n"
