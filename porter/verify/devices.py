@@ -69,7 +69,7 @@ TARGET_KINDS = ("xla", "neuron", "tpu")
 RECORDED_LIBRARIES = ("torch", *TARGET_RUNTIMES, "transformers", "accelerate", "peft", "diffusers", "timm", "numpy")
 
 
-MAX_FOUND_LIBRARIES = 32  # libraries found by `_torch_libraries` a trace records at most (first by name)
+MAX_FOUND_LIBRARIES = 32  # libraries found by `torch_libraries` a trace records at most (first by name)
 
 
 def library_versions() -> dict[str, str]:
@@ -77,48 +77,84 @@ def library_versions() -> dict[str, str]:
     trace is written: the side's `versions` are read before the program runs, so a trace held
     no transformers version, and two traces recorded with other transformers, torch or torch_xla
     compared with nothing said (twenty-fourth trace read's leftover). Then those of the other
-    installed libraries whose code uses torch (`_torch_libraries`)."""
+    installed libraries whose code uses torch (`torch_libraries`)."""
+    return _library_versions_of(torch_libraries()[0])
+
+
+def _library_versions_of(found: dict[str, list[str]]) -> dict[str, str]:
     out: dict[str, str | None] = {"python": sys.version.split()[0]}
     for name in RECORDED_LIBRARIES:
         version = getattr(sys.modules.get(name), "__version__", None)
         if isinstance(version, str):
             out[name] = version
-    for name, dists in _torch_libraries().items():
+    for name, dists in found.items():
         version = getattr(sys.modules.get(name), "__version__", None)
         out[name] = version if isinstance(version, str) else _dist_version(dists[0])
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _torch_libraries() -> dict[str, list[str]]:
+def libraries_recorded() -> tuple[dict[str, str], str | None]:
+    """`library_versions`, and a note naming the libraries past `MAX_FOUND_LIBRARIES` whose
+    versions are not recorded (they were dropped unsaid: twenty-fifth read's leftover)."""
+    found, left = torch_libraries()
+    if not left:
+        return _library_versions_of(found), None
+    shown = ", ".join(left[:5]) + (", ..." if len(left) > 5 else "")
+    return _library_versions_of(found), (
+        f"{len(left)} further imported {'library that uses' if len(left) == 1 else 'libraries that use'} torch "
+        f"({shown}): versions not recorded (porter records {MAX_FOUND_LIBRARIES}, first by name), "
+        "so traces of other releases of them compare unsaid"
+    )
+
+
+def torch_libraries() -> tuple[dict[str, list[str]], list[str]]:
     """The imported top-level packages, outside `RECORDED_LIBRARIES` and porter, that an installed
     distribution holds (importlib.metadata: not the program's own modules) and one of whose
-    modules holds torch or a torch module: a fixed list of ten left flash-attn, xformers and
-    deepspeed unrecorded (twenty-fifth read). At most `MAX_FOUND_LIBRARIES`."""
+    modules holds torch or a torch module, or one of another such library's (a library that
+    reaches torch only through transformers was not recorded: twenty-fifth read's leftover): a
+    fixed list of ten left flash-attn, xformers and deepspeed unrecorded (twenty-fifth read).
+    At most `MAX_FOUND_LIBRARIES`, with the names of those past it."""
     torch = sys.modules.get("torch")
     if torch is None:
-        return {}
-    tops = {name.partition(".")[0] for name, mod in list(sys.modules.items()) if _uses_torch(mod, torch)}
-    tops -= {*RECORDED_LIBRARIES, __name__.partition(".")[0]}
-    if not tops:
-        return {}
+        return {}, []
     try:
         installed = importlib.metadata.packages_distributions()
     except Exception:  # noqa: BLE001 — unreadable metadata: the fixed list only
-        return {}
+        return {}, []
+    # through installed packages only: the program's `__main__` holds torch, and dill holds it
+    holds = {top: held for top, held in _held_tops().items() if top in installed}
+    holds.pop(__name__.partition(".")[0], None)
+    tops = _reaching(holds, {"torch", *RECORDED_LIBRARIES} - {"numpy"}) - {"torch", *RECORDED_LIBRARIES}
     recorded = {d for name in RECORDED_LIBRARIES for d in installed.get(name, ())}  # functorch: torch's
     found = [t for t in sorted(tops) if not recorded.issuperset(installed.get(t) or recorded)]
-    return {t: installed[t] for t in found[:MAX_FOUND_LIBRARIES]}
+    return {t: installed[t] for t in found[:MAX_FOUND_LIBRARIES]}, found[MAX_FOUND_LIBRARIES:]
 
 
-def _uses_torch(mod: object, torch: types.ModuleType) -> bool:
-    """Whether a module's namespace holds torch or one of its modules (`import torch.nn as nn`);
-    read from its dict, so no lazy module's `__getattr__` runs."""
-    if not isinstance(mod, types.ModuleType):
-        return False
-    return any(
-        v is torch or (isinstance(v, types.ModuleType) and str(getattr(v, "__name__", "")).startswith("torch."))
-        for v in list(vars(mod).values())
-    )
+def _held_tops() -> dict[str, set[str]]:
+    """Per imported top-level package, the top-level packages whose modules its modules'
+    namespaces hold (`import torch.nn as nn`: torch); read from their dicts, so no lazy
+    module's `__getattr__` runs."""
+    holds: dict[str, set[str]] = {}
+    for name, mod in list(sys.modules.items()):
+        if isinstance(mod, types.ModuleType):
+            held = holds.setdefault(name.partition(".")[0], set())
+            held.update(
+                str(getattr(v, "__name__", "")).partition(".")[0]
+                for v in list(vars(mod).values())
+                if issubclass(type(v), types.ModuleType)  # (not `__class__`: a deprecated alias warns)
+            )
+    return holds
+
+
+def _reaching(holds: dict[str, set[str]], targets: set[str]) -> set[str]:
+    """The packages that hold a module of `targets`, or of a package that does, and so on."""
+    reached = set(targets)
+    grew = True
+    while grew:
+        more = {top for top, held in holds.items() if top not in reached and held & reached}
+        reached |= more
+        grew = bool(more)
+    return reached
 
 
 def _dist_version(dist: str) -> str | None:

@@ -488,16 +488,17 @@ def _source(package: Path) -> str | None:
 
 
 def _write(run: _Side, stopped: str, error: dict | None) -> None:
-    from porter.verify.devices import library_versions
+    from porter.verify.devices import libraries_recorded
 
     job, out, side, rng = run.job, run.out, run.side, run.rng
     _phase(out, "writing the trace")
     manifest, tensors, trace_error = _finish_recording(run.recorder, run.root, describe=error is None)
     if trace_error is not None and error is None:
         error, stopped = trace_error, "error"
-    note = _compile_note(getattr(run.recorder, "op_counter", None) is not None)
-    if note is not None and manifest:
-        manifest["notes"] = [*manifest.get("notes", []), note]
+    libraries, left = libraries_recorded()
+    for note in (_compile_note(getattr(run.recorder, "op_counter", None) is not None), left):
+        if note is not None and manifest:
+            manifest["notes"] = [*manifest.get("notes", []), note]
     if side is not None:
         manifest["devices"] = dict(manifest.get("devices") or {}, **device_requests(side))
     manifest["rng"] = rng_summary(job, side, rng)
@@ -508,7 +509,7 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
         {
             "porter": run.version,
             "porter_source": _source(run.package),
-            "libraries": library_versions(),
+            "libraries": libraries,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run.started)),
             "role": job["role"],
             "target": job.get("target"),

@@ -1127,6 +1127,46 @@ def test_a_trace_records_the_installed_libraries_whose_code_uses_torch(tmp_path,
     assert "fakeplain" not in found and "mymodel" not in found, found
 
 
+def test_libraries_reached_through_another_library_are_recorded_and_those_past_the_cap_said(tmp_path, monkeypatch):
+    """An installed library that uses torch only through another one (its modules hold
+    `fakeattn`'s, not torch's) was not recorded, and the libraries past `MAX_FOUND_LIBRARIES`
+    were dropped unsaid (twenty-fifth read's leftovers). Now the first is recorded; the program's
+    `__main__` (which holds torch, and which dill holds) carries nothing; those past the cap are
+    named in a note."""
+    import importlib
+    import sys
+
+    from porter.verify import devices
+
+    for name, body, dist in (
+        ("fakeattn", "import torch.nn as nn\n", "fake_attn-2.7.4"),
+        ("fakewrap", "import fakeattn\n", "fake_wrap-0.3.0"),
+        ("fakemain", "import __main__\n", "fake_main-1.0"),
+    ):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(body)
+        info = tmp_path / f"{dist}.dist-info"
+        info.mkdir()
+        project, version = dist.split("-")
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n")
+        (info / "top_level.txt").write_text(f"{name}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys.modules["__main__"], "torch", torch, raising=False)
+    for name in ("fakeattn", "fakewrap", "fakemain"):
+        monkeypatch.setitem(sys.modules, name, importlib.import_module(name))  # removed after the test
+    found = devices.library_versions()
+    assert found.get("fakewrap") == "0.3.0" and found.get("fakeattn") == "2.7.4", found
+    assert "fakemain" not in found and devices.libraries_recorded() == (found, None), found
+    names = sorted(devices.torch_libraries()[0])
+    monkeypatch.setattr(devices, "MAX_FOUND_LIBRARIES", len(names) - 1)
+    found, note = devices.libraries_recorded()
+    assert (
+        names[-1] not in found
+        and note is not None
+        and note.startswith(f"1 further imported library that uses torch ({names[-1]})")
+    ), note
+
+
 def test_traces_recorded_with_other_library_releases_are_said_and_do_not_decide(tmp_path):
     """The source digest covers porter's code, not the libraries': two traces recorded with
     other transformers or torch compared with nothing said (twenty-fourth trace read's
