@@ -6,7 +6,15 @@ Tensors cross between processes only as files read with torch.load(weights_only=
 Nothing in this package imports torch at import time: the CLI stays usable without it.
 """
 
+import os
+
 from porter.verify.config import DEFAULT_TOLERANCES, ParityConfig, build_config
+
+# porter's package folder as its code objects name their files (`co_filename`: the path it was
+# imported by, links not resolved), the one place porter's own frames are told by: it was taken
+# three ways (resolved, the verify folder only, from `porter.__file__`), and with porter imported
+# through a link its own frames were taken for the program's compiled frames
+OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 __all__ = ["ParityConfig", "build_config", "DEFAULT_TOLERANCES", "run_parity"]
 

@@ -27,6 +27,8 @@ import time
 import traceback
 from pathlib import Path
 
+from porter.verify import OWN
+
 EXIT_USER_ERROR = 3
 
 
@@ -93,12 +95,11 @@ _COMPILED: list[bool] = []  # one entry once the program has called torch.compil
 # breaks the graph) and the library frames they call, each recompile again (a 3-layer model
 # compiled with "openxla", 2 steps: 149 "ok", 123 distinct codes; 1 compiled frame not porter's).
 _FRAMES: set[tuple[str, int, str]] = set()
-_OWN = str(Path(__file__).resolve().parents[1]) + os.sep  # porter's package
 
 
 def _frame_compiled(code, out_code):
     """A dynamo bytecode hook: note a compiled frame of the program's (or its libraries') code."""
-    if not code.co_filename.startswith(_OWN):
+    if not code.co_filename.startswith(OWN):
         _FRAMES.add((code.co_filename, code.co_firstlineno, code.co_name))
 
 
@@ -318,7 +319,7 @@ class _Side:
         import porter
 
         self.version = porter.__version__  # read now: the program's own `porter` may take the name
-        self.package = Path(porter.__file__).parent
+        self.package = Path(OWN)
         self.umask = os.umask(0o022)  # porter's, read (os.umask sets it: set back at once)
         os.umask(self.umask)
 

@@ -16,6 +16,8 @@ from types import FrameType
 import torch
 from torch.overrides import TorchFunctionMode
 
+from porter.verify import OWN
+
 T = torch.Tensor
 HOST_SYNC_CALLS = {
     T.item: ".item()",
@@ -48,7 +50,6 @@ DYNAMIC_SHAPE_CALLS = {
 # `.half()`, `.bfloat16()` (autocast casts inside the dispatcher, below a TorchFunctionMode: its
 # casts are never seen here)
 HALF = {torch.float16: "float16", torch.bfloat16: "bfloat16"}
-_PORTERS = os.path.dirname(os.path.abspath(__file__)) + os.sep  # porter's own modes' frames
 
 
 # `.type("torch.HalfTensor")` and its device forms (`torch.cuda.BFloat16Tensor`), by class name
@@ -87,7 +88,7 @@ def caller_in(root: str) -> str | None:
     """file:line of the frame that made the call, where it is in the user's tree (not a library's
     frame that the user's line called: `user_location`)."""
     frame: FrameType | None = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_PORTERS):
+    while frame is not None and frame.f_code.co_filename.startswith(OWN):
         frame = frame.f_back
     fname = frame.f_code.co_filename if frame is not None else ""
     return f"{os.path.relpath(fname, root)}:{frame.f_lineno}" if frame is not None and fname.startswith(root) else None

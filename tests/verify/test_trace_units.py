@@ -1206,6 +1206,38 @@ def _sourced(tmp_path, ref_source, port_source):
     return ref, port
 
 
+def test_porter_s_own_frames_are_told_by_one_path_with_porter_imported_through_a_link(tmp_path):
+    """porter's package folder was taken three ways (`launch._OWN` resolved links,
+    `probes._PORTERS` held the verify folder only, `run.package` `porter.__file__`'s): with porter
+    imported through a link, `co_filename` names the link, and porter's own frames were taken for
+    the program's compiled frames (twenty-fifth read's review). One path, as code names its files:
+    porter's frames are left out through the link too, and a program's frame is kept."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import porter
+
+    link = tmp_path / "linked"
+    link.symlink_to(Path(porter.__file__).resolve().parents[1], target_is_directory=True)
+    probe = (
+        "from porter.verify import launch\n"
+        "launch._frame_compiled(launch._frame_compiled.__code__, None)\n"
+        "launch._frame_compiled(compile('x = 1', '/elsewhere/train.py', 'exec'), None)\n"
+        "print(sorted(f[0] for f in launch._FRAMES))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(link), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['/elsewhere/train.py']", out.stdout
+
+
 def test_the_compiled_frames_a_trace_holds_are_the_program_s_each_counted_once(monkeypatch):
     """A 3-layer model compiled with "openxla" held `compiled_frames` 159 over 2 steps: dynamo's
     count of the frames it converted, which holds each frame a graph break hands back to it,
