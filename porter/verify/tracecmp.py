@@ -245,9 +245,9 @@ def _blocks_cmp(
     rtol: float,
     atol: float,
     numel: int,
-    extra=0.0,
+    extra=0.0,  # a float, or a NumPy array of one a block
     dtype: str = "",
-    per=None,
+    per=None,  # a NumPy array: the values of each block
 ) -> bool:
     """Whether two outputs' block sketches (`recorder.block_sums`: a sum and an absolute sum a
     block of contiguous values) agree as values within the tolerance make them: a block of `b`
