@@ -32,6 +32,7 @@ from porter.codemods.flow import (
     reaching_before,
     reaching_bindings,
     reaching_next_pass,
+    statement_path,
 )
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
@@ -127,6 +128,13 @@ _CACHE_NAMES = frozenset(f"transformers.{m}{c}" for c in _CACHES for m in ("", "
 _KERNELIZE = frozenset(("kernels.kernelize", "kernels.layer.kernelize", "kernels.layer.kernelize.kernelize"))
 # HF016: the operators a `KernelizeFallback` value is combined with (a `Flag`: bitwise on its values)
 _FLAG_OPS = {cst.BitOr: operator.or_, cst.BitAnd: operator.and_, cst.BitXor: operator.xor}
+# HF016: how many names deep a flag value is read (`G = F | K.NO_LAYER`, `F = E`, ...): each is a walk of the
+# scope's statements at the site, and a chain that long names values porter does not see written out
+_FLAG_NAMES = 4
+# HF016: the compound statements whose header a `kernelize(...)` is read in (`if kernelize(...):`)
+_HEADERS = (cst.If, cst.While, cst.For, cst.With)
+# HF016: where a name is read: the scope of the statement, that statement, and the statements that hold it
+_At = tuple[cst.Module | cst.FunctionDef | cst.Lambda, cst.CSTNode | None, list[cst.CSTNode]]
 _UNFUSED = "adamw_torch"
 # HF012: what the Trainer does with activation checkpointing on PyTorch/XLA (seen on XLA:CPU)
 _CHECKPOINTING_FAILS = (
@@ -894,10 +902,11 @@ class HfFamily(Family):
         if arg is None:
             return
         table = kernels_no_fallback()
-        for given, bound in self._fallback_reads(arg.value, original):
+        use, path = self._statement_at(original)
+        at: _At = (self.ctx.scopes.innermost or self.ctx.module, use, path)
+        for given, bound, given_at in self._fallback_reads(arg.value, at):
             boolean = table["booleans"].get(self.ctx.code(given))
-            at = original if given is arg.value else None  # a bound value's names: read at its own statement
-            flags = table["flags"][boolean] if boolean else self._fallback_flags(given, at)
+            flags = table["flags"][boolean] if boolean else self._fallback_flags(given, given_at)
             if flags is None or flags & table["flags"][table["needed"]]:
                 continue
             message = (
@@ -908,83 +917,109 @@ class HfFamily(Family):
             self.ctx.report("HF016", arg, message, advice=table["advice"])
             return
 
-    def _fallback_reads(self, value: cst.BaseExpression, call: cst.Call) -> list[tuple[cst.BaseExpression, str]]:
-        """The values `use_fallback=value` may hold at the call, each with how it is bound: a name's value at
-        the bindings that reach the call, then at those after it in a loop that holds it (its next pass)."""
+    def _fallback_reads(self, value: cst.BaseExpression, at: _At) -> list[tuple[cst.BaseExpression, str, _At | None]]:
+        """The values `use_fallback=value` may hold at the call, each with how it is bound and where its own
+        names are read: a name's value at the bindings that reach the call, then at those after it in a loop
+        that holds it (its next pass)."""
         if not isinstance(value, cst.Name):
-            return [(value, "")]
-        held = self._fallback_bound(value, call)
-        reads: list[tuple[cst.BaseExpression, str]] = [(value, "")]
+            return [(value, "", at)]
+        held = self._fallback_bound(value.value, at)
+        reads: list[tuple[cst.BaseExpression, str, _At | None]] = [(value, "", None)]
         if held is not None:
-            reads = [(held, f" (`{self.ctx.code(held)}`, bound above)")]
-        later = self._fallback_bound(value, call, next_pass=True)
+            reads = [(held[0], f" (`{self.ctx.code(held[0])}`, bound above)", held[1])]
+        later = self._fallback_bound(value.value, at, next_pass=True)
         if later is not None:
             note = "bound after the call in the loop that holds it: the value at its next pass"
-            reads.append((later, f" (`{self.ctx.code(later)}`, {note})"))
+            reads.append((later[0], f" (`{self.ctx.code(later[0])}`, {note})", later[1]))
         return reads
 
-    def _fallback_flags(self, node: cst.BaseExpression, call: cst.Call | None) -> int | None:
-        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`; in the call's own
-        argument (`call`), a name bound to one by the bindings that reach the call), from rules/hf.toml's table
-        (kernels is not porter's dependency: its `Flag` values are recorded); None where not read (a name in
-        a bound value, which its own statement reads)."""
+    def _fallback_flags(self, node: cst.BaseExpression, at: _At | None, names: int = 0) -> int | None:
+        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`; a name, read at
+        `at`, the statement that holds the expression: the call, or a binding's own statement for a name inside
+        a bound value, `G = F | K.NO_LAYER`), from rules/hf.toml's table (kernels is not porter's dependency: its
+        `Flag` values are recorded); None where not read (a parameter, a binding porter cannot tell, a chain of
+        more than `_FLAG_NAMES` names)."""
         table = kernels_no_fallback()
         flags = table["flags"]
         cls, _, member = (self.ctx.qualname(node) or "").rpartition(".")
         if cls in table["classes"] and member in flags:
             return flags[member]
-        if isinstance(node, cst.Name) and call is not None:
-            held = self._fallback_bound(node, call)
-            return None if held is None else self._fallback_flags(held, None)
+        if isinstance(node, cst.Name) and at is not None and names < _FLAG_NAMES:
+            held = self._fallback_bound(node.value, at)
+            return None if held is None else self._fallback_flags(held[0], held[1], names + 1)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
-            inner = self._fallback_flags(node.expression, call)
+            inner = self._fallback_flags(node.expression, at, names)
             return None if inner is None else flags["ALL"] & ~inner
         if not isinstance(node, cst.BinaryOperation) or type(node.operator) not in _FLAG_OPS:
             return None
-        left, right = self._fallback_flags(node.left, call), self._fallback_flags(node.right, call)
+        left, right = self._fallback_flags(node.left, at, names), self._fallback_flags(node.right, at, names)
         return None if left is None or right is None else _FLAG_OPS[type(node.operator)](left, right)
 
-    def _fallback_bound(self, name: cst.Name, call: cst.Call, next_pass: bool = False) -> cst.BaseExpression | None:
-        """The value `use_fallback=name` reads where every binding of `name` that may reach the call (in its
+    def _fallback_bound(
+        self, name: str, at: _At, next_pass: bool = False
+    ) -> tuple[cst.BaseExpression, _At | None] | None:
+        """The value `name` reads at `at` where every binding of it that may reach that statement (in its
         function; a module's name read in a function: every one that may reach the module's end) is one and the
-        same plain `name = value`; None where porter cannot tell (a parameter, an outer function's name, a
-        binding in a branch beside another value): left, as the finding's reason is the value's. `next_pass`:
-        the bindings after the call in a loop of its scope that holds it."""
-        scope: cst.Module | cst.FunctionDef | cst.Lambda | None = self.ctx.scopes.innermost
-        if scope is not None and is_param(scope, name.value):
+        same plain `name = value`, with where that value's own names are read (its statement); None where porter
+        cannot tell (a parameter, an outer function's name, a binding in a branch beside another value): left,
+        as the finding's reason is the value's. `next_pass`: the bindings after it in the loops that hold it."""
+        where = self._name_scope(name, at[0])
+        if where is None:
             return None
-        at_end = False  # the module's binding read in a function: as the function is called, at the module's end
-        if scope is None or not self.ctx.scopes.shadows(name.value):
-            at_end, scope = scope is not None, self.ctx.module
-        if scope is None or _loop_or_with_binds(scope, name.value) or (next_pass and at_end):
+        scope, at_end = where
+        if _loop_or_with_binds(scope, name) or (next_pass and at_end):
             return None
+        use, path = at[1:]
         if next_pass:
-            reaching = self._reaching_later(name.value, call)
+            reaching = reaching_next_pass(name, use, path) if use is not None and path else []
+        elif at_end or use is None:
+            reaching = reaching_bindings(scope, name)
         else:
-            reaching = reaching_bindings(scope, name.value) if at_end else self._reaching_at(scope, name.value, call)
+            reaching = reaching_before(scope, name, use, path)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
-        return reaching[0][0] if len(codes) == 1 and None not in codes else None
+        if len(codes) != 1 or None in codes:
+            return None
+        value = reaching[0][0]
+        if not isinstance(value, (cst.Name, cst.BinaryOperation, cst.UnaryOperation)):
+            return value, None  # no name in it to read (`K.NO_LAYER`, `False`)
+        small, held = statement_path(scope if isinstance(scope, cst.Module) else scope.body, value)
+        return value, (scope, small, held) if small is not None else None
 
-    def _statement_at(self, node: cst.BaseExpression) -> tuple[cst.BaseSmallStatement | None, list[cst.CSTNode]]:
-        """The small statement that holds `node` (its whole value, or in it: `m = kernelize(...).eval()`,
-        `return kernelize(...)`), and the statements that hold it, outermost first, where it is in the one the
-        walk is in (else none). A one-line body (`for m in ms: kernelize(m, ...)`) is its suite."""
+    def _name_scope(
+        self, name: str, scope: cst.Module | cst.FunctionDef | cst.Lambda
+    ) -> tuple[cst.Module | cst.FunctionDef | cst.Lambda, bool] | None:
+        """Where a statement of `scope` (the module, or the function the walk is in) reads `name`, and whether
+        at the module's end (a module's name read in a function, as it is called); None for a parameter."""
+        if isinstance(scope, cst.Module):
+            return scope, False
+        if is_param(scope, name):
+            return None
+        return (scope, False) if self.ctx.scopes.shadows(name) else (self.ctx.module, True)
+
+    def _statement_at(self, node: cst.BaseExpression) -> tuple[cst.CSTNode | None, list[cst.CSTNode]]:
+        """The statement that holds `node` (a small statement: its whole value, or in it: `m =
+        kernelize(...).eval()`, `return kernelize(...)`; a compound statement whose header holds it: `if
+        kernelize(...):`), and the statements that hold it, outermost first, where it is in the one the walk is
+        in (else none). A one-line body (`for m in ms: kernelize(m, ...)`) is its suite."""
         path = list(self.ctx.current_statements)
-        suite = getattr(path[-1], "body", None) if path else None
-        if isinstance(suite, cst.SimpleStatementSuite):
-            path.append(suite)
-        line = path[-1] if path else None
-        use = self.ctx.statement_of.get(id(node))
-        if use is None:
-            use = holding_small(line, node) if line is not None else None
-            return use, path if use is not None else []
-        simple = isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
-        return use, path if simple and any(s is use for s in getattr(line, "body", ())) else []
+        last = path[-1] if path else None
+        suite = getattr(last, "body", None)
+        lines: list[cst.CSTNode] = [suite] if isinstance(suite, cst.SimpleStatementSuite) else []
+        for line in [*lines, *path[-1:]]:
+            use = self._small_in(line, node)
+            if use is not None:
+                return use, [*path, line] if line is suite else path
+        if isinstance(last, _HEADERS):
+            return last, path
+        return self.ctx.statement_of.get(id(node)), []
 
-    def _reaching_later(self, name: str, node: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int | None]]:
-        """`reaching_next_pass` at the statement that holds `node`: none where it is not the one visited."""
-        use, path = self._statement_at(node)
-        return reaching_next_pass(name, use, path) if use is not None and path else []
+    def _small_in(self, line: cst.CSTNode, node: cst.BaseExpression) -> cst.BaseSmallStatement | None:
+        """The small statement of a simple statement `line` that holds `node` (`statement_of`'s, else a walk of
+        the line); None where `line` is not simple or holds no such statement."""
+        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return None
+        use = self.ctx.statement_of.get(id(node))
+        return use if use is not None and any(s is use for s in line.body) else holding_small(line, node)
 
     def _reaching_at(
         self, scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, node: cst.BaseExpression

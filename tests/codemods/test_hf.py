@@ -1162,6 +1162,64 @@ def test_kernelize_fallback_a_name_in_flags_a_loop_s_next_pass_and_a_call_inside
 
 
 @pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_names_in_a_bound_value_outer_loops_and_a_header_read_what_the_call_sees(target):
+    """`use_fallback=` read as the call sees it (twenty-sixth rleft read): a name inside a bound value at that
+    value's own statement (`G = F | K.CANNOT_LOAD`; `F` rebound after it does not count; a chain of names); a
+    binding after the call in a loop outside the innermost one, at that loop's next pass; a call in an `if`,
+    `while`, `for` or `with` header at the bindings before the header, not at the function's end (nor those in
+    its own blocks, but a `while`'s at its next pass). On 0073c76: all six silent, and `header_kept`'s `with`
+    reported (read at the function's end: `False`)."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "def bound(model):\n"
+        "    F = K.NO_LAYER\n"
+        "    G = F | K.CANNOT_LOAD\n"
+        "    kernelize(model, use_fallback=G)\n"
+        "    F = K.NO_DEVICE\n"
+        "    H = F | K.NO_LAYER\n"
+        "    F = K.NONE\n"
+        "    kernelize(model, use_fallback=H)\n"
+        "def chain(model):\n"
+        "    A = K.NONE\n"
+        "    B = A | K.NO_LAYER\n"
+        "    C = B\n"
+        "    kernelize(model, use_fallback=C)\n"
+        "def outer(groups):\n"
+        "    J = K.NO_DEVICE\n"
+        "    for ms in groups:\n"
+        "        for m in ms:\n"
+        "            kernelize(m, use_fallback=J)\n"
+        "        J = K.NONE\n"
+        "def headers(model):\n"
+        "    F = False\n"
+        "    if kernelize(model, use_fallback=F):\n"
+        "        F = True\n"
+        "    F = True\n"
+        "    with kernelize(model, use_fallback=F) as k:\n"
+        "        F = False\n"
+        "    F = False\n"
+        "    for x in kernelize(model, use_fallback=F):\n"
+        "        F = True\n"
+        "    F = True\n"
+        "    while kernelize(model, use_fallback=F):\n"
+        "        F = False\n"
+        "def header_kept(model):\n"
+        "    F = True\n"
+        "    with kernelize(model, use_fallback=F):\n"
+        "        pass\n"
+        "    F = False\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (5, 14, 19, 23, 29, 32)]
+    assert new == code
+    assert "(`F | K.CANNOT_LOAD`, bound above)" in findings[0].message and "(`B`, bound above)" in findings[1].message
+    assert "(`K.NONE`, bound after the call in the loop" in findings[2].message
+    assert "(`False`, bound above)" in findings[3].message and "(`False`, bound above)" in findings[4].message
+    assert "(`False`, bound after the call in the loop" in findings[5].message
+    assert all(f"device type {target}" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
 def test_a_read_in_a_one_line_body_is_read_not_an_internal_error(target):
     """A `kernelize(..., use_fallback=name)` or a parse in a one-line body (`for m in ms: kernelize(...)`,
     `if c: parser = ...; a, b = parser.parse_args_into_dataclasses()`): the walk's statement there is the
