@@ -16,7 +16,7 @@ from porter.codemods import cstwalk
 import libcst as cst
 
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -229,22 +229,31 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
 
 
 def _unguarded_imports(
-    block: Sequence[cst.BaseStatement], function: str | None
+    block: Sequence[cst.BaseStatement], function: str | None, suppresses: Callable[[cst.With], bool]
 ) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None]]:
-    """The imports a module, or a function when called (its name), runs whenever it runs: its block's own
-    statements and those of the classes and functions it defines, not one in an `if`, a `try` or a loop
-    (peft's `if is_gptqmodel_available():`), nor in a function after an `if` that may return (peft's `if not
-    is_gptqmodel_available(): return None`; both seen on 41-rleft's tree): those are optional."""
+    """The imports a module, or a function when called (its name), runs whenever it runs past them: its block's
+    own statements, a `with`'s body (but `contextlib.suppress`'s: `suppresses`), and those of the classes and
+    functions it defines; not one in an `if`, a `try` or a loop (peft's `if is_gptqmodel_available():`), nor
+    one after a statement that may return (peft's `if not is_gptqmodel_available(): return None`; both seen on
+    41-rleft's tree), which are optional. One after an `if` that raises is run on every call that does not
+    fail: a call needs it (twenty-sixth read: the same rule for `with` and `raise`)."""
     for stmt in block:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield from ((s, function) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and isinstance(stmt.body, cst.IndentedBlock):
-            yield from _unguarded_imports(
-                stmt.body.body, stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
-            )
-        elif function is not None and isinstance(stmt, cst.If):
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            inner = stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
+            yield from _unguarded_imports(_block_of(stmt), inner, suppresses)
+        elif isinstance(stmt, cst.With) and not suppresses(stmt):
+            yield from _unguarded_imports(_block_of(stmt), function, suppresses)
+        if function is not None and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
                 return
+
+
+def _block_of(stmt: cst.FunctionDef | cst.ClassDef | cst.With) -> Sequence[cst.BaseStatement]:
+    """A compound statement's body as statements (a one-line suite: itself)."""
+    body = stmt.body
+    return body.body if isinstance(body, cst.IndentedBlock) else [body]  # type: ignore[list-item]
 
 
 def _loop_or_with_binds(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> bool:
@@ -1439,7 +1448,7 @@ class HfFamily(Family):
         from porter.analysis.resolve import dotted
 
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        for stmt, function in _unguarded_imports(node.body, None):
+        for stmt, function in _unguarded_imports(node.body, None, self._suppresses):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
             else:
@@ -1449,6 +1458,12 @@ class HfFamily(Family):
             where = "is imported" if function is None else f"is imported by `{function}`, unchecked (a call needs it)"
             message = f"gptqmodel {where}: not CUDA-only (its torch kernels run on the CPU), but {why}"
             self.ctx.report("HF017", stmt, message)
+
+    def _suppresses(self, stmt: cst.With) -> bool:
+        """A `with contextlib.suppress(...)`: its body may stop at the import and go on (an optional import)."""
+        return any(
+            isinstance(i.item, cst.Call) and self.ctx.qualname(i.item.func) == "contextlib.suppress" for i in stmt.items
+        )
 
     def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
         """HF011: accelerate's `gather_object` raises under XLA even in one process, where on

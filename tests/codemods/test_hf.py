@@ -669,6 +669,50 @@ def test_an_unchecked_import_of_gptqmodel_in_a_function_is_reported_and_a_guarde
     assert all(gptqmodel_configs()[1][target] in f.message for f in found)
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_gptqmodel_imports_under_with_and_after_raise_or_return_follow_one_reachability_rule(target):
+    """One rule for every form (twenty-sixth rleft read): an import run whenever the module or a call runs past
+    it is reported, under a `with` too (at the top level also) and after an `if` that raises (the call fails
+    without gptqmodel either way); one under `contextlib.suppress`, or after any statement that may return (an
+    `if`, a `try` whose handler returns, a `with` holding such an `if`), is optional and silent. On 0073c76:
+    the `with` imports silent, those after the `try` and the `with` that may return reported."""
+    src = (
+        "import contextlib, warnings\n"
+        "from contextlib import suppress\n"
+        "def under_with():\n"
+        "    with warnings.catch_warnings():\n"
+        "        from gptqmodel import GPTQModel\n"
+        "def one_line_with():\n"
+        "    with warnings.catch_warnings(): import gptqmodel\n"
+        "def suppressed():\n"
+        "    with contextlib.suppress(ImportError):\n"
+        "        import gptqmodel\n"
+        "    with suppress(ImportError): import gptqmodel.utils\n"
+        "def after_raise():\n"
+        "    if not is_gptqmodel_available():\n"
+        "        raise ImportError('pip install gptqmodel')\n"
+        "    from gptqmodel import BACKEND\n"
+        "def after_try_return():\n"
+        "    try:\n"
+        "        import optimum\n"
+        "    except ImportError:\n"
+        "        return None\n"
+        "    import gptqmodel\n"
+        "def after_with_return():\n"
+        "    with warnings.catch_warnings():\n"
+        "        if not is_gptqmodel_available():\n"
+        "            return None\n"
+        "    import gptqmodel.utils\n"
+        "with warnings.catch_warnings():\n"
+        "    import gptqmodel.models\n"
+    )
+    found = [f for f in port(src, target)[1] if f.code.startswith(("HF", "KERN"))]
+    assert [(f.code, f.start.line) for f in found] == [("HF017", n) for n in (5, 7, 15, 28)]
+    names = ["`under_with`", "`one_line_with`", "`after_raise`"]
+    assert all(f"imported by {n}, unchecked" in f.message for n, f in zip(names, found))
+    assert "gptqmodel is imported:" in found[3].message
+
+
 def test_gptqmodel_requirements_are_what_hf017_says():
     """The evidence HF017 reads, in the installed transformers: both quantizers need gptqmodel, and GPTQ
     without it (and without CUDA) raises that a GPU is required."""
