@@ -389,6 +389,7 @@ class HfFamily(Family):
         self._written: set[int] = set()  # the guards HF011 wrote, parenthesized until their parent is known
         self._classes: list[bool] = []  # the enclosing classes: whether each derives from a trainer
         self._assign: cst.Assign | None = None  # the assignment being visited: where a replaced copy is bound
+        self._mappings: list[dict[str, set[str]] | None] | None = None  # HF016: the file's kernel mappings, read once
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -905,8 +906,9 @@ class HfFamily(Family):
     def _kernelize_no_fallback(self, original: cst.Call) -> None:
         """HF016: a `use_fallback=` whose `KernelizeFallback` flags lack `NO_DEVICE` (`False`, `NONE`, `NO_LAYER`,
         `ALL & ~NO_DEVICE`) raises for a layer whose mapping names no kernel for the device, as a CUDA port's
-        does on every target: reported with the table's reason (the mapping itself is not read). A name is read
-        at the bindings that reach the call, then at those a loop holding it carries to its next pass."""
+        does on every target: reported with the table's reason, unless the file's own mapping names a kernel for
+        the device for every layer it maps (`_unmapped_layers`). A name is read at the bindings that reach the
+        call, then at those a loop holding it carries to its next pass."""
         arg = self.kwarg(original, "use_fallback")
         if arg is None:
             return
@@ -918,13 +920,71 @@ class HfFamily(Family):
             flags = table["flags"][boolean] if boolean else self._fallback_flags(given, given_at)
             if flags is None or flags & table["flags"][table["needed"]]:
                 continue
+            lacking = self._unmapped_layers()
+            if lacking == ():  # the file's own mapping names a kernel for the device for every layer it maps
+                return
             message = (
                 f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a "
                 f"layer whose mapping names no kernel for the device does not keep its own forward: "
                 f"{table[self.ctx.target.name]}"
             )
+            if lacking:
+                device = self.ctx.target.name
+                message += f"; this file's mapping names no `{device}` kernel for {', '.join(lacking)}"
             self.ctx.report("HF016", arg, message, advice=table["advice"])
             return
+
+    def _unmapped_layers(self) -> tuple[str, ...] | None:
+        """HF016: the layers this file's kernel mappings (`use_kernel_mapping` / `register_kernel_mapping` of a
+        dict written out, or of a name the module binds once to one) name no kernel for the target's device
+        type; () where they name one for every layer; None where the file has none, or one porter does not read
+        (built elsewhere, a key it cannot tell): the mapping is then not known here. One walk of the file, at a
+        finding only."""
+        if self._mappings is None:
+            table = kernels_no_fallback()
+            calls: list[cst.Call] = []
+
+            class Calls(cst.CSTVisitor):  # by hand: the mapping calls anywhere in the file, wherever the walk is
+                def visit_Call(self, n: cst.Call) -> None:
+                    calls.append(n)
+
+            cstwalk.visit(self.ctx.module, Calls())
+            found = [c for c in calls if self.ctx.qualname(c.func) in table["mapping_calls"]]
+            self._mappings = [self._mapping_devices(c) for c in found]
+        if not self._mappings or any(m is None for m in self._mappings):
+            return None
+        device = self.ctx.target.name
+        return tuple(f"`{n}`" for m in self._mappings for n, types in (m or {}).items() if device not in types)
+
+    def _mapping_devices(self, call: cst.Call) -> dict[str, set[str]] | None:
+        """Layer name -> the device types a mapping call's first argument names for it; None where not read."""
+        first = self.positional(call)[:1]
+        value = first[0].value if first else None
+        if isinstance(value, cst.Name):
+            bound = list(bindings(self.ctx.module, value.value))
+            value = bound[0][0] if len(bound) == 1 and bound[0][1] is None else None
+        if not isinstance(value, cst.Dict):
+            return None
+        layers: dict[str, set[str]] = {}
+        for element in value.elements:
+            name = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            inner = element.value if isinstance(element, cst.DictElement) else None
+            if name is None or not isinstance(inner, cst.Dict):
+                return None
+            types = [self._device_type(e.key) if isinstance(e, cst.DictElement) else None for e in inner.elements]
+            if None in types:
+                return None
+            layers[name] = {t for t in types if t is not None}
+        return layers
+
+    def _device_type(self, key: cst.BaseExpression) -> str | None:
+        """A mapping's device key: `"tpu"`, or `Device(type="tpu")` (its first argument or `type=`)."""
+        if not isinstance(key, cst.Call):
+            return string_value(key)
+        if self.ctx.qualname(key.func) not in kernels_no_fallback()["device_classes"]:
+            return None
+        given = self.kwarg(key, "type") or next(iter(self.positional(key)), None)
+        return string_value(given.value) if given is not None else None
 
     def _fallback_reads(self, value: cst.BaseExpression, at: _At) -> list[tuple[cst.BaseExpression, str, _At | None]]:
         """The values `use_fallback=value` may hold at the call, each with how it is bound and where its own

@@ -1263,6 +1263,34 @@ def test_kernelize_fallback_names_in_a_bound_value_outer_loops_and_a_header_read
     assert all(f"device type {target}" in f.message for f in findings)
 
 
+@pytest.mark.parametrize("target", ["tpu", "neuron"])
+def test_kernelize_fallback_reads_the_file_s_own_kernel_mapping_for_the_target_device(target):
+    """The file's own mapping, as kernels 0.18.3 reads it (twenty-sixth rleft read; run on CPU with
+    `device="tpu"` / `"neuron"`): a layer whose entry names the target's device type (a string or
+    `Device(type=...)`) goes on to load that kernel, so where every layer the file maps has one, `use_fallback=False`
+    raises for no device and is not reported; a layer without one is named in the finding; a mapping porter cannot
+    read (imported) leaves the finding as it was. On 0073c76: the first reported, the second without the names."""
+    head = "from kernels import Device, LayerRepository, kernelize, register_kernel_mapping, use_kernel_mapping\n"
+    repo = "repo = LayerRepository(repo_id='kernels-community/activation', layer_name='SiluAndMul', version=1)\n"
+    mapped = (
+        f"MAPPING = {{'SiluAndMul': {{'cuda': repo, '{target}': repo}}, 'RMSNorm': {{Device(type='{target}'): repo}}}}\n"
+        "def run(model):\n"
+        "    with use_kernel_mapping(MAPPING):\n"
+        "        kernelize(model, use_fallback=False)\n"
+    )
+    partly = (
+        f"register_kernel_mapping({{'SiluAndMul': {{'cuda': repo, '{target}': repo}}, 'RMSNorm': {{'cuda': repo}}}})\n"
+        "kernelize(model, use_fallback=False)\n"
+    )
+    unread = "from .maps import MAPPING\nregister_kernel_mapping(MAPPING)\nkernelize(model, use_fallback=False)\n"
+    assert [f.code for f in port(head + repo + mapped, target)[1] if f.code == "HF016"] == []
+    found = [f for f in port(head + repo + partly, target)[1] if f.code == "HF016"]
+    assert [f.start.line for f in found] == [4]
+    assert found[0].message.endswith(f"this file's mapping names no `{target}` kernel for `RMSNorm`")
+    found = [f for f in port(head + unread, target)[1] if f.code == "HF016"]
+    assert [f.start.line for f in found] == [4] and "this file's mapping" not in found[0].message
+
+
 @pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
 def test_a_read_in_a_one_line_body_is_read_not_an_internal_error(target):
     """A `kernelize(..., use_fallback=name)` or a parse in a one-line body (`for m in ms: kernelize(...)`,
