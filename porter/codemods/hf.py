@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
-from porter.analysis.resolve import import_bindings, iter_statements, small_statements
+from porter.analysis.resolve import dotted, import_bindings, iter_statements, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
 from porter.codemods.flow import (
@@ -351,7 +351,18 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
 
 class HfFamily(Family):
     name = "hf"
-    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize", b"optimum.gptq", b"gptqmodel")
+    # `into_dataclasses`: a late switch on arguments parsed by a parser another module builds, in a file that
+    # names no library of the family (`_parsed_elsewhere`)
+    tokens = (
+        b"transformers",
+        b"accelerate",
+        b"peft",
+        b"trl",
+        b"kernelize",
+        b"optimum.gptq",
+        b"gptqmodel",
+        b"into_dataclasses",
+    )
 
     candidate_reads_ast = True
 
@@ -367,6 +378,8 @@ class HfFamily(Family):
             return True
         if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training", "set_use_kernels")):
             return True
+        if not found.callees.isdisjoint(_PARSE):
+            return True  # a parser's dataclasses, the parser built here or in another module (`_parsed_elsewhere`)
         lib = library_api()
         if b".use_kernels" in source or b".cache_implementation" in source:
             return True  # `model.use_kernels = True` (`visit_Assign`), `x.cache_implementation = ...` (`leave_Assign`)
@@ -713,17 +726,20 @@ class HfFamily(Family):
         return bound[0] if bound is not None and bound[1] is None else None
 
     def _parsed_elsewhere(self, node: cst.BaseExpression, use: cst.BaseSmallStatement) -> str | None:
-        """The callee (`make_parser`) where `node` is unpacked from a `parse_*` call on the parser an imported
-        function returns (`from .args import make_parser`): built in another module, which lint does not read
-        from here (the project index keeps no parser's dataclasses); None otherwise."""
+        """The callee (`make_parser`, `args.make_parser`) where `node` is unpacked from a `parse_*` call on the parser
+        an imported function returns (`from .args import make_parser`, `from . import args`): built in another
+        module, which lint does not read from here (the project index keeps no parser's dataclasses); None
+        otherwise."""
         scope = self.ctx.scopes.innermost or self.ctx.module
         bound = binding_before(scope, node.value, use) if isinstance(node, cst.Name) and scope is not None else None
         parser = self._parsed_by(bound[0]) if bound is not None and bound[1] is not None else None
-        if not isinstance(parser, cst.Call) or not isinstance(parser.func, cst.Name):
+        callee = dotted(parser.func) if isinstance(parser, cst.Call) else None
+        if not isinstance(parser, cst.Call) or callee is None:
             return None
         if self._builds_parser(parser) or self._returned_parser(parser) is not None:
             return None
-        return parser.func.value if parser.func.value in import_bindings(self.ctx.module) else None
+        # `make_parser` imported, or a module's (`from . import args`: `args.make_parser()`)
+        return callee if callee.split(".")[0] in import_bindings(self.ctx.module) else None
 
     def _builds_parser(self, call: cst.Call) -> bool:
         """An argument parser's constructor, or `subparsers.add_parser(..., dataclass_types=...)` (trl's
@@ -1471,7 +1487,7 @@ class HfFamily(Family):
             self._gptqmodel_imports(node)
         if b"bitsandbytes" not in (self.ctx.source or b""):
             return
-        from porter.analysis.resolve import _import_statements, dotted
+        from porter.analysis.resolve import _import_statements
 
         names: list[str] = []
 
@@ -1505,8 +1521,6 @@ class HfFamily(Family):
         runs (`_unguarded_imports`). Its sdist is not CUDA-only (rules/cuda_only/packages.json's
         `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
         for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
-        from porter.analysis.resolve import dotted
-
         why = gptqmodel_configs()[1][self.ctx.target.name]
         for stmt, function in _unguarded_imports(node.body, None, self._suppresses):
             if isinstance(stmt, cst.Import):

@@ -919,6 +919,34 @@ def elsewhere():
     assert all("is not known here" in f.message for f in found[2:])
 
 
+def test_a_parser_from_another_module_is_said_unknown_through_a_module_and_in_a_file_naming_no_library():
+    """A parser another module builds (twenty-sixth rleft read): through an imported module (`from . import args`:
+    `args.make_parser()`, `config.args.make_parser()`), an alias, or inline; also where the file names no library
+    of the family and builds no parser (on 0073c76 such a file was never read: the family's prefilter and
+    candidate skipped it). The project index keeps no parser's dataclasses, so each is said not known here."""
+    src = """\
+from . import args
+from .args import make_parser as mp
+import config.args
+def a():
+    parser = args.make_parser()
+    x, y = parser.parse_args_into_dataclasses()
+    y.use_liger_kernel = True
+def b():
+    x, y = mp().parse_args_into_dataclasses()
+    y.use_liger_kernel = True
+    u, v = config.args.make_parser().parse_args_into_dataclasses()
+    v.use_liger_kernel = True
+    w, z = self.make_parser().parse_args_into_dataclasses()
+    z.use_liger_kernel = True
+"""
+    found = [f for f in port(src, "tpu")[1] if f.code == "HF013"]
+    assert [f.start.line for f in found] == [7, 10, 12]
+    callees = ["`args.make_parser()`", "`mp()`", "`config.args.make_parser()`"]
+    assert all(f"the parser {c} returns, built in another module" in f.message for c, f in zip(callees, found))
+    assert all("is not known here" in f.message for f in found)
+
+
 def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
     """trl's `TrlParser.parse_args_and_config()` returns the dataclasses in the parser's order, as
     `parse_args_into_dataclasses` does (trl 1.16, run: the twenty-third trlp read)."""
