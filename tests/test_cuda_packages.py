@@ -80,6 +80,23 @@ def test_gptqmodel_is_read_from_its_sdist_and_is_not_cuda_only():
     assert package_of("gptqmodel") is None and "gptqmodel" not in cuda_only_modules(None)
 
 
+def test_gptqmodel_s_torch_requirement_is_read_from_its_metadata_and_is_what_hf017_says():
+    """gptqmodel 7.7.0 is not run here (twenty-sixth rleft read): its PKG-INFO (Metadata-Version 2.4: the sdist's
+    METADATA, there being no wheel) requires torch>=2.14.1 on every platform, recorded as the entry's `torch`
+    (`read_sdist`, re-read in the test above); HF017's reasons for xla and neuron quote that requirement, and the
+    torch installed here (torch_xla's) does not meet it."""
+    from packaging.requirements import Requirement
+
+    from tests.deps import need
+
+    recorded = json.loads((rules_dir() / "cuda_only" / "packages.json").read_text())["read_not_cuda_only"][0]
+    assert recorded["torch"] == "torch>=2.14.1"
+    on = load_toml("hf.toml")["gptqmodel_on"]
+    assert all(f"requires {recorded['torch']}" in on[t] for t in ("xla", "neuron"))
+    here = need("torch").__version__.split("+")[0]
+    assert not Requirement(recorded["torch"]).specifier.contains(here)
+
+
 def test_the_triton_line_says_the_count_it_read_and_no_more(tmp_path):
     """A file that imports triton is what the generator reads, not what the package's kernels are (gptqmodel
     7.7.0: 17 of 447 files import triton, beside 122 CUDA sources and torch kernels; twenty-fifth rleft2 read):

@@ -39,8 +39,12 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from email.message import Message
 from email.parser import Parser
 from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 OUT = Path(__file__).resolve().parents[2] / "rules" / "cuda_only" / "packages.json"
 
@@ -333,7 +337,18 @@ def read_sdist(path: Path, checked: tuple[tuple[str, str], ...]) -> dict:
         "cuda": cuda,
         "checked": [f"{file}: {text}" for file, text in checked],
         "targets": {t: where for t, where in sorted(target_files.items())},
+        "torch": _torch_requirement(message),
     }
+
+
+def _torch_requirement(message: Message) -> str | None:
+    """The torch its metadata requires on every platform (`torch>=2.14.1`): what decides whether it installs
+    beside a target's torch (HF017's `[gptqmodel_on]`); None where it names none. packaging parses the line."""
+    for line in message.get_all("Requires-Dist") or ():
+        requirement = Requirement(line)
+        if canonicalize_name(requirement.name) == "torch" and requirement.marker is None:
+            return str(requirement)
+    return None
 
 
 def _wheel_imports(whl: zipfile.ZipFile, names: list[str]) -> list[str]:

@@ -97,55 +97,115 @@ def reaching_bindings(
 def reaching_before(
     scope: cst.Module | cst.FunctionDef | cst.Lambda,
     name: str,
-    use: cst.BaseSmallStatement,
+    use: cst.CSTNode,
     path: Sequence[cst.CSTNode],
 ) -> list[tuple[cst.BaseExpression, int | None]]:
-    """The bindings of `name` that may reach `use`, a small statement of `scope` (`path`: the statements that
-    hold it, outermost first, as the rewrite's walk keeps them): those written before it, the last in the
-    source first, up to one in a block on the way to `use`, which every path to it passes. A binding after
-    `use` (`F = False; kernelize(m, use_fallback=F); F = True`) is not read, nor one later in a loop."""
+    """The bindings of `name` that may reach `use`, a small statement of `scope`, or a compound one whose header
+    reads it (`if kernelize(...):`; `path`: the statements that hold it, outermost first, as the rewrite's walk
+    keeps them): those written before it, the last in the source first, up to one in a block on the way to
+    `use`, which every path to it passes. A binding after `use` (`F = False; kernelize(m, use_fallback=F);
+    F = True`), or in the blocks of the compound statement whose header it is, is not read, nor one later in a
+    loop."""
     body = scope if isinstance(scope, cst.Module) else scope.body
     passed = _blocks_on_path(body, path)
-    other = _other_branches(path)
-    seen = False
     out: list[tuple[cst.BaseExpression, int | None]] = []
-    for stmt in iter_statements(body, into_defs=False):
-        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and id(stmt) not in other:
-            for small in reversed(stmt.body):
-                seen = seen or small is use
-                found = _binding(small, name) if seen and small is not use else None
-                if found is not None:
-                    out.append(found)
-                    if id(stmt) in passed:
-                        return out
+    for stmt, small, before in _smalls_around(body, use, _other_branches(path)):
+        found = _binding(small, name) if before else None
+        if found is not None:
+            out.append(found)
+            if id(stmt) in passed:
+                return out
     return out
 
 
 def reaching_next_pass(
-    name: str, use: cst.BaseSmallStatement, path: Sequence[cst.CSTNode]
+    name: str, use: cst.CSTNode, path: Sequence[cst.CSTNode]
 ) -> list[tuple[cst.BaseExpression, int | None]]:
-    """The bindings of `name` after `use` in the innermost loop of `path` that holds it, which reach `use` at
-    the loop's next pass (`for m in ms: kernelize(m, use_fallback=F); F = False`): the last one after it in a
-    block every pass runs and those in branches after that one; none where such a block binds `name` before
-    `use` (the next pass rebinds it first)."""
-    at = next((i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], (cst.For, cst.While))), None)
-    loop = path[at] if at is not None else None
-    if not isinstance(loop, (cst.For, cst.While)) or at is None:
-        return []
-    passed = _blocks_on_path(loop.body, path[at:])
+    """The bindings of `name` after `use` in each loop of `path` that holds it, which reach `use` at that loop's
+    next pass (`for m in ms: kernelize(m, use_fallback=F); F = False`; an outer loop's too, after the inner
+    loop: `for ms in g: for m in ms: kernelize(m, ...)` / `F = False`), a `while` whose header is `use`
+    included (not a `for`'s: its iterable is read once)."""
     out: list[tuple[cst.BaseExpression, int | None]] = []
-    seen = stop = False
-    for stmt in iter_statements(loop.body, into_defs=False):  # the last statement first
-        smalls = stmt.body if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
-        for small in reversed(smalls):
-            seen = seen or small is use
-            found = _binding(small, name) if small is not use else None
-            if found is not None and seen and id(stmt) in passed:
-                return []
-            if found is not None and not seen and not stop:
-                out.append(found)
-                stop = id(stmt) in passed
+    for at in range(len(path) - 1, -1, -1):
+        loop = path[at]
+        if isinstance(loop, cst.While) or (isinstance(loop, cst.For) and loop is not use):
+            out += _next_pass(name, use, loop, path[at:])
     return out
+
+
+def _next_pass(
+    name: str, use: cst.CSTNode, loop: cst.For | cst.While, path: Sequence[cst.CSTNode]
+) -> list[tuple[cst.BaseExpression, int | None]]:
+    """`reaching_next_pass` for one loop (`path` starts at it): the last binding after `use` in a block every
+    pass runs and those in branches after that one; none where such a block binds `name` before `use` (the
+    next pass rebinds it first)."""
+    passed = _blocks_on_path(loop.body, path)
+    out: list[tuple[cst.BaseExpression, int | None]] = []
+    stop = False
+    for stmt, small, before in _smalls_around(loop.body, use, set()):
+        found = _binding(small, name)
+        if found is not None and before and id(stmt) in passed:
+            return []
+        if found is not None and not before and not stop:
+            out.append(found)
+            stop = id(stmt) in passed
+    return out
+
+
+def _smalls_around(
+    body: cst.CSTNode, use: cst.CSTNode, skip: set[int]
+) -> Iterator[tuple[cst.CSTNode, cst.BaseSmallStatement, bool]]:
+    """(its line, a small statement, whether it is written before `use`) for the small statements of `body` but
+    `use` and those of the lines in `skip`, the last in the source first (`iter_statements` walks a stack). A
+    compound `use` (a read in its header) is yielded before the statements of its blocks: they follow it in the
+    source, so "before" begins after the last of them."""
+    seen = False
+    inside: set[int] = set()
+    for stmt in iter_statements(body, into_defs=False):
+        if stmt is use:
+            inside = {id(s) for s in iter_statements(use, into_defs=False)}
+        seen = seen or (bool(inside) and id(stmt) not in inside)
+        if not isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) or id(stmt) in skip:
+            continue
+        for small in reversed(stmt.body):
+            seen = seen or small is use
+            if small is not use:
+                yield stmt, small, seen
+
+
+def statement_path(body: cst.CSTNode, value: cst.BaseExpression) -> tuple[cst.BaseSmallStatement | None, list]:
+    """The small statement of `body` whose value is `value` (a binding `reaching_before` gave) and the statements
+    that hold it, outermost first, ending with its line: as the rewrite's walk keeps them where it is visited,
+    for a read at a statement the walk is not in (HF016: the names inside a bound value). (None, []) where none
+    is. A walk of the statements only, made at the site that asks."""
+    stack: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = [(body, [])]
+    while stack:
+        node, path = stack.pop()
+        for stmt in _block_statements(node):
+            if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                small = next((s for s in stmt.body if getattr(s, "value", None) is value), None)
+                if small is not None:
+                    return small, [*path, stmt]
+            elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                stack += [(block, [*path, stmt]) for block in _compound_blocks(stmt)]
+    return None, []
+
+
+def _block_statements(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    """The statements a block holds: an indented body's; a one-line suite, or an `elif`, itself."""
+    if isinstance(node, (cst.Module, cst.IndentedBlock)):
+        return node.body
+    return [node] if isinstance(node, (cst.SimpleStatementSuite, cst.If)) else []
+
+
+def _compound_blocks(stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """The blocks of a compound statement (its body, `else`, `finally`, handlers, cases; an `elif` as itself)."""
+    found = [getattr(stmt, "body", None)]
+    for attr in ("orelse", "finalbody"):
+        extra = getattr(stmt, attr, None)
+        found.append(extra if isinstance(extra, cst.If) else getattr(extra, "body", None))
+    found += [h.body for h in getattr(stmt, "handlers", ())] + [c.body for c in getattr(stmt, "cases", ())]
+    return [b for b in found if isinstance(b, cst.CSTNode)]
 
 
 def holding_small(line: cst.CSTNode, node: cst.CSTNode) -> cst.BaseSmallStatement | None:

@@ -16,11 +16,11 @@ from porter.codemods import cstwalk
 import libcst as cst
 
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
-from porter.analysis.resolve import import_bindings, iter_statements, small_statements
+from porter.analysis.resolve import dotted, import_bindings, iter_statements, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
 from porter.codemods.flow import (
@@ -32,6 +32,7 @@ from porter.codemods.flow import (
     reaching_before,
     reaching_bindings,
     reaching_next_pass,
+    statement_path,
 )
 from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
@@ -127,6 +128,13 @@ _CACHE_NAMES = frozenset(f"transformers.{m}{c}" for c in _CACHES for m in ("", "
 _KERNELIZE = frozenset(("kernels.kernelize", "kernels.layer.kernelize", "kernels.layer.kernelize.kernelize"))
 # HF016: the operators a `KernelizeFallback` value is combined with (a `Flag`: bitwise on its values)
 _FLAG_OPS = {cst.BitOr: operator.or_, cst.BitAnd: operator.and_, cst.BitXor: operator.xor}
+# HF016: how many names deep a flag value is read (`G = F | K.NO_LAYER`, `F = E`, ...): each is a walk of the
+# scope's statements at the site, and a chain that long names values porter does not see written out
+_FLAG_NAMES = 4
+# HF016: the compound statements whose header a `kernelize(...)` is read in (`if kernelize(...):`)
+_HEADERS = (cst.If, cst.While, cst.For, cst.With)
+# HF016: where a name is read: the scope of the statement, that statement, and the statements that hold it
+_At = tuple[cst.Module | cst.FunctionDef | cst.Lambda, cst.CSTNode | None, list[cst.CSTNode]]
 _UNFUSED = "adamw_torch"
 # HF012: what the Trainer does with activation checkpointing on PyTorch/XLA (seen on XLA:CPU)
 _CHECKPOINTING_FAILS = (
@@ -221,22 +229,31 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
 
 
 def _unguarded_imports(
-    block: Sequence[cst.BaseStatement], function: str | None
+    block: Sequence[cst.BaseStatement], function: str | None, suppresses: Callable[[cst.With], bool]
 ) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None]]:
-    """The imports a module, or a function when called (its name), runs whenever it runs: its block's own
-    statements and those of the classes and functions it defines, not one in an `if`, a `try` or a loop
-    (peft's `if is_gptqmodel_available():`), nor in a function after an `if` that may return (peft's `if not
-    is_gptqmodel_available(): return None`; both seen on 41-rleft's tree): those are optional."""
+    """The imports a module, or a function when called (its name), runs whenever it runs past them: its block's
+    own statements, a `with`'s body (but `contextlib.suppress`'s: `suppresses`), and those of the classes and
+    functions it defines; not one in an `if`, a `try` or a loop (peft's `if is_gptqmodel_available():`), nor
+    one after a statement that may return (peft's `if not is_gptqmodel_available(): return None`; both seen on
+    41-rleft's tree), which are optional. One after an `if` that raises is run on every call that does not
+    fail: a call needs it (twenty-sixth read: the same rule for `with` and `raise`)."""
     for stmt in block:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield from ((s, function) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and isinstance(stmt.body, cst.IndentedBlock):
-            yield from _unguarded_imports(
-                stmt.body.body, stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
-            )
-        elif function is not None and isinstance(stmt, cst.If):
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            inner = stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
+            yield from _unguarded_imports(_block_of(stmt), inner, suppresses)
+        elif isinstance(stmt, cst.With) and not suppresses(stmt):
+            yield from _unguarded_imports(_block_of(stmt), function, suppresses)
+        if function is not None and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
                 return
+
+
+def _block_of(stmt: cst.FunctionDef | cst.ClassDef | cst.With) -> Sequence[cst.BaseStatement]:
+    """A compound statement's body as statements (a one-line suite: itself)."""
+    body = stmt.body
+    return body.body if isinstance(body, cst.IndentedBlock) else [body]  # type: ignore[list-item]
 
 
 def _loop_or_with_binds(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> bool:
@@ -334,7 +351,18 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
 
 class HfFamily(Family):
     name = "hf"
-    tokens = (b"transformers", b"accelerate", b"peft", b"trl", b"kernelize", b"optimum.gptq", b"gptqmodel")
+    # `into_dataclasses`: a late switch on arguments parsed by a parser another module builds, in a file that
+    # names no library of the family (`_parsed_elsewhere`)
+    tokens = (
+        b"transformers",
+        b"accelerate",
+        b"peft",
+        b"trl",
+        b"kernelize",
+        b"optimum.gptq",
+        b"gptqmodel",
+        b"into_dataclasses",
+    )
 
     candidate_reads_ast = True
 
@@ -350,6 +378,8 @@ class HfFamily(Family):
             return True
         if not found.callees.isdisjoint(("generate", "set_attn_implementation", "set_training", "set_use_kernels")):
             return True
+        if not found.callees.isdisjoint(_PARSE):
+            return True  # a parser's dataclasses, the parser built here or in another module (`_parsed_elsewhere`)
         lib = library_api()
         if b".use_kernels" in source or b".cache_implementation" in source:
             return True  # `model.use_kernels = True` (`visit_Assign`), `x.cache_implementation = ...` (`leave_Assign`)
@@ -372,6 +402,7 @@ class HfFamily(Family):
         self._written: set[int] = set()  # the guards HF011 wrote, parenthesized until their parent is known
         self._classes: list[bool] = []  # the enclosing classes: whether each derives from a trainer
         self._assign: cst.Assign | None = None  # the assignment being visited: where a replaced copy is bound
+        self._mappings: list[dict[str, set[str]] | None] | None = None  # HF016: the file's kernel mappings, read once
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -695,17 +726,20 @@ class HfFamily(Family):
         return bound[0] if bound is not None and bound[1] is None else None
 
     def _parsed_elsewhere(self, node: cst.BaseExpression, use: cst.BaseSmallStatement) -> str | None:
-        """The callee (`make_parser`) where `node` is unpacked from a `parse_*` call on the parser an imported
-        function returns (`from .args import make_parser`): built in another module, which lint does not read
-        from here (the project index keeps no parser's dataclasses); None otherwise."""
+        """The callee (`make_parser`, `args.make_parser`) where `node` is unpacked from a `parse_*` call on the parser
+        an imported function returns (`from .args import make_parser`, `from . import args`): built in another
+        module, which lint does not read from here (the project index keeps no parser's dataclasses); None
+        otherwise."""
         scope = self.ctx.scopes.innermost or self.ctx.module
         bound = binding_before(scope, node.value, use) if isinstance(node, cst.Name) and scope is not None else None
         parser = self._parsed_by(bound[0]) if bound is not None and bound[1] is not None else None
-        if not isinstance(parser, cst.Call) or not isinstance(parser.func, cst.Name):
+        callee = dotted(parser.func) if isinstance(parser, cst.Call) else None
+        if not isinstance(parser, cst.Call) or callee is None:
             return None
         if self._builds_parser(parser) or self._returned_parser(parser) is not None:
             return None
-        return parser.func.value if parser.func.value in import_bindings(self.ctx.module) else None
+        # `make_parser` imported, or a module's (`from . import args`: `args.make_parser()`)
+        return callee if callee.split(".")[0] in import_bindings(self.ctx.module) else None
 
     def _builds_parser(self, call: cst.Call) -> bool:
         """An argument parser's constructor, or `subparsers.add_parser(..., dataclass_types=...)` (trl's
@@ -888,103 +922,189 @@ class HfFamily(Family):
     def _kernelize_no_fallback(self, original: cst.Call) -> None:
         """HF016: a `use_fallback=` whose `KernelizeFallback` flags lack `NO_DEVICE` (`False`, `NONE`, `NO_LAYER`,
         `ALL & ~NO_DEVICE`) raises for a layer whose mapping names no kernel for the device, as a CUDA port's
-        does on every target: reported with the table's reason (the mapping itself is not read). A name is read
-        at the bindings that reach the call, then at those a loop holding it carries to its next pass."""
+        does on every target: reported with the table's reason, unless the file's own mapping names a kernel for
+        the device for every layer it maps (`_unmapped_layers`). A name is read at the bindings that reach the
+        call, then at those a loop holding it carries to its next pass."""
         arg = self.kwarg(original, "use_fallback")
         if arg is None:
             return
         table = kernels_no_fallback()
-        for given, bound in self._fallback_reads(arg.value, original):
+        use, path = self._statement_at(original)
+        at: _At = (self.ctx.scopes.innermost or self.ctx.module, use, path)
+        for given, bound, given_at in self._fallback_reads(arg.value, at):
             boolean = table["booleans"].get(self.ctx.code(given))
-            at = original if given is arg.value else None  # a bound value's names: read at its own statement
-            flags = table["flags"][boolean] if boolean else self._fallback_flags(given, at)
+            flags = table["flags"][boolean] if boolean else self._fallback_flags(given, given_at)
             if flags is None or flags & table["flags"][table["needed"]]:
                 continue
+            lacking = self._unmapped_layers()
+            if lacking == ():  # the file's own mapping names a kernel for the device for every layer it maps
+                return
             message = (
                 f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a "
                 f"layer whose mapping names no kernel for the device does not keep its own forward: "
                 f"{table[self.ctx.target.name]}"
             )
+            if lacking:
+                device = self.ctx.target.name
+                message += f"; this file's mapping names no `{device}` kernel for {', '.join(lacking)}"
             self.ctx.report("HF016", arg, message, advice=table["advice"])
             return
 
-    def _fallback_reads(self, value: cst.BaseExpression, call: cst.Call) -> list[tuple[cst.BaseExpression, str]]:
-        """The values `use_fallback=value` may hold at the call, each with how it is bound: a name's value at
-        the bindings that reach the call, then at those after it in a loop that holds it (its next pass)."""
+    def _unmapped_layers(self) -> tuple[str, ...] | None:
+        """HF016: the layers this file's kernel mappings (`use_kernel_mapping` / `register_kernel_mapping` of a
+        dict written out, or of a name the module binds once to one) name no kernel for the target's device
+        type; () where they name one for every layer; None where the file has none, or one porter does not read
+        (built elsewhere, a key it cannot tell): the mapping is then not known here. One walk of the file, at a
+        finding only."""
+        if self._mappings is None:
+            table = kernels_no_fallback()
+            calls: list[cst.Call] = []
+
+            class Calls(cst.CSTVisitor):  # by hand: the mapping calls anywhere in the file, wherever the walk is
+                def visit_Call(self, n: cst.Call) -> None:
+                    calls.append(n)
+
+            cstwalk.visit(self.ctx.module, Calls())
+            found = [c for c in calls if self.ctx.qualname(c.func) in table["mapping_calls"]]
+            self._mappings = [self._mapping_devices(c) for c in found]
+        if not self._mappings or any(m is None for m in self._mappings):
+            return None
+        device = self.ctx.target.name
+        return tuple(f"`{n}`" for m in self._mappings for n, types in (m or {}).items() if device not in types)
+
+    def _mapping_devices(self, call: cst.Call) -> dict[str, set[str]] | None:
+        """Layer name -> the device types a mapping call's first argument names for it; None where not read."""
+        first = self.positional(call)[:1]
+        value = first[0].value if first else None
+        if isinstance(value, cst.Name):
+            bound = list(bindings(self.ctx.module, value.value))
+            value = bound[0][0] if len(bound) == 1 and bound[0][1] is None else None
+        if not isinstance(value, cst.Dict):
+            return None
+        layers: dict[str, set[str]] = {}
+        for element in value.elements:
+            name = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            inner = element.value if isinstance(element, cst.DictElement) else None
+            if name is None or not isinstance(inner, cst.Dict):
+                return None
+            types = [self._device_type(e.key) if isinstance(e, cst.DictElement) else None for e in inner.elements]
+            if None in types:
+                return None
+            layers[name] = {t for t in types if t is not None}
+        return layers
+
+    def _device_type(self, key: cst.BaseExpression) -> str | None:
+        """A mapping's device key: `"tpu"`, or `Device(type="tpu")` (its first argument or `type=`)."""
+        if not isinstance(key, cst.Call):
+            return string_value(key)
+        if self.ctx.qualname(key.func) not in kernels_no_fallback()["device_classes"]:
+            return None
+        given = self.kwarg(key, "type") or next(iter(self.positional(key)), None)
+        return string_value(given.value) if given is not None else None
+
+    def _fallback_reads(self, value: cst.BaseExpression, at: _At) -> list[tuple[cst.BaseExpression, str, _At | None]]:
+        """The values `use_fallback=value` may hold at the call, each with how it is bound and where its own
+        names are read: a name's value at the bindings that reach the call, then at those after it in a loop
+        that holds it (its next pass)."""
         if not isinstance(value, cst.Name):
-            return [(value, "")]
-        held = self._fallback_bound(value, call)
-        reads: list[tuple[cst.BaseExpression, str]] = [(value, "")]
+            return [(value, "", at)]
+        held = self._fallback_bound(value.value, at)
+        reads: list[tuple[cst.BaseExpression, str, _At | None]] = [(value, "", None)]
         if held is not None:
-            reads = [(held, f" (`{self.ctx.code(held)}`, bound above)")]
-        later = self._fallback_bound(value, call, next_pass=True)
+            reads = [(held[0], f" (`{self.ctx.code(held[0])}`, bound above)", held[1])]
+        later = self._fallback_bound(value.value, at, next_pass=True)
         if later is not None:
             note = "bound after the call in the loop that holds it: the value at its next pass"
-            reads.append((later, f" (`{self.ctx.code(later)}`, {note})"))
+            reads.append((later[0], f" (`{self.ctx.code(later[0])}`, {note})", later[1]))
         return reads
 
-    def _fallback_flags(self, node: cst.BaseExpression, call: cst.Call | None) -> int | None:
-        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`; in the call's own
-        argument (`call`), a name bound to one by the bindings that reach the call), from rules/hf.toml's table
-        (kernels is not porter's dependency: its `Flag` values are recorded); None where not read (a name in
-        a bound value, which its own statement reads)."""
+    def _fallback_flags(self, node: cst.BaseExpression, at: _At | None, names: int = 0) -> int | None:
+        """The flags a `KernelizeFallback` expression gives (its members, `|`, `&`, `^`, `~`; a name, read at
+        `at`, the statement that holds the expression: the call, or a binding's own statement for a name inside
+        a bound value, `G = F | K.NO_LAYER`), from rules/hf.toml's table (kernels is not porter's dependency: its
+        `Flag` values are recorded); None where not read (a parameter, a binding porter cannot tell, a chain of
+        more than `_FLAG_NAMES` names)."""
         table = kernels_no_fallback()
         flags = table["flags"]
         cls, _, member = (self.ctx.qualname(node) or "").rpartition(".")
         if cls in table["classes"] and member in flags:
             return flags[member]
-        if isinstance(node, cst.Name) and call is not None:
-            held = self._fallback_bound(node, call)
-            return None if held is None else self._fallback_flags(held, None)
+        if isinstance(node, cst.Name) and at is not None and names < _FLAG_NAMES:
+            held = self._fallback_bound(node.value, at)
+            return None if held is None else self._fallback_flags(held[0], held[1], names + 1)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
-            inner = self._fallback_flags(node.expression, call)
+            inner = self._fallback_flags(node.expression, at, names)
             return None if inner is None else flags["ALL"] & ~inner
         if not isinstance(node, cst.BinaryOperation) or type(node.operator) not in _FLAG_OPS:
             return None
-        left, right = self._fallback_flags(node.left, call), self._fallback_flags(node.right, call)
+        left, right = self._fallback_flags(node.left, at, names), self._fallback_flags(node.right, at, names)
         return None if left is None or right is None else _FLAG_OPS[type(node.operator)](left, right)
 
-    def _fallback_bound(self, name: cst.Name, call: cst.Call, next_pass: bool = False) -> cst.BaseExpression | None:
-        """The value `use_fallback=name` reads where every binding of `name` that may reach the call (in its
+    def _fallback_bound(
+        self, name: str, at: _At, next_pass: bool = False
+    ) -> tuple[cst.BaseExpression, _At | None] | None:
+        """The value `name` reads at `at` where every binding of it that may reach that statement (in its
         function; a module's name read in a function: every one that may reach the module's end) is one and the
-        same plain `name = value`; None where porter cannot tell (a parameter, an outer function's name, a
-        binding in a branch beside another value): left, as the finding's reason is the value's. `next_pass`:
-        the bindings after the call in a loop of its scope that holds it."""
-        scope: cst.Module | cst.FunctionDef | cst.Lambda | None = self.ctx.scopes.innermost
-        if scope is not None and is_param(scope, name.value):
+        same plain `name = value`, with where that value's own names are read (its statement); None where porter
+        cannot tell (a parameter, an outer function's name, a binding in a branch beside another value): left,
+        as the finding's reason is the value's. `next_pass`: the bindings after it in the loops that hold it."""
+        where = self._name_scope(name, at[0])
+        if where is None:
             return None
-        at_end = False  # the module's binding read in a function: as the function is called, at the module's end
-        if scope is None or not self.ctx.scopes.shadows(name.value):
-            at_end, scope = scope is not None, self.ctx.module
-        if scope is None or _loop_or_with_binds(scope, name.value) or (next_pass and at_end):
+        scope, at_end = where
+        if _loop_or_with_binds(scope, name) or (next_pass and at_end):
             return None
+        use, path = at[1:]
         if next_pass:
-            reaching = self._reaching_later(name.value, call)
+            reaching = reaching_next_pass(name, use, path) if use is not None and path else []
+        elif at_end or use is None:
+            reaching = reaching_bindings(scope, name)
         else:
-            reaching = reaching_bindings(scope, name.value) if at_end else self._reaching_at(scope, name.value, call)
+            reaching = reaching_before(scope, name, use, path)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
-        return reaching[0][0] if len(codes) == 1 and None not in codes else None
+        if len(codes) != 1 or None in codes:
+            return None
+        value = reaching[0][0]
+        if not isinstance(value, (cst.Name, cst.BinaryOperation, cst.UnaryOperation)):
+            return value, None  # no name in it to read (`K.NO_LAYER`, `False`)
+        small, held = statement_path(scope if isinstance(scope, cst.Module) else scope.body, value)
+        return value, (scope, small, held) if small is not None else None
 
-    def _statement_at(self, node: cst.BaseExpression) -> tuple[cst.BaseSmallStatement | None, list[cst.CSTNode]]:
-        """The small statement that holds `node` (its whole value, or in it: `m = kernelize(...).eval()`,
-        `return kernelize(...)`), and the statements that hold it, outermost first, where it is in the one the
-        walk is in (else none). A one-line body (`for m in ms: kernelize(m, ...)`) is its suite."""
+    def _name_scope(
+        self, name: str, scope: cst.Module | cst.FunctionDef | cst.Lambda
+    ) -> tuple[cst.Module | cst.FunctionDef | cst.Lambda, bool] | None:
+        """Where a statement of `scope` (the module, or the function the walk is in) reads `name`, and whether
+        at the module's end (a module's name read in a function, as it is called); None for a parameter."""
+        if isinstance(scope, cst.Module):
+            return scope, False
+        if is_param(scope, name):
+            return None
+        return (scope, False) if self.ctx.scopes.shadows(name) else (self.ctx.module, True)
+
+    def _statement_at(self, node: cst.BaseExpression) -> tuple[cst.CSTNode | None, list[cst.CSTNode]]:
+        """The statement that holds `node` (a small statement: its whole value, or in it: `m =
+        kernelize(...).eval()`, `return kernelize(...)`; a compound statement whose header holds it: `if
+        kernelize(...):`), and the statements that hold it, outermost first, where it is in the one the walk is
+        in (else none). A one-line body (`for m in ms: kernelize(m, ...)`) is its suite."""
         path = list(self.ctx.current_statements)
-        suite = getattr(path[-1], "body", None) if path else None
-        if isinstance(suite, cst.SimpleStatementSuite):
-            path.append(suite)
-        line = path[-1] if path else None
-        use = self.ctx.statement_of.get(id(node))
-        if use is None:
-            use = holding_small(line, node) if line is not None else None
-            return use, path if use is not None else []
-        simple = isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
-        return use, path if simple and any(s is use for s in getattr(line, "body", ())) else []
+        last = path[-1] if path else None
+        suite = getattr(last, "body", None)
+        lines: list[cst.CSTNode] = [suite] if isinstance(suite, cst.SimpleStatementSuite) else []
+        for line in [*lines, *path[-1:]]:
+            use = self._small_in(line, node)
+            if use is not None:
+                return use, [*path, line] if line is suite else path
+        if isinstance(last, _HEADERS):
+            return last, path
+        return self.ctx.statement_of.get(id(node)), []
 
-    def _reaching_later(self, name: str, node: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int | None]]:
-        """`reaching_next_pass` at the statement that holds `node`: none where it is not the one visited."""
-        use, path = self._statement_at(node)
-        return reaching_next_pass(name, use, path) if use is not None and path else []
+    def _small_in(self, line: cst.CSTNode, node: cst.BaseExpression) -> cst.BaseSmallStatement | None:
+        """The small statement of a simple statement `line` that holds `node` (`statement_of`'s, else a walk of
+        the line); None where `line` is not simple or holds no such statement."""
+        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return None
+        use = self.ctx.statement_of.get(id(node))
+        return use if use is not None and any(s is use for s in line.body) else holding_small(line, node)
 
     def _reaching_at(
         self, scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, node: cst.BaseExpression
@@ -1367,7 +1487,7 @@ class HfFamily(Family):
             self._gptqmodel_imports(node)
         if b"bitsandbytes" not in (self.ctx.source or b""):
             return
-        from porter.analysis.resolve import _import_statements, dotted
+        from porter.analysis.resolve import _import_statements
 
         names: list[str] = []
 
@@ -1401,10 +1521,8 @@ class HfFamily(Family):
         runs (`_unguarded_imports`). Its sdist is not CUDA-only (rules/cuda_only/packages.json's
         `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
         for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
-        from porter.analysis.resolve import dotted
-
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        for stmt, function in _unguarded_imports(node.body, None):
+        for stmt, function in _unguarded_imports(node.body, None, self._suppresses):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
             else:
@@ -1414,6 +1532,12 @@ class HfFamily(Family):
             where = "is imported" if function is None else f"is imported by `{function}`, unchecked (a call needs it)"
             message = f"gptqmodel {where}: not CUDA-only (its torch kernels run on the CPU), but {why}"
             self.ctx.report("HF017", stmt, message)
+
+    def _suppresses(self, stmt: cst.With) -> bool:
+        """A `with contextlib.suppress(...)`: its body may stop at the import and go on (an optional import)."""
+        return any(
+            isinstance(i.item, cst.Call) and self.ctx.qualname(i.item.func) == "contextlib.suppress" for i in stmt.items
+        )
 
     def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
         """HF011: accelerate's `gather_object` raises under XLA even in one process, where on

@@ -669,6 +669,50 @@ def test_an_unchecked_import_of_gptqmodel_in_a_function_is_reported_and_a_guarde
     assert all(gptqmodel_configs()[1][target] in f.message for f in found)
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_gptqmodel_imports_under_with_and_after_raise_or_return_follow_one_reachability_rule(target):
+    """One rule for every form (twenty-sixth rleft read): an import run whenever the module or a call runs past
+    it is reported, under a `with` too (at the top level also) and after an `if` that raises (the call fails
+    without gptqmodel either way); one under `contextlib.suppress`, or after any statement that may return (an
+    `if`, a `try` whose handler returns, a `with` holding such an `if`), is optional and silent. On 0073c76:
+    the `with` imports silent, those after the `try` and the `with` that may return reported."""
+    src = (
+        "import contextlib, warnings\n"
+        "from contextlib import suppress\n"
+        "def under_with():\n"
+        "    with warnings.catch_warnings():\n"
+        "        from gptqmodel import GPTQModel\n"
+        "def one_line_with():\n"
+        "    with warnings.catch_warnings(): import gptqmodel\n"
+        "def suppressed():\n"
+        "    with contextlib.suppress(ImportError):\n"
+        "        import gptqmodel\n"
+        "    with suppress(ImportError): import gptqmodel.utils\n"
+        "def after_raise():\n"
+        "    if not is_gptqmodel_available():\n"
+        "        raise ImportError('pip install gptqmodel')\n"
+        "    from gptqmodel import BACKEND\n"
+        "def after_try_return():\n"
+        "    try:\n"
+        "        import optimum\n"
+        "    except ImportError:\n"
+        "        return None\n"
+        "    import gptqmodel\n"
+        "def after_with_return():\n"
+        "    with warnings.catch_warnings():\n"
+        "        if not is_gptqmodel_available():\n"
+        "            return None\n"
+        "    import gptqmodel.utils\n"
+        "with warnings.catch_warnings():\n"
+        "    import gptqmodel.models\n"
+    )
+    found = [f for f in port(src, target)[1] if f.code.startswith(("HF", "KERN"))]
+    assert [(f.code, f.start.line) for f in found] == [("HF017", n) for n in (5, 7, 15, 28)]
+    names = ["`under_with`", "`one_line_with`", "`after_raise`"]
+    assert all(f"imported by {n}, unchecked" in f.message for n, f in zip(names, found))
+    assert "gptqmodel is imported:" in found[3].message
+
+
 def test_gptqmodel_requirements_are_what_hf017_says():
     """The evidence HF017 reads, in the installed transformers: both quantizers need gptqmodel, and GPTQ
     without it (and without CUDA) raises that a GPU is required."""
@@ -873,6 +917,34 @@ def elsewhere():
     assert all("not known here" not in f.message for f in found[:2])
     assert "`make_parser()` returns, built in another module" in found[2].message
     assert all("is not known here" in f.message for f in found[2:])
+
+
+def test_a_parser_from_another_module_is_said_unknown_through_a_module_and_in_a_file_naming_no_library():
+    """A parser another module builds (twenty-sixth rleft read): through an imported module (`from . import args`:
+    `args.make_parser()`, `config.args.make_parser()`), an alias, or inline; also where the file names no library
+    of the family and builds no parser (on 0073c76 such a file was never read: the family's prefilter and
+    candidate skipped it). The project index keeps no parser's dataclasses, so each is said not known here."""
+    src = """\
+from . import args
+from .args import make_parser as mp
+import config.args
+def a():
+    parser = args.make_parser()
+    x, y = parser.parse_args_into_dataclasses()
+    y.use_liger_kernel = True
+def b():
+    x, y = mp().parse_args_into_dataclasses()
+    y.use_liger_kernel = True
+    u, v = config.args.make_parser().parse_args_into_dataclasses()
+    v.use_liger_kernel = True
+    w, z = self.make_parser().parse_args_into_dataclasses()
+    z.use_liger_kernel = True
+"""
+    found = [f for f in port(src, "tpu")[1] if f.code == "HF013"]
+    assert [f.start.line for f in found] == [7, 10, 12]
+    callees = ["`args.make_parser()`", "`mp()`", "`config.args.make_parser()`"]
+    assert all(f"the parser {c} returns, built in another module" in f.message for c, f in zip(callees, found))
+    assert all("is not known here" in f.message for f in found)
 
 
 def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
@@ -1159,6 +1231,92 @@ def test_kernelize_fallback_a_name_in_flags_a_loop_s_next_pass_and_a_call_inside
     assert "(`K.NONE`, bound after the call" in findings[2].message
     assert "(`False`, bound above)" in findings[3].message and "(`False`, bound above)" in findings[4].message
     assert all(f"device type {target}" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_names_in_a_bound_value_outer_loops_and_a_header_read_what_the_call_sees(target):
+    """`use_fallback=` read as the call sees it (twenty-sixth rleft read): a name inside a bound value at that
+    value's own statement (`G = F | K.CANNOT_LOAD`; `F` rebound after it does not count; a chain of names); a
+    binding after the call in a loop outside the innermost one, at that loop's next pass; a call in an `if`,
+    `while`, `for` or `with` header at the bindings before the header, not at the function's end (nor those in
+    its own blocks, but a `while`'s at its next pass). On 0073c76: all six silent, and `header_kept`'s `with`
+    reported (read at the function's end: `False`)."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "def bound(model):\n"
+        "    F = K.NO_LAYER\n"
+        "    G = F | K.CANNOT_LOAD\n"
+        "    kernelize(model, use_fallback=G)\n"
+        "    F = K.NO_DEVICE\n"
+        "    H = F | K.NO_LAYER\n"
+        "    F = K.NONE\n"
+        "    kernelize(model, use_fallback=H)\n"
+        "def chain(model):\n"
+        "    A = K.NONE\n"
+        "    B = A | K.NO_LAYER\n"
+        "    C = B\n"
+        "    kernelize(model, use_fallback=C)\n"
+        "def outer(groups):\n"
+        "    J = K.NO_DEVICE\n"
+        "    for ms in groups:\n"
+        "        for m in ms:\n"
+        "            kernelize(m, use_fallback=J)\n"
+        "        J = K.NONE\n"
+        "def headers(model):\n"
+        "    F = False\n"
+        "    if kernelize(model, use_fallback=F):\n"
+        "        F = True\n"
+        "    F = True\n"
+        "    with kernelize(model, use_fallback=F) as k:\n"
+        "        F = False\n"
+        "    F = False\n"
+        "    for x in kernelize(model, use_fallback=F):\n"
+        "        F = True\n"
+        "    F = True\n"
+        "    while kernelize(model, use_fallback=F):\n"
+        "        F = False\n"
+        "def header_kept(model):\n"
+        "    F = True\n"
+        "    with kernelize(model, use_fallback=F):\n"
+        "        pass\n"
+        "    F = False\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (5, 14, 19, 23, 29, 32)]
+    assert new == code
+    assert "(`F | K.CANNOT_LOAD`, bound above)" in findings[0].message and "(`B`, bound above)" in findings[1].message
+    assert "(`K.NONE`, bound after the call in the loop" in findings[2].message
+    assert "(`False`, bound above)" in findings[3].message and "(`False`, bound above)" in findings[4].message
+    assert "(`False`, bound after the call in the loop" in findings[5].message
+    assert all(f"device type {target}" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron"])
+def test_kernelize_fallback_reads_the_file_s_own_kernel_mapping_for_the_target_device(target):
+    """The file's own mapping, as kernels 0.18.3 reads it (twenty-sixth rleft read; run on CPU with
+    `device="tpu"` / `"neuron"`): a layer whose entry names the target's device type (a string or
+    `Device(type=...)`) goes on to load that kernel, so where every layer the file maps has one, `use_fallback=False`
+    raises for no device and is not reported; a layer without one is named in the finding; a mapping porter cannot
+    read (imported) leaves the finding as it was. On 0073c76: the first reported, the second without the names."""
+    head = "from kernels import Device, LayerRepository, kernelize, register_kernel_mapping, use_kernel_mapping\n"
+    repo = "repo = LayerRepository(repo_id='kernels-community/activation', layer_name='SiluAndMul', version=1)\n"
+    mapped = (
+        f"MAPPING = {{'SiluAndMul': {{'cuda': repo, '{target}': repo}}, 'RMSNorm': {{Device(type='{target}'): repo}}}}\n"
+        "def run(model):\n"
+        "    with use_kernel_mapping(MAPPING):\n"
+        "        kernelize(model, use_fallback=False)\n"
+    )
+    partly = (
+        f"register_kernel_mapping({{'SiluAndMul': {{'cuda': repo, '{target}': repo}}, 'RMSNorm': {{'cuda': repo}}}})\n"
+        "kernelize(model, use_fallback=False)\n"
+    )
+    unread = "from .maps import MAPPING\nregister_kernel_mapping(MAPPING)\nkernelize(model, use_fallback=False)\n"
+    assert [f.code for f in port(head + repo + mapped, target)[1] if f.code == "HF016"] == []
+    found = [f for f in port(head + repo + partly, target)[1] if f.code == "HF016"]
+    assert [f.start.line for f in found] == [4]
+    assert found[0].message.endswith(f"this file's mapping names no `{target}` kernel for `RMSNorm`")
+    found = [f for f in port(head + unread, target)[1] if f.code == "HF016"]
+    assert [f.start.line for f in found] == [4] and "this file's mapping" not in found[0].message
 
 
 @pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
