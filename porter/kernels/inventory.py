@@ -867,6 +867,8 @@ def _attach_launches(inv: Inventory) -> None:
             k.calls.append(site)
     inv.launches = []
     for name, why in inv.api_launches:
+        if not name:  # (a launch of no kernel porter knows: the scan's note)
+            inv.problems.append(why)
         for k in by_name.get(name, ()):
             k.unresolved.append(why)
     inv.api_launches = []
@@ -961,15 +963,23 @@ def _launches(
 # a launch through the runtime's API, and which of its arguments is the kernel (`cudaLaunchKernelEx`
 # takes its configuration first): each takes the kernel's arguments as an array of their addresses,
 # `void** args`, which porter does not read (a kernel launched only so listed no launch, unsaid)
-# takes its configuration first): each takes the kernel's arguments as an array of their addresses,
 # and the driver API's (`cuLaunchKernel(f, ...)`), a `CUfunction` named by `cuModuleGetFunction(&f,
-# module, "k")` (a kernel of a module loaded at run time: twenty-fifth read's leftover)
+# module, "k")` or `cuLibraryGetKernel(&f, library, "k")` (a kernel of a module loaded at run time:
+# twenty-fifth read's leftover)
 _API_LAUNCH = re.compile(
     r"(?<![\w.])(cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaLaunchKernelExC?"
     r"|cuLaunchKernel|cuLaunchCooperativeKernel|cuLaunchKernelEx)\s*\("
 )
 _API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1, "cuLaunchKernelEx": 1}
-_GET_FUNCTION = re.compile(r"(?<![\w.])cuModuleGetFunction\s*\(\s*&\s*(\w+)\s*,[^,;()]{0,200},\s*\"(\w+)\"")
+_GET_FUNCTION = re.compile(
+    r"(?<![\w.])(?:cuModuleGetFunction|cuLibraryGetKernel)\s*\(\s*&\s*(\w+)\s*,[^,;()]{0,200},\s*\"(\w+)\""
+)
+# a `cuLaunchKernel` of a `CUfunction` no lookup of its file names by a literal: it ran a kernel
+# porter does not know, unsaid (twenty-fifth read's leftover)
+_UNNAMED_FUNCTION = (
+    "a `CUfunction` no `cuModuleGetFunction` or `cuLibraryGetKernel` of this file names by a literal "
+    "(looked up through another function or file, or by a name built at run time): the kernel it runs is not read"
+)
 # the host C++ files read for such launches only (a `.cpp` launching a `.cu`'s kernel), by a byte of each
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx")
 _API_BYTES = (b"cudaLaunch", b"cuLaunch")
@@ -999,7 +1009,7 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
     names by `cuModuleGetFunction`, read in `commented`: its strings kept), each with the TODO its
     scaffold says."""
     out: list[tuple[str, str]] = []
-    named_by = dict(_GET_FUNCTION.findall(commented)) if "cuModuleGetFunction" in commented else {}
+    named_by = dict(_GET_FUNCTION.findall(commented)) if "Get" in commented else {}
     gate = "cudaLaunch" in code or "cuLaunch" in code
     for call in itertools.islice(_API_LAUNCH.finditer(code) if gate else (), _LAUNCHES):
         read = code[call.end() - 1 : call.end() - 1 + _LAUNCH_READ]
@@ -1007,17 +1017,20 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
         args = _top_level_split(read[1:end]) if end is not None else []
         at = _API_KERNEL_AT.get(call.group(1), 0)
         named = _api_kernel(args[at][-_LAUNCH_BACK:]) if len(args) > at else None
+        where = place(rel, lines.of(call.start()), None)
+        how = f"`{call.group(1)}`"
+        if call.group(1).startswith("cuLaunch") and named not in named_by:  # (no kernel's: the scan's note)
+            written = " ".join(args[at].split())[:80] if len(args) > at else "?"
+            out.append(("", f"{where}: {how} launches `{written}`, {_UNNAMED_FUNCTION}"))
+            continue
         if named is None:
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
-        where = place(rel, lines.of(call.start()), None)
-        how = f"`{call.group(1)}`"
-        if call.group(1).startswith("cuLaunch"):  # (a `CUfunction` no `cuModuleGetFunction` names: no kernel's)
-            named, pointed = named_by.get(named, ""), None
+        if call.group(1).startswith("cuLaunch"):
+            named, pointed = named_by[named], None
             how += " (a `CUfunction` of a module loaded at run time)"
         why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
-        if named:
-            out.append((pointed[0] if pointed else named, why + " porter does not read"))
+        out.append((pointed[0] if pointed else named, why + " porter does not read"))
     return out
 
 
