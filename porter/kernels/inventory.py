@@ -517,6 +517,24 @@ class _Scan(cst.CSTVisitor):
         # of those, a launch from a container another module binds (`KERNELS[op][grid](x)` after `from
         # .ops import KERNELS`), by the container's name and origin: `_attach_held` finds what it holds
         self.held_imported: list[_PyLaunch] = []
+        # a container `self.X` may be: one bound in a class's body (`KERNELS = {...}`) or as `self.X = {...}`
+        self.class_held: dict[str, list[str]] = {}
+        self._in_class: list[bool] = []  # (whether each scope around is a class's body)
+        # launches of a kernel of a module named at run time (`getattr(ops, name)[grid](x)`), by the module
+        self.module_launches: list[_PyLaunch] = []
+        self.notes: list[str] = []  # launches porter does not read, each said (`_run_time_launch`)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._in_class.append(True)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._in_class.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._in_class.append(False)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._in_class.pop()
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -530,12 +548,15 @@ class _Scan(cst.CSTVisitor):
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
                 self.texts[node.targets[0].target.value] = node.value
             if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
-                held = [e.value for e in node.value.elements if isinstance(e, (cst.DictElement, cst.Element))]
-                self.held[node.targets[0].target.value] = [n.value for n in held if isinstance(n, cst.Name)]
+                self.held[node.targets[0].target.value] = _names_held(node.value)
+                if self._in_class and self._in_class[-1]:
+                    self.class_held[node.targets[0].target.value] = _names_held(node.value)
         self._not_called(node.value, node)
         for t in node.targets:
             if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
                 self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
+                if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
+                    self.class_held.setdefault(t.target.attr.value, []).extend(_names_held(node.value))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -553,6 +574,8 @@ class _Scan(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and (holder := dotted(func.value)) is not None:
             # a dotted holder too: `pkg._C.op(x)` after `import pkg._C`
             self.attr_calls.append((holder, func.attr.value, self._site(node)))
+        elif isinstance(func, cst.Subscript) and _getattr_of(func.value):
+            self._run_time_launch(func.value, node)
         self._indirect(node)
         qual = self.resolver.qualname(func) or ""
         if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
@@ -580,8 +603,60 @@ class _Scan(cst.CSTVisitor):
                 how = f"one of the kernels `{held.value}` (imported from {module}) holds, picked at run time"
                 written = f"{held.value}[...][...](...)"
                 self.held_imported.append(_PyLaunch(held.value, self._site(node), origin, False, written, False, how))
+            elif isinstance(held, (cst.Attribute, cst.Call)):
+                self._held_through(held, node)
         for arg in node.args:
             self._not_called(arg.value, node)
+
+    def _module_of(self, holder: str) -> str | None:
+        """The module a dotted name of this file is (`ops` of `from . import ops`, `pkg.ops`), as
+        `through_attributes` reads it; None where it is none porter knows."""
+        head, _, rest = holder.partition(".")
+        module = self._origins.get(head) or self.imports.names.get(head)
+        return ".".join(p for p in (module, rest) if p) if module else None
+
+    def _held_through(self, held: cst.Attribute | cst.Call, node: cst.Call) -> None:
+        """A launch from a container reached through an attribute: a module's (`ops.KERNELS[op][grid]`,
+        followed as an imported one), a class's (`self.KERNELS`, one its body or `self.KERNELS = {...}`
+        binds), or built at run time (`getattr(mod, name)[op][grid]`): each was not followed, unsaid
+        (twenty-fifth read's leftover); what porter cannot follow is said as a note."""
+        site = self._site(node)
+        holder = dotted(held.value) if isinstance(held, cst.Attribute) else None
+        if isinstance(held, cst.Call):
+            written = f"{dotted(held.func) or '...'}(...)[...][...](...)"
+        else:
+            written = f"{holder or '...'}.{held.attr.value}[...][...](...)"
+        if holder == "self" and isinstance(held, cst.Attribute) and held.attr.value in self.class_held:
+            how = f"one of the kernels `self.{held.attr.value}` holds, picked at run time"
+            for name in self.class_held[held.attr.value]:
+                own = self._origins.get(name) is None
+                self.indirect.append(_PyLaunch(name, site, None, False, written, own, how))
+            return
+        module = self._module_of(holder) if holder and holder != "self" else None
+        if module is not None and isinstance(held, cst.Attribute):
+            how = f"one of the kernels `{holder}.{held.attr.value}` (of {module}) holds, picked at run time"
+            origin = f"{module}.{held.attr.value}"
+            self.held_imported.append(_PyLaunch(held.attr.value, site, origin, False, written, False, how))
+            return
+        self.notes.append(f"{place(self.rel, site.line, site.cell)}: `{written}` {_UNFOLLOWED}")
+
+    def _run_time_launch(self, got: cst.Call, node: cst.Call) -> None:
+        """`getattr(M, N)[grid](...)`: with N a literal, a launch of `M.N` (`ops.k[grid]`); else of a
+        kernel of module M named at run time, said to each of M's kernels; else a note. Each was
+        passed over in silence (twenty-fifth read's leftover)."""
+        holder = dotted(got.args[0].value)
+        name = got.args[1].value
+        site = self._site(node)
+        if holder is not None and isinstance(name, cst.SimpleString) and isinstance(name.evaluated_value, str):
+            self.attr_launches.append((holder, unicodedata.normalize("NFKC", name.evaluated_value), site))
+            return
+        module = self._module_of(holder) if holder and holder != "self" else None
+        written = f"getattr({holder or '...'}, ...)[...](...)"
+        if module is None:
+            self.notes.append(f"{place(self.rel, site.line, site.cell)}: `{written}` {_UNFOLLOWED}")
+            return
+        how = f"a kernel of {module} named at run time"
+        self.module_launches.append(_PyLaunch("", site, module + ".*", False, written, False, how))
 
     def _bare_site(self, node: cst.CSTNode) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -628,6 +703,30 @@ class _Scan(cst.CSTVisitor):
             origin = ".".join(p for p in (module, rest, name) if p) if module else None
             out.append(_PyLaunch(name, site, origin, True, "" if origin else written))
         return out
+
+
+# a Triton launch from a container or a module porter cannot follow: an object's, one built at run time
+_UNFOLLOWED = (
+    "launches a kernel picked at run time from an object porter does not follow (an instance's, a "
+    "function's result, one built at run time): which kernels it may run is not read"
+)
+
+
+def _names_held(value: cst.Dict | cst.List | cst.Tuple) -> list[str]:
+    """The plain names a dict's values, a list or a tuple hold (`{"a": k_a}` -> `k_a`)."""
+    held = [e.value for e in value.elements if isinstance(e, (cst.DictElement, cst.Element))]
+    return [n.value for n in held if isinstance(n, cst.Name)]
+
+
+def _getattr_of(value: cst.BaseExpression) -> bool:
+    """Whether `value` is a plain `getattr(M, N)` (two arguments, no keywords)."""
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "getattr"
+        and len(value.args) == 2
+        and not any(a.keyword or a.star for a in value.args)
+    )
 
 
 @dataclass(frozen=True)
@@ -730,6 +829,9 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     for launch in found.launches:
         _attach_launch(found.triton.get(launch.name, []), launch, base.name)
     _attach_held(found, base.name)
+    _attach_module_launches(found, base.name)
+    if found.triton:
+        inv.problems.extend(found.notes)
     _triton_helpers(inv.kernels)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
@@ -1522,6 +1624,8 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
         found.ext_why.setdefault(ext, why)
     found.held.update(seen.held)
     found.held_launches.extend(seen.held_launches)
+    found.module_launches.extend(seen.module_launches)
+    found.notes.extend(seen.notes)
 
 
 def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
@@ -1648,6 +1752,8 @@ class _Found:
     # another module binds (`_attach_held`)
     held: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     held_launches: list[_PyLaunch] = field(default_factory=list)
+    module_launches: list[_PyLaunch] = field(default_factory=list)  # `getattr(ops, name)[grid](x)`, by module
+    notes: list[str] = field(default_factory=list)  # Triton launches not followed, said in a tree with a kernel
 
 
 # `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
@@ -1841,6 +1947,23 @@ def _leave(s: _Scan, rel: str, found: _Found) -> None:
     found.launches.extend([*s.launches, *s.through_attributes(), *s.indirect])
     found.held.update({(rel, name): names for name, names in s.held.items() if names})
     found.held_launches.extend(s.held_imported)
+    found.module_launches.extend(s.module_launches)
+    found.notes.extend(s.notes)
+
+
+def _attach_module_launches(found: _Found, top: str) -> None:
+    """A launch of a kernel of a module named at run time (`getattr(ops, name)[grid](x)`), said to
+    each Triton kernel that module defines (`origin` is `pkg.ops.*`); a tree with a Triton kernel
+    says the launches it does not follow (a note: they were passed over in silence)."""
+    for launch in found.module_launches:
+        module = "." + (launch.origin or "").removesuffix(".*")
+        for kernels in found.triton.values():
+            mine = [
+                k
+                for k in kernels
+                if any(f".{m}".endswith(module) for m in (_dotted_path(k.path), f"{top}.{_dotted_path(k.path)}"))
+            ]
+            _attach_launch(mine, launch, top)
 
 
 def _attach_held(found: _Found, top: str) -> None:

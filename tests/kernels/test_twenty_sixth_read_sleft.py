@@ -40,3 +40,99 @@ def test_a_driver_launch_of_a_function_no_lookup_of_the_file_names_is_said(tmp_p
         "launched through `cuLaunchKernel` (a `CUfunction` of a module loaded at run time) at a.cu:15, whose "
         "arguments (an array of their addresses) porter does not read"
     ]
+
+
+OPS = """import triton
+
+
+@triton.jit
+def k_a(x, n):
+    pass
+
+
+@triton.jit
+def k_b(x, n):
+    pass
+
+
+KERNELS = {"a": k_a, "b": k_b}
+"""
+MORE = """import triton
+
+
+@triton.jit
+def k_m(x, n):
+    pass
+
+
+@triton.jit
+def k_n(x, n):
+    pass
+"""
+USE = """import triton
+from . import ops, more
+
+
+@triton.jit
+def k_c(x, n):
+    pass
+
+
+@triton.jit
+def k_e(x, n):
+    pass
+
+
+class Runner:
+    KERNELS = {"c": k_c}
+
+    def __init__(self):
+        self.extra = [k_e]
+
+    def run(self, op, x, n, obj, name):
+        ops.KERNELS[op][(1,)](x, n)
+        self.KERNELS[op][(1,)](x, n)
+        self.extra[0][(1,)](x, n)
+        getattr(more, name)[(1,)](x, n)
+        getattr(more, "k_n")[(1,)](x, n)
+        obj.KERNELS[op][(1,)](x, n)
+        getattr(obj, name)[(1,)](x, n)
+        make_table()[op][(1,)](x, n)
+"""
+
+
+def test_a_container_reached_through_an_attribute_or_built_at_run_time_is_followed_or_said(tmp_path):
+    # `ops.KERNELS[op][grid]` (a module's container), `self.KERNELS` (a class's), `getattr(more, name)[grid]`
+    # (a module's kernel named at run time) and `getattr(more, "k_n")[grid]` were followed by nothing,
+    # each kernel listed with no launch, unsaid; an object's container, or one a call returns, was not said
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops.py").write_text(OPS)
+    (tmp_path / "pkg" / "more.py").write_text(MORE)
+    (tmp_path / "pkg" / "use.py").write_text(USE)
+    inv = scan(tmp_path, limit=None)
+    said = {k.name: (k.unresolved, [c.line for c in k.calls]) for k in inv.kernels}
+    tail = ", picked at run time: its arguments are not read as this kernel's"
+    module = (
+        "launched as `ops.KERNELS[...][...](...)` at pkg/use.py:22, one of the kernels `ops.KERNELS` (of pkg.ops) holds"
+    )
+    assert said["k_a"] == said["k_b"] == ([module + tail], [])
+    own = "launched as `self.KERNELS[...][...](...)` at pkg/use.py:23, one of the kernels `self.KERNELS` holds"
+    assert said["k_c"] == ([own + tail], [])
+    kept = "launched as `self.extra[...][...](...)` at pkg/use.py:24, one of the kernels `self.extra` holds"
+    assert said["k_e"] == ([kept + tail], [])
+    named = (
+        "launched as `getattr(more, ...)[...](...)` at pkg/use.py:25, a kernel of pkg.more named at run time: "
+        "its arguments are not read as this kernel's"
+    )
+    assert said["k_m"] == ([named], [])
+    assert said["k_n"] == ([named], [26])  # (`getattr(more, "k_n")`: `more.k_n`'s launch)
+    unfollowed = (
+        "launches a kernel picked at run time from an object porter does not follow (an instance's, a "
+        "function's result, one built at run time): which kernels it may run is not read"
+    )
+    assert inv.problems == [
+        f"pkg/use.py:27: `obj.KERNELS[...][...](...)` {unfollowed}",
+        f"pkg/use.py:28: `getattr(obj, ...)[...](...)` {unfollowed}",
+        f"pkg/use.py:29: `make_table(...)[...][...](...)` {unfollowed}",
+    ]
