@@ -965,8 +965,16 @@ def _attach_launches(inv: Inventory) -> None:
         # `fp8::k<<<` runs a kernel of a namespace ending in `fp8` (from inside `vllm`: `vllm::fp8`)
         if qualifier:
             fits = [k for k in fits if ("::" + k.namespace).endswith("::" + qualifier)] or fits
-        for k in _by_template([k for k in fits if k.path == site.path] or fits, site.template):
+        fits = [k for k in fits if k.path == site.path] or fits
+        ran, unread = _by_template(fits, site.template)
+        for k in ran:
             k.calls.append(site)
+        for k in fits if unread else ():
+            where = place(site.path, site.line, None)
+            k.unresolved.append(
+                f"launched at {where}, {unread}: it may run this kernel or another of its {len(fits)} of this "
+                "name, and its arguments are not read as this kernel's"
+            )
     inv.launches = []
     for name, why in inv.api_launches:
         if not name:  # (a launch of no kernel porter knows: the scan's note)
@@ -976,20 +984,45 @@ def _attach_launches(inv: Inventory) -> None:
     inv.api_launches = []
 
 
-def _by_template(fits: list[Kernel], args: list[str]) -> list[Kernel]:
+def _by_template(fits: list[Kernel], args: list[str]) -> tuple[list[Kernel], str]:
     """Of kernels `fits`, those a launch of template arguments `args` runs: the `template <>`
     specialization for them, else the others (a `k<double><<<` launch was given to the primary
-    template and to the specialization for `double`: twenty-fifth read's leftover)."""
-    if not any(k.specialises for k in fits):
-        return fits
+    template and to the specialization for `double`: twenty-fifth read's leftover). Where a
+    specialization is in `fits` and the launch's arguments are deduced (`k<<<` of a `double*`), or a
+    specialization's own are (`template <> void k(double* x)`), none, and why: both went to the
+    primary template, as the compiler does not (twenty-fifth read's leftover)."""
+    specs = [k for k in fits if k.template == [""]]
+    if not specs:
+        return fits, ""
+    if not args:
+        return [], "whose template arguments are deduced from its arguments' types (porter does not read them)"
     wanted = ["".join(a.split()) for a in args]
-    return [k for k in fits if k.specialises == wanted] or [k for k in fits if not k.specialises]
+    exact = [k for k in specs if k.specialises == wanted]
+    if exact:
+        return exact, ""
+    if any(not k.specialises for k in specs):
+        return [], "where a `template <>` specialization deduces its template arguments (porter does not read them)"
+    return [k for k in fits if k.template != [""]], ""
+
+
+def _word_at(code: str, word: str, start: int, end: int) -> int:
+    """Where `word` is first written whole in `code[start:end]`, or -1: a kernel `d<double>`'s name was
+    found in `void`, and its template arguments read as none. By hand: a pattern per name is built at
+    call time."""
+    at = code.find(word, start, end)
+    while at >= 0:
+        before = code[at - 1] if at else " "
+        after = code[at + len(word)] if at + len(word) < len(code) else " "
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            return at
+        at = code.find(word, at + 1, end)
+    return -1
 
 
 def _specialised(code: str, start: int, name: str) -> list[str]:
     """The template arguments of the `template <>` kernel whose head is at `start` of `code`
     (`double` of `__global__ void k<double>(`), blanks taken out; [] where its name has none."""
-    at = code.find(name, start, start + _LAUNCH_READ)
+    at = _word_at(code, name, start, start + _LAUNCH_READ)
     after = at + len(name) if at >= 0 else -1
     while 0 <= after < len(code) and code[after] in " \t\r\n":
         after += 1
@@ -1546,16 +1579,25 @@ def _twins(kernels: list[Kernel]) -> list[Kernel]:
             out.append(k)
             continue
         one = first.setdefault((k.path, k.namespace, k.name), k)
-        key = (k.path, f"{k.namespace}::{k.name}", tuple(" ".join(p.split()) for p in k.params))
+        # (a specialization with its primary's parameters is no twin of it: `k<double>` runs it alone)
+        params = tuple(" ".join(p.split()) for p in k.params)
+        key = (k.path, f"{k.namespace}::{k.name}", (*params, "<>", *k.specialises) if k.template == [""] else params)
         if key not in groups:
             groups[key] = [k]
             out.append(key)
             if one is not k:
-                what = f"a specialization for <{', '.join(k.specialises)}>" if k.specialises else "an overload"
-                k.detail += f"; {what} of line {one.line}: {_differs(one.params, k.params)}"
+                k.detail += f"; {_overload_kind(k)} of line {one.line}: {_differs(one.params, k.params)}"
         else:
             groups[key].append(k)
     return [_listed(groups[k]) if isinstance(k, tuple) else k for k in out]
+
+
+def _overload_kind(k: Kernel) -> str:
+    """What a kernel defined again is to the first of its name: a `template <>` specialization (for the
+    template arguments it writes, or deduced ones: it was called an overload), else an overload."""
+    if k.template != [""]:
+        return "an overload"
+    return f"a specialization for <{', '.join(k.specialises)}>" if k.specialises else "a specialization"
 
 
 def _listed(same: list[Kernel]) -> Kernel:
@@ -1600,6 +1642,8 @@ def _differs(before: list[str], params: list[str]) -> str:
     changed = [
         f"`{p}` for `{b}`" for b, p in zip(before, params, strict=True) if " ".join(b.split()) != " ".join(p.split())
     ]
+    if not changed:  # (a specialization's may be the same)
+        return "the same parameters"
     return ", ".join(changed[:3]) + (f" (and {len(changed) - 3} more)" if len(changed) > 3 else "")
 
 

@@ -136,3 +136,40 @@ def test_a_container_reached_through_an_attribute_or_built_at_run_time_is_follow
         f"pkg/use.py:28: `getattr(obj, ...)[...](...)` {unfollowed}",
         f"pkg/use.py:29: `make_table(...)[...][...](...)` {unfollowed}",
     ]
+
+
+TEMPLATES = (
+    "template <typename T>\n__global__ void k(float* x, int n) {}\n"
+    "template <>\n__global__ void k<double>(float* x, int n) {}\n"
+    "template <typename T>\n__global__ void plain(T* x, int n) {}\n"
+    "template <>\n__global__ void plain(float* x, int n) {}\n"
+    "template <typename T>\n__global__ void d(T* x, int n) {}\n"
+    "template <>\n__global__ void d<double>(double* x, int n) {}\n"
+    "void run(float* f, double* dd, int n) {\n"
+    "  k<float><<<1, 64>>>(f, n);\n  k<double><<<1, 64>>>(f, n);\n"
+    "  plain<float><<<1, 64>>>(f, n);\n  plain<<<1, 64>>>(f, n);\n"
+    "  d<<<1, 64>>>(dd, n);\n  d<double><<<1, 64>>>(dd, n);\n}\n"
+)
+
+
+def test_a_specialization_with_its_primary_s_parameters_and_a_deduced_launch_are_read_as_clang_reads_them(tmp_path):
+    # libclang: line 14 runs line 2, 15 line 4, 16 and 17 line 8 (`plain<float>`), 18 and 19 line 12. `k<double>` of line 4 (its primary's parameters) was a twin of
+    # line 2, both launches given to it; `plain(float* x)` was "an overload" and took neither launch,
+    # which went to line 6; `d<double>`'s arguments were not read (`d` found in `void`), and `d<<<` of a
+    # `double*` went to the primary
+    (tmp_path / "t.cu").write_text(TEMPLATES)
+    kernels = scan(tmp_path, limit=None).kernels
+    assert [(k.name, k.line, k.detail, [c.line for c in k.calls]) for k in kernels] == [
+        ("k", 2, "__global__", [14]),
+        ("k", 4, "__global__; a specialization for <double> of line 2: the same parameters", [15]),
+        ("plain", 6, "__global__", []),
+        ("plain", 8, "__global__; a specialization of line 6: `float* x` for `T* x`", []),
+        ("d", 10, "__global__", []),
+        ("d", 12, "__global__; a specialization for <double> of line 10: `double* x` for `T* x`", [19]),
+    ]
+    tail = ": it may run this kernel or another of its 2 of this name, and its arguments are not read as this kernel's"
+    spec = "where a `template <>` specialization deduces its template arguments (porter does not read them)"
+    deduced = "whose template arguments are deduced from its arguments' types (porter does not read them)"
+    plain = [f"launched at t.cu:16, {spec}{tail}", f"launched at t.cu:17, {deduced}{tail}"]
+    assert kernels[2].unresolved == kernels[3].unresolved == plain
+    assert kernels[4].unresolved == kernels[5].unresolved == [f"launched at t.cu:18, {deduced}{tail}"]
