@@ -398,20 +398,35 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
             hosts.append(path)
     names.update(by_headers)
     users = headers.holding(names) if names else []
-    givers = _prelude_givers(definers, cus, users) if by_headers else definers
+    givers = _prelude_givers(definers, cus, users, headers) if by_headers else definers
     spelled = frozenset(n.decode("ascii", errors="replace") for n in names)
     return _one_name_each(out + users), spelled, givers, hosts
 
 
-def _prelude_givers(definers: list[tuple[Path, bytes]], cus: _Others, users: list[Path]) -> list[tuple[Path, bytes]]:
+def _prelude_givers(
+    definers: list[tuple[Path, bytes]], cus: _Others, users: list[Path], headers: _Others
+) -> list[tuple[Path, bytes]]:
     """The `.cu` files `_preludes` reads, where a header defines a macro of `__global__`: those that
-    define one, and those that spell the name of a header using one (a cheap look, no `#include`
-    resolved). `#include "g.h"` (`#define G __global__`) then `#include "k.h"` (`G void k(`) made no
-    kernel of k.h: preludes were made only for a `.cu` defining one (twenty-fourth read's leftover)."""
+    define one, and those that spell the name of a header using one, or of a header spelling such a
+    name, on (a cheap look, no `#include` resolved). `#include "g.h"` (`#define G __global__`) then
+    `#include "k.h"` (`G void k(`) made no kernel of k.h: preludes were made only for a `.cu` defining
+    one (twenty-fourth read's leftover); nor did `#include "m.h"` of an m.h including k.h (twenty-fifth's)."""
     spelled = {p.name.encode() for p in users}
+    includers: dict[bytes, set[bytes]] = {}  # a header's name -> the names of the headers including it
+    for path, data in headers.files:
+        data = _header_bytes(path) if data is None else data
+        for name in _INCLUDED_NAME.findall(data) if b"include" in data else ():
+            includers.setdefault(name.rpartition(b"/")[2], set()).add(path.name.encode())
+    wanted = list(spelled)
+    while wanted:  # (each name once: the headers that include a user, on, up the tree)
+        more = includers.get(wanted.pop(), set()) - spelled
+        spelled |= more
+        wanted += more
     return definers + cus.pairs_holding(spelled)
 
 
+# the name an `#include` line spells (`sub/k.h` of `#include "sub/k.h"`), read in a header's bytes
+_INCLUDED_NAME = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*["<]([^">\n]*)[">]', re.M)
 # the bytes of the headers (and, apart, of the `.cu` files) held for `_Others.holding`, at most
 # (cutlass's 664 headers hold 20 MB); past it, a file is read again
 _OTHERS_HELD = 64 * 2**20
@@ -445,24 +460,47 @@ class _Others:
         return out
 
 
-def _preludes(definers: list[tuple[Path, bytes]], search: _Search) -> dict[str, tuple[tuple[_Key, str], ...]]:
+def _preludes(
+    definers: list[tuple[Path, bytes]], search: _Search, notes: list[str]
+) -> dict[str, tuple[tuple[_Key, str], ...]]:
     """Each header a `.cu` of `definers` includes, or they include, by real path, with the
     `#define`/`#undef` lines the compiler reads before it, in its order (`_GlobalMacros` keys them
     before the header's own): the `.cu`'s own before its `#include`, and those of the headers read
     before. `#define G __global__` then `#include "k.h"` makes k.h's `G void k(` a kernel, which k.h
     read alone did not see (twenty-third read's leftover); a header a header includes got none
     (twenty-fourth read's). A header that files include after differing lines takes the first
-    file's (by name)."""
+    file's (by name); where the macros of `__global__` differ there, a note in `notes` says the
+    kernels the later one compiles are not read (it was unsaid: twenty-fifth read's leftover)."""
     out: dict[str, tuple[tuple[_Key, str], ...]] = {}
+    first: dict[str, tuple[Path, dict[str, str]]] = {}  # (the file that gave it, and what its macros stand for)
     for path, data in sorted(definers):
         commented = _blank(data.decode("utf-8", errors="replace"), strings=False)
         found: list[str] = []
         texts = [((), commented), *_headers(commented, path, search, [], found)]
-        events = sorted(((*key, d.start()), d.group()) for key, text in texts for d in _DEFINE_OR_UNDEF.finditer(text))
+        events = sorted(((*key, d.start()), d) for key, text in texts for d in _DEFINE_OR_UNDEF.finditer(text))
+        kinds: dict[str, str] = {}  # (what each macro stands for, read on to each header: `_GlobalMacros`)
+        read = 0
         for (key, _), header in zip(texts[1:], found):
+            while read < len(events) and events[read][0] < key:
+                d = events[read][1]
+                kinds[d.group(2)] = _macro_kind(d.group(3), kinds) if d.group(1) == "define" else ""
+                read += 1
+            standing = {n: kind for n, kind in kinds.items() if kind}
             if header not in out:
-                out[header] = (((), "\n".join(line for at, line in events if at < key)),)
+                out[header] = (((), "\n".join(d.group() for at, d in events if at < key)),)
+                first[header] = (path, standing)
+            elif standing != first[header][1]:
+                notes.append(_differing_prelude(header, first[header][0], path, search.base))
     return out
+
+
+def _differing_prelude(header: str, first: Path, other: Path, base: Path) -> str:
+    """The note of a header two `.cu` files include after differing macros of `__global__`."""
+    shown = [path_name(os.path.relpath(os.path.realpath(p), base)) for p in (header, first, other)]
+    return (
+        f"{shown[0]}: included by {shown[1]} and {shown[2]} after differing macros of `__global__`: read as "
+        f"{shown[1]} includes it; its kernels as {shown[2]} compiles it are not read"
+    )
 
 
 def _one_name_each(paths: list[Path]) -> list[Path]:
@@ -838,7 +876,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     macros: list[_Macro] = []
     passed: set[str] = set()
     search = _Search(Path(os.path.realpath(base)), include_dirs(root, base), globals_) if cuda_files else _Search(base)
-    search = replace(search, preludes=_preludes(definers, search)) if definers else search
+    search = replace(search, preludes=_preludes(definers, search, inv.problems)) if definers else search
     for path in cuda_files:
         rel = os.path.relpath(path, base)
         try:

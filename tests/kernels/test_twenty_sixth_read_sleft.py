@@ -173,3 +173,35 @@ def test_a_specialization_with_its_primary_s_parameters_and_a_deduced_launch_are
     plain = [f"launched at t.cu:16, {spec}{tail}", f"launched at t.cu:17, {deduced}{tail}"]
     assert kernels[2].unresolved == kernels[3].unresolved == plain
     assert kernels[4].unresolved == kernels[5].unresolved == [f"launched at t.cu:18, {deduced}{tail}"]
+
+
+K_H = "#pragma once\nG void k(float* x) { x[0] = 1; }\n"
+G_H = "#pragma once\n#define G __global__\n"
+
+
+def test_a_cu_reaching_the_macro_and_its_user_through_other_headers_gives_its_prelude(tmp_path):
+    # libclang: each tree's `G void k(` is a kernel; `#include "c.h"` (-> g.h) then `#include "m.h"`
+    # (-> k.h), and `#include "m.h"` of an m.h including both, made none (the `.cu` spells neither name)
+    for name, files in {
+        "apart": {"a.cu": '#include "c.h"\n#include "m.h"\n', "c.h": '#include "g.h"\n', "m.h": '#include "k.h"\n'},
+        "both": {"a.cu": '#include "m.h"\n', "m.h": '#pragma once\n#include "g.h"\n#include "k.h"\n'},
+    }.items():
+        for file, text in {**files, "g.h": G_H, "k.h": K_H}.items():
+            (tmp_path / name / file).parent.mkdir(exist_ok=True)
+            (tmp_path / name / file).write_text(text)
+        assert [(k.path, k.name) for k in scan(tmp_path / name, limit=None).kernels] == [("k.h", "k")], name
+
+
+def test_a_header_two_cu_files_include_after_differing_macros_says_so(tmp_path):
+    # a.cu makes `G` empty before `#include "k.h"`, b.cu `__global__`: libclang compiles `k` as a kernel in
+    # b.cu; k.h was read with a.cu's lines only (the first by name), its kernel not listed and not said
+    (tmp_path / "a.cu").write_text('#define G __global__\n#undef G\n#define G\n#include "k.h"\n')
+    (tmp_path / "b.cu").write_text('#define G __global__\n#include "k.h"\n')
+    (tmp_path / "k.h").write_text(K_H)
+    inv = scan(tmp_path, limit=None)
+    assert inv.problems == [
+        "k.h: included by a.cu and b.cu after differing macros of `__global__`: read as a.cu includes it; "
+        "its kernels as b.cu compiles it are not read"
+    ]
+    (tmp_path / "a.cu").write_text('#define G __global__\n#include "k.h"\n')  # (the same lines: nothing to say)
+    assert scan(tmp_path, limit=None).problems == []
