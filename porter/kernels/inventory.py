@@ -411,6 +411,8 @@ def _prelude_givers(
     name, on (a cheap look, no `#include` resolved). `#include "g.h"` (`#define G __global__`) then
     `#include "k.h"` (`G void k(`) made no kernel of k.h: preludes were made only for a `.cu` defining
     one (twenty-fourth read's leftover); nor did `#include "m.h"` of an m.h including k.h (twenty-fifth's)."""
+    if not cus.files:  # (no `.cu` to give one)
+        return definers
     spelled = {p.name.encode() for p in users}
     includers: dict[bytes, set[bytes]] = {}  # a header's name -> the names of the headers including it
     for path, data in headers.files:
