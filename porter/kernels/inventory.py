@@ -614,7 +614,7 @@ class _Scan(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and (holder := dotted(func.value)) is not None:
             # a dotted holder too: `pkg._C.op(x)` after `import pkg._C`
             self.attr_calls.append((holder, func.attr.value, self._site(node)))
-        elif isinstance(func, cst.Subscript) and _getattr_of(func.value):
+        elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call) and _getattr_of(func.value):
             self._run_time_launch(func.value, node)
         self._indirect(node)
         qual = self.resolver.qualname(func) or ""
