@@ -261,3 +261,32 @@ def test_a_native_source_in_a_folder_named_with_odd_bytes_is_read(tmp_path, fold
         out = next(r for r in results if r.path == "pkg/backend.py")
         assert 'device="cuda"' in _code(out)
         assert [f.code for f in out.findings] == ["GUARD004"], [f.message for f in out.findings]
+
+
+GUARDED = "import torch\n{imp}\n\n\ndef fwd(out, q):\n    return {call}(out, q, q)\n\n\ndef model(out, q):\n    if q.is_cuda:\n        return fwd(out, q)\n    return q + 1\n"
+
+
+def test_each_import_form_of_a_project_op_guards_in_one_wording(tmp_path):
+    # `import pkg._custom_ops` then `pkg._custom_ops.mla_decode(...)` was no CUDA-only use: `q.is_cuda`
+    # became `q.device.type == "xla"`, sending XLA tensors to a CUDA-only op (the aliased form, `import
+    # pkg._custom_ops as ops`, and `from pkg import _custom_ops` were guarded); the `→` wording of the
+    # aliased and the `torch.ops._C.op` forms was pinned by no test (twenty-fifth read's leftover)
+    forms = {
+        "alias": ("import pkg._custom_ops as ops", "ops.mla_decode"),
+        "from_import": ("from pkg import _custom_ops", "_custom_ops.mla_decode"),
+        "dotted": ("import pkg._custom_ops", "pkg._custom_ops.mla_decode"),
+        "named": ("from pkg._custom_ops import mla_decode", "mla_decode"),
+        "torch_ops": ("", "torch.ops._C.mla_decode"),
+    }
+    _project(tmp_path)
+    write_files(tmp_path, {f"pkg/{n}.py": GUARDED.format(imp=i, call=c) for n, (i, c) in forms.items()})
+    ported = _port("xla")
+    op = "(the project's op `_C::mla_decode` has a CUDA kernel only: registered for CUDA in csrc/attention/mla_kernel.cu, for no other device)"
+    wrapped = f"`mla_decode` (uses `torch.ops._C.mla_decode` {op}), in pkg/_custom_ops.py"
+    for name in forms:
+        result = ported[os.path.join("pkg", f"{name}.py")]
+        (finding,) = result.findings
+        used = f"`torch.ops._C.mla_decode` {op}" if name == "torch_ops" else wrapped
+        assert finding.code == "GUARD001", (name, finding.message)
+        assert f"keeps CUDA-only code (uses `fwd` → {used}) away" in finding.message, (name, finding.message)
+        assert "if q.is_cuda:" in _code(result), name

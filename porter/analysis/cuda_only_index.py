@@ -873,12 +873,13 @@ def _op_uses(files: list[tuple[str, bytes]], ops: dict[str, dict[str, str]]) -> 
 
 
 def _module_aliases(path: str, source: bytes) -> dict[str, str]:
-    """local name -> the dotted name it is bound to, for the file's `import a.b as c` and
-    `from a import b [as c]` (made absolute)."""
+    """local name -> the dotted name it is bound to, for the file's `import a.b as c`, `import a.b`
+    (written `a.b`: its `a.b.op(x)` was no CUDA-only use, and `x.is_cuda` before it was rewritten;
+    twenty-sixth read) and `from a import b [as c]` (made absolute)."""
     me, init = module_name(path), path.replace("\\", "/").endswith("__init__.py")
     aliases: dict[str, str] = {}
-    for node in _aliased_imports(source):
-        aliases.update((a.asname, a.name) for a in node.names if a.asname is not None)
+    for node in _aliased_imports(source, _IMPORTS):
+        aliases.update((a.asname or a.name, a.name) for a in node.names)
     for from_node in _from_imports(source):
         base = _target(me, from_node, init)
         if base:

@@ -398,20 +398,37 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
             hosts.append(path)
     names.update(by_headers)
     users = headers.holding(names) if names else []
-    givers = _prelude_givers(definers, cus, users) if by_headers else definers
+    givers = _prelude_givers(definers, cus, users, headers) if by_headers else definers
     spelled = frozenset(n.decode("ascii", errors="replace") for n in names)
     return _one_name_each(out + users), spelled, givers, hosts
 
 
-def _prelude_givers(definers: list[tuple[Path, bytes]], cus: _Others, users: list[Path]) -> list[tuple[Path, bytes]]:
+def _prelude_givers(
+    definers: list[tuple[Path, bytes]], cus: _Others, users: list[Path], headers: _Others
+) -> list[tuple[Path, bytes]]:
     """The `.cu` files `_preludes` reads, where a header defines a macro of `__global__`: those that
-    define one, and those that spell the name of a header using one (a cheap look, no `#include`
-    resolved). `#include "g.h"` (`#define G __global__`) then `#include "k.h"` (`G void k(`) made no
-    kernel of k.h: preludes were made only for a `.cu` defining one (twenty-fourth read's leftover)."""
+    define one, and those that spell the name of a header using one, or of a header spelling such a
+    name, on (a cheap look, no `#include` resolved). `#include "g.h"` (`#define G __global__`) then
+    `#include "k.h"` (`G void k(`) made no kernel of k.h: preludes were made only for a `.cu` defining
+    one (twenty-fourth read's leftover); nor did `#include "m.h"` of an m.h including k.h (twenty-fifth's)."""
+    if not cus.files:  # (no `.cu` to give one)
+        return definers
     spelled = {p.name.encode() for p in users}
+    includers: dict[bytes, set[bytes]] = {}  # a header's name -> the names of the headers including it
+    for path, data in headers.files:
+        data = _header_bytes(path) if data is None else data
+        for name in _INCLUDED_NAME.findall(data) if b"include" in data else ():
+            includers.setdefault(name.rpartition(b"/")[2], set()).add(path.name.encode())
+    wanted = list(spelled)
+    while wanted:  # (each name once: the headers that include a user, on, up the tree)
+        more = includers.get(wanted.pop(), set()) - spelled
+        spelled |= more
+        wanted += more
     return definers + cus.pairs_holding(spelled)
 
 
+# the name an `#include` line spells (`sub/k.h` of `#include "sub/k.h"`), read in a header's bytes
+_INCLUDED_NAME = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*["<]([^">\n]*)[">]', re.M)
 # the bytes of the headers (and, apart, of the `.cu` files) held for `_Others.holding`, at most
 # (cutlass's 664 headers hold 20 MB); past it, a file is read again
 _OTHERS_HELD = 64 * 2**20
@@ -445,24 +462,47 @@ class _Others:
         return out
 
 
-def _preludes(definers: list[tuple[Path, bytes]], search: _Search) -> dict[str, tuple[tuple[_Key, str], ...]]:
+def _preludes(
+    definers: list[tuple[Path, bytes]], search: _Search, notes: list[str]
+) -> dict[str, tuple[tuple[_Key, str], ...]]:
     """Each header a `.cu` of `definers` includes, or they include, by real path, with the
     `#define`/`#undef` lines the compiler reads before it, in its order (`_GlobalMacros` keys them
     before the header's own): the `.cu`'s own before its `#include`, and those of the headers read
     before. `#define G __global__` then `#include "k.h"` makes k.h's `G void k(` a kernel, which k.h
     read alone did not see (twenty-third read's leftover); a header a header includes got none
     (twenty-fourth read's). A header that files include after differing lines takes the first
-    file's (by name)."""
+    file's (by name); where the macros of `__global__` differ there, a note in `notes` says the
+    kernels the later one compiles are not read (it was unsaid: twenty-fifth read's leftover)."""
     out: dict[str, tuple[tuple[_Key, str], ...]] = {}
+    first: dict[str, tuple[Path, dict[str, str]]] = {}  # (the file that gave it, and what its macros stand for)
     for path, data in sorted(definers):
         commented = _blank(data.decode("utf-8", errors="replace"), strings=False)
         found: list[str] = []
         texts = [((), commented), *_headers(commented, path, search, [], found)]
-        events = sorted(((*key, d.start()), d.group()) for key, text in texts for d in _DEFINE_OR_UNDEF.finditer(text))
+        events = sorted(((*key, d.start()), d) for key, text in texts for d in _DEFINE_OR_UNDEF.finditer(text))
+        kinds: dict[str, str] = {}  # (what each macro stands for, read on to each header: `_GlobalMacros`)
+        read = 0
         for (key, _), header in zip(texts[1:], found):
+            while read < len(events) and events[read][0] < key:
+                d = events[read][1]
+                kinds[d.group(2)] = _macro_kind(d.group(3), kinds) if d.group(1) == "define" else ""
+                read += 1
+            standing = {n: kind for n, kind in kinds.items() if kind}
             if header not in out:
-                out[header] = (((), "\n".join(line for at, line in events if at < key)),)
+                out[header] = (((), "\n".join(d.group() for at, d in events if at < key)),)
+                first[header] = (path, standing)
+            elif standing != first[header][1]:
+                notes.append(_differing_prelude(header, first[header][0], path, search.base))
     return out
+
+
+def _differing_prelude(header: str, first: Path, other: Path, base: Path) -> str:
+    """The note of a header two `.cu` files include after differing macros of `__global__`."""
+    shown = [path_name(os.path.relpath(os.path.realpath(p), base)) for p in (header, first, other)]
+    return (
+        f"{shown[0]}: included by {shown[1]} and {shown[2]} after differing macros of `__global__`: read as "
+        f"{shown[1]} includes it; its kernels as {shown[2]} compiles it are not read"
+    )
 
 
 def _one_name_each(paths: list[Path]) -> list[Path]:
@@ -517,6 +557,24 @@ class _Scan(cst.CSTVisitor):
         # of those, a launch from a container another module binds (`KERNELS[op][grid](x)` after `from
         # .ops import KERNELS`), by the container's name and origin: `_attach_held` finds what it holds
         self.held_imported: list[_PyLaunch] = []
+        # a container `self.X` may be: one bound in a class's body (`KERNELS = {...}`) or as `self.X = {...}`
+        self.class_held: dict[str, list[str]] = {}
+        self._in_class: list[bool] = []  # (whether each scope around is a class's body)
+        # launches of a kernel of a module named at run time (`getattr(ops, name)[grid](x)`), by the module
+        self.module_launches: list[_PyLaunch] = []
+        self.notes: list[str] = []  # launches porter does not read, each said (`_run_time_launch`)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._in_class.append(True)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._in_class.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._in_class.append(False)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._in_class.pop()
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -530,12 +588,15 @@ class _Scan(cst.CSTVisitor):
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
                 self.texts[node.targets[0].target.value] = node.value
             if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
-                held = [e.value for e in node.value.elements if isinstance(e, (cst.DictElement, cst.Element))]
-                self.held[node.targets[0].target.value] = [n.value for n in held if isinstance(n, cst.Name)]
+                self.held[node.targets[0].target.value] = _names_held(node.value)
+                if self._in_class and self._in_class[-1]:
+                    self.class_held[node.targets[0].target.value] = _names_held(node.value)
         self._not_called(node.value, node)
         for t in node.targets:
             if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
                 self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
+                if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
+                    self.class_held.setdefault(t.target.attr.value, []).extend(_names_held(node.value))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -553,6 +614,8 @@ class _Scan(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and (holder := dotted(func.value)) is not None:
             # a dotted holder too: `pkg._C.op(x)` after `import pkg._C`
             self.attr_calls.append((holder, func.attr.value, self._site(node)))
+        elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call) and _getattr_of(func.value):
+            self._run_time_launch(func.value, node)
         self._indirect(node)
         qual = self.resolver.qualname(func) or ""
         if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
@@ -580,8 +643,60 @@ class _Scan(cst.CSTVisitor):
                 how = f"one of the kernels `{held.value}` (imported from {module}) holds, picked at run time"
                 written = f"{held.value}[...][...](...)"
                 self.held_imported.append(_PyLaunch(held.value, self._site(node), origin, False, written, False, how))
+            elif isinstance(held, (cst.Attribute, cst.Call)):
+                self._held_through(held, node)
         for arg in node.args:
             self._not_called(arg.value, node)
+
+    def _module_of(self, holder: str) -> str | None:
+        """The module a dotted name of this file is (`ops` of `from . import ops`, `pkg.ops`), as
+        `through_attributes` reads it; None where it is none porter knows."""
+        head, _, rest = holder.partition(".")
+        module = self._origins.get(head) or self.imports.names.get(head)
+        return ".".join(p for p in (module, rest) if p) if module else None
+
+    def _held_through(self, held: cst.Attribute | cst.Call, node: cst.Call) -> None:
+        """A launch from a container reached through an attribute: a module's (`ops.KERNELS[op][grid]`,
+        followed as an imported one), a class's (`self.KERNELS`, one its body or `self.KERNELS = {...}`
+        binds), or built at run time (`getattr(mod, name)[op][grid]`): each was not followed, unsaid
+        (twenty-fifth read's leftover); what porter cannot follow is said as a note."""
+        site = self._site(node)
+        holder = dotted(held.value) if isinstance(held, cst.Attribute) else None
+        if isinstance(held, cst.Call):
+            written = f"{dotted(held.func) or '...'}(...)[...][...](...)"
+        else:
+            written = f"{holder or '...'}.{held.attr.value}[...][...](...)"
+        if holder == "self" and isinstance(held, cst.Attribute) and held.attr.value in self.class_held:
+            how = f"one of the kernels `self.{held.attr.value}` holds, picked at run time"
+            for name in self.class_held[held.attr.value]:
+                own = self._origins.get(name) is None
+                self.indirect.append(_PyLaunch(name, site, None, False, written, own, how))
+            return
+        module = self._module_of(holder) if holder and holder != "self" else None
+        if module is not None and isinstance(held, cst.Attribute):
+            how = f"one of the kernels `{holder}.{held.attr.value}` (of {module}) holds, picked at run time"
+            origin = f"{module}.{held.attr.value}"
+            self.held_imported.append(_PyLaunch(held.attr.value, site, origin, False, written, False, how))
+            return
+        self.notes.append(f"{place(self.rel, site.line, site.cell)}: `{written}` {_UNFOLLOWED}")
+
+    def _run_time_launch(self, got: cst.Call, node: cst.Call) -> None:
+        """`getattr(M, N)[grid](...)`: with N a literal, a launch of `M.N` (`ops.k[grid]`); else of a
+        kernel of module M named at run time, said to each of M's kernels; else a note. Each was
+        passed over in silence (twenty-fifth read's leftover)."""
+        holder = dotted(got.args[0].value)
+        name = got.args[1].value
+        site = self._site(node)
+        if holder is not None and isinstance(name, cst.SimpleString) and isinstance(name.evaluated_value, str):
+            self.attr_launches.append((holder, unicodedata.normalize("NFKC", name.evaluated_value), site))
+            return
+        module = self._module_of(holder) if holder and holder != "self" else None
+        written = f"getattr({holder or '...'}, ...)[...](...)"
+        if module is None:
+            self.notes.append(f"{place(self.rel, site.line, site.cell)}: `{written}` {_UNFOLLOWED}")
+            return
+        how = f"a kernel of {module} named at run time"
+        self.module_launches.append(_PyLaunch("", site, module + ".*", False, written, False, how))
 
     def _bare_site(self, node: cst.CSTNode) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -628,6 +743,30 @@ class _Scan(cst.CSTVisitor):
             origin = ".".join(p for p in (module, rest, name) if p) if module else None
             out.append(_PyLaunch(name, site, origin, True, "" if origin else written))
         return out
+
+
+# a Triton launch from a container or a module porter cannot follow: an object's, one built at run time
+_UNFOLLOWED = (
+    "launches a kernel picked at run time from an object porter does not follow (an instance's, a "
+    "function's result, one built at run time): which kernels it may run is not read"
+)
+
+
+def _names_held(value: cst.Dict | cst.List | cst.Tuple) -> list[str]:
+    """The plain names a dict's values, a list or a tuple hold (`{"a": k_a}` -> `k_a`)."""
+    held = [e.value for e in value.elements if isinstance(e, (cst.DictElement, cst.Element))]
+    return [n.value for n in held if isinstance(n, cst.Name)]
+
+
+def _getattr_of(value: cst.BaseExpression) -> bool:
+    """Whether `value` is a plain `getattr(M, N)` (two arguments, no keywords)."""
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "getattr"
+        and len(value.args) == 2
+        and not any(a.keyword or a.star for a in value.args)
+    )
 
 
 @dataclass(frozen=True)
@@ -730,13 +869,16 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     for launch in found.launches:
         _attach_launch(found.triton.get(launch.name, []), launch, base.name)
     _attach_held(found, base.name)
+    _attach_module_launches(found, base.name)
+    if found.triton:
+        inv.problems.extend(found.notes)
     _triton_helpers(inv.kernels)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
     passed: set[str] = set()
     search = _Search(Path(os.path.realpath(base)), include_dirs(root, base), globals_) if cuda_files else _Search(base)
-    search = replace(search, preludes=_preludes(definers, search)) if definers else search
+    search = replace(search, preludes=_preludes(definers, search, inv.problems)) if definers else search
     for path in cuda_files:
         rel = os.path.relpath(path, base)
         try:
@@ -863,29 +1005,64 @@ def _attach_launches(inv: Inventory) -> None:
         # `fp8::k<<<` runs a kernel of a namespace ending in `fp8` (from inside `vllm`: `vllm::fp8`)
         if qualifier:
             fits = [k for k in fits if ("::" + k.namespace).endswith("::" + qualifier)] or fits
-        for k in _by_template([k for k in fits if k.path == site.path] or fits, site.template):
+        fits = [k for k in fits if k.path == site.path] or fits
+        ran, unread = _by_template(fits, site.template)
+        for k in ran:
             k.calls.append(site)
+        for k in fits if unread else ():
+            where = place(site.path, site.line, None)
+            k.unresolved.append(
+                f"launched at {where}, {unread}: it may run this kernel or another of its {len(fits)} of this "
+                "name, and its arguments are not read as this kernel's"
+            )
     inv.launches = []
     for name, why in inv.api_launches:
+        if not name:  # (a launch of no kernel porter knows: the scan's note)
+            inv.problems.append(why)
         for k in by_name.get(name, ()):
             k.unresolved.append(why)
     inv.api_launches = []
 
 
-def _by_template(fits: list[Kernel], args: list[str]) -> list[Kernel]:
+def _by_template(fits: list[Kernel], args: list[str]) -> tuple[list[Kernel], str]:
     """Of kernels `fits`, those a launch of template arguments `args` runs: the `template <>`
     specialization for them, else the others (a `k<double><<<` launch was given to the primary
-    template and to the specialization for `double`: twenty-fifth read's leftover)."""
-    if not any(k.specialises for k in fits):
-        return fits
+    template and to the specialization for `double`: twenty-fifth read's leftover). Where a
+    specialization is in `fits` and the launch's arguments are deduced (`k<<<` of a `double*`), or a
+    specialization's own are (`template <> void k(double* x)`), none, and why: both went to the
+    primary template, as the compiler does not (twenty-fifth read's leftover)."""
+    specs = [k for k in fits if k.template == [""]]
+    if not specs:
+        return fits, ""
+    if not args:
+        return [], "whose template arguments are deduced from its arguments' types (porter does not read them)"
     wanted = ["".join(a.split()) for a in args]
-    return [k for k in fits if k.specialises == wanted] or [k for k in fits if not k.specialises]
+    exact = [k for k in specs if k.specialises == wanted]
+    if exact:
+        return exact, ""
+    if any(not k.specialises for k in specs):
+        return [], "where a `template <>` specialization deduces its template arguments (porter does not read them)"
+    return [k for k in fits if k.template != [""]], ""
+
+
+def _word_at(code: str, word: str, start: int, end: int) -> int:
+    """Where `word` is first written whole in `code[start:end]`, or -1: a kernel `d<double>`'s name was
+    found in `void`, and its template arguments read as none. By hand: a pattern per name is built at
+    call time."""
+    at = code.find(word, start, end)
+    while at >= 0:
+        before = code[at - 1] if at else " "
+        after = code[at + len(word)] if at + len(word) < len(code) else " "
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            return at
+        at = code.find(word, at + 1, end)
+    return -1
 
 
 def _specialised(code: str, start: int, name: str) -> list[str]:
     """The template arguments of the `template <>` kernel whose head is at `start` of `code`
     (`double` of `__global__ void k<double>(`), blanks taken out; [] where its name has none."""
-    at = code.find(name, start, start + _LAUNCH_READ)
+    at = _word_at(code, name, start, start + _LAUNCH_READ)
     after = at + len(name) if at >= 0 else -1
     while 0 <= after < len(code) and code[after] in " \t\r\n":
         after += 1
@@ -961,15 +1138,23 @@ def _launches(
 # a launch through the runtime's API, and which of its arguments is the kernel (`cudaLaunchKernelEx`
 # takes its configuration first): each takes the kernel's arguments as an array of their addresses,
 # `void** args`, which porter does not read (a kernel launched only so listed no launch, unsaid)
-# takes its configuration first): each takes the kernel's arguments as an array of their addresses,
 # and the driver API's (`cuLaunchKernel(f, ...)`), a `CUfunction` named by `cuModuleGetFunction(&f,
-# module, "k")` (a kernel of a module loaded at run time: twenty-fifth read's leftover)
+# module, "k")` or `cuLibraryGetKernel(&f, library, "k")` (a kernel of a module loaded at run time:
+# twenty-fifth read's leftover)
 _API_LAUNCH = re.compile(
     r"(?<![\w.])(cudaLaunchKernel|cudaLaunchCooperativeKernel|cudaLaunchKernelExC?"
     r"|cuLaunchKernel|cuLaunchCooperativeKernel|cuLaunchKernelEx)\s*\("
 )
 _API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1, "cuLaunchKernelEx": 1}
-_GET_FUNCTION = re.compile(r"(?<![\w.])cuModuleGetFunction\s*\(\s*&\s*(\w+)\s*,[^,;()]{0,200},\s*\"(\w+)\"")
+_GET_FUNCTION = re.compile(
+    r"(?<![\w.])(?:cuModuleGetFunction|cuLibraryGetKernel)\s*\(\s*&\s*(\w+)\s*,[^,;()]{0,200},\s*\"(\w+)\""
+)
+# a `cuLaunchKernel` of a `CUfunction` no lookup of its file names by a literal: it ran a kernel
+# porter does not know, unsaid (twenty-fifth read's leftover)
+_UNNAMED_FUNCTION = (
+    "a `CUfunction` no `cuModuleGetFunction` or `cuLibraryGetKernel` of this file names by a literal "
+    "(looked up through another function or file, or by a name built at run time): the kernel it runs is not read"
+)
 # the host C++ files read for such launches only (a `.cpp` launching a `.cu`'s kernel), by a byte of each
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx")
 _API_BYTES = (b"cudaLaunch", b"cuLaunch")
@@ -999,7 +1184,7 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
     names by `cuModuleGetFunction`, read in `commented`: its strings kept), each with the TODO its
     scaffold says."""
     out: list[tuple[str, str]] = []
-    named_by = dict(_GET_FUNCTION.findall(commented)) if "cuModuleGetFunction" in commented else {}
+    named_by = dict(_GET_FUNCTION.findall(commented)) if "Get" in commented else {}
     gate = "cudaLaunch" in code or "cuLaunch" in code
     for call in itertools.islice(_API_LAUNCH.finditer(code) if gate else (), _LAUNCHES):
         read = code[call.end() - 1 : call.end() - 1 + _LAUNCH_READ]
@@ -1007,17 +1192,20 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
         args = _top_level_split(read[1:end]) if end is not None else []
         at = _API_KERNEL_AT.get(call.group(1), 0)
         named = _api_kernel(args[at][-_LAUNCH_BACK:]) if len(args) > at else None
+        where = place(rel, lines.of(call.start()), None)
+        how = f"`{call.group(1)}`"
+        if call.group(1).startswith("cuLaunch") and named not in named_by:  # (no kernel's: the scan's note)
+            written = " ".join(args[at].split())[:80] if len(args) > at else "?"
+            out.append(("", f"{where}: {how} launches `{written}`, {_UNNAMED_FUNCTION}"))
+            continue
         if named is None:
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
-        where = place(rel, lines.of(call.start()), None)
-        how = f"`{call.group(1)}`"
-        if call.group(1).startswith("cuLaunch"):  # (a `CUfunction` no `cuModuleGetFunction` names: no kernel's)
-            named, pointed = named_by.get(named, ""), None
+        if call.group(1).startswith("cuLaunch"):
+            named, pointed = named_by[named], None
             how += " (a `CUfunction` of a module loaded at run time)"
         why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
-        if named:
-            out.append((pointed[0] if pointed else named, why + " porter does not read"))
+        out.append((pointed[0] if pointed else named, why + " porter does not read"))
     return out
 
 
@@ -1431,16 +1619,25 @@ def _twins(kernels: list[Kernel]) -> list[Kernel]:
             out.append(k)
             continue
         one = first.setdefault((k.path, k.namespace, k.name), k)
-        key = (k.path, f"{k.namespace}::{k.name}", tuple(" ".join(p.split()) for p in k.params))
+        # (a specialization with its primary's parameters is no twin of it: `k<double>` runs it alone)
+        params = tuple(" ".join(p.split()) for p in k.params)
+        key = (k.path, f"{k.namespace}::{k.name}", (*params, "<>", *k.specialises) if k.template == [""] else params)
         if key not in groups:
             groups[key] = [k]
             out.append(key)
             if one is not k:
-                what = f"a specialization for <{', '.join(k.specialises)}>" if k.specialises else "an overload"
-                k.detail += f"; {what} of line {one.line}: {_differs(one.params, k.params)}"
+                k.detail += f"; {_overload_kind(k)} of line {one.line}: {_differs(one.params, k.params)}"
         else:
             groups[key].append(k)
     return [_listed(groups[k]) if isinstance(k, tuple) else k for k in out]
+
+
+def _overload_kind(k: Kernel) -> str:
+    """What a kernel defined again is to the first of its name: a `template <>` specialization (for the
+    template arguments it writes, or deduced ones: it was called an overload), else an overload."""
+    if k.template != [""]:
+        return "an overload"
+    return f"a specialization for <{', '.join(k.specialises)}>" if k.specialises else "a specialization"
 
 
 def _listed(same: list[Kernel]) -> Kernel:
@@ -1485,6 +1682,8 @@ def _differs(before: list[str], params: list[str]) -> str:
     changed = [
         f"`{p}` for `{b}`" for b, p in zip(before, params, strict=True) if " ".join(b.split()) != " ".join(p.split())
     ]
+    if not changed:  # (a specialization's may be the same)
+        return "the same parameters"
     return ", ".join(changed[:3]) + (f" (and {len(changed) - 3} more)" if len(changed) > 3 else "")
 
 
@@ -1509,6 +1708,8 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
         found.ext_why.setdefault(ext, why)
     found.held.update(seen.held)
     found.held_launches.extend(seen.held_launches)
+    found.module_launches.extend(seen.module_launches)
+    found.notes.extend(seen.notes)
 
 
 def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
@@ -1635,6 +1836,8 @@ class _Found:
     # another module binds (`_attach_held`)
     held: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     held_launches: list[_PyLaunch] = field(default_factory=list)
+    module_launches: list[_PyLaunch] = field(default_factory=list)  # `getattr(ops, name)[grid](x)`, by module
+    notes: list[str] = field(default_factory=list)  # Triton launches not followed, said in a tree with a kernel
 
 
 # `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
@@ -1828,6 +2031,23 @@ def _leave(s: _Scan, rel: str, found: _Found) -> None:
     found.launches.extend([*s.launches, *s.through_attributes(), *s.indirect])
     found.held.update({(rel, name): names for name, names in s.held.items() if names})
     found.held_launches.extend(s.held_imported)
+    found.module_launches.extend(s.module_launches)
+    found.notes.extend(s.notes)
+
+
+def _attach_module_launches(found: _Found, top: str) -> None:
+    """A launch of a kernel of a module named at run time (`getattr(ops, name)[grid](x)`), said to
+    each Triton kernel that module defines (`origin` is `pkg.ops.*`); a tree with a Triton kernel
+    says the launches it does not follow (a note: they were passed over in silence)."""
+    for launch in found.module_launches:
+        module = "." + (launch.origin or "").removesuffix(".*")
+        for kernels in found.triton.values():
+            mine = [
+                k
+                for k in kernels
+                if any(f".{m}".endswith(module) for m in (_dotted_path(k.path), f"{top}.{_dotted_path(k.path)}"))
+            ]
+            _attach_launch(mine, launch, top)
 
 
 def _attach_held(found: _Found, top: str) -> None:

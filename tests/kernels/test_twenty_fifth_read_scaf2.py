@@ -162,8 +162,8 @@ def test_a_template_specialization_is_named_so_and_takes_the_launches_of_its_arg
     (tmp_path / "k.cu").write_text(SPECIALISED)
     kernels = [(k.name, k.line, k.detail, [c.line for c in k.calls]) for k in scan(tmp_path, limit=None).kernels]
     assert kernels == [
-        ("k", 2, "__global__", [14, 16]),
+        ("k", 2, "__global__", [14]),  # (`k<<<` of line 16 deduces its arguments: not read, said since 0073c76)
         ("k", 5, "__global__; a specialization for <double> of line 2: `double* x` for `T* x`", [15]),
         ("plain", 8, "__global__", []),
-        ("plain", 11, "__global__; an overload of line 8: `float* x` for `T* x`", []),  # (no arguments: as before)
+        ("plain", 11, "__global__; a specialization of line 8: `float* x` for `T* x`", []),  # (deduced arguments)
     ]
