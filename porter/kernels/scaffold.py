@@ -523,6 +523,8 @@ def _cuda_signature(k: Kernel) -> Signature:
     positions: dict[int, str] = {}
     guessed: list[tuple[str, list[str]]] = []
     packs: list[str] = []
+    names = (_c_param(decl, index, k.typenames)[0] for index, decl in enumerate(k.params))
+    own = {name for name in names if name == safe_name(name)}  # (kept as they are)
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
@@ -539,9 +541,7 @@ def _cuda_signature(k: Kernel) -> Signature:
             packs.append(decl)
         elif kind == "float":
             kind = _launched_kind(decl, name, k, guessed)
-        py = safe_name(name)
-        while py in kinds:
-            py += "_"
+        py = _param_name(name, kinds, own)
         params.append(py)
         kinds[py] = kind
         positions[index] = py
@@ -559,6 +559,16 @@ def _cuda_signature(k: Kernel) -> Signature:
         guessed=guessed,
         packs=packs,
     )
+
+
+def _param_name(name: str, kinds: dict[str, str], own: set[str]) -> str:
+    """The op's name for C++ parameter `name`: its own where Python may hold it, else a new one that
+    is no other parameter's (`k(float* a_, float* a)` was `k(a, a_)`: each named as the other, the
+    one the kernel writes called `a_` in mutates_args: twenty-sixth read)."""
+    py = safe_name(name)
+    while py in kinds or (py != name and py in own):
+        py += "_"
+    return py
 
 
 def _launched_kind(decl: str, name: str, k: Kernel, guessed: list[tuple[str, list[str]]]) -> str:
