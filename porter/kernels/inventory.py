@@ -539,16 +539,17 @@ class _Scan(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+        launched = self._unwrapped(func.value) if isinstance(func, cst.Subscript) else None
+        if isinstance(launched, cst.Name):
             # by the name Python reads (NFKC), as the kernels are named: `ｓcale` was a kernel
             # apart from its launch `scale[grid](...)`, its reference not derived (seventeenth read)
-            name = unicodedata.normalize("NFKC", func.value.value)
-            self.launches.append(_PyLaunch(name, self._site(node), self._origins.get(func.value.value)))
-        elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute):
-            holder = dotted(func.value.value)
+            name = unicodedata.normalize("NFKC", launched.value)
+            self.launches.append(_PyLaunch(name, self._site(node), self._origins.get(launched.value)))
+        elif isinstance(launched, cst.Attribute):
+            holder = dotted(launched.value)
             if holder is not None:
                 self.attr_launches.append(
-                    (holder, unicodedata.normalize("NFKC", func.value.attr.value), self._site(node))
+                    (holder, unicodedata.normalize("NFKC", launched.attr.value), self._site(node))
                 )
         elif isinstance(func, cst.Attribute) and (holder := dotted(func.value)) is not None:
             # a dotted holder too: `pkg._C.op(x)` after `import pkg._C`
@@ -561,6 +562,15 @@ class _Scan(cst.CSTVisitor):
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
             self.extensions.append((node, self.where(self.get_metadata(PositionProvider, node).start.line)))
+
+    def _unwrapped(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """What a launch `X[grid](...)` runs: `X`, or `k` of `wrap_triton(k)` (torch's way to launch a
+        Triton kernel in a `triton_op`: `k` was listed with no launch, its inputs made up, unsaid:
+        twenty-sixth read)."""
+        if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword:
+            if self.resolver.qualname(value.func) in _TRITON_WRAPPERS:
+                return value.args[0].value
+        return value
 
     def _indirect(self, node: cst.Call) -> None:
         """A launch of a kernel a dict or list holds (`KERNELS[key][grid](...)`), and a kernel subscripted
@@ -628,6 +638,13 @@ class _Scan(cst.CSTVisitor):
             origin = ".".join(p for p in (module, rest, name) if p) if module else None
             out.append(_PyLaunch(name, site, origin, True, "" if origin else written))
         return out
+
+
+# torch's wrappers of a Triton kernel that a launch subscripts as it would the kernel
+# (`wrap_triton(k)[grid](x)`; `capture_triton` its name in torch 2.5)
+_TRITON_WRAPPERS = frozenset(
+    ("torch.library.wrap_triton", "torch.library.capture_triton", "torch._library.capture_triton")
+)
 
 
 @dataclass(frozen=True)

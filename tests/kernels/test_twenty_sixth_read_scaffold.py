@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from porter.kernels.inventory import scan
@@ -35,3 +37,39 @@ def test_a_cuda_parameter_keeps_its_name_where_another_s_would_shadow_it(tmp_pat
     op = (tmp_path / "out" / f"{kernel}_op.py").read_text()
     assert f"def {kernel}({signature}) -> None:" in op
     assert f"mutates_args=('{written}',)" in op
+
+
+WRAPPED = (
+    "import torch\nimport triton\nimport triton.language as tl\n"
+    "from torch.library import triton_op, wrap_triton\n\n\n"
+    "@triton.jit\ndef twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)\n\n\n"
+    "@triton.jit\ndef thrice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3.0, mask=offs < n)\n\n\n"
+    '@triton_op("mylib::twice", mutates_args={})\n'
+    "def twice_op(x: torch.Tensor) -> torch.Tensor:\n"
+    "    y = torch.empty_like(x)\n"
+    "    wrap_triton(twice)[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)\n"
+    "    return y\n\n\n"
+    "def thrice_op(x):\n"
+    "    y = torch.empty_like(x)\n"
+    "    torch.library.wrap_triton(thrice)[(1,)](x, y, x.numel(), BLOCK=64)\n"
+    "    return y\n"
+)
+
+
+def test_a_kernel_launched_through_wrap_triton_is_launched(tmp_path):
+    # `wrap_triton(k)[grid](...)` is how torch launches a Triton kernel inside a `triton_op`: the
+    # kernel was listed with no launch, and its scaffold made up `n = 256` with no word of where it runs
+    (tmp_path / "k.py").write_text(WRAPPED)
+    inv = scan(tmp_path)
+    calls = {k.name: [(c.line, c.args) for c in k.calls] for k in inv.kernels if k.kind == "triton"}
+    assert calls == {
+        "twice": [(22, ["x", "y", "x.numel()", "BLOCK=64"])],
+        "thrice": [(28, ["x", "y", "x.numel()", "BLOCK=64"])],
+    }
+    write_scaffolds(inv, tmp_path / "out", "xla")
+    test = (tmp_path / "out" / "test_twice_xla_parity.py").read_text()
+    assert re.search(r"n = x_ptr\.numel\(\)  # as the launch at k\.py:22 passes it", test), test
