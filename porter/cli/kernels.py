@@ -84,11 +84,22 @@ def _print_table(inv, limit: float | None) -> None:
             cell(k.name),
             cell(k.kind, *([k.detail] if k.detail else [])),
             cell(k.where),  # a name that is not UTF-8 as `\\xNN`, as everywhere
-            cell(*(c.describe() for c in k.calls)) if k.calls else cell("-"),
+            cell(*said) if (said := [c.describe() for c in k.calls] + _unread(k)) else cell("-"),
             cell(ref),
         )
     console.print(table)
     console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
+
+
+_UNREAD_SAID = 3  # a kernel's launches porter cannot read, said one by one in the table (then counted)
+
+
+def _unread(k) -> list[str]:
+    """The launches that run `k` and whose arguments porter cannot read (`cudaLaunchKernel`, a dict of
+    kernels): the table said "-" of such a kernel, as of one never launched, and `--json` nothing
+    (twenty-sixth read); its scaffold's TODO said them."""
+    more = len(k.unresolved) - _UNREAD_SAID
+    return k.unresolved[:_UNREAD_SAID] + ([f"and {more} more such launches"] if more > 0 else [])
 
 
 def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said: Console) -> None:

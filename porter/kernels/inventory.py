@@ -300,13 +300,14 @@ class Kernel:
         d.pop("aliases")
         d.pop("typenames")
         d.pop("template")
-        d.pop("unresolved")
         d.pop("branches")
         d.pop("helper_of")  # (its detail says so)
         d.pop("modules")
         d.pop("specialises")  # (its detail says so)
         if not self.namespace:
             del d["namespace"]
+        if not self.unresolved:  # (the launches porter cannot tie to its arguments, where there are any)
+            del d["unresolved"]
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from typer.testing import CliRunner
 
+from porter.cli import app
 from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
 
@@ -73,3 +76,42 @@ def test_a_kernel_launched_through_wrap_triton_is_launched(tmp_path):
     write_scaffolds(inv, tmp_path / "out", "xla")
     test = (tmp_path / "out" / "test_twice_xla_parity.py").read_text()
     assert re.search(r"n = x_ptr\.numel\(\)  # as the launch at k\.py:22 passes it", test), test
+
+
+UNREAD = {
+    "k.cu": (
+        "__global__ void by_api(float* y, int n) { y[threadIdx.x] = 5.0f; }\n"
+        "__global__ void by_chevrons(float* y, int n) { y[threadIdx.x] = 2.0f; }\n"
+        "void run(float* y, int n, cudaStream_t stream) {\n"
+        "  void* args[] = {&y, &n};\n"
+        "  cudaLaunchKernel((void*)by_api, dim3(1), dim3(32), args, 0, stream);\n"
+        "  by_chevrons<<<1, 32, 0, stream>>>(y, n);\n}\n"
+    ),
+    "t.py": (
+        "import triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\ndef k_a(x_ptr):\n    tl.store(x_ptr, 1.0)\n\n\n"
+        'KERNELS = {"a": k_a}\n\n\ndef run(x, op):\n    KERNELS[op][(1,)](x)\n'
+    ),
+}
+
+
+def test_the_listing_says_a_launch_whose_arguments_it_cannot_read(tmp_path):
+    # `cudaLaunchKernel((void*)k, ...)` and `KERNELS[op][grid](x)`: the scaffold's TODO named the
+    # launch, but the table said "-" in the calls column, as of a kernel never launched, and
+    # `--json` had `"calls": []` and nothing else
+    for name, text in UNREAD.items():
+        (tmp_path / name).write_text(text)
+    runner = CliRunner()
+    listing = runner.invoke(app, ["kernels", str(tmp_path), "--json"])
+    kernels = {k["name"]: k for k in json.loads(listing.stdout)["kernels"]}
+    assert kernels["by_api"]["calls"] == []
+    assert kernels["by_api"]["unresolved"] == [
+        "launched through `cudaLaunchKernel` at k.cu:5, whose arguments (an array of their addresses) porter does not read"
+    ]
+    assert kernels["k_a"]["unresolved"][0].startswith("launched as `KERNELS[...][...](...)` at t.py:14, one of")
+    assert "unresolved" not in kernels["by_chevrons"]  # the control: its launch is its call
+    table = runner.invoke(app, ["kernels", str(tmp_path)], env={"COLUMNS": "400"})
+    rows = {line.split("│")[1].strip(): line.split("│")[4].strip() for line in table.stdout.splitlines()[3:-2]}
+    assert rows["by_api"].startswith("launched through `cudaLaunchKernel` at k.cu:5, whose arguments")
+    assert rows["k_a"].startswith("launched as `KERNELS[...][...](...)` at t.py:14")
+    assert rows["by_chevrons"] == "k.cu:6 (y, n)"
