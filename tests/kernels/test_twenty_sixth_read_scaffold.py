@@ -115,3 +115,25 @@ def test_the_listing_says_a_launch_whose_arguments_it_cannot_read(tmp_path):
     assert rows["by_api"].startswith("launched through `cudaLaunchKernel` at k.cu:5, whose arguments")
     assert rows["k_a"].startswith("launched as `KERNELS[...][...](...)` at t.py:14")
     assert rows["by_chevrons"] == "k.cu:6 (y, n)"
+
+
+def test_the_json_listing_says_whether_a_reference_is_derived(tmp_path):
+    # the table's "reference" column ("derived", or "TODO" and why not) was in no field of
+    # `--json`: a script reading the document could not tell which kernels porter derives
+    (tmp_path / "w.py").write_text(WRAPPED)
+    for name, text in UNREAD.items():
+        (tmp_path / name).write_text(text)
+    runner = CliRunner()
+    listing = runner.invoke(app, ["kernels", str(tmp_path), "--json"])
+    refs = {k["name"]: k["reference"] for k in json.loads(listing.stdout)["kernels"]}
+    assert refs == {
+        "twice": "derived",
+        "thrice": "derived",
+        "k_a": "TODO: `x_ptr` is not a pointer expression porter can follow",
+        "by_api": "TODO",
+        "by_chevrons": "TODO",
+        "mylib::twice": "TODO",
+    }
+    table = runner.invoke(app, ["kernels", str(tmp_path)], env={"COLUMNS": "400"})
+    rows = {line.split("│")[1].strip(): line.split("│")[5].strip() for line in table.stdout.splitlines()[3:-2]}
+    assert {name: rows[name] for name in refs} == refs
