@@ -512,6 +512,7 @@ class _Scan(cst.CSTVisitor):
         self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
         self.extensions: list[tuple[cst.Call, tuple[int | None, int]]] = []
+        self.extension_names: set[str] = set()  # names bound to `CUDAExtension` (`_cuda_extension`)
         self.texts: dict[str, cst.BaseExpression] = {}  # a name bound to a string (or strings): `load_inline`'s sources
         self.held: dict[str, list[str]] = {}  # a name bound to a dict, list or tuple of names: `{"a": k_a, "b": k_b}`
         self.indirect: list[_PyLaunch] = []  # launches porter cannot tie to one kernel's arguments (`_indirect`)
@@ -526,6 +527,8 @@ class _Scan(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            if self._cuda_extension(node.value):
+                self.extension_names.add(node.targets[0].target.value)
             if isinstance(node.value, cst.Call):
                 self._assigned[id(node.value)] = node.targets[0].target.value
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
@@ -561,8 +564,15 @@ class _Scan(cst.CSTVisitor):
             # every call is listed: assigned or not, its ops called here or not
             line = self.where(self.get_metadata(PositionProvider, node).start.line)
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
-        if qual == f"{CPP_EXTENSION}.CUDAExtension":
+        if qual == _CUDA_EXTENSION or (isinstance(func, cst.Name) and func.value in self.extension_names):
             self.extensions.append((node, self.where(self.get_metadata(PositionProvider, node).start.line)))
+
+    def _cuda_extension(self, value: cst.BaseExpression) -> bool:
+        """Whether `value` is `CUDAExtension`, or a choice one of whose two is (`Extension = CppExtension
+        if suffix == 'cpu' else CUDAExtension`, then `Extension(...)`: torch-scatter's, torch-sparse's
+        and torch-cluster's setup.py; their extensions were not listed: twenty-sixth read)."""
+        values = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
+        return any(self.resolver.qualname(v) == _CUDA_EXTENSION for v in values)
 
     def _unwrapped(self, value: cst.BaseExpression) -> cst.BaseExpression:
         """What a launch `X[grid](...)` runs: `X`, or `k` of `wrap_triton(k)` (torch's way to launch a
@@ -641,6 +651,7 @@ class _Scan(cst.CSTVisitor):
         return out
 
 
+_CUDA_EXTENSION = f"{CPP_EXTENSION}.CUDAExtension"
 # torch's wrappers of a Triton kernel that a launch subscripts as it would the kernel
 # (`wrap_triton(k)[grid](x)`; `capture_triton` its name in torch 2.5)
 _TRITON_WRAPPERS = frozenset(

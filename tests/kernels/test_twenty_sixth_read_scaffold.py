@@ -137,3 +137,26 @@ def test_the_json_listing_says_whether_a_reference_is_derived(tmp_path):
     table = runner.invoke(app, ["kernels", str(tmp_path)], env={"COLUMNS": "400"})
     rows = {line.split("│")[1].strip(): line.split("│")[5].strip() for line in table.stdout.splitlines()[3:-2]}
     assert {name: rows[name] for name in refs} == refs
+
+
+CHOSEN = (
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension\n\n\n"
+    "def get_extensions(suffix):\n"
+    "    Extension = CppExtension if suffix == 'cpu' else CUDAExtension\n"
+    "    Host = CppExtension\n"
+    "    return [\n"
+    "        Extension('pkg._ops_' + suffix, ['csrc/ops.cpp', 'csrc/cuda/ops_cuda.cu']),\n"
+    "        Host('pkg._host', ['csrc/host.cpp']),\n"
+    "    ]\n\n\n"
+    "setup(name='pkg', ext_modules=get_extensions('cuda'), cmdclass={'build_ext': BuildExtension})\n"
+)
+
+
+def test_a_cuda_extension_chosen_by_a_condition_is_listed(tmp_path):
+    # torch-scatter 2.1.2, torch-sparse 0.6.18 and torch-cluster 1.6.3 build their extensions as
+    # `Extension = CppExtension if suffix == 'cpu' else CUDAExtension; Extension(...)`: none was listed
+    (tmp_path / "setup.py").write_text(CHOSEN)
+    extensions = [(k.line, k.detail) for k in scan(tmp_path).kernels if k.kind == "cuda-extension"]
+    listed = "sources: csrc/ops.cpp, csrc/cuda/ops_cuda.cu; not in the tree: csrc/ops.cpp, csrc/cuda/ops_cuda.cu"
+    assert extensions == [(9, listed)]  # (`Host`, a CppExtension only, is none)
