@@ -35,6 +35,7 @@ from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
 from porter.kernels.triton_ref import Translation, number_literal, roles, translate, why_not
+from porter.core.reading import Unreadable, read_regular, too_large
 from porter.core.textsafe import printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
@@ -1393,9 +1394,11 @@ def write_scaffolds(
     kept: list[Path] | None = None,
     passed: list[str] | None = None,
     limit: float | None = DEFAULT_FILE_TIMEOUT,
+    holds: dict[Path, bool | None] | None = None,
 ) -> list[Path]:
     """Write each kernel's files into `out_dir`; the paths written. A name that is taken
-    (a file, a folder or a link, even a dangling one) is never written: it goes into `kept`.
+    (a file, a folder or a link, even a dangling one) is never written: it goes into `kept`,
+    and into `holds` with whether it holds what porter would write (`_holds`).
     Each kernel's files are made in a process of their own for at most `limit` seconds: a
     kernel whose source stalls or overflows the parser goes into `passed` (a note), unwritten."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -1416,7 +1419,21 @@ def write_scaffolds(
                 written.append(out_dir / name)
             elif kept is not None:
                 kept.append(out_dir / name)
+                if holds is not None:
+                    holds[out_dir / name] = _holds(out_dir / name, data)
     return written
+
+
+def _holds(path: Path, data: bytes) -> bool | None:
+    """Whether the kept file `path` holds `data`, what porter writes now (None: a link, or no plain
+    file porter reads): rerun after a kernel changed, every kept file was said alike, one that no
+    longer fits its kernel as one that is porter's own (twenty-sixth read)."""
+    if path.is_symlink():  # (never read through a link, as never written through one)
+        return None
+    try:
+        return read_regular(path, len(data)) == data
+    except Unreadable as exc:
+        return False if too_large(exc.reason) else None
 
 
 def _scaffolded(kernels: list[Kernel], passed: list[str] | None) -> Iterator[Kernel]:

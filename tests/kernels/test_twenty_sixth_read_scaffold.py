@@ -160,3 +160,30 @@ def test_a_cuda_extension_chosen_by_a_condition_is_listed(tmp_path):
     extensions = [(k.line, k.detail) for k in scan(tmp_path).kernels if k.kind == "cuda-extension"]
     listed = "sources: csrc/ops.cpp, csrc/cuda/ops_cuda.cu; not in the tree: csrc/ops.cpp, csrc/cuda/ops_cuda.cu"
     assert extensions == [(9, listed)]  # (`Host`, a CppExtension only, is none)
+
+
+def test_a_rerun_says_which_kept_files_differ_from_what_porter_writes_now(tmp_path):
+    # scaffold, change a kernel, scaffold into the same folder: each of the 6 files was "exists (or
+    # is a link): kept, not overwritten", the changed kernel's (now stale: no `m`) as the others
+    src = tmp_path / "src"
+    src.mkdir()
+    kernels = "__global__ void same(float* x, int n) { x[threadIdx.x] = n; }\n"
+    (src / "k.cu").write_text(kernels + "__global__ void grown(float* y, int n) { y[threadIdx.x] = n; }\n")
+    out = tmp_path / "out"
+    runner = CliRunner()
+    args = ["kernels", str(src), "--scaffold", str(out), "--target", "xla"]
+    assert "wrote 6 file(s)" in runner.invoke(app, args).stdout
+    (src / "k.cu").write_text(kernels + "__global__ void grown(float* y, int n, int m) { y[threadIdx.x] = m; }\n")
+    (out / "same_xla.py").unlink()
+    (out / "same_xla.py").symlink_to(tmp_path / "elsewhere.py")  # (a link: never read, said as before)
+    notes = sorted(line for line in runner.invoke(app, args).stderr.splitlines() if line.startswith("note:"))
+    assert notes == [
+        f"note: {out}/grown_op.py exists: kept, not overwritten, and differs from what porter writes now"
+        " (edited, or its kernel changed)",
+        f"note: {out}/grown_xla.py exists: kept, not overwritten, and differs from what porter writes now"
+        " (edited, or its kernel changed)",
+        f"note: {out}/same_op.py exists, as porter writes it: kept",
+        f"note: {out}/same_xla.py exists (or is a link): kept, not overwritten",
+        f"note: {out}/test_grown_xla_parity.py exists, as porter writes it: kept",  # (it has no launch to read)
+        f"note: {out}/test_same_xla_parity.py exists, as porter writes it: kept",
+    ]
