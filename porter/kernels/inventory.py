@@ -143,6 +143,8 @@ _USE = re.compile(r"\b(\w+)(?=\s*\()")
 # `#define Name T` (mmcv 2.2.0: `#define TensorAcc4R PackedTensorAccessor32<...>`); each bounded
 # in length, so a `typedef` that never ends is not scanned to the file's end from each one
 _TYPEDEF = re.compile(r"\btypedef\b([^;{}()]{0,1000}?)\b(\w+)\s*;")
+# C's function pointer type: `typedef float (*op_t)(float);` (`_TYPEDEF` reads no parenthesis)
+_TYPEDEF_POINTER = re.compile(r"\btypedef\b([^;{}()]{1,200})\(\s*([*&])\s*(\w+)\s*\)\s*(\([^;{}()]{0,1000}\))\s*;")
 _USING = re.compile(r"\busing[ \t\n]+(\w+)[ \t\n]*=([^;{}]{1,1000});")
 # an enumeration (`enum class Mode : uint8_t {`): a number, of its underlying type (an `int` where
 # it names none): a parameter of it by value was no struct
@@ -2209,6 +2211,10 @@ def _type_aliases(code: str) -> list[tuple[int, str, str]]:
     """The type aliases `code` declares (comments and strings blanked): (offset, name, what it stands for)."""
     out = [(m.start(), m.group(2), m.group(1).strip()) for m in _TYPEDEF.finditer(code) if m.group(1).strip()]
     out += [(m.start(), m.group(1), m.group(2).strip()) for m in _USING.finditer(code)]
+    out += [
+        (m.start(), m.group(3), f"{m.group(1).strip()} ({m.group(2)}){m.group(4)}")
+        for m in _TYPEDEF_POINTER.finditer(code)
+    ]
     out += [(m.start(), m.group(1), (m.group(2) or "int").strip()) for m in _ENUM.finditer(code)]
     out += [(m.start(), m.group(2), (m.group(1) or "int").strip()) for m in _TYPEDEF_ENUM.finditer(code)]
     out += [

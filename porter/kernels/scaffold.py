@@ -510,7 +510,19 @@ def _unaliased(decl: str, name: str, aliases: dict[str, str]) -> str:
         if new == decl or len(new) > 10_000:
             break
         decl = new
+    # an alias of a function pointer (`using op_t = float (*)(float);`) read into `op_t f` is
+    # `float (*)(float) f`: the name goes into its declarator, as the kernel could have written it
+    # (`f` was a tensor of the op, unsaid: twenty-sixth read)
+    pointer = _ABSTRACT_POINTER.search(decl)
+    tail = decl.rstrip()
+    head = tail[: len(tail) - len(name)]  # (the declaration before its name, where it ends in it)
+    named = tail.endswith(name) and not (head[-1:].isalnum() or head.endswith("_"))
+    if pointer is not None and named and pointer.end() <= len(head):
+        decl = decl[: pointer.start()] + f"({pointer.group(1)}{name})" + head[pointer.end() :].rstrip()
     return decl
+
+
+_ABSTRACT_POINTER = re.compile(r"\(\s*([*&]+)\s*\)(?=\s*\()")  # `(*)` of `float (*)(float)`
 
 
 def _cuda_signature(k: Kernel) -> Signature:

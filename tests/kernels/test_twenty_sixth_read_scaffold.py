@@ -187,3 +187,23 @@ def test_a_rerun_says_which_kept_files_differ_from_what_porter_writes_now(tmp_pa
         f"note: {out}/test_grown_xla_parity.py exists, as porter writes it: kept",  # (it has no launch to read)
         f"note: {out}/test_same_xla_parity.py exists, as porter writes it: kept",
     ]
+
+
+POINTERS = (
+    "typedef float (*op_t)(float);\nusing op2_t = float (*)(float);\n"
+    "__global__ void fa(float* p, op_t f, int n) { p[threadIdx.x] = f(p[threadIdx.x]); }\n"
+    "__global__ void fb(float* p, op2_t f, int n) { p[threadIdx.x] = f(p[threadIdx.x]); }\n"
+    "__global__ void fc(float* p, float (*f)(float), int n) { p[threadIdx.x] = f(p[threadIdx.x]); }\n"
+)
+
+
+@pytest.mark.parametrize(("kernel", "declared"), [("fa", "op_t f"), ("fb", "op2_t f"), ("fc", "float (*f)(float)")])
+def test_a_function_pointer_named_by_an_alias_is_a_function(tmp_path, kernel, declared):
+    # `using op2_t = float (*)(float);` then `op2_t f`: `f` was a tensor of the op, with no word; and
+    # `typedef float (*op_t)(float);` was "a struct or class"; `float (*f)(float)` (the control) was
+    # already "a function"
+    (tmp_path / "k.cu").write_text(POINTERS)
+    write_scaffolds(scan(tmp_path), tmp_path / "out", "xla")
+    op = (tmp_path / "out" / f"{kernel}_op.py").read_text()
+    assert f"def {kernel}(p: torch.Tensor, n: int) -> None:" in op
+    assert f"takes `{declared}`, which no torch op can take (a function): the reference chooses it" in op
