@@ -34,7 +34,9 @@ def kernels(
         check_target(target)
     inv = scan(path, limit)
     if as_json:
-        document = {"kernels": [k.to_dict() for k in inv.kernels], "problems": inv.problems}
+        # with the table's reference column: it was in no field of the document (twenty-sixth read)
+        kernels = [k.to_dict() | {"reference": ref} for k, ref in zip(inv.kernels, _references(inv, limit))]
+        document = {"kernels": kernels, "problems": inv.problems}
         typer.echo(json_inert(json.dumps(document, indent=2)))
     else:
         _print_table(inv, limit)
@@ -62,33 +64,57 @@ def _scaffold_target(path: Path, target: str | None) -> str:
     return check_target(eff.target)
 
 
-def _print_table(inv, limit: float | None) -> None:
-    """The kernels as a table (with whether a reference op can be derived), and how many."""
+def _references(inv, limit: float | None) -> list[str]:
+    """Whether each kernel's reference op can be derived: "derived", or "TODO" (a Triton kernel's: and why not)."""
     from porter.kernels.triton_ref import why_not
     from porter.pipeline.bounded import Failed, bounded
 
-    table = Table()
-    for col in ("kernel", "kind", "defined", "calls (arguments)", "reference"):
-        table.add_column(col, overflow="fold")
+    refs = []
     for k in inv.kernels:
         if k.kind == "triton":
             try:
                 reason = bounded(why_not, k.source, k.name, limit=limit)
             except Failed as exc:
                 reason = str(exc)
-            ref = "derived" if reason is None else f"TODO: {reason}"
+            refs.append("derived" if reason is None else f"TODO: {reason}")
         else:
-            ref = "TODO"
+            refs.append("TODO")
+    return refs
+
+
+def _print_table(inv, limit: float | None) -> None:
+    """The kernels as a table (with whether a reference op can be derived), and how many."""
+    table = Table()
+    for col in ("kernel", "kind", "defined", "calls (arguments)", "reference"):
+        table.add_column(col, overflow="fold")
+    for k, ref in zip(inv.kernels, _references(inv, limit)):
         # names, paths, arguments and reasons come from the tree: text, never markup or control
         table.add_row(
             cell(k.name),
             cell(k.kind, *([k.detail] if k.detail else [])),
             cell(k.where),  # a name that is not UTF-8 as `\\xNN`, as everywhere
-            cell(*(c.describe() for c in k.calls)) if k.calls else cell("-"),
+            cell(*said) if (said := [c.describe() for c in k.calls] + _unread(k)) else cell("-"),
             cell(ref),
         )
     console.print(table)
     console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
+
+
+# a kept file, by whether it holds what porter writes now (None: a link, a folder, unread)
+_KEPT = {
+    None: "exists (or is a link): kept, not overwritten",
+    True: "exists, as porter writes it: kept",
+    False: "exists: kept, not overwritten, and differs from what porter writes now (edited, or its kernel changed)",
+}
+_UNREAD_SAID = 3  # a kernel's launches porter cannot read, said one by one in the table (then counted)
+
+
+def _unread(k) -> list[str]:
+    """The launches that run `k` and whose arguments porter cannot read (`cudaLaunchKernel`, a dict of
+    kernels): the table said "-" of such a kernel, as of one never launched, and `--json` nothing
+    (twenty-sixth read); its scaffold's TODO said them."""
+    more = len(k.unresolved) - _UNREAD_SAID
+    return k.unresolved[:_UNREAD_SAID] + ([f"and {more} more such launches"] if more > 0 else [])
 
 
 def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said: Console) -> None:
@@ -97,8 +123,9 @@ def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said
 
     kept: list[Path] = []
     passed: list[str] = []
+    holds: dict[Path, bool | None] = {}
     try:
-        written = write_scaffolds(inv, scaffold, target, kept, passed, limit)
+        written = write_scaffolds(inv, scaffold, target, kept, passed, limit, holds)
     except ScaffoldError as exc:  # a porter bug: say so, write nothing more
         err_console.print(f"[bold red]internal error:[/] {plain(exc)}", soft_wrap=True)
         raise typer.Exit(2) from None
@@ -106,6 +133,6 @@ def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said
         raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
     said.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
     for path in kept:
-        err_console.print(f"note: {plain(path)} exists (or is a link): kept, not overwritten", soft_wrap=True)
+        err_console.print(f"note: {plain(path)} {_KEPT[holds.get(path)]}", soft_wrap=True)
     for problem in passed:
         err_console.print(f"note: {plain(problem)}", soft_wrap=True)

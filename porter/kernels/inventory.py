@@ -143,6 +143,8 @@ _USE = re.compile(r"\b(\w+)(?=\s*\()")
 # `#define Name T` (mmcv 2.2.0: `#define TensorAcc4R PackedTensorAccessor32<...>`); each bounded
 # in length, so a `typedef` that never ends is not scanned to the file's end from each one
 _TYPEDEF = re.compile(r"\btypedef\b([^;{}()]{0,1000}?)\b(\w+)\s*;")
+# C's function pointer type: `typedef float (*op_t)(float);` (`_TYPEDEF` reads no parenthesis)
+_TYPEDEF_POINTER = re.compile(r"\btypedef\b([^;{}()]{1,200})\(\s*([*&])\s*(\w+)\s*\)\s*(\([^;{}()]{0,1000}\))\s*;")
 _USING = re.compile(r"\busing[ \t\n]+(\w+)[ \t\n]*=([^;{}]{1,1000});")
 # an enumeration (`enum class Mode : uint8_t {`): a number, of its underlying type (an `int` where
 # it names none): a parameter of it by value was no struct
@@ -300,13 +302,14 @@ class Kernel:
         d.pop("aliases")
         d.pop("typenames")
         d.pop("template")
-        d.pop("unresolved")
         d.pop("branches")
         d.pop("helper_of")  # (its detail says so)
         d.pop("modules")
         d.pop("specialises")  # (its detail says so)
         if not self.namespace:
             del d["namespace"]
+        if not self.unresolved:  # (the launches porter cannot tie to its arguments, where there are any)
+            del d["unresolved"]
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
@@ -551,6 +554,7 @@ class _Scan(cst.CSTVisitor):
         self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
         self.extensions: list[tuple[cst.Call, tuple[int | None, int]]] = []
+        self.extension_names: set[str] = set()  # names bound to `CUDAExtension` (`_cuda_extension`)
         self.texts: dict[str, cst.BaseExpression] = {}  # a name bound to a string (or strings): `load_inline`'s sources
         self.held: dict[str, list[str]] = {}  # a name bound to a dict, list or tuple of names: `{"a": k_a, "b": k_b}`
         self.indirect: list[_PyLaunch] = []  # launches porter cannot tie to one kernel's arguments (`_indirect`)
@@ -583,6 +587,8 @@ class _Scan(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            if self._cuda_extension(node.value):
+                self.extension_names.add(node.targets[0].target.value)
             if isinstance(node.value, cst.Call):
                 self._assigned[id(node.value)] = node.targets[0].target.value
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
@@ -600,16 +606,17 @@ class _Scan(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+        launched = self._unwrapped(func.value) if isinstance(func, cst.Subscript) else None
+        if isinstance(launched, cst.Name):
             # by the name Python reads (NFKC), as the kernels are named: `ｓcale` was a kernel
             # apart from its launch `scale[grid](...)`, its reference not derived (seventeenth read)
-            name = unicodedata.normalize("NFKC", func.value.value)
-            self.launches.append(_PyLaunch(name, self._site(node), self._origins.get(func.value.value)))
-        elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute):
-            holder = dotted(func.value.value)
+            name = unicodedata.normalize("NFKC", launched.value)
+            self.launches.append(_PyLaunch(name, self._site(node), self._origins.get(launched.value)))
+        elif isinstance(launched, cst.Attribute):
+            holder = dotted(launched.value)
             if holder is not None:
                 self.attr_launches.append(
-                    (holder, unicodedata.normalize("NFKC", func.value.attr.value), self._site(node))
+                    (holder, unicodedata.normalize("NFKC", launched.attr.value), self._site(node))
                 )
         elif isinstance(func, cst.Attribute) and (holder := dotted(func.value)) is not None:
             # a dotted holder too: `pkg._C.op(x)` after `import pkg._C`
@@ -622,8 +629,24 @@ class _Scan(cst.CSTVisitor):
             # every call is listed: assigned or not, its ops called here or not
             line = self.where(self.get_metadata(PositionProvider, node).start.line)
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
-        if qual == f"{CPP_EXTENSION}.CUDAExtension":
+        if qual == _CUDA_EXTENSION or (isinstance(func, cst.Name) and func.value in self.extension_names):
             self.extensions.append((node, self.where(self.get_metadata(PositionProvider, node).start.line)))
+
+    def _cuda_extension(self, value: cst.BaseExpression) -> bool:
+        """Whether `value` is `CUDAExtension`, or a choice one of whose two is (`Extension = CppExtension
+        if suffix == 'cpu' else CUDAExtension`, then `Extension(...)`: torch-scatter's, torch-sparse's
+        and torch-cluster's setup.py; their extensions were not listed: twenty-sixth read)."""
+        values = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
+        return any(self.resolver.qualname(v) == _CUDA_EXTENSION for v in values)
+
+    def _unwrapped(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """What a launch `X[grid](...)` runs: `X`, or `k` of `wrap_triton(k)` (torch's way to launch a
+        Triton kernel in a `triton_op`: `k` was listed with no launch, its inputs made up, unsaid:
+        twenty-sixth read)."""
+        if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword:
+            if self.resolver.qualname(value.func) in _TRITON_WRAPPERS:
+                return value.args[0].value
+        return value
 
     def _indirect(self, node: cst.Call) -> None:
         """A launch of a kernel a dict or list holds (`KERNELS[key][grid](...)`), and a kernel subscripted
@@ -767,6 +790,14 @@ def _getattr_of(value: cst.BaseExpression) -> bool:
         and len(value.args) == 2
         and not any(a.keyword or a.star for a in value.args)
     )
+
+
+_CUDA_EXTENSION = f"{CPP_EXTENSION}.CUDAExtension"
+# torch's wrappers of a Triton kernel that a launch subscripts as it would the kernel
+# (`wrap_triton(k)[grid](x)`; `capture_triton` its name in torch 2.5)
+_TRITON_WRAPPERS = frozenset(
+    ("torch.library.wrap_triton", "torch.library.capture_triton", "torch._library.capture_triton")
+)
 
 
 @dataclass(frozen=True)
@@ -2400,6 +2431,10 @@ def _type_aliases(code: str) -> list[tuple[int, str, str]]:
     """The type aliases `code` declares (comments and strings blanked): (offset, name, what it stands for)."""
     out = [(m.start(), m.group(2), m.group(1).strip()) for m in _TYPEDEF.finditer(code) if m.group(1).strip()]
     out += [(m.start(), m.group(1), m.group(2).strip()) for m in _USING.finditer(code)]
+    out += [
+        (m.start(), m.group(3), f"{m.group(1).strip()} ({m.group(2)}){m.group(4)}")
+        for m in _TYPEDEF_POINTER.finditer(code)
+    ]
     out += [(m.start(), m.group(1), (m.group(2) or "int").strip()) for m in _ENUM.finditer(code)]
     out += [(m.start(), m.group(2), (m.group(1) or "int").strip()) for m in _TYPEDEF_ENUM.finditer(code)]
     out += [

@@ -35,6 +35,7 @@ from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
 from porter.kernels.triton_ref import Translation, number_literal, roles, translate, why_not
+from porter.core.reading import Unreadable, read_regular, too_large
 from porter.core.textsafe import printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
@@ -509,7 +510,19 @@ def _unaliased(decl: str, name: str, aliases: dict[str, str]) -> str:
         if new == decl or len(new) > 10_000:
             break
         decl = new
+    # an alias of a function pointer (`using op_t = float (*)(float);`) read into `op_t f` is
+    # `float (*)(float) f`: the name goes into its declarator, as the kernel could have written it
+    # (`f` was a tensor of the op, unsaid: twenty-sixth read)
+    pointer = _ABSTRACT_POINTER.search(decl)
+    tail = decl.rstrip()
+    head = tail[: len(tail) - len(name)]  # (the declaration before its name, where it ends in it)
+    named = tail.endswith(name) and not (head[-1:].isalnum() or head.endswith("_"))
+    if pointer is not None and named and pointer.end() <= len(head):
+        decl = decl[: pointer.start()] + f"({pointer.group(1)}{name})" + head[pointer.end() :].rstrip()
     return decl
+
+
+_ABSTRACT_POINTER = re.compile(r"\(\s*([*&]+)\s*\)(?=\s*\()")  # `(*)` of `float (*)(float)`
 
 
 def _cuda_signature(k: Kernel) -> Signature:
@@ -523,6 +536,8 @@ def _cuda_signature(k: Kernel) -> Signature:
     positions: dict[int, str] = {}
     guessed: list[tuple[str, list[str]]] = []
     packs: list[str] = []
+    names = (_c_param(decl, index, k.typenames)[0] for index, decl in enumerate(k.params))
+    own = {name for name in names if name == safe_name(name)}  # (kept as they are)
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
@@ -539,9 +554,7 @@ def _cuda_signature(k: Kernel) -> Signature:
             packs.append(decl)
         elif kind == "float":
             kind = _launched_kind(decl, name, k, guessed)
-        py = safe_name(name)
-        while py in kinds:
-            py += "_"
+        py = _param_name(name, kinds, own)
         params.append(py)
         kinds[py] = kind
         positions[index] = py
@@ -559,6 +572,16 @@ def _cuda_signature(k: Kernel) -> Signature:
         guessed=guessed,
         packs=packs,
     )
+
+
+def _param_name(name: str, kinds: dict[str, str], own: set[str]) -> str:
+    """The op's name for C++ parameter `name`: its own where Python may hold it, else a new one that
+    is no other parameter's (`k(float* a_, float* a)` was `k(a, a_)`: each named as the other, the
+    one the kernel writes called `a_` in mutates_args: twenty-sixth read)."""
+    py = safe_name(name)
+    while py in kinds or (py != name and py in own):
+        py += "_"
+    return py
 
 
 def _launched_kind(decl: str, name: str, k: Kernel, guessed: list[tuple[str, list[str]]]) -> str:
@@ -1383,9 +1406,11 @@ def write_scaffolds(
     kept: list[Path] | None = None,
     passed: list[str] | None = None,
     limit: float | None = DEFAULT_FILE_TIMEOUT,
+    holds: dict[Path, bool | None] | None = None,
 ) -> list[Path]:
     """Write each kernel's files into `out_dir`; the paths written. A name that is taken
-    (a file, a folder or a link, even a dangling one) is never written: it goes into `kept`.
+    (a file, a folder or a link, even a dangling one) is never written: it goes into `kept`,
+    and into `holds` with whether it holds what porter would write (`_holds`).
     Each kernel's files are made in a process of their own for at most `limit` seconds: a
     kernel whose source stalls or overflows the parser goes into `passed` (a note), unwritten."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -1406,7 +1431,21 @@ def write_scaffolds(
                 written.append(out_dir / name)
             elif kept is not None:
                 kept.append(out_dir / name)
+                if holds is not None:
+                    holds[out_dir / name] = _holds(out_dir / name, data)
     return written
+
+
+def _holds(path: Path, data: bytes) -> bool | None:
+    """Whether the kept file `path` holds `data`, what porter writes now (None: a link, or no plain
+    file porter reads): rerun after a kernel changed, every kept file was said alike, one that no
+    longer fits its kernel as one that is porter's own (twenty-sixth read)."""
+    if path.is_symlink():  # (never read through a link, as never written through one)
+        return None
+    try:
+        return read_regular(path, len(data)) == data
+    except Unreadable as exc:
+        return False if too_large(exc.reason) else None
 
 
 def _scaffolded(kernels: list[Kernel], passed: list[str] | None) -> Iterator[Kernel]:
