@@ -60,8 +60,12 @@ class RunProgress:
         self.delay = delay
         self.every = every
         # the live bar needs a terminal that moves its cursor: a dumb one (TERM=dumb, as Emacs'
-        # shell sets it) drew no bar and got no lines either (nineteenth read)
-        self.tty = on_a_terminal(console) and console.is_interactive if tty is None else tty
+        # shell sets it) drew no bar and got no lines either (nineteenth read); and a row above
+        # it: on a terminal one row high, rich's last frame went into the scrollback before the
+        # cursor moved up to clear it, and stayed there (twenty-sixth read)
+        if tty is None:
+            tty = on_a_terminal(console) and console.is_interactive and console.height > 1
+        self.tty = tty
         self.clock = clock
         self.done = 0
         self._bar: Progress | None = None
