@@ -157,13 +157,18 @@ _LARGEST_SIZE = 0xFFFF
 def _settle_terminal() -> None:
     """The environment the output is written to, made safe to print to before anything prints:
     a terminal size that is not a positive decimal a terminal can have is ignored (POSIX leaves
-    such a `COLUMNS` unspecified), text the stream's encoding lacks (an ASCII locale, PYTHONIOENCODING) is
-    written as `\\uXXXX` rather than raised, and a closed stdout or stderr (`>&-`) takes the
-    output away as Python's print does."""
+    such a `COLUMNS` unspecified), so is an empty `FORCE_COLOR`, text the stream's encoding
+    lacks (an ASCII locale, PYTHONIOENCODING) is written as `\\uXXXX` rather than raised, and a
+    closed stdout or stderr (`>&-`) takes the output away as Python's print does."""
     for var in _SIZES:
         value = os.environ.get(var)
         if value is not None and not (value.isascii() and value.isdigit() and 0 < int(value) <= _LARGEST_SIZE):
             del os.environ[var]
+    # force-color.org: only a `FORCE_COLOR` "present and not an empty string" asks for colour (as
+    # ruff reads it); rich read an empty one as "not a terminal", and on a terminal `explain`
+    # printed its Markdown source, `rewrite` drew no bar, nothing had colour (twenty-sixth read)
+    if os.environ.get("FORCE_COLOR") == "":
+        del os.environ["FORCE_COLOR"]
     from porter.core.textsafe import UNENCODABLE, unencodable_escaped
 
     codecs.register_error(UNENCODABLE, unencodable_escaped)

@@ -10,19 +10,25 @@ written at most every `every` seconds, so a ten-file port prints no progress at 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column, Table
+from rich.text import Text
 
 from porter.pipeline.discover import discover
 from porter.core.textsafe import printable
@@ -54,8 +60,12 @@ class RunProgress:
         self.delay = delay
         self.every = every
         # the live bar needs a terminal that moves its cursor: a dumb one (TERM=dumb, as Emacs'
-        # shell sets it) drew no bar and got no lines either (nineteenth read)
-        self.tty = on_a_terminal(console) and console.is_interactive if tty is None else tty
+        # shell sets it) drew no bar and got no lines either (nineteenth read); and a row above
+        # it: on a terminal one row high, rich's last frame went into the scrollback before the
+        # cursor moved up to clear it, and stayed there (twenty-sixth read)
+        if tty is None:
+            tty = on_a_terminal(console) and console.is_interactive and console.height > 1
+        self.tty = tty
         self.clock = clock
         self.done = 0
         self._bar: Progress | None = None
@@ -105,13 +115,14 @@ class RunProgress:
         return on_result
 
     def _start_bar(self) -> None:
-        self._bar = Progress(
-            TextColumn(f"[bold]{self.label}[/]"),
+        whole = Column(no_wrap=True)  # the table squeezes the bar and the path, never these
+        self._bar = _Bar(
+            TextColumn(f"[bold]{self.label}[/]", table_column=whole),
             BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[path]}", style="dim", markup=False),  # a path is a name, never markup
+            MofNCompleteColumn(table_column=whole),
+            TimeElapsedColumn(table_column=whole),
+            TimeRemainingColumn(table_column=whole),
+            _PathColumn(),
             console=self.console,
             transient=True,
         )
@@ -128,6 +139,73 @@ class RunProgress:
             f"porter: {word} {self.done}{of} files{pct}, {elapsed:.0f}s", highlight=False, soft_wrap=True
         )
         self.lines_written += 1
+
+
+class _Bar(Progress):
+    """rich's `Progress` that leaves out whole columns where the terminal is too narrow for all
+    of them, the least needed first: rich cut every column to fit, and at 80 columns a run of
+    2,100 files counted `2100/2…`, at 59 columns 210 files `210/2…` (twenty-sixth read)."""
+
+    def make_tasks_table(self, tasks: Iterable[Task]) -> Table:
+        tasks = list(tasks)
+        if not tasks:  # as rich's `__init__` draws it, before its console is set
+            return super().make_tasks_table(tasks)
+        every = self.columns
+        self.columns = _fitting(self.console, every, tasks)
+        try:
+            return super().make_tasks_table(tasks)
+        finally:
+            self.columns = every
+
+
+# the narrowest the bar and the path are drawn before a column is left out
+_SQUEEZED = 4
+# `_start_bar`'s columns by their place, in the order they are left out: the path, the time left,
+# the time taken, the bar, the label (the count stays)
+_LEFT_OUT = (5, 4, 3, 1, 0)
+
+
+def _fitting(console: Console, columns: tuple, tasks: list[Task]) -> tuple:
+    """`columns` less the fewest of `_LEFT_OUT` that leaves the rest whole in `console`'s width."""
+    options = console.options
+
+    def width(column: ProgressColumn) -> int:
+        if isinstance(column, (BarColumn, _PathColumn)):
+            return _SQUEEZED
+        return max((Measurement.get(console, options, column(task)).maximum for task in tasks), default=0)
+
+    shown = list(columns)
+    for leave_out in _LEFT_OUT:
+        if sum(width(c) + 1 for c in shown) - 1 <= console.width:
+            break
+        del shown[leave_out]
+    return tuple(shown)
+
+
+class _PathColumn(ProgressColumn):
+    """The file being ported, its end kept where the table gives it less room than it takes."""
+
+    def render(self, task: Task) -> _Tail:
+        return _Tail(task.fields.get("path", ""))
+
+
+class _Tail:
+    """Text shown by its end, a `…` before it, where it is drawn narrower than it is."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        width = cell_len(self.text)
+        return Measurement(min(width, _SQUEEZED), width).clamp(max_width=options.max_width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text = self.text
+        if cell_len(text) > options.max_width:
+            while text and cell_len(text) > options.max_width - 1:
+                text = text[1:]
+            text = "…" + text
+        yield Text(text, style="dim", no_wrap=True, overflow="crop")  # a path is a name, never markup
 
 
 def _short(path: str | None, width: int = 40) -> str:

@@ -225,6 +225,53 @@ def test_a_path_with_control_characters_in_the_progress_bar():
     assert "cr.py" not in drawn and "l.py" not in drawn.replace("\\x0al.py", ""), drawn
 
 
+@pytest.mark.parametrize("total", [210, 2100])
+def test_the_progress_bar_s_count_is_whole_at_every_width(total):
+    """rich cut every column of the bar to fit: on an 80-column terminal a run of 2,100 files
+    counted `2100/2…`, at 59 columns 210 files `210/2…`, below 50 no count was left (twenty-sixth
+    read). Columns are left out whole, the path first, and the path keeps its end."""
+    import io
+
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from porter.report.progress import RunProgress
+
+    path = "verify/data/" + "p" * 40 + "/ops_xla.json"
+    for width in range(12, 132):
+        console = Console(file=io.StringIO(), force_terminal=True, width=width, color_system=None)
+        with RunProgress(console, total=total, delay=0.0, tty=True) as progress:
+            progress.done = total - 1
+            progress.advance(path)
+            bar = progress._bar
+            lines = console.render_lines(bar.make_tasks_table(bar.tasks), console.options, pad=False)
+        drawn = ["".join(segment.text for segment in line) for line in lines]
+        assert len(drawn) == 1 and cell_len(drawn[0]) <= width, (width, drawn)
+        assert f"{total}/{total}" in drawn[0], (width, drawn)
+        if "json" in drawn[0]:
+            assert drawn[0].endswith("json"), (width, drawn)  # the path's end is kept
+
+
+def test_a_terminal_one_row_high_gets_progress_lines_not_the_bar():
+    """rich's bar, cleared at the end by moving the cursor up a row, left its last frame in the
+    scrollback of a terminal one row high, which has no row above it (twenty-sixth read)."""
+    import io
+
+    from rich.console import Console
+
+    from porter.report.progress import RunProgress
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, height=1, color_system=None)
+    with RunProgress(console, total=3, delay=0.0, every=0.0) as progress:
+        for name in ("a.py", "b.py", "c.py"):
+            progress.advance(name)
+    drawn = console.file.getvalue()
+    assert progress._bar is None and "\x1b[1A" not in drawn, drawn
+    assert "porter: porting 3/3 files" in drawn and "porter: done 3/3 files" in drawn, drawn
+    tall = Console(file=io.StringIO(), force_terminal=True, width=80, height=2)
+    assert RunProgress(tall, total=3).tty  # a row above it: the bar
+
+
 def test_brackets_in_advice_survive_the_rewrite_summary(tmp_path):
     """The summary's "Left for a person" lines print a rule's advice as text: `[i]` is kept."""
     (tmp_path / "m.py").write_bytes(b"import torch\nstate = torch.cuda.get_rng_state()\n")

@@ -173,9 +173,11 @@ def test_the_carets_stand_under_the_finding_whatever_the_line_holds_before_it(tm
     assert carets.index("^") == len("  | ") + len('s = "') + lead + len('"; x = '), lines
 
 
-def _on_a_terminal(args: list[str], cwd, timeout: float = 120, columns: int = 120) -> tuple[int, str]:
-    """`porter ARGS` with stdout and stderr on a pseudo-terminal (as a person runs it): its exit
-    status and all it printed."""
+def _on_a_terminal(
+    args: list[str], cwd, timeout: float = 120, columns: int = 120, extra: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """`porter ARGS` with stdout and stderr on a pseudo-terminal (as a person runs it), `extra`
+    added to its environment: its exit status and all it printed."""
     import pty
     import select
     import time
@@ -183,7 +185,9 @@ def _on_a_terminal(args: list[str], cwd, timeout: float = 120, columns: int = 12
     master, slave = pty.openpty()
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": str(columns), "TERM": "xterm"}
     env.pop("NO_COLOR", None)
+    env.pop("FORCE_COLOR", None)
     env.setdefault("XDG_CACHE_HOME", str(cwd / ".user-cache"))
+    env.update(extra or {})
     proc = subprocess.Popen(
         [sys.executable, "-m", "porter", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave
     )
@@ -221,6 +225,17 @@ def test_a_run_on_a_terminal_draws_its_progress_bar_and_finishes(tmp_path):
     assert status == 0 and "context manager" not in shown and "Traceback" not in shown, shown
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(f"m{i}.py" for i in range(40)), shown
     assert "\x1b[?25l" not in shown or shown.rfind("\x1b[?25h") > shown.rfind("\x1b[?25l"), shown  # cursor shown again
+
+
+def test_an_empty_force_color_leaves_a_terminal_a_terminal(tmp_path):
+    # force-color.org: a `FORCE_COLOR` "present and not an empty string" forces colour; rich read
+    # an empty one (`FORCE_COLOR: ${{ vars.COLOR }}` unset) as "not a terminal", and on a terminal
+    # `explain` printed its Markdown source and `rewrite` drew no bar (twenty-sixth read)
+    status, unset = _on_a_terminal(["explain", "DEV001"], tmp_path)
+    status_empty, empty = _on_a_terminal(["explain", "DEV001"], tmp_path, extra={"FORCE_COLOR": ""})
+    assert status == status_empty == 0, empty
+    assert "| target |" not in empty and "\x1b[" in empty, empty  # rendered, as with it unset
+    assert re.sub("\x1b\\[[0-9;]*m", "", empty) == re.sub("\x1b\\[[0-9;]*m", "", unset)
 
 
 @pytest.mark.parametrize("args", [("explain", "DEV001"), ("--help",), ("lint", "--no-such")])
