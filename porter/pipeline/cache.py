@@ -68,6 +68,7 @@ from porter.core.reading import open_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
+from porter.pipeline.discover import git_env
 
 CACHE_DIR_NAME = ".porter_cache"
 _FORMAT = 3  # 3: every file is tagged with the user's key (HMAC-SHA256)
@@ -745,7 +746,7 @@ def seen_by_git(directory: Path) -> str | None:
         return None
     ours = [f"{_ENTRIES}/", "CACHEDIR.TAG"]
     git = [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", "-C", str(directory)]
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    env = git_env(directory.resolve())  # (the repository the walk reads there, not the caller's GIT_DIR's view)
     try:
         proc = subprocess.run(
             [*git, "check-ignore", "--no-index", *ours],  # (our two names: plain ASCII, one a line)
