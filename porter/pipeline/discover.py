@@ -490,9 +490,17 @@ def git_env(folder: Path) -> dict[str, str]:
     (`_named_for`). `cache.seen_by_git` ran git in the cache folder with the caller's: a hook's
     relative `GIT_DIR=.git` named no repository from there (the note that git lists the cache
     was not said), an absolute one made the cache folder the work tree's top (the `.gitignore`
-    above that leaves it out unread: a note said git lists what it does not; twenty-sixth read)."""
+    above that leaves it out unread: a note said git lists what it does not; twenty-sixth read).
+    Elsewhere the variables that bound git's search are kept (`_BOUNDING_VARIABLES`): git then
+    finds the repository `_searched` finds."""
     named = _named_for(folder)
-    return _git_env(named={"GIT_DIR": named.git_dir, "GIT_WORK_TREE": os.fspath(named.top)} if named else None)
+    if named is not None:
+        return _git_env(named={"GIT_DIR": named.git_dir, "GIT_WORK_TREE": os.fspath(named.top)})
+    return _git_env(named={k: os.environ[k] for k in _BOUNDING_VARIABLES if k in os.environ})
+
+
+# the variables that bound git's search for a repository (`_searched` reads both, as git does)
+_BOUNDING_VARIABLES = ("GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")
 
 
 def _searched(top: Path) -> tuple[Path, ...]:

@@ -653,6 +653,21 @@ def test_the_note_that_git_lists_the_cache_asks_the_repository_the_caller_s_git_
     assert bool([ln for ln in status.stdout.splitlines() if "c/v3/" in ln]) == seen, status.stdout
 
 
+def test_the_note_that_git_lists_the_cache_keeps_the_caller_s_ceiling(tmp_path):
+    """`seen_by_git` drops the caller's repository variables but not those that bound git's
+    search (`GIT_CEILING_DIRECTORIES`, read by discovery too): with the repository at the
+    ceiling, git finds none from the cache folder and lists nothing, and no note is said."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "proj" / "c").mkdir(parents=True)
+    (tmp_path / "proj" / "m.py").write_bytes(CUDA)
+    (tmp_path / "proj" / "c" / ".gitignore").write_text("*.pyc\n")
+    env = {"GIT_CEILING_DIRECTORIES": str(tmp_path)}
+    out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path / "proj", env=env)
+    assert out.returncode == 1 and "git lists the cache's" not in out.stderr.decode(), out.stderr
+    out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path / "proj")
+    assert "git lists the cache's" in out.stderr.decode(), out.stderr  # (without the ceiling: git lists them)
+
+
 def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
     """The key hashed rules/*.toml but not rules/cuda_only/packages.json or rules/api/*.json:
     after an update of that data (a package found CUDA-only, or no longer), a warm run gave
