@@ -19,12 +19,12 @@ fsmonitor hook, a clean filter): see `_NO_PROGRAMS`.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from porter.core import programs
+from porter.pipeline.discover import git_env
 
 _OTHER_VCS = {".hg": "Mercurial", ".svn": "Subversion", ".jj": "Jujutsu"}
 _CHUNK = 500  # files per git call: far below any command-line limit
@@ -110,14 +110,18 @@ def _vcs_marker(folder: Path) -> Path | None:
 _NO_PROGRAMS = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
 
 
-def _run(args: list[str]) -> subprocess.CompletedProcess[bytes]:
+def _run(args: list[str], where: Path) -> subprocess.CompletedProcess[bytes]:
+    """`args` (git's, run in `where`, a real path) with the environment discovery runs git with
+    there (`git_env`): the caller's `GIT_DIR` kept as is made each file's folder the work tree's
+    top (`git -C FOLDER`), so a tracked, clean file below it was refused as untracked
+    (twenty-sixth read)."""
     # (`git` from PATH's absolute folders: an empty entry ran a `git` the project ships)
     return subprocess.run(
         [programs.find(args[0]), *args[1:]],
         capture_output=True,
         timeout=120,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
+        env=git_env(where),
     )
 
 
@@ -126,7 +130,7 @@ def _filters_off(top: Path) -> list[str]:
     configuration names: git skips a filter whose command is empty. Reading the configuration
     runs nothing."""
     proc = _run(
-        ["git", *_NO_PROGRAMS, "-C", str(top), "config", "-z", "--get-regexp", r"^filter\..*\.(clean|process)$"]
+        ["git", *_NO_PROGRAMS, "-C", str(top), "config", "-z", "--get-regexp", r"^filter\..*\.(clean|process)$"], top
     )
     out: list[str] = []
     for entry in proc.stdout.split(b"\0"):
@@ -138,7 +142,7 @@ def _filters_off(top: Path) -> list[str]:
 
 def _git(top: Path, *args: str, filters: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
     # literal pathspecs: a file named `*.py` or `:(glob)x` is that file, not a pattern
-    return _run(["git", *_NO_PROGRAMS, *(filters or []), "--literal-pathspecs", "-C", str(top), *args])
+    return _run(["git", *_NO_PROGRAMS, *(filters or []), "--literal-pathspecs", "-C", str(top), *args], top)
 
 
 def _why(proc: subprocess.CompletedProcess[bytes]) -> str:

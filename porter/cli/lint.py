@@ -7,7 +7,7 @@ not be checked), 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import os
-from collections import Counter
+from collections.abc import Callable
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -55,7 +55,8 @@ from porter.cli.options import (
 from porter.core.findings import FileStatus
 from porter.analysis.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
-from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
+from porter.lint.baseline import BaselineError, Known, apply_baseline, read_baseline, write_baseline
+from porter.lint.fingerprint import identity_path
 from porter.lint.formats import FORMATS, TEXT_FORMATS, render
 from porter.lint.formats.gitlab import unlocated
 from porter.lint.statistics import render_statistics
@@ -161,9 +162,11 @@ def lint(
     if report is not None:
         _write_migration_report(report, run, settings)
     if write_baseline_to is not None:
-        _write_baseline_and_exit(write_baseline_to, run, settings.target, settings.portable)
+        _write_baseline_and_exit(write_baseline_to, run, settings.target, settings.portable, fingerprint_base)
     if known is not None:
-        run.findings, run.baselined, run.stale_baseline = apply_baseline(run.findings, run.fingerprints, known)
+        run.findings, run.baselined, run.stale_baseline = apply_baseline(
+            run.findings, run.fingerprints, known, _checked(run, fingerprint_base)
+        )
     if diff:
         _print_diff_and_exit(run, exit_zero=exit_zero)
 
@@ -197,7 +200,14 @@ def _output_format(
     return fmt
 
 
-def _read_known(baseline: Path | None, target: str, portable: bool) -> Counter | None:
+def _checked(run, base: Path | None) -> Callable[[str], bool]:
+    """Whether the run checked the file a baseline entry names (relative to `base`, the
+    baseline's folder): it read it, or it is gone (its findings are fixed with it)."""
+    read = {identity_path(r.path, base) for r in run.results}
+    return lambda file: file in read or not os.path.lexists(os.path.join(base or ".", file))
+
+
+def _read_known(baseline: Path | None, target: str, portable: bool) -> Known | None:
     """The baseline's records, read before the run so that a bad file (or one of another
     target, or of the other `--portable` mode) is a usage error (exit 2)."""
     if baseline is None:
@@ -291,10 +301,10 @@ def _write_migration_report(report: Path, run, settings) -> None:
         raise usage_error(f"cannot write --report {report}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
-def _write_baseline_and_exit(write_baseline_to: Path, run, target: str, portable: bool) -> NoReturn:
+def _write_baseline_and_exit(write_baseline_to: Path, run, target: str, portable: bool, base: Path | None) -> NoReturn:
     """--write-baseline: record today's findings and exit 0 (the baseline accepts them)."""
     try:
-        write_baseline(write_baseline_to, target, run.findings, run.fingerprints, run.version, portable)
+        write_baseline(write_baseline_to, target, run.findings, run.fingerprints, run.version, portable, base)
     except OSError as exc:
         raise usage_error(f"cannot write --write-baseline {write_baseline_to}: {exc.strerror or exc}") from None
     n = len(run.findings)

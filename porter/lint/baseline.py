@@ -1,7 +1,8 @@
 """Baselines for incremental migration: record today's findings, fail only on new ones.
 
 The file is JSON: a version, the target, whether the run was `--portable`, and one entry per
-finding with its fingerprint (see `porter.lint.fingerprint`) plus code, path, line and message for people reading it.
+finding with its fingerprint (see `porter.lint.fingerprint`) and its file (relative to the
+baseline's folder, as the fingerprint names it), plus code, path, line and message for people reading it.
 Fingerprints are computed relative to the baseline file's folder, so the same file works
 from any working directory.
 """
@@ -10,10 +11,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from porter.core.findings import Finding
 from porter.core.reading import Unreadable, read_regular
+from porter.lint.fingerprint import identity_path
 
 BASELINE_VERSION = 1
 
@@ -29,10 +33,13 @@ def write_baseline(
     fingerprints: dict[int, str],
     tool_version: str,
     portable: bool = False,
+    base: Path | None = None,
 ) -> None:
+    """`base`: the folder the fingerprints are relative to (the baseline's)."""
     entries = [
         {
             "fingerprint": fingerprints[id(f)],
+            "file": identity_path(f.path, base),
             "code": f.code,
             "path": f.path,
             "line": f.start.line,
@@ -52,8 +59,15 @@ def write_baseline(
     write_output(path, json.dumps(data, indent=2) + "\n")  # whole; a link of that name is replaced, not written through
 
 
-def read_baseline(path: Path, target: str | None = None, portable: bool | None = None) -> Counter:
-    """Fingerprint -> how many findings with it the baseline holds. `target`: the run's; a
+class Known(NamedTuple):
+    """What a baseline records."""
+
+    counts: Counter  # fingerprint -> how many findings with it the baseline holds
+    files: dict[str, str]  # fingerprint -> its file, relative to the baseline's folder (where recorded)
+
+
+def read_baseline(path: Path, target: str | None = None, portable: bool | None = None) -> Known:
+    """The baseline's fingerprints and their files (`Known`). `target`: the run's; a
     baseline recorded for another one is an error (a fingerprint names no target, so a neuron
     baseline silenced a tpu run's findings of the same codes on the same lines, which no one
     accepted for tpu: seventeenth read). `portable`: whether the run is `--portable`; a baseline
@@ -79,13 +93,16 @@ def read_baseline(path: Path, target: str | None = None, portable: bool | None =
         raise BaselineError(f"{path}: not a porter baseline (version {BASELINE_VERSION} expected)")
     _check_mode(path, data, target, portable)
     counts: Counter = Counter()
+    files: dict[str, str] = {}
     for entry in data["findings"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
             shown = repr(entry)
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
             raise BaselineError(f"{path}: baseline entry without a fingerprint: {shown}")
         counts[entry["fingerprint"]] += 1
-    return counts
+        if isinstance(entry.get("file"), str):
+            files[entry["fingerprint"]] = entry["file"]
+    return Known(counts, files)
 
 
 def _check_mode(path: Path, data: dict, target: str | None, portable: bool | None) -> None:
@@ -108,10 +125,15 @@ def _check_mode(path: Path, data: dict, target: str | None, portable: bool | Non
 
 
 def apply_baseline(
-    findings: list[Finding], fingerprints: dict[int, str], known: Counter
+    findings: list[Finding], fingerprints: dict[int, str], known: Known, checked: Callable[[str], bool]
 ) -> tuple[list[Finding], int, int]:
-    """(new findings, how many the baseline covered, baseline entries no longer found)."""
-    left = Counter(known)
+    """(new findings, how many the baseline covered, baseline entries no longer found). An
+    entry left over is no longer found only where the run checked its file (`checked`, given
+    the file the entry records; one from a baseline that records none counts): a run of some
+    files (`porter lint a.py`, as a pre-commit hook passes the changed ones) called every other
+    file's entries "no longer found (fixed since)" and said to rewrite the baseline, which, from
+    that run, drops them all (twenty-sixth read)."""
+    left = Counter(known.counts)
     new: list[Finding] = []
     covered = 0
     for f in findings:
@@ -121,4 +143,5 @@ def apply_baseline(
             covered += 1
         else:
             new.append(f)
-    return new, covered, sum(left.values())
+    stale = sum(n for fp, n in left.items() if fp not in known.files or checked(known.files[fp]))
+    return new, covered, stale

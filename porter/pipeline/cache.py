@@ -68,6 +68,7 @@ from porter.core.reading import open_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
+from porter.pipeline.discover import git_env
 
 CACHE_DIR_NAME = ".porter_cache"
 _FORMAT = 3  # 3: every file is tagged with the user's key (HMAC-SHA256)
@@ -408,12 +409,16 @@ class Cache:
         `v3/` in it never through a link; keep `v3/`'s descriptor (`_fd`) for every later read,
         write and sweep. Reopened by path at each of them, a cache folder swapped for a link
         during the run (by another user who can write the folder above it) took the run's
-        entries, and its sweep, to wherever `v3/` then resolved (twenty-fifth read)."""
+        entries, and its sweep, to wherever `v3/` then resolved (twenty-fifth read). A new `v3/`
+        is made only once the marks are there: made first, on a full disk (where a folder can
+        still be made and a file's bytes cannot be written), it stood without them, and `cli.common.check_cache_dir`
+        refused the folder from the next run on, whatever space was freed (twenty-sixth read)."""
         root = os.open(self.directory, _DIR & ~getattr(os, "O_NOFOLLOW", 0))
         try:
             try:
                 self._fd = os.open(_ENTRIES, _DIR, dir_fd=root)
             except FileNotFoundError:
+                _mark_folder(root)
                 try:
                     os.mkdir(_ENTRIES, dir_fd=root)
                 except FileExistsError:
@@ -745,7 +750,7 @@ def seen_by_git(directory: Path) -> str | None:
         return None
     ours = [f"{_ENTRIES}/", "CACHEDIR.TAG"]
     git = [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", "-C", str(directory)]
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    env = git_env(directory.resolve())  # (the repository the walk reads there, not the caller's GIT_DIR's view)
     try:
         proc = subprocess.run(
             [*git, "check-ignore", "--no-index", *ours],  # (our two names: plain ASCII, one a line)

@@ -450,12 +450,8 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
     And whether the repository folds case (`_git_settings`)."""
     folders = (top, *top.parents)
     searched = _searched(top)
-    named = _env_repository()
-    if (
-        named is not None
-        and (top == named.top or named.top in top.parents)
-        and not any(_own_repo(f) is not None for f in folders[: folders.index(named.top)])
-    ):
+    named = _named_for(top)
+    if named is not None:
         repo = named.top
         excludes, fold = _named_repo_excludes(named)
     else:
@@ -474,6 +470,37 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
         head = "" if top == repo else top.relative_to(repo).as_posix() + "/"
         out.append((head, head.count("/"), _spec(excludes, fold)))
     return out, fold
+
+
+def _named_for(top: Path) -> _NamedRepo | None:
+    """The repository the environment names (`_env_repository`) where the walk reads it for
+    `top` (a real path): its work tree holds `top`, and no folder between them holds a `.git` of
+    its own (a nested repository, read as its own); else None."""
+    named = _env_repository()
+    folders = (top, *top.parents)
+    if named is None or named.top not in folders:
+        return None
+    return None if any(_own_repo(f) is not None for f in folders[: folders.index(named.top)]) else named
+
+
+def git_env(folder: Path) -> dict[str, str]:
+    """The environment to run git in for `folder` (a real path) so that git answers for the
+    repository the walk reads there: the caller's repository variables left out (`_git_env`),
+    and the repository the environment names given whole where the walk reads that one
+    (`_named_for`). `cache.seen_by_git` ran git in the cache folder with the caller's: a hook's
+    relative `GIT_DIR=.git` named no repository from there (the note that git lists the cache
+    was not said), an absolute one made the cache folder the work tree's top (the `.gitignore`
+    above that leaves it out unread: a note said git lists what it does not; twenty-sixth read).
+    Elsewhere the variables that bound git's search are kept (`_BOUNDING_VARIABLES`): git then
+    finds the repository `_searched` finds."""
+    named = _named_for(folder)
+    if named is not None:
+        return _git_env(named={"GIT_DIR": named.git_dir, "GIT_WORK_TREE": os.fspath(named.top)})
+    return _git_env(named={k: os.environ[k] for k in _BOUNDING_VARIABLES if k in os.environ})
+
+
+# the variables that bound git's search for a repository (`_searched` reads both, as git does)
+_BOUNDING_VARIABLES = ("GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")
 
 
 def _searched(top: Path) -> tuple[Path, ...]:
@@ -851,8 +878,7 @@ def _git(
     out unless `keep` (`named` sets them)."""
     import subprocess
 
-    env = {k: v for k, v in os.environ.items() if keep or not k.startswith("GIT_") or k.startswith(_KEPT_GIT_VARIABLES)}
-    env.update(named or {}, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    env = _git_env(keep=keep, named=named)
     what = "git's `core.excludesFile` and `core.ignoreCase` are not read"
     where = ["-C", repo] if repo is not None else []
     try:
@@ -886,6 +912,14 @@ def _git(
             _note(f"git cannot read its configuration in {repo} ({why}): {what} there")
         return None
     return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def _git_env(*, keep: bool = False, named: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment porter runs git with: the repository variables left out unless `keep`
+    (`_KEPT_GIT_VARIABLES`), `named` set, no lock taken, no prompt, no pager."""
+    env = {k: v for k, v in os.environ.items() if keep or not k.startswith("GIT_") or k.startswith(_KEPT_GIT_VARIABLES)}
+    env.update(named or {}, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    return env
 
 
 def _note(line: str) -> None:

@@ -46,6 +46,26 @@ def test_fixed_findings_are_counted_as_stale(project):
     assert "2 baseline entries no longer found" in r.stdout
 
 
+def test_a_run_of_some_files_counts_only_their_entries_as_no_longer_found(project):
+    """A run of some of the files (as a pre-commit hook passes the changed ones, spelled
+    `./train.py`) called every other file's entries "no longer found (fixed since)" and said to
+    rewrite the baseline, which, from that run, drops them all (twenty-sixth read). Now only the
+    entries of the files the run checked (read, or gone) count."""
+    write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    for spelled in ("./train.py", "sub/", "sub/m.py", "./sub/../train.py"):
+        r = cli("lint", spelled, "-t", "neuron", "--baseline", "b.json")
+        assert r.exit_code == 0 and "no longer found" not in r.stdout, (spelled, r.stdout)
+    (project / "train.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
+    assert "2 baseline entries no longer found" in r.stdout, r.stdout  # (its own fixed ones)
+    r = cli("lint", "sub", "-t", "neuron", "--baseline", "b.json")
+    assert "no longer found" not in r.stdout, r.stdout
+    (project / "train.py").unlink()
+    r = cli("lint", "sub", "-t", "neuron", "--baseline", "b.json")
+    assert "3 baseline entries no longer found" in r.stdout, r.stdout  # (a file gone: its entries are)
+
+
 def test_baseline_works_from_another_directory(project):
     write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
     cli("lint", ".", "-t", "neuron", "--write-baseline", "ci/baseline.json")

@@ -137,6 +137,37 @@ def test_a_full_disk_is_swept_though_the_sweep_s_mark_cannot_be_written(tmp_path
     assert store.prune() == 0 and old.exists()
 
 
+def test_a_cache_folder_made_on_a_full_disk_is_the_cache_once_space_is_freed(tmp_path, monkeypatch):
+    """On a full disk a folder can still be made where a file's bytes cannot be written (a
+    tmpfs of 64 KiB, filled: seen by hand). The first run made `v3/` and then failed to write
+    the marks, so `v3/` stood without them and `check_cache_dir` refused the folder from the
+    next run on ("holds files that are not porter's cache (v3, ...)", exit 2), whatever space
+    was freed (twenty-sixth read). Now `v3/` is made after the marks: that run is off, the next
+    one uses the folder."""
+    import errno
+
+    import typer
+
+    from porter.cli.common import check_cache_dir
+
+    def full(folder, name, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    (tmp_path / "m.py").write_bytes(CUDA)
+    with monkeypatch.context() as patched:
+        patched.setattr(cache_module, "_write_at", full)
+        first = Cache(tmp_path / "c")
+    assert not first.enabled and "No space left on device" in (first.problem or "")
+    assert not (tmp_path / "c" / "v3").exists()
+    try:
+        check_cache_dir(tmp_path / "c", [tmp_path / "m.py"], False)
+    except typer.Exit:
+        raise AssertionError(f"the folder is refused: {sorted(os.listdir(tmp_path / 'c'))}") from None
+    second = Cache(tmp_path / "c")
+    assert second.enabled and second.problem is None
+    assert {".gitignore", "CACHEDIR.TAG", "v3"} <= set(os.listdir(tmp_path / "c"))
+
+
 def test_the_sweep_removes_only_porter_s_files_and_follows_no_swapped_link(tmp_path):
     """A cache folder others may write (a shared `--cache-dir`, umask 000): its entry folder
     swapped for a link after the run began must not lead the sweep into another folder, and a

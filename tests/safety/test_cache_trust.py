@@ -618,6 +618,56 @@ def test_a_kept_user_gitignore_that_lets_git_see_the_cache_is_said(tmp_path, ign
     assert listed - {".gitignore"} == set(seen), status.stdout  # what the note says is what git lists
 
 
+@pytest.mark.parametrize(
+    ("git_dir", "above", "seen"),
+    [(".git", None, True), ("{top}/.git", "c/\n", False), ("{top}/.git", None, True)],
+    ids=["relative-as-a-hook-sets-it", "absolute-cache-left-out-above", "absolute"],
+)
+def test_the_note_that_git_lists_the_cache_asks_the_repository_the_caller_s_git_dir_names(
+    tmp_path, git_dir, above, seen
+):
+    """`seen_by_git` ran `git -C CACHE check-ignore` with the caller's `GIT_DIR` (a hook's
+    `.git`; discovery reads the repository it names, `discover._env_repository`): a relative one
+    named no repository from the cache folder, so git's listing went unsaid; an absolute one
+    made the cache folder the work tree's top, so the `.gitignore` above leaving `c/` out was
+    not read and the note said git lists what it does not (twenty-sixth read). The note is
+    compared with `git status` under the same environment."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / ".gitignore").write_text("*.pyc\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    if above is not None:
+        (tmp_path / ".gitignore").write_text(above)
+    env = {"GIT_DIR": git_dir.format(top=tmp_path)}
+    for run in ("cold", "warm"):
+        out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path, env=env)
+        notes = [ln for ln in out.stderr.decode().splitlines() if "git lists the cache's" in ln]
+        assert out.returncode == 1 and len(notes) == seen, (run, out.stderr)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "-uall", "c"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
+    assert bool([ln for ln in status.stdout.splitlines() if "c/v3/" in ln]) == seen, status.stdout
+
+
+def test_the_note_that_git_lists_the_cache_keeps_the_caller_s_ceiling(tmp_path):
+    """`seen_by_git` drops the caller's repository variables but not those that bound git's
+    search (`GIT_CEILING_DIRECTORIES`, read by discovery too): with the repository at the
+    ceiling, git finds none from the cache folder and lists nothing, and no note is said."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "proj" / "c").mkdir(parents=True)
+    (tmp_path / "proj" / "m.py").write_bytes(CUDA)
+    (tmp_path / "proj" / "c" / ".gitignore").write_text("*.pyc\n")
+    env = {"GIT_CEILING_DIRECTORIES": str(tmp_path)}
+    out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path / "proj", env=env)
+    assert out.returncode == 1 and "git lists the cache's" not in out.stderr.decode(), out.stderr
+    out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path / "proj")
+    assert "git lists the cache's" in out.stderr.decode(), out.stderr  # (without the ceiling: git lists them)
+
+
 def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
     """The key hashed rules/*.toml but not rules/cuda_only/packages.json or rules/api/*.json:
     after an update of that data (a package found CUDA-only, or no longer), a warm run gave

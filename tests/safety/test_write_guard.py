@@ -97,6 +97,23 @@ def test_lint_fix_passes_the_same_guard(tmp_path):
     assert (plain / "m.py").read_bytes() == CUDA
 
 
+@pytest.mark.parametrize("git_dir", ["{top}/.git", ".git"])
+def test_the_guard_asks_the_repository_the_caller_s_git_dir_names(tmp_path, git_dir):
+    """The guard ran `git -C FOLDER` with the caller's `GIT_DIR`: an absolute one (no
+    `GIT_WORK_TREE`) made each file's folder the work tree's top, so a tracked, clean `sub/m.py`
+    was refused as "untracked", where `git status` there lists nothing (twenty-sixth read). Now
+    git runs with discovery's environment for the folder (`discover.git_env`); uncommitted work
+    is still refused."""
+    repo = committed_repo(tmp_path / "repo", {"sub/m.py": CUDA})
+    env = {"GIT_DIR": git_dir.format(top=repo)}
+    out = porter("lint", "sub/m.py", "--target", "xla", "--fix", "--no-cache", cwd=repo, env=env)
+    assert out.returncode == 0, out.stderr
+    assert (repo / "sub" / "m.py").read_bytes() == PORTED
+    (repo / "sub" / "m.py").write_bytes(CUDA + b"y = 1  # uncommitted work\n")
+    out = porter("lint", "sub/m.py", "--target", "xla", "--fix", "--no-cache", cwd=repo, env=env)
+    _refused(out, "sub/m.py", "uncommitted")
+
+
 def test_gitignored_file_named_explicitly_is_refused_like_an_untracked_one(tmp_path):
     repo = committed_repo(tmp_path / "repo", {".gitignore": b"gen.py\n", "keep.py": b"x = 1\n"})
     (repo / "gen.py").write_bytes(CUDA)
