@@ -693,6 +693,46 @@ def test_a_faithful_complex_output_larger_than_its_sample_passes_on_its_block_su
         assert close or ("block sums" in r.modules[0]["stats_differ"] and r.modules[0]["max_abs"] == 0.0), r.modules
 
 
+@pytest.mark.parametrize("kind", ["int64", "bool"])
+def test_an_index_or_mask_output_changed_outside_its_sample_fails_on_its_block_sums(tmp_path, kind):
+    """4,096 argmax indices (or a mask of 4,096 flags), one changed off the strided sample: an
+    integer output had no block sums and its statistics were held to the float tolerance, so
+    the port passed where assert_close (exact for integers) fails (twenty-sixth read). The
+    equal output still passes, and its int32 twin (values equal) too."""
+    from porter.verify.recorder import block_sums, tensor_stats
+
+    g = torch.Generator().manual_seed(11)
+    ref_out = torch.randint(0, 1000, (4096,), generator=g)
+    ref_out = ref_out > 500 if kind == "bool" else ref_out
+
+    def with_output(path, out, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(out, 64)
+        entry = t.manifest["modules"][0]["outputs"][0]
+        entry.update(shape=[4096], dtype=str(out.dtype).removeprefix("torch."))
+        sums = block_sums(out, 64)
+        if sums is not None:
+            t.tensors["m0.0.blocks"] = sums
+            entry["blocks"] = "m0.0.blocks"
+        return t
+
+    changed = ref_out.clone()
+    changed[100] = ~changed[100] if kind == "bool" else changed[100] + 1  # the sample: every 64th value
+    ref = with_output(tmp_path / "r.safetensors", ref_out)
+    ports = [(ref_out.clone(), True), (changed, False)]
+    if kind == "int64":
+        ports.append((ref_out.to(torch.int32), True))
+    for port, equal in ports:
+        try:  # the oracle: assert_close's defaults (integers and bools exact)
+            torch.testing.assert_close(port, ref_out, check_dtype=False)
+            assert equal
+        except AssertionError:
+            assert not equal
+        r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port, PORT))
+        assert r.verdict == ("pass" if equal else "fail"), r.reasons
+        assert equal or "block sums" in r.modules[0]["stats_differ"], r.modules
+
+
 def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide(tmp_path):
     """A port that turned a float64 buffer into float32 (values that agree within the tolerance)
     passed with the change said nowhere: the module rows compared values only (twenty-third
