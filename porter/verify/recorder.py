@@ -459,6 +459,40 @@ def _recomputed() -> bool:
     return torch._C._current_graph_task_id() != -1
 
 
+# where torch's float32 precision settings live, each falling back to the next when "none"
+_FP32_CHAINS = {"cuda_matmul": ("cuda.matmul", ""), "cudnn_conv": ("cudnn.conv", "cudnn", "")}
+
+
+def _fp32_precision(chain: tuple[str, ...]) -> str | None:
+    """A `torch.backends...fp32_precision` setting ("ieee", "tf32", ...), its parents' where it
+    is "none"; None on a torch without them (read through this API: the old `allow_tf32` and
+    `get_float32_matmul_precision` warn on torch 2.9, in the program's output)."""
+    for path in chain:
+        node: object = torch.backends
+        for name in filter(None, path.split(".")):
+            node = getattr(node, name, None)
+        value = getattr(node, "fp32_precision", None)
+        if value != "none":
+            return value
+    return "ieee"
+
+
+def matmul_settings(kind: str) -> dict:
+    """The settings under which a side's float32 matmuls and convolutions may round to fewer
+    mantissa bits (TF32 on a CUDA GPU, bfloat16 passes under torch_xla's "default" on a TPU),
+    read when the trace is written: a faithful port failed at float32's tolerance against a
+    reference that allowed them, nothing said (twenty-sixth read)."""
+    found: dict = {name: _fp32_precision(chain) for name, chain in _FP32_CHAINS.items()}
+    if kind == "xla":
+        try:
+            import torch_xla.backends as xb
+
+            found["xla_mat_mul"] = xb.get_mat_mul_precision()
+        except (ImportError, AttributeError):  # an older torch_xla has no such setting
+            pass
+    return {k: v for k, v in found.items() if isinstance(v, str)}
+
+
 def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
     """The tensors of a module's output, in order: the leaves of pytree's containers (tuples,
     lists, dicts, namedtuples, classes registered with it) and the fields of a dataclass, as
@@ -1112,6 +1146,7 @@ class Recorder:
             "regime": regime,
             "autocast_dtypes": sorted(self.autocast),
             "module_output_dtypes": dict(self.output_dtypes),
+            "matmul": matmul_settings(self.side.kind),
         }
 
     def perf(self) -> dict:

@@ -1033,9 +1033,13 @@ def _fails(
             f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}"
         )
     if fails:
-        fails += causes.rng_findings(
-            rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
-        ) + causes.compiled_draws(rm, pm)
+        fails += (
+            causes.rng_findings(
+                rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
+            )
+            + causes.compiled_draws(rm, pm)
+            + causes.reduced_matmul(rm, pm)
+        )
     return fails
 
 

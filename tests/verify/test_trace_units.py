@@ -973,6 +973,48 @@ def test_a_failing_port_that_ran_compiled_code_is_told_its_compiled_draws_are_no
     assert "rerun with --eager" in line
 
 
+def test_a_failing_comparison_says_a_side_whose_hardware_ran_float32_products_with_fewer_bits(tmp_path):
+    """A reference recorded on a CUDA GPU with TF32 allowed (`set_float32_matmul_precision("high")`,
+    cuDNN's default for convolutions), or a port on a TPU under torch_xla's default
+    mat_mul_precision (one bfloat16 pass), rounds float32 products to 10 or 8 mantissa bits,
+    about 1e-3 relative, past float32's 1e-4: a faithful port failed with nothing said
+    (twenty-sixth read). The trace now records the settings; a failure names them, not where
+    the side was emulated or the CUDA shim, nor where the settings are full float32."""
+    from porter.verify import recorder
+
+    said = "may round float32 products to fewer mantissa bits"
+    before = torch.backends.fp32_precision
+    try:
+        torch.backends.fp32_precision = "tf32"
+        assert recorder.matmul_settings("cpu")["cuda_matmul"] == "tf32"
+    finally:
+        torch.backends.fp32_precision = before
+    for role, kind, hardware, settings, losses, says in (
+        ("reference", "cuda", True, {"cuda_matmul": "tf32", "cudnn_conv": "ieee"}, [2.0, 1.7], "TF32 matmuls"),
+        ("reference", "cuda", True, {"cuda_matmul": "ieee", "cudnn_conv": "tf32"}, [2.0, 1.7], "TF32 convolutions"),
+        ("reference", "cuda", True, {"cuda_matmul": "ieee", "cudnn_conv": "tf32"}, [2.0, 1.7], None),  # no Conv
+        ("reference", "cuda", True, {"cuda_matmul": "ieee", "cudnn_conv": "ieee"}, [2.0, 1.7], None),
+        ("reference", "cuda", True, {"cuda_matmul": "tf32"}, [2.0, 1.8], None),
+        ("reference", "cpu", False, {"cuda_matmul": "tf32"}, [2.0, 1.7], None),
+        ("ported", "xla", True, {"xla_mat_mul": "default"}, [2.0, 1.7], "mat_mul_precision"),
+        ("ported", "xla", False, {"xla_mat_mul": "default"}, [2.0, 1.7], None),
+        ("ported", "xla", True, {"xla_mat_mul": "highest"}, [2.0, 1.7], None),
+    ):
+        ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
+        port = make_trace(tmp_path / "p.st", losses, label=PORT)
+        if says == "TF32 convolutions":  # both sides recorded a convolution
+            for t in (ref, port):
+                t.manifest["modules"][0]["type"] = "Conv2d"
+        side = ref if role == "reference" else port
+        side.manifest["side"].update(kind=kind, hardware=hardware, emulated=not hardware)
+        side.manifest["precision"] = {"regime": "float32", "matmul": settings}
+        res = compare_traces(ref, port)
+        lines = [r for r in res.reasons if said in r]
+        assert res.verdict == ("fail" if losses[1] != 1.8 else "pass"), res.reasons
+        assert (lines == []) if says is None else (len(lines) == 1 and says in lines[0]), res.reasons
+        assert says is None or lines[0].startswith(f"the {role} side ran on hardware")
+
+
 def test_the_compiled_draws_line_is_said_where_the_draws_were_in_compiled_frames_only(tmp_path):
     """The line above was said of every failing side that compiled a frame and drew on its
     device: an unfaithful compiled port (GELU for ReLU) that drew in its eager loop, not in its
