@@ -562,6 +562,13 @@ class Recorder:
         self.reference_order = [(key, outs, (kind or [None])[0]) for key, outs, *kind in reference_shapes or []]
         self.region_memo: dict[tuple, list[dict]] = {}
         self.call_counts: Counter = Counter()
+        # per module, its step-0 calls with gradients off; the model's, read when the modules are
+        # named (its optimizer is known then): an evaluation before its training forward (a
+        # validation batch, Lightning's sanity check) took the first of the `module_calls`
+        # recorded calls of each module and the step's input, and a port fed other training data
+        # was told its loss was made otherwise (twenty-sixth read); `trace compare` says it
+        self.nograd_calls: Counter = Counter()
+        self.model_nograd = 0
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
@@ -795,6 +802,8 @@ class Recorder:
         self._shape_of_call(module, output)
         self.call_counts[mid] += 1
         n = self.call_counts[mid]
+        if not torch.is_grad_enabled():
+            self.nograd_calls[mid] += 1
         if n > self.module_calls:
             return
         if len(self.calls) >= self.max_entries or self.outputs_recorded >= self.max_outputs:
@@ -1055,6 +1064,9 @@ class Recorder:
         from porter.verify.capture import normalize_name
 
         roots = self._roots()
+        stepped = self._stepped()
+        if roots and any(id(p) in stepped for p in roots[0].parameters()):
+            self.model_nograd = self.nograd_calls[id(roots[0])]
         for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, m in root.named_modules(remove_duplicate=False):
                 full = normalize_name(name)
@@ -1450,6 +1462,7 @@ class Recorder:
             "buffers": buffers,
             "inputs": inputs,
             "tied": self.tied,
+            "model_nograd_calls": self.model_nograd,
             "ops": ops,
             "ops_scope": self._ops_scope(),
             "precision": self.precision(),

@@ -991,7 +991,12 @@ def _fails(
             f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
             "(on XLA, Module.to() unties shared weights: re-tie them after moving)"
         )
-    res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules) + _dtype_warnings(res.modules, rm, pm)
+    res.warnings = (
+        causes.branch_warnings(rm, pm)
+        + _evaluations(rm, pm)
+        + _shape_warnings(res.modules)
+        + _dtype_warnings(res.modules, rm, pm)
+    )
     fails += device_fails
     seeds = _other_seeds(rm, pm)
     fails += seeds
@@ -1018,7 +1023,7 @@ def _fails(
             f"the loss curves part at step {parted['step']}: reference "
             f"{parted['reference_loss']:.6g}, ported {parted['ported_loss']:.6g} "
             f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})"
-            + _parted_why(res, compared, parted["step"])
+            + ("" if _evaluations(rm, pm) else _parted_why(res, compared, parted["step"]))
         )
     lr_bad = next((r for r in compared if not r["lr_ok"]), None)
     if lr_bad is not None:
@@ -1065,6 +1070,25 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
             "trace holds step 1's module outputs and input only)"
         )
     return ""
+
+
+def _evaluations(rm: dict, pm: dict) -> list[str]:
+    """A line per side whose model was called with gradients off in step 1 (`model_nograd_calls`):
+    an evaluation before the training forward holds the first recorded calls and the input, so
+    the step-1 rows may compare evaluations, and a port fed other training data was told "every
+    module output at step 1 agrees ...: the loss is made from it otherwise" (twenty-sixth read)."""
+    limit = (rm.get("limits") or {}).get("module_calls")
+    out = []
+    for role, m in (("reference", rm), ("ported", pm)):
+        n = m.get("model_nograd_calls")
+        if type(n) is int and n > 0:
+            out.append(
+                f"the {role} side called its model {n} time(s) with gradients off in step 1 (an evaluation: "
+                f"a validation batch, a sanity check): step 1's input and module rows are the first "
+                f"{limit or 'few'} call(s) of each module, the evaluation's among them, so the training "
+                "forward's outputs and data may be compared with an evaluation's or not be recorded"
+            )
+    return out
 
 
 def _other_seeds(rm: dict, pm: dict) -> list[str]:

@@ -660,6 +660,25 @@ def test_curves_that_part_with_every_recorded_output_agreeing_say_the_loss_or_th
     assert "first diverging module at step 1: (model)" in named and "every module output" not in named, named
 
 
+def test_curves_that_part_after_the_model_was_evaluated_in_step_1_do_not_blame_the_loss(tmp_path):
+    """Two validation batches (gradients off) before the first training forward, as Lightning's
+    sanity check runs: the step-1 rows held the evaluations' calls, and a port fed other training
+    data (a reshuffled loader) was told "every module output at step 1 agrees, the model's own
+    among them: the loss is made from it otherwise" (twenty-sixth read, a recorded pair). Each
+    side's evaluations are now said, and that lead is not given."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    ref.manifest["modules"][0]["key"] = "(model)"
+    for n, evaluated in ((2, True), (0, False), (None, False)):
+        port = make_trace(tmp_path / "p.safetensors", [2.1, 1.9], label=PORT)
+        port.manifest["modules"][0]["key"] = "(model)"
+        for t in (ref, port):
+            t.manifest["model_nograd_calls"] = n
+        said = " ".join(compare_traces(ref, port).reasons)
+        assert "part at step 1" in said, said
+        assert ("the loss is made from it otherwise" in said) is not evaluated, said
+        assert ("the ported side called its model 2 time(s) with gradients off in step 1" in said) is evaluated, said
+
+
 def test_a_faithful_complex_output_larger_than_its_sample_passes_on_its_block_sums(tmp_path):
     """127 complex128 values, the port's each within assert_close's `atol + rtol * |r|` (its real
     part moved by 0.9 of it): the block sums split values across blocks and allowed a block
