@@ -1078,17 +1078,17 @@ def _evaluations(rm: dict, pm: dict) -> list[str]:
     the step-1 rows may compare evaluations, and a port fed other training data was told "every
     module output at step 1 agrees ...: the loss is made from it otherwise" (twenty-sixth read)."""
     limit = (rm.get("limits") or {}).get("module_calls")
-    out = []
-    for role, m in (("reference", rm), ("ported", pm)):
-        n = m.get("model_nograd_calls")
-        if type(n) is int and n > 0:
-            out.append(
-                f"the {role} side called its model {n} time(s) with gradients off in step 1 (an evaluation: "
-                f"a validation batch, a sanity check): step 1's input and module rows are the first "
-                f"{limit or 'few'} call(s) of each module, the evaluation's among them, so the training "
-                "forward's outputs and data may be compared with an evaluation's or not be recorded"
-            )
-    return out
+    counts = {role: m.get("model_nograd_calls") for role, m in (("reference", rm), ("ported", pm))}
+    said = {role: n for role, n in counts.items() if type(n) is int and n > 0}
+    if len(said) == 2 and said["reference"] == said["ported"]:
+        said = {"both": said["reference"]}  # one line for both sides
+    return [
+        f"{'both sides' if role == 'both' else f'the {role} side'} called the model {n} time(s) with gradients "
+        f"off in step 1 (an evaluation: a validation batch, a sanity check): step 1's input and module rows are "
+        f"the first {limit or 'few'} call(s) of each module, the evaluation's among them, so the training "
+        "forward's outputs and data may be compared with an evaluation's or not be recorded"
+        for role, n in said.items()
+    ]
 
 
 def _other_seeds(rm: dict, pm: dict) -> list[str]:
