@@ -451,6 +451,24 @@ def _parametrization() -> bool:
     return frame is not None and frame.f_code.co_filename.endswith(_PARAMETRIZE_PY)
 
 
+_TRACE_PY = os.path.join("torch", "jit", "_trace.py")
+
+
+def _jit_tracing() -> bool:
+    """A module call made by `torch.jit.trace` running the module on its example, under the
+    tracer or in its eager check (`check_trace`), or any call inside those: not the step's (the
+    traced module's later calls run TorchScript). Under the tracer sizes are tensors: recorded, a
+    program that traced a module could not have its trace written ("Object of type Tensor is
+    not JSON serializable") and the run was lost; the check's call was the step's input
+    (twenty-sixth read). Read at step 0 only, by the stack (the check runs eagerly)."""
+    if torch.jit.is_tracing():
+        return True
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None and not frame.f_code.co_filename.endswith(_TRACE_PY):
+        frame = frame.f_back
+    return frame is not None
+
+
 def _recomputed() -> bool:
     """A module call made inside backward: `torch.utils.checkpoint` running a region's forward
     again (reentrant or not) to get what it did not keep. Recorded, it was the module's second
@@ -759,7 +777,14 @@ class Recorder:
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
         model's first layer, its code blamed for its data (twenty-fourth read)."""
-        if self.inputs or self.step != 0 or self.finished or _compilers_graph(module) or _parametrization():
+        if (
+            self.inputs
+            or self.step != 0
+            or self.finished
+            or _compilers_graph(module)
+            or _parametrization()
+            or _jit_tracing()
+        ):
             return  # (a compiler's graph module: `m.compile()` runs the bridge's before the model's hooks)
         kwargs = _call_kwargs(module)  # `model(input_ids=..., labels=...)`: the model's, not its embedding's
         if kwargs is None:
@@ -795,7 +820,7 @@ class Recorder:
 
     @_held
     def on_forward_hooked(self, module, args, output) -> None:
-        if self.step >= 1 or self.finished or _recomputed() or self._making():
+        if self.step >= 1 or self.finished or _recomputed() or self._making() or _jit_tracing():
             return
         mid = id(module)
         self.modules.setdefault(mid, module)
