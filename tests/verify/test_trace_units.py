@@ -1032,6 +1032,12 @@ def test_a_failing_comparison_says_a_side_whose_hardware_ran_float32_products_wi
         assert res.verdict == ("fail" if losses[1] != 1.8 else "pass"), res.reasons
         assert (lines == []) if says is None else (len(lines) == 1 and says in lines[0]), res.reasons
         assert says is None or lines[0].startswith(f"the {role} side ran on hardware")
+    for field, value in (
+        ("precision", {"regime": "float32", "matmul": {"cuda_matmul": ["tf32"]}}),
+        ("model_nograd_calls", "2"),
+    ):  # refused when read, the field named, not a traceback in the comparison
+        with pytest.raises(TraceError, match=field):
+            read_trace(write_trace(tmp_path / "bad.st", {**port.manifest, field: value}, port.tensors))
 
 
 def test_the_compiled_draws_line_is_said_where_the_draws_were_in_compiled_frames_only(tmp_path):
