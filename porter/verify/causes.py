@@ -195,6 +195,43 @@ def compiled_draws(rm: dict, pm: dict) -> list[str]:
     return out
 
 
+# side kind -> (setting, values that round float32 products to fewer mantissa bits, what it is)
+_REDUCED = {
+    "cuda": [
+        ("cuda_matmul", {"tf32", "bf16"}, "TF32 matmuls (torch.backends.cuda.matmul, set_float32_matmul_precision)"),
+        ("cudnn_conv", {"tf32", "bf16"}, "TF32 convolutions (torch.backends.cudnn.allow_tf32, on by default)"),
+    ],
+    "xla": [("xla_mat_mul", {"default", "high"}, "torch_xla's mat_mul_precision, bfloat16 passes on a TPU")],
+}
+
+
+def reduced_matmul(rm: dict, pm: dict) -> list[str]:
+    """Said with a failure: a side that ran on hardware allowing its float32 matmuls or
+    convolutions fewer mantissa bits (TF32: 10; one bfloat16 pass: 8), about 1e-3 relative or
+    more, where float32's tolerance is 1e-4: a faithful port failed against such a reference
+    with nothing said (twenty-sixth read). Emulated sides and the CUDA shim run full float32;
+    cuDNN's setting (TF32 by default) is named only where the side recorded a convolution."""
+    out = []
+    for role, m in (("reference", rm), ("ported", pm)):
+        side = m.get("side") or {}
+        settings = (m.get("precision") or {}).get("matmul") or {}
+        if not side.get("hardware") or not isinstance(settings, dict):
+            continue
+        convs = any("Conv" in str(e.get("type")) for e in m.get("modules") or [])  # cuDNN's setting is theirs
+        found = [
+            what
+            for key, values, what in _REDUCED.get(str(side.get("kind")), [])
+            if settings.get(key) in values and (convs or key != "cudnn_conv")
+        ]
+        if found:
+            out.append(
+                f"the {role} side ran on hardware that may round float32 products to fewer mantissa bits: "
+                f"{'; '.join(found)}, about 1e-3 relative, past float32's tolerance; record it with full "
+                "float32 precision (fp32_precision = 'ieee'; torch_xla.backends.set_mat_mul_precision('highest'))"
+            )
+    return out
+
+
 def _drawn_compiled(m: dict) -> tuple[int, str]:
     """How many of a side's redirected device draws were in compiled code, and how it is known;
     an older trace counts no such draws: there, the draws of a side that compiled frames."""

@@ -347,10 +347,13 @@ def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     that every value moves, for an output of more values than its sample holds. A change outside
     the strided sample that moved no statistic past its allowance went unseen (89 of 4,255
     random changes, nineteenth read); a value that moves by more than a block's share of the
-    tolerance moves its block's sum. None when the sample holds every value."""
+    tolerance moves its block's sum. None when the sample holds every value. An integer or bool
+    output's blocks too (exact sums below 2^53): without them one index or flag changed outside
+    the sample moved no statistic past the float tolerance, and a port whose argmax or mask
+    differed passed (twenty-sixth read)."""
     x = t.detach().reshape(-1)
     parts = torch.view_as_real(x.resolve_conj()).reshape(-1) if x.is_complex() else x
-    if x.numel() <= blocks or not (parts.is_floating_point() or x.is_complex()):
+    if x.numel() <= blocks:
         return None
     # whole complex values a block: a block that held one part of a value the next held the other
     # of could not bound its move by its own absolute sum (`tracecmp._blocks_cmp`)
@@ -448,12 +451,64 @@ def _parametrization() -> bool:
     return frame is not None and frame.f_code.co_filename.endswith(_PARAMETRIZE_PY)
 
 
+_TRACE_PY = os.path.join("torch", "jit", "_trace.py")
+
+
+def _jit_tracing() -> bool:
+    """A module call made by `torch.jit.trace` running the module on its example, under the
+    tracer or in its eager check (`check_trace`), or any call inside those: not the step's (the
+    traced module's later calls run TorchScript). Under the tracer sizes are tensors: recorded, a
+    program that traced a module could not have its trace written ("Object of type Tensor is
+    not JSON serializable") and the run was lost; the check's call was the step's input
+    (twenty-sixth read). Read at step 0 only, by the stack (the check runs eagerly)."""
+    if torch.jit.is_tracing():
+        return True
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None and not frame.f_code.co_filename.endswith(_TRACE_PY):
+        frame = frame.f_back
+    return frame is not None
+
+
 def _recomputed() -> bool:
     """A module call made inside backward: `torch.utils.checkpoint` running a region's forward
     again (reentrant or not) to get what it did not keep. Recorded, it was the module's second
     call, and a faithful port that dropped the checkpointing (torch's fails on XLA) failed with
     "blocks.0#2: not called on the ported side" (twenty-fifth read)."""
     return torch._C._current_graph_task_id() != -1
+
+
+# where torch's float32 precision settings live, each falling back to the next when "none"
+_FP32_CHAINS = {"cuda_matmul": ("cuda.matmul", ""), "cudnn_conv": ("cudnn.conv", "cudnn", "")}
+
+
+def _fp32_precision(chain: tuple[str, ...]) -> str | None:
+    """A `torch.backends...fp32_precision` setting ("ieee", "tf32", ...), its parents' where it
+    is "none"; None on a torch without them (read through this API: the old `allow_tf32` and
+    `get_float32_matmul_precision` warn on torch 2.9, in the program's output)."""
+    for path in chain:
+        node: object = torch.backends
+        for name in filter(None, path.split(".")):
+            node = getattr(node, name, None)
+        value = getattr(node, "fp32_precision", None)
+        if value != "none":
+            return value
+    return "ieee"
+
+
+def matmul_settings(kind: str) -> dict:
+    """The settings under which a side's float32 matmuls and convolutions may round to fewer
+    mantissa bits (TF32 on a CUDA GPU, bfloat16 passes under torch_xla's "default" on a TPU),
+    read when the trace is written: a faithful port failed at float32's tolerance against a
+    reference that allowed them, nothing said (twenty-sixth read)."""
+    found: dict = {name: _fp32_precision(chain) for name, chain in _FP32_CHAINS.items()}
+    if kind == "xla":
+        try:
+            import torch_xla.backends as xb
+
+            found["xla_mat_mul"] = xb.get_mat_mul_precision()
+        except (ImportError, AttributeError):  # an older torch_xla has no such setting
+            pass
+    return {k: v for k, v in found.items() if isinstance(v, str)}
 
 
 def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
@@ -525,6 +580,13 @@ class Recorder:
         self.reference_order = [(key, outs, (kind or [None])[0]) for key, outs, *kind in reference_shapes or []]
         self.region_memo: dict[tuple, list[dict]] = {}
         self.call_counts: Counter = Counter()
+        # per module, its step-0 calls with gradients off; the model's, read when the modules are
+        # named (its optimizer is known then): an evaluation before its training forward (a
+        # validation batch, Lightning's sanity check) took the first of the `module_calls`
+        # recorded calls of each module and the step's input, and a port fed other training data
+        # was told its loss was made otherwise (twenty-sixth read); `trace compare` says it
+        self.nograd_calls: Counter = Counter()
+        self.model_nograd = 0
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
@@ -718,7 +780,14 @@ class Recorder:
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
         model's first layer, its code blamed for its data (twenty-fourth read)."""
-        if self.inputs or self.step != 0 or self.finished or _compilers_graph(module) or _parametrization():
+        if (
+            self.inputs
+            or self.step != 0
+            or self.finished
+            or _compilers_graph(module)
+            or _parametrization()
+            or _jit_tracing()
+        ):
             return  # (a compiler's graph module: `m.compile()` runs the bridge's before the model's hooks)
         self.forwarded = True
         kwargs = _call_kwargs(module)  # `model(input_ids=..., labels=...)`: the model's, not its embedding's
@@ -757,13 +826,15 @@ class Recorder:
 
     @_held
     def on_forward_hooked(self, module, args, output) -> None:
-        if self.step >= 1 or self.finished or _recomputed() or self._making():
+        if self.step >= 1 or self.finished or _recomputed() or self._making() or _jit_tracing():
             return
         mid = id(module)
         self.modules.setdefault(mid, module)
         self._shape_of_call(module, output)
         self.call_counts[mid] += 1
         n = self.call_counts[mid]
+        if not torch.is_grad_enabled():
+            self.nograd_calls[mid] += 1
         if n > self.module_calls:
             return
         if len(self.calls) >= self.max_entries or self.outputs_recorded >= self.max_outputs:
@@ -1024,6 +1095,9 @@ class Recorder:
         from porter.verify.capture import normalize_name
 
         roots = self._roots()
+        stepped = self._stepped()
+        if roots and any(id(p) in stepped for p in roots[0].parameters()):
+            self.model_nograd = self.nograd_calls[id(roots[0])]
         for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, m in root.named_modules(remove_duplicate=False):
                 full = normalize_name(name)
@@ -1115,6 +1189,7 @@ class Recorder:
             "regime": regime,
             "autocast_dtypes": sorted(self.autocast),
             "module_output_dtypes": dict(self.output_dtypes),
+            "matmul": matmul_settings(self.side.kind),
         }
 
     def perf(self) -> dict:
@@ -1418,6 +1493,7 @@ class Recorder:
             "buffers": buffers,
             "inputs": inputs,
             "tied": self.tied,
+            "model_nograd_calls": self.model_nograd,
             "ops": ops,
             "ops_scope": self._ops_scope(),
             "precision": self.precision(),

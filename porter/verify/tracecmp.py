@@ -239,6 +239,9 @@ def _stats_cmp(
     return bad
 
 
+_EXACT = ("int", "uint", "bool")  # output dtypes compared exactly
+
+
 def _blocks_cmp(
     r: torch.Tensor | None,
     p: torch.Tensor | None,
@@ -259,8 +262,10 @@ def _blocks_cmp(
     A complex value within `|p - r| <= atol + rtol * |r|` (assert_close's test) moves the sum of its
     two parts by up to sqrt(2) times that, and its |r| is at most the sum of its parts'
     magnitudes: held to the real bound, a faithful complex port failed on its block sums (4 of 60
-    generated faithful complex outputs, seed 409, twenty-fifth read). `per`: the values of each
-    block where they are not `numel` cut evenly (blocks regrouped: `_common_differ`)."""
+    generated faithful complex outputs, seed 409, twenty-fifth read). An integer or bool output's
+    blocks must be equal, as its sample must (`_sample_cmp`) and assert_close's integers: their
+    float64 sums are exact below 2^53, so only float64's rounding beyond it is allowed. `per`: the
+    values of each block where they are not `numel` cut evenly (blocks regrouped: `_common_differ`)."""
     if r is None or p is None or r.shape != p.shape or r.dim() != 2 or r.shape[0] != 2 or r.shape[1] == 0:
         return True
     import numpy as np
@@ -272,8 +277,11 @@ def _blocks_cmp(
         per[-1] += numel - blocks * (numel // blocks)
     ref_abs = np.abs(rd[1])
     width = 2 if dtype.startswith("complex") else 1  # values summed for each element
+    if dtype.startswith(_EXACT):
+        rtol, atol = 0.0, 0.0
     moved = math.sqrt(width) * (per * atol + rtol * ref_abs)
-    allowed = moved + width * per * 2.0**-24 * (ref_abs + np.abs(pd[1])) * 1.01 + extra
+    rounding = 2.0**-53 if dtype.startswith(_EXACT) else 2.0**-24  # float64's sums of integers, float32's
+    allowed = moved + width * per * rounding * (ref_abs + np.abs(pd[1])) * 1.01 + extra
     fin = np.isfinite(rd) & np.isfinite(pd)
     same = (rd == pd) | (np.isnan(rd) & np.isnan(pd))
     close = same | (fin & (np.abs(pd - rd) <= allowed))
@@ -1018,7 +1026,12 @@ def _fails(
             f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
             "(on XLA, Module.to() unties shared weights: re-tie them after moving)"
         )
-    res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules) + _dtype_warnings(res.modules, rm, pm)
+    res.warnings = (
+        causes.branch_warnings(rm, pm)
+        + _evaluations(rm, pm)
+        + _shape_warnings(res.modules)
+        + _dtype_warnings(res.modules, rm, pm)
+    )
     fails += device_fails
     seeds = _other_seeds(rm, pm)
     fails += seeds
@@ -1045,7 +1058,7 @@ def _fails(
             f"the loss curves part at step {parted['step']}: reference "
             f"{parted['reference_loss']:.6g}, ported {parted['ported_loss']:.6g} "
             f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})"
-            + _parted_why(res, compared, parted["step"])
+            + ("" if _evaluations(rm, pm) else _parted_why(res, compared, parted["step"]))
         )
     lr_bad = next((r for r in compared if not r["lr_ok"]), None)
     if lr_bad is not None:
@@ -1060,9 +1073,13 @@ def _fails(
             f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}"
         )
     if fails:
-        fails += causes.rng_findings(
-            rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
-        ) + causes.compiled_draws(rm, pm)
+        fails += (
+            causes.rng_findings(
+                rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
+            )
+            + causes.compiled_draws(rm, pm)
+            + causes.reduced_matmul(rm, pm)
+        )
     return fails
 
 
@@ -1088,6 +1105,25 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
             "trace holds step 1's module outputs and input only)"
         )
     return ""
+
+
+def _evaluations(rm: dict, pm: dict) -> list[str]:
+    """A line per side whose model was called with gradients off in step 1 (`model_nograd_calls`):
+    an evaluation before the training forward holds the first recorded calls and the input, so
+    the step-1 rows may compare evaluations, and a port fed other training data was told "every
+    module output at step 1 agrees ...: the loss is made from it otherwise" (twenty-sixth read)."""
+    limit = (rm.get("limits") or {}).get("module_calls")
+    counts = {role: m.get("model_nograd_calls") for role, m in (("reference", rm), ("ported", pm))}
+    said = {role: n for role, n in counts.items() if type(n) is int and n > 0}
+    if len(said) == 2 and said["reference"] == said["ported"]:
+        said = {"both": said["reference"]}  # one line for both sides
+    return [
+        f"{'both sides' if role == 'both' else f'the {role} side'} called the model {n} time(s) with gradients "
+        f"off in step 1 (an evaluation: a validation batch, a sanity check): step 1's input and module rows are "
+        f"the first {limit or 'few'} call(s) of each module, the evaluation's among them, so the training "
+        "forward's outputs and data may be compared with an evaluation's or not be recorded"
+        for role, n in said.items()
+    ]
 
 
 def _other_seeds(rm: dict, pm: dict) -> list[str]:

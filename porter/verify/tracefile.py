@@ -278,7 +278,12 @@ _MANIFEST = {
     "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "inputs": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "tied": _list(_list(str)),
-    "precision": {"regime": str, "autocast_dtypes": _list(str)},
+    "precision": {
+        "regime": str,
+        "autocast_dtypes": _list(str),
+        "matmul": _opt({"cuda_matmul": _opt(str), "cudnn_conv": _opt(str), "xla_mat_mul": _opt(str)}),
+    },
+    "model_nograd_calls": _opt(int),
     "ops": _list({"op": _req(str), "count": _req(int), "dtypes": _list(str), "devices": _list(str)}),
     "perf": _opt(
         {

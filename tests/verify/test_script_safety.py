@@ -1240,6 +1240,50 @@ def test_the_parameter_values_of_one_of_many_ranks_fit_its_share_of_the_file_rea
     assert any("MiB of their values a process" in n for n in rec._bound_notes()), rec._bound_notes()
 
 
+def test_a_trace_counts_the_model_s_calls_with_gradients_off_in_step_1_not_a_teacher_s(tmp_path):
+    """Two validation batches of the model (`eval()`, `no_grad`) before its first training
+    forward, and a frozen teacher called under `no_grad`: the evaluations took the first of
+    the two recorded calls of each module and the step's input, unsaid (twenty-sixth read).
+    The trace counts the model's calls with gradients off; the teacher's are not the model's."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
+        "teacher = torch.nn.Linear(4, 2).eval()\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx, v = torch.randn(4, 4), torch.randn(6, 4)\n"
+        "model.eval()\nwith torch.no_grad():\n    model(v); model(v)\nmodel.train()\n"
+        "for _ in range(2):\n"
+        "    with torch.no_grad():\n        t = teacher(x)\n"
+        "    loss = (model(x) - t).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert rec.trace.manifest["model_nograd_calls"] == 2, rec.trace.manifest.get("model_nograd_calls")
+
+
+def test_a_program_that_traces_a_module_with_torch_jit_trace_has_its_trace_written(tmp_path):
+    """`torch.jit.trace` runs the module on its example before the step, under the tracer, where
+    sizes are tensors: recorded as the step's first call, its shapes could not be written to the
+    manifest ("Object of type Tensor is not JSON serializable") and the whole run was lost
+    (twenty-sixth read). The tracer's call is not the step's: neither recorded nor the input."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
+        "model[2] = torch.jit.trace(model[2], torch.randn(5, 8))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(3, 4)\n"
+        "for _ in range(2):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    m = rec.trace.manifest
+    assert [[o["shape"] for o in e["outputs"]] for e in m["inputs"]] == [[[3, 4]]], m["inputs"]
+    assert {e["key"]: e["outputs"][0]["shape"] for e in m["modules"]}["2"] == [3, 2], m["modules"]
+
+
 def test_the_modules_inside_a_torchscript_module_are_said_to_be_unrecorded(tmp_path):
     """No Python hook runs inside TorchScript: a `torch.jit.script` model's trace held its root
     alone, and a port that changed a layer inside had `(model)` named, with nothing said."""

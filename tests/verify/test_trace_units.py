@@ -660,6 +660,25 @@ def test_curves_that_part_with_every_recorded_output_agreeing_say_the_loss_or_th
     assert "first diverging module at step 1: (model)" in named and "every module output" not in named, named
 
 
+def test_curves_that_part_after_the_model_was_evaluated_in_step_1_do_not_blame_the_loss(tmp_path):
+    """Two validation batches (gradients off) before the first training forward, as Lightning's
+    sanity check runs: the step-1 rows held the evaluations' calls, and a port fed other training
+    data (a reshuffled loader) was told "every module output at step 1 agrees, the model's own
+    among them: the loss is made from it otherwise" (twenty-sixth read, a recorded pair). Each
+    side's evaluations are now said, and that lead is not given."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    ref.manifest["modules"][0]["key"] = "(model)"
+    for ref_n, n, line in ((2, 2, "both sides"), (None, 2, "the ported side"), (0, 0, None), (None, None, None)):
+        port = make_trace(tmp_path / "p.safetensors", [2.1, 1.9], label=PORT)
+        port.manifest["modules"][0]["key"] = "(model)"
+        ref.manifest["model_nograd_calls"], port.manifest["model_nograd_calls"] = ref_n, n
+        said = " ".join(compare_traces(ref, port).reasons)
+        assert "part at step 1" in said, said
+        assert ("the loss is made from it otherwise" in said) is (line is None), said
+        assert line is None or f"{line} called the model 2 time(s) with gradients off in step 1" in said, said
+        assert said.count("with gradients off") == (line is not None), said
+
+
 def test_a_faithful_complex_output_larger_than_its_sample_passes_on_its_block_sums(tmp_path):
     """127 complex128 values, the port's each within assert_close's `atol + rtol * |r|` (its real
     part moved by 0.9 of it): the block sums split values across blocks and allowed a block
@@ -691,6 +710,46 @@ def test_a_faithful_complex_output_larger_than_its_sample_passes_on_its_block_su
         r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port, PORT))
         assert r.verdict == ("pass" if close else "fail"), r.reasons
         assert close or ("block sums" in r.modules[0]["stats_differ"] and r.modules[0]["max_abs"] == 0.0), r.modules
+
+
+@pytest.mark.parametrize("kind", ["int64", "bool"])
+def test_an_index_or_mask_output_changed_outside_its_sample_fails_on_its_block_sums(tmp_path, kind):
+    """4,096 argmax indices (or a mask of 4,096 flags), one changed off the strided sample: an
+    integer output had no block sums and its statistics were held to the float tolerance, so
+    the port passed where assert_close (exact for integers) fails (twenty-sixth read). The
+    equal output still passes, and its int32 twin (values equal) too."""
+    from porter.verify.recorder import block_sums, tensor_stats
+
+    g = torch.Generator().manual_seed(11)
+    ref_out = torch.randint(0, 1000, (4096,), generator=g)
+    ref_out = ref_out > 500 if kind == "bool" else ref_out
+
+    def with_output(path, out, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(out, 64)
+        entry = t.manifest["modules"][0]["outputs"][0]
+        entry.update(shape=[4096], dtype=str(out.dtype).removeprefix("torch."))
+        sums = block_sums(out, 64)
+        if sums is not None:
+            t.tensors["m0.0.blocks"] = sums
+            entry["blocks"] = "m0.0.blocks"
+        return t
+
+    changed = ref_out.clone()
+    changed[100] = ~changed[100] if kind == "bool" else changed[100] + 1  # the sample: every 64th value
+    ref = with_output(tmp_path / "r.safetensors", ref_out)
+    ports = [(ref_out.clone(), True), (changed, False)]
+    if kind == "int64":
+        ports.append((ref_out.to(torch.int32), True))
+    for port, equal in ports:
+        try:  # the oracle: assert_close's defaults (integers and bools exact)
+            torch.testing.assert_close(port, ref_out, check_dtype=False)
+            assert equal
+        except AssertionError:
+            assert not equal
+        r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port, PORT))
+        assert r.verdict == ("pass" if equal else "fail"), r.reasons
+        assert equal or "block sums" in r.modules[0]["stats_differ"], r.modules
 
 
 def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide(tmp_path):
@@ -931,6 +990,54 @@ def test_a_failing_port_that_ran_compiled_code_is_told_its_compiled_draws_are_no
     [line] = [r for r in compare_traces(ref, port).reasons if said in r]
     assert line.startswith("the ported side drew 2 time(s) on its device and ran 2 torch.compile'd frame(s)")
     assert "rerun with --eager" in line
+
+
+def test_a_failing_comparison_says_a_side_whose_hardware_ran_float32_products_with_fewer_bits(tmp_path):
+    """A reference recorded on a CUDA GPU with TF32 allowed (`set_float32_matmul_precision("high")`,
+    cuDNN's default for convolutions), or a port on a TPU under torch_xla's default
+    mat_mul_precision (one bfloat16 pass), rounds float32 products to 10 or 8 mantissa bits,
+    about 1e-3 relative, past float32's 1e-4: a faithful port failed with nothing said
+    (twenty-sixth read). The trace now records the settings; a failure names them, not where
+    the side was emulated or the CUDA shim, nor where the settings are full float32."""
+    from porter.verify import recorder
+
+    said = "may round float32 products to fewer mantissa bits"
+    before = torch.backends.fp32_precision
+    try:
+        torch.backends.fp32_precision = "tf32"
+        assert recorder.matmul_settings("cpu")["cuda_matmul"] == "tf32"
+    finally:
+        torch.backends.fp32_precision = before
+    for role, kind, hardware, settings, losses, says in (
+        ("reference", "cuda", True, {"cuda_matmul": "tf32", "cudnn_conv": "ieee"}, [2.0, 1.7], "TF32 matmuls"),
+        ("reference", "cuda", True, {"cuda_matmul": "ieee", "cudnn_conv": "tf32"}, [2.0, 1.7], "TF32 convolutions"),
+        ("reference", "cuda", True, {"cuda_matmul": "ieee", "cudnn_conv": "tf32"}, [2.0, 1.7], None),  # no Conv
+        ("reference", "cuda", True, {"cuda_matmul": "ieee", "cudnn_conv": "ieee"}, [2.0, 1.7], None),
+        ("reference", "cuda", True, {"cuda_matmul": "tf32"}, [2.0, 1.8], None),
+        ("reference", "cpu", False, {"cuda_matmul": "tf32"}, [2.0, 1.7], None),
+        ("ported", "xla", True, {"xla_mat_mul": "default"}, [2.0, 1.7], "mat_mul_precision"),
+        ("ported", "xla", False, {"xla_mat_mul": "default"}, [2.0, 1.7], None),
+        ("ported", "xla", True, {"xla_mat_mul": "highest"}, [2.0, 1.7], None),
+    ):
+        ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
+        port = make_trace(tmp_path / "p.st", losses, label=PORT)
+        if says == "TF32 convolutions":  # both sides recorded a convolution
+            for t in (ref, port):
+                t.manifest["modules"][0]["type"] = "Conv2d"
+        side = ref if role == "reference" else port
+        side.manifest["side"].update(kind=kind, hardware=hardware, emulated=not hardware)
+        side.manifest["precision"] = {"regime": "float32", "matmul": settings}
+        res = compare_traces(ref, port)
+        lines = [r for r in res.reasons if said in r]
+        assert res.verdict == ("fail" if losses[1] != 1.8 else "pass"), res.reasons
+        assert (lines == []) if says is None else (len(lines) == 1 and says in lines[0]), res.reasons
+        assert says is None or lines[0].startswith(f"the {role} side ran on hardware")
+    for field, value in (
+        ("precision", {"regime": "float32", "matmul": {"cuda_matmul": ["tf32"]}}),
+        ("model_nograd_calls", "2"),
+    ):  # refused when read, the field named, not a traceback in the comparison
+        with pytest.raises(TraceError, match=field):
+            read_trace(write_trace(tmp_path / "bad.st", {**port.manifest, field: value}, port.tensors))
 
 
 def test_the_compiled_draws_line_is_said_where_the_draws_were_in_compiled_frames_only(tmp_path):
