@@ -19,7 +19,6 @@ fsmonitor hook, a clean filter): see `_NO_PROGRAMS`.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,28 +104,25 @@ def _vcs_marker(folder: Path) -> Path | None:
 
 # A repository's own `.git/config` can name programs that git runs while it answers (an
 # archive or a shared folder carries that file; a clone does not): `core.fsmonitor` is run
-# by every `git status`, and a `filter.<driver>.clean` / `.process` command for each file
-# whose stat changed. porter only asks whether files changed, which needs none of them.
-_NO_PROGRAMS = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
-
-
-def _run(args: list[str]) -> subprocess.CompletedProcess[bytes]:
-    # (`git` from PATH's absolute folders: an empty entry ran a `git` the project ships)
-    return subprocess.run(
-        [programs.find(args[0]), *args[1:]],
-        capture_output=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
-    )
+# by every `git status` (`programs.git` sets it empty), and a `filter.<driver>.clean` /
+# `.process` command for each file whose stat changed. porter only asks whether files
+# changed, which needs none of them.
+_NO_PROGRAMS = ("-c", "core.untrackedCache=false")
+_TIMEOUT_S = 120
 
 
 def _filters_off(top: Path) -> list[str]:
     """`-c filter.<driver>.clean=` (and `.process=`) for every filter driver the repository's
     configuration names: git skips a filter whose command is empty. Reading the configuration
     runs nothing."""
-    proc = _run(
-        ["git", *_NO_PROGRAMS, "-C", str(top), "config", "-z", "--get-regexp", r"^filter\..*\.(clean|process)$"]
+    proc = programs.git(
+        *_NO_PROGRAMS,
+        "config",
+        "-z",
+        "--get-regexp",
+        r"^filter\..*\.(clean|process)$",
+        where=str(top),
+        timeout=_TIMEOUT_S,
     )
     out: list[str] = []
     for entry in proc.stdout.split(b"\0"):
@@ -137,8 +133,12 @@ def _filters_off(top: Path) -> list[str]:
 
 
 def _git(top: Path, *args: str, filters: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """`git ARGS` in `top`, as porter runs git (`programs.git`: a hook's `GIT_DIR` or
+    `GIT_INDEX_FILE` in the environment made git answer for another repository or index)."""
     # literal pathspecs: a file named `*.py` or `:(glob)x` is that file, not a pattern
-    return _run(["git", *_NO_PROGRAMS, *(filters or []), "--literal-pathspecs", "-C", str(top), *args])
+    return programs.git(
+        *_NO_PROGRAMS, *(filters or []), "--literal-pathspecs", *args, where=str(top), timeout=_TIMEOUT_S
+    )
 
 
 def _why(proc: subprocess.CompletedProcess[bytes]) -> str:

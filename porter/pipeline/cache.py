@@ -734,7 +734,9 @@ def seen_by_git(directory: Path) -> str | None:
     check-ignore`: it reads the `.gitignore` files above, `info/exclude`, `core.excludesFile`),
     only where that `.gitignore` is not porter's, once a run; None where git hides them, no
     repository holds the folder, or git cannot say. A `.gitignore` that is a FIFO, a socket or
-    a device is not handed to git (git would block opening it)."""
+    a device is not handed to git (git would block opening it). The repository asked is the
+    one holding the folder, as the walk's: a `GIT_DIR` of the environment is not passed on
+    (`programs.git`)."""
     try:
         mode = os.lstat(directory / ".gitignore").st_mode
     except OSError:
@@ -744,16 +746,8 @@ def seen_by_git(directory: Path) -> str | None:
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
         return None
     ours = [f"{_ENTRIES}/", "CACHEDIR.TAG"]
-    git = [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", "-C", str(directory)]
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        proc = subprocess.run(
-            [*git, "check-ignore", "--no-index", *ours],  # (our two names: plain ASCII, one a line)
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            timeout=10,
-        )
+    try:  # (our two names: plain ASCII, one a line)
+        proc = programs.git("check-ignore", "--no-index", *ours, where=os.fspath(directory))
     except (OSError, subprocess.SubprocessError):
         return None
     hidden = set(proc.stdout.decode("utf-8", "replace").splitlines())

@@ -710,12 +710,6 @@ def _config_env() -> tuple[tuple[str, str], ...]:
 # the notes of this process's walks for the run to print once (`cli.common.note_if_git_unread`): what
 # git was to say and could not (git missing, its configuration unreadable)
 NOTES: list[str] = []
-# the repository variables a user's environment may hold (a git hook's `GIT_DIR` and
-# `GIT_INDEX_FILE`, a script's `GIT_WORK_TREE`): they would make git answer for another
-# repository than the one the walk is in. `GIT_CONFIG_*` stay: they choose the configuration
-# the user's own `git status` reads.
-_KEPT_GIT_VARIABLES = ("GIT_CONFIG",)
-_GIT_TIMEOUT_S = 10
 
 
 def forget() -> None:
@@ -763,7 +757,7 @@ def _git_settings(
     a note, once).
     One `git config --get-regexp`; a `~` in the file's name is expanded by git (`--path`).
     git runs no program of the repository's for it (`-c core.fsmonitor=`, no pager), and the
-    repository variables of the environment are left out (`_KEPT_GIT_VARIABLES`). `_env`:
+    repository variables of the environment are left out (`programs.git`). `_env`:
     what the answer depends on (`_config_env`, a key of the cache). `git_dir`: the git folder
     the environment names for the work tree `repo` (`_env_repository`)."""
     proc = _git_config(
@@ -848,21 +842,12 @@ def _git(
     """The output of `git ARGS` in `repo` (else the working folder); "" where git exits 1
     saying nothing (not set); None where git cannot answer (a note says why, once; `refused`:
     that git refuses the repository). The repository variables of the environment are left
-    out unless `keep` (`named` sets them)."""
+    out unless `keep` (`named` sets them: `programs.git`)."""
     import subprocess
 
-    env = {k: v for k, v in os.environ.items() if keep or not k.startswith("GIT_") or k.startswith(_KEPT_GIT_VARIABLES)}
-    env.update(named or {}, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
     what = "git's `core.excludesFile` and `core.ignoreCase` are not read"
-    where = ["-C", repo] if repo is not None else []
     try:
-        proc = subprocess.run(
-            [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", *where, *args],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            timeout=_GIT_TIMEOUT_S,
-        )
+        proc = programs.git(*args, where=repo, keep=keep, named=named)
     except FileNotFoundError:
         _note(f"git is not installed: {what}")
         return None

@@ -618,6 +618,30 @@ def test_a_kept_user_gitignore_that_lets_git_see_the_cache_is_said(tmp_path, ign
     assert listed - {".gitignore"} == set(seen), status.stdout  # what the note says is what git lists
 
 
+@pytest.mark.parametrize("variable", ["GIT_DIR", "GIT_WORK_TREE"])
+def test_the_cache_s_git_note_asks_the_repository_holding_the_folder_not_the_environment_s(
+    tmp_path, monkeypatch, variable
+):
+    """`seen_by_git` ran `git check-ignore` with the caller's environment: a hook's `GIT_DIR`
+    (or a script's `GIT_WORK_TREE`) made git read another repository's ignores from the cache
+    folder as its top, and the note said git lists the cache's files where the project's
+    `.gitignore` leaves the folder out (or said nothing where git lists them). git is run as
+    the walk runs it (`programs.git`)."""
+    from porter.pipeline.cache import seen_by_git
+
+    for name, line in (("repo", "c/\n"), ("other", "")):
+        subprocess.run(["git", "init", "-q", str(tmp_path / name)], check=True)
+        (tmp_path / name / ".gitignore").write_text(line)
+    (tmp_path / "repo" / "c").mkdir()
+    (tmp_path / "repo" / "c" / ".gitignore").write_text("*.pyc\n")  # the user's, kept
+    assert seen_by_git(tmp_path / "repo" / "c") is None  # left out above, as git says
+    other = tmp_path / "other"
+    monkeypatch.setenv(variable, os.fspath(other / ".git" if variable == "GIT_DIR" else other))
+    assert seen_by_git(tmp_path / "repo" / "c") is None
+    (tmp_path / "repo" / ".gitignore").write_text("")
+    assert "git lists the cache's v3/, CACHEDIR.TAG in" in (seen_by_git(tmp_path / "repo" / "c") or "")
+
+
 def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
     """The key hashed rules/*.toml but not rules/cuda_only/packages.json or rules/api/*.json:
     after an update of that data (a package found CUDA-only, or no longer), a warm run gave
