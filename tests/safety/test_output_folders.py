@@ -58,3 +58,34 @@ def test_the_writer_every_report_goes_through_names_the_file_on_the_way(tmp_path
     assert (tmp_path / "f").read_text() == "keep"
     write_output(Path(tmp_path / "ok" / "r.json"), "{}")  # a missing folder is still made
     assert (tmp_path / "ok" / "r.json").read_text() == "{}"
+
+
+TRITON = "import triton\n\n\n@triton.jit\ndef k(x_ptr):\n    pass\n"
+ACCEL = (
+    "import torch\n\n\nclass Accelerator:\n    pass\n\n\nclass CUDA_Accelerator(Accelerator):\n"
+    "    def sync(self):\n        torch.cuda.synchronize()\n\n\nclass CPU_Accelerator(Accelerator):\n    pass\n"
+)
+FOLDERS = {
+    "rewrite --out-dir": (["rewrite", "m.py", "-t", "xla", "--no-cache", "--out-dir"], "into --out-dir"),
+    "rewrite --split": (["rewrite", "m.py", "-t", "xla", "--no-cache", "--split"], "the series into --split"),
+    "kernels --scaffold": (["kernels", "k.py", "-t", "xla", "--scaffold"], "into --scaffold"),
+    "backends --scaffold": (["backends", "b.py", "-t", "xla", "--scaffold"], "into --scaffold"),
+}
+
+
+@pytest.mark.parametrize("given", ["f", "f/out", "f/out/sub"])
+@pytest.mark.parametrize("command", sorted(FOLDERS))
+def test_an_output_folder_under_a_file_is_one_line_naming_it(tmp_path, command, given):
+    """The options that name a folder said "Not a directory" (`f/out`: the OS's words, naming
+    neither `f` nor why) or "File exists" (`kernels --scaffold f`); now as `-o f/x` says it
+    (twenty-sixth read)."""
+    args, words = FOLDERS[command]
+    (tmp_path / "m.py").write_text(CUDA)
+    (tmp_path / "k.py").write_text(TRITON)
+    (tmp_path / "b.py").write_text(ACCEL)
+    (tmp_path / "f").write_text("keep")
+    out = porter(*args, given, cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and "Traceback" not in err, (out.returncode, err)
+    assert err.strip().splitlines()[-1] == f"error: cannot write {words} {given}: f is not a folder", err
+    assert (tmp_path / "f").read_text() == "keep"
