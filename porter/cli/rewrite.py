@@ -46,7 +46,15 @@ from porter.report.terminal import print_diff, print_report
 from porter.pipeline.runner import display_path, relative_name, run
 from porter.core.textsafe import plain
 from porter.core.reading import Unreadable
-from porter.pipeline.writer import copy_tree, copy_under, first_not_folder, mode_of, write_under, why_unwritable
+from porter.pipeline.writer import (
+    check_output,
+    copy_tree,
+    copy_under,
+    first_not_folder,
+    mode_of,
+    write_under,
+    why_unwritable,
+)
 
 
 def rewrite(
@@ -247,6 +255,10 @@ def _check_report(report: Path) -> None:
         raise usage_error(str(exc)) from None
     if report.is_dir():
         raise usage_error(f"--report {report} is a folder: name a file (FILE.html, FILE.md or FILE.json)")
+    try:
+        check_output(report)  # (a folder porter cannot write was said after the whole run)
+    except OSError as exc:
+        raise usage_error(f"cannot write --report {report}: {exc.strerror or exc}") from None
 
 
 def _check_out_dir(paths: list[Path], out_dir: Path, force: bool) -> None:

@@ -409,6 +409,23 @@ def why_unwritable(folder: Path, exc: OSError) -> str:
     return f"{blocked} is not a folder" if blocked is not None else exc.strerror or str(exc)
 
 
+def check_output(path: Path) -> None:
+    """That `write_output` can write `path`, asked before the run that makes its text: its
+    folder made (as the write makes it) and a nameless file tried there (the temporary the
+    write makes beside it). `lint -o` and `--report` into a folder porter cannot write failed
+    after the whole run (twenty-sixth read); ruff 0.17.6 opens its `-o` file before it checks,
+    too. A name the write writes as it is (a device, a FIFO, an open descriptor) is not tried,
+    nor a folder (the write says so). Raises the OSError the write would."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and (not stat.S_ISREG(mode) or open_descriptor(path)):
+        return
+    make_parent(path)
+    tempfile.TemporaryFile(dir=path.parent).close()
+
+
 def write_output(path: Path | str, text: str | bytes) -> None:
     """A file the user named for output (`lint -o`, `--write-baseline`, a trace or parity
     report, `trace record -o`), written whole: a temporary beside it renamed over the name. A
