@@ -13,11 +13,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.table import Column
+from rich.text import Text
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -108,16 +113,22 @@ class RunProgress:
         self._bar = Progress(
             TextColumn(f"[bold]{self.label}[/]"),
             BarColumn(),
-            MofNCompleteColumn(),
+            MofNCompleteColumn(table_column=Column(no_wrap=True)),  # (the count stays whole)
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[path]}", style="dim", markup=False),  # a path is a name, never markup
+            _PathColumn(self.console, self._others()),
             console=self.console,
             transient=True,
         )
         self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, path="")
         self._bar.start()
         LIVE.append(self._bar)  # another console's print goes above it
+
+    def _others(self) -> int:
+        """The cells the bar's columns before the path take at their least: the label, the
+        count at its widest, the two times, a bar of `_LEAST_BAR` and the gaps between."""
+        count = len(f"{self.total}/{self.total}") if self.total else len(f"{self.done}/?") + 6
+        return cell_len(self.label) + count + 2 * len("0:00:00") + _LEAST_BAR + 5
 
     def _line(self, final: bool = False) -> None:
         elapsed = self.clock() - self._start
@@ -128,6 +139,30 @@ class RunProgress:
             f"porter: {word} {self.done}{of} files{pct}, {elapsed:.0f}s", highlight=False, soft_wrap=True
         )
         self.lines_written += 1
+
+
+_LEAST_BAR = 10  # the bar's own least width (cells) before the path gives way
+_LEAST_PATH = 8  # a path cut shorter than this says nothing: none is shown
+
+
+class _PathColumn(ProgressColumn):
+    """The file in hand, cut to what the other columns leave of the console's width, read at
+    each refresh (a resize included): rich narrows every column of the row alike, so at 50
+    columns and fewer a 40-cell path squeezed the count out (`porting   … …  pkg/mod…`;
+    twenty-fifth read's leftover). The path gives way first, then goes; a name, never markup."""
+
+    def __init__(self, console: Console, others: int) -> None:
+        super().__init__(table_column=Column(no_wrap=True))  # (the bar narrows, not the path)
+        self.console, self.others = console, others
+
+    def render(self, task: Task) -> Text:
+        room = self.console.width - self.others
+        path = str(task.fields.get("path", ""))
+        if room < _LEAST_PATH:
+            return Text("")
+        while cell_len(path) > room:
+            path = "…" + path[2:]
+        return Text(path, style="dim")
 
 
 def _short(path: str | None, width: int = 40) -> str:

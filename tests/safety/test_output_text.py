@@ -225,6 +225,29 @@ def test_a_path_with_control_characters_in_the_progress_bar():
     assert "cr.py" not in drawn and "l.py" not in drawn.replace("\\x0al.py", ""), drawn
 
 
+@pytest.mark.parametrize("width", [200, 120, 80, 60, 50, 45, 40, 30, 20])
+def test_the_progress_bar_keeps_its_count_on_a_narrow_terminal(width):
+    """rich narrows every column of the row alike: at 50 columns and fewer a 40-cell path
+    squeezed the count out (`porting   … …  pkg/mod…`; twenty-fifth read's leftover). The path
+    gives way first, then goes; the count stays whole; the row fits the width."""
+    import io
+
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from porter.report.progress import RunProgress
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=width)
+    with RunProgress(console, total=1200, delay=0.0, tty=True, clock=lambda: 0.0) as progress:
+        for _ in range(345):
+            progress.advance("pkg/sub/module_" + "x" * 30 + ".py")
+        drawn = Console(file=io.StringIO(), width=width, color_system=None)
+        drawn.print(progress._bar.make_tasks_table(progress._bar.tasks))
+    row = drawn.file.getvalue().rstrip("\n")
+    assert "\n" not in row and cell_len(row) <= width and " 345/1200 " in row + " ", row
+    assert (width >= 60) == row.endswith("xxx.py"), row  # the path's end where there is room
+
+
 def test_brackets_in_advice_survive_the_rewrite_summary(tmp_path):
     """The summary's "Left for a person" lines print a rule's advice as text: `[i]` is kept."""
     (tmp_path / "m.py").write_bytes(b"import torch\nstate = torch.cuda.get_rng_state()\n")
