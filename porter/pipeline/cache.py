@@ -57,6 +57,7 @@ import tempfile
 import time
 import warnings
 import weakref
+from contextlib import suppress
 from dataclasses import astuple
 from functools import lru_cache
 from pathlib import Path
@@ -497,7 +498,7 @@ class Cache:
             return None
         try:
             path = self._path(key)
-            body = unseal(self.mac_key, f"entry:{key}", self.read_back(f"{path.parent.name}/{path.name}"))
+            body = unseal(self.mac_key, f"entry:{key}", self.read_back(path.name, shard=path.parent.name))
             data = json.loads(body)
             if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("entry for another key")
@@ -575,19 +576,24 @@ class Cache:
         except OSError as exc:
             self.not_kept(exc)
 
-    def read_back(self, name: str) -> bytes:
-        """The bytes of the cache file `name` (in the entry folder opened at the start:
-        `_read_entry`); one older than `REFRESH_AFTER_S` has its mtime set to now, so that
-        `prune` keeps what runs still read."""
+    def read_back(self, name: str, shard: str | None = None) -> bytes:
+        """The bytes of the cache file `name` (in `shard/`) in the entry folder opened at the
+        start (`_read_entry`); one older than `REFRESH_AFTER_S` has its mtime set to now, so
+        that `prune` keeps what runs still read. The shard folder is opened without following a
+        link, as the write opens it (`_write_in`): read as `ab/NAME`, a shard that is a link
+        was followed, and the refresh could touch a file in the link's folder (twenty-sixth
+        read); a link there is a miss (ELOOP, ENOTDIR)."""
         if self._fd is None:
             raise OSError(errno.EBADF, "the cache is off")
-        data, mtime_ns = _read_entry(name, self._fd)
-        if time.time_ns() - mtime_ns > REFRESH_AFTER_S * 10**9:
-            try:
-                # (a link swapped in since the read is not followed)
-                os.utime(name, dir_fd=self._fd, follow_symlinks=False)
-            except OSError:
-                pass
+        folder = self._fd if shard is None else os.open(shard, _DIR, dir_fd=self._fd)
+        try:
+            data, mtime_ns = _read_entry(name, folder)
+            if time.time_ns() - mtime_ns > REFRESH_AFTER_S * 10**9:
+                with suppress(OSError):  # (a link swapped in since the read is not followed)
+                    os.utime(name, dir_fd=folder, follow_symlinks=False)
+        finally:
+            if folder != self._fd:
+                os.close(folder)
         return data
 
     def prune(self, now: float | None = None) -> int:

@@ -1049,3 +1049,30 @@ def test_a_cache_folder_that_is_a_link_as_named_is_followed_once(tmp_path, monke
     (disk / "v3").symlink_to(tmp_path / "v3-elsewhere", target_is_directory=True)
     again = cache_module.Cache(tmp_path / "cache")
     assert not again.enabled and "link" in (again.problem or ""), again.problem
+
+
+def test_a_shard_folder_that_is_a_link_is_not_followed_on_a_read(tmp_path, monkeypatch):
+    """The write refuses a shard folder (`v3/ab`) that is a link; the read opened `ab/NAME`
+    relative to `v3/`, following it: an entry in the link's folder was read, and the refresh
+    of an old one set the mtime of a file in that folder (ctleft2's leftover). Now the shard
+    is opened without following a link, as the write opens it: a miss, nothing touched."""
+    from porter.pipeline import cache as cache_module
+
+    _salt_sources(tmp_path, monkeypatch)
+    monkeypatch.setattr(cache_module, "RACY_NS", 0)
+    store = cache_module.Cache(tmp_path / "cache")
+    assert store.enabled, store.problem
+    key = "ab" + "c" * 62
+    result = cache_module.FileResult("m.py", cache_module.FileStatus.UNCHANGED, original_source=b"")
+    store.put(key, result)
+    shard, theirs = store._path(key).parent, tmp_path / "theirs"
+    shard.rename(theirs)  # the entry, sealed under the user's key, now in a folder of another's
+    shard.symlink_to(theirs, target_is_directory=True)
+    entry = theirs / (key[2:] + ".json")
+    os.utime(entry, (1, 1))  # old: a read would refresh it
+    assert store.get(key, "m.py", b"") is None
+    assert entry.stat().st_mtime == 1 and store.misses == 1
+    shard.unlink()
+    theirs.rename(shard)  # the same folder, not a link: read, and refreshed
+    assert store.get(key, "m.py", b"") is not None
+    assert (shard / entry.name).stat().st_mtime > 1
