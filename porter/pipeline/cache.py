@@ -740,7 +740,8 @@ def seen_by_git(directory: Path) -> str | None:
     check-ignore`: it reads the `.gitignore` files above, `info/exclude`, `core.excludesFile`),
     only where that `.gitignore` is not porter's, once a run; None where git hides them, no
     repository holds the folder, or git cannot say. A `.gitignore` that is a FIFO, a socket or
-    a device is not handed to git (git would block opening it). The repository asked is the
+    a device is not handed to git (git would block opening it): that is said instead (it was
+    not: twenty-sixth read). The repository asked is the
     one holding the folder, as the walk's: a `GIT_DIR` of the environment is not passed on
     (`programs.git`)."""
     try:
@@ -750,7 +751,11 @@ def seen_by_git(directory: Path) -> str | None:
     if stat.S_ISREG(mode) and begins(directory / ".gitignore", MARKER_HEAD):
         return None
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-        return None
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        return (
+            f"the .gitignore in {directory} is {kind}, not a file: git waits on it or cannot read it, and "
+            "whether git lists the cache's files is not asked; remove it, or choose a folder of the cache's own"
+        )
     ours = [f"{_ENTRIES}/", "CACHEDIR.TAG"]
     try:  # (our two names: plain ASCII, one a line)
         proc = programs.git("check-ignore", "--no-index", *ours, where=os.fspath(directory))

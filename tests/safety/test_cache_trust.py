@@ -642,6 +642,23 @@ def test_the_cache_s_git_note_asks_the_repository_holding_the_folder_not_the_env
     assert "git lists the cache's v3/, CACHEDIR.TAG in" in (seen_by_git(tmp_path / "repo" / "c") or "")
 
 
+@pytest.mark.parametrize("repository", [True, False])
+def test_a_fifo_gitignore_kept_in_the_cache_folder_is_said(tmp_path, repository):
+    """A FIFO `.gitignore` in the cache folder is kept (the user's) and not handed to git, which
+    waits on it: whether git lists the cache's files was not asked, and nothing said so (cache2's
+    leftover). The note says it, once a run, and the run goes on."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "c").mkdir()
+    if repository:
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    os.mkfifo(tmp_path / "c" / ".gitignore")
+    for run in ("cold", "warm"):
+        out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path, timeout=60)
+        notes = [ln for ln in out.stderr.decode().splitlines() if ".gitignore in c is a FIFO, not a file" in ln]
+        assert out.returncode == 1 and len(notes) == 1 and "not asked" in notes[0], (run, out.stderr)
+    assert (tmp_path / "c" / ".gitignore").is_fifo()
+
+
 def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
     """The key hashed rules/*.toml but not rules/cuda_only/packages.json or rules/api/*.json:
     after an update of that data (a package found CUDA-only, or no longer), a warm run gave
