@@ -334,7 +334,7 @@ def _folding(renderable: Any, encoding: str) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from porter.report.console import fold
+    from porter.report.console import escape_unencodable, fold
 
     for item in _parts(renderable):
         if isinstance(item, Table):
@@ -342,26 +342,7 @@ def _folding(renderable: Any, encoding: str) -> None:
             _names_unwrapped(item)
         elif isinstance(item, Text):
             item.overflow = "fold" if item.overflow in (None, "ellipsis") else item.overflow
-            _escaped(item, encoding)
-
-
-def _escaped(text: Any, encoding: str) -> None:
-    """`text` as a stream in `encoding` writes it, its styles kept on the same characters:
-    escaped after the layout, lint's `fp16 → bf16` (`\\u2192`) ran its row 5 columns past the
-    panel on an ASCII stream (twenty-fifth read)."""
-    from itertools import accumulate
-
-    from rich.text import Span
-
-    from porter.core.textsafe import encodable
-
-    if text.plain.isascii() or encoding.lower().startswith("utf"):
-        return
-    pieces = [encodable(char, encoding) for char in text.plain]
-    at = list(accumulate((len(piece) for piece in pieces), initial=0))
-    spans = [Span(at[span.start], at[min(span.end, len(pieces))], span.style) for span in text.spans]
-    text.plain = "".join(pieces)
-    text.spans = spans
+            escape_unencodable(item, encoding)
 
 
 def _names_unwrapped(table: Any) -> None:

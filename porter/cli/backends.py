@@ -75,6 +75,7 @@ def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str, limit
     """--scaffold: a skeleton for each family that has no class for the target; an existing file is
     kept, and a family porter cannot model is a note, not an error."""
     from porter.backends.scaffold import ScaffoldError, out_name, write_backend
+    from porter.pipeline.writer import why_unwritable
 
     written: list[Path] = []
     taken: set[str] = set()  # the names given to the families before: each gets a file of its own
@@ -88,7 +89,7 @@ def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str, limit
             err_console.print(f"note: {plain(exc)}", soft_wrap=True)
             continue
         except OSError as exc:
-            raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
+            raise usage_error(f"cannot write into --scaffold {scaffold}: {why_unwritable(scaffold, exc)}") from None
         if made is None:
             err_console.print(
                 f"note: {plain(scaffold / name)} exists (or is a link): kept, not overwritten",

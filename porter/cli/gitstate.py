@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from porter.core import programs
-from porter.pipeline.discover import git_env
+from porter.pipeline.discover import git_named
 
 _OTHER_VCS = {".hg": "Mercurial", ".svn": "Subversion", ".jj": "Jujutsu"}
 _CHUNK = 500  # files per git call: far below any command-line limit
@@ -105,32 +105,26 @@ def _vcs_marker(folder: Path) -> Path | None:
 
 # A repository's own `.git/config` can name programs that git runs while it answers (an
 # archive or a shared folder carries that file; a clone does not): `core.fsmonitor` is run
-# by every `git status`, and a `filter.<driver>.clean` / `.process` command for each file
-# whose stat changed. porter only asks whether files changed, which needs none of them.
-_NO_PROGRAMS = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
-
-
-def _run(args: list[str], where: Path) -> subprocess.CompletedProcess[bytes]:
-    """`args` (git's, run in `where`, a real path) with the environment discovery runs git with
-    there (`git_env`): the caller's `GIT_DIR` kept as is made each file's folder the work tree's
-    top (`git -C FOLDER`), so a tracked, clean file below it was refused as untracked
-    (twenty-sixth read)."""
-    # (`git` from PATH's absolute folders: an empty entry ran a `git` the project ships)
-    return subprocess.run(
-        [programs.find(args[0]), *args[1:]],
-        capture_output=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        env=git_env(where),
-    )
+# by every `git status` (`programs.git` sets it empty), and a `filter.<driver>.clean` /
+# `.process` command for each file whose stat changed. porter only asks whether files
+# changed, which needs none of them.
+_NO_PROGRAMS = ("-c", "core.untrackedCache=false")
+_TIMEOUT_S = 120
 
 
 def _filters_off(top: Path) -> list[str]:
     """`-c filter.<driver>.clean=` (and `.process=`) for every filter driver the repository's
     configuration names: git skips a filter whose command is empty. Reading the configuration
     runs nothing."""
-    proc = _run(
-        ["git", *_NO_PROGRAMS, "-C", str(top), "config", "-z", "--get-regexp", r"^filter\..*\.(clean|process)$"], top
+    proc = programs.git(
+        *_NO_PROGRAMS,
+        "config",
+        "-z",
+        "--get-regexp",
+        r"^filter\..*\.(clean|process)$",
+        where=str(top),
+        named=git_named(top),
+        timeout=_TIMEOUT_S,
     )
     out: list[str] = []
     for entry in proc.stdout.split(b"\0"):
@@ -141,8 +135,19 @@ def _filters_off(top: Path) -> list[str]:
 
 
 def _git(top: Path, *args: str, filters: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """`git ARGS` in `top` (a real path), as porter runs git (`programs.git`), for the repository
+    the walk reads there (`git_named`): a hook's `GIT_DIR` or `GIT_INDEX_FILE` in the environment
+    made git answer for another repository or index (twenty-sixth read)."""
     # literal pathspecs: a file named `*.py` or `:(glob)x` is that file, not a pattern
-    return _run(["git", *_NO_PROGRAMS, *(filters or []), "--literal-pathspecs", "-C", str(top), *args], top)
+    return programs.git(
+        *_NO_PROGRAMS,
+        *(filters or []),
+        "--literal-pathspecs",
+        *args,
+        where=str(top),
+        named=git_named(top),
+        timeout=_TIMEOUT_S,
+    )
 
 
 def _why(proc: subprocess.CompletedProcess[bytes]) -> str:

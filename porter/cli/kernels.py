@@ -120,6 +120,7 @@ def _unread(k) -> list[str]:
 def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said: Console) -> None:
     """--scaffold: the reference ops, skeletons and parity tests; existing files are kept."""
     from porter.kernels.scaffold import ScaffoldError, write_scaffolds
+    from porter.pipeline.writer import why_unwritable
 
     kept: list[Path] = []
     passed: list[str] = []
@@ -130,7 +131,7 @@ def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said
         err_console.print(f"[bold red]internal error:[/] {plain(exc)}", soft_wrap=True)
         raise typer.Exit(2) from None
     except OSError as exc:
-        raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
+        raise usage_error(f"cannot write into --scaffold {scaffold}: {why_unwritable(scaffold, exc)}") from None
     said.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
     for path in kept:
         err_console.print(f"note: {plain(path)} {_KEPT[holds.get(path)]}", soft_wrap=True)

@@ -60,7 +60,7 @@ from porter.lint.fingerprint import identity_path
 from porter.lint.formats import FORMATS, TEXT_FORMATS, render
 from porter.lint.formats.gitlab import unlocated
 from porter.lint.statistics import render_statistics
-from porter.pipeline.writer import not_a_folder
+from porter.pipeline.writer import check_output, not_a_folder
 from porter.core.textsafe import plain
 
 
@@ -133,6 +133,7 @@ def lint(
         settings = replace(settings, want_source=False)  # findings only: cheaper per file
     known = _read_known(baseline, settings.target, settings.portable)
     fingerprint_base = _fingerprint_base(baseline, write_baseline_to)
+    _check_outputs({"--report": report, "--write-baseline": write_baseline_to, "--output-file": output_file})
 
     note_if_cache_off(no_cache, paths, cache_dir)
     run = _run(
@@ -237,6 +238,19 @@ def _fingerprint_base(baseline: Path | None, write_to: Path | None) -> Path | No
     except OSError as exc:
         why = not_a_folder(write_to) if isinstance(exc, NotADirectoryError) else exc
         raise usage_error(f"cannot write --write-baseline {write_to}: {why.strerror or why}") from None
+
+
+def _check_outputs(named: dict[str, Path | None]) -> None:
+    """The files the run is to write, each tried before it (`check_output`): a folder porter
+    cannot write was said after the whole run."""
+    for option, path in named.items():
+        if path is None:
+            continue
+        try:
+            check_output(path)
+        except OSError as exc:
+            why = not_a_folder(path) if isinstance(exc, NotADirectoryError) else exc
+            raise usage_error(f"cannot write {option} {path}: {why.strerror or why}") from None
 
 
 def _run(paths: list[Path], settings, **kwargs):

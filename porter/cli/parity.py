@@ -88,6 +88,7 @@ def parity_check(
             err=True,
         )
         raise typer.Exit(2)
+    _check_report(report)
     if command:
         _script_mode(
             original,
@@ -238,6 +239,19 @@ def _malformed_reference(reference_trace: Path | None, exc: BaseException) -> No
         err=True,
     )
     raise typer.Exit(2) from None
+
+
+def _check_report(report: Path | None) -> None:
+    """A --report porter cannot write is said before the run (`check_output`), not after it."""
+    from porter.pipeline.writer import check_output
+
+    if report is None:
+        return
+    try:
+        check_output(report)
+    except OSError as exc:
+        typer.echo(f"porter parity-check: {_report_error(report, exc)}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _report_error(report: Path, exc: Exception) -> str:

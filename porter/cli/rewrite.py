@@ -46,7 +46,15 @@ from porter.report.terminal import print_diff, print_report
 from porter.pipeline.runner import display_path, relative_name, run
 from porter.core.textsafe import plain
 from porter.core.reading import Unreadable
-from porter.pipeline.writer import copy_tree, copy_under, mode_of, write_under
+from porter.pipeline.writer import (
+    check_output,
+    copy_tree,
+    copy_under,
+    first_not_folder,
+    mode_of,
+    write_under,
+    why_unwritable,
+)
 
 
 def rewrite(
@@ -229,7 +237,7 @@ def _write_out_dir(paths: list[Path], out_dir: Path, changed: list[Change]) -> i
         err_console.print(f"note: {plain(out_dir)} holds a partial copy", soft_wrap=True)
         report_interrupt(exc, [], 0)
     except OSError as exc:
-        raise usage_error(f"cannot write into --out-dir {out_dir}: {exc.strerror or exc}") from None
+        raise usage_error(f"cannot write into --out-dir {out_dir}: {why_unwritable(out_dir, exc)}") from None
     for path, why in passed:
         label = "note:" if why.skipped else "[yellow]warning:[/]"
         failed += not why.skipped  # a copy missing a file it should hold
@@ -247,13 +255,17 @@ def _check_report(report: Path) -> None:
         raise usage_error(str(exc)) from None
     if report.is_dir():
         raise usage_error(f"--report {report} is a folder: name a file (FILE.html, FILE.md or FILE.json)")
+    try:
+        check_output(report)  # (a folder porter cannot write was said after the whole run)
+    except OSError as exc:
+        raise usage_error(f"cannot write --report {report}: {exc.strerror or exc}") from None
 
 
 def _check_out_dir(paths: list[Path], out_dir: Path, force: bool) -> None:
     """Usage errors (exit 2) before any work: an out-dir that is a file, that overlaps an
     input either way (inside it, or holding it), or that is not empty without --force."""
-    if os.path.lexists(out_dir) and not out_dir.is_dir():
-        raise usage_error(f"--out-dir {out_dir} is a file, not a folder")
+    if (blocked := first_not_folder(out_dir)) is not None:
+        raise usage_error(f"cannot write into --out-dir {out_dir}: {blocked} is not a folder")
     out = out_dir.resolve()
     for p in paths:
         src = p.resolve()
@@ -275,8 +287,8 @@ def _check_split_dir(split: Path, force: bool, *, diff: bool, out_dir: Path | No
     a file, or one that is not empty, unless --force (which replaces the series there)."""
     if diff or out_dir is not None:
         raise usage_error("--split writes the port as patches: use it without --diff and --out-dir")
-    if os.path.lexists(split) and not split.is_dir():
-        raise usage_error(f"--split {split} is a file, not a folder")
+    if (blocked := first_not_folder(split)) is not None:
+        raise usage_error(f"cannot write the series into --split {split}: {blocked} is not a folder")
     if split.is_dir() and not force and any(os.scandir(split)):
         raise usage_error(
             f"--split {split} is not empty: name a new or empty folder, or pass --force to replace the series in it"
@@ -306,7 +318,7 @@ def _write_series(folder: Path, ported: list[series.PortedFile], target: str, fo
         )
         report_interrupt(exc, [], 0)
     except OSError as exc:
-        raise usage_error(f"cannot write the series into --split {folder}: {exc.strerror or exc}") from None
+        raise usage_error(f"cannot write the series into --split {folder}: {why_unwritable(folder, exc)}") from None
     n = len(planned.patches)
     return f"written as {n} patch{'es' if n != 1 else ''} in {plain(folder)}"
 

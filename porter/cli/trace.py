@@ -4,7 +4,6 @@ and read which of its operators a target runs natively before renting the hardwa
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import typer
@@ -68,7 +67,7 @@ def _output(output: Path) -> Path:
     was written); a name that cannot be written is said before the command runs, not after it;
     and a file there is replaced only when it is a trace (`-o train.py` overwrote the script it
     ran, after the run: seventeenth read)."""
-    from porter.pipeline.writer import make_parent
+    from porter.pipeline.writer import check_output
     from porter.verify.tracefile import holds_a_trace
 
     dest = Path(os.path.abspath(output))
@@ -77,10 +76,9 @@ def _output(output: Path) -> Path:
     if dest.exists() and not dest.is_symlink() and not holds_a_trace(dest):
         raise _fail(f"-o {output}: exists and is not a porter trace (it is replaced only when it is one)")
     try:
-        make_parent(Path(output))  # (as given: the line names its folder as the user did)
-        # a folder porter cannot write in is said now: it was said after the whole run, its
-        # trace lost ("the run did not finish: … cannot write the trace", nineteenth read's leftover)
-        tempfile.TemporaryFile(dir=dest.parent).close()
+        # (as given: the line names its folder as the user did) a folder porter cannot write in is
+        # said now: it was said after the whole run, its trace lost (nineteenth read's leftover)
+        check_output(Path(output))
     except OSError as exc:
         raise _fail(f"cannot write -o {output}: {exc.strerror or exc}") from None
     return dest

@@ -131,7 +131,10 @@ def _parse(result: FileResult, source: bytes) -> cst.Module | FileResult:
         with _unchecked():
             return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        return _error(result, f"syntax error: {exc.message.splitlines()[0]}", exc.editor_line)
+        said: tuple[str, int | None] = (exc.message.splitlines()[0], exc.editor_line)
+        if said[0].startswith("tokenizer error"):
+            said = _python_says(source) or (said[0], None)
+        return _error(result, f"syntax error: {said[0]}", said[1])
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         return _error(result, f"cannot decode: {exc}")
     except RecursionError:
@@ -380,6 +383,20 @@ def _drop_unneeded_aliases(scratch: dict[str, Any], module: cst.Module) -> None:
     scratch[AddImportsVisitor.CONTEXT_KEY] = [
         item for item in wanted if item.alias is None or re.search(rf"\b{re.escape(item.alias)}\.", code)
     ]
+
+
+def _python_says(source: bytes) -> tuple[str, int | None] | None:
+    """CPython's message and line for a source libcst's tokenizer refused: libcst names no line
+    for a tokenizer error, and each was said at line 1 (an emoji identifier on line 4: the
+    twenty-fifth read's leftover). A second parse on this error path only; None where CPython
+    parses the source (libcst's words are kept, with no line)."""
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        return str(exc.msg), exc.lineno
+    except (RecursionError, MemoryError, ValueError):
+        return None
+    return None
 
 
 def _too_deep(source: bytes) -> str | None:

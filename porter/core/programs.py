@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 
 
 def find(name: str) -> str:
@@ -21,3 +22,31 @@ def find(name: str) -> str:
     if found is None:
         raise FileNotFoundError(f"{name} is not on PATH")
     return found
+
+
+# the repository variables a user's environment may hold (a git hook's `GIT_DIR` and
+# `GIT_INDEX_FILE`, a script's `GIT_WORK_TREE`): they would make git answer for another
+# repository than the one porter asks of. `GIT_CONFIG_*` stay: they choose the configuration
+# the user's own `git status` reads.
+KEPT_GIT_VARIABLES = ("GIT_CONFIG",)
+
+
+def git(
+    *args: str, where: str | None = None, keep: bool = False, named: dict[str, str] | None = None, timeout: float = 10
+) -> subprocess.CompletedProcess[bytes]:
+    """`git ARGS` in the folder `where` (else the working one), output captured: porter's one
+    way to run git (the walk's ignore settings, the cache's note, the dirty check). git runs
+    no program of the repository's for it (`-c core.fsmonitor=`, no pager), prompts for
+    nothing and takes no optional lock; the repository variables of the environment are left
+    out unless `keep` (`named` sets them). The cache's `check-ignore` ran with the caller's
+    `GIT_DIR`, which pointed it at another repository (twenty-sixth read). Raises what
+    `subprocess.run` raises (FileNotFoundError where git is not on PATH)."""
+    env = {k: v for k, v in os.environ.items() if keep or not k.startswith("GIT_") or k.startswith(KEPT_GIT_VARIABLES)}
+    env.update(named or {}, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    return subprocess.run(
+        [find("git"), "--no-pager", "-c", "core.fsmonitor=", *(["-C", where] if where is not None else []), *args],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        timeout=timeout,
+    )

@@ -57,6 +57,7 @@ import tempfile
 import time
 import warnings
 import weakref
+from contextlib import suppress
 from dataclasses import astuple
 from functools import lru_cache
 from pathlib import Path
@@ -68,7 +69,7 @@ from porter.core.reading import open_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
-from porter.pipeline.discover import git_env
+from porter.pipeline.discover import git_named
 
 CACHE_DIR_NAME = ".porter_cache"
 _FORMAT = 3  # 3: every file is tagged with the user's key (HMAC-SHA256)
@@ -502,7 +503,7 @@ class Cache:
             return None
         try:
             path = self._path(key)
-            body = unseal(self.mac_key, f"entry:{key}", self.read_back(f"{path.parent.name}/{path.name}"))
+            body = unseal(self.mac_key, f"entry:{key}", self.read_back(path.name, shard=path.parent.name))
             data = json.loads(body)
             if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("entry for another key")
@@ -580,19 +581,24 @@ class Cache:
         except OSError as exc:
             self.not_kept(exc)
 
-    def read_back(self, name: str) -> bytes:
-        """The bytes of the cache file `name` (in the entry folder opened at the start:
-        `_read_entry`); one older than `REFRESH_AFTER_S` has its mtime set to now, so that
-        `prune` keeps what runs still read."""
+    def read_back(self, name: str, shard: str | None = None) -> bytes:
+        """The bytes of the cache file `name` (in `shard/`) in the entry folder opened at the
+        start (`_read_entry`); one older than `REFRESH_AFTER_S` has its mtime set to now, so
+        that `prune` keeps what runs still read. The shard folder is opened without following a
+        link, as the write opens it (`_write_in`): read as `ab/NAME`, a shard that is a link
+        was followed, and the refresh could touch a file in the link's folder (twenty-sixth
+        read); a link there is a miss (ELOOP, ENOTDIR)."""
         if self._fd is None:
             raise OSError(errno.EBADF, "the cache is off")
-        data, mtime_ns = _read_entry(name, self._fd)
-        if time.time_ns() - mtime_ns > REFRESH_AFTER_S * 10**9:
-            try:
-                # (a link swapped in since the read is not followed)
-                os.utime(name, dir_fd=self._fd, follow_symlinks=False)
-            except OSError:
-                pass
+        folder = self._fd if shard is None else os.open(shard, _DIR, dir_fd=self._fd)
+        try:
+            data, mtime_ns = _read_entry(name, folder)
+            if time.time_ns() - mtime_ns > REFRESH_AFTER_S * 10**9:
+                with suppress(OSError):  # (a link swapped in since the read is not followed)
+                    os.utime(name, dir_fd=folder, follow_symlinks=False)
+        finally:
+            if folder != self._fd:
+                os.close(folder)
         return data
 
     def prune(self, now: float | None = None) -> int:
@@ -739,7 +745,10 @@ def seen_by_git(directory: Path) -> str | None:
     check-ignore`: it reads the `.gitignore` files above, `info/exclude`, `core.excludesFile`),
     only where that `.gitignore` is not porter's, once a run; None where git hides them, no
     repository holds the folder, or git cannot say. A `.gitignore` that is a FIFO, a socket or
-    a device is not handed to git (git would block opening it)."""
+    a device is not handed to git (git would block opening it): that is said instead (it was
+    not: twenty-sixth read). The repository asked is the
+    one holding the folder, as the walk's: a `GIT_DIR` of the environment is not passed on
+    (`programs.git`)."""
     try:
         mode = os.lstat(directory / ".gitignore").st_mode
     except OSError:
@@ -747,17 +756,15 @@ def seen_by_git(directory: Path) -> str | None:
     if stat.S_ISREG(mode) and begins(directory / ".gitignore", MARKER_HEAD):
         return None
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-        return None
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        return (
+            f"the .gitignore in {directory} is {kind}, not a file: git waits on it or cannot read it, and "
+            "whether git lists the cache's files is not asked; remove it, or choose a folder of the cache's own"
+        )
     ours = [f"{_ENTRIES}/", "CACHEDIR.TAG"]
-    git = [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", "-C", str(directory)]
-    env = git_env(directory.resolve())  # (the repository the walk reads there, not the caller's GIT_DIR's view)
-    try:
-        proc = subprocess.run(
-            [*git, "check-ignore", "--no-index", *ours],  # (our two names: plain ASCII, one a line)
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            timeout=10,
+    try:  # (our two names: plain ASCII, one a line)
+        proc = programs.git(
+            "check-ignore", "--no-index", *ours, where=os.fspath(directory), named=git_named(directory.resolve())
         )
     except (OSError, subprocess.SubprocessError):
         return None

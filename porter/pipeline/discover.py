@@ -483,20 +483,20 @@ def _named_for(top: Path) -> _NamedRepo | None:
     return None if any(_own_repo(f) is not None for f in folders[: folders.index(named.top)]) else named
 
 
-def git_env(folder: Path) -> dict[str, str]:
-    """The environment to run git in for `folder` (a real path) so that git answers for the
-    repository the walk reads there: the caller's repository variables left out (`_git_env`),
-    and the repository the environment names given whole where the walk reads that one
-    (`_named_for`). `cache.seen_by_git` ran git in the cache folder with the caller's: a hook's
-    relative `GIT_DIR=.git` named no repository from there (the note that git lists the cache
-    was not said), an absolute one made the cache folder the work tree's top (the `.gitignore`
-    above that leaves it out unread: a note said git lists what it does not; twenty-sixth read).
-    Elsewhere the variables that bound git's search are kept (`_BOUNDING_VARIABLES`): git then
-    finds the repository `_searched` finds."""
+def git_named(folder: Path) -> dict[str, str]:
+    """The repository variables to run git with in `folder` (a real path; `programs.git`'s
+    `named`, the caller's others left out) so that git answers for the repository the walk
+    reads there: the repository the environment names, given whole, where the walk reads that
+    one (`_named_for`); elsewhere the variables that bound git's search (`_BOUNDING_VARIABLES`),
+    so git finds the repository `_searched` finds. `cache.seen_by_git` ran git in the cache
+    folder with the caller's: a hook's relative `GIT_DIR=.git` named no repository from there
+    (the note that git lists the cache was not said), an absolute one made the cache folder the
+    work tree's top (the `.gitignore` above that leaves it out unread: a note said git lists
+    what it does not); the write guard's check refused a tracked, clean file (twenty-sixth read)."""
     named = _named_for(folder)
     if named is not None:
-        return _git_env(named={"GIT_DIR": named.git_dir, "GIT_WORK_TREE": os.fspath(named.top)})
-    return _git_env(named={k: os.environ[k] for k in _BOUNDING_VARIABLES if k in os.environ})
+        return {"GIT_DIR": named.git_dir, "GIT_WORK_TREE": os.fspath(named.top)}
+    return {k: os.environ[k] for k in _BOUNDING_VARIABLES if k in os.environ}
 
 
 # the variables that bound git's search for a repository (`_searched` reads both, as git does)
@@ -737,12 +737,6 @@ def _config_env() -> tuple[tuple[str, str], ...]:
 # the notes of this process's walks for the run to print once (`cli.common.note_if_git_unread`): what
 # git was to say and could not (git missing, its configuration unreadable)
 NOTES: list[str] = []
-# the repository variables a user's environment may hold (a git hook's `GIT_DIR` and
-# `GIT_INDEX_FILE`, a script's `GIT_WORK_TREE`): they would make git answer for another
-# repository than the one the walk is in. `GIT_CONFIG_*` stay: they choose the configuration
-# the user's own `git status` reads.
-_KEPT_GIT_VARIABLES = ("GIT_CONFIG",)
-_GIT_TIMEOUT_S = 10
 
 
 def forget() -> None:
@@ -790,7 +784,7 @@ def _git_settings(
     a note, once).
     One `git config --get-regexp`; a `~` in the file's name is expanded by git (`--path`).
     git runs no program of the repository's for it (`-c core.fsmonitor=`, no pager), and the
-    repository variables of the environment are left out (`_KEPT_GIT_VARIABLES`). `_env`:
+    repository variables of the environment are left out (`programs.git`). `_env`:
     what the answer depends on (`_config_env`, a key of the cache). `git_dir`: the git folder
     the environment names for the work tree `repo` (`_env_repository`)."""
     proc = _git_config(
@@ -875,20 +869,12 @@ def _git(
     """The output of `git ARGS` in `repo` (else the working folder); "" where git exits 1
     saying nothing (not set); None where git cannot answer (a note says why, once; `refused`:
     that git refuses the repository). The repository variables of the environment are left
-    out unless `keep` (`named` sets them)."""
+    out unless `keep` (`named` sets them: `programs.git`)."""
     import subprocess
 
-    env = _git_env(keep=keep, named=named)
     what = "git's `core.excludesFile` and `core.ignoreCase` are not read"
-    where = ["-C", repo] if repo is not None else []
     try:
-        proc = subprocess.run(
-            [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", *where, *args],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            timeout=_GIT_TIMEOUT_S,
-        )
+        proc = programs.git(*args, where=repo, keep=keep, named=named)
     except FileNotFoundError:
         _note(f"git is not installed: {what}")
         return None
@@ -912,14 +898,6 @@ def _git(
             _note(f"git cannot read its configuration in {repo} ({why}): {what} there")
         return None
     return proc.stdout.decode("utf-8", "surrogateescape")
-
-
-def _git_env(*, keep: bool = False, named: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment porter runs git with: the repository variables left out unless `keep`
-    (`_KEPT_GIT_VARIABLES`), `named` set, no lock taken, no prompt, no pager."""
-    env = {k: v for k, v in os.environ.items() if keep or not k.startswith("GIT_") or k.startswith(_KEPT_GIT_VARIABLES)}
-    env.update(named or {}, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
-    return env
 
 
 def _note(line: str) -> None:

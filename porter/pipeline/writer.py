@@ -390,8 +390,40 @@ def make_parent(path: Path) -> None:
 def not_a_folder(path: Path) -> NotAFolder:
     """The error for an output `path` whose folder is not one, naming the first name on the way
     that is not a folder (a file, a FIFO, a dangling link)."""
-    above = [a for a in reversed(path.parents) if os.path.lexists(a) and not os.path.isdir(a)]
-    return NotAFolder(errno.ENOTDIR, f"{(above or [path.parent])[0]} is not a folder", str(path))
+    return NotAFolder(errno.ENOTDIR, f"{first_not_folder(path.parent) or path.parent} is not a folder", str(path))
+
+
+def first_not_folder(folder: Path) -> Path | None:
+    """The first name on the way to `folder`, or `folder` itself, that is there and is not a
+    folder (a file, a FIFO, a dangling link): nothing can be written under it."""
+    names = (*reversed(folder.parents), folder)
+    return next((a for a in names if os.path.lexists(a) and not os.path.isdir(a)), None)
+
+
+def why_unwritable(folder: Path, exc: OSError) -> str:
+    """Why an output folder (`--out-dir`, `--split`, `--scaffold`) could not be written, in a
+    few words: "f is not a folder" where a name on the way is a file (the OS said "Not a
+    directory" or "File exists", naming neither it nor why: twenty-sixth read), else the OS's
+    reason."""
+    blocked = first_not_folder(folder) if isinstance(exc, (NotADirectoryError, FileExistsError)) else None
+    return f"{blocked} is not a folder" if blocked is not None else exc.strerror or str(exc)
+
+
+def check_output(path: Path) -> None:
+    """That `write_output` can write `path`, asked before the run that makes its text: its
+    folder made (as the write makes it) and a nameless file tried there (the temporary the
+    write makes beside it). `lint -o` and `--report` into a folder porter cannot write failed
+    after the whole run (twenty-sixth read); ruff 0.17.6 opens its `-o` file before it checks,
+    too. A name the write writes as it is (a device, a FIFO, an open descriptor) is not tried,
+    nor a folder (the write says so). Raises the OSError the write would."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and (not stat.S_ISREG(mode) or open_descriptor(path)):
+        return
+    make_parent(path)
+    tempfile.TemporaryFile(dir=path.parent).close()
 
 
 def write_output(path: Path | str, text: str | bytes) -> None:

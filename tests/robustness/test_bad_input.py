@@ -227,3 +227,23 @@ def test_file_the_user_cannot_read(tmp_path):
     err = proc.stderr.decode()
     assert "secret.py: permission denied (cannot read)" in err, err
     assert b"good.py" in proc.stdout  # the run went on
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("\U0001f600 = 2", "invalid character '\U0001f600' (U+1F600)"),
+        ("y = $", "invalid syntax"),
+        ('y = "abc', "unterminated string literal (detected at line 4)"),
+        ("z = 0x", "invalid hexadecimal literal"),
+    ],
+    ids=["emoji identifier", "dollar", "unterminated string", "hex"],
+)
+def test_a_tokenizer_error_is_said_at_its_own_line(line, said):
+    """libcst names no line for a tokenizer error: an emoji identifier on line 4 was `m.py:1:
+    syntax error: tokenizer error: ...` (and GitHub's annotation `line=1`; twenty-fifth read's
+    leftover). CPython's own message and line are given (asked on that error path only)."""
+    source = f"import torch\n\nx = torch.zeros(1).cuda()\n{line}\nw = 1\n".encode()
+    result = port_source(source, "m.py", XLA)
+    assert result.status is FileStatus.ERROR and result.error_line == 4, (result.reason, result.error_line)
+    assert result.reason == f"syntax error: {said}", result.reason

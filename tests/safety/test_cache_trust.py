@@ -666,6 +666,45 @@ def test_the_note_that_git_lists_the_cache_keeps_the_caller_s_ceiling(tmp_path):
     assert out.returncode == 1 and "git lists the cache's" not in out.stderr.decode(), out.stderr
     out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path / "proj")
     assert "git lists the cache's" in out.stderr.decode(), out.stderr  # (without the ceiling: git lists them)
+@pytest.mark.parametrize("variable", ["GIT_DIR", "GIT_WORK_TREE"])
+def test_the_cache_s_git_note_asks_the_repository_holding_the_folder_not_the_environment_s(
+    tmp_path, monkeypatch, variable
+):
+    """`seen_by_git` ran `git check-ignore` with the caller's environment: a hook's `GIT_DIR`
+    (or a script's `GIT_WORK_TREE`) made git read another repository's ignores from the cache
+    folder as its top, and the note said git lists the cache's files where the project's
+    `.gitignore` leaves the folder out (or said nothing where git lists them). git is run as
+    the walk runs it (`programs.git`)."""
+    from porter.pipeline.cache import seen_by_git
+
+    for name, line in (("repo", "c/\n"), ("other", "")):
+        subprocess.run(["git", "init", "-q", str(tmp_path / name)], check=True)
+        (tmp_path / name / ".gitignore").write_text(line)
+    (tmp_path / "repo" / "c").mkdir()
+    (tmp_path / "repo" / "c" / ".gitignore").write_text("*.pyc\n")  # the user's, kept
+    assert seen_by_git(tmp_path / "repo" / "c") is None  # left out above, as git says
+    other = tmp_path / "other"
+    monkeypatch.setenv(variable, os.fspath(other / ".git" if variable == "GIT_DIR" else other))
+    assert seen_by_git(tmp_path / "repo" / "c") is None
+    (tmp_path / "repo" / ".gitignore").write_text("")
+    assert "git lists the cache's v3/, CACHEDIR.TAG in" in (seen_by_git(tmp_path / "repo" / "c") or "")
+
+
+@pytest.mark.parametrize("repository", [True, False])
+def test_a_fifo_gitignore_kept_in_the_cache_folder_is_said(tmp_path, repository):
+    """A FIFO `.gitignore` in the cache folder is kept (the user's) and not handed to git, which
+    waits on it: whether git lists the cache's files was not asked, and nothing said so (cache2's
+    leftover). The note says it, once a run, and the run goes on."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "c").mkdir()
+    if repository:
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    os.mkfifo(tmp_path / "c" / ".gitignore")
+    for run in ("cold", "warm"):
+        out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path, timeout=60)
+        notes = [ln for ln in out.stderr.decode().splitlines() if ".gitignore in c is a FIFO, not a file" in ln]
+        assert out.returncode == 1 and len(notes) == 1 and "not asked" in notes[0], (run, out.stderr)
+    assert (tmp_path / "c" / ".gitignore").is_fifo()
 
 
 def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
@@ -1075,3 +1114,30 @@ def test_a_cache_folder_that_is_a_link_as_named_is_followed_once(tmp_path, monke
     (disk / "v3").symlink_to(tmp_path / "v3-elsewhere", target_is_directory=True)
     again = cache_module.Cache(tmp_path / "cache")
     assert not again.enabled and "link" in (again.problem or ""), again.problem
+
+
+def test_a_shard_folder_that_is_a_link_is_not_followed_on_a_read(tmp_path, monkeypatch):
+    """The write refuses a shard folder (`v3/ab`) that is a link; the read opened `ab/NAME`
+    relative to `v3/`, following it: an entry in the link's folder was read, and the refresh
+    of an old one set the mtime of a file in that folder (ctleft2's leftover). Now the shard
+    is opened without following a link, as the write opens it: a miss, nothing touched."""
+    from porter.pipeline import cache as cache_module
+
+    _salt_sources(tmp_path, monkeypatch)
+    monkeypatch.setattr(cache_module, "RACY_NS", 0)
+    store = cache_module.Cache(tmp_path / "cache")
+    assert store.enabled, store.problem
+    key = "ab" + "c" * 62
+    result = cache_module.FileResult("m.py", cache_module.FileStatus.UNCHANGED, original_source=b"")
+    store.put(key, result)
+    shard, theirs = store._path(key).parent, tmp_path / "theirs"
+    shard.rename(theirs)  # the entry, sealed under the user's key, now in a folder of another's
+    shard.symlink_to(theirs, target_is_directory=True)
+    entry = theirs / (key[2:] + ".json")
+    os.utime(entry, (1, 1))  # old: a read would refresh it
+    assert store.get(key, "m.py", b"") is None
+    assert entry.stat().st_mtime == 1 and store.misses == 1
+    shard.unlink()
+    theirs.rename(shard)  # the same folder, not a link: read, and refreshed
+    assert store.get(key, "m.py", b"") is not None
+    assert (shard / entry.name).stat().st_mtime > 1

@@ -4,12 +4,16 @@ file; `mkdir` said "File exists" (or "Not a directory" a level below; twenty-fif
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from porter.pipeline.writer import write_output
-from tests.safety.conftest import porter
+from tests.safety.conftest import REPO, porter
 
 CUDA = "import torch\nx = torch.zeros(1).cuda()\n"
 
@@ -58,3 +62,91 @@ def test_the_writer_every_report_goes_through_names_the_file_on_the_way(tmp_path
     assert (tmp_path / "f").read_text() == "keep"
     write_output(Path(tmp_path / "ok" / "r.json"), "{}")  # a missing folder is still made
     assert (tmp_path / "ok" / "r.json").read_text() == "{}"
+
+
+TRITON = "import triton\n\n\n@triton.jit\ndef k(x_ptr):\n    pass\n"
+ACCEL = (
+    "import torch\n\n\nclass Accelerator:\n    pass\n\n\nclass CUDA_Accelerator(Accelerator):\n"
+    "    def sync(self):\n        torch.cuda.synchronize()\n\n\nclass CPU_Accelerator(Accelerator):\n    pass\n"
+)
+FOLDERS = {
+    "rewrite --out-dir": (["rewrite", "m.py", "-t", "xla", "--no-cache", "--out-dir"], "into --out-dir"),
+    "rewrite --split": (["rewrite", "m.py", "-t", "xla", "--no-cache", "--split"], "the series into --split"),
+    "kernels --scaffold": (["kernels", "k.py", "-t", "xla", "--scaffold"], "into --scaffold"),
+    "backends --scaffold": (["backends", "b.py", "-t", "xla", "--scaffold"], "into --scaffold"),
+}
+
+
+@pytest.mark.parametrize("given", ["f", "f/out", "f/out/sub"])
+@pytest.mark.parametrize("command", sorted(FOLDERS))
+def test_an_output_folder_under_a_file_is_one_line_naming_it(tmp_path, command, given):
+    """The options that name a folder said "Not a directory" (`f/out`: the OS's words, naming
+    neither `f` nor why) or "File exists" (`kernels --scaffold f`); now as `-o f/x` says it
+    (twenty-sixth read)."""
+    args, words = FOLDERS[command]
+    (tmp_path / "m.py").write_text(CUDA)
+    (tmp_path / "k.py").write_text(TRITON)
+    (tmp_path / "b.py").write_text(ACCEL)
+    (tmp_path / "f").write_text("keep")
+    out = porter(*args, given, cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and "Traceback" not in err, (out.returncode, err)
+    assert err.strip().splitlines()[-1] == f"error: cannot write {words} {given}: f is not a folder", err
+    assert (tmp_path / "f").read_text() == "keep"
+
+
+BEFORE_THE_RUN = {
+    "lint --fix -o": (["lint", "m.py", "-t", "xla", "--no-cache", "--fix", "--allow-no-vcs", "-o"], "--output-file"),
+    "lint --fix --report": (
+        ["lint", "m.py", "-t", "xla", "--no-cache", "--fix", "--allow-no-vcs", "--report"],
+        "--report",
+    ),
+    "lint --write-baseline": (["lint", "m.py", "-t", "xla", "--no-cache", "--write-baseline"], "--write-baseline"),
+    "rewrite --report": (["rewrite", "m.py", "-t", "xla", "--no-cache", "--allow-no-vcs", "--report"], "--report"),
+}
+
+
+def _without_dac_override() -> list[str]:
+    """A prefix that runs as root without the right to write past file modes (as
+    `test_trace_files`' helper); [] where that cannot be done (not root, no setpriv)."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return []
+    drop = "-dac_override,-dac_read_search,-fowner"
+    return ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}"]
+
+
+@pytest.mark.parametrize("folder", ["f", "ro", "ro/new"])
+@pytest.mark.parametrize("command", sorted(BEFORE_THE_RUN))
+def test_an_output_that_cannot_be_written_is_said_before_the_run(tmp_path, command, folder):
+    """`lint -o`/`--report`/`--write-baseline` and `rewrite --report` into a folder porter cannot
+    write (one of mode 555, or under a file) ran the whole command, wrote its fixes, then said
+    it (term2's leftover); ruff 0.17.6 opens its `-o` file before it checks. Now one line
+    before the run: nothing fixed, nothing printed."""
+    prefix = _without_dac_override()
+    if folder.startswith("ro") and not prefix and os.geteuid() == 0:
+        pytest.skip("needs setpriv to run as root without CAP_DAC_OVERRIDE")
+    args, option = BEFORE_THE_RUN[command]
+    (tmp_path / "m.py").write_text(CUDA)
+    (tmp_path / "f").write_text("keep")
+    (tmp_path / "ro").mkdir(mode=0o555)
+    given = f"{folder}/out.md" if "report" in command else f"{folder}/out.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / "uc")}
+    out = subprocess.run(
+        [*prefix, sys.executable, "-m", "porter", *args, given], cwd=tmp_path, env=env, capture_output=True, timeout=180
+    )
+    err = out.stderr.decode()
+    why = "f is not a folder" if folder == "f" else "Permission denied"
+    assert out.returncode == 2 and err == f"error: cannot write {option} {given}: {why}\n", (out.returncode, err)
+    assert out.stdout == b"" and (tmp_path / "m.py").read_text() == CUDA  # no fix, no summary: before the run
+    assert sorted(p.name for p in (tmp_path / "ro").iterdir()) == []
+
+
+def test_a_parity_report_that_cannot_be_written_is_said_before_the_run(tmp_path):
+    """parity-check's `--report` under a file was said after the run (here: after the settings'
+    own error, the run's first step)."""
+    (tmp_path / "f").write_text("keep")
+    out = porter("parity-check", "--original", ".", "--ported", ".", "--report", "f/r.json", cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and err == "porter parity-check: cannot write --report f/r.json: f is not a folder\n", (
+        err
+    )

@@ -211,3 +211,19 @@ def test_an_output_that_is_a_link_to_a_file_it_checks_is_replaced_not_refused(tm
     assert out.returncode == 1, (out.stdout, out.stderr)
     assert (tmp_path / "m.py").read_bytes() == CUDA
     assert not (tmp_path / "out.json").is_symlink() and b"DEV001" in (tmp_path / "out.json").read_bytes()
+
+
+@pytest.mark.parametrize("variable", ["GIT_DIR", "GIT_INDEX_FILE"])
+def test_a_hook_s_git_variable_does_not_make_another_repository_answer_for_the_file(tmp_path, variable):
+    """A `GIT_DIR` (or `GIT_INDEX_FILE`) in the environment, as a git hook or a script runs
+    porter with, made the dirty check ask another repository (or index), which held the file's
+    uncommitted text as committed: the rewrite wrote over the uncommitted work. git is run as
+    the walk runs it (`programs.git`: the repository variables left out); the file is checked
+    in its own repository."""
+    repo = _dirty_repo(tmp_path)
+    work = (repo / "m.py").read_bytes()
+    other = committed_repo(tmp_path / "other", {"m.py": work})  # the uncommitted text, committed there
+    named = other / ".git" / ("index" if variable == "GIT_INDEX_FILE" else "")
+    out = porter("rewrite", "m.py", "--target", "xla", cwd=repo, env={variable: os.fspath(named)})
+    _refused(out, "uncommitted changes")
+    assert (repo / "m.py").read_bytes() == work
