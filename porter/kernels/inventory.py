@@ -567,6 +567,9 @@ class _Scan(cst.CSTVisitor):
         # launches of a kernel of a module named at run time (`getattr(ops, name)[grid](x)`), by the module
         self.module_launches: list[_PyLaunch] = []
         self.notes: list[str] = []  # launches porter does not read, each said (`_run_time_launch`)
+        # a name bound to `wrap_triton(k)`, to `k`, in source order, a function's own dropped as it ends
+        self._wrapped: dict[str, cst.BaseExpression] = {}
+        self._wrapped_outer: list[dict[str, cst.BaseExpression]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._in_class.append(True)
@@ -576,9 +579,11 @@ class _Scan(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._in_class.append(False)
+        self._wrapped_outer.append(dict(self._wrapped))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._in_class.pop()
+        self._wrapped = self._wrapped_outer.pop()
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -589,6 +594,7 @@ class _Scan(cst.CSTVisitor):
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             if self._cuda_extension(node.value):
                 self.extension_names.add(node.targets[0].target.value)
+            self._bind_wrapped(node.targets[0].target.value, node.value)
             if isinstance(node.value, cst.Call):
                 self._assigned[id(node.value)] = node.targets[0].target.value
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
@@ -603,6 +609,12 @@ class _Scan(cst.CSTVisitor):
                 self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
                 if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
                     self.class_held.setdefault(t.target.attr.value, []).extend(_names_held(node.value))
+
+    def _bind_wrapped(self, name: str, value: cst.BaseExpression) -> None:
+        """`name = wrap_triton(k)` (or `= launch` of such a name): `name[grid](...)` launches `k`."""
+        self._wrapped.pop(name, None)
+        if (kernel := self._unwrapped(value)) is not value:
+            self._wrapped[name] = kernel
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -642,7 +654,10 @@ class _Scan(cst.CSTVisitor):
     def _unwrapped(self, value: cst.BaseExpression) -> cst.BaseExpression:
         """What a launch `X[grid](...)` runs: `X`, or `k` of `wrap_triton(k)` (torch's way to launch a
         Triton kernel in a `triton_op`: `k` was listed with no launch, its inputs made up, unsaid:
-        twenty-sixth read)."""
+        twenty-sixth read), or of a name bound to it before (`launch = wrap_triton(k)`: a launch of
+        `launch`, no kernel's; and `wrap_triton(KERNELS[op])[grid]` not followed: twenty-sixth read)."""
+        if isinstance(value, cst.Name) and value.value in self._wrapped:
+            return self._wrapped[value.value]
         if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword:
             if self.resolver.qualname(value.func) in _TRITON_WRAPPERS:
                 return value.args[0].value
@@ -653,8 +668,9 @@ class _Scan(cst.CSTVisitor):
         with its grid and passed on (`functools.partial(k[grid], BLOCK=32)`): such a kernel was listed
         with no launch, unsaid (twenty-fifth read); now each kernel it may be is told so, in its scaffold."""
         func = node.func
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Subscript):
-            held = func.value.value
+        inner = self._unwrapped(func.value) if isinstance(func, cst.Subscript) else None
+        if isinstance(func, cst.Subscript) and isinstance(inner, cst.Subscript):
+            held = inner.value
             if isinstance(held, cst.Name) and held.value in self.held:
                 how = f"one of the kernels `{held.value}` holds, picked at run time"
                 for name in self.held[held.value]:
@@ -730,14 +746,15 @@ class _Scan(cst.CSTVisitor):
         if not isinstance(value, cst.Subscript):
             return
         how = "not called there (passed on or kept: `functools.partial`, a variable)"
-        if isinstance(value.value, cst.Name):
-            name = value.value.value
+        kept = self._unwrapped(value.value)  # (`wrap_triton(k)[grid]` kept: `k`'s, as `k[grid]` kept)
+        if isinstance(kept, cst.Name):
+            name = kept.value
             site = self._bare_site(node)
             own = self._origins.get(name) is None
             self.indirect.append(_PyLaunch(name, site, None, False, f"{name}[...]", own, how))
-        elif isinstance(value.value, cst.Attribute) and (holder := dotted(value.value.value)) is not None:
+        elif isinstance(kept, cst.Attribute) and (holder := dotted(kept.value)) is not None:
             # `self.other = ops.k[grid]`: said to the kernels of its name (its own file's, of `self.k`)
-            name = unicodedata.normalize("NFKC", value.value.attr.value)
+            name = unicodedata.normalize("NFKC", kept.attr.value)
             site = self._bare_site(node)
             written = f"{holder}.{name}[...]"
             self.indirect.append(_PyLaunch(name, site, None, holder != "self", written, holder == "self", how))

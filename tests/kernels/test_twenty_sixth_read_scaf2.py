@@ -5,6 +5,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from porter.cli import app
+from porter.kernels.inventory import scan
 
 ACCEL = (
     "import torch\n\n\nclass Accelerator:\n    pass\n\n\nclass CUDA_Accelerator(Accelerator):\n"
@@ -34,3 +35,39 @@ def test_backends_scaffold_says_whether_a_kept_file_differs(tmp_path):
         f"note: {out}/neuron_device.py exists: kept, not overwritten, and differs from what porter writes now"
         " (edited, or its source changed)",
     ]
+
+
+KEPT_WRAPPER = (
+    "import triton\nimport triton.language as tl\n"
+    "from torch.library import wrap_triton\n\n\n"
+    + "".join(
+        f"@triton.jit\ndef {k}(x_ptr, n, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n\n\n"
+        for k in ("kept", "other", "held", "later")
+    )
+    + "KERNELS = {'a': held}\n\n\n"
+    "def run(x, op):\n"
+    "    launch = wrap_triton(kept)\n"
+    "    launch[(1,)](x, x.numel(), BLOCK=64)\n"
+    "    wrap_triton(KERNELS[op])[(1,)](x, 1, BLOCK=64)\n"
+    "    go = wrap_triton(later)[(1,)]\n\n\n"
+    "def again(x):\n"
+    "    launch = wrap_triton(other)\n"
+    "    launch[(2,)](x, 2, BLOCK=32)\n"
+)
+
+
+def test_a_wrap_triton_kept_in_a_name_or_of_a_container_is_followed(tmp_path):
+    # `launch = wrap_triton(k)` then `launch[grid](...)` was a launch of `launch` (no kernel), and
+    # `wrap_triton(KERNELS[op])[grid]` and a kept `wrap_triton(k)[grid]` were followed by nothing:
+    # each kernel was listed with no launch and its scaffold's inputs made up, unsaid
+    (tmp_path / "k.py").write_text(KEPT_WRAPPER)
+    inv = scan(tmp_path)
+    got = {k.name: ([(c.line, c.args) for c in k.calls], len(k.unresolved)) for k in inv.kernels}
+    assert got == {
+        "kept": ([(31, ["x", "x.numel()", "BLOCK=64"])], 0),
+        "other": ([(38, ["x", "2", "BLOCK=32"])], 0),
+        "held": ([], 1),
+        "later": ([], 1),
+    }
+    [held] = [k for k in inv.kernels if k.name == "held"]
+    assert "one of the kernels `KERNELS` holds, picked at run time" in held.unresolved[0]
