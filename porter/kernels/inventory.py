@@ -1232,7 +1232,7 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
     names by `cuModuleGetFunction`, read in `commented`: its strings kept), each with the TODO its
     scaffold says."""
     out: list[tuple[str, str]] = []
-    named_by = dict(_GET_FUNCTION.findall(commented)) if "Get" in commented else {}
+    named_by = _looked_up(commented) if "Get" in commented else {}
     gate = "cudaLaunch" in code or "cuLaunch" in code
     for call in itertools.islice(_API_LAUNCH.finditer(code) if gate else (), _LAUNCHES):
         read = code[call.end() - 1 : call.end() - 1 + _LAUNCH_READ]
@@ -1250,10 +1250,25 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
         if call.group(1).startswith("cuLaunch"):
-            named, pointed = named_by[named], None
             how += " (a `CUfunction` of a module loaded at run time)"
+            if len(may := named_by[named]) > 1:
+                how += f", one of {', '.join(f'`{n}`' for n in may)} (this file looks `{named}` up as each)"
+            why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
+            out += [(n, why + " porter does not read") for n in may]
+            continue
         why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
         out.append((pointed[0] if pointed else named, why + " porter does not read"))
+    return out
+
+
+def _looked_up(commented: str) -> dict[str, list[str]]:
+    """Each `CUfunction` to the kernels the file's lookups name it (`cuModuleGetFunction(&f, m, "k")`):
+    a variable looked up as two kernels (in two functions) was the last one's, its launch of the
+    first given to the second (twenty-sixth read); now a launch of it is said to each."""
+    out: dict[str, list[str]] = {}
+    for var, name in _GET_FUNCTION.findall(commented):
+        if name not in out.setdefault(var, []):
+            out[var].append(name)
     return out
 
 

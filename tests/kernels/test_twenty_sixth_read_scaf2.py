@@ -71,3 +71,28 @@ def test_a_wrap_triton_kept_in_a_name_or_of_a_container_is_followed(tmp_path):
     }
     [held] = [k for k in inv.kernels if k.name == "held"]
     assert "one of the kernels `KERNELS` holds, picked at run time" in held.unresolved[0]
+
+
+TWO_LOOKUPS = (
+    "#include <cuda.h>\n\n"
+    "void run_a(CUmodule mod, void** args) {\n  CUfunction f;\n"
+    '  cuModuleGetFunction(&f, mod, "scale");\n  cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, 0, args, 0);\n}\n\n'
+    "void run_b(CUmodule mod, void** args) {\n  CUfunction f;\n"
+    '  cuModuleGetFunction(&f, mod, "shift");\n  cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, 0, args, 0);\n}\n'
+)
+
+
+def test_a_cufunction_two_lookups_name_is_said_to_each_kernel(tmp_path):
+    # `f` looked up as `scale` in one function and as `shift` in another: both launches were `shift`'s
+    # (the last lookup), `scale` listed with no launch and its inputs made up, unsaid
+    (tmp_path / "k.cu").write_text(
+        "__global__ void scale(float* x, int n) {}\n__global__ void shift(float* x, int n) {}\n"
+    )
+    (tmp_path / "host.cpp").write_text(TWO_LOOKUPS)
+    said = {k.name: k.unresolved for k in scan(tmp_path, limit=None).kernels}
+    how = (
+        "launched through `cuLaunchKernel` (a `CUfunction` of a module loaded at run time), one of `scale`, "
+        "`shift` (this file looks `f` up as each) at host.cpp:{}, whose arguments (an array of their "
+        "addresses) porter does not read"
+    )
+    assert said == {"scale": [how.format(6), how.format(12)], "shift": [how.format(6), how.format(12)]}
