@@ -6,6 +6,7 @@ from typer.testing import CliRunner
 
 from porter.cli import app
 from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
 
 ACCEL = (
     "import torch\n\n\nclass Accelerator:\n    pass\n\n\nclass CUDA_Accelerator(Accelerator):\n"
@@ -96,3 +97,26 @@ def test_a_cufunction_two_lookups_name_is_said_to_each_kernel(tmp_path):
         "addresses) porter does not read"
     )
     assert said == {"scale": [how.format(6), how.format(12)], "shift": [how.format(6), how.format(12)]}
+
+
+INLINE_NAMES = (
+    "from torch.utils.cpp_extension import load_inline\n\n"
+    "a = load_inline(name='a', cpp_sources='', functions=['b'])\n"
+    "d = load_inline(name='a-b', cpp_sources='')\n"
+    "u = load_inline(name='a_b', cpp_sources='')\n"
+)
+
+
+def test_a_kernel_whose_name_is_a_python_name_keeps_it_among_names_that_meet(tmp_path):
+    # `a.b`, `a-b` and `a_b` meet as `a_b`: numbered in order, `a_b`'s files were `a_b___op.py`
+    (tmp_path / "m.py").write_text(INLINE_NAMES)
+    inv = scan(tmp_path)
+    assert [k.name for k in inv.kernels] == ["a.b", "a-b", "a_b"]
+    write_scaffolds(inv, tmp_path / "out", "xla")
+    heads = {p.name: p.read_text().splitlines()[0] for p in (tmp_path / "out").glob("*_op.py")}
+    assert heads == {
+        "a_b_op.py": '"""Reference op for cpp_extension kernel `a_b` (m.py:5), scaffolded by porter.',
+        "a_b__op.py": '"""Reference op for cpp_extension kernel `a.b` (m.py:3), scaffolded by porter.',
+        "a_b___op.py": '"""Reference op for cpp_extension kernel `a-b` (m.py:4), scaffolded by porter.',
+    }
+
