@@ -1773,6 +1773,7 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
     found.held_launches.extend(seen.held_launches)
     found.module_launches.extend(seen.module_launches)
     found.notes.extend(seen.notes)
+    found.origins.update(seen.origins)
 
 
 def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
@@ -1900,6 +1901,7 @@ class _Found:
     held: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     held_launches: list[_PyLaunch] = field(default_factory=list)
     module_launches: list[_PyLaunch] = field(default_factory=list)  # `getattr(ops, name)[grid](x)`, by module
+    origins: dict[str, dict[str, str]] = field(default_factory=dict)  # file -> its `from M import k`: k -> M.k
     notes: list[str] = field(default_factory=list)  # Triton launches not followed, said in a tree with a kernel
 
 
@@ -2096,6 +2098,8 @@ def _leave(s: _Scan, rel: str, found: _Found) -> None:
     found.held_launches.extend(s.held_imported)
     found.module_launches.extend(s.module_launches)
     found.notes.extend(s.notes)
+    if s._origins:
+        found.origins[rel] = s._origins
 
 
 def _attach_module_launches(found: _Found, top: str) -> None:
@@ -2104,13 +2108,33 @@ def _attach_module_launches(found: _Found, top: str) -> None:
     says the launches it does not follow (a note: they were passed over in silence)."""
     for launch in found.module_launches:
         module = "." + (launch.origin or "").removesuffix(".*")
-        for kernels in found.triton.values():
-            mine = [
-                k
-                for k in kernels
-                if any(f".{m}".endswith(module) for m in (_dotted_path(k.path), f"{top}.{_dotted_path(k.path)}"))
-            ]
-            _attach_launch(mine, launch, top)
+        runs = _module_kernels(found, module, top)
+        for kernels in runs.values():
+            _attach_launch(kernels, launch, top)
+        if not runs:
+            where = place(launch.site.path, launch.site.line, launch.site.cell)
+            found.notes.append(f"{where}: `{launch.unresolved}` launches {launch.how}: {_NO_MODULE_KERNEL}")
+
+
+# a `getattr(ops, name)[grid]` of a module porter finds no Triton kernel of (a module it does not read)
+_NO_MODULE_KERNEL = "porter finds no Triton kernel that module defines or imports: which kernels it may run is not read"
+
+
+def _module_kernels(found: _Found, module: str, top: str) -> dict[str, list[Kernel]]:
+    """The Triton kernels (by name) a module (`.pkg.ops`) defines, and those it imports (`from .kern
+    import k`: `getattr(ops, name)` may run `k` too; it was said only to those `ops` defines)."""
+
+    def of(rel: str, module: str) -> bool:
+        return any(f".{m}".endswith(module) for m in (_dotted_path(rel), f"{top}.{_dotted_path(rel)}"))
+
+    out = {name: mine for name, ks in found.triton.items() if (mine := [k for k in ks if of(k.path, module)])}
+    for rel, origins in found.origins.items():
+        for origin in origins.values() if of(rel, module) else ():
+            home, _, name = origin.rpartition(".")
+            for k in found.triton.get(name, []):
+                if of(k.path, "." + home) and k not in out.get(name, []):
+                    out.setdefault(name, []).append(k)
+    return out
 
 
 def _attach_held(found: _Found, top: str) -> None:

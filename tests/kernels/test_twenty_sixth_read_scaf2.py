@@ -120,3 +120,42 @@ def test_a_kernel_whose_name_is_a_python_name_keeps_it_among_names_that_meet(tmp
         "a_b___op.py": '"""Reference op for cpp_extension kernel `a-b` (m.py:4), scaffolded by porter.',
     }
 
+
+KERN = (
+    "import triton\nimport triton.language as tl\n\n\n"
+    "@triton.jit\ndef k_one(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n\n\n"
+    "@triton.jit\ndef k_two(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 2.0)\n"
+)
+OPS = (
+    "import triton\nimport triton.language as tl\n\nfrom ..kern import k_one as fast\nfrom ..kern import k_two\n\n\n"
+    "@triton.jit\ndef k_own(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 3.0)\n"
+)
+USE = (
+    "from . import empty, ops\n\n\n"
+    "def run(x, name):\n"
+    "    getattr(ops, name)[(1,)](x, BLOCK=64)\n"
+    "    getattr(empty, name)[(1,)](x, BLOCK=64)\n"
+)
+
+
+def test_a_kernel_a_module_imports_is_among_those_getattr_of_it_may_run(tmp_path):
+    # `getattr(ops, name)[grid]` was said to `k_own` only: `ops` imports `k_one` (as `fast`) and
+    # `k_two`, which it may run too, listed with no launch; and of `empty` (a module porter finds
+    # no kernel of: it imports one, in a file porter does not parse) nothing was said
+    pkg = tmp_path / "pkg"
+    (pkg / "ops").mkdir(parents=True)
+    (pkg / "kern.py").write_text(KERN)
+    (pkg / "ops" / "__init__.py").write_text(OPS)
+    (pkg / "empty.py").write_text("from .kern import k_one\n")
+    (pkg / "use.py").write_text(USE)
+    inv = scan(tmp_path)
+    said = "launched as `getattr(ops, ...)[...](...)` at pkg/use.py:5, a kernel of pkg.ops named at run time"
+    assert {k.name: [u.partition(": its")[0] for u in k.unresolved] for k in inv.kernels} == {
+        "k_one": [said],
+        "k_two": [said],
+        "k_own": [said],
+    }
+    assert inv.problems == [
+        "pkg/use.py:6: `getattr(empty, ...)[...](...)` launches a kernel of pkg.empty named at run time: porter"
+        " finds no Triton kernel that module defines or imports: which kernels it may run is not read"
+    ]
