@@ -594,7 +594,6 @@ class _Scan(cst.CSTVisitor):
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             if self._cuda_extension(node.value):
                 self.extension_names.add(node.targets[0].target.value)
-            self._bind_wrapped(node.targets[0].target.value, node.value)
             if isinstance(node.value, cst.Call):
                 self._assigned[id(node.value)] = node.targets[0].target.value
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
@@ -610,11 +609,24 @@ class _Scan(cst.CSTVisitor):
                 if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
                     self.class_held.setdefault(t.target.attr.value, []).extend(_names_held(node.value))
 
-    def _bind_wrapped(self, name: str, value: cst.BaseExpression) -> None:
-        """`name = wrap_triton(k)` (or `= launch` of such a name): `name[grid](...)` launches `k`."""
-        self._wrapped.pop(name, None)
-        if (kernel := self._unwrapped(value)) is not value:
-            self._wrapped[name] = kernel
+    def _bind_wrapped(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """`name = wrap_triton(k)` (or `= launch` of such a name): `name[grid](...)` launches `k`;
+        annotated, chained (`a = b = ...`) or by `:=` too (each was passed over, unsaid)."""
+        if not isinstance(target, cst.Name):
+            return
+        self._wrapped.pop(target.value, None)
+        if value is not None and (kernel := self._unwrapped(value)) is not value:
+            self._wrapped[target.value] = kernel
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        for t in original_node.targets:
+            self._bind_wrapped(t.target, original_node.value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        self._bind_wrapped(original_node.target, original_node.value)
+
+    def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
+        self._bind_wrapped(original_node.target, original_node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -656,6 +668,8 @@ class _Scan(cst.CSTVisitor):
         Triton kernel in a `triton_op`: `k` was listed with no launch, its inputs made up, unsaid:
         twenty-sixth read), or of a name bound to it before (`launch = wrap_triton(k)`: a launch of
         `launch`, no kernel's; and `wrap_triton(KERNELS[op])[grid]` not followed: twenty-sixth read)."""
+        if isinstance(value, cst.NamedExpr):  # `(launch := wrap_triton(k))[grid](...)`
+            value = value.value
         if isinstance(value, cst.Name) and value.value in self._wrapped:
             return self._wrapped[value.value]
         if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword:

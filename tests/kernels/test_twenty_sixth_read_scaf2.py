@@ -159,3 +159,23 @@ def test_a_kernel_a_module_imports_is_among_those_getattr_of_it_may_run(tmp_path
         "pkg/use.py:6: `getattr(empty, ...)[...](...)` launches a kernel of pkg.empty named at run time: porter"
         " finds no Triton kernel that module defines or imports: which kernels it may run is not read"
     ]
+
+
+def test_a_wrap_triton_bound_by_annotation_chain_or_walrus_is_followed(tmp_path):
+    # the adversarial pass over the fix above: `a: T = wrap_triton(k)`, `b = c = wrap_triton(k)` and
+    # `(w := wrap_triton(k))[grid]` were followed by nothing; a name bound again (`r = print`) is no launch
+    kernels = "".join(
+        f"@triton.jit\ndef {k}(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n\n\n"
+        for k in ("ann", "chain", "walrus", "rebound")
+    )
+    (tmp_path / "k.py").write_text(
+        "import triton\nimport triton.language as tl\nfrom torch.library import wrap_triton\n\n\n"
+        + kernels
+        + "def run(x):\n"
+        "    a: object = wrap_triton(ann)\n    a[(1,)](x, BLOCK=1)\n"
+        "    b = c = wrap_triton(chain)\n    c[(1,)](x, BLOCK=2)\n"
+        "    (w := wrap_triton(walrus))[(1,)](x, BLOCK=3)\n"
+        "    r = wrap_triton(rebound)\n    r = print\n    r[(1,)](x, BLOCK=4)\n"
+    )
+    got = {k.name: [c.args[-1] for c in k.calls] for k in scan(tmp_path).kernels}
+    assert got == {"ann": ["BLOCK=1"], "chain": ["BLOCK=2"], "walrus": ["BLOCK=3"], "rebound": []}
