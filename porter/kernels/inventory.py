@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import collections
 import functools
 import itertools
 import math
@@ -1211,12 +1212,15 @@ _API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1, "cuLaunchKe
 _GET_FUNCTION = re.compile(
     r"(?<![\w.])(?:cuModuleGetFunction|cuLibraryGetKernel)\s*\(\s*&\s*(\w+)\s*,[^,;()]{0,200},\s*\"(\w+)\""
 )
+_ANY_LOOKUP = re.compile(r"(?<![\w.])(?:cuModuleGetFunction|cuLibraryGetKernel)\s*\(\s*&\s*(\w+)")
 # a `cuLaunchKernel` of a `CUfunction` no lookup of its file names by a literal: it ran a kernel
 # porter does not know, unsaid (twenty-fifth read's leftover)
 _UNNAMED_FUNCTION = (
     "a `CUfunction` no `cuModuleGetFunction` or `cuLibraryGetKernel` of this file names by a literal "
     "(looked up through another function or file, or by a name built at run time): the kernel it runs is not read"
 )
+# and of one a lookup of its file names by a literal and another by a name built at run time
+_RUN_TIME_LOOKUP = "which a lookup of this file names at run time: the kernel it runs there is not read"
 # the host C++ files read for such launches only (a `.cpp` launching a `.cu`'s kernel), by a byte of each
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx")
 _API_BYTES = (b"cudaLaunch", b"cuLaunch")
@@ -1266,9 +1270,12 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
         if call.group(1).startswith("cuLaunch"):
             how += " (a `CUfunction` of a module loaded at run time)"
             if len(may := named_by[named]) > 1:
-                how += f", one of {', '.join(f'`{n}`' for n in may)} (this file looks `{named}` up as each)"
+                each = ", ".join(f"`{n}`" if n else "a name built at run time" for n in may)
+                how += f", one of {each} (this file looks `{named}` up as each)"
             why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
-            out += [(n, why + " porter does not read") for n in may]
+            out += [(n, why + " porter does not read") for n in may if n]
+            if "" in may:
+                out.append(("", f"{where}: `{call.group(1)}` launches `{named}`, {_RUN_TIME_LOOKUP}"))
             continue
         why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
         out.append((pointed[0] if pointed else named, why + " porter does not read"))
@@ -1280,9 +1287,17 @@ def _looked_up(commented: str) -> dict[str, list[str]]:
     a variable looked up as two kernels (in two functions) was the last one's, its launch of the
     first given to the second (twenty-sixth read); now a launch of it is said to each."""
     out: dict[str, list[str]] = {}
-    for var, name in _GET_FUNCTION.findall(commented):
+    literal = _GET_FUNCTION.findall(commented)
+    for var, name in literal:
         if name not in out.setdefault(var, []):
             out[var].append(name)
+    # one of its lookups by a name no literal of this file spells (`cuModuleGetFunction(&f, m, name)`):
+    # "" among them, the launch said as not read too (it was the literal lookup's kernel's alone)
+    looked = collections.Counter(_ANY_LOOKUP.findall(commented))
+    looked.subtract(var for var, _ in literal)
+    for var, names in out.items():
+        if looked[var] > 0:
+            names.append("")
     return out
 
 

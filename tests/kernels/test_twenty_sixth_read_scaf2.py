@@ -179,3 +179,21 @@ def test_a_wrap_triton_bound_by_annotation_chain_or_walrus_is_followed(tmp_path)
     )
     got = {k.name: [c.args[-1] for c in k.calls] for k in scan(tmp_path).kernels}
     assert got == {"ann": ["BLOCK=1"], "chain": ["BLOCK=2"], "walrus": ["BLOCK=3"], "rebound": []}
+
+
+def test_a_cufunction_also_looked_up_by_a_name_built_at_run_time_says_so(tmp_path):
+    # the adversarial pass over the fix above: `f` looked up as "scale" and, in another function, by
+    # a name built at run time (or a string no word): both launches were `scale`'s, unsaid
+    (tmp_path / "k.cu").write_text(
+        "__global__ void scale(float* x, int n) {}\n__global__ void shift(float* x, int n) {}\n"
+    )
+    (tmp_path / "host.cpp").write_text(TWO_LOOKUPS.replace('"shift"', "name"))
+    inv = scan(tmp_path, limit=None)
+    said = {k.name: len(k.unresolved) for k in inv.kernels}
+    assert said == {"scale": 2, "shift": 0}
+    assert all("one of `scale`, a name built at run time" in u for u in inv.kernels[0].unresolved)
+    assert inv.problems == [
+        f"host.cpp:{n}: `cuLaunchKernel` launches `f`, which a lookup of this file names at run time: the kernel"
+        " it runs there is not read"
+        for n in (6, 12)
+    ]
