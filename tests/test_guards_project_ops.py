@@ -290,3 +290,32 @@ def test_each_import_form_of_a_project_op_guards_in_one_wording(tmp_path):
         assert finding.code == "GUARD001", (name, finding.message)
         assert f"keeps CUDA-only code (uses `fwd` → {used}) away" in finding.message, (name, finding.message)
         assert "if q.is_cuda:" in _code(result), name
+
+
+# torch's older registration API (torch-sparse 0.6.18's `csrc/spmm.cpp`), chained, and with options
+OLD_API = """
+static auto registry = torch::RegisterOperators()
+                           .op("torch_sparse::spmm_sum", &spmm_sum)
+                           .op("torch_sparse::spmm_mean", &spmm_mean);
+static auto cuda_only = torch::RegisterOperators().op(
+    torch::RegisterOperators::options().schema("torch_sparse::fused(Tensor x) -> Tensor")
+        .kernel<decltype(fused), &fused>(c10::DispatchKey::CUDA));
+"""
+CUDA_SUM = """
+TORCH_LIBRARY_IMPL(torch_sparse, CUDA, m) {
+  m.impl("spmm_sum", &spmm_sum_cuda);
+}
+"""
+
+
+def test_the_old_registration_api_is_read():
+    # `RegisterOperators().op("ns::op", &fn)` was not read: `spmm_sum`, which it gives a kernel every
+    # device runs, was "a CUDA kernel only" beside a CUDA implementation, and `fused` (its options'
+    # `DispatchKey::CUDA`) was no op's
+    assert native_ops.registrations(OLD_API.encode()) == [
+        ("torch_sparse", "spmm_sum", "any"),
+        ("torch_sparse", "spmm_mean", "any"),
+        ("torch_sparse", "fused", "CUDA"),
+    ]
+    ops = native_ops.cuda_only_ops([("spmm.cpp", OLD_API.encode()), ("spmm_cuda.cu", CUDA_SUM.encode())])
+    assert {ns: list(found) for ns, found in ops.items()} == {"torch_sparse": ["fused"]}

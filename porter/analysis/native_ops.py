@@ -23,6 +23,9 @@ from porter.core.textsafe import name_bytes
 
 # what a C++ or CUDA source must contain to register an operator
 TOKEN = b"TORCH_LIBRARY"
+# and torch's older API, `torch::RegisterOperators().op("ns::op", &fn)` (torch-sparse 0.6.18,
+# torch-scatter, torch-cluster): its ops were not read (twenty-sixth read)
+OLD_TOKEN = b"RegisterOperators"
 # the C++ and CUDA sources read (discovery notes these beside the Python files)
 SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
 
@@ -37,6 +40,12 @@ _STRINGS = re.compile(rb'\s*(?:"(?:[^"\\\n]|\\.)*"\s*)+')
 # another), and was read as an op `ns` (twenty-fourth read)
 _OP = re.compile(rb'"\s*(?:\w+\s*::\s*)?(\w+)')
 _MACRO = re.compile(rb"[A-Z][A-Z0-9_]+")
+# an op of `RegisterOperators()`, chained (`.op("ns::a", &a).op("ns::b", &b)`), by its schema's
+# `ns::op`, read up to the statement's `;`; and a key its options give (`.kernel<F>(DispatchKey::CUDA)`)
+_OLD_OP = re.compile(
+    rb'\.\s*op\s*\(\s*(?:torch::RegisterOperators::options\s*\(\s*\)\s*\.\s*schema\s*\(\s*)?"\s*(\w+)\s*::\s*(\w+)'
+)
+_OLD_KEY = re.compile(rb"DispatchKey::(\w+)")
 # a dispatch key: `torch::kCPU`, `c10::DispatchKey::CUDA`
 _KEY = re.compile(rb"(?:torch::|c10::|at::)?(?:DispatchKey::|k)([A-Z]\w*)")
 _SPACE = frozenset(b" \t\n\r\f\v")
@@ -50,9 +59,9 @@ def registrations(source: bytes) -> list[tuple[str | None, str, str]]:
     block's body ends at its closing brace or at the next block, a call's arguments are read
     from where they open (a file of 2,000 spaces after `TORCH_LIBRARY(` cost 15 s, 20,000 for
     ever, with one regular expression for the whole head)."""
-    if TOKEN not in source:
+    if not registers(source):
         return []
-    out: list[tuple[str | None, str, str]] = []
+    out: list[tuple[str | None, str, str]] = _old_registrations(source) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
     for i, (impl, ns_text, key_text, var, body_start, _) in enumerate(blocks):
@@ -75,6 +84,28 @@ def registrations(source: bytes) -> list[tuple[str | None, str, str]]:
             if rest is None:
                 continue  # `m.def("schema")`: no implementation
             out.append((ns, op.group(1).decode(), _key_name(body, rest)))
+    return out
+
+
+def registers(source: bytes) -> bool:
+    """Whether `source` may register an op (the cheap test before `registrations`)."""
+    return TOKEN in source or OLD_TOKEN in source
+
+
+def _old_registrations(source: bytes) -> list[tuple[str | None, str, str]]:
+    """`registrations` of `torch::RegisterOperators()` statements: each `.op("ns::op", &fn)` an
+    implementation every device runs (a catch-all kernel), one whose options name a key that key's.
+    Linear: each statement is read once, from `RegisterOperators` to its `;`."""
+    out: list[tuple[str | None, str, str]] = []
+    at = source.find(OLD_TOKEN)
+    while at >= 0:
+        end = source.find(b";", at)
+        end = len(source) if end < 0 else end
+        ops = list(_OLD_OP.finditer(source, at, end))
+        for op, after in zip(ops, [*(o.start() for o in ops[1:]), end], strict=True):
+            key = _OLD_KEY.search(source, op.end(), after)
+            out.append((op.group(1).decode(), op.group(2).decode(), key.group(1).decode() if key else "any"))
+        at = source.find(OLD_TOKEN, end)
     return out
 
 
@@ -209,6 +240,6 @@ def read(names: Iterable[str]) -> list[tuple[str, bytes]]:
             source = read_regular(Path(source_path(name)), MAX_PARSE_BYTES)  # (past it: discovery noted it)
         except (OSError, ValueError):
             continue
-        if TOKEN in source:
+        if registers(source):
             out.append((name, source))
     return out

@@ -24,7 +24,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from porter.config.settings import Settings
-from porter.kernels.scaffold import _BOUND, ScaffoldError, _checked, _create, _doc, safe_name
+from porter.kernels.scaffold import _BOUND, ScaffoldError, _checked, _create, _doc, _holds, safe_name
 from porter.config.targets import get_target
 from porter.analysis.device_backends import BackendClass, families
 from porter.pipeline.bounded import Failed, bounded
@@ -120,10 +120,12 @@ def write_backend(
     target: str,
     name: str | None = None,
     limit: float | None = DEFAULT_FILE_TIMEOUT,
+    holds: dict[Path, bool | None] | None = None,
 ) -> Path | None:
     """Write the target's backend modelled on CUDA's class into `out_dir / name` (`out_name`'s
     by default); None when the name is taken (by a file, a folder or a link, dangling or not:
-    nothing is written through it). ScaffoldError when CUDA's module cannot be read or parsed,
+    nothing is written through it), and into `holds` whether it holds what porter writes now.
+    ScaffoldError when CUDA's module cannot be read or parsed,
     or the file made would not parse, or making it ran past `limit` seconds or overflowed the
     parser (it is made in a process of its own: porter.pipeline.bounded)."""
     name = name or out_name(family, target)
@@ -134,7 +136,11 @@ def write_backend(
     if isinstance(made, ScaffoldError):
         raise made
     out_dir.mkdir(parents=True, exist_ok=True)
-    return out_dir / name if _create(out_dir, name, made) else None
+    if _create(out_dir, name, made):
+        return out_dir / name
+    if holds is not None:
+        holds[out_dir / name] = _holds(out_dir / name, made)
+    return None
 
 
 def _backend_bytes(family: Family, root: Path, target: str, name: str, out_dir: Path) -> bytes | ScaffoldError:

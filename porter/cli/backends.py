@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from porter.cli.common import cell, check_target, console, err_console, usage_error
+from porter.cli.common import KEPT, cell, check_target, console, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import json_inert, path_name, plain
 
@@ -79,22 +79,20 @@ def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str, limit
 
     written: list[Path] = []
     taken: set[str] = set()  # the names given to the families before: each gets a file of its own
+    holds: dict[Path, bool | None] = {}  # a kept file: whether it holds what porter writes now
     for f in found:
         if f.for_target(target) is not None:
             continue
         name = out_name(f, target, taken)
         try:
-            made = write_backend(f, path, scaffold, target, name, limit)
+            made = write_backend(f, path, scaffold, target, name, limit, holds)
         except ScaffoldError as exc:
             err_console.print(f"note: {plain(exc)}", soft_wrap=True)
             continue
         except OSError as exc:
             raise usage_error(f"cannot write into --scaffold {scaffold}: {why_unwritable(scaffold, exc)}") from None
         if made is None:
-            err_console.print(
-                f"note: {plain(scaffold / name)} exists (or is a link): kept, not overwritten",
-                soft_wrap=True,
-            )
+            err_console.print(f"note: {plain(scaffold / name)} {KEPT[holds.get(scaffold / name)]}", soft_wrap=True)
         else:
             written.append(made)
             said.print(f"wrote {plain(made)}", soft_wrap=True)

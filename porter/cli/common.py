@@ -57,6 +57,14 @@ class _Console:
 console = cast("PorterConsole", _Console(stderr=False))
 err_console = cast("PorterConsole", _Console(stderr=True))
 
+# a file `--scaffold` kept, by whether it holds what porter writes now (None: a link, a folder,
+# unread): `kernels` and `backends` say it in one wording (twenty-sixth read)
+KEPT = {
+    None: "exists (or is a link): kept, not overwritten",
+    True: "exists, as porter writes it: kept",
+    False: "exists: kept, not overwritten, and differs from what porter writes now (edited, or its source changed)",
+}
+
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 

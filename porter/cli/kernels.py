@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from porter.cli.common import cell, check_target, console, effective_config, err_console, usage_error
+from porter.cli.common import KEPT, cell, check_target, console, effective_config, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import json_inert, plain
 
@@ -100,12 +100,6 @@ def _print_table(inv, limit: float | None) -> None:
     console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
 
 
-# a kept file, by whether it holds what porter writes now (None: a link, a folder, unread)
-_KEPT = {
-    None: "exists (or is a link): kept, not overwritten",
-    True: "exists, as porter writes it: kept",
-    False: "exists: kept, not overwritten, and differs from what porter writes now (edited, or its kernel changed)",
-}
 _UNREAD_SAID = 3  # a kernel's launches porter cannot read, said one by one in the table (then counted)
 
 
@@ -134,6 +128,6 @@ def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said
         raise usage_error(f"cannot write into --scaffold {scaffold}: {why_unwritable(scaffold, exc)}") from None
     said.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
     for path in kept:
-        err_console.print(f"note: {plain(path)} {_KEPT[holds.get(path)]}", soft_wrap=True)
+        err_console.print(f"note: {plain(path)} {KEPT[holds.get(path)]}", soft_wrap=True)
     for problem in passed:
         err_console.print(f"note: {plain(problem)}", soft_wrap=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import collections
 import functools
 import itertools
 import math
@@ -567,6 +568,9 @@ class _Scan(cst.CSTVisitor):
         # launches of a kernel of a module named at run time (`getattr(ops, name)[grid](x)`), by the module
         self.module_launches: list[_PyLaunch] = []
         self.notes: list[str] = []  # launches porter does not read, each said (`_run_time_launch`)
+        # a name bound to `wrap_triton(k)`, to `k`, in source order, a function's own dropped as it ends
+        self._wrapped: dict[str, cst.BaseExpression] = {}
+        self._wrapped_outer: list[dict[str, cst.BaseExpression]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._in_class.append(True)
@@ -576,9 +580,11 @@ class _Scan(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._in_class.append(False)
+        self._wrapped_outer.append(dict(self._wrapped))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._in_class.pop()
+        self._wrapped = self._wrapped_outer.pop()
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -603,6 +609,25 @@ class _Scan(cst.CSTVisitor):
                 self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
                 if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
                     self.class_held.setdefault(t.target.attr.value, []).extend(_names_held(node.value))
+
+    def _bind_wrapped(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """`name = wrap_triton(k)` (or `= launch` of such a name): `name[grid](...)` launches `k`;
+        annotated, chained (`a = b = ...`) or by `:=` too (each was passed over, unsaid)."""
+        if not isinstance(target, cst.Name):
+            return
+        self._wrapped.pop(target.value, None)
+        if value is not None and (kernel := self._unwrapped(value)) is not value:
+            self._wrapped[target.value] = kernel
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        for t in original_node.targets:
+            self._bind_wrapped(t.target, original_node.value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        self._bind_wrapped(original_node.target, original_node.value)
+
+    def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
+        self._bind_wrapped(original_node.target, original_node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -642,7 +667,12 @@ class _Scan(cst.CSTVisitor):
     def _unwrapped(self, value: cst.BaseExpression) -> cst.BaseExpression:
         """What a launch `X[grid](...)` runs: `X`, or `k` of `wrap_triton(k)` (torch's way to launch a
         Triton kernel in a `triton_op`: `k` was listed with no launch, its inputs made up, unsaid:
-        twenty-sixth read)."""
+        twenty-sixth read), or of a name bound to it before (`launch = wrap_triton(k)`: a launch of
+        `launch`, no kernel's; and `wrap_triton(KERNELS[op])[grid]` not followed: twenty-sixth read)."""
+        if isinstance(value, cst.NamedExpr):  # `(launch := wrap_triton(k))[grid](...)`
+            value = value.value
+        if isinstance(value, cst.Name) and value.value in self._wrapped:
+            return self._wrapped[value.value]
         if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword:
             if self.resolver.qualname(value.func) in _TRITON_WRAPPERS:
                 return value.args[0].value
@@ -653,8 +683,9 @@ class _Scan(cst.CSTVisitor):
         with its grid and passed on (`functools.partial(k[grid], BLOCK=32)`): such a kernel was listed
         with no launch, unsaid (twenty-fifth read); now each kernel it may be is told so, in its scaffold."""
         func = node.func
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Subscript):
-            held = func.value.value
+        inner = self._unwrapped(func.value) if isinstance(func, cst.Subscript) else None
+        if isinstance(func, cst.Subscript) and isinstance(inner, cst.Subscript):
+            held = inner.value
             if isinstance(held, cst.Name) and held.value in self.held:
                 how = f"one of the kernels `{held.value}` holds, picked at run time"
                 for name in self.held[held.value]:
@@ -730,14 +761,15 @@ class _Scan(cst.CSTVisitor):
         if not isinstance(value, cst.Subscript):
             return
         how = "not called there (passed on or kept: `functools.partial`, a variable)"
-        if isinstance(value.value, cst.Name):
-            name = value.value.value
+        kept = self._unwrapped(value.value)  # (`wrap_triton(k)[grid]` kept: `k`'s, as `k[grid]` kept)
+        if isinstance(kept, cst.Name):
+            name = kept.value
             site = self._bare_site(node)
             own = self._origins.get(name) is None
             self.indirect.append(_PyLaunch(name, site, None, False, f"{name}[...]", own, how))
-        elif isinstance(value.value, cst.Attribute) and (holder := dotted(value.value.value)) is not None:
+        elif isinstance(kept, cst.Attribute) and (holder := dotted(kept.value)) is not None:
             # `self.other = ops.k[grid]`: said to the kernels of its name (its own file's, of `self.k`)
-            name = unicodedata.normalize("NFKC", value.value.attr.value)
+            name = unicodedata.normalize("NFKC", kept.attr.value)
             site = self._bare_site(node)
             written = f"{holder}.{name}[...]"
             self.indirect.append(_PyLaunch(name, site, None, holder != "self", written, holder == "self", how))
@@ -1180,12 +1212,15 @@ _API_KERNEL_AT = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1, "cuLaunchKe
 _GET_FUNCTION = re.compile(
     r"(?<![\w.])(?:cuModuleGetFunction|cuLibraryGetKernel)\s*\(\s*&\s*(\w+)\s*,[^,;()]{0,200},\s*\"(\w+)\""
 )
+_ANY_LOOKUP = re.compile(r"(?<![\w.])(?:cuModuleGetFunction|cuLibraryGetKernel)\s*\(\s*&\s*(\w+)")
 # a `cuLaunchKernel` of a `CUfunction` no lookup of its file names by a literal: it ran a kernel
 # porter does not know, unsaid (twenty-fifth read's leftover)
 _UNNAMED_FUNCTION = (
     "a `CUfunction` no `cuModuleGetFunction` or `cuLibraryGetKernel` of this file names by a literal "
     "(looked up through another function or file, or by a name built at run time): the kernel it runs is not read"
 )
+# and of one a lookup of its file names by a literal and another by a name built at run time
+_RUN_TIME_LOOKUP = "which a lookup of this file names at run time: the kernel it runs there is not read"
 # the host C++ files read for such launches only (a `.cpp` launching a `.cu`'s kernel), by a byte of each
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx")
 _API_BYTES = (b"cudaLaunch", b"cuLaunch")
@@ -1215,7 +1250,7 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
     names by `cuModuleGetFunction`, read in `commented`: its strings kept), each with the TODO its
     scaffold says."""
     out: list[tuple[str, str]] = []
-    named_by = dict(_GET_FUNCTION.findall(commented)) if "Get" in commented else {}
+    named_by = _looked_up(commented) if "Get" in commented else {}
     gate = "cudaLaunch" in code or "cuLaunch" in code
     for call in itertools.islice(_API_LAUNCH.finditer(code) if gate else (), _LAUNCHES):
         read = code[call.end() - 1 : call.end() - 1 + _LAUNCH_READ]
@@ -1233,10 +1268,36 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
         if call.group(1).startswith("cuLaunch"):
-            named, pointed = named_by[named], None
             how += " (a `CUfunction` of a module loaded at run time)"
+            if len(may := named_by[named]) > 1:
+                each = ", ".join(f"`{n}`" if n else "a name built at run time" for n in may)
+                how += f", one of {each} (this file looks `{named}` up as each)"
+            why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
+            out += [(n, why + " porter does not read") for n in may if n]
+            if "" in may:
+                out.append(("", f"{where}: `{call.group(1)}` launches `{named}`, {_RUN_TIME_LOOKUP}"))
+            continue
         why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
         out.append((pointed[0] if pointed else named, why + " porter does not read"))
+    return out
+
+
+def _looked_up(commented: str) -> dict[str, list[str]]:
+    """Each `CUfunction` to the kernels the file's lookups name it (`cuModuleGetFunction(&f, m, "k")`):
+    a variable looked up as two kernels (in two functions) was the last one's, its launch of the
+    first given to the second (twenty-sixth read); now a launch of it is said to each."""
+    out: dict[str, list[str]] = {}
+    literal = _GET_FUNCTION.findall(commented)
+    for var, name in literal:
+        if name not in out.setdefault(var, []):
+            out[var].append(name)
+    # one of its lookups by a name no literal of this file spells (`cuModuleGetFunction(&f, m, name)`):
+    # "" among them, the launch said as not read too (it was the literal lookup's kernel's alone)
+    looked = collections.Counter(_ANY_LOOKUP.findall(commented))
+    looked.subtract(var for var, _ in literal)
+    for var, names in out.items():
+        if looked[var] > 0:
+            names.append("")
     return out
 
 
@@ -1741,6 +1802,7 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
     found.held_launches.extend(seen.held_launches)
     found.module_launches.extend(seen.module_launches)
     found.notes.extend(seen.notes)
+    found.origins.update(seen.origins)
 
 
 def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
@@ -1868,6 +1930,7 @@ class _Found:
     held: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     held_launches: list[_PyLaunch] = field(default_factory=list)
     module_launches: list[_PyLaunch] = field(default_factory=list)  # `getattr(ops, name)[grid](x)`, by module
+    origins: dict[str, dict[str, str]] = field(default_factory=dict)  # file -> its `from M import k`: k -> M.k
     notes: list[str] = field(default_factory=list)  # Triton launches not followed, said in a tree with a kernel
 
 
@@ -2064,6 +2127,8 @@ def _leave(s: _Scan, rel: str, found: _Found) -> None:
     found.held_launches.extend(s.held_imported)
     found.module_launches.extend(s.module_launches)
     found.notes.extend(s.notes)
+    if s._origins:
+        found.origins[rel] = s._origins
 
 
 def _attach_module_launches(found: _Found, top: str) -> None:
@@ -2072,13 +2137,33 @@ def _attach_module_launches(found: _Found, top: str) -> None:
     says the launches it does not follow (a note: they were passed over in silence)."""
     for launch in found.module_launches:
         module = "." + (launch.origin or "").removesuffix(".*")
-        for kernels in found.triton.values():
-            mine = [
-                k
-                for k in kernels
-                if any(f".{m}".endswith(module) for m in (_dotted_path(k.path), f"{top}.{_dotted_path(k.path)}"))
-            ]
-            _attach_launch(mine, launch, top)
+        runs = _module_kernels(found, module, top)
+        for kernels in runs.values():
+            _attach_launch(kernels, launch, top)
+        if not runs:
+            where = place(launch.site.path, launch.site.line, launch.site.cell)
+            found.notes.append(f"{where}: `{launch.unresolved}` launches {launch.how}: {_NO_MODULE_KERNEL}")
+
+
+# a `getattr(ops, name)[grid]` of a module porter finds no Triton kernel of (a module it does not read)
+_NO_MODULE_KERNEL = "porter finds no Triton kernel that module defines or imports: which kernels it may run is not read"
+
+
+def _module_kernels(found: _Found, module: str, top: str) -> dict[str, list[Kernel]]:
+    """The Triton kernels (by name) a module (`.pkg.ops`) defines, and those it imports (`from .kern
+    import k`: `getattr(ops, name)` may run `k` too; it was said only to those `ops` defines)."""
+
+    def of(rel: str, module: str) -> bool:
+        return any(f".{m}".endswith(module) for m in (_dotted_path(rel), f"{top}.{_dotted_path(rel)}"))
+
+    out = {name: mine for name, ks in found.triton.items() if (mine := [k for k in ks if of(k.path, module)])}
+    for rel, origins in found.origins.items():
+        for origin in origins.values() if of(rel, module) else ():
+            home, _, name = origin.rpartition(".")
+            for k in found.triton.get(name, []):
+                if of(k.path, "." + home) and k not in out.get(name, []):
+                    out.setdefault(name, []).append(k)
+    return out
 
 
 def _attach_held(found: _Found, top: str) -> None:

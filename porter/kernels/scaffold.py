@@ -1415,9 +1415,8 @@ def write_scaffolds(
     kernel whose source stalls or overflows the parser goes into `passed` (a note), unwritten."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    seen: set[str] = set()
-    for k in _scaffolded(inv.kernels, passed):
-        n = _free_name(k, seen)
+    kernels = list(_scaffolded(inv.kernels, passed))
+    for k, n in zip(kernels, _file_names(kernels), strict=True):
         try:
             checked = bounded(_kernel_files, k, n, target, limit=limit)
         except Failed as exc:
@@ -1456,6 +1455,15 @@ def _scaffolded(kernels: list[Kernel], passed: list[str] | None) -> Iterator[Ker
             passed.append(f"{k.where}: {k.name}: no scaffold written: a @triton.jit helper of {', '.join(k.helper_of)}")
         elif k.kind != "cuda-extension" and not k.helper_of:
             yield k
+
+
+def _file_names(kernels: list[Kernel]) -> list[str]:
+    """Each kernel's `_free_name`, those already a Python name given theirs first: `a.b`, `a-b`
+    and `a_b` (three `load_inline` modules) were numbered in order, and `a_b` was `a_b__`, its
+    files named for none of the three (twenty-sixth read)."""
+    seen: set[str] = set()
+    own = {id(k): _free_name(k, seen) for k in kernels if safe_name(k.name) == k.name}
+    return [own[id(k)] if id(k) in own else _free_name(k, seen) for k in kernels]
 
 
 def _free_name(k: Kernel, seen: set[str]) -> str:

@@ -418,7 +418,7 @@ def _native(
             st, source = read_regular_stat(native_ops.source_path(name), MAX_PARSE_BYTES)
         except (OSError, ValueError):
             continue
-        registers = native_ops.TOKEN in source
+        registers = native_ops.registers(source)
         stats.record_native(name, st, source, registers)
         if registers:
             hashed.append((name, hashlib.sha256(source).digest()))

@@ -179,9 +179,9 @@ def test_a_rerun_says_which_kept_files_differ_from_what_porter_writes_now(tmp_pa
     notes = sorted(line for line in runner.invoke(app, args).stderr.splitlines() if line.startswith("note:"))
     assert notes == [
         f"note: {out}/grown_op.py exists: kept, not overwritten, and differs from what porter writes now"
-        " (edited, or its kernel changed)",
+        " (edited, or its source changed)",
         f"note: {out}/grown_xla.py exists: kept, not overwritten, and differs from what porter writes now"
-        " (edited, or its kernel changed)",
+        " (edited, or its source changed)",
         f"note: {out}/same_op.py exists, as porter writes it: kept",
         f"note: {out}/same_xla.py exists (or is a link): kept, not overwritten",
         f"note: {out}/test_grown_xla_parity.py exists, as porter writes it: kept",  # (it has no launch to read)
