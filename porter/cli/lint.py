@@ -202,8 +202,11 @@ def _output_format(
 
 def _checked(run, base: Path | None) -> Callable[[str], bool]:
     """Whether the run checked the file a baseline entry names (relative to `base`, the
-    baseline's folder): it read it, or it is gone (its findings are fixed with it)."""
-    read = {identity_path(r.path, base) for r in run.results}
+    baseline's folder): it read it, or it is gone (its findings are fixed with it). A file it
+    could not check (a syntax error, not UTF-8, over the size) is not: its entries were called
+    "no longer found (fixed since)" and a rewrite from that run dropped them (twenty-sixth read)."""
+    unchecked = {id(r) for r in run.unchecked}
+    read = {identity_path(r.path, base) for r in run.results if id(r) not in unchecked}
     return lambda file: file in read or not os.path.lexists(os.path.join(base or ".", file))
 
 

@@ -143,3 +143,17 @@ def test_a_baseline_written_over_a_link_passes_the_next_run(project):
     os.symlink("loop", project / "loop")
     r = cli("lint", "train.py", "-t", "neuron", "--write-baseline", "loop/b.json")
     assert r.exit_code == 2 and "cannot write --write-baseline loop/b.json" in r.stderr, r.stderr
+
+
+def test_a_file_that_could_not_be_checked_keeps_its_baseline_entries(project):
+    """A file porter could not check (a syntax error mid-edit, a file no longer UTF-8) had its
+    entries called "no longer found (fixed since)", with "rewrite the baseline", which, from
+    that run, dropped them: once the file parsed again they all came back as new (twenty-sixth
+    read). They are not counted; the file fails the run as not checked."""
+    write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    for broken in (b"import torch\nm = torch.ones(1).cuda(\n", b"\xff\xfe\nimport torch\nm = torch.ones(1).cuda()\n"):
+        (project / "sub" / "m.py").write_bytes(broken)
+        for run in ((".",), ("sub",), ("sub/m.py",)):
+            r = cli("lint", *run, "-t", "neuron", "--baseline", "b.json")
+            assert r.exit_code == 1 and "no longer found" not in r.stdout, (broken, run, r.stdout)
