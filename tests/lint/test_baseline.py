@@ -157,3 +157,23 @@ def test_a_file_that_could_not_be_checked_keeps_its_baseline_entries(project):
         for run in ((".",), ("sub",), ("sub/m.py",)):
             r = cli("lint", *run, "-t", "neuron", "--baseline", "b.json")
             assert r.exit_code == 1 and "no longer found" not in r.stdout, (broken, run, r.stdout)
+
+
+def test_a_baseline_entry_whose_file_is_not_text_is_a_usage_error(project):
+    """A hand-edited entry whose `file` was a number or a list counted as "no longer found (fixed
+    since)" in a run of any other file (twenty-sixth read); it is refused as a broken baseline.
+    An entry without `file` (a baseline of an older porter) is still read."""
+    write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    data = json.loads((project / "b.json").read_text())
+    for bad in (5, ["sub/m.py"], None, {"p": 1}):
+        for e in data["findings"]:
+            e["file"] = bad
+        (project / "b.json").write_text(json.dumps(data))
+        r = cli("lint", "sub", "-t", "neuron", "--baseline", "b.json")
+        assert r.exit_code == 2 and "`file` is not text" in r.stderr and "no longer found" not in r.stdout, bad
+    for e in data["findings"]:
+        del e["file"]
+    (project / "b.json").write_text(json.dumps(data))
+    r = cli("lint", ".", "-t", "neuron", "--baseline", "b.json")
+    assert r.exit_code == 0 and "4 findings already in the baseline" in r.stdout, r.stdout + r.stderr
