@@ -177,3 +177,19 @@ def test_a_baseline_entry_whose_file_is_not_text_is_a_usage_error(project):
     (project / "b.json").write_text(json.dumps(data))
     r = cli("lint", ".", "-t", "neuron", "--baseline", "b.json")
     assert r.exit_code == 0 and "4 findings already in the baseline" in r.stdout, r.stdout + r.stderr
+
+
+def test_entries_of_a_file_whose_name_is_escaped_are_not_fixed_by_a_run_of_another(project):
+    """An entry names its file as every output shows it: a byte that is not UTF-8 as `\\xNN`, a
+    backslash doubled. Such a file was "gone" in a run of any other file, and its entries "no
+    longer found (fixed since)" (twenty-sixth read)."""
+    import os
+
+    names = [os.fsdecode(b"h\xffq.py"), "a\\b.py", 'q "[x].py']
+    write(project, {n: "import torch\nw = torch.ones(4).cuda()\n" for n in names})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
+    assert r.exit_code == 0 and "no longer found" not in r.stdout, r.stdout
+    (project / names[0]).unlink()  # gone: its entry is
+    r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
+    assert "1 baseline entry no longer found" in r.stdout, r.stdout
