@@ -830,6 +830,37 @@ _SHARD = re.compile(r"[0-9a-f]{2}")
 _SALT = re.compile(r"[0-9a-f]{64}")
 
 
+# what else porter writes in the entry folder itself (`Cache.prune`'s mark, `Cache._memo_salt`)
+_OWN_TOP = re.compile(rf"{_OWN.pattern}|{_SWEPT}|salt-[0-9a-f]{{64}}\.memo")
+
+
+def only_entries(folder: Path) -> bool:
+    """Whether `folder` holds nothing but the entry folder `v3/` (no link) with only the names
+    porter writes there: its files, and shard folders of its entries. So an older porter left
+    the folder it first made on a full disk (`v3/` made, the marks not written): refused as
+    "not porter's cache" from then on, whatever space was freed (twenty-sixth read); hiding
+    it hides nothing of the user's."""
+    try:
+        with os.scandir(folder) as listed:
+            names = [(e.name, e.is_dir(follow_symlinks=False)) for e in listed]
+        if names != [(_ENTRIES, True)]:
+            return False
+        with os.scandir(folder / _ENTRIES) as listed:
+            return all(_porter_named(e) for e in listed)
+    except OSError:
+        return False
+
+
+def _porter_named(entry: os.DirEntry[str]) -> bool:
+    """An entry of `v3/` that porter writes: one of its files, or a shard folder of entries."""
+    if entry.is_file(follow_symlinks=False):
+        return _OWN_TOP.fullmatch(entry.name) is not None
+    if not (entry.is_dir(follow_symlinks=False) and _SHARD.fullmatch(entry.name)):
+        return False
+    with os.scandir(entry.path) as listed:
+        return all(e.is_file(follow_symlinks=False) and _OWN.fullmatch(e.name) for e in listed)
+
+
 def _cache_files(top: int, now: float, fds: list[int]) -> list[tuple[float, int, int, str]]:
     """(mtime, size, folder's descriptor, name) of each regular file of porter's (`_OWN`) in the
     entry folder open as `top` and in its shard folders (two hex digits; each opened without
