@@ -401,7 +401,8 @@ class Cache:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._open_entries()
         except OSError as exc:
-            self.enabled, self.problem = False, f"the cache is off: {_unwritable(self.entries, exc)}"
+            failed = self.directory / exc.mark if isinstance(exc, _Unmarked) else self.entries
+            self.enabled, self.problem = False, f"the cache is off: {_unwritable(failed, exc)}"
 
     def _open_entries(self) -> None:
         """Open the cache folder once, followed as named (a link the user made, to another disk
@@ -706,7 +707,19 @@ def _mark_folder(folder: int) -> None:
         try:
             os.stat(name, dir_fd=folder, follow_symlinks=False)
         except FileNotFoundError:
-            _write_at(folder, name, data)
+            try:
+                _write_at(folder, name, data)
+            except OSError as exc:
+                raise _Unmarked(exc.errno, exc.strerror, name) from exc
+
+
+class _Unmarked(OSError):
+    """A mark `_mark_folder` could not write, for the note to name: it named `.../v3`, which no
+    write had tried (twenty-sixth read)."""
+
+    def __init__(self, code: int | None, why: str | None, mark: str) -> None:
+        super().__init__(code, why)
+        self.mark = mark
 
 
 def _write_in(entries: int, name: str, data: bytes, shard: str | None = None) -> None:

@@ -171,6 +171,25 @@ def test_a_cache_folder_made_on_a_full_disk_is_the_cache_once_space_is_freed(tmp
     assert {".gitignore", "CACHEDIR.TAG", "v3"} <= set(os.listdir(tmp_path / "c"))
 
 
+def test_the_note_names_the_mark_that_could_not_be_written(tmp_path, monkeypatch):
+    """Where the cache's marks cannot be written (a full disk), the note named `c/v3` ("cannot
+    write c/v3: No space left on device"), a folder no write had tried (twenty-sixth read); it
+    names the mark."""
+    import errno
+
+    tried: list[str] = []
+
+    def full(folder, name, data):
+        tried.append(name)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cache_module, "_write_at", full)
+    store = Cache(tmp_path / "c")
+    assert not store.enabled and tried == [".gitignore"]
+    assert f"cannot write {tmp_path / 'c' / '.gitignore'}: No space left on device" in (store.problem or ""), store.problem
+    assert "v3" not in (store.problem or "")
+
+
 @pytest.mark.parametrize("left", ["empty", "entries"])
 def test_a_cache_folder_an_older_porter_left_on_a_full_disk_is_the_cache(tmp_path, left):
     """0073c76 made `v3/` before the marks: on a full disk (a 64 KiB tmpfs, filled: `half.sh.txt` in
