@@ -193,3 +193,15 @@ def test_entries_of_a_file_whose_name_is_escaped_are_not_fixed_by_a_run_of_anoth
     (project / names[0]).unlink()  # gone: its entry is
     r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
     assert "1 baseline entry no longer found" in r.stdout, r.stdout
+
+
+def test_a_file_named_twice_is_checked_once(project):
+    """A file named twice on the command line (`porter lint . train.py`, `train.py ./train.py`,
+    its absolute path) was checked twice: each finding reported twice, and against a baseline the
+    second copies were "new" (exit 1; twenty-sixth read)."""
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    for twice in ((".", "train.py"), ("train.py", "./train.py", str(project / "train.py")), ("train.py", ".")):
+        r = cli("lint", *twice, "-t", "neuron", "--baseline", "b.json")
+        assert r.exit_code == 0 and "3 findings already in the baseline" in r.stdout, (twice, r.stdout)
+        found = cli("lint", *twice, "-t", "neuron", "--output-format", "json").json()
+        assert len(found) == 3, (twice, found)
