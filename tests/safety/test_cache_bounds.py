@@ -186,7 +186,9 @@ def test_the_note_names_the_mark_that_could_not_be_written(tmp_path, monkeypatch
     monkeypatch.setattr(cache_module, "_write_at", full)
     store = Cache(tmp_path / "c")
     assert not store.enabled and tried == [".gitignore"]
-    assert f"cannot write {tmp_path / 'c' / '.gitignore'}: No space left on device" in (store.problem or ""), store.problem
+    assert f"cannot write {tmp_path / 'c' / '.gitignore'}: No space left on device" in (store.problem or ""), (
+        store.problem
+    )
     assert "v3" not in (store.problem or "")
 
 
