@@ -269,9 +269,11 @@ def check_cache_dir(cache_dir: Path | None, paths: list[Path], no_cache: bool) -
         names = [e.name for e in os.scandir(where)] if where.is_dir() else []
     except OSError:
         names = []  # a folder that cannot be listed cannot hold the cache either: off, as before
+    from porter.pipeline.cache import only_entries
+
     # `v1`, `v2` are the cache's entry folders only beside the marks porter writes with them:
     # without either they are a project's (an API's versioned packages, api/v1/m.py)
-    porters = _porter_made(where)
+    porters = _porter_made(where) or only_entries(where)  # (the latter: a `v3/` made on a full disk)
     own = _CACHE_OWN if porters else _CACHE_MARKS
     others = [name for name in names if not own.fullmatch(name)]
     if not porters and {".gitignore", "CACHEDIR.TAG"} <= set(names):

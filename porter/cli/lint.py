@@ -61,7 +61,7 @@ from porter.lint.formats import FORMATS, TEXT_FORMATS, render
 from porter.lint.formats.gitlab import unlocated
 from porter.lint.statistics import render_statistics
 from porter.pipeline.writer import check_output, not_a_folder
-from porter.core.textsafe import plain
+from porter.core.textsafe import name_bytes, plain
 
 
 def lint(
@@ -203,9 +203,23 @@ def _output_format(
 
 def _checked(run, base: Path | None) -> Callable[[str], bool]:
     """Whether the run checked the file a baseline entry names (relative to `base`, the
-    baseline's folder): it read it, or it is gone (its findings are fixed with it)."""
-    read = {identity_path(r.path, base) for r in run.results}
-    return lambda file: file in read or not os.path.lexists(os.path.join(base or ".", file))
+    baseline's folder): it read it, or it is gone (its findings are fixed with it). A file it
+    could not check (a syntax error, not UTF-8, over the size) is not: its entries were called
+    "no longer found (fixed since)" and a rewrite from that run dropped them (twenty-sixth read)."""
+    unchecked = {id(r) for r in run.unchecked}
+    read = {identity_path(r.path, base) for r in run.results if id(r) not in unchecked}
+    return lambda file: file in read or _entry_gone(base, file)
+
+
+def _entry_gone(base: Path | None, file: str) -> bool:
+    """Whether the file a baseline entry names is gone. The entry names it as every output shows
+    it (`path_name`: a byte that is not UTF-8 as `\\xNN`, a backslash doubled): one holding either
+    was "gone", its entries "fixed since", in a run of any other file (twenty-sixth read)."""
+    try:
+        name = os.fsdecode(name_bytes(file))
+    except UnicodeEncodeError:  # a lone surrogate (written by hand: `path_name` writes none)
+        name = file
+    return not os.path.lexists(os.path.join(base or ".", name))
 
 
 def _read_known(baseline: Path | None, target: str, portable: bool) -> Known | None:

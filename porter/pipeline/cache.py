@@ -402,7 +402,8 @@ class Cache:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._open_entries()
         except OSError as exc:
-            self.enabled, self.problem = False, f"the cache is off: {_unwritable(self.entries, exc)}"
+            failed = self.directory / exc.mark if isinstance(exc, _Unmarked) else self.entries
+            self.enabled, self.problem = False, f"the cache is off: {_unwritable(failed, exc)}"
 
     def _open_entries(self) -> None:
         """Open the cache folder once, followed as named (a link the user made, to another disk
@@ -712,7 +713,19 @@ def _mark_folder(folder: int) -> None:
         try:
             os.stat(name, dir_fd=folder, follow_symlinks=False)
         except FileNotFoundError:
-            _write_at(folder, name, data)
+            try:
+                _write_at(folder, name, data)
+            except OSError as exc:
+                raise _Unmarked(exc.errno, exc.strerror, name) from exc
+
+
+class _Unmarked(OSError):
+    """A mark `_mark_folder` could not write, for the note to name: it named `.../v3`, which no
+    write had tried (twenty-sixth read)."""
+
+    def __init__(self, code: int | None, why: str | None, mark: str) -> None:
+        super().__init__(code, why)
+        self.mark = mark
 
 
 def _write_in(entries: int, name: str, data: bytes, shard: str | None = None) -> None:
@@ -835,6 +848,37 @@ def _read_entry(name: str, folder: int) -> tuple[bytes, int]:
 _OWN = re.compile(r"[0-9a-f]{62}\.json|(?:index-|index-state-|stat-)[0-9a-f]{64}\.(?:json|idx)|\..{1,300}\.tmp")
 _SHARD = re.compile(r"[0-9a-f]{2}")
 _SALT = re.compile(r"[0-9a-f]{64}")
+
+
+# what else porter writes in the entry folder itself (`Cache.prune`'s mark, `Cache._memo_salt`)
+_OWN_TOP = re.compile(rf"{_OWN.pattern}|{_SWEPT}|salt-[0-9a-f]{{64}}\.memo")
+
+
+def only_entries(folder: Path) -> bool:
+    """Whether `folder` holds nothing but the entry folder `v3/` (no link) with only the names
+    porter writes there: its files, and shard folders of its entries. So an older porter left
+    the folder it first made on a full disk (`v3/` made, the marks not written): refused as
+    "not porter's cache" from then on, whatever space was freed (twenty-sixth read); hiding
+    it hides nothing of the user's."""
+    try:
+        with os.scandir(folder) as listed:
+            names = [(e.name, e.is_dir(follow_symlinks=False)) for e in listed]
+        if names != [(_ENTRIES, True)]:
+            return False
+        with os.scandir(folder / _ENTRIES) as listed:
+            return all(_porter_named(e) for e in listed)
+    except OSError:
+        return False
+
+
+def _porter_named(entry: os.DirEntry[str]) -> bool:
+    """An entry of `v3/` that porter writes: one of its files, or a shard folder of entries."""
+    if entry.is_file(follow_symlinks=False):
+        return _OWN_TOP.fullmatch(entry.name) is not None
+    if not (entry.is_dir(follow_symlinks=False) and _SHARD.fullmatch(entry.name)):
+        return False
+    with os.scandir(entry.path) as listed:
+        return all(e.is_file(follow_symlinks=False) and _OWN.fullmatch(e.name) for e in listed)
 
 
 def _cache_files(top: int, now: float, fds: list[int]) -> list[tuple[float, int, int, str]]:

@@ -105,22 +105,34 @@ def discover(
     its C++ sources (`.cpp`, `.cc`: where it may register its ops, porter.analysis.native_ops)."""
     specs: dict[tuple[str, ...], globs.Spec] = {}  # the walks' exclude patterns, each list compiled once
     seen: set[str] = set()  # real paths, as strings (one Path a file cost a warm run)
+    # the real paths of the files yielded: a file named twice (`porter lint . a.py`, `a.py ./a.py`)
+    # was checked twice, each finding reported twice, and the second "new" to a baseline (exit 1;
+    # twenty-sixth read)
+    files: set[str] = set()
     cwd = Path.cwd().resolve()
     for given in paths:
         if not os.path.lexists(given):
             yield Candidate(given, given, "no such file or directory")
             continue
         if not given.is_dir():  # a file, a link to one, or something else (read as a file: `reading`)
-            if given.is_symlink() and not given.exists():
-                yield Candidate(given, given.parent, "broken symbolic link")
-            else:
-                yield Candidate(given, given.parent)
+            yield from _named_file(given, files)
             continue
         root = given.resolve()
         here, head, above = _from_top(exclude, root, specs) if exclude else (None, "", None)
         walk = _Walk(root, cwd, here, respect_gitignore, seen, cuda_sources, above)
-        walk.exclude_head = head
+        walk.exclude_head, walk.files = head, files
         yield from walk.run(given)
+
+
+def _named_file(given: Path, files: set[str]) -> Iterator[Candidate]:
+    """A file named on the command line, unless `files` (the real paths yielded) holds it."""
+    if given.is_symlink() and not given.exists():
+        yield Candidate(given, given.parent, "broken symbolic link")
+        return
+    real = os.path.realpath(given)
+    if real not in files:
+        files.add(real)
+        yield Candidate(given, given.parent)
 
 
 def _from_top(
@@ -196,6 +208,7 @@ class _Walk:
         self.root = root
         self.above_excludes = above  # matched against a file's real path (`_from_top`)
         self.exclude_head = ""  # what the exclude patterns match a path from the top after (`_from_top`)
+        self.files: set[str] = set()  # the real paths of the files yielded, this walk's and before (`discover`)
         self.cwd = cwd
         self.excludes = excludes
         self.respect_gitignore = respect_gitignore
@@ -316,7 +329,11 @@ class _Walk:
             if entry.is_symlink():
                 yield from self._linked_file(here / name, shown, name)
                 continue
-            self.seen.add(os.path.join(real, name))
+            key = os.path.join(real, name)
+            self.seen.add(key)
+            if key in self.files:  # (named before: `discover`)
+                continue
+            self.files.add(key)
             full = _child(above, name)
             yield Candidate(full, self.root, None, _name(shown, name, full), package)
 

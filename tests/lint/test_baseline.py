@@ -143,3 +143,65 @@ def test_a_baseline_written_over_a_link_passes_the_next_run(project):
     os.symlink("loop", project / "loop")
     r = cli("lint", "train.py", "-t", "neuron", "--write-baseline", "loop/b.json")
     assert r.exit_code == 2 and "cannot write --write-baseline loop/b.json" in r.stderr, r.stderr
+
+
+def test_a_file_that_could_not_be_checked_keeps_its_baseline_entries(project):
+    """A file porter could not check (a syntax error mid-edit, a file no longer UTF-8) had its
+    entries called "no longer found (fixed since)", with "rewrite the baseline", which, from
+    that run, dropped them: once the file parsed again they all came back as new (twenty-sixth
+    read). They are not counted; the file fails the run as not checked."""
+    write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    for broken in (b"import torch\nm = torch.ones(1).cuda(\n", b"\xff\xfe\nimport torch\nm = torch.ones(1).cuda()\n"):
+        (project / "sub" / "m.py").write_bytes(broken)
+        for run in ((".",), ("sub",), ("sub/m.py",)):
+            r = cli("lint", *run, "-t", "neuron", "--baseline", "b.json")
+            assert r.exit_code == 1 and "no longer found" not in r.stdout, (broken, run, r.stdout)
+
+
+def test_a_baseline_entry_whose_file_is_not_text_is_a_usage_error(project):
+    """A hand-edited entry whose `file` was a number or a list counted as "no longer found (fixed
+    since)" in a run of any other file (twenty-sixth read); it is refused as a broken baseline.
+    An entry without `file` (a baseline of an older porter) is still read."""
+    write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    data = json.loads((project / "b.json").read_text())
+    for bad in (5, ["sub/m.py"], None, {"p": 1}):
+        for e in data["findings"]:
+            e["file"] = bad
+        (project / "b.json").write_text(json.dumps(data))
+        r = cli("lint", "sub", "-t", "neuron", "--baseline", "b.json")
+        assert r.exit_code == 2 and "`file` is not text" in r.stderr and "no longer found" not in r.stdout, bad
+    for e in data["findings"]:
+        del e["file"]
+    (project / "b.json").write_text(json.dumps(data))
+    r = cli("lint", ".", "-t", "neuron", "--baseline", "b.json")
+    assert r.exit_code == 0 and "4 findings already in the baseline" in r.stdout, r.stdout + r.stderr
+
+
+def test_entries_of_a_file_whose_name_is_escaped_are_not_fixed_by_a_run_of_another(project):
+    """An entry names its file as every output shows it: a byte that is not UTF-8 as `\\xNN`, a
+    backslash doubled. Such a file was "gone" in a run of any other file, and its entries "no
+    longer found (fixed since)" (twenty-sixth read)."""
+    import os
+
+    names = [os.fsdecode(b"h\xffq.py"), "a\\b.py", 'q "[x].py']
+    write(project, {n: "import torch\nw = torch.ones(4).cuda()\n" for n in names})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
+    assert r.exit_code == 0 and "no longer found" not in r.stdout, r.stdout
+    (project / names[0]).unlink()  # gone: its entry is
+    r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
+    assert "1 baseline entry no longer found" in r.stdout, r.stdout
+
+
+def test_a_file_named_twice_is_checked_once(project):
+    """A file named twice on the command line (`porter lint . train.py`, `train.py ./train.py`,
+    its absolute path) was checked twice: each finding reported twice, and against a baseline the
+    second copies were "new" (exit 1; twenty-sixth read)."""
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    for twice in ((".", "train.py"), ("train.py", "./train.py", str(project / "train.py")), ("train.py", ".")):
+        r = cli("lint", *twice, "-t", "neuron", "--baseline", "b.json")
+        assert r.exit_code == 0 and "3 findings already in the baseline" in r.stdout, (twice, r.stdout)
+        found = cli("lint", *twice, "-t", "neuron", "--output-format", "json").json()
+        assert len(found) == 3, (twice, found)

@@ -5,8 +5,11 @@ each porter version and each undone edit left its entries for good (seventeenth 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
+
+import pytest
 
 from porter.core.findings import FileResult, FileStatus
 from porter.pipeline import cache as cache_module
@@ -166,6 +169,64 @@ def test_a_cache_folder_made_on_a_full_disk_is_the_cache_once_space_is_freed(tmp
     second = Cache(tmp_path / "c")
     assert second.enabled and second.problem is None
     assert {".gitignore", "CACHEDIR.TAG", "v3"} <= set(os.listdir(tmp_path / "c"))
+
+
+def test_the_note_names_the_mark_that_could_not_be_written(tmp_path, monkeypatch):
+    """Where the cache's marks cannot be written (a full disk), the note named `c/v3` ("cannot
+    write c/v3: No space left on device"), a folder no write had tried (twenty-sixth read); it
+    names the mark."""
+    import errno
+
+    tried: list[str] = []
+
+    def full(folder, name, data):
+        tried.append(name)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cache_module, "_write_at", full)
+    store = Cache(tmp_path / "c")
+    assert not store.enabled and tried == [".gitignore"]
+    assert f"cannot write {tmp_path / 'c' / '.gitignore'}: No space left on device" in (store.problem or ""), (
+        store.problem
+    )
+    assert "v3" not in (store.problem or "")
+
+
+@pytest.mark.parametrize("left", ["empty", "entries"])
+def test_a_cache_folder_an_older_porter_left_on_a_full_disk_is_the_cache(tmp_path, left):
+    """0073c76 made `v3/` before the marks: on a full disk (a 64 KiB tmpfs, filled: `half.sh.txt` in
+    docs/reads/44-cache2-tools) it left a folder holding only an empty `v3/`, refused from then
+    on ("holds files that are not porter's cache (v3, ...)", exit 2) whatever space was freed
+    (twenty-sixth read). A folder holding only `v3/` with only porter's names in it is taken for
+    the cache (hiding it hides nothing of the user's); anything else beside or in it still is not."""
+    import typer
+
+    from porter.cli.common import check_cache_dir
+
+    (tmp_path / "m.py").write_bytes(CUDA)
+    entries = tmp_path / "c" / "v3"
+    entries.mkdir(parents=True)
+    if left == "entries":
+        (entries / "ab").mkdir()
+        (entries / "ab" / ("c" * 62 + ".json")).write_bytes(b"x")
+        (entries / "last-prune").write_bytes(b"")
+    check_cache_dir(tmp_path / "c", [tmp_path / "m.py"], False)
+    assert Cache(tmp_path / "c").enabled and {".gitignore", "CACHEDIR.TAG"} <= set(os.listdir(tmp_path / "c"))
+    for foreign in ("v3/m.py", "v3/ab/m.py", "v3/ab/sub/", "v3/zz/", "notes.txt"):
+        other = tmp_path / foreign.replace("v3", "o/v3", 1) if foreign.startswith("v3") else tmp_path / "o" / foreign
+        (tmp_path / "o" / "v3" / "ab").mkdir(parents=True, exist_ok=True)
+        if foreign.endswith("/"):
+            other.mkdir()
+        else:
+            other.write_bytes(b"the user's")
+        with pytest.raises(typer.Exit):
+            check_cache_dir(tmp_path / "o", [tmp_path / "m.py"], False)
+        shutil.rmtree(tmp_path / "o")
+    (tmp_path / "l").mkdir()
+    (tmp_path / "l" / "v3").symlink_to(tmp_path / "o", target_is_directory=True)  # a link as v3: not porter's
+    (tmp_path / "o").mkdir()
+    with pytest.raises(typer.Exit):
+        check_cache_dir(tmp_path / "l", [tmp_path / "m.py"], False)
 
 
 def test_the_sweep_removes_only_porter_s_files_and_follows_no_swapped_link(tmp_path):
