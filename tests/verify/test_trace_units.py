@@ -1533,3 +1533,27 @@ def test_a_complex_output_whose_largest_part_moves_within_its_value_s_tolerance_
             traces.append(t)
         res = compare_traces(*traces)
         assert res.verdict == ("pass" if close else "fail"), (move, res.reasons)
+
+
+def test_the_json_parity_report_holds_no_ci_log_command_from_the_traces(tmp_path):
+    """The twenty-sixth read's new lines (other library versions, evaluations in step 1, tensors
+    no manifest entry names) carry a manifest's strings; the Markdown and HTML reports escaped a
+    `##vso[` in them, the JSON report wrote it raw, and `cat parity.json` in an Azure step set a
+    variable (twenty-sixth read). Written `\\u0023`: the same data to a JSON reader."""
+    from porter.verify.scriptreport import to_json
+
+    cmd = "##vso[task.setvariable variable=v]x"
+    ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.st", [2.0, 1.6], label=PORT)
+    for t, version in ((ref, "2.9.0"), (port, "2.13.0")):
+        t.manifest.update(libraries={f"lib{cmd}": version}, model_nograd_calls=2, limits={"module_calls": cmd})
+        t.tensors[f"orphan{cmd}"] = torch.zeros(2)
+        t = read_trace(write_trace(tmp_path / f"{version}.st", t.manifest, t.tensors))
+        ref, port = (t, port) if version == "2.9.0" else (ref, t)
+    res = compare_traces(ref, port)
+    text = to_json(res)
+    read = json.loads(text)
+    assert "##vso[" not in text and "##vso[" not in to_markdown(res) and "##vso[" not in to_html(res), text
+    said = [w for w in read["warnings"] if cmd in w]
+    assert len(said) >= 4 and any("library versions" in w for w in said), read["warnings"]
+    assert any("with gradients off" in w for w in said) and any("no manifest entry names" in w for w in said), said
