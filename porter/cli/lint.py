@@ -61,7 +61,7 @@ from porter.lint.formats import FORMATS, TEXT_FORMATS, render
 from porter.lint.formats.gitlab import unlocated
 from porter.lint.statistics import render_statistics
 from porter.pipeline.writer import not_a_folder
-from porter.core.textsafe import plain
+from porter.core.textsafe import name_bytes, plain
 
 
 def lint(
@@ -202,9 +202,13 @@ def _output_format(
 
 def _checked(run, base: Path | None) -> Callable[[str], bool]:
     """Whether the run checked the file a baseline entry names (relative to `base`, the
-    baseline's folder): it read it, or it is gone (its findings are fixed with it)."""
+    baseline's folder): it read it, or it is gone (its findings are fixed with it). The file as
+    findings name it (`path_name`: `\\` for a backslash, `\\xNN` for a byte that is not UTF-8) is
+    looked for by its bytes: by that text, a file `a\\b.py` outside the run was "gone" and its
+    entries "no longer found (fixed since)" (twenty-sixth term2 read)."""
     read = {identity_path(r.path, base) for r in run.results}
-    return lambda file: file in read or not os.path.lexists(os.path.join(base or ".", file))
+    folder = os.fsencode(base or ".")
+    return lambda file: file in read or not os.path.lexists(os.path.join(folder, name_bytes(file)))
 
 
 def _read_known(baseline: Path | None, target: str, portable: bool) -> Known | None:
