@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from porter.core.textsafe import columns, encodable, lines_printable, printable
+from porter.core.textsafe import columns, encodable, json_inert, lines_printable, printable
 from porter.verify.result import ParityResult
 
 Section = tuple[str, list[str], list[list[str]], list[str]]  # title, header, rows, notes
@@ -362,8 +362,9 @@ def gap_sections(r) -> list[Section]:
 def to_json(r: ParityResult) -> str:
     from porter.verify.tracefile import finite
 
-    # non-finite numbers as "nan"/"inf" strings, as the trace writes them: `NaN` is not JSON
-    return json.dumps(finite(r.to_dict()), indent=2, default=str)
+    # non-finite numbers as "nan"/"inf" strings, as the trace writes them: `NaN` is not JSON; no CI
+    # log command from a module's name or an error (`json_inert`: scriptreport's, twenty-sixth read)
+    return json_inert(json.dumps(finite(r.to_dict()), indent=2, default=str))
 
 
 def report_model(r: ParityResult):

@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from porter.core.textsafe import html_text
+from porter.core.textsafe import html_text, json_inert
 from porter.verify import noise
 from porter.verify.report import Section, _g, _ms, gap_sections, side_errors, verdict_notes
 from porter.verify.tracecmp import ScriptResult
@@ -406,8 +406,10 @@ def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:
 def to_json(r: ScriptResult) -> str:
     from porter.verify.tracefile import finite
 
-    # non-finite numbers as "nan"/"inf" strings, as the trace writes them: `NaN` is not JSON
-    return json.dumps(finite(r.to_dict()), indent=2, default=str)
+    # non-finite numbers as "nan"/"inf" strings, as the trace writes them: `NaN` is not JSON. No CI
+    # log command (`json_inert`), as the lint report's JSON: a manifest's library name or tensor key
+    # `##vso[...]` was written raw, and `cat parity.json` in a CI step obeyed it (twenty-sixth read)
+    return json_inert(json.dumps(finite(r.to_dict()), indent=2, default=str))
 
 
 def report_model(r: ScriptResult):

@@ -284,6 +284,10 @@ _MANIFEST = {
         "matmul": _opt({"cuda_matmul": _opt(str), "cudnn_conv": _opt(str), "xla_mat_mul": _opt(str)}),
     },
     "model_nograd_calls": _opt(int),
+    # read by `trace compare`'s lines on step 1 (its evaluations, calls past those recorded): a
+    # `limits` of another type was an AttributeError in every comparison, a text shown as a count
+    # (twenty-sixth read)
+    "limits": _opt({"module_calls": _opt(int)}),
     "ops": _list({"op": _req(str), "count": _req(int), "dtypes": _list(str), "devices": _list(str)}),
     "perf": _opt(
         {

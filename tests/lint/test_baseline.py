@@ -66,6 +66,25 @@ def test_a_run_of_some_files_counts_only_their_entries_as_no_longer_found(projec
     assert "3 baseline entries no longer found" in r.stdout, r.stdout  # (a file gone: its entries are)
 
 
+def test_a_file_whose_name_holds_a_backslash_or_a_byte_not_utf8_is_not_gone_when_left_out(project):
+    """A baseline names a file as findings show it (`a\\\\b.py` for `a\\b.py`, `\\xff` for the
+    byte 0xFF); a run of some other file looked for that text on disk, found no such file, and
+    counted its entries "no longer found (fixed since)" (twenty-sixth term2 read). Looked for by
+    its bytes, such a file left out of the run is not gone; once removed, it is."""
+    import os
+
+    names = [b"a\\b.py", b"c\\x41.py", b"d\xff.py"]
+    for name in names:
+        (project / os.fsdecode(name)).write_text("import torch\nm = torch.ones(1).cuda()\n")
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
+    assert r.exit_code == 0 and "no longer found" not in r.stdout, r.stdout
+    for name in names:
+        (project / os.fsdecode(name)).unlink()
+    r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
+    assert "baseline entries no longer found" in r.stdout, r.stdout  # (files gone: their entries are)
+
+
 def test_baseline_works_from_another_directory(project):
     write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
     cli("lint", ".", "-t", "neuron", "--write-baseline", "ci/baseline.json")

@@ -646,6 +646,17 @@ def test_a_json_report_of_a_loss_that_went_nan_is_json(tmp_path):
     assert _strict_json(to_json(model))["first_divergence"] == {"max_abs": "inf", "m": "nan"}
 
 
+def test_the_module_mode_json_parity_report_holds_no_ci_log_command():
+    """`parity-check`'s module-mode JSON report wrote a reason's `##vso[` (a module's name, an
+    error) raw, as the script mode's did (twenty-sixth term2 read): `\\u0023` now, the same data."""
+    from porter.verify.report import to_json
+    from porter.verify.result import ParityResult
+
+    said = "first diverging module: ##vso[task.setvariable variable=v]x"
+    text = to_json(ParityResult("fail", [said], {}, None, None))
+    assert "##vso[" not in text and _strict_json(text)["reasons"] == [said], text
+
+
 def test_trace_record_writes_its_output_whole_never_through_a_link(tmp_path):
     """`trace record -o FILE` is a file named for output: the contract writes it whole and
     never through a link. The name was resolved and the run wrote the link's target (a

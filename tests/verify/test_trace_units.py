@@ -1533,3 +1533,43 @@ def test_a_complex_output_whose_largest_part_moves_within_its_value_s_tolerance_
             traces.append(t)
         res = compare_traces(*traces)
         assert res.verdict == ("pass" if close else "fail"), (move, res.reasons)
+
+
+def test_the_json_parity_report_holds_no_ci_log_command_from_the_traces(tmp_path):
+    """The new lines of the twenty-sixth read (libraries past the cap, tensors no manifest entry
+    names) and the other library versions carry a manifest's strings; the Markdown and HTML
+    reports escaped a `##vso[` in them, the JSON report wrote it raw, and `cat parity.json` in an
+    Azure step set a variable (twenty-sixth read). Written `\\u0023`: the same data to a reader."""
+    from porter.verify.scriptreport import to_json
+
+    cmd = "##vso[task.setvariable variable=v]x"
+    ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.st", [2.0, 1.6], label=PORT)
+    for t, version in ((ref, "2.9.0"), (port, "2.13.0")):
+        t.manifest.update(libraries={f"lib{cmd}": version}, notes=[f"1 further imported library ({cmd})"])
+        t.tensors[f"orphan{cmd}"] = torch.zeros(2)
+        t = read_trace(write_trace(tmp_path / f"{version}.st", t.manifest, t.tensors))
+        ref, port = (t, port) if version == "2.9.0" else (ref, t)
+    res = compare_traces(ref, port)
+    text = to_json(res)
+    read = json.loads(text)
+    assert "##vso[" not in text and "##vso[" not in to_markdown(res) and "##vso[" not in to_html(res), text
+    said = [w for w in read["warnings"] if cmd in w]
+    assert any("library versions" in w for w in said), read["warnings"]
+    assert sum("no manifest entry names" in w for w in said) == 2, said
+    assert cmd in json.dumps(read), "the notes past the libraries' cap"
+
+
+def test_a_limits_field_of_another_type_is_refused_naming_it_not_raised_in_every_comparison(tmp_path):
+    """`limits` was read by no check of the reader; the twenty-sixth read's line on step 1's
+    evaluations reads it in every comparison, so a trace whose `limits` was a list could be
+    compared with no one (AttributeError: "a field is not what porter writes", no field named),
+    and a text `module_calls` was said as the count of calls recorded (twenty-sixth term2 read)."""
+    ref = make_trace(tmp_path / "r.st", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.st", [2.0, 1.8], label=PORT)
+    assert compare_traces(ref, port).verdict == "pass"
+    for value in (["module_calls"], {"module_calls": "all of them"}):
+        with pytest.raises(TraceError, match="limits"):
+            read_trace(write_trace(tmp_path / "bad.st", {**ref.manifest, "limits": value}, ref.tensors))
+    fine = read_trace(write_trace(tmp_path / "ok.st", {**ref.manifest, "limits": {"module_calls": 2}}, ref.tensors))
+    assert compare_traces(fine, port).verdict == "pass"
