@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from porter.core import programs
-from porter.pipeline.discover import git_named
 
 _OTHER_VCS = {".hg": "Mercurial", ".svn": "Subversion", ".jj": "Jujutsu"}
 _CHUNK = 500  # files per git call: far below any command-line limit
@@ -123,7 +122,6 @@ def _filters_off(top: Path) -> list[str]:
         "--get-regexp",
         r"^filter\..*\.(clean|process)$",
         where=str(top),
-        named=git_named(top),
         timeout=_TIMEOUT_S,
     )
     out: list[str] = []
@@ -135,9 +133,10 @@ def _filters_off(top: Path) -> list[str]:
 
 
 def _git(top: Path, *args: str, filters: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """`git ARGS` in `top` (a real path), as porter runs git (`programs.git`), for the repository
-    the walk reads there (`git_named`): a hook's `GIT_DIR` or `GIT_INDEX_FILE` in the environment
-    made git answer for another repository or index (twenty-sixth read)."""
+    """`git ARGS` in `top`, as porter runs git (`programs.git`: the caller's repository variables
+    left out, so the file's own repository answers): a hook's `GIT_DIR` or `GIT_INDEX_FILE` in the
+    environment made git answer for another repository or index, or take the folder asked from
+    for the work tree's top (a tracked, clean file refused as untracked; twenty-sixth read)."""
     # literal pathspecs: a file named `*.py` or `:(glob)x` is that file, not a pattern
     return programs.git(
         *_NO_PROGRAMS,
@@ -145,7 +144,6 @@ def _git(top: Path, *args: str, filters: list[str] | None = None) -> subprocess.
         "--literal-pathspecs",
         *args,
         where=str(top),
-        named=git_named(top),
         timeout=_TIMEOUT_S,
     )
 
