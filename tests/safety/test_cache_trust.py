@@ -666,6 +666,8 @@ def test_the_note_that_git_lists_the_cache_keeps_the_caller_s_ceiling(tmp_path):
     assert out.returncode == 1 and "git lists the cache's" not in out.stderr.decode(), out.stderr
     out = porter("lint", "m.py", "--target", "xla", "--cache-dir", "c", cwd=tmp_path / "proj")
     assert "git lists the cache's" in out.stderr.decode(), out.stderr  # (without the ceiling: git lists them)
+
+
 @pytest.mark.parametrize("variable", ["GIT_DIR", "GIT_WORK_TREE"])
 def test_the_cache_s_git_note_asks_the_repository_holding_the_folder_not_the_environment_s(
     tmp_path, monkeypatch, variable
