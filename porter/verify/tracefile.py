@@ -376,8 +376,9 @@ def _check_tensor(value, role: str, where: str, tensors: Mapping) -> None:
         raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
     if role == "sample" and numel > _LARGEST_SAMPLE:
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
-    if role == "blocks" and (dim != 2 or numel % 2 or numel > 2 * _LARGEST_SAMPLE or complex_):
-        raise TraceError(f"`{where}` ({value}) is not two rows of block sums")
+    if role == "blocks" and (dim != 2 or (numel % 2 and numel % 3) or numel > 3 * _LARGEST_SAMPLE or complex_):
+        # two rows, or three for an integer output (`recorder._placed_sums`)
+        raise TraceError(f"`{where}` ({value}) is not two or three rows of block sums")
 
 
 def _number_fields(spec) -> list[tuple[str, bool, bool, bool]] | None:
