@@ -1053,6 +1053,7 @@ def _fails(
         + _evaluations(rm, pm)
         + _shape_warnings(res.modules)
         + _dtype_warnings(res.modules, rm, pm)
+        + _program_seeds(rm, pm)
     )
     fails += device_fails
     seeds = _other_seeds(rm, pm)
@@ -1160,6 +1161,35 @@ def _other_seeds(rm: dict, pm: dict) -> list[str]:
         f"the two runs were recorded with different seeds (reference --seed {a}, ported --seed {b}): porter "
         "seeds random, numpy and torch with it before the program starts, so what the program draws from "
         "them (weights, data order, noise) differs; record both with one --seed"
+    ]
+
+
+def _program_seeds(rm: dict, pm: dict) -> list[str]:
+    """A line where the program seeds torch otherwise on the two sides (`rng.ProgramSeeds`: the
+    seeds, and whether the generator was drawn from before each): porter's own seed before the
+    program makes both sides' first numbers alike, so a port that seeds after making its model
+    passed, though run alone its weights are unseeded (twenty-sixth read). Traces of older
+    porters have no `program_seeds`: nothing said."""
+    sides = [m.get("program_seeds") for m in (rm, pm)]
+    if not all(isinstance(s, list) for s in sides):
+        return []
+    told = [[(c.get("seed"), c.get("drawn") is True) for c in s if isinstance(c, dict)] for s in sides]
+    if told[0] == told[1]:
+        return []
+    said = [
+        "; ".join(
+            f"torch.manual_seed({c.get('seed')}) at {c.get('location') or '?'}"
+            + (" after drawing from the generator" if c.get("drawn") is True else " before any draw")
+            for c in s[:3]
+            if isinstance(c, dict)
+        )
+        or "none"
+        for s in sides
+    ]
+    return [
+        f"the program seeds torch otherwise on the two sides: reference {said[0]}; port {said[1]}. Porter "
+        "seeds both before the program starts, so what one side draws before its own seeding (weights, "
+        "data order) came from porter's seed here: run without porter, it is not the reference's"
     ]
 
 

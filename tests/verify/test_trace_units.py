@@ -789,6 +789,51 @@ def test_two_indices_or_flags_swapped_inside_one_block_fail_on_its_place_weighte
         assert equal or "block sums" in r.modules[0]["stats_differ"], r.modules
 
 
+def test_a_port_that_seeds_torch_after_making_its_model_passes_with_that_said(tmp_path):
+    """Porter seeds both sides before the program starts, so a port that calls
+    `torch.manual_seed(0)` after making its model drew the reference's weights and passed,
+    unsaid (twenty-sixth read): run alone its weights are not the reference's. The program's
+    seedings are watched (`rng.ProgramSeeds`) and a line says where they differ."""
+    from porter.verify.rng import ProgramSeeds
+
+    original = torch.random.manual_seed
+
+    def program(seed_first: bool, porter_seed: int | None) -> tuple[list[dict], torch.Tensor]:
+        if porter_seed is not None:
+            torch.manual_seed(porter_seed)  # porter's own, before the program
+        watch = ProgramSeeds(str(tmp_path))
+        watch.install()
+        try:
+            if seed_first:
+                torch.manual_seed(0)
+            weight = torch.nn.Linear(4, 4).weight.detach().clone()
+            if not seed_first:
+                torch.manual_seed(0)
+        finally:
+            torch.manual_seed = torch.random.manual_seed = original
+        return watch.calls, weight
+
+    (ref_calls, ref_w), (port_calls, port_w) = program(True, 0), program(False, 0)  # porter --seed 0
+    torch.testing.assert_close(port_w, ref_w)  # under porter: the same weights
+    with pytest.raises(AssertionError):  # the oracle: run alone (another porter seed), they differ
+        torch.testing.assert_close(program(False, 8)[1], ref_w)
+    assert [(c["seed"], c["drawn"]) for c in ref_calls] == [(0, False)]
+    assert [(c["seed"], c["drawn"]) for c in port_calls] == [(0, True)]
+
+    def with_seeds(path, calls, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.manifest["program_seeds"] = calls
+        return read_trace(write_trace(path, t.manifest, {k: t.tensors[k] for k in t.tensors}))
+
+    ref = with_seeds(tmp_path / "r.safetensors", ref_calls)
+    for calls, said in [(ref_calls, False), (port_calls, True)]:
+        r = compare_traces(ref, with_seeds(tmp_path / "p.safetensors", calls, PORT))
+        assert r.verdict == "pass", r.reasons
+        lines = [w for w in r.warnings if "seeds torch otherwise" in w]
+        assert bool(lines) == said, r.warnings
+    assert "port torch.manual_seed(0) at ? after drawing from the generator" in lines[0], lines
+
+
 def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide(tmp_path):
     """A port that turned a float64 buffer into float32 (values that agree within the tolerance)
     passed with the change said nowhere: the module rows compared values only (twenty-third
