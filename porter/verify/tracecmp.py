@@ -1170,8 +1170,9 @@ def _program_seeds(rm: dict, pm: dict) -> list[str]:
     program makes both sides' first numbers alike, so a port that seeds after making its model
     passed, though run alone its weights are unseeded (twenty-sixth read). Traces of older
     porters have no `program_seeds`: nothing said."""
-    sides = [m.get("program_seeds") for m in (rm, pm)]
-    if not all(isinstance(s, list) for s in sides):
+    got = [m.get("program_seeds") for m in (rm, pm)]
+    sides: list[list] = [s for s in got if isinstance(s, list)]
+    if len(sides) != 2:
         return []
     told = [[(c.get("seed"), c.get("drawn") is True) for c in s if isinstance(c, dict)] for s in sides]
     if told[0] == told[1]:
