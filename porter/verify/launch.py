@@ -217,6 +217,15 @@ def install_rng(job: dict, side, root: str, recorder):
     return rng
 
 
+def _program_seeds(root: str):
+    """The program's own torch seedings, watched from porter's seeding on (`rng.ProgramSeeds`)."""
+    from porter.verify.rng import ProgramSeeds
+
+    seeds = ProgramSeeds(root)
+    seeds.install()
+    return seeds
+
+
 def rng_summary(job: dict, side, rng) -> dict:
     if rng is not None:
         return rng.to_dict()
@@ -313,6 +322,7 @@ class _Side:
         self.recorder = None
         self.side = None
         self.rng = None
+        self.seeds = None
         self.pid = os.getpid()
         self.lock = threading.Lock()
         self.owner: int | None = None
@@ -430,6 +440,7 @@ def main(argv: list[str]) -> int:
 
             torch.set_num_threads(int(job["threads"]))  # the noise-floor run: other rounding
         seed_everything(job["seed"] + run.rank)  # each rank its own stream, on both sides alike
+        run.seeds = _program_seeds(run.root)
         run.recorder = _recorder(job, run.side, run.root)
         run.rng = install_rng(job, run.side, run.root, run.recorder)
         if run.recorder is not None:
@@ -503,6 +514,8 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
     if side is not None:
         manifest["devices"] = dict(manifest.get("devices") or {}, **device_requests(side))
     manifest["rng"] = rng_summary(job, side, rng)
+    if run.seeds is not None:
+        manifest["program_seeds"] = run.seeds.calls
     manifest["compiled_frames"] = _compiled_frames()  # whose draws no mode redirects (`causes.compiled_draws`)
     if "torch" in sys.modules:
         manifest["threads"] = sys.modules["torch"].get_num_threads()

@@ -354,3 +354,35 @@ def _sdpa_math(q, k, v, mask, p, is_causal, scale, enable_gqa):
 
 
 __all__ = ["DeviceRngMode"]
+
+
+PROGRAM_SEEDS = 16  # the program's own torch seedings kept (a loop that reseeds each epoch: the first)
+
+
+class ProgramSeeds:
+    """The program's own `torch.manual_seed` calls: the seed, where, and whether the CPU
+    generator was drawn from since the last seeding (porter's or the program's). Porter seeds
+    both sides before the program starts, so a port that seeds after making its model drew
+    its weights from porter's seed as the reference did and passed, unsaid: run alone, its
+    weights are unseeded (twenty-sixth read). Said by `tracecmp._program_seeds`."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root.rstrip("/") + "/"
+        self.calls: list[dict] = []
+        self._last = torch.get_rng_state()
+        self._original = torch.random.manual_seed
+
+    def install(self) -> None:
+        original = self._original
+
+        def manual_seed(seed):
+            if len(self.calls) < PROGRAM_SEEDS:
+                drawn = not torch.equal(torch.get_rng_state(), self._last)
+                seen = seed if type(seed) is int else None
+                self.calls.append({"seed": seen, "location": user_location(self.root), "drawn": drawn})
+            out = original(seed)
+            self._last = torch.get_rng_state()
+            return out
+
+        functools.update_wrapper(manual_seed, original)
+        torch.manual_seed = torch.random.manual_seed = manual_seed

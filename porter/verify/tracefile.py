@@ -317,6 +317,8 @@ _MANIFEST = {
     "porter_source": _opt(str),
     "libraries": _opt(dict),
     "compiled_frames": _opt(int),
+    # `drawn` (a bool: the spec's scalars are numbers and names) is read as `is True`
+    "program_seeds": _list({"seed": _opt(int), "location": _opt(str)}),
     "host": _opt({"hostname": _opt(str), "platform": _opt(str), "machine": _opt(str)}),
     "wall_s": _opt(_NUMBER),
     "steps_recorded": _opt(int),
@@ -380,8 +382,9 @@ def _check_tensor(value, role: str, where: str, tensors: Mapping) -> None:
         raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
     if role == "sample" and numel > _LARGEST_SAMPLE:
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
-    if role == "blocks" and (dim != 2 or numel % 2 or numel > 2 * _LARGEST_SAMPLE or complex_):
-        raise TraceError(f"`{where}` ({value}) is not two rows of block sums")
+    if role == "blocks" and (dim != 2 or (numel % 2 and numel % 3) or numel > 3 * _LARGEST_SAMPLE or complex_):
+        # two rows, or three for an integer output (`recorder._placed_sums`)
+        raise TraceError(f"`{where}` ({value}) is not two or three rows of block sums")
 
 
 def _number_fields(spec) -> list[tuple[str, bool, bool, bool]] | None:

@@ -752,6 +752,88 @@ def test_an_index_or_mask_output_changed_outside_its_sample_fails_on_its_block_s
         assert equal or "block sums" in r.modules[0]["stats_differ"], r.modules
 
 
+@pytest.mark.parametrize("kind", ["int64", "bool"])
+def test_two_indices_or_flags_swapped_inside_one_block_fail_on_its_place_weighted_sums(tmp_path, kind):
+    """4,096 indices (or flags), two unequal ones off the sample swapped inside one block of 64:
+    the block's sum and absolute sum do not move, and the port passed where assert_close fails
+    (twenty-sixth read). A faithful port passes, also against a reference of two rows (an older
+    porter's trace), where a value changed still fails."""
+    from porter.verify.recorder import block_sums, tensor_stats
+
+    g = torch.Generator().manual_seed(12)
+    ref_out = torch.randint(0, 1000, (4096,), generator=g)
+    ref_out = ref_out > 500 if kind == "bool" else ref_out
+
+    def with_output(path, out, label=None, rows=3):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(out, 64)
+        entry = t.manifest["modules"][0]["outputs"][0]
+        entry.update(shape=[4096], dtype=str(out.dtype).removeprefix("torch."), blocks="m0.0.blocks")
+        t.tensors["m0.0.blocks"] = block_sums(out, 64)[:rows]
+        # as a recording writes it: the file's reader takes three rows
+        return read_trace(write_trace(path, t.manifest, {k: t.tensors[k] for k in t.tensors}))
+
+    i = next(k for k in range(129, 191) if ref_out[k] != ref_out[k + 1])  # block 2, off the sample
+    swapped, changed = ref_out.clone(), ref_out.clone()
+    swapped[i], swapped[i + 1] = ref_out[i + 1], ref_out[i]
+    changed[i] = ~changed[i] if kind == "bool" else changed[i] + 1
+    for port, rows, equal in [(ref_out, 3, True), (swapped, 3, False), (ref_out, 2, True), (changed, 2, False)]:
+        try:  # the oracle: assert_close's defaults (integers and bools exact)
+            torch.testing.assert_close(port, ref_out)
+            assert equal
+        except AssertionError:
+            assert not equal
+        ref = with_output(tmp_path / "r.safetensors", ref_out, rows=rows)
+        r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port.clone(), PORT))
+        assert r.verdict == ("pass" if equal else "fail"), (rows, r.reasons)
+        assert equal or "block sums" in r.modules[0]["stats_differ"], r.modules
+
+
+def test_a_port_that_seeds_torch_after_making_its_model_passes_with_that_said(tmp_path):
+    """Porter seeds both sides before the program starts, so a port that calls
+    `torch.manual_seed(0)` after making its model drew the reference's weights and passed,
+    unsaid (twenty-sixth read): run alone its weights are not the reference's. The program's
+    seedings are watched (`rng.ProgramSeeds`) and a line says where they differ."""
+    from porter.verify.rng import ProgramSeeds
+
+    original = torch.random.manual_seed
+
+    def program(seed_first: bool, porter_seed: int | None) -> tuple[list[dict], torch.Tensor]:
+        if porter_seed is not None:
+            torch.manual_seed(porter_seed)  # porter's own, before the program
+        watch = ProgramSeeds(str(tmp_path))
+        watch.install()
+        try:
+            if seed_first:
+                torch.manual_seed(0)
+            weight = torch.nn.Linear(4, 4).weight.detach().clone()
+            if not seed_first:
+                torch.manual_seed(0)
+        finally:
+            torch.manual_seed = torch.random.manual_seed = original
+        return watch.calls, weight
+
+    (ref_calls, ref_w), (port_calls, port_w) = program(True, 0), program(False, 0)  # porter --seed 0
+    torch.testing.assert_close(port_w, ref_w)  # under porter: the same weights
+    with pytest.raises(AssertionError):  # the oracle: run alone (another porter seed), they differ
+        torch.testing.assert_close(program(False, 8)[1], ref_w)
+    assert [(c["seed"], c["drawn"]) for c in ref_calls] == [(0, False)]
+    assert [(c["seed"], c["drawn"]) for c in port_calls] == [(0, True)]
+
+    def with_seeds(path, calls, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.manifest["program_seeds"] = calls
+        return read_trace(write_trace(path, t.manifest, {k: t.tensors[k] for k in t.tensors}))
+
+    ref = with_seeds(tmp_path / "r.safetensors", ref_calls)
+    for calls, said in [(ref_calls, False), (port_calls, True)]:
+        r = compare_traces(ref, with_seeds(tmp_path / "p.safetensors", calls, PORT))
+        assert r.verdict == "pass", r.reasons
+        lines = [w for w in r.warnings if "seeds torch otherwise" in w]
+        assert bool(lines) == said, r.warnings
+    assert "port torch.manual_seed(0) at ? after drawing from the generator" in lines[0], lines
+
+
 def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide(tmp_path):
     """A port that turned a float64 buffer into float32 (values that agree within the tolerance)
     passed with the change said nowhere: the module rows compared values only (twenty-third
