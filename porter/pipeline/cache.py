@@ -759,9 +759,8 @@ def seen_by_git(directory: Path) -> str | None:
     only where that `.gitignore` is not porter's, once a run; None where git hides them, no
     repository holds the folder, or git cannot say. A `.gitignore` that is a FIFO, a socket or
     a device is not handed to git (git would block opening it): that is said instead (it was
-    not: twenty-sixth read). The repository asked is the
-    one holding the folder, as the walk's: a `GIT_DIR` of the environment is not passed on
-    (`programs.git`)."""
+    not: twenty-sixth read). The repository asked is the one the walk reads for the folder
+    (`discover.git_named`, through `programs.git`), not the one a caller's `GIT_DIR` names."""
     try:
         mode = os.lstat(directory / ".gitignore").st_mode
     except OSError:
