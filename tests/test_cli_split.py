@@ -135,7 +135,7 @@ def test_usage_errors(project, tmp_path):
     assert out.returncode == 2 and "without --diff" in out.stderr
     (tmp_path / "afile").write_text("x")
     out = porter("rewrite", ".", "--target", "neuron", "--split", str(tmp_path / "afile"), cwd=project)
-    assert out.returncode == 2 and "is a file" in out.stderr
+    assert out.returncode == 2 and "afile is not a folder" in out.stderr
     target.mkdir()
     (target / "0099-old-devices.patch").write_text("stale\n")
     (target / "notes.txt").write_text("mine\n")

@@ -2104,7 +2104,10 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             k.cell = cell
             inv.kernels.append(k)
     for call, (cell, line) in s.extensions:
-        names = _strings(_arg(call, "name", 0))
+        given = _arg(call, "name", 0)
+        # a name bound to the string (mmcv's `ext_name = 'mmcv._ext'`): unread, the extension was listed
+        # twice, as `?` and as the module Python loads (once `extension = CUDAExtension` was read)
+        names = _strings(s.texts.get(given.value, given) if isinstance(given, cst.Name) else given)
         sources = _arg(call, "sources", 1)
         detail = "sources: " + (", ".join(_strings(sources)) or "computed") + _missing(path, root, sources)
         inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail, cell=cell))

@@ -63,6 +63,16 @@ WRAPPED = (
 )
 
 
+@pytest.fixture(autouse=True)
+def _fresh_consoles(monkeypatch):
+    """The CLI's consoles are made once per process, at the `COLUMNS` of that moment: after
+    another test in the same worker the tables here were drawn at its width, cells cut."""
+    from porter.cli import common
+
+    for lazy in (common.console, common.err_console):
+        monkeypatch.setattr(lazy, "_made", None)
+
+
 def test_a_kernel_launched_through_wrap_triton_is_launched(tmp_path):
     # `wrap_triton(k)[grid](...)` is how torch launches a Triton kernel inside a `triton_op`: the
     # kernel was listed with no launch, and its scaffold made up `n = 256` with no word of where it runs
