@@ -271,16 +271,16 @@ def _blocks_cmp(
         return True
     if min(r.shape[0], p.shape[0]) < 2:
         return True
-    if not _placed_close(r, p, numel, extra, per):
-        return False
-    r, p = r[:2], p[:2]  # a trace of a porter before the twenty-sixth read has two rows
     import numpy as np
 
-    blocks = r.shape[1]
-    rd, pd = r.to(torch.float64).numpy(), p.to(torch.float64).numpy()
     if per is None:
+        blocks = r.shape[1]
         per = np.full(blocks, numel // blocks, dtype=np.float64)
         per[-1] += numel - blocks * (numel // blocks)
+    if not _placed_close(r, p, extra, per):
+        return False
+    r, p = r[:2], p[:2]  # a trace of a porter before the twenty-sixth read has two rows
+    rd, pd = r.to(torch.float64).numpy(), p.to(torch.float64).numpy()
     ref_abs = np.abs(rd[1])
     width = 2 if dtype.startswith("complex") else 1  # values summed for each element
     if dtype.startswith(_EXACT):
@@ -294,18 +294,16 @@ def _blocks_cmp(
     return bool(close.all())
 
 
-def _placed_close(r: torch.Tensor, p: torch.Tensor, numel: int, extra, per) -> bool:
+def _placed_close(r: torch.Tensor, p: torch.Tensor, extra, per) -> bool:
     """Whether two integer outputs' place-weighted block sums (`recorder._placed_sums`) are equal
-    but for float64's rounding: a block of `b` values sums terms of at most `b` times their
-    magnitudes (True where either side has no third row: a float output, an older trace)."""
+    but for float64's rounding: a block of `b` values (`per`, `_blocks_cmp`'s) sums terms of at
+    most `b` times their magnitudes (True where either side has no third row: a float output, an
+    older trace)."""
     if r.shape[0] != 3 or p.shape[0] != 3:
         return True
     import numpy as np
 
     rd, pd = r.to(torch.float64).numpy(), p.to(torch.float64).numpy()
-    if per is None:
-        per = np.full(rd.shape[1], numel // rd.shape[1], dtype=np.float64)
-        per[-1] += numel - rd.shape[1] * (numel // rd.shape[1])
     allowed = per * per * 2.0**-53 * (np.abs(rd[1]) + np.abs(pd[1])) * 1.01 + extra
     return bool(((rd[2] == pd[2]) | (np.abs(pd[2] - rd[2]) <= allowed)).all())
 
@@ -1048,9 +1046,10 @@ def _fails(
             f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
             "(on XLA, Module.to() unties shared weights: re-tie them after moving)"
         )
+    evaluations = _evaluations(rm, pm)
     res.warnings = (
         causes.branch_warnings(rm, pm)
-        + _evaluations(rm, pm)
+        + evaluations
         + _shape_warnings(res.modules)
         + _dtype_warnings(res.modules, rm, pm)
         + _program_seeds(rm, pm)
@@ -1081,7 +1080,7 @@ def _fails(
             f"the loss curves part at step {parted['step']}: reference "
             f"{parted['reference_loss']:.6g}, ported {parted['ported_loss']:.6g} "
             f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})"
-            + ("" if _evaluations(rm, pm) else _parted_why(res, compared, parted["step"]))
+            + ("" if evaluations else _parted_why(res, compared, parted["step"]))
         )
     lr_bad = next((r for r in compared if not r["lr_ok"]), None)
     if lr_bad is not None:
