@@ -368,7 +368,7 @@ _STANDS_FOR_GLOBAL = re.compile(_STANDS_FOR_GLOBAL_TEXT, re.M)
 _STANDS_FOR_GLOBAL_BYTES = re.compile(_STANDS_FOR_GLOBAL_TEXT.encode(), re.M)
 
 
-def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path, bytes]], list[Path]]:
+def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path, bytes]], list[tuple[Path, bytes]]]:
     """The `.cu`/`.cuh` files of `root` and its kernel headers (those holding `__global__`), and the
     names those files define as `__global__` (`_STANDS_FOR_GLOBAL`). A header that holds such a name
     and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
@@ -381,7 +381,7 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
     names: set[bytes] = set()
     by_headers: set[bytes] = set()  # (the names a header defines)
     definers: list[tuple[Path, bytes]] = []
-    hosts: list[Path] = []  # (host C++ files spelling an API launch: `_host_api_launches`)
+    hosts: list[tuple[Path, bytes]] = []  # (host C++ files spelling an API launch, read: `_host_api_launches`)
     for path in [root] if root.is_file() else _tree_files(root):
         if path.suffix in CUDA_SUFFIXES:
             out.append(path)
@@ -398,8 +398,8 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
                 out.append(path)
                 by_headers.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
             headers.add(path, data)
-        elif path.suffix in _HOST_SUFFIXES and any(b in _header_bytes(path) for b in _API_BYTES):
-            hosts.append(path)
+        elif path.suffix in _HOST_SUFFIXES and any(b in (data := _header_bytes(path)) for b in _API_BYTES):
+            hosts.append((path, data))
     names.update(by_headers)
     users = headers.holding(names) if names else []
     givers = _prelude_givers(definers, cus, users, headers) if by_headers else definers
@@ -956,8 +956,8 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.launches.extend(one.launches)
         inv.api_launches.extend(one.api_launches)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
-    for path in hosts:
-        inv.api_launches.extend(_host_api_launches(path, os.path.relpath(path, base)))
+    for path, data in hosts:
+        inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -1301,13 +1301,11 @@ def _looked_up(commented: str) -> dict[str, list[str]]:
     return out
 
 
-def _host_api_launches(path: Path, rel: str) -> list[tuple[str, str]]:
-    """`_api_launches` of a host C++ file (`.cpp`): a kernel of a `.cu` launched there through the
-    runtime's or the driver's API was listed with no launch, unsaid (`.cu`/`.cuh` were read only)."""
-    try:
-        text = read_regular(path, MAX_PARSE_BYTES).decode("utf-8", errors="replace")
-    except (Unreadable, OSError):
-        return []  # (no kernel of its own: nothing to list)
+def _host_api_launches(data: bytes, rel: str) -> list[tuple[str, str]]:
+    """`_api_launches` of a host C++ file (`.cpp`, its bytes as `_cuda_files` read them): a kernel
+    of a `.cu` launched there through the runtime's or the driver's API was listed with no launch,
+    unsaid (`.cu`/`.cuh` were read only)."""
+    text = data.decode("utf-8", errors="replace")
     commented = _blank(text, strings=False)
     return _api_launches(_spliced(_blank(text, strings=True)), _Lines(text), rel, commented)
 

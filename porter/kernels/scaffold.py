@@ -536,12 +536,11 @@ def _cuda_signature(k: Kernel) -> Signature:
     positions: dict[int, str] = {}
     guessed: list[tuple[str, list[str]]] = []
     packs: list[str] = []
-    names = (_c_param(decl, index, k.typenames)[0] for index, decl in enumerate(k.params))
-    own = {name for name in names if name == safe_name(name)}  # (kept as they are)
-    for index, decl in enumerate(k.params):
+    parsed = [_c_param(decl, index, k.typenames) for index, decl in enumerate(k.params)]
+    own = {name for name, _, _ in parsed if name == safe_name(name)}  # (kept as they are)
+    for index, (decl, (name, kind, const)) in enumerate(zip(k.params, parsed, strict=True)):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
-        name, kind, const = _c_param(decl, index, k.typenames)
         if k.aliases:  # `Acc a` of `typedef PackedTensorAccessor32<float, 2> Acc;`: typed as what Acc is
             _, kind, const = _c_param(_unaliased(decl, name, k.aliases), index, k.typenames)
         if kind in ("function", "struct", "pointers"):
