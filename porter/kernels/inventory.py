@@ -1716,18 +1716,26 @@ def _twins(kernels: list[Kernel]) -> list[Kernel]:
             groups[key] = [k]
             out.append(key)
             if one is not k:
-                k.detail += f"; {_overload_kind(k)} of line {one.line}: {_differs(one.params, k.params)}"
+                k.detail += f"; {_overload_kind(k, one)}: {_differs(one.params, k.params)}"
         else:
             groups[key].append(k)
     return [_listed(groups[k]) if isinstance(k, tuple) else k for k in out]
 
 
-def _overload_kind(k: Kernel) -> str:
+def _overload_kind(k: Kernel, first: Kernel) -> str:
     """What a kernel defined again is to the first of its name: a `template <>` specialization (for the
-    template arguments it writes, or deduced ones: it was called an overload), else an overload."""
+    template arguments it writes, or deduced ones: it was called an overload), the other branch of an
+    `#if` (a build compiles one of the two: it was called an overload), else an overload."""
+    at = preprocessor.fork(first.branches, k.branches)
+    if at is not None:
+        return (
+            f"line {first.line}'s kernel defined again in another branch of the `#if` at line {at[0]} (`{at[2]}`,"
+            f" line {first.line} in `{at[1]}`): a build compiles one of the two"
+        )
     if k.template != [""]:
-        return "an overload"
-    return f"a specialization for <{', '.join(k.specialises)}>" if k.specialises else "a specialization"
+        return f"an overload of line {first.line}"
+    kind = f"a specialization for <{', '.join(k.specialises)}>" if k.specialises else "a specialization"
+    return f"{kind} of line {first.line}"
 
 
 def _listed(same: list[Kernel]) -> Kernel:
@@ -1763,6 +1771,9 @@ def _branched(kernels: list[Kernel], code: str, lines: _Lines) -> None:
         conditions = preprocessor.Conditions(code, lines.of)
         for k in kernels:
             k.branches = conditions.around(lines.start(k.line))
+            unbuilt = preprocessor.unbuilt(k.branches)
+            if unbuilt is not None:  # (`#if 0`, `#ifdef USE_ROCM`: listed and scaffolded, unsaid)
+                k.detail += f"; in a branch a default nvcc build does not compile ({unbuilt})"
 
 
 def _differs(before: list[str], params: list[str]) -> str:

@@ -26,14 +26,31 @@ def compiled(branches: list[tuple[int, str, bool | None]]) -> bool | None:
     return False if False in taken else None if None in taken else True
 
 
-def apart(one: list[tuple[int, str, bool | None]], other: list[tuple[int, str, bool | None]]) -> str | None:
-    """The `#if` group two definitions lie in different branches of, as `#if ... (line N)` against
-    `#else`, or None (no such group: SFINAE twins, one file's two uses of a macro)."""
+def fork(
+    one: list[tuple[int, str, bool | None]], other: list[tuple[int, str, bool | None]]
+) -> tuple[int, str, str] | None:
+    """The `#if` group two definitions lie in different branches of, as (its line, one's branch,
+    the other's), or None (no such group: SFINAE twins, one file's two uses of a macro)."""
     for (line, text, _), (line2, text2, _) in zip(one, other):
         if line != line2:
             return None
         if text != text2:
-            return f"`{text2}`, where the one read is in `{text}`, of the `#if` at line {line}"
+            return line, text, text2
+    return None
+
+
+def apart(one: list[tuple[int, str, bool | None]], other: list[tuple[int, str, bool | None]]) -> str | None:
+    """`fork` as `#else`, where the one read is in `#if ...`, of the `#if` at line N (or None)."""
+    at = fork(one, other)
+    return None if at is None else f"`{at[2]}`, where the one read is in `{at[1]}`, of the `#if` at line {at[0]}"
+
+
+def unbuilt(branches: list[tuple[int, str, bool | None]]) -> str | None:
+    """The outermost of `branches` a default nvcc build does not take (`#if 0`, `#ifdef USE_ROCM`),
+    as `#else` of the `#if` at line N, or None where it takes them all or porter cannot tell."""
+    for line, text, taken in branches:
+        if taken is False:
+            return f"`{text}` of the `#if` at line {line}"
     return None
 
 

@@ -1,0 +1,43 @@
+"""The twenty-seventh read of the scaffold writers (issue 24): each test failed on ec8b33c."""
+
+from __future__ import annotations
+
+from porter.kernels.inventory import scan
+
+BRANCHED = (
+    "#ifdef USE_ROCM\n"
+    "__global__ void rk(float* x, int n, int wave) { x[0] = wave; }\n"
+    "#else\n"
+    "__global__ void rk(float* x, int n) { x[0] = 1; }\n"
+    "#endif\n"
+    "#if 0\n"
+    "__global__ void dead_k(float* x) { x[0] = 1; }\n"
+    "#endif\n"
+    "#ifdef USE_FAST\n"
+    "__global__ void fast_k(float* x, int n) { x[0] = n; }\n"
+    "#else\n"
+    "__global__ void fast_k(float* x, int n, float alpha) { x[0] = alpha; }\n"
+    "#endif\n"
+    "__global__ void plain_k(float* x) { x[0] = 1; }\n"
+    "__global__ void plain_k(double* x) { x[0] = 1; }\n"
+    "void go(float* x, double* y, int n) { rk<<<1, 1>>>(x, n); plain_k<<<1, 1>>>(x); plain_k<<<1, 1>>>(y); }\n"
+)
+
+
+def test_a_kernel_in_an_if_branch_nvcc_does_not_compile_or_in_another_branch_is_said(tmp_path):
+    # a kernel only a ROCm build (`#ifdef USE_ROCM`) or no build (`#if 0`) compiles was listed and
+    # scaffolded as any other, unsaid (vllm 0.34.0: 30 such kernels); the same name defined in the
+    # two branches of an `#if` with other parameters was "an overload", though a build compiles one
+    (tmp_path / "k.cu").write_text(BRANCHED)
+    kernels = {(k.name, k.line): k for k in scan(tmp_path).kernels}
+    assert "does not compile (`#ifdef USE_ROCM` of the `#if` at line 1)" in kernels["rk", 2].detail
+    assert "does not compile (`#if 0` of the `#if` at line 6)" in kernels["dead_k", 7].detail
+    cuda = kernels["rk", 4].detail
+    assert "does not compile" not in cuda and "overload" not in cuda
+    assert "line 2's kernel defined again in another branch of the `#if` at line 1 (`#else`" in cuda
+    # a branch the build's -D decides: both said as the other's branch, neither as not compiled
+    fast = kernels["fast_k", 12].detail
+    assert "another branch of the `#if` at line 9 (`#else`, line 10 in `#ifdef USE_FAST`)" in fast
+    assert "does not compile" not in kernels["fast_k", 10].detail + fast
+    # the control: a true overload (no `#if`) is still one
+    assert kernels["plain_k", 15].detail == "__global__; an overload of line 14: `double* x` for `float* x`"
