@@ -1157,11 +1157,12 @@ _OPENS = re.compile(r"\s*\(")
 
 
 def _launches(
-    code: str, lines: _Lines, rel: str, defines: Sequence[tuple[int, int]] = ()
+    code: str, lines: _Lines, rel: str, defines: Sequence[tuple[int, int]] = (), kept: str = ""
 ) -> list[tuple[str, CallSite]]:
     """The launches in `code` (comments and strings blanked), by the kernel's name: where each is,
-    its arguments and its template arguments, each an alias of the file's in force there taken as
-    what it stands for (vllm's launcher `using Idx_t = int64_t; ... k<..., Idx_t, ...><<<`).
+    its arguments (as `kept`, the same code with its literals, spells them) and its template
+    arguments, each an alias of the file's in force there taken as what it stands for (vllm's
+    launcher `using Idx_t = int64_t; ... k<..., Idx_t, ...><<<`).
     Bounded: `_LAUNCHES` of them, each read `_LAUNCH_READ` forward and `_LAUNCH_BACK` back."""
     out: list[tuple[str, CallSite]] = []
     aliases: dict[str, list[tuple[_Key, str | None]]] = {}
@@ -1188,13 +1189,25 @@ def _launches(
         name = bare = launched.rsplit("::", 1)[-1]  # (`launched` keeps the `ns::` written before it)
         if not template:  # `auto kernel = &k<Ktraits>; kernel<<<...>>>(params)` (causal-conv1d, mamba-ssm)
             name, template = _pointed(code[max(0, start - _POINTER_BACK) : start], name) or (name, template)
-        args = [" ".join(a.split()) for a in _top_level_split(code[opened.end() : end])]
+        args = [" ".join(a.split()) for a in _spelled(_top_level_split(code[opened.end() : end]), kept, opened.end())]
         template = [_alias_of(t, _InForce(aliases, start)) for t in template]
         site = CallSite(rel, lines.of(start), [] if args == [""] else args, template=template)
         if "scalar_t" in template:
             site.dispatch = "\n".join(dispatches.around(start))  # (read by `_dispatched`)
         site.locals = {n: (v, lines.of(where)) for n, (v, where) in scopes.locals_at(start, site.args).items()}
         out.append((launched if name == bare else name, site))
+    return out
+
+
+def _spelled(pieces: list[str], kept: str, at: int) -> list[str]:
+    """`pieces` (a list cut at its commas, read from offset `at` of code whose literals are blanks) as
+    `kept` spells them: a launch's `'c'` was an empty argument in the listing and the scaffold."""
+    if not kept:
+        return pieces
+    out = []
+    for piece in pieces:
+        out.append(kept[at : at + len(piece)])
+        at += len(piece) + 1
     return out
 
 
@@ -3135,7 +3148,8 @@ def _scan_cuda(
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)
-    inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)])
+    kept = _spliced(commented) if "<<<" in spliced and commented != code else ""  # (a literal in a launch)
+    inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)], kept)
     inv.api_launches = _api_launches(spliced, lines, rel, commented)
     _dispatched(inv.launches, code, included)
     defs = _Defs.of(code, included, inv.kernels)

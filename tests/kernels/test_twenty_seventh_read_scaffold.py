@@ -41,3 +41,14 @@ def test_a_kernel_in_an_if_branch_nvcc_does_not_compile_or_in_another_branch_is_
     assert "does not compile" not in kernels["fast_k", 10].detail + fast
     # the control: a true overload (no `#if`) is still one
     assert kernels["plain_k", 15].detail == "__global__; an overload of line 14: `double* x` for `float* x`"
+
+
+def test_a_launch_s_character_literal_argument_is_listed_as_written(tmp_path):
+    # a launch's arguments were read from the code with its literals blanked: `'x'` (and `','`) was
+    # an empty argument in the table, `--json` and the scaffold's TODO ("(o, , 3)")
+    (tmp_path / "c.cu").write_text(
+        "__global__ void ck(float* o, char c, int n) { o[0] = c; }\n"
+        "void go(float* o) {\n  ck<<<1, 1>>>(o, 'x', 3);  // 'a comment'\n  ck<<<1, 1>>>(o, ',', /* 'c' */ 4);\n}\n"
+    )
+    (kernel,) = scan(tmp_path).kernels
+    assert [c.args for c in kernel.calls] == [["o", "'x'", "3"], ["o", "','", "4"]]
