@@ -1065,6 +1065,8 @@ def _attach_launches(inv: Inventory) -> None:
     for written, site in inv.launches:
         qualifier, _, name = written.rpartition("::")
         fits = [k for k in by_name.get(name, ()) if _takes(k.params, len(site.args))]
+        if not fits:  # (`kernel<<<` of a function pointer or a launcher's parameter: dropped, unsaid)
+            inv.problems.append(_unattached(written, site, name in by_name))
         # `fp8::k<<<` runs a kernel of a namespace ending in `fp8` (from inside `vllm`: `vllm::fp8`)
         if qualifier:
             fits = [k for k in fits if ("::" + k.namespace).endswith("::" + qualifier)] or fits
@@ -1085,6 +1087,18 @@ def _attach_launches(inv: Inventory) -> None:
         for k in by_name.get(name, ()):
             k.unresolved.append(why)
     inv.api_launches = []
+
+
+def _unattached(written: str, site: CallSite, named: bool) -> str:
+    """The note of a `<<<` launch that runs no kernel porter lists: of a name no kernel has (a
+    function pointer, a launcher's parameter, a kernel outside the tree), or of too many or too few
+    arguments for each kernel of its name."""
+    where = place(site.path, site.line, None)
+    if named:
+        why = f"with {len(site.args)} argument(s), which no kernel of that name porter lists takes"
+    else:
+        why = "a name no kernel porter lists has (a function pointer, a launcher's parameter, a kernel outside the tree)"
+    return f"{where}: a launch of `{written}`, {why}: the kernel it runs is not read"
 
 
 def _by_template(fits: list[Kernel], args: list[str]) -> tuple[list[Kernel], str]:

@@ -52,3 +52,26 @@ def test_a_launch_s_character_literal_argument_is_listed_as_written(tmp_path):
     )
     (kernel,) = scan(tmp_path).kernels
     assert [c.args for c in kernel.calls] == [["o", "'x'", "3"], ["o", "','", "4"]]
+
+
+def test_a_launch_that_runs_no_listed_kernel_is_said(tmp_path):
+    # `f<<<` of a launcher's parameter, `kp<<<` of a function pointer (vllm 0.34.0's `kernel =
+    # pick_...(...)` then `kernel<<<`, 11 launches; flash-attn's 11) and a launch of too few arguments
+    # were attached to no kernel and said nowhere: `k1` and `k2` listed as never launched
+    (tmp_path / "f.cu").write_text(
+        "__global__ void k1(float* x, int n) { x[0] = n; }\n"
+        "__global__ void k2(float* x, int n) { x[0] = n; }\n"
+        "template <typename F> void launch(F f, float* x, int n) { f<<<1, 1>>>(x, n); }\n"
+        "void go(float* x, int n) {\n  launch(k1, x, n);\n  void (*kp)(float*, int) = k2;\n  kp<<<1, 1>>>(x, n);\n"
+        "  k1<<<1, 1>>>(x);\n  k2<<<1, 1>>>(x, n);\n}\n"
+    )
+    inv = scan(tmp_path)
+    assert [len(k.calls) for k in inv.kernels] == [0, 1]  # (the control: `k2<<<` of its two arguments)
+    assert sorted(inv.problems) == [
+        "f.cu:3: a launch of `f`, a name no kernel porter lists has (a function pointer, a launcher's parameter,"
+        " a kernel outside the tree): the kernel it runs is not read",
+        "f.cu:7: a launch of `kp`, a name no kernel porter lists has (a function pointer, a launcher's parameter,"
+        " a kernel outside the tree): the kernel it runs is not read",
+        "f.cu:8: a launch of `k1`, with 1 argument(s), which no kernel of that name porter lists takes: the kernel"
+        " it runs is not read",
+    ]
