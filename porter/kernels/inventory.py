@@ -1081,6 +1081,11 @@ def _attach_launches(inv: Inventory) -> None:
                 "name, and its arguments are not read as this kernel's"
             )
     inv.launches = []
+    _attach_api_launches(inv, by_name)
+
+
+def _attach_api_launches(inv: Inventory, by_name: dict[str, list[Kernel]]) -> None:
+    """Each launch through the runtime's or the driver's API as its kernels' unresolved note."""
     for name, why in inv.api_launches:
         if not name:  # (a launch of no kernel porter knows: the scan's note)
             inv.problems.append(why)
@@ -1097,7 +1102,9 @@ def _unattached(written: str, site: CallSite, named: bool) -> str:
     if named:
         why = f"with {len(site.args)} argument(s), which no kernel of that name porter lists takes"
     else:
-        why = "a name no kernel porter lists has (a function pointer, a launcher's parameter, a kernel outside the tree)"
+        why = (
+            "a name no kernel porter lists has (a function pointer, a launcher's parameter, a kernel outside the tree)"
+        )
     return f"{where}: a launch of `{written}`, {why}: the kernel it runs is not read"
 
 
