@@ -35,6 +35,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
+from porter.analysis import native_ops
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
 from porter.kernels import preprocessor
@@ -330,6 +331,39 @@ class Inventory:
     # C++ launches through the runtime's API (`cudaLaunchKernel((void*)k, ...)`): the kernel's name, and why
     # its arguments are not read
     api_launches: list[tuple[str, str]] = field(default_factory=list)
+    # the ops the C++/CUDA sources register with torch, as lint reads them (`native_ops`): a host `.cpp`'s
+    # (torch-sparse's `RegisterOperators`) were not listed (twenty-seventh read)
+    registered: list[Registered] = field(default_factory=list)
+
+
+@dataclass
+class Registered:
+    """An op a C++/CUDA source registers with torch, and the dispatch key of its implementation as
+    `native_ops.registrations` reads it ("any", a key, or `native_ops.UNREAD` and a macro's name)."""
+
+    path: str
+    namespace: str | None  # None: a macro's (`TORCH_EXTENSION_NAME`)
+    op: str
+    key: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.namespace}::{self.op}" if self.namespace else f"{self.op} (of a macro's namespace)"
+
+    @property
+    def device(self) -> str:
+        if self.key == "any":
+            return "any device"
+        if self.key.startswith(native_ops.UNREAD):
+            return f"not read: `{self.key.removeprefix(native_ops.UNREAD)}`, a macro this file does not define"
+        return self.key
+
+    def to_dict(self) -> dict:
+        return {"op": self.name, "device": self.device, "path": path_name(self.path)}
+
+
+def _registered(data: bytes, rel: str) -> list[Registered]:
+    return [Registered(rel, ns, op, key) for ns, op, key in native_ops.registrations(data)]
 
 
 def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
@@ -398,13 +432,18 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
                 out.append(path)
                 by_headers.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
             headers.add(path, data)
-        elif path.suffix in _HOST_SUFFIXES and any(b in (data := _header_bytes(path)) for b in _API_BYTES):
+        elif path.suffix in _HOST_SUFFIXES and _host_read(data := _header_bytes(path)):
             hosts.append((path, data))
     names.update(by_headers)
     users = headers.holding(names) if names else []
     givers = _prelude_givers(definers, cus, users, headers) if by_headers else definers
     spelled = frozenset(n.decode("ascii", errors="replace") for n in names)
     return _one_name_each(out + users), spelled, givers, hosts
+
+
+def _host_read(data: bytes) -> bool:
+    """Whether a host C++ file is read: it spells an API launch or registers an op."""
+    return any(b in data for b in _API_BYTES) or native_ops.registers(data)
 
 
 def _prelude_givers(
@@ -955,9 +994,11 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         macros.extend(one.macros)
         inv.launches.extend(one.launches)
         inv.api_launches.extend(one.api_launches)
+        inv.registered.extend(one.registered)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
+        inv.registered.extend(_registered(data, os.path.relpath(path, base)))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -3079,7 +3120,9 @@ def _scan_cuda(
     code = _blank(text, strings=True)
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
-    bound = list(dict.fromkeys(_BIND.findall(commented)))
+    registered = _registered(data, rel)
+    # (and `RegisterOperators().op("ns::op", &fn)`'s, which `_BIND` does not read)
+    bound = list(dict.fromkeys([*_BIND.findall(commented), *(r.op for r in registered)]))
     libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))
     detail = (
         "__global__"
@@ -3097,6 +3140,7 @@ def _scan_cuda(
         _expand_param_macros(made, defs, lines, rel, inv)
         inv.kernels.extend(_aliased(made, defs, lines))
         return
+    inv.registered = registered
     own = _macros(code, rel, lines)
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]

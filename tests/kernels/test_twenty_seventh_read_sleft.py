@@ -3,7 +3,14 @@ failed on ec8b33c."""
 
 from __future__ import annotations
 
+import json
+import os
+
+from typer.testing import CliRunner
+
 from porter.analysis import native_ops
+from porter.cli import app
+from porter.kernels.inventory import scan
 
 # a key given by a macro: the file's own (`DEVICE_KEY`, `DEV`), and one it does not define
 KEYED = b"""
@@ -38,3 +45,57 @@ def test_a_key_given_by_a_macro_is_read_where_the_file_defines_it():
         ("ts", "h", "any"),  # (`m.def(schema, fn)`: no key)
     ]
     assert sorted(native_ops.cuda_only_ops([("k.cpp", KEYED)])["ts"]) == ["a", "d", "e", "g"]
+
+
+# torch-sparse 0.6.18's shape: ops registered in host `.cpp` files with the old API, the kernels in `.cu`
+SPMM_CPP = """
+#include <torch/script.h>
+torch::Tensor spmm_sum(torch::Tensor x) { return spmm_fw(x); }
+static auto registry = torch::RegisterOperators()
+                           .op("torch_sparse::spmm_sum", &spmm_sum)
+                           .op("torch_sparse::spmm_mean", &spmm_mean);
+"""
+FUSED_CU = """
+#define KEY c10::DispatchKey::CUDA
+__global__ void fused_kernel(float* x, int n) {}
+static auto registry = torch::RegisterOperators().op(
+    torch::RegisterOperators::options().schema("torch_sparse::fused(Tensor x) -> Tensor")
+        .kernel<decltype(fused), &fused>(KEY));
+"""
+
+
+def test_the_listing_names_the_ops_lint_reads(tmp_path, monkeypatch):
+    # `porter kernels` listed no op of a host `.cpp` (torch-sparse's 21) and read no `RegisterOperators`
+    # op as a `.cu` kernel's binding; lint read them all (`native_ops`)
+    (tmp_path / "csrc" / "cuda").mkdir(parents=True)
+    (tmp_path / "csrc" / "spmm.cpp").write_text(SPMM_CPP)
+    (tmp_path / "csrc" / "cuda" / "fused.cu").write_text(FUSED_CU)
+    inv = scan(tmp_path)
+    (kernel,) = inv.kernels
+    assert kernel.detail == "__global__; binds: fused"
+    listed = sorted((r.path, r.namespace, r.op, r.key) for r in inv.registered)
+    monkeypatch.chdir(tmp_path)  # (lint's reader: names from the working folder)
+    read = sorted(
+        (name, *registration)
+        for name, source in native_ops.read([os.path.join("csrc", "spmm.cpp"), os.path.join("csrc", "cuda", "fused.cu")])
+        for registration in native_ops.registrations(source)
+    )
+    assert listed == read == [
+        ("csrc/cuda/fused.cu", "torch_sparse", "fused", "CUDA"),
+        ("csrc/spmm.cpp", "torch_sparse", "spmm_mean", "any"),
+        ("csrc/spmm.cpp", "torch_sparse", "spmm_sum", "any"),
+    ]
+    document = json.loads(CliRunner().invoke(app, ["kernels", str(tmp_path), "--json"]).stdout)
+    assert document["registered"] == [
+        {"op": "torch_sparse::fused", "device": "CUDA", "path": "csrc/cuda/fused.cu"},
+        {"op": "torch_sparse::spmm_sum", "device": "any device", "path": "csrc/spmm.cpp"},
+        {"op": "torch_sparse::spmm_mean", "device": "any device", "path": "csrc/spmm.cpp"},
+    ]
+    table = CliRunner().invoke(app, ["kernels", str(tmp_path)], env={"COLUMNS": "200"}).stdout
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in table.splitlines() if "torch_sparse::" in line]
+    assert rows == [
+        ["torch_sparse::fused", "CUDA", "csrc/cuda/fused.cu"],
+        ["torch_sparse::spmm_sum", "any device", "csrc/spmm.cpp"],
+        ["torch_sparse::spmm_mean", "any device", "csrc/spmm.cpp"],
+    ]
+    assert table.rstrip().endswith("3 op registration(s)")
