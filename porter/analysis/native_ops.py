@@ -48,7 +48,9 @@ _OLD_OP = re.compile(
 _OLD_KEY = re.compile(rb"DispatchKey::(\w+)")
 # the key an op's options give by a word (`.kernel<F>(DEVICE_KEY)`, `.kernel(KEY, &fn)`): a macro, read
 # where the file defines it (`.catchAllKernel<F>()` names none: every device runs it)
-_OLD_KERNEL_KEY = re.compile(rb"\.\s*kernel\s*(?:<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*)?\(\s*(?:(?:c10|at|torch)\s*::\s*)?([A-Za-z_]\w*)\s*[,)]")
+_OLD_KERNEL_KEY = re.compile(
+    rb"\.\s*kernel\s*(?:<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*)?\(\s*(?:(?:c10|at|torch)\s*::\s*)?([A-Za-z_]\w*)\s*[,)]"
+)
 # a dispatch key: `torch::kCPU`, `c10::DispatchKey::CUDA`, in `torch::dispatch(key, fn)` or not
 _KEY = re.compile(rb"(?:(?:torch::)?dispatch\s*\(\s*)?(?:torch::|c10::|at::)?(?:DispatchKey::|k)([A-Z]\w*)")
 # a word given where a key goes (`m.impl("op", DEVICE_KEY, &fn)`: a key by a macro was "any")

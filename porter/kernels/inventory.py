@@ -639,19 +639,49 @@ class _Scan(cst.CSTVisitor):
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
                 self.texts[node.targets[0].target.value] = node.value
             if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
-                self.held[node.targets[0].target.value] = _names_held(node.value)
+                self.held[node.targets[0].target.value] = _names_held(node.value, self._unwrapped)
                 if self._in_class and self._in_class[-1]:
-                    self.class_held[node.targets[0].target.value] = _names_held(node.value)
+                    self.class_held[node.targets[0].target.value] = _names_held(node.value, self._unwrapped)
         self._not_called(node.value, node)
         for t in node.targets:
-            if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
-                self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
-                if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
-                    self.class_held.setdefault(t.target.attr.value, []).extend(_names_held(node.value))
+            for target, value in self._paired(t.target, node.value, node):
+                self._self_assigned(target, value)
+
+    def _self_assigned(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`self.k = kernel` (or `= wrap_triton(kernel)`: it was none's, unsaid), `self.K = {...}`."""
+        if isinstance(target, cst.Attribute) and dotted(target.value) == "self":
+            self.self_attrs.setdefault(target.attr.value, set()).add(dotted(self._unwrapped(value)) or "")
+            if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
+                self.class_held.setdefault(target.attr.value, []).extend(_names_held(value, self._unwrapped))
+
+    def _paired(
+        self, target: cst.BaseExpression, value: cst.BaseExpression, node: cst.CSTNode | None = None
+    ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+        """Each target of an assignment with the value it takes: a tuple's by position (`a, b =
+        wrap_triton(k), x`: `a` launches `k`; it was followed by none, unsaid). A tuple porter cannot
+        pair (a starred target, a value of another length or built at run time) takes nothing read;
+        where it holds a wrapped kernel that is said (`node`: the assignment, said once)."""
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            return [(target, value)]
+        names = [e.value for e in target.elements]
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names):
+            if not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+                return [p for t, v in zip(names, value.elements, strict=True) for p in self._paired(t, v.value, node)]
+        if node is not None and _spells_wrapper(self.module.code_for_node(value)):
+            site = self._bare_site(node)
+            written = self.module.code_for_node(node).strip()[:80]
+            self.notes.append(f"{place(self.rel, site.line, site.cell)}: `{written}` {_UNPAIRED}")
+        return []
 
     def _bind_wrapped(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """`name = wrap_triton(k)` (or `= launch` of such a name): `name[grid](...)` launches `k`;
         annotated, chained (`a = b = ...`) or by `:=` too (each was passed over, unsaid)."""
+        if isinstance(target, (cst.Tuple, cst.List)) and value is not None:
+            for name in _names_bound(target):  # (a name of a tuple not paired: no wrapped kernel's now)
+                self._wrapped.pop(name, None)
+            for t, v in self._paired(target, value):
+                self._bind_wrapped(t, v)
+            return
         if not isinstance(target, cst.Name):
             return
         self._wrapped.pop(target.value, None)
@@ -846,9 +876,36 @@ _UNFOLLOWED = (
 )
 
 
-def _names_held(value: cst.Dict | cst.List | cst.Tuple) -> list[str]:
-    """The plain names a dict's values, a list or a tuple hold (`{"a": k_a}` -> `k_a`)."""
-    held = [e.value for e in value.elements if isinstance(e, (cst.DictElement, cst.Element))]
+# an assignment to a tuple porter cannot pair with its value, where the value spells a kernel's wrapper
+_UNPAIRED = (
+    "binds a kernel's `wrap_triton(...)` to a tuple porter cannot pair with its value (a starred target, "
+    "a value of another length or built at run time): the launches of its names are not read"
+)
+# what spells torch's Triton wrappers (`_TRITON_WRAPPERS`'s last names): the cheap test before a note
+_WRAPPER_WORDS = re.compile(r"\b(?:wrap_triton|capture_triton)\b")
+
+
+def _spells_wrapper(text: str) -> bool:
+    return _WRAPPER_WORDS.search(text) is not None
+
+
+def _names_bound(target: cst.BaseExpression) -> list[str]:
+    """The plain names a tuple target binds, nested and starred ones too."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, cst.StarredElement):
+        return _names_bound(target.value)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names_bound(e.value if isinstance(e, cst.Element) else e)]
+    return []
+
+
+def _names_held(
+    value: cst.Dict | cst.List | cst.Tuple, unwrap: Callable[[cst.BaseExpression], cst.BaseExpression]
+) -> list[str]:
+    """The plain names a dict's values, a list or a tuple hold (`{"a": k_a}` -> `k_a`), each as `unwrap`
+    reads it (`{"a": wrap_triton(k_a)}` -> `k_a`: it held none, unsaid)."""
+    held = [unwrap(e.value) for e in value.elements if isinstance(e, (cst.DictElement, cst.Element))]
     return [n.value for n in held if isinstance(n, cst.Name)]
 
 

@@ -77,14 +77,20 @@ def test_the_listing_names_the_ops_lint_reads(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # (lint's reader: names from the working folder)
     read = sorted(
         (name, *registration)
-        for name, source in native_ops.read([os.path.join("csrc", "spmm.cpp"), os.path.join("csrc", "cuda", "fused.cu")])
+        for name, source in native_ops.read(
+            [os.path.join("csrc", "spmm.cpp"), os.path.join("csrc", "cuda", "fused.cu")]
+        )
         for registration in native_ops.registrations(source)
     )
-    assert listed == read == [
-        ("csrc/cuda/fused.cu", "torch_sparse", "fused", "CUDA"),
-        ("csrc/spmm.cpp", "torch_sparse", "spmm_mean", "any"),
-        ("csrc/spmm.cpp", "torch_sparse", "spmm_sum", "any"),
-    ]
+    assert (
+        listed
+        == read
+        == [
+            ("csrc/cuda/fused.cu", "torch_sparse", "fused", "CUDA"),
+            ("csrc/spmm.cpp", "torch_sparse", "spmm_mean", "any"),
+            ("csrc/spmm.cpp", "torch_sparse", "spmm_sum", "any"),
+        ]
+    )
     document = json.loads(CliRunner().invoke(app, ["kernels", str(tmp_path), "--json"]).stdout)
     assert document["registered"] == [
         {"op": "torch_sparse::fused", "device": "CUDA", "path": "csrc/cuda/fused.cu"},
@@ -99,3 +105,80 @@ def test_the_listing_names_the_ops_lint_reads(tmp_path, monkeypatch):
         ["torch_sparse::spmm_mean", "any device", "csrc/spmm.cpp"],
     ]
     assert table.rstrip().endswith("3 op registration(s)")
+
+
+WRAPPED = """
+import torch
+import triton
+import triton.language as tl
+from torch.library import wrap_triton
+
+
+@triton.jit
+def k_a(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+@triton.jit
+def k_b(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+@triton.jit
+def k_c(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) - 1, mask=offs < n)
+
+
+@triton.jit
+def k_d(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) - 2, mask=offs < n)
+
+
+KERNELS = {"c": wrap_triton(k_c)}
+
+
+def by_tuple(x):
+    launch, n = wrap_triton(k_a), x.numel()
+    launch[(1,)](x, n, BLOCK=128)
+
+
+class Op:
+    def __init__(self):
+        self.launch = wrap_triton(k_b)
+
+    def run(self, x):
+        self.launch[(1,)](x, x.numel(), BLOCK=64)
+
+
+def by_container(x, op):
+    KERNELS[op][(1,)](x, x.numel(), BLOCK=32)
+
+
+def unpaired(x, pair):
+    first, *rest = wrap_triton(k_d), pair
+    first[(1,)](x, x.numel(), BLOCK=16)
+"""
+
+
+def test_a_wrapped_kernel_is_followed_through_a_tuple_an_attribute_and_a_container(tmp_path):
+    # `launch, n = wrap_triton(k_a), ...`, `self.launch = wrap_triton(k_b)` and `{"c": wrap_triton(k_c)}`:
+    # each kernel was listed with no launch, unsaid; a tuple porter cannot pair is said
+    (tmp_path / "t.py").write_text(WRAPPED.lstrip("\n"))
+    inv = scan(tmp_path)
+    kernels = {k.name: k for k in inv.kernels}
+    assert [c.describe() for c in kernels["k_a"].calls] == ["t.py:36 (x, n, BLOCK=128)"]
+    assert [c.describe() for c in kernels["k_b"].calls] == ["t.py:44 (x, x.numel(), BLOCK=64)"]
+    assert kernels["k_c"].unresolved == [
+        "launched as `KERNELS[...][...](...)` at t.py:48, one of the kernels `KERNELS` holds, picked at run "
+        "time: its arguments are not read as this kernel's"
+    ]
+    assert kernels["k_d"].calls == []
+    assert inv.problems == [
+        "t.py:52: `first, *rest = wrap_triton(k_d), pair` binds a kernel's `wrap_triton(...)` to a tuple porter "
+        "cannot pair with its value (a starred target, a value of another length or built at run time): the "
+        "launches of its names are not read"
+    ]
