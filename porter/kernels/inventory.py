@@ -1028,7 +1028,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     for launch in found.launches:
         _attach_launch(found.triton.get(launch.name, []), launch, base.name)
     _attach_held(found, base.name)
-    _attach_module_launches(found, base.name)
+    _attach_module_launches(found, base.name, limit)
     if found.triton:
         inv.problems.extend(found.notes)
     _triton_helpers(inv.kernels)
@@ -1879,6 +1879,7 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
     """`_scan_python` in a process of its own for at most `limit` seconds, its findings
     merged into `inv` and `found` (a file without a kernel's bytes needs no process)."""
     if not _worth_a_process(path, rel, found):
+        found.passed_over[rel] = path
         return
     try:
         one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
@@ -1963,13 +1964,16 @@ def _import_origins(module: cst.Module, rel: str) -> dict[str, str]:
     package = Path(rel).parent.parts
     out: dict[str, str] = {}
     for stmt in _import_statements(module):
-        if not isinstance(stmt, cst.ImportFrom) or isinstance(stmt.names, cst.ImportStar):
+        if not isinstance(stmt, cst.ImportFrom):
             continue
         written = dotted(stmt.module) if stmt.module is not None else ""
         level = len(stmt.relative)
         if level:
             up = package[: len(package) - (level - 1)] if level - 1 <= len(package) else ()
             written = ".".join([*up, *([written] if written else [])])
+        if isinstance(stmt.names, cst.ImportStar):  # (`*`: each of `M`'s, as `_module_kernels` reads it)
+            out[f"*{written}"] = f"{written}.*"  # (by a key no name is, one per module)
+            continue
         for alias in stmt.names:
             bound = alias.asname.name if alias.asname is not None else alias.name
             if isinstance(bound, cst.Name) and written:
@@ -2028,6 +2032,9 @@ class _Found:
     module_launches: list[_PyLaunch] = field(default_factory=list)  # `getattr(ops, name)[grid](x)`, by module
     origins: dict[str, dict[str, str]] = field(default_factory=dict)  # file -> its `from M import k`: k -> M.k
     notes: list[str] = field(default_factory=list)  # Triton launches not followed, said in a tree with a kernel
+    # the Python files the byte test passed over, by name: where `getattr(M, name)[grid]` names one, its
+    # imports are read then (`_attach_module_launches`)
+    passed_over: dict[str, Path] = field(default_factory=dict)
 
 
 # `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
@@ -2230,12 +2237,15 @@ def _leave(s: _Scan, rel: str, found: _Found) -> None:
         found.origins[rel] = s._origins
 
 
-def _attach_module_launches(found: _Found, top: str) -> None:
+def _attach_module_launches(found: _Found, top: str, limit: float | None = None) -> None:
     """A launch of a kernel of a module named at run time (`getattr(ops, name)[grid](x)`), said to
-    each Triton kernel that module defines (`origin` is `pkg.ops.*`); a tree with a Triton kernel
-    says the launches it does not follow (a note: they were passed over in silence)."""
+    each Triton kernel that module defines or imports (`origin` is `pkg.ops.*`); a tree with a Triton
+    kernel says the launches it does not follow (a note: they were passed over in silence). A module
+    the byte test passed over (it only imports its kernels: `from .kern import k as k2`, no `[`) has
+    its imports read here: it was said to import no kernel (twenty-seventh read)."""
     for launch in found.module_launches:
         module = "." + (launch.origin or "").removesuffix(".*")
+        _read_passed_over(found, module, top, limit)
         runs = _module_kernels(found, module, top)
         for kernels in runs.values():
             _attach_launch(kernels, launch, top)
@@ -2248,20 +2258,42 @@ def _attach_module_launches(found: _Found, top: str) -> None:
 _NO_MODULE_KERNEL = "porter finds no Triton kernel that module defines or imports: which kernels it may run is not read"
 
 
+def _of_module(rel: str, module: str, top: str) -> bool:
+    """Whether file `rel` is module `module` (`.pkg.ops`), from the tree's folder or above it (`top`)."""
+    return any(f".{m}".endswith(module) for m in (_dotted_path(rel), f"{top}.{_dotted_path(rel)}"))
+
+
+def _read_passed_over(found: _Found, module: str, top: str, limit: float | None) -> None:
+    """The imports of each file of `module` the byte test passed over, into `found.origins` (each
+    read once, in a process of its own for at most `limit` seconds; one that fails keeps its note)."""
+    for rel in [r for r in found.passed_over if _of_module(r, module, top)]:
+        path = found.passed_over.pop(rel)
+        with suppress(Failed):
+            if origins := bounded(_origins_alone, path, rel, limit=limit):
+                found.origins[rel] = origins
+
+
+def _origins_alone(path: Path, rel: str) -> dict[str, str]:
+    """`_import_origins` of one file: none where it cannot be read or parsed (as `_parse` says of it)."""
+    try:
+        return _import_origins(cst.parse_module(read_regular(path, MAX_PARSE_BYTES)), rel)
+    except (Unreadable, cst.ParserSyntaxError, RecursionError):
+        return {}
+
+
 def _module_kernels(found: _Found, module: str, top: str) -> dict[str, list[Kernel]]:
     """The Triton kernels (by name) a module (`.pkg.ops`) defines, and those it imports (`from .kern
-    import k`: `getattr(ops, name)` may run `k` too; it was said only to those `ops` defines)."""
-
-    def of(rel: str, module: str) -> bool:
-        return any(f".{m}".endswith(module) for m in (_dotted_path(rel), f"{top}.{_dotted_path(rel)}"))
-
-    out = {name: mine for name, ks in found.triton.items() if (mine := [k for k in ks if of(k.path, module)])}
+    import k`: `getattr(ops, name)` may run `k` too; it was said only to those `ops` defines; `from
+    .kern import *`: each kernel of `kern`)."""
+    out = {
+        name: mine for name, ks in found.triton.items() if (mine := [k for k in ks if _of_module(k.path, module, top)])
+    }
     for rel, origins in found.origins.items():
-        for origin in origins.values() if of(rel, module) else ():
+        for origin in origins.values() if _of_module(rel, module, top) else ():
             home, _, name = origin.rpartition(".")
-            for k in found.triton.get(name, []):
-                if of(k.path, "." + home) and k not in out.get(name, []):
-                    out.setdefault(name, []).append(k)
+            for k in found.triton.get(name, []) if name != "*" else itertools.chain(*found.triton.values()):
+                if _of_module(k.path, "." + home, top) and k not in out.get(k.name, []):
+                    out.setdefault(k.name, []).append(k)
     return out
 
 

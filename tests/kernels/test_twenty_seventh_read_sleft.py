@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from typer.testing import CliRunner
 
 from porter.analysis import native_ops
@@ -182,3 +183,32 @@ def test_a_wrapped_kernel_is_followed_through_a_tuple_an_attribute_and_a_contain
         "cannot pair with its value (a starred target, a value of another length or built at run time): the "
         "launches of its names are not read"
     ]
+
+
+KERNEL = (
+    "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef {name}(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)\n"
+)
+RUN_TIME = "from pkg import ops\n\n\ndef run(x, name):\n    getattr(ops, name)[(1,)](x, x.numel(), BLOCK=32)\n"
+
+
+@pytest.mark.parametrize(
+    ("ops", "runs"),
+    [
+        ("from .kern import k_a as ka\n", ["k_a"]),
+        ("from .kern import *\nfrom .more import *\n", ["k_a", "k_b", "k_c"]),
+    ],
+)
+def test_a_module_that_only_imports_its_kernels_is_read(tmp_path, ops, runs):
+    # `pkg/ops.py` spells no kernel's token (no `triton`, no `[`): it was not parsed, and
+    # `getattr(ops, name)[grid](x)` was a note that porter "finds no Triton kernel that module defines
+    # or imports"; a star import was read as none
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "kern.py").write_text(KERNEL.format(name="k_a") + "\n\n" + KERNEL.format(name="k_b"))
+    (tmp_path / "pkg" / "more.py").write_text(KERNEL.format(name="k_c"))
+    (tmp_path / "pkg" / "ops.py").write_text(ops)
+    (tmp_path / "pkg" / "use.py").write_text(RUN_TIME)
+    inv = scan(tmp_path)
+    assert sorted(k.name for k in inv.kernels if k.unresolved) == runs
+    assert inv.problems == []
