@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from porter.analysis import native_ops
 from porter.cli import app
 from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
 
 # a key given by a macro: the file's own (`DEVICE_KEY`, `DEV`), and one it does not define
 KEYED = b"""
@@ -212,3 +213,33 @@ def test_a_module_that_only_imports_its_kernels_is_read(tmp_path, ops, runs):
     inv = scan(tmp_path)
     assert sorted(k.name for k in inv.kernels if k.unresolved) == runs
     assert inv.problems == []
+
+
+# nerfacc 0.5.3's scan: a template type parameter taken by value, deduced from what each launch passes
+DEDUCED = """
+template <typename T, typename DataIteratorT, typename Op>
+__global__ void scan_kernel(DataIteratorT tgt_, DataIteratorT src_, T init, Op op, int n) {}
+void launch(torch::Tensor outputs, torch::Tensor inputs, int n) {
+  scan_kernel<float><<<1, 1>>>(
+      thrust::make_reverse_iterator(outputs.data_ptr<float>() + n),
+      thrust::make_reverse_iterator((inputs * outputs).data_ptr<float>() + n), 0.f, std::plus<float>(), n);
+  scan_kernel<float><<<1, 1>>>(outputs.data_ptr<float>(), inputs.data_ptr<float>(), 1.f, std::multiplies<float>(), n);
+}
+"""
+
+
+def test_a_template_type_is_deduced_from_the_pointers_the_launches_pass(tmp_path):
+    # `DataIteratorT tgt_` was a float "no launch found gives it" (its make_inputs gave it 256); what a
+    # launch passes there is a tensor's data (or an iterator over it); `Op op` is deduced from an argument
+    # porter does not read the type of, said with it
+    (tmp_path / "k.cu").write_text(DEDUCED)
+    inv = scan(tmp_path)
+    out = tmp_path / "out"
+    write_scaffolds(inv, out, "xla")
+    op = (out / "scan_kernel_op.py").read_text()
+    assert "def scan_kernel(tgt: torch.Tensor, src: torch.Tensor, init: float, op: float, n: int)" in op
+    assert "DataIteratorT" not in op
+    assert (
+        "# TODO(porter): `Op op` is of one of the kernel's template types, taken as a float (its launches deduce it "
+        "from `std::plus<float>()`, `std::multiplies<float>()`, whose type porter does not read): check its type"
+    ) in op
