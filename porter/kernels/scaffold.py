@@ -1155,15 +1155,18 @@ def _launch_values(k: Kernel, tensors: list[str]) -> dict[str, tuple[str, str]]:
 def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
     """The body of `make_inputs` for C++ kernel `k`, launched (`k.calls`): a tensor per pointer, and
     each number as a launch passes it where that is a literal or a size of a tensor the same launch
-    passes (`_c_values`, Triton's rule), else 256 under a TODO."""
+    passes (`_c_values`, Triton's rule), else 256 under a TODO. The tensors come first: a number
+    before them sized from one (`k(int n, float* x)` of `k<<<...>>>(x.numel(), ...)`: `n = x.numel()`
+    then `x = ...`) named it before it was bound (NameError: twenty-seventh read)."""
     lines = [
         "    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")
     ] + ["    # " + _comment(note) for note in _dispatch_notes(k)]
     given = _c_values(k, sig)
+    lines += [f"    {p} = torch.randn(4, 256, device=device)" for p in sig.params if sig.kinds[p] == "tensor"]
     for p in sig.params:
         if sig.kinds[p] == "tensor":
-            lines.append(f"    {p} = torch.randn(4, 256, device=device)")
-        elif p in given:
+            continue
+        if p in given:
             value, site = given[p]
             lines.append(f"    {p} = {value}  # " + _comment(f"as the launch at {site} passes it"))
         else:

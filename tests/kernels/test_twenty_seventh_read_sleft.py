@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from porter.analysis import native_ops
@@ -243,3 +244,22 @@ def test_a_template_type_is_deduced_from_the_pointers_the_launches_pass(tmp_path
         "# TODO(porter): `Op op` is of one of the kernel's template types, taken as a float (its launches deduce it "
         "from `std::plus<float>()`, `std::multiplies<float>()`, whose type porter does not read): check its type"
     ) in op
+
+
+def test_make_inputs_binds_a_tensor_before_a_number_sized_from_it(tmp_path):
+    # `n = x.numel()` came before `x = torch.randn(...)`: make_inputs raised NameError
+    (tmp_path / "k.cu").write_text(
+        "__global__ void k(int n, float* x) { x[0] = n; }\n"
+        "void launch(torch::Tensor x) {\n  k<<<1, 1>>>(x.numel(), x.data_ptr<float>());\n}\n"
+    )
+    out = tmp_path / "out"
+    write_scaffolds(scan(tmp_path), out, "xla")
+    namespace: dict = {}
+    text = (out / "test_k_xla_parity.py").read_text()
+    exec(
+        compile(text[text.index("def make_inputs") : text.index("\n\n\n", text.index("def make_inputs"))], "t", "exec"),
+        {"torch": torch},
+        namespace,
+    )
+    n, x = namespace["make_inputs"]("cpu")
+    assert n == x.numel() == 1024
