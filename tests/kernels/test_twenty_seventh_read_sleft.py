@@ -14,6 +14,7 @@ from porter.analysis import native_ops
 from porter.cli import app
 from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
+from porter.kernels.triton_ref import translate
 
 # a key given by a macro: the file's own (`DEVICE_KEY`, `DEV`), and one it does not define
 KEYED = b"""
@@ -263,3 +264,31 @@ def test_make_inputs_binds_a_tensor_before_a_number_sized_from_it(tmp_path):
     )
     n, x = namespace["make_inputs"]("cpu")
     assert n == x.numel() == 1024
+
+
+MIX = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def mix(x_ptr, y_ptr, z_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(z_ptr + offs, x * s + y, mask=mask)
+"""
+
+
+def test_a_value_times_a_float_argument_is_no_half_where_it_meets_another():
+    # a compiled kernel computes an fp16 `x` times a float argument `s` in fp32 (the argument is an
+    # fp32 tensor), so `x * s + y` of a bf16 `y` mixes no halves; `x * s` was still counted as fp16
+    # and the reference raised "fp16 and bf16 tensors meet". Of an int `s` it is fp16: still raised
+    ns: dict = {"torch": torch}
+    exec(translate(MIX, "mix").source(), ns)
+    x, y = torch.linspace(-3, 3, 64).half(), torch.linspace(-1, 2, 64).bfloat16()
+    z = torch.zeros(64)
+    ns["mix_reference"](x, y, z, 64, 0.3)
+    torch.testing.assert_close(z, x.float() * torch.tensor(0.3) + y.float(), rtol=0, atol=0)
+    with pytest.raises(NotImplementedError, match="fp16 and bf16"):
+        ns["mix_reference"](x, y, z, 64, 3)
