@@ -202,7 +202,9 @@ def _key_name(text: bytes, at: int, keys: _Keys | None) -> str:
     match = _KEY.match(text, at)
     if match:
         return match.group(1).decode()
-    word = _KEY_WORD.match(text, at) if keys is not None else None
+    if keys is None:
+        return "any"
+    word = _KEY_WORD.match(text, at)
     return keys.of(word.group(1)) if word else "any"
 
 
