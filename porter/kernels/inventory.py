@@ -889,7 +889,7 @@ def _spells_wrapper(text: str) -> bool:
     return _WRAPPER_WORDS.search(text) is not None
 
 
-def _names_bound(target: cst.BaseExpression) -> list[str]:
+def _names_bound(target: cst.BaseExpression | cst.BaseElement) -> list[str]:
     """The plain names a tuple target binds, nested and starred ones too."""
     if isinstance(target, cst.Name):
         return [target.value]
