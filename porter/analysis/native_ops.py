@@ -46,8 +46,23 @@ _OLD_OP = re.compile(
     rb'\.\s*op\s*\(\s*(?:torch::RegisterOperators::options\s*\(\s*\)\s*\.\s*schema\s*\(\s*)?"\s*(\w+)\s*::\s*(\w+)'
 )
 _OLD_KEY = re.compile(rb"DispatchKey::(\w+)")
-# a dispatch key: `torch::kCPU`, `c10::DispatchKey::CUDA`
-_KEY = re.compile(rb"(?:torch::|c10::|at::)?(?:DispatchKey::|k)([A-Z]\w*)")
+# the key an op's options give by a word (`.kernel<F>(DEVICE_KEY)`, `.kernel(KEY, &fn)`): a macro, read
+# where the file defines it (`.catchAllKernel<F>()` names none: every device runs it)
+_OLD_KERNEL_KEY = re.compile(
+    rb"\.\s*kernel\s*(?:<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*)?\(\s*(?:(?:c10|at|torch)\s*::\s*)?([A-Za-z_]\w*)\s*[,)]"
+)
+# a dispatch key: `torch::kCPU`, `c10::DispatchKey::CUDA`, in `torch::dispatch(key, fn)` or not
+_KEY = re.compile(rb"(?:(?:torch::)?dispatch\s*\(\s*)?(?:torch::|c10::|at::)?(?:DispatchKey::|k)([A-Z]\w*)")
+# a word given where a key goes (`m.impl("op", DEVICE_KEY, &fn)`: a key by a macro was "any")
+_KEY_WORD = re.compile(rb"(?<!\w)(?:(?:torch::)?dispatch\s*\(\s*)?([A-Za-z_]\w*)\s*,")
+# `#define NAME body`: the macros a key may be given by
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]*)", re.M)
+# torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
+# as a key is a macro, read where the file defines it
+_CAPITAL_KEYS = frozenset({"CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "MTIA", "MAIA"})
+# the key of an implementation given by a macro the file does not define (`UNREAD + name`): no
+# device porter can name, never "any" (a CUDA one read as "any" hid a CUDA-only op: twenty-seventh read)
+UNREAD = "unread:"
 _SPACE = frozenset(b" \t\n\r\f\v")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -61,7 +76,8 @@ def registrations(source: bytes) -> list[tuple[str | None, str, str]]:
     ever, with one regular expression for the whole head)."""
     if not registers(source):
         return []
-    out: list[tuple[str | None, str, str]] = _old_registrations(source) if OLD_TOKEN in source else []
+    keys = _Keys(source)
+    out: list[tuple[str | None, str, str]] = _old_registrations(source, keys) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
     for i, (impl, ns_text, key_text, var, body_start, _) in enumerate(blocks):
@@ -79,11 +95,11 @@ def registrations(source: bytes) -> list[tuple[str | None, str, str]]:
             rest = _after_strings(body, strings.end())
             if impl is not None and key_text is not None:
                 if call.group(2) == b"impl":
-                    out.append((ns, op.group(1).decode(), key_text.decode()))
+                    out.append((ns, op.group(1).decode(), keys.of(key_text)))
                 continue
             if rest is None:
                 continue  # `m.def("schema")`: no implementation
-            out.append((ns, op.group(1).decode(), _key_name(body, rest)))
+            out.append((ns, op.group(1).decode(), _key_name(body, rest, keys if call.group(2) == b"impl" else None)))
     return out
 
 
@@ -92,10 +108,10 @@ def registers(source: bytes) -> bool:
     return TOKEN in source or OLD_TOKEN in source
 
 
-def _old_registrations(source: bytes) -> list[tuple[str | None, str, str]]:
+def _old_registrations(source: bytes, keys: _Keys) -> list[tuple[str | None, str, str]]:
     """`registrations` of `torch::RegisterOperators()` statements: each `.op("ns::op", &fn)` an
-    implementation every device runs (a catch-all kernel), one whose options name a key that key's.
-    Linear: each statement is read once, from `RegisterOperators` to its `;`."""
+    implementation every device runs (a catch-all kernel), one whose options name a key that key's
+    (a macro's as `keys` reads it). Linear: each statement is read once, from `RegisterOperators` to its `;`."""
     out: list[tuple[str | None, str, str]] = []
     at = source.find(OLD_TOKEN)
     while at >= 0:
@@ -104,7 +120,9 @@ def _old_registrations(source: bytes) -> list[tuple[str | None, str, str]]:
         ops = list(_OLD_OP.finditer(source, at, end))
         for op, after in zip(ops, [*(o.start() for o in ops[1:]), end], strict=True):
             key = _OLD_KEY.search(source, op.end(), after)
-            out.append((op.group(1).decode(), op.group(2).decode(), key.group(1).decode() if key else "any"))
+            word = None if key else _OLD_KERNEL_KEY.search(source, op.end(), after)
+            found = key.group(1).decode() if key else keys.of(word.group(1)) if word else "any"
+            out.append((op.group(1).decode(), op.group(2).decode(), found))
         at = source.find(OLD_TOKEN, end)
     return out
 
@@ -178,9 +196,42 @@ def _tail(source: bytes, stop: int) -> _Tail | None:
     return (0, -1), None, comma_run, source[var_start:var_end]
 
 
-def _key_name(text: bytes, at: int = 0) -> str:
+def _key_name(text: bytes, at: int, keys: _Keys | None) -> str:
+    """The key of `m.impl("op", key, fn)`'s arguments from `at`: "any" where none is given (a word
+    then no comma is the function), a macro's as `keys` reads it (`m.def` takes none: no `keys`)."""
     match = _KEY.match(text, at)
-    return match.group(1).decode() if match else "any"
+    if match:
+        return match.group(1).decode()
+    if keys is None:
+        return "any"
+    word = _KEY_WORD.match(text, at)
+    return keys.of(word.group(1)) if word else "any"
+
+
+class _Keys:
+    """The dispatch key a word given as one stands for: itself where it is torch's (`CUDA`,
+    `CompositeExplicitAutograd`), else the key of the macro the file defines by that name
+    (`#define DEVICE_KEY c10::DispatchKey::CUDA`), else `UNREAD` and the word. The file's
+    `#define`s are read once, when a word first needs them."""
+
+    _DEPTH = 4  # macros of macros followed (`#define K KEY`, `#define KEY CUDA`)
+
+    def __init__(self, source: bytes) -> None:
+        self._source = source
+        self._defines: dict[bytes, bytes] | None = None
+
+    def of(self, word: bytes, depth: int = 0) -> str:
+        if self._defines is None:
+            self._defines = {m.group(1): m.group(2) for m in _DEFINE.finditer(self._source)}
+        body = self._defines.get(word)
+        if body is None or depth >= self._DEPTH:
+            torchs = word.decode() in _CAPITAL_KEYS or (word[:1].isupper() and not _MACRO.fullmatch(word))
+            return word.decode() if torchs and body is None else UNREAD + word.decode()
+        body = body.split(b"//")[0].strip()
+        key = _KEY.fullmatch(body)
+        if key:
+            return key.group(1).decode()
+        return self.of(body, depth + 1) if re.fullmatch(rb"\w+", body) else UNREAD + word.decode()
 
 
 def _body(source: bytes, start: int, brackets: tuple[NextOf, NextOf], end: int) -> bytes:

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from porter.cli.common import KEPT, cell, check_target, console, effective_config, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
-from porter.core.textsafe import json_inert, plain
+from porter.core.textsafe import json_inert, path_name, plain
 
 
 def kernels(
@@ -36,7 +36,7 @@ def kernels(
     if as_json:
         # with the table's reference column: it was in no field of the document (twenty-sixth read)
         kernels = [k.to_dict() | {"reference": ref} for k, ref in zip(inv.kernels, _references(inv, limit))]
-        document = {"kernels": kernels, "problems": inv.problems}
+        document = {"kernels": kernels, "registered": [r.to_dict() for r in inv.registered], "problems": inv.problems}
         typer.echo(json_inert(json.dumps(document, indent=2)))
     else:
         _print_table(inv, limit)
@@ -98,6 +98,20 @@ def _print_table(inv, limit: float | None) -> None:
         )
     console.print(table)
     console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
+    if inv.registered:
+        _print_registered(inv.registered)
+
+
+def _print_registered(registered) -> None:
+    """The ops the C++/CUDA sources register with torch and the device of each implementation, as
+    lint reads them for its CUDA-only ops: a host `.cpp`'s were listed nowhere (twenty-seventh read)."""
+    table = Table()
+    for col in ("registered op", "device", "in"):
+        table.add_column(col, overflow="fold")
+    for r in registered:
+        table.add_row(cell(r.name), cell(r.device), cell(path_name(r.path)))
+    console.print(table)
+    console.print(f"{len(registered)} op registration(s)")
 
 
 _UNREAD_SAID = 3  # a kernel's launches porter cannot read, said one by one in the table (then counted)

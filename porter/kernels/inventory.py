@@ -35,6 +35,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
+from porter.analysis import native_ops
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
 from porter.kernels import preprocessor
@@ -330,6 +331,39 @@ class Inventory:
     # C++ launches through the runtime's API (`cudaLaunchKernel((void*)k, ...)`): the kernel's name, and why
     # its arguments are not read
     api_launches: list[tuple[str, str]] = field(default_factory=list)
+    # the ops the C++/CUDA sources register with torch, as lint reads them (`native_ops`): a host `.cpp`'s
+    # (torch-sparse's `RegisterOperators`) were not listed (twenty-seventh read)
+    registered: list[Registered] = field(default_factory=list)
+
+
+@dataclass
+class Registered:
+    """An op a C++/CUDA source registers with torch, and the dispatch key of its implementation as
+    `native_ops.registrations` reads it ("any", a key, or `native_ops.UNREAD` and a macro's name)."""
+
+    path: str
+    namespace: str | None  # None: a macro's (`TORCH_EXTENSION_NAME`)
+    op: str
+    key: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.namespace}::{self.op}" if self.namespace else f"{self.op} (of a macro's namespace)"
+
+    @property
+    def device(self) -> str:
+        if self.key == "any":
+            return "any device"
+        if self.key.startswith(native_ops.UNREAD):
+            return f"not read: `{self.key.removeprefix(native_ops.UNREAD)}`, a macro this file does not define"
+        return self.key
+
+    def to_dict(self) -> dict:
+        return {"op": self.name, "device": self.device, "path": path_name(self.path)}
+
+
+def _registered(data: bytes, rel: str) -> list[Registered]:
+    return [Registered(rel, ns, op, key) for ns, op, key in native_ops.registrations(data)]
 
 
 def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
@@ -398,13 +432,18 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
                 out.append(path)
                 by_headers.update(_STANDS_FOR_GLOBAL_BYTES.findall(data))
             headers.add(path, data)
-        elif path.suffix in _HOST_SUFFIXES and any(b in (data := _header_bytes(path)) for b in _API_BYTES):
+        elif path.suffix in _HOST_SUFFIXES and _host_read(data := _header_bytes(path)):
             hosts.append((path, data))
     names.update(by_headers)
     users = headers.holding(names) if names else []
     givers = _prelude_givers(definers, cus, users, headers) if by_headers else definers
     spelled = frozenset(n.decode("ascii", errors="replace") for n in names)
     return _one_name_each(out + users), spelled, givers, hosts
+
+
+def _host_read(data: bytes) -> bool:
+    """Whether a host C++ file is read: it spells an API launch or registers an op."""
+    return any(b in data for b in _API_BYTES) or native_ops.registers(data)
 
 
 def _prelude_givers(
@@ -600,19 +639,49 @@ class _Scan(cst.CSTVisitor):
             elif isinstance(node.value, (cst.SimpleString, cst.List, cst.Tuple)):
                 self.texts[node.targets[0].target.value] = node.value
             if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
-                self.held[node.targets[0].target.value] = _names_held(node.value)
+                self.held[node.targets[0].target.value] = _names_held(node.value, self._unwrapped)
                 if self._in_class and self._in_class[-1]:
-                    self.class_held[node.targets[0].target.value] = _names_held(node.value)
+                    self.class_held[node.targets[0].target.value] = _names_held(node.value, self._unwrapped)
         self._not_called(node.value, node)
         for t in node.targets:
-            if isinstance(t.target, cst.Attribute) and dotted(t.target.value) == "self":
-                self.self_attrs.setdefault(t.target.attr.value, set()).add(dotted(node.value) or "")
-                if isinstance(node.value, (cst.Dict, cst.List, cst.Tuple)):
-                    self.class_held.setdefault(t.target.attr.value, []).extend(_names_held(node.value))
+            for target, value in self._paired(t.target, node.value, node):
+                self._self_assigned(target, value)
+
+    def _self_assigned(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`self.k = kernel` (or `= wrap_triton(kernel)`: it was none's, unsaid), `self.K = {...}`."""
+        if isinstance(target, cst.Attribute) and dotted(target.value) == "self":
+            self.self_attrs.setdefault(target.attr.value, set()).add(dotted(self._unwrapped(value)) or "")
+            if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
+                self.class_held.setdefault(target.attr.value, []).extend(_names_held(value, self._unwrapped))
+
+    def _paired(
+        self, target: cst.BaseExpression, value: cst.BaseExpression, node: cst.CSTNode | None = None
+    ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+        """Each target of an assignment with the value it takes: a tuple's by position (`a, b =
+        wrap_triton(k), x`: `a` launches `k`; it was followed by none, unsaid). A tuple porter cannot
+        pair (a starred target, a value of another length or built at run time) takes nothing read;
+        where it holds a wrapped kernel that is said (`node`: the assignment, said once)."""
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            return [(target, value)]
+        names = [e.value for e in target.elements]
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names):
+            if not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+                return [p for t, v in zip(names, value.elements, strict=True) for p in self._paired(t, v.value, node)]
+        if node is not None and _spells_wrapper(self.module.code_for_node(value)):
+            site = self._bare_site(node)
+            written = self.module.code_for_node(node).strip()[:80]
+            self.notes.append(f"{place(self.rel, site.line, site.cell)}: `{written}` {_UNPAIRED}")
+        return []
 
     def _bind_wrapped(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """`name = wrap_triton(k)` (or `= launch` of such a name): `name[grid](...)` launches `k`;
         annotated, chained (`a = b = ...`) or by `:=` too (each was passed over, unsaid)."""
+        if isinstance(target, (cst.Tuple, cst.List)) and value is not None:
+            for name in _names_bound(target):  # (a name of a tuple not paired: no wrapped kernel's now)
+                self._wrapped.pop(name, None)
+            for t, v in self._paired(target, value):
+                self._bind_wrapped(t, v)
+            return
         if not isinstance(target, cst.Name):
             return
         self._wrapped.pop(target.value, None)
@@ -807,9 +876,36 @@ _UNFOLLOWED = (
 )
 
 
-def _names_held(value: cst.Dict | cst.List | cst.Tuple) -> list[str]:
-    """The plain names a dict's values, a list or a tuple hold (`{"a": k_a}` -> `k_a`)."""
-    held = [e.value for e in value.elements if isinstance(e, (cst.DictElement, cst.Element))]
+# an assignment to a tuple porter cannot pair with its value, where the value spells a kernel's wrapper
+_UNPAIRED = (
+    "binds a kernel's `wrap_triton(...)` to a tuple porter cannot pair with its value (a starred target, "
+    "a value of another length or built at run time): the launches of its names are not read"
+)
+# what spells torch's Triton wrappers (`_TRITON_WRAPPERS`'s last names): the cheap test before a note
+_WRAPPER_WORDS = re.compile(r"\b(?:wrap_triton|capture_triton)\b")
+
+
+def _spells_wrapper(text: str) -> bool:
+    return _WRAPPER_WORDS.search(text) is not None
+
+
+def _names_bound(target: cst.BaseExpression | cst.BaseElement) -> list[str]:
+    """The plain names a tuple target binds, nested and starred ones too."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, cst.StarredElement):
+        return _names_bound(target.value)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names_bound(e.value if isinstance(e, cst.Element) else e)]
+    return []
+
+
+def _names_held(
+    value: cst.Dict | cst.List | cst.Tuple, unwrap: Callable[[cst.BaseExpression], cst.BaseExpression]
+) -> list[str]:
+    """The plain names a dict's values, a list or a tuple hold (`{"a": k_a}` -> `k_a`), each as `unwrap`
+    reads it (`{"a": wrap_triton(k_a)}` -> `k_a`: it held none, unsaid)."""
+    held = [unwrap(e.value) for e in value.elements if isinstance(e, (cst.DictElement, cst.Element))]
     return [n.value for n in held if isinstance(n, cst.Name)]
 
 
@@ -932,7 +1028,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     for launch in found.launches:
         _attach_launch(found.triton.get(launch.name, []), launch, base.name)
     _attach_held(found, base.name)
-    _attach_module_launches(found, base.name)
+    _attach_module_launches(found, base.name, limit)
     if found.triton:
         inv.problems.extend(found.notes)
     _triton_helpers(inv.kernels)
@@ -955,9 +1051,11 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         macros.extend(one.macros)
         inv.launches.extend(one.launches)
         inv.api_launches.extend(one.api_launches)
+        inv.registered.extend(one.registered)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
+        inv.registered.extend(_registered(data, os.path.relpath(path, base)))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -1826,6 +1924,7 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
     """`_scan_python` in a process of its own for at most `limit` seconds, its findings
     merged into `inv` and `found` (a file without a kernel's bytes needs no process)."""
     if not _worth_a_process(path, rel, found):
+        found.passed_over[rel] = path
         return
     try:
         one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
@@ -1910,13 +2009,16 @@ def _import_origins(module: cst.Module, rel: str) -> dict[str, str]:
     package = Path(rel).parent.parts
     out: dict[str, str] = {}
     for stmt in _import_statements(module):
-        if not isinstance(stmt, cst.ImportFrom) or isinstance(stmt.names, cst.ImportStar):
+        if not isinstance(stmt, cst.ImportFrom):
             continue
         written = dotted(stmt.module) if stmt.module is not None else ""
         level = len(stmt.relative)
         if level:
             up = package[: len(package) - (level - 1)] if level - 1 <= len(package) else ()
             written = ".".join([*up, *([written] if written else [])])
+        if isinstance(stmt.names, cst.ImportStar):  # (`*`: each of `M`'s, as `_module_kernels` reads it)
+            out[f"*{written}"] = f"{written}.*"  # (by a key no name is, one per module)
+            continue
         for alias in stmt.names:
             bound = alias.asname.name if alias.asname is not None else alias.name
             if isinstance(bound, cst.Name) and written:
@@ -1975,6 +2077,9 @@ class _Found:
     module_launches: list[_PyLaunch] = field(default_factory=list)  # `getattr(ops, name)[grid](x)`, by module
     origins: dict[str, dict[str, str]] = field(default_factory=dict)  # file -> its `from M import k`: k -> M.k
     notes: list[str] = field(default_factory=list)  # Triton launches not followed, said in a tree with a kernel
+    # the Python files the byte test passed over, by name: where `getattr(M, name)[grid]` names one, its
+    # imports are read then (`_attach_module_launches`)
+    passed_over: dict[str, Path] = field(default_factory=dict)
 
 
 # `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
@@ -2177,12 +2282,15 @@ def _leave(s: _Scan, rel: str, found: _Found) -> None:
         found.origins[rel] = s._origins
 
 
-def _attach_module_launches(found: _Found, top: str) -> None:
+def _attach_module_launches(found: _Found, top: str, limit: float | None = None) -> None:
     """A launch of a kernel of a module named at run time (`getattr(ops, name)[grid](x)`), said to
-    each Triton kernel that module defines (`origin` is `pkg.ops.*`); a tree with a Triton kernel
-    says the launches it does not follow (a note: they were passed over in silence)."""
+    each Triton kernel that module defines or imports (`origin` is `pkg.ops.*`); a tree with a Triton
+    kernel says the launches it does not follow (a note: they were passed over in silence). A module
+    the byte test passed over (it only imports its kernels: `from .kern import k as k2`, no `[`) has
+    its imports read here: it was said to import no kernel (twenty-seventh read)."""
     for launch in found.module_launches:
         module = "." + (launch.origin or "").removesuffix(".*")
+        _read_passed_over(found, module, top, limit)
         runs = _module_kernels(found, module, top)
         for kernels in runs.values():
             _attach_launch(kernels, launch, top)
@@ -2195,20 +2303,42 @@ def _attach_module_launches(found: _Found, top: str) -> None:
 _NO_MODULE_KERNEL = "porter finds no Triton kernel that module defines or imports: which kernels it may run is not read"
 
 
+def _of_module(rel: str, module: str, top: str) -> bool:
+    """Whether file `rel` is module `module` (`.pkg.ops`), from the tree's folder or above it (`top`)."""
+    return any(f".{m}".endswith(module) for m in (_dotted_path(rel), f"{top}.{_dotted_path(rel)}"))
+
+
+def _read_passed_over(found: _Found, module: str, top: str, limit: float | None) -> None:
+    """The imports of each file of `module` the byte test passed over, into `found.origins` (each
+    read once, in a process of its own for at most `limit` seconds; one that fails keeps its note)."""
+    for rel in [r for r in found.passed_over if _of_module(r, module, top)]:
+        path = found.passed_over.pop(rel)
+        with suppress(Failed):
+            if origins := bounded(_origins_alone, path, rel, limit=limit):
+                found.origins[rel] = origins
+
+
+def _origins_alone(path: Path, rel: str) -> dict[str, str]:
+    """`_import_origins` of one file: none where it cannot be read or parsed (as `_parse` says of it)."""
+    try:
+        return _import_origins(cst.parse_module(read_regular(path, MAX_PARSE_BYTES)), rel)
+    except (Unreadable, cst.ParserSyntaxError, RecursionError):
+        return {}
+
+
 def _module_kernels(found: _Found, module: str, top: str) -> dict[str, list[Kernel]]:
     """The Triton kernels (by name) a module (`.pkg.ops`) defines, and those it imports (`from .kern
-    import k`: `getattr(ops, name)` may run `k` too; it was said only to those `ops` defines)."""
-
-    def of(rel: str, module: str) -> bool:
-        return any(f".{m}".endswith(module) for m in (_dotted_path(rel), f"{top}.{_dotted_path(rel)}"))
-
-    out = {name: mine for name, ks in found.triton.items() if (mine := [k for k in ks if of(k.path, module)])}
+    import k`: `getattr(ops, name)` may run `k` too; it was said only to those `ops` defines; `from
+    .kern import *`: each kernel of `kern`)."""
+    out = {
+        name: mine for name, ks in found.triton.items() if (mine := [k for k in ks if _of_module(k.path, module, top)])
+    }
     for rel, origins in found.origins.items():
-        for origin in origins.values() if of(rel, module) else ():
+        for origin in origins.values() if _of_module(rel, module, top) else ():
             home, _, name = origin.rpartition(".")
-            for k in found.triton.get(name, []):
-                if of(k.path, "." + home) and k not in out.get(name, []):
-                    out.setdefault(name, []).append(k)
+            for k in found.triton.get(name, []) if name != "*" else itertools.chain(*found.triton.values()):
+                if _of_module(k.path, "." + home, top) and k not in out.get(k.name, []):
+                    out.setdefault(k.name, []).append(k)
     return out
 
 
@@ -3124,7 +3254,9 @@ def _scan_cuda(
     code = _blank(text, strings=True)
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
-    bound = list(dict.fromkeys(_BIND.findall(commented)))
+    registered = _registered(data, rel)
+    # (and `RegisterOperators().op("ns::op", &fn)`'s, which `_BIND` does not read)
+    bound = list(dict.fromkeys([*_BIND.findall(commented), *(r.op for r in registered)]))
     libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))
     detail = (
         "__global__"
@@ -3142,6 +3274,7 @@ def _scan_cuda(
         _expand_param_macros(made, defs, lines, rel, inv)
         inv.kernels.extend(_aliased(made, defs, lines))
         return
+    inv.registered = registered
     own = _macros(code, rel, lines)
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]

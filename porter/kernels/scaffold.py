@@ -141,8 +141,9 @@ class Signature:
     functors: list[str] = field(default_factory=list)  # and those of a template type it calls (`Op op`: `op(x)`)
     positions: dict[int, str] = field(default_factory=dict)  # a C++ kernel's: its parameter's index -> the op's
     # a C++ kernel's numbers of one of its template types that no launch gives a number type: a
-    # float by guess (the declaration, and the types its launches give, if any)
-    guessed: list[tuple[str, list[str]]] = field(default_factory=list)
+    # float by guess (the declaration, the types its launches give, if any, and the arguments it is
+    # deduced from whose types porter does not read)
+    guessed: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
     packs: list[str] = field(default_factory=list)  # and its parameter packs (`Args... args`): one float each
 
 
@@ -534,7 +535,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     arrays: list[str] = []
     functors: list[str] = []
     positions: dict[int, str] = {}
-    guessed: list[tuple[str, list[str]]] = []
+    guessed: list[tuple[str, list[str], list[str]]] = []
     packs: list[str] = []
     parsed = [_c_param(decl, index, k.typenames) for index, decl in enumerate(k.params)]
     own = {name for name, _, _ in parsed if name == safe_name(name)}  # (kept as they are)
@@ -552,7 +553,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         if "..." in decl.split("=")[0]:  # a pack, of any number of arguments: one float, said
             packs.append(decl)
         elif kind == "float":
-            kind = _launched_kind(decl, name, k, guessed)
+            kind = _launched_kind(decl, (name, index), k, guessed)
         py = _param_name(name, kinds, own)
         params.append(py)
         kinds[py] = kind
@@ -583,11 +584,16 @@ def _param_name(name: str, kinds: dict[str, str], own: set[str]) -> str:
     return py
 
 
-def _launched_kind(decl: str, name: str, k: Kernel, guessed: list[tuple[str, list[str]]]) -> str:
-    """The kind of number parameter `name` (declared `decl`, read as a float): where it is of one
-    of the kernel's template types, the one the launches' template arguments agree on, int or
-    float (`k<int64_t><<<...>>>`: an int); where they disagree or give none, a float, added to
-    `guessed` with the types given (a type porter does not know, the launcher's `I64`, says nothing)."""
+def _launched_kind(
+    decl: str, param: tuple[str, int], k: Kernel, guessed: list[tuple[str, list[str], list[str]]]
+) -> str:
+    """The kind of number parameter `param` (its name and place; declared `decl`, read as a float):
+    where it is of one of the kernel's template types, the one the launches' template arguments agree
+    on, int or float (`k<int64_t><<<...>>>`: an int), or, where no launch gives it, a tensor where
+    each launch's argument there is a tensor's pointer (`_deduced`); where they disagree or give none,
+    a float, added to `guessed` with the types given (a type porter does not know, the launcher's
+    `I64`, says nothing) and the arguments it is deduced from."""
+    name, index = param
     templated = _template_type(decl, name, k)
     if templated is None:
         return "float"
@@ -595,8 +601,28 @@ def _launched_kind(decl: str, name: str, k: Kernel, guessed: list[tuple[str, lis
     kinds_given = {_c_param(f"{t} _", 0)[1] for t in given} & {"int", "float"}
     if len(kinds_given) == 1:
         return kinds_given.pop()
-    guessed.append((decl, given))
+    at = k.template.index(templated) if templated in k.template else 0
+    args = [c.args[index] for c in k.calls if len(c.args) > index and len(c.template) <= at]
+    if not given and args and all(_deduced(a) == "tensor" for a in args):
+        return "tensor"  # (nerfacc's `DataIteratorT tgt_` of `outputs.data_ptr<float>()`: a float, said)
+    guessed.append((decl, given, [a for a in dict.fromkeys(args) if _deduced(a) is None] if not given else []))
     return "float"
+
+
+# a launch's argument that is a tensor's pointer (`x.data_ptr<float>()`, `x.data_ptr<float>() + n`), or
+# an iterator over one (`thrust::make_reverse_iterator(...)`), which a template type parameter is
+# deduced from: the whole argument, from its start (`^...$`: one start only, linear)
+_POINTER_ARG = re.compile(
+    r"^(?:thrust\s*::\s*(?:make_reverse_iterator|device_pointer_cast)\s*\(\s*)?(?:[A-Za-z_]\w*|\([^()]*\))"
+    r"\s*(?:\.|->)\s*(?:mutable_|const_)?data(?:_ptr)?\s*(?:<[\w:\s]*>)?\s*\(\s*\)"
+    r"(?:\s*[-+]\s*[\w.]+(?:\s*\(\s*\))?)?\s*\)?$"
+)
+
+
+def _deduced(arg: str) -> str | None:
+    """What a template type parameter is deduced as from launch argument `arg`: "tensor" for a
+    tensor's pointer (or an iterator over one), None where porter does not read the argument's type."""
+    return "tensor" if _POINTER_ARG.match(" ".join(arg.split())) else None
 
 
 def _template_type(decl: str, name: str, k: Kernel) -> str | None:
@@ -781,8 +807,11 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
             check += "\n# " + _comment(
                 "TODO(porter): the kernel also takes " + ", ".join(f"`{d}`" for d in taken) + ", " + cannot
             )
-    for decl, given in sig.guessed:
+    for decl, given, unread in sig.guessed:
         launched = f"its launches give {', '.join(f'`{t}`' for t in given)}" if given else "no launch found gives it"
+        if unread:  # (deduced from an argument porter does not read the type of: said, with the argument)
+            deduced = ", ".join(f"`{a}`" for a in unread)
+            launched = f"its launches deduce it from {deduced}, whose type porter does not read"
         check += "\n# " + _comment(
             f"TODO(porter): `{decl}` is of one of the kernel's template types, taken as a float ({launched}):"
             " check its type"
@@ -1126,15 +1155,18 @@ def _launch_values(k: Kernel, tensors: list[str]) -> dict[str, tuple[str, str]]:
 def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
     """The body of `make_inputs` for C++ kernel `k`, launched (`k.calls`): a tensor per pointer, and
     each number as a launch passes it where that is a literal or a size of a tensor the same launch
-    passes (`_c_values`, Triton's rule), else 256 under a TODO."""
+    passes (`_c_values`, Triton's rule), else 256 under a TODO. The tensors come first: a number
+    before them sized from one (`k(int n, float* x)` of `k<<<...>>>(x.numel(), ...)`: `n = x.numel()`
+    then `x = ...`) named it before it was bound (NameError: twenty-seventh read)."""
     lines = [
         "    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")
     ] + ["    # " + _comment(note) for note in _dispatch_notes(k)]
     given = _c_values(k, sig)
+    lines += [f"    {p} = torch.randn(4, 256, device=device)" for p in sig.params if sig.kinds[p] == "tensor"]
     for p in sig.params:
         if sig.kinds[p] == "tensor":
-            lines.append(f"    {p} = torch.randn(4, 256, device=device)")
-        elif p in given:
+            continue
+        if p in given:
             value, site = given[p]
             lines.append(f"    {p} = {value}  # " + _comment(f"as the launch at {site} passes it"))
         else:

@@ -482,7 +482,8 @@ class _Translator:
             arg = kind == "scalar" and (left.extra.get("arg", False) or right.extra.get("arg", False))
             div = op == "/"
             code = f"({self._typed(left, right, div)} {op} {self._typed(right, left, div)})"
-            sym = _Sym(kind, code, extra={"arg": arg, **self.meet(left, right, div)})
+            extra = _beside_argument(self.meet(left, right, div), left, right)
+            sym = _Sym(kind, code, extra={"arg": arg, **extra})
             return _padded(sym, (left.kind, right.kind), (_pad(left), _pad(right)), op)
         if left.kind != "value" and right.kind != "value":
             raise Untranslatable(f"C's `{ast.unparse(node)}` of two scalars: porter does not translate it")
@@ -685,6 +686,27 @@ _HALF = "halves"  # a value's `extra`: the loads (by pointer) and half casts (`t
 
 def _halves(sym: _Sym) -> frozenset[str]:
     return sym.extra.get(_HALF, frozenset())
+
+
+def _beside_argument(extra: dict[str, object], left: _Sym, right: _Sym) -> dict[str, object]:
+    """`extra` of a value computed with a scalar argument (`x * s`): each half type it may be, as
+    `_as_triton` types it beside the argument (fp32 where the call passes a float), which only the
+    call tells. `x * s` of a float `s` was still an fp16 `x`'s, and meeting a bf16 value the
+    reference raised, though Triton and it compute the product in fp32 (twenty-seventh read)."""
+    args = [o for o in (left, right) if o.kind == "scalar" and o.extra.get("arg", False)]
+    if not args or "value" not in (left.kind, right.kind) or not extra.get(_HALF):
+        return extra
+    s = args[0].code
+    typed = [
+        f"_as_triton(torch.empty(0, dtype={h}), {s})" if h.startswith("torch.") else f"_as_triton({h}, {s})"
+        for h in sorted(_halves_of(extra))
+    ]
+    return {**extra, _HALF: frozenset(typed)}
+
+
+def _halves_of(extra: dict[str, object]) -> frozenset[str]:
+    found = extra.get(_HALF, frozenset())
+    return found if isinstance(found, frozenset) else frozenset()
 
 
 # a value's `extra`: True where Triton computes it in fp32 or fp64 whatever its loads' types (a cast to
