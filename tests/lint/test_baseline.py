@@ -224,3 +224,22 @@ def test_a_file_named_twice_is_checked_once(project):
         assert r.exit_code == 0 and "3 findings already in the baseline" in r.stdout, (twice, r.stdout)
         found = cli("lint", *twice, "-t", "neuron", "--output-format", "json").json()
         assert len(found) == 3, (twice, found)
+
+
+def test_a_baseline_entry_written_by_hand_as_dot_slash_is_its_file_s(project):
+    """An entry whose `file` was written by hand as `./train.py` (or `sub//m.py`) never named the
+    run's `train.py`: fixed, its entries were never "no longer found" (twenty-sixth read's
+    leftover). The `.` and empty steps are read as git reads a pathspec's."""
+    write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    data = json.loads((project / "b.json").read_text())
+    for entry in data["findings"]:
+        entry["file"] = "./train.py" if entry["file"] == "train.py" else "sub//./m.py"
+    (project / "b.json").write_text(json.dumps(data))
+    (project / "train.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    (project / "sub" / "m.py").write_text("m = 1\n")
+    r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
+    assert "2 baseline entries no longer found" in r.stdout, r.stdout
+    r = cli("lint", "sub/m.py", "-t", "neuron", "--baseline", "b.json")
+    assert "1 baseline entry no longer found" in r.stdout, r.stdout
+
