@@ -243,3 +243,14 @@ def test_a_baseline_entry_written_by_hand_as_dot_slash_is_its_file_s(project):
     r = cli("lint", "sub/m.py", "-t", "neuron", "--baseline", "b.json")
     assert "1 baseline entry no longer found" in r.stdout, r.stdout
 
+
+def test_a_problem_met_from_two_given_paths_is_said_once(project):
+    """A broken link in a folder named twice (`lint . .`, `lint . sub`, the link named twice) was
+    said twice and counted as two files not checked (twenty-sixth read's leftover); ruff 0.17.6
+    says it once."""
+    (project / "sub").mkdir()
+    (project / "sub" / "gone.py").symlink_to(project / "nowhere.py")
+    for twice in ((".", "."), (".", "sub"), ("sub/gone.py", "sub/gone.py"), ("sub", "./sub/gone.py")):
+        r = sh("lint", *twice, "-t", "neuron", "--no-cache", cwd=project)
+        assert r.stderr.count("broken symbolic link") == 1, (twice, r.stderr)
+        assert "1 file could not be checked" in r.stdout + r.stderr, (twice, r.stdout, r.stderr)
