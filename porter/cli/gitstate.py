@@ -240,7 +240,9 @@ def _dirty(repo: _Repo, files: list[tuple[Path, Path]]) -> list[Refusal]:
     try:
         filters, named = _filters_off(repo), _hook_index(repo) or dict(repo.named)
         tracked = _git(top, "ls-files", "-z", "--", *rel, filters=filters, named=named)
-        status = _git(top, "status", "--porcelain", "-z", "--untracked-files=all", "--", *rel, filters=filters, named=named)
+        status = _git(
+            top, "status", "--porcelain", "-z", "--untracked-files=all", "--", *rel, filters=filters, named=named
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return [Refusal(given, f"git could not be run ({exc})") for given, _ in files]
     for proc in (tracked, status):
