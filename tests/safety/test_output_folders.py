@@ -150,3 +150,18 @@ def test_a_parity_report_that_cannot_be_written_is_said_before_the_run(tmp_path)
     assert out.returncode == 2 and err == "porter parity-check: cannot write --report f/r.json: f is not a folder\n", (
         err
     )
+
+
+@pytest.mark.parametrize("command", ["backends", "kernels"])
+def test_a_scaffold_folder_under_a_file_is_said_before_the_scan_with_nothing_to_write(tmp_path, command):
+    """`backends --scaffold f/out` where no family lacks the target's class tried no write, and so
+    said "wrote 0 file(s) under f/out", exit 0 (twenty-sixth read's leftover); `kernels` said it
+    after the inventory. Now both say it before the scan, as rewrite's `--out-dir` does (and ruff
+    0.17.6 opens its `-o` before it checks)."""
+    (tmp_path / "m.py").write_text("x = 1\n")
+    (tmp_path / "f").write_text("keep")
+    out = porter(command, ".", "-t", "xla", "--scaffold", "f/out", cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and out.stdout == b"", (out.returncode, out.stdout, err)
+    assert err.strip() == "error: cannot write into --scaffold f/out: f is not a folder", err
+
