@@ -109,6 +109,17 @@ def usage_error(message: str) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
+def check_scaffold_folder(folder: Path) -> None:
+    """A usage error, before any work, where `--scaffold FOLDER` cannot be a folder (a name on
+    the way is a file: `writer.first_not_folder`). The write said it, and with no family or
+    kernel to write nothing was tried: `backends --scaffold f/out` said "wrote 0 file(s)", exit 0
+    (twenty-sixth read's leftover). As rewrite's `--out-dir` and `--split` say it first."""
+    from porter.pipeline.writer import first_not_folder
+
+    if (blocked := first_not_folder(folder)) is not None:
+        raise usage_error(f"cannot write into --scaffold {folder}: {blocked} is not a folder")
+
+
 def check_target(target: str | None) -> str:
     if target is None:
         raise usage_error(f"--target is required: one of {', '.join(TARGETS)}")

@@ -19,11 +19,13 @@ fsmonitor hook, a clean filter): see `_NO_PROGRAMS`.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from porter.core import programs
+from porter.pipeline import discover
 
 _OTHER_VCS = {".hg": "Mercurial", ".svn": "Subversion", ".jj": "Jujutsu"}
 _CHUNK = 500  # files per git call: far below any command-line limit
@@ -42,8 +44,8 @@ def check_writable(paths: list[Path], *, allow_dirty: bool = False, allow_no_vcs
     if allow_dirty and allow_no_vcs:
         return []
     refused: list[Refusal] = []
-    by_repo: dict[Path, list[tuple[Path, Path]]] = {}
-    tops: dict[Path, Path | str] = {}
+    by_repo: dict[_Repo, list[tuple[Path, Path]]] = {}
+    tops: dict[Path, _Repo | str] = {}
     for given in paths:
         real = given.resolve()
         top = _repo_to_check(given, real.parent, tops, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
@@ -51,19 +53,32 @@ def check_writable(paths: list[Path], *, allow_dirty: bool = False, allow_no_vcs
             refused.append(top)
         elif top is not None:
             by_repo.setdefault(top, []).append((given, real))
-    for top, files in by_repo.items():
+    for repo, files in by_repo.items():
         for start in range(0, len(files), _CHUNK):
-            refused.extend(_dirty(top, files[start : start + _CHUNK]))
+            refused.extend(_dirty(repo, files[start : start + _CHUNK]))
     return refused
 
 
+@dataclass(frozen=True)
+class _Repo:
+    """A work tree's top, and the repository variables git is run with for it (none: the one git
+    finds from the top; a bare "dotfiles" repository the environment names: its `GIT_DIR` and
+    `GIT_WORK_TREE`)."""
+
+    top: Path
+    named: tuple[tuple[str, str], ...] = ()
+
+
 def _repo_to_check(
-    given: Path, folder: Path, tops: dict[Path, Path | str], *, allow_dirty: bool, allow_no_vcs: bool
-) -> Path | Refusal | None:
+    given: Path, folder: Path, tops: dict[Path, _Repo | str], *, allow_dirty: bool, allow_no_vcs: bool
+) -> _Repo | Refusal | None:
     """The git work tree whose status decides whether `given` may be written; a refusal when
     no git can answer (no version control, another VCS, git failing); None when nothing needs
     checking. `tops` caches each folder's work tree (one `git rev-parse` per folder)."""
     marker = _vcs_marker(folder)
+    named = _named_repository(folder, marker)
+    if named is not None:
+        return None if allow_dirty else named
     if marker is None:
         if allow_no_vcs:
             return None
@@ -84,6 +99,22 @@ def _repo_to_check(
         tops[folder] = _toplevel(folder)
     top = tops[folder]
     return Refusal(given, top) if isinstance(top, str) else top
+
+
+def _named_repository(folder: Path, marker: Path | None) -> _Repo | None:
+    """The repository the environment names (a bare "dotfiles" repository's `GIT_DIR=~/.dotfiles
+    GIT_WORK_TREE=~`), where it answers for `folder` (a real path), as git there answers: its work
+    tree holds the folder (`discover.git_named`) and no version-control folder lies on the way
+    up to that tree's top (there the file's own repository answers, as the guard asked before:
+    a hook's `GIT_DIR` naming another repository). The guard called every file of such a work
+    tree "not under version control" (twenty-sixth read's leftover)."""
+    named = discover.git_named(folder)
+    if "GIT_DIR" not in named:
+        return None
+    top = Path(named["GIT_WORK_TREE"])
+    if marker is not None and top in (marker.parent, *marker.parent.parents):
+        return None
+    return _Repo(top, tuple(sorted(named.items())))
 
 
 def dirty_files(paths: list[Path]) -> list[Path]:
@@ -111,7 +142,7 @@ _NO_PROGRAMS = ("-c", "core.untrackedCache=false")
 _TIMEOUT_S = 120
 
 
-def _filters_off(top: Path) -> list[str]:
+def _filters_off(repo: _Repo) -> list[str]:
     """`-c filter.<driver>.clean=` (and `.process=`) for every filter driver the repository's
     configuration names: git skips a filter whose command is empty. Reading the configuration
     runs nothing."""
@@ -121,7 +152,8 @@ def _filters_off(top: Path) -> list[str]:
         "-z",
         "--get-regexp",
         r"^filter\..*\.(clean|process)$",
-        where=str(top),
+        where=str(repo.top),
+        named=dict(repo.named),
         timeout=_TIMEOUT_S,
     )
     out: list[str] = []
@@ -132,7 +164,9 @@ def _filters_off(top: Path) -> list[str]:
     return out
 
 
-def _git(top: Path, *args: str, filters: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def _git(
+    top: Path, *args: str, filters: list[str] | None = None, named: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """`git ARGS` in `top`, as porter runs git (`programs.git`: the caller's repository variables
     left out, so the file's own repository answers): a hook's `GIT_DIR` or `GIT_INDEX_FILE` in the
     environment made git answer for another repository or index, or take the folder asked from
@@ -144,8 +178,31 @@ def _git(top: Path, *args: str, filters: list[str] | None = None) -> subprocess.
         "--literal-pathspecs",
         *args,
         where=str(top),
+        named=named,
         timeout=_TIMEOUT_S,
     )
+
+
+def _hook_index(repo: _Repo) -> dict[str, str]:
+    """The caller's `GIT_INDEX_FILE` where it is an index of `repo`'s own git folder, as git's
+    own are in a hook (`git commit -a` runs pre-commit with `.git/index.lock`, `git commit FILE`
+    with `.git/next-index-N.lock`; absolute paths): git's commands in a hook read the index the
+    commit is building (githooks(5)), and so does the guard. Another repository's index, or a
+    relative name (relative to what git cannot tell porter), is left out. The guard read the
+    repository's own index in a hook: a change being committed was "uncommitted" (twenty-sixth
+    read's leftover). One `rev-parse`, only where the variable is set."""
+    index = os.environ.get("GIT_INDEX_FILE", "")
+    if not os.path.isabs(index):
+        return {}
+    named = dict(repo.named)
+    try:
+        proc = _git(repo.top, "rev-parse", "--absolute-git-dir", named=named)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    git_dir = Path(proc.stdout.decode(errors="surrogateescape").strip())
+    if proc.returncode != 0 or Path(index).resolve().parent != git_dir.resolve():
+        return {}
+    return {**named, "GIT_INDEX_FILE": index}
 
 
 def _why(proc: subprocess.CompletedProcess[bytes]) -> str:
@@ -154,7 +211,7 @@ def _why(proc: subprocess.CompletedProcess[bytes]) -> str:
     return first.removeprefix("fatal: ").removeprefix("error: ")
 
 
-def _toplevel(folder: Path) -> Path | str:
+def _toplevel(folder: Path) -> _Repo | str:
     """The work tree's top folder, or why git cannot say."""
     try:
         proc = _git(folder, "rev-parse", "--show-toplevel")
@@ -169,10 +226,11 @@ def _toplevel(folder: Path) -> Path | str:
     out = proc.stdout.decode(errors="surrogateescape").strip()
     if not out:
         return "not in a git work tree (inside a .git folder or a bare repository)"
-    return Path(out).resolve()
+    return _Repo(Path(out).resolve())
 
 
-def _dirty(top: Path, files: list[tuple[Path, Path]]) -> list[Refusal]:
+def _dirty(repo: _Repo, files: list[tuple[Path, Path]]) -> list[Refusal]:
+    top = repo.top
     rel = []
     for _given, real in files:
         try:
@@ -180,9 +238,11 @@ def _dirty(top: Path, files: list[tuple[Path, Path]]) -> list[Refusal]:
         except ValueError:
             rel.append(str(real))
     try:
-        filters = _filters_off(top)
-        tracked = _git(top, "ls-files", "-z", "--", *rel, filters=filters)
-        status = _git(top, "status", "--porcelain", "-z", "--untracked-files=all", "--", *rel, filters=filters)
+        filters, named = _filters_off(repo), _hook_index(repo) or dict(repo.named)
+        tracked = _git(top, "ls-files", "-z", "--", *rel, filters=filters, named=named)
+        status = _git(
+            top, "status", "--porcelain", "-z", "--untracked-files=all", "--", *rel, filters=filters, named=named
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return [Refusal(given, f"git could not be run ({exc})") for given, _ in files]
     for proc in (tracked, status):

@@ -10,7 +10,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from porter.cli.common import KEPT, cell, check_target, console, effective_config, err_console, usage_error
+from porter.cli.common import (
+    KEPT,
+    cell,
+    check_scaffold_folder,
+    check_target,
+    console,
+    effective_config,
+    err_console,
+    usage_error,
+)
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import json_inert, path_name, plain
 
@@ -30,6 +39,8 @@ def kernels(
     if not path.exists():
         raise usage_error(f"{path}: no such file or directory")
     scaffold_target = _scaffold_target(path, target) if scaffold is not None else None
+    if scaffold is not None:
+        check_scaffold_folder(scaffold)
     if scaffold is None and target is not None:
         check_target(target)
     inv = scan(path, limit)

@@ -98,8 +98,17 @@ def read_baseline(path: Path, target: str | None = None, portable: bool | None =
         _check_entry(path, entry)
         counts[entry["fingerprint"]] += 1
         if "file" in entry:
-            files[entry["fingerprint"]] = entry["file"]
+            files[entry["fingerprint"]] = _plain(entry["file"])
     return Known(counts, files)
+
+
+def _plain(file: str) -> str:
+    """An entry's `file` without `.` and empty steps (`./a.py`, `sub//a.py`), as git reads a
+    pathspec: the run's names hold none, so an entry written by hand as `./a.py` was never its
+    file's (never "no longer found"; twenty-sixth read's leftover). `..` is kept: past a link it
+    is not the folder above (the name is read back as written, `_entry_gone`)."""
+    steps = [step for step in file.split("/") if step not in ("", ".")]
+    return ("/" if file.startswith("/") else "") + "/".join(steps)
 
 
 def _check_entry(path: Path, entry: object) -> None:

@@ -10,7 +10,7 @@ links are never followed out of the tree, and a link loop is reported, not walke
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 from functools import cached_property, lru_cache
@@ -109,19 +109,37 @@ def discover(
     # was checked twice, each finding reported twice, and the second "new" to a baseline (exit 1;
     # twenty-sixth read)
     files: set[str] = set()
+    said: set[str] = set()  # the problems said, by their paths (`_said_once`)
     cwd = Path.cwd().resolve()
     for given in paths:
         if not os.path.lexists(given):
-            yield Candidate(given, given, "no such file or directory")
+            yield from _said_once([Candidate(given, given, "no such file or directory")], said)
             continue
         if not given.is_dir():  # a file, a link to one, or something else (read as a file: `reading`)
-            yield from _named_file(given, files)
+            yield from _said_once(_named_file(given, files), said)
             continue
         root = given.resolve()
         here, head, above = _from_top(exclude, root, specs) if exclude else (None, "", None)
         walk = _Walk(root, cwd, here, respect_gitignore, seen, cuda_sources, above)
-        walk.exclude_head, walk.files = head, files
+        walk.exclude_head, walk.files, walk.said = head, files, said
         yield from walk.run(given)
+
+
+def _said_once(found: Iterable[Candidate], said: set[str]) -> Iterator[Candidate]:
+    """`found`, less the problems `said` holds (a problem path met again from another given
+    path: `lint . .`, `lint . sub`, `lint x.py x.py`). A broken link in a folder named twice was
+    said twice and counted as two files not checked (twenty-sixth read's leftover); ruff 0.17.6
+    says it once. A problem's key is its path with the folder's real path (the path itself may
+    be a broken link): a realpath per problem, none per file (the walk passes only its problems
+    here)."""
+    for candidate in found:
+        if candidate.problem is not None:
+            where = os.path.abspath(candidate.where)
+            key = os.path.join(os.path.realpath(os.path.dirname(where)), os.path.basename(where))
+            if key in said:
+                continue
+            said.add(key)
+        yield candidate
 
 
 def _named_file(given: Path, files: set[str]) -> Iterator[Candidate]:
@@ -209,6 +227,7 @@ class _Walk:
         self.above_excludes = above  # matched against a file's real path (`_from_top`)
         self.exclude_head = ""  # what the exclude patterns match a path from the top after (`_from_top`)
         self.files: set[str] = set()  # the real paths of the files yielded, this walk's and before (`discover`)
+        self.said: set[str] = set()  # the problems yielded, this walk's and before (`_said_once`)
         self.cwd = cwd
         self.excludes = excludes
         self.respect_gitignore = respect_gitignore
@@ -257,7 +276,7 @@ class _Walk:
                 self._read_gitignore(here, prefix)
             subdirs, files = _split(entries)
             keep: list[tuple[Path, str]] = []
-            yield from self._folders(subdirs, here, prefix, shown, keep)
+            yield from _said_once(self._folders(subdirs, here, prefix, shown, keep), self.said)
             yield from self._files(files, here, prefix, shown, real_dir)
             stack.extend(reversed(keep))
 
@@ -327,7 +346,7 @@ class _Walk:
             if self.above_excludes is not None and self.above_excludes.match_file(os.path.join(real, name)):
                 continue
             if entry.is_symlink():
-                yield from self._linked_file(here / name, shown, name)
+                yield from _said_once(self._linked_file(here / name, shown, name), self.said)
                 continue
             key = os.path.join(real, name)
             self.seen.add(key)
@@ -357,7 +376,7 @@ class _Walk:
         except OSError:
             return  # a broken link: nothing to read
         if why is not None:
-            yield Candidate(here / name, self.root, why, shown_name)
+            yield from _said_once([Candidate(here / name, self.root, why, shown_name)], self.said)
 
     def _linked_file(self, full: Path, shown: str | None, name: str) -> Iterator[Candidate]:
         """A link to a file: a problem when broken or pointing out of the tree; otherwise

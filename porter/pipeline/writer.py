@@ -410,20 +410,25 @@ def why_unwritable(folder: Path, exc: OSError) -> str:
 
 
 def check_output(path: Path) -> None:
-    """That `write_output` can write `path`, asked before the run that makes its text: its
-    folder made (as the write makes it) and a nameless file tried there (the temporary the
-    write makes beside it). `lint -o` and `--report` into a folder porter cannot write failed
-    after the whole run (twenty-sixth read); ruff 0.17.6 opens its `-o` file before it checks,
-    too. A name the write writes as it is (a device, a FIFO, an open descriptor) is not tried,
-    nor a folder (the write says so). Raises the OSError the write would."""
+    """That `write_output` can write `path`, asked before the run that makes its text: no name
+    on the way to its folder is a file, and a nameless file is tried in the nearest folder there
+    (its own, else the one the write makes it in). `lint -o` and `--report` into a folder porter
+    cannot write failed after the whole run (twenty-sixth read); ruff 0.17.6 opens its `-o` file
+    before it checks, too. A missing folder is not made here (made, it stayed empty after a run
+    that ended before its write: a `--fix` the guard refused; twenty-sixth read's leftover). A
+    name the write writes as it is (a device, a FIFO, an open descriptor) is not tried, nor a
+    folder (the write says so). Raises the OSError the write would; a quota or a full disk
+    reached during the run is still said at the write (a probe reserves nothing)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
         mode = None
     if mode is not None and (not stat.S_ISREG(mode) or open_descriptor(path)):
         return
-    make_parent(path)
-    tempfile.TemporaryFile(dir=path.parent).close()
+    if first_not_folder(path.parent) is not None:
+        raise not_a_folder(path)
+    there = next(f for f in (path.parent, *path.parent.parents) if os.path.isdir(f))
+    tempfile.TemporaryFile(dir=there).close()
 
 
 def write_output(path: Path | str, text: str | bytes) -> None:

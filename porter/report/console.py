@@ -185,7 +185,7 @@ def on_a_terminal(console: Console) -> bool:
     `force_terminal`, or `TTY_COMPATIBLE=1`, is a terminal as rich says."""
     if not console.is_terminal:
         return False
-    if getattr(console, "_force_terminal", None) is not None or os.environ.get("FORCE_COLOR") is None:
+    if getattr(console, "_force_terminal", None) is not None or _asked_colour(console) is None:
         return True
     if os.environ.get("TTY_COMPATIBLE") == "1":
         return True
@@ -196,10 +196,23 @@ def on_a_terminal(console: Console) -> bool:
         return False
 
 
+def _asked_colour(console: Console) -> str | None:
+    """The `FORCE_COLOR` the console reads (its own environment: `make_console`), or None."""
+    return getattr(console, "_environ", os.environ).get("FORCE_COLOR")
+
+
 def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
-    """The console a command prints through (stdout, or stderr with `stderr=True`)."""
+    """The console a command prints through (stdout, or stderr with `stderr=True`). A non-empty
+    `CLICOLOR_FORCE` (bixense.com/clicolors) asks for colour as `FORCE_COLOR` does, where that is
+    not set, and `NO_COLOR` still wins (rich reads it), as ruff 0.17.6 reads them: porter did not
+    read it (twenty-sixth read's leftover). Given to the console's own environment (rich's
+    `_environ`), not set in porter's: that reaches the programs `trace record` and
+    `parity-check` run."""
     kwargs.setdefault("highlight", False)
     kwargs.setdefault("emoji", False)  # `a:warning:b.py` is a name: rich showed it as `a⚠b.py`
+    forced = os.environ.get("CLICOLOR_FORCE", "")
+    if forced and "FORCE_COLOR" not in os.environ:
+        kwargs.setdefault("_environ", {**os.environ, "FORCE_COLOR": forced})
     return PorterConsole(stderr=stderr, **kwargs)  # type: ignore[arg-type]
 
 

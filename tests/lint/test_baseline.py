@@ -224,3 +224,33 @@ def test_a_file_named_twice_is_checked_once(project):
         assert r.exit_code == 0 and "3 findings already in the baseline" in r.stdout, (twice, r.stdout)
         found = cli("lint", *twice, "-t", "neuron", "--output-format", "json").json()
         assert len(found) == 3, (twice, found)
+
+
+def test_a_baseline_entry_written_by_hand_as_dot_slash_is_its_file_s(project):
+    """An entry whose `file` was written by hand as `./train.py` (or `sub//m.py`) never named the
+    run's `train.py`: fixed, its entries were never "no longer found" (twenty-sixth read's
+    leftover). The `.` and empty steps are read as git reads a pathspec's."""
+    write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "b.json")
+    data = json.loads((project / "b.json").read_text())
+    for entry in data["findings"]:
+        entry["file"] = "./train.py" if entry["file"] == "train.py" else "sub//./m.py"
+    (project / "b.json").write_text(json.dumps(data))
+    (project / "train.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    (project / "sub" / "m.py").write_text("m = 1\n")
+    r = cli("lint", "train.py", "-t", "neuron", "--baseline", "b.json")
+    assert "2 baseline entries no longer found" in r.stdout, r.stdout
+    r = cli("lint", "sub/m.py", "-t", "neuron", "--baseline", "b.json")
+    assert "1 baseline entry no longer found" in r.stdout, r.stdout
+
+
+def test_a_problem_met_from_two_given_paths_is_said_once(project):
+    """A broken link in a folder named twice (`lint . .`, `lint . sub`, the link named twice) was
+    said twice and counted as two files not checked (twenty-sixth read's leftover); ruff 0.17.6
+    says it once."""
+    (project / "sub").mkdir()
+    (project / "sub" / "gone.py").symlink_to(project / "nowhere.py")
+    for twice in ((".", "."), (".", "sub"), ("sub/gone.py", "sub/gone.py"), ("sub", "./sub/gone.py")):
+        r = sh("lint", *twice, "-t", "neuron", "--no-cache", cwd=project)
+        assert r.stderr.count("broken symbolic link") == 1, (twice, r.stderr)
+        assert "1 file could not be checked" in r.stdout + r.stderr, (twice, r.stdout, r.stderr)

@@ -150,3 +150,32 @@ def test_a_parity_report_that_cannot_be_written_is_said_before_the_run(tmp_path)
     assert out.returncode == 2 and err == "porter parity-check: cannot write --report f/r.json: f is not a folder\n", (
         err
     )
+
+
+@pytest.mark.parametrize("command", ["backends", "kernels"])
+def test_a_scaffold_folder_under_a_file_is_said_before_the_scan_with_nothing_to_write(tmp_path, command):
+    """`backends --scaffold f/out` where no family lacks the target's class tried no write, and so
+    said "wrote 0 file(s) under f/out", exit 0 (twenty-sixth read's leftover); `kernels` said it
+    after the inventory. Now both say it before the scan, as rewrite's `--out-dir` does (and ruff
+    0.17.6 opens its `-o` before it checks)."""
+    (tmp_path / "m.py").write_text("x = 1\n")
+    (tmp_path / "f").write_text("keep")
+    out = porter(command, ".", "-t", "xla", "--scaffold", "f/out", cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and out.stdout == b"", (out.returncode, out.stdout, err)
+    assert err.strip() == "error: cannot write into --scaffold f/out: f is not a folder", err
+
+
+@pytest.mark.parametrize("option", ["-o", "--report", "--write-baseline"])
+def test_a_run_that_ends_before_its_output_leaves_no_folder_made_for_it(tmp_path, option):
+    """The check before the run (`check_output`) made the output's missing folders: a run that
+    ended before writing (a `--fix` the write guard refuses) left `new/sub/` behind, empty
+    (twenty-sixth read's leftover). Now the nearest folder there is tried and none is made; a
+    run that writes makes them, as before."""
+    (tmp_path / "m.py").write_text(CUDA)
+    name = "new/sub/out.html" if option == "--report" else "new/sub/out.json"
+    out = porter("lint", "m.py", "-t", "xla", "--no-cache", "--fix", option, name, cwd=tmp_path)
+    assert out.returncode == 2 and b"not under version control" in out.stderr, out.stderr
+    assert not (tmp_path / "new").exists()
+    out = porter("lint", "m.py", "-t", "xla", "--no-cache", option, name, cwd=tmp_path)
+    assert out.returncode in (0, 1) and (tmp_path / name).is_file(), out.stderr

@@ -365,3 +365,22 @@ def test_a_table_under_a_small_columns_off_a_terminal_loses_no_text(tmp_path, ar
     lost = _letters(natural.stdout.decode()) - _letters(out.stdout.decode())
     assert not lost, (sum(lost.values()), out.stdout.decode())
     assert args[0] != "kernels" or "add_kernel" in natural.stdout.decode(), natural.stdout.decode()
+
+
+def test_clicolor_force_asks_for_colour_as_ruff_reads_it(tmp_path):
+    # ruff 0.17.6 reads `CLICOLOR_FORCE` (bixense.com/clicolors): any non-empty value forces
+    # colour, an empty one does not, `NO_COLOR` wins; porter read none of it (twenty-sixth read's
+    # leftover). Colour alone, as `FORCE_COLOR`: a patch on stdout stays its bytes
+    (tmp_path / "m.py").write_bytes(CUDA)
+
+    def error(**env: str) -> bytes:
+        out = porter("lint", "gone.py", "-t", "xla", cwd=tmp_path, env={"NO_COLOR": "", **env})
+        assert out.returncode == 2, out.stderr
+        return out.stderr
+
+    assert b"\x1b[1;31merror:" in error(CLICOLOR_FORCE="1")
+    assert b"\x1b[1;31merror:" in error(CLICOLOR_FORCE="0")
+    assert b"\x1b[" not in error(CLICOLOR_FORCE="")
+    assert b"\x1b[1merror:" in error(CLICOLOR_FORCE="1", NO_COLOR="1")  # no colour (bold kept, as NO_COLOR's)
+    patch = porter("rewrite", "m.py", "-t", "xla", "--diff", cwd=tmp_path, env={"NO_COLOR": "", "CLICOLOR_FORCE": "1"})
+    assert patch.stdout.startswith(b"--- a/m.py") and b"\x1b" not in patch.stdout, patch.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.safety.conftest import CUDA, PORTED, committed_repo, porter
+from tests.safety.conftest import CUDA, PORTED, REPO, committed_repo, porter
 
 
 def _refused(out: subprocess.CompletedProcess, *words: str) -> str:
@@ -227,3 +227,65 @@ def test_a_hook_s_git_variable_does_not_make_another_repository_answer_for_the_f
     out = porter("rewrite", "m.py", "--target", "xla", cwd=repo, env={variable: os.fspath(named)})
     _refused(out, "uncommitted changes")
     assert (repo / "m.py").read_bytes() == work
+
+
+def _commit_with_hook(repo: Path, *args: str) -> str:
+    """`git commit ARGS` in `repo` with a pre-commit hook that runs `porter rewrite m.py` and stops
+    the commit; what porter said."""
+    said = repo.parent / "said.txt"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f'#!/bin/sh\n"{sys.executable}" -m porter rewrite m.py --target xla 2> "{said}"\nexit 1\n')
+    hook.chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(repo.parent / "uc")}
+    for name in [k for k in env if k.startswith("GIT_")]:
+        del env[name]
+    subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        timeout=180,
+    )
+    return said.read_text()
+
+
+def test_inside_a_commit_hook_the_guard_reads_the_index_the_commit_builds(tmp_path):
+    """git runs a pre-commit hook of `git commit -a` with `GIT_INDEX_FILE` naming the index the
+    commit builds (`.git/index.lock`), and git's commands in the hook read it (githooks(5)):
+    `git status` there calls the change staged. The guard left the variable out and read the
+    repository's own index: "uncommitted changes" (twenty-sixth read's leftover). Now it reads
+    the hook's index where that is the repository's own (another's stays out: the test above);
+    a partial commit's index (`git commit b.py`) leaves `m.py`'s change unstaged."""
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA, "b.py": b"y = 1\n"})
+    work = CUDA + b"y = 1  # work being committed\n"
+    (repo / "m.py").write_bytes(work)
+    (repo / "b.py").write_bytes(b"y = 2\n")
+    assert "m.py: has staged changes" in _commit_with_hook(repo, "-a", "-m", "all")
+    assert "m.py: has uncommitted changes" in _commit_with_hook(repo, "-m", "b only", "b.py")
+    assert (repo / "m.py").read_bytes() == work
+
+
+def test_a_bare_dotfiles_repository_the_environment_names_answers_for_its_work_tree(tmp_path):
+    """A bare "dotfiles" repository used through `GIT_DIR=~/.dotfiles GIT_WORK_TREE=~` holds no
+    `.git` in its work tree: the guard called its files "not under version control" (twenty-sixth
+    read's leftover), where git answers for them. Now the repository the environment names
+    answers where no repository of the file's own lies between it and that tree's top (a project
+    with its own `.git` under the home is checked in its own, as before)."""
+    home = tmp_path / "home"
+    env = {"GIT_DIR": os.fspath(home / ".dotfiles"), "GIT_WORK_TREE": os.fspath(home)}
+    subprocess.run(["git", "init", "-q", "--bare", env["GIT_DIR"]], check=True)
+    (home / "m.py").write_bytes(CUDA)
+    (home / "d.py").write_bytes(CUDA)
+    subprocess.run(
+        "git add m.py d.py && git -c user.email=t@t -c user.name=t commit -qm dots",
+        shell=True, cwd=home, env={**os.environ, **env}, check=True,
+    )  # fmt: skip
+    (home / "d.py").write_bytes(CUDA + b"y = 1  # uncommitted work\n")
+    project = committed_repo(home / "proj", {"p.py": CUDA})
+    out = porter("rewrite", "m.py", "proj/p.py", "--target", "xla", cwd=home, env=env)
+    assert out.returncode == 0, out.stderr
+    assert (home / "m.py").read_bytes() == PORTED and (project / "p.py").read_bytes() == PORTED
+    out = porter("rewrite", "d.py", "--target", "xla", cwd=home, env=env)
+    _refused(out, "d.py", "uncommitted changes")
+    (project / "p.py").write_bytes(CUDA + b"y = 1\n")  # a change in the project: its own repository says so
+    _refused(porter("rewrite", "proj/p.py", "--target", "xla", cwd=home, env=env), "uncommitted changes")
