@@ -165,6 +165,24 @@ def test_core_ignorecase_is_read_as_git_reads_a_boolean(tmp_path, monkeypatch, v
         assert found == ["case_a.py", "m.py"] and len(refused) == 1, (found, discovery.NOTES)
 
 
+@pytest.mark.parametrize("ignorecase", ["true", "false"])
+def test_a_dot_git_folder_in_another_case_is_left_out_where_the_repository_folds_case(
+    tmp_path, monkeypatch, ignorecase
+):
+    """Where `core.ignoreCase` is true git skips a folder named `.git` in any case (`.GIT/`,
+    `x/.Git/`: dir.c `treat_path` compares the name with `fspathcmp`); porter walked them and
+    lint read files `git status` never lists (twenty-seventh read). Where it is false, git
+    lists them and so does porter. Compared with `git ls-files -o --exclude-standard`."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    subprocess.run(["git", "-C", str(repo), "config", "core.ignoreCase", ignorecase], env=env, check=True)
+    files = ["m.py", ".GIT/a.py", "x/.Git/b.py", "x/.gitx/c.py", "x/y/.GiT/d.py"]
+    found = _walked(repo, monkeypatch, files, {})
+    assert found == _git_lists(repo, env)
+    assert ("x/.Git/b.py" in found) == (ignorecase == "false") and "x/.gitx/c.py" in found
+
+
 def test_a_stale_dot_git_makes_no_repository_of_its_own(tmp_path, monkeypatch):
     """git reads a folder as a repository of its own only where its `.git` is one
     (`is_nonbare_repository_dir`); a submodule's checkout copied out of its superproject (its

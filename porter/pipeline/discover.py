@@ -282,12 +282,18 @@ class _Walk:
     def _folders(
         self, subdirs: list[os.DirEntry[str]], here: Path, prefix: str, shown: str | None, keep: list[tuple[Path, str]]
     ) -> Iterator[Candidate]:
-        """The problems among the folder's subfolders; the ones to enter go to `keep`."""
+        """The problems among the folder's subfolders; the ones to enter go to `keep`. Where the
+        repository folds case, a `.GIT` or `.Git` is left out as `.git` is: git skips a name
+        equal to `.git` in its case folding (dir.c `treat_path`, `fspathcmp`), and lint read
+        the files under one that `git status` never lists (twenty-seventh read)."""
+        fold = self.folds.get(prefix, False)
         for entry in subdirs:
             d = entry.name
             rel = prefix + d
             full = here / d
             if _excluded(self.excludes, self.exclude_head + rel, d, True) or _ignored(rel, self, is_dir=True):
+                continue
+            if fold and len(d) == 4 and d.lower() == ".git":  # (ASCII letters only: git's strcasecmp)
                 continue
             if entry.is_symlink():
                 target = full.resolve()
