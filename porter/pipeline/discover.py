@@ -478,7 +478,7 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
         repo = named.top
         excludes, fold = _named_repo_excludes(named)
     else:
-        found = next(((f, own) for f in searched if (own := _own_repo(f)) is not None), None)
+        found = _nearest_repo(searched)
         if found is None:
             return [], False
         repo = found[0]
@@ -493,6 +493,27 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
         head = "" if top == repo else top.relative_to(repo).as_posix() + "/"
         out.append((head, head.count("/"), _spec(excludes, fold)))
     return out, fold
+
+
+def _nearest_repo(searched: tuple[Path, ...]) -> tuple[Path, _Repo] | None:
+    """The nearest folder of `searched` that is a repository (`_own_repo`) and its repository,
+    or None. A `.git` file on the way that names no git folder (a worktree whose main
+    repository moved, a submodule's checkout copied out) is said in a note, once: git stops
+    there (`fatal: not a git repository`, setup.c's `GIT_DIR_INVALID_GITFILE`), so `git
+    status` lists nothing, while the walk reads the `.gitignore` files (and a repository
+    above) without that repository's `info/exclude` and settings; it said nothing
+    (twenty-seventh read)."""
+    for folder in searched:
+        own = _own_repo(folder)
+        if own is not None:
+            return folder, own
+        if (folder / ".git").is_file():
+            _note(
+                f"git refuses {os.fspath(folder)} as a repository: its .git file names no git folder (a worktree "
+                "whose main repository moved? `git worktree repair` mends it); its info/exclude and git settings "
+                "are not read"
+            )
+    return None
 
 
 def _named_for(top: Path) -> _NamedRepo | None:
