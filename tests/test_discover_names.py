@@ -165,6 +165,61 @@ def test_core_ignorecase_is_read_as_git_reads_a_boolean(tmp_path, monkeypatch, v
         assert found == ["case_a.py", "m.py"] and len(refused) == 1, (found, discovery.NOTES)
 
 
+@pytest.mark.parametrize("ignorecase", ["true", "false"])
+def test_a_dot_git_folder_in_another_case_is_left_out_where_the_repository_folds_case(
+    tmp_path, monkeypatch, ignorecase
+):
+    """Where `core.ignoreCase` is true git skips a folder named `.git` in any case (`.GIT/`,
+    `x/.Git/`: dir.c `treat_path` compares the name with `fspathcmp`); porter walked them and
+    lint read files `git status` never lists (twenty-seventh read). Where it is false, git
+    lists them and so does porter. Compared with `git ls-files -o --exclude-standard`."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    subprocess.run(["git", "-C", str(repo), "config", "core.ignoreCase", ignorecase], env=env, check=True)
+    files = ["m.py", ".GIT/a.py", "x/.Git/b.py", "x/.gitx/c.py", "x/y/.GiT/d.py"]
+    found = _walked(repo, monkeypatch, files, {})
+    assert found == _git_lists(repo, env)
+    assert ("x/.Git/b.py" in found) == (ignorecase == "false") and "x/.gitx/c.py" in found
+
+
+@pytest.mark.parametrize("repaired", [False, True])
+def test_a_worktree_whose_main_repository_moved_is_said(tmp_path, monkeypatch, repaired):
+    """A worktree's `.git` file names a folder of the main repository's; moved, that folder is
+    gone and git stops there (`fatal: not a git repository`): `git status` lists nothing, and
+    the main repository's `info/exclude` is read by no one. porter linted the worktree with its
+    `.gitignore` files alone and said nothing (twenty-seventh read); now a note says so once.
+    Once repaired (`git worktree repair`), git lists and porter walks the same files, unsaid."""
+    import subprocess
+
+    from porter.pipeline import discover as discovery
+
+    env = _git_env(
+        tmp_path,
+        monkeypatch,
+        GIT_AUTHOR_NAME="a",
+        GIT_AUTHOR_EMAIL="a@b",
+        GIT_COMMITTER_NAME="a",
+        GIT_COMMITTER_EMAIL="a@b",
+    )
+    main, tree = tmp_path / "main", tmp_path / "wt"
+    subprocess.run(["git", "init", "-q", str(main)], env=env, check=True)
+    subprocess.run(["git", "-C", str(main), "commit", "-q", "--allow-empty", "-m", "x"], env=env, check=True)
+    (main / ".git" / "info" / "exclude").write_text("local_*.py\n")
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(tree)], env=env, check=True)
+    main.rename(tmp_path / "moved")
+    if repaired:
+        subprocess.run(["git", "-C", str(tmp_path / "moved"), "worktree", "repair", str(tree)], env=env, check=True)
+    listed = subprocess.run(["git", "ls-files", "-o", "--exclude-standard"], cwd=tree, env=env, capture_output=True)
+    found = _walked(tree, monkeypatch, ["m.py", "local_a.py"], {".gitignore": "gen_*.py\n", "gen_a.py": ""})
+    said = [note for note in discovery.NOTES if "git refuses" in note and "main repository moved" in note]
+    if repaired:
+        assert found == _git_lists(tree, env) == ["m.py"] and not said
+    else:
+        assert b"not a git repository" in listed.stderr
+        assert found == ["local_a.py", "m.py"] and len(said) == 1, discovery.NOTES
+
+
 def test_a_stale_dot_git_makes_no_repository_of_its_own(tmp_path, monkeypatch):
     """git reads a folder as a repository of its own only where its `.git` is one
     (`is_nonbare_repository_dir`); a submodule's checkout copied out of its superproject (its

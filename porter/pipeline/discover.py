@@ -301,12 +301,18 @@ class _Walk:
     def _folders(
         self, subdirs: list[os.DirEntry[str]], here: Path, prefix: str, shown: str | None, keep: list[tuple[Path, str]]
     ) -> Iterator[Candidate]:
-        """The problems among the folder's subfolders; the ones to enter go to `keep`."""
+        """The problems among the folder's subfolders; the ones to enter go to `keep`. Where the
+        repository folds case, a `.GIT` or `.Git` is left out as `.git` is: git skips a name
+        equal to `.git` in its case folding (dir.c `treat_path`, `fspathcmp`), and lint read
+        the files under one that `git status` never lists (twenty-seventh read)."""
+        fold = self.folds.get(prefix, False)
         for entry in subdirs:
             d = entry.name
             rel = prefix + d
             full = here / d
             if _excluded(self.excludes, self.exclude_head + rel, d, True) or _ignored(rel, self, is_dir=True):
+                continue
+            if fold and len(d) == 4 and d.lower() == ".git":  # (ASCII letters only: git's strcasecmp)
                 continue
             if entry.is_symlink():
                 target = full.resolve()
@@ -491,7 +497,7 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
         repo = named.top
         excludes, fold = _named_repo_excludes(named)
     else:
-        found = next(((f, own) for f in searched if (own := _own_repo(f)) is not None), None)
+        found = _nearest_repo(searched)
         if found is None:
             return [], False
         repo = found[0]
@@ -506,6 +512,27 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
         head = "" if top == repo else top.relative_to(repo).as_posix() + "/"
         out.append((head, head.count("/"), _spec(excludes, fold)))
     return out, fold
+
+
+def _nearest_repo(searched: tuple[Path, ...]) -> tuple[Path, _Repo] | None:
+    """The nearest folder of `searched` that is a repository (`_own_repo`) and its repository,
+    or None. A `.git` file on the way that names no git folder (a worktree whose main
+    repository moved, a submodule's checkout copied out) is said in a note, once: git stops
+    there (`fatal: not a git repository`, setup.c's `GIT_DIR_INVALID_GITFILE`), so `git
+    status` lists nothing, while the walk reads the `.gitignore` files (and a repository
+    above) without that repository's `info/exclude` and settings; it said nothing
+    (twenty-seventh read)."""
+    for folder in searched:
+        own = _own_repo(folder)
+        if own is not None:
+            return folder, own
+        if (folder / ".git").is_file():
+            _note(
+                f"git refuses {os.fspath(folder)} as a repository: its .git file names no git folder (a worktree "
+                "whose main repository moved? `git worktree repair` mends it); its info/exclude and git settings "
+                "are not read"
+            )
+    return None
 
 
 def _named_for(top: Path) -> _NamedRepo | None:
