@@ -1655,3 +1655,28 @@ def test_a_limits_field_of_another_type_is_refused_naming_it_not_raised_in_every
             read_trace(write_trace(tmp_path / "bad.st", {**ref.manifest, "limits": value}, ref.tensors))
     fine = read_trace(write_trace(tmp_path / "ok.st", {**ref.manifest, "limits": {"module_calls": 2}}, ref.tensors))
     assert compare_traces(fine, port).verdict == "pass"
+
+
+def test_a_gradient_norm_that_differs_before_the_curves_part_is_said_first(tmp_path):
+    """A recorded port that dropped `clip_grad_norm_(..., 0.05)` (AdamW: its update hides the
+    gradient's scale) had norms 0.66 against 0.05 from step 1 and its loss part at step 3, and
+    one that dropped `zero_grad()` differed at step 2: each failed on the curves alone, the norm
+    that differed first left out because the curves part (twenty-seventh read's recorded pairs)."""
+
+    def trace(name, losses, norms, act=None):
+        t = make_trace(tmp_path / f"{name}.safetensors", losses, act=act, label=None if name == "r" else PORT)
+        t.manifest["modules"][0]["key"] = "(model)"
+        for st, n in zip(t.manifest["steps"], norms):
+            st["grad_norm"] = n
+        return t
+
+    ref = trace("r", [0.87, 0.31, 1.905], [0.05, 0.05, 0.05])
+    clip = " ".join(compare_traces(ref, trace("clip", [0.87, 0.31, 1.923], [0.66, 0.45, 2.09])).reasons)
+    assert "part at step 3" in clip and "the gradient norm differs at step 1: reference 0.05, ported 0.66" in clip
+    assert "before the loss curves part" in clip and "clipping" in clip, clip
+    late = " ".join(compare_traces(ref, trace("late", [0.87, 0.31, 1.923], [0.05, 0.05, 2.09])).reasons)
+    assert "part at step 3" in late and "gradient norm differs" not in late, late  # it differs with the loss
+    moved = torch.linspace(-1, 1, 32) * 1.1
+    named = " ".join(compare_traces(ref, trace("m", [0.87, 0.33, 1.95], [0.66, 0.45, 2.09], moved)).reasons)
+    assert "first diverging module at step 1" in named and "gradient norm differs at step 1" in named, named
+    assert "before the loss curves part" not in named, named  # the module is the lead
