@@ -962,6 +962,7 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
             else "the reference recorded no optimizer step: the command never called "
             "optimizer.step() (is it a training script? were --steps reached?)"
         )
+    errors += _steps_asked(rm, pm)
     device_errors, device_fails = causes.device_findings(rm, pm)
     errors += device_errors
     rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
@@ -969,6 +970,22 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
         bad = int((~rl.isfinite()).nonzero()[0]) + 1
         errors.append(f"the reference's loss is not finite at step {bad}: it is no baseline")
     return errors, device_fails
+
+
+def _steps_asked(rm: dict, pm: dict) -> list[str]:
+    """Both sides stopped at the steps they were asked for, and were asked for other counts: a
+    faithful port recorded with `--steps 2` beside a reference with 3 failed with "the reference
+    recorded 3 optimizer step(s), the port 2", the recording's choice blamed on the port
+    (twenty-seventh read). A side that stopped otherwise (its script ended) still fails."""
+    asked = [m.get("steps_requested") for m in (rm, pm)]
+    if not all(type(n) is int for n in asked) or asked[0] == asked[1]:
+        return []
+    if any(m.get("stopped") != "steps reached" or len(m.get("steps") or []) != n for m, n in zip((rm, pm), asked)):
+        return []
+    return [
+        f"the reference was recorded with --steps {asked[0]}, the port with --steps {asked[1]}: "
+        "record both with the same --steps; no verdict"
+    ]
 
 
 def _stopped_when(m: dict) -> str:

@@ -1680,3 +1680,20 @@ def test_a_gradient_norm_that_differs_before_the_curves_part_is_said_first(tmp_p
     named = " ".join(compare_traces(ref, trace("m", [0.87, 0.33, 1.95], [0.66, 0.45, 2.09], moved)).reasons)
     assert "first diverging module at step 1" in named and "gradient norm differs at step 1" in named, named
     assert "before the loss curves part" not in named, named  # the module is the lead
+
+
+def test_sides_recorded_with_other_step_counts_get_no_verdict_a_port_that_stops_early_fails(tmp_path):
+    """A faithful port recorded with `--steps 2` beside a reference recorded with `--steps 3`
+    (both stopped at the steps asked for) failed with "the reference recorded 3 optimizer
+    step(s), the port 2": the recording's choice blamed on the port (twenty-seventh read, a
+    recorded pair). A port whose own script ended after 2 of the 3 steps asked still fails."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8, 1.6])
+    ref.manifest["steps_requested"] = 3
+    for asked, stopped, verdict in ((2, "steps reached", "error"), (3, "script ended", "fail")):
+        port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+        port.manifest["steps_requested"], port.manifest["stopped"] = asked, stopped
+        res = compare_traces(ref, port)
+        said = " ".join(res.reasons)
+        assert res.verdict == verdict, said
+        assert ("recorded with --steps 3, the port with --steps 2" in said) is (verdict == "error"), said
+        assert ("the reference recorded 3 optimizer step(s), the port 2" in said) is (verdict == "fail"), said
