@@ -1697,3 +1697,45 @@ def test_sides_recorded_with_other_step_counts_get_no_verdict_a_port_that_stops_
         assert res.verdict == verdict, said
         assert ("recorded with --steps 3, the port with --steps 2" in said) is (verdict == "error"), said
         assert ("the reference recorded 3 optimizer step(s), the port 2" in said) is (verdict == "fail"), said
+
+
+def test_a_model_output_dict_built_in_another_key_order_is_recorded_alike_and_a_changed_value_is_not(tmp_path):
+    """A recorded port whose model built its output dict as `{"out": ..., "o2": ...}` where the
+    reference built `{"o2": ..., "out": ...}` failed at `(model)` (twenty-seventh read, a recorded
+    pair): the dict's tensors were recorded in insertion order and paired by place, where
+    torch.testing.assert_close pairs them by key and passes. Module mode's `flatten` the same."""
+    import types
+
+    from porter.verify.capture import flatten
+    from porter.verify.recorder import Recorder
+
+    class _DictHead(torch.nn.Module):
+        """A model returning a dict, built in the order `keys` names (the same tensors by key)."""
+
+        def __init__(self, keys, scale=2.0):
+            super().__init__()
+            self.fc, self.keys, self.scale = torch.nn.Linear(4, 3), keys, scale
+
+        def forward(self, x):
+            y = self.fc(x)
+            made = {"out": y, "o2": y * self.scale}
+            return {k: made[k] for k in self.keys}
+
+    torch.manual_seed(0)
+    x, weights = torch.randn(5, 4), torch.nn.Linear(4, 3).state_dict()
+    recorded, flat = [], []
+    for keys, scale in ((("o2", "out"), 2.0), (("out", "o2"), 2.0), (("out", "o2"), 2.5)):
+        model = _DictHead(keys, scale)
+        model.fc.load_state_dict(weights)
+        out = model(x)
+        rec = Recorder(2, types.SimpleNamespace(kind="cpu"), str(tmp_path), ops=False, syncs=False)
+        rec.on_forward_hooked(model, (x,), out)
+        recorded.append([r[:2] for r in rec.calls[0][2]])
+        flat.append([t for _, t in flatten(out)])
+    ref, same, changed = recorded
+    first, second = _DictHead(("o2", "out")), _DictHead(("out", "o2"))
+    second.load_state_dict(first.state_dict())
+    torch.testing.assert_close(second(x), first(x))  # the oracle pairs a dict's tensors by key
+    assert all(torch.equal(a, b) for ra, rb in zip(ref, same) for a, b in zip(ra, rb)), "order decided"
+    assert not all(torch.equal(a, b) for ra, rb in zip(ref, changed) for a, b in zip(ra, rb))
+    assert all(torch.equal(a, b) for a, b in zip(flat[0], flat[1]))
