@@ -1739,3 +1739,19 @@ def test_a_model_output_dict_built_in_another_key_order_is_recorded_alike_and_a_
     assert all(torch.equal(a, b) for ra, rb in zip(ref, same) for a, b in zip(ra, rb)), "order decided"
     assert not all(torch.equal(a, b) for ra, rb in zip(ref, changed) for a, b in zip(ra, rb))
     assert all(torch.equal(a, b) for a, b in zip(flat[0], flat[1]))
+
+
+def test_a_port_that_merged_parameter_groups_of_one_rate_agrees_on_the_learning_rate(tmp_path):
+    """A port that put the reference's two AdamW parameter groups of one rate (0.01) into one
+    group updates alike, and failed with "the learning rate differs at step 1: reference [0.01,
+    0.01], ported [0.01]" (twenty-seventh read). Groups of other rates still differ."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    for two, one, verdict in (([0.01, 0.01], [0.01], "pass"), ([0.01, 0.02], [0.01], "fail")):
+        for st in ref.manifest["steps"]:
+            st["lr"] = two
+        port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+        for st in port.manifest["steps"]:
+            st["lr"] = one
+        res = compare_traces(ref, port)
+        said = " ".join(res.reasons)
+        assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
