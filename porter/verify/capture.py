@@ -9,15 +9,26 @@ from typing import Any, cast
 import torch
 
 
+def by_key(o: Mapping) -> list[tuple[Any, Any]]:
+    """A mapping's items, a plain dict's (of string keys) by key: its order is how the program
+    built it, and a port that built its output dict in another order (the same tensors under
+    the same keys, as torch.testing.assert_close pairs them) failed at the model's output
+    (twenty-seventh read). An OrderedDict or a ModelOutput keeps its own order."""
+    items = list(o.items())
+    if type(o) is dict and all(isinstance(k, str) for k in o):
+        items.sort(key=lambda kv: kv[0])
+    return items
+
+
 def flatten(obj, prefix: str = "out") -> list[tuple[str, torch.Tensor]]:
-    """Tensors in nested tuples / lists / dicts / dataclasses, with their paths."""
+    """Tensors in nested tuples / lists / dicts (`by_key`) / dataclasses, with their paths."""
     out: list[tuple[str, torch.Tensor]] = []
 
     def walk(o, path: str) -> None:
         if isinstance(o, torch.Tensor):
             out.append((path, o))
         elif isinstance(o, Mapping):
-            for k, v in o.items():
+            for k, v in by_key(o):
                 walk(v, f"{path}[{k!r}]")
         elif isinstance(o, (tuple, list)):
             for i, v in enumerate(o):

@@ -38,6 +38,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from porter.verify.capture import by_key
 from porter.verify.tracefile import LIMITS, process_bytes, process_limits, process_ops
 
 if TYPE_CHECKING:
@@ -531,14 +532,27 @@ def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
     lists, dicts, namedtuples, classes registered with it) and the fields of a dataclass, as
     module mode's `capture.flatten` reads them. pytree takes a dataclass for a leaf, so a module
     returning one was recorded with no output, shown as a pass, and the next module was named
-    the first to diverge (twenty-first read). Nested dataclasses are read 16 deep."""
+    the first to diverge (twenty-first read). Nested dataclasses are read 16 deep; plain dicts
+    by key (`capture.by_key`)."""
     found: list[torch.Tensor] = []
-    for leaf in tree_flatten(output)[0]:
+    for leaf in tree_flatten(_dicts_by_key(output))[0]:
         if isinstance(leaf, torch.Tensor):
             found.append(leaf)
         elif depth < 16 and dataclasses.is_dataclass(leaf) and not isinstance(leaf, type):
             found += _tensors_of([getattr(leaf, f.name, None) for f in dataclasses.fields(leaf)], depth + 1)
     return found
+
+
+def _dicts_by_key(o, depth: int = 0):
+    """`o` with its plain dicts, in plain tuples and lists, rebuilt in `capture.by_key`'s order
+    (pytree flattens a dict in its insertion order); anything else as it is."""
+    if depth > 16:
+        return o
+    if type(o) is dict:
+        return dict((k, _dicts_by_key(v, depth + 1)) for k, v in by_key(o))
+    if type(o) in (tuple, list):
+        return type(o)(_dicts_by_key(v, depth + 1) for v in o)
+    return o
 
 
 class Recorder:

@@ -1655,3 +1655,103 @@ def test_a_limits_field_of_another_type_is_refused_naming_it_not_raised_in_every
             read_trace(write_trace(tmp_path / "bad.st", {**ref.manifest, "limits": value}, ref.tensors))
     fine = read_trace(write_trace(tmp_path / "ok.st", {**ref.manifest, "limits": {"module_calls": 2}}, ref.tensors))
     assert compare_traces(fine, port).verdict == "pass"
+
+
+def test_a_gradient_norm_that_differs_before_the_curves_part_is_said_first(tmp_path):
+    """A recorded port that dropped `clip_grad_norm_(..., 0.05)` (AdamW: its update hides the
+    gradient's scale) had norms 0.66 against 0.05 from step 1 and its loss part at step 3, and
+    one that dropped `zero_grad()` differed at step 2: each failed on the curves alone, the norm
+    that differed first left out because the curves part (twenty-seventh read's recorded pairs)."""
+
+    def trace(name, losses, norms, act=None):
+        t = make_trace(tmp_path / f"{name}.safetensors", losses, act=act, label=None if name == "r" else PORT)
+        t.manifest["modules"][0]["key"] = "(model)"
+        for st, n in zip(t.manifest["steps"], norms):
+            st["grad_norm"] = n
+        return t
+
+    ref = trace("r", [0.87, 0.31, 1.905], [0.05, 0.05, 0.05])
+    clip = " ".join(compare_traces(ref, trace("clip", [0.87, 0.31, 1.923], [0.66, 0.45, 2.09])).reasons)
+    assert "part at step 3" in clip and "the gradient norm differs at step 1: reference 0.05, ported 0.66" in clip
+    assert "before the loss curves part" in clip and "clipping" in clip, clip
+    late = " ".join(compare_traces(ref, trace("late", [0.87, 0.31, 1.923], [0.05, 0.05, 2.09])).reasons)
+    assert "part at step 3" in late and "gradient norm differs" not in late, late  # it differs with the loss
+    moved = torch.linspace(-1, 1, 32) * 1.1
+    named = " ".join(compare_traces(ref, trace("m", [0.87, 0.33, 1.95], [0.66, 0.45, 2.09], moved)).reasons)
+    assert "first diverging module at step 1" in named and "gradient norm differs at step 1" in named, named
+    assert "before the loss curves part" not in named, named  # the module is the lead
+
+
+def test_sides_recorded_with_other_step_counts_get_no_verdict_a_port_that_stops_early_fails(tmp_path):
+    """A faithful port recorded with `--steps 2` beside a reference recorded with `--steps 3`
+    (both stopped at the steps asked for) failed with "the reference recorded 3 optimizer
+    step(s), the port 2": the recording's choice blamed on the port (twenty-seventh read, a
+    recorded pair). A port whose own script ended after 2 of the 3 steps asked still fails."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8, 1.6])
+    ref.manifest["steps_requested"] = 3
+    for asked, stopped, verdict in ((2, "steps reached", "error"), (3, "script ended", "fail")):
+        port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+        port.manifest["steps_requested"], port.manifest["stopped"] = asked, stopped
+        res = compare_traces(ref, port)
+        said = " ".join(res.reasons)
+        assert res.verdict == verdict, said
+        assert ("recorded with --steps 3, the port with --steps 2" in said) is (verdict == "error"), said
+        assert ("the reference recorded 3 optimizer step(s), the port 2" in said) is (verdict == "fail"), said
+
+
+def test_a_model_output_dict_built_in_another_key_order_is_recorded_alike_and_a_changed_value_is_not(tmp_path):
+    """A recorded port whose model built its output dict as `{"out": ..., "o2": ...}` where the
+    reference built `{"o2": ..., "out": ...}` failed at `(model)` (twenty-seventh read, a recorded
+    pair): the dict's tensors were recorded in insertion order and paired by place, where
+    torch.testing.assert_close pairs them by key and passes. Module mode's `flatten` the same."""
+    import types
+
+    from porter.verify.capture import flatten
+    from porter.verify.recorder import Recorder
+
+    class _DictHead(torch.nn.Module):
+        """A model returning a dict, built in the order `keys` names (the same tensors by key)."""
+
+        def __init__(self, keys, scale=2.0):
+            super().__init__()
+            self.fc, self.keys, self.scale = torch.nn.Linear(4, 3), keys, scale
+
+        def forward(self, x):
+            y = self.fc(x)
+            made = {"out": y, "o2": y * self.scale}
+            return {k: made[k] for k in self.keys}
+
+    torch.manual_seed(0)
+    x, weights = torch.randn(5, 4), torch.nn.Linear(4, 3).state_dict()
+    recorded, flat = [], []
+    for keys, scale in ((("o2", "out"), 2.0), (("out", "o2"), 2.0), (("out", "o2"), 2.5)):
+        model = _DictHead(keys, scale)
+        model.fc.load_state_dict(weights)
+        out = model(x)
+        rec = Recorder(2, types.SimpleNamespace(kind="cpu"), str(tmp_path), ops=False, syncs=False)
+        rec.on_forward_hooked(model, (x,), out)
+        recorded.append([r[:2] for r in rec.calls[0][2]])
+        flat.append([t for _, t in flatten(out)])
+    ref, same, changed = recorded
+    first, second = _DictHead(("o2", "out")), _DictHead(("out", "o2"))
+    second.load_state_dict(first.state_dict())
+    torch.testing.assert_close(second(x), first(x))  # the oracle pairs a dict's tensors by key
+    assert all(torch.equal(a, b) for ra, rb in zip(ref, same) for a, b in zip(ra, rb)), "order decided"
+    assert not all(torch.equal(a, b) for ra, rb in zip(ref, changed) for a, b in zip(ra, rb))
+    assert all(torch.equal(a, b) for a, b in zip(flat[0], flat[1]))
+
+
+def test_a_port_that_merged_parameter_groups_of_one_rate_agrees_on_the_learning_rate(tmp_path):
+    """A port that put the reference's two AdamW parameter groups of one rate (0.01) into one
+    group updates alike, and failed with "the learning rate differs at step 1: reference [0.01,
+    0.01], ported [0.01]" (twenty-seventh read). Groups of other rates still differ."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    for two, one, verdict in (([0.01, 0.01], [0.01], "pass"), ([0.01, 0.02], [0.01], "fail")):
+        for st in ref.manifest["steps"]:
+            st["lr"] = two
+        port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+        for st in port.manifest["steps"]:
+            st["lr"] = one
+        res = compare_traces(ref, port)
+        said = " ".join(res.reasons)
+        assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
