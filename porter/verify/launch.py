@@ -218,7 +218,7 @@ def install_rng(job: dict, side, root: str, recorder):
 
 
 def _program_seeds(root: str):
-    """The program's own torch seedings, watched from porter's seeding on (`rng.ProgramSeeds`)."""
+    """The program's own seedings, watched from porter's seeding on (`rng.ProgramSeeds`)."""
     from porter.verify.rng import ProgramSeeds
 
     seeds = ProgramSeeds(root)
@@ -440,9 +440,9 @@ def main(argv: list[str]) -> int:
 
             torch.set_num_threads(int(job["threads"]))  # the noise-floor run: other rounding
         seed_everything(job["seed"] + run.rank)  # each rank its own stream, on both sides alike
-        run.seeds = _program_seeds(run.root)
         run.recorder = _recorder(job, run.side, run.root)
         run.rng = install_rng(job, run.side, run.root, run.recorder)
+        run.seeds = _program_seeds(run.root)  # after rng's: it subclasses rng's torch.Generator
         if run.recorder is not None:
             run.recorder.install()
         _phase(run.out, "running the command")
@@ -515,7 +515,7 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
         manifest["devices"] = dict(manifest.get("devices") or {}, **device_requests(side))
     manifest["rng"] = rng_summary(job, side, rng)
     if run.seeds is not None:
-        manifest["program_seeds"] = run.seeds.calls
+        manifest["program_seeds"] = run.seeds.finish()
     manifest["compiled_frames"] = _compiled_frames()  # whose draws no mode redirects (`causes.compiled_draws`)
     if "torch" in sys.modules:
         manifest["threads"] = sys.modules["torch"].get_num_threads()

@@ -1163,34 +1163,71 @@ def _other_seeds(rm: dict, pm: dict) -> list[str]:
     ]
 
 
+# which generator each watched seeding seeds (`rng.ProgramSeeds`; an older porter's entries
+# name none: `torch.manual_seed`). A device's (`torch.cuda.manual_seed`) is kept, not compared:
+# a port seeds its device through its own API, and both sides' device draws are the CPU's here
+_SEED_FAMILIES = {
+    "torch.manual_seed": "torch",
+    "torch.default_generator.manual_seed": "torch",
+    "numpy.random.seed": "numpy",
+    "random.seed": "Python's random",
+    "torch.Generator.manual_seed": "its torch.Generator objects",
+}
+
+
+def _seed_sequence(calls: list, family: str) -> list[tuple]:
+    """(seed, drawn) of one generator's seedings, a reseeding to the same seed with nothing
+    drawn between dropped (it changes nothing: `torch.cuda.manual_seed_all(s)` rewritten to a
+    second `torch.manual_seed(s)`); not across a Generator's objects, each its own."""
+    out: list[tuple] = []
+    for c in _seedings_of(calls, family):
+        told = (c.get("seed"), c.get("drawn") is True)
+        if out and told == (out[-1][0], False) and family != _SEED_FAMILIES["torch.Generator.manual_seed"]:
+            continue
+        out.append(told)
+    return out
+
+
+def _seedings_of(calls: list, family: str) -> list[dict]:
+    return [
+        c for c in calls if isinstance(c, dict) and _SEED_FAMILIES.get(c.get("call") or "torch.manual_seed") == family
+    ]
+
+
+def _seeding_said(c: dict) -> str:
+    where = c.get("location") or "?"
+    drawn = c.get("drawn")
+    return f"{c.get('call') or 'torch.manual_seed'}({c.get('seed')}) at {where}" + (
+        " after drawing from the generator"
+        if drawn is True
+        else " before any draw"
+        if drawn is False
+        else " (whether drawn from before: not known)"
+    )
+
+
 def _program_seeds(rm: dict, pm: dict) -> list[str]:
-    """A line where the program seeds torch otherwise on the two sides (`rng.ProgramSeeds`: the
-    seeds, and whether the generator was drawn from before each): porter's own seed before the
-    program makes both sides' first numbers alike, so a port that seeds after making its model
-    passed, though run alone its weights are unseeded (twenty-sixth read). Traces of older
+    """A line per generator the program seeds otherwise on the two sides (`rng.ProgramSeeds`:
+    the seeds, and whether the generator was drawn from before each): porter's own seed before
+    the program makes both sides' first numbers alike, so a port that seeds after making its
+    model passed, though run alone its weights are unseeded (twenty-sixth read). Traces of older
     porters have no `program_seeds`: nothing said."""
     got = [m.get("program_seeds") for m in (rm, pm)]
     sides: list[list] = [s for s in got if isinstance(s, list)]
     if len(sides) != 2:
         return []
-    told = [[(c.get("seed"), c.get("drawn") is True) for c in s if isinstance(c, dict)] for s in sides]
-    if told[0] == told[1]:
-        return []
-    said = [
-        "; ".join(
-            f"torch.manual_seed({c.get('seed')}) at {c.get('location') or '?'}"
-            + (" after drawing from the generator" if c.get("drawn") is True else " before any draw")
-            for c in s[:3]
-            if isinstance(c, dict)
+    lines = []
+    for family in dict.fromkeys(_SEED_FAMILIES.values()):
+        if _seed_sequence(sides[0], family) == _seed_sequence(sides[1], family):
+            continue
+        said = ["; ".join(_seeding_said(c) for c in _seedings_of(s, family)[:3]) or "none" for s in sides]
+        lines.append(
+            f"the program seeds {family} otherwise on the two sides: reference {said[0]}; port {said[1]}. "
+            "Porter seeds torch, numpy and random before the program starts, so what one side draws before its "
+            "own seeding (weights, data order) came from porter's seed here: run without porter, it is not the "
+            "reference's"
         )
-        or "none"
-        for s in sides
-    ]
-    return [
-        f"the program seeds torch otherwise on the two sides: reference {said[0]}; port {said[1]}. Porter "
-        "seeds both before the program starts, so what one side draws before its own seeding (weights, "
-        "data order) came from porter's seed here: run without porter, it is not the reference's"
-    ]
+    return lines
 
 
 def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:

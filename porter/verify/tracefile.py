@@ -318,7 +318,7 @@ _MANIFEST = {
     "libraries": _opt(dict),
     "compiled_frames": _opt(int),
     # `drawn` (a bool: the spec's scalars are numbers and names) is read as `is True`
-    "program_seeds": _list({"seed": _opt(int), "location": _opt(str)}),
+    "program_seeds": _list({"call": _opt(str), "seed": _opt(int), "location": _opt(str)}),
     "host": _opt({"hostname": _opt(str), "platform": _opt(str), "machine": _opt(str)}),
     "wall_s": _opt(_NUMBER),
     "steps_recorded": _opt(int),
