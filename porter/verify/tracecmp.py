@@ -18,7 +18,7 @@ from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.devices import TARGET_KINDS
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
-from porter.verify.tracefile import STAT_NAMES, Trace, paired, unnamed_tensors
+from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, Trace, paired, unnamed_tensors
 
 _ORDER = ["float32", "float16", "bfloat16"]  # increasing tolerance
 # (rtol, atol) for the per-step loss and gradient norm. The loss is a mean over many
@@ -295,17 +295,21 @@ def _blocks_cmp(
 
 
 def _placed_close(r: torch.Tensor, p: torch.Tensor, extra, per) -> bool:
-    """Whether two integer outputs' place-weighted block sums (`recorder._placed_sums`) are equal
-    but for float64's rounding: a block of `b` values (`per`, `_blocks_cmp`'s) sums terms of at
-    most `b` times their magnitudes (True where either side has no third row: a float output, an
-    older trace)."""
-    if r.shape[0] != 3 or p.shape[0] != 3:
-        return True
+    """Whether two integer outputs' place-weighted block sums (`recorder._placed_sums`: rows 3
+    and 4, weights up to `b` and `recorder.HASHED_WEIGHT`) are equal but for float64's
+    rounding: a block of `b` values (`per`, `_blocks_cmp`'s) sums terms of at most the largest
+    weight times their magnitudes. Each row is compared where both sides have it (a float
+    output has neither, an older trace's may lack them)."""
     import numpy as np
 
     rd, pd = r.to(torch.float64).numpy(), p.to(torch.float64).numpy()
-    allowed = per * per * 2.0**-53 * (np.abs(rd[1]) + np.abs(pd[1])) * 1.01 + extra
-    return bool(((rd[2] == pd[2]) | (np.abs(pd[2] - rd[2]) <= allowed)).all())
+    for row, weight in ((2, per), (3, HASHED_WEIGHT)):
+        if min(rd.shape[0], pd.shape[0]) <= row:
+            break
+        allowed = per * weight * 2.0**-53 * (np.abs(rd[1]) + np.abs(pd[1])) * 1.01 + extra
+        if not ((rd[row] == pd[row]) | (np.abs(pd[row] - rd[row]) <= allowed)).all():
+            return False
+    return True
 
 
 def _count(shape: list[int]) -> int:

@@ -252,6 +252,8 @@ def _list(spec):
     return ("list", spec)
 
 
+# the largest weight of an integer output's fourth row of block sums (`recorder._hashed`)
+HASHED_WEIGHT = 1 << 16
 _NUMBER = (int, float)
 _STATS, _SAMPLE, _BLOCKS = ("tensor", "stats"), ("tensor", "sample"), ("tensor", "blocks")
 _OUTPUT = {
@@ -382,9 +384,9 @@ def _check_tensor(value, role: str, where: str, tensors: Mapping) -> None:
         raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
     if role == "sample" and numel > _LARGEST_SAMPLE:
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
-    if role == "blocks" and (dim != 2 or (numel % 2 and numel % 3) or numel > 3 * _LARGEST_SAMPLE or complex_):
-        # two rows, or three for an integer output (`recorder._placed_sums`)
-        raise TraceError(f"`{where}` ({value}) is not two or three rows of block sums")
+    if role == "blocks" and (dim != 2 or (numel % 2 and numel % 3) or numel > 4 * _LARGEST_SAMPLE or complex_):
+        # two rows, or three or four for an integer output (`recorder._placed_sums`)
+        raise TraceError(f"`{where}` ({value}) is not two to four rows of block sums")
 
 
 def _number_fields(spec) -> list[tuple[str, bool, bool, bool]] | None:

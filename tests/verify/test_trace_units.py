@@ -832,6 +832,44 @@ def test_a_port_that_seeds_torch_after_making_its_model_passes_with_that_said(tm
     assert "port torch.manual_seed(0) at ? after drawing from the generator" in lines[0], lines
 
 
+@pytest.mark.parametrize("kind", ["int64", "bool"])
+def test_three_or_more_integer_moves_that_keep_a_block_s_place_weighted_sum_fail(tmp_path, kind):
+    """Indices moved +1, -2, +1 in a row (or flags 1, 0, 0, 1 made 0, 1, 1, 0) inside one block of
+    64, off the sample: the block's sum, absolute sum and place-weighted sum (weights 1, 2, ...)
+    all hold, and the port passed where assert_close fails (twenty-seventh read). The fourth
+    row's hashed weights move; a faithful port passes."""
+    from porter.verify.recorder import block_sums, tensor_stats
+
+    g = torch.Generator().manual_seed(13)
+    ref_out = torch.randint(10, 1000, (4096,), generator=g)
+    i = 140  # block 2 (128 .. 191), places 140 .. 143 off the strided sample
+    if kind == "bool":
+        ref_out = ref_out > 500
+        ref_out[i : i + 4] = torch.tensor([True, False, False, True])
+    moved = ref_out.clone()
+    if kind == "bool":
+        moved[i : i + 4] = torch.tensor([False, True, True, False])
+    else:
+        moved[i : i + 3] += torch.tensor([1, -2, 1])
+    with pytest.raises(AssertionError):  # the oracle: assert_close's defaults (exact)
+        torch.testing.assert_close(moved, ref_out)
+    assert torch.equal(block_sums(moved, 64)[:3], block_sums(ref_out, 64)[:3])  # the three rows hold
+
+    def with_output(path, out, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(out, 64)
+        entry = t.manifest["modules"][0]["outputs"][0]
+        entry.update(shape=[4096], dtype=str(out.dtype).removeprefix("torch."), blocks="m0.0.blocks")
+        t.tensors["m0.0.blocks"] = block_sums(out, 64)
+        return read_trace(write_trace(path, t.manifest, {k: t.tensors[k] for k in t.tensors}))
+
+    ref = with_output(tmp_path / "r.safetensors", ref_out)
+    for port, verdict in [(ref_out.clone(), "pass"), (moved, "fail")]:
+        r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port, PORT))
+        assert r.verdict == verdict, r.reasons
+    assert "block sums" in r.modules[0]["stats_differ"], r.modules
+
+
 def _seeded_program(root: str, family: str, porter_seed: int, late: bool, drop: bool = False):
     """A program's draw from one generator and its own seeding of it (before the draw, after it,
     or none), under porter's seeding and `rng.ProgramSeeds`: the seedings watched, the draw."""
