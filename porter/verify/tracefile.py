@@ -286,6 +286,7 @@ _MANIFEST = {
         "matmul": _opt({"cuda_matmul": _opt(str), "cudnn_conv": _opt(str), "xla_mat_mul": _opt(str)}),
     },
     "model_nograd_calls": _opt(int),
+    "model_copies": _opt(int),
     # read by `trace compare`'s lines on step 1 (its evaluations, calls past those recorded): a
     # `limits` of another type was an AttributeError in every comparison, a text shown as a count
     # (twenty-sixth read)
