@@ -1301,6 +1301,28 @@ def test_an_ema_copy_of_the_model_is_said_not_compared_and_the_program_s_seeding
     assert _model_copies({"model_copies": 0}, {}) == []
 
 
+def test_a_compiled_model_s_recording_checks_dynamo_s_shape_guards_in_python(tmp_path):
+    """Recording a `torch.compile`d model spent most of its time compiling a C++ guard of a
+    recompile of porter's own hook (`build_guards` 87.5 of 96.9 s, twenty-sixth read): the
+    recorded side checks dynamo's symbolic-shape guards in Python. Read in the recorded side."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))\n"
+        "compiled = torch.compile(model, backend='eager')\n"
+        "import torch._dynamo.config as c\n"
+        "open('flag.txt', 'w').write(str(c.enable_cpp_symbolic_shape_guards))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(8, 16)\n"
+        "for _ in range(2):\n"
+        "    loss = compiled(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=300, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert (tree / "flag.txt").read_text() == "False"
+
+
 def test_a_program_that_traces_a_module_with_torch_jit_trace_has_its_trace_written(tmp_path):
     """`torch.jit.trace` runs the module on its example before the step, under the tracer, where
     sizes are tensors: recorded as the step's first call, its shapes could not be written to the
