@@ -472,12 +472,13 @@ class ProgramSeeds:
 
     def _watch_generators(self) -> None:
         """`torch.Generator` made a class whose `manual_seed` is watched (the C type's method
-        cannot be wrapped); `shim.AnyGenerator` keeps every generator an instance of it."""
-        from porter.verify.shim import AnyGenerator, _RealGenerator
+        cannot be wrapped); `shim.generator_metaclass` keeps every generator an instance of it."""
+        from porter.verify.shim import _RealGenerator, generator_metaclass
 
         base, watch = torch.Generator, self
+        meta = generator_metaclass(base) if base is _RealGenerator else type(base)  # the shim's keeps its own
 
-        class Generator(base, metaclass=AnyGenerator):  # type: ignore[misc,valid-type]
+        class Generator(base, metaclass=meta):  # type: ignore[misc,valid-type,metaclass]
             def manual_seed(self, seed):
                 watch._note("torch.Generator.manual_seed", seed, _drawn_from(self))
                 out = base.manual_seed(self, seed)
