@@ -1124,7 +1124,10 @@ class Recorder:
 
         shapes = [p.shape for p in model.parameters()]
         called = {id(c) for m in self.modules.values() for c in m.modules()}
-        found = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module) and id(o) not in called]
+        # type(), not isinstance: an object's `__class__` may be a property that warns
+        # (`torch.distributed.reduce_op`'s FutureWarning, in the program's output)
+        module = torch.nn.Module
+        found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
         return sum(1 for o in found if shapes and _same_shapes(o, shapes, stepped))
 
     def _stepped(self) -> set[int]:
