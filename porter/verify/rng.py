@@ -436,15 +436,16 @@ class ProgramSeeds:
         return self.calls
 
     def _wrap(self, original, call: str):
-        def seeding(seed, *args, **kwargs):
+        def seeding(*args, **kwargs):  # `random.seed()` and `numpy.random.seed()` take no seed
             if self._inside:
-                return original(seed, *args, **kwargs)
+                return original(*args, **kwargs)
             self._unwatched()
             last, now = self._last.get(call), _generator_state(call)
+            seed = args[0] if args else next(iter(kwargs.values()), None)
             self._note(call, seed, None if now is None else not _same(now, last))
             self._inside = True
             try:
-                return original(seed, *args, **kwargs)
+                return original(*args, **kwargs)
             finally:
                 self._inside = False
                 self._last[call] = _generator_state(call)

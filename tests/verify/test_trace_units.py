@@ -942,7 +942,10 @@ def test_a_port_that_moves_or_drops_a_numpy_random_or_generator_seeding_is_said(
 def test_a_device_seeding_is_kept_not_compared_and_torch_s_own_not_counted(tmp_path):
     """`torch.manual_seed` seeds CUDA through `torch.cuda.manual_seed_all`: that inner call is
     not the program's (not kept); the program's own `torch.cuda.manual_seed` is kept, and a
-    port that seeds its device through its own API (not watched) is not told it differs."""
+    port that seeds its device through its own API (not watched) is not told it differs.
+    `random.seed()` with no seed (from the clock) is kept as seeded by None."""
+    import random
+
     from porter.verify.rng import ProgramSeeds
 
     watch = ProgramSeeds(str(tmp_path))
@@ -950,13 +953,15 @@ def test_a_device_seeding_is_kept_not_compared_and_torch_s_own_not_counted(tmp_p
     try:
         torch.manual_seed(3)
         torch.cuda.manual_seed(3)
+        random.seed()  # from the clock: no seed to keep, and no TypeError
     finally:
         watch.uninstall()
     calls = watch.finish()
-    assert [(c["call"], c["seed"]) for c in calls] == [("torch.manual_seed", 3), ("torch.cuda.manual_seed", 3)]
+    assert [(c["call"], c["seed"]) for c in calls[:2]] == [("torch.manual_seed", 3), ("torch.cuda.manual_seed", 3)]
+    assert [(c["call"], c["seed"]) for c in calls[2:]] == [("random.seed", None)], calls
     ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
     port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
-    ref.manifest["program_seeds"], port.manifest["program_seeds"] = calls, calls[:1]
+    ref.manifest["program_seeds"], port.manifest["program_seeds"] = calls, calls[:1] + calls[2:]
     assert not [w for w in compare_traces(ref, port).warnings if "otherwise on the two sides" in w]
 
 
