@@ -112,9 +112,23 @@ def _note_compile(torch) -> None:
     def compile_noted(*args, **kwargs):
         if not _COMPILED:
             _COMPILED[:] = [_hook_frames()]
+            _python_shape_guards()
         return real(*args, **kwargs)
 
     torch.compile = compile_noted
+
+
+def _python_shape_guards() -> None:
+    """Dynamo's symbolic-shape guards checked in Python, not compiled as C++: porter's forward
+    hook, inlined into each compiled module call, recompiles with the input's sizes made
+    dynamic, and torch 2.9 compiled that guard as C++ (`build_guards` 87.5 of 96.9 s of a 3-layer
+    model's two calls; 3-6 s in Python, the recorded tensors equal: twenty-sixth read). A
+    recording runs a few steps: its guards' cost per call is not what it measures. torch 2.13's
+    default is already False; a torch without the setting is left as it is."""
+    import torch._dynamo.config as config
+
+    if hasattr(config, "enable_cpp_symbolic_shape_guards"):
+        config.enable_cpp_symbolic_shape_guards = False
 
 
 def _hook_frames() -> bool:
@@ -218,7 +232,7 @@ def install_rng(job: dict, side, root: str, recorder):
 
 
 def _program_seeds(root: str):
-    """The program's own torch seedings, watched from porter's seeding on (`rng.ProgramSeeds`)."""
+    """The program's own seedings, watched from porter's seeding on (`rng.ProgramSeeds`)."""
     from porter.verify.rng import ProgramSeeds
 
     seeds = ProgramSeeds(root)
@@ -440,9 +454,9 @@ def main(argv: list[str]) -> int:
 
             torch.set_num_threads(int(job["threads"]))  # the noise-floor run: other rounding
         seed_everything(job["seed"] + run.rank)  # each rank its own stream, on both sides alike
-        run.seeds = _program_seeds(run.root)
         run.recorder = _recorder(job, run.side, run.root)
         run.rng = install_rng(job, run.side, run.root, run.recorder)
+        run.seeds = _program_seeds(run.root)  # after rng's: it subclasses rng's torch.Generator
         if run.recorder is not None:
             run.recorder.install()
         _phase(run.out, "running the command")
@@ -515,7 +529,7 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
         manifest["devices"] = dict(manifest.get("devices") or {}, **device_requests(side))
     manifest["rng"] = rng_summary(job, side, rng)
     if run.seeds is not None:
-        manifest["program_seeds"] = run.seeds.calls
+        manifest["program_seeds"] = run.seeds.finish()
     manifest["compiled_frames"] = _compiled_frames()  # whose draws no mode redirects (`causes.compiled_draws`)
     if "torch" in sys.modules:
         manifest["threads"] = sys.modules["torch"].get_num_threads()

@@ -39,7 +39,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from porter.verify.capture import by_key
-from porter.verify.tracefile import LIMITS, process_bytes, process_limits, process_ops
+from porter.verify.tracefile import HASHED_WEIGHT, LIMITS, process_bytes, process_limits, process_ops
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
@@ -351,7 +351,7 @@ def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     tolerance moves its block's sum. None when the sample holds every value. An integer or bool
     output's blocks too (exact sums below 2^53): without them one index or flag changed outside
     the sample moved no statistic past the float tolerance, and a port whose argmax or mask
-    differed passed (twenty-sixth read); theirs have a third row (`_placed_sums`)."""
+    differed passed (twenty-sixth read); theirs have a third and a fourth row (`_placed_sums`)."""
     x = t.detach().reshape(-1)
     parts = torch.view_as_real(x.resolve_conj()).reshape(-1) if x.is_complex() else x
     if x.numel() <= blocks:
@@ -368,20 +368,45 @@ def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
         sums[1, -1] += tail.abs().sum()
     if x.is_floating_point() or x.is_complex():
         return sums
-    return torch.cat([sums, _placed_sums(body, tail, rows)[None]])
+    return torch.cat([sums, _placed_sums(body, tail, rows)[None], _placed_sums(body, tail, rows, _hashed)[None]])
 
 
-def _placed_sums(body: torch.Tensor, tail: torch.Tensor, rows: int) -> torch.Tensor:
-    """Each block's values weighted by their place in it (1, 2, ...), float64: an integer or
-    bool output's third row of block sums. Two values swapped inside one block move neither its
-    sum nor its absolute sum, and a port that did passed (7 of 50 generated swaps, seed 626,
-    twenty-sixth read); the weighted sum moves by (j - i) times their difference."""
-    weights = torch.arange(1, body.shape[1] + 1, dtype=torch.float64, device=body.device)
+def _linear(start: int, count: int) -> torch.Tensor:
+    return torch.arange(start, start + count, dtype=torch.float64)
+
+
+@functools.lru_cache(maxsize=64)
+def _hashed(start: int, count: int) -> torch.Tensor:
+    """Weights 1 .. 2^16 of places start.. from a mixing hash (splitmix64's, on int64 that
+    wraps), float64: no short pattern of moves cancels them, as a difference pattern cancels the
+    places' own weights (+1, -2, +1 keeps both the sum and the place-weighted sum)."""
+    x = torch.arange(start, start + count, dtype=torch.int64) * -7046029254386353131  # 0x9E3779B97F4A7C15
+    x = (x ^ (x >> 30)) * -4658895280553007687  # 0xBF58476D1CE4E5B9
+    x = (x ^ (x >> 27)) * -7723592293110705685  # 0x94D049BB133111EB
+    return ((x ^ (x >> 31)) & (HASHED_WEIGHT - 1)).to(torch.float64) + 1
+
+
+def _placed_sums(body: torch.Tensor, tail: torch.Tensor, rows: int, weigh=_linear) -> torch.Tensor:
+    """Each block's values weighted by their place in it, float64: an integer or bool output's
+    third row of block sums (weights 1, 2, ...) and its fourth (`_hashed`'s). Two values swapped
+    inside one block move neither its sum nor its absolute sum, and a port that did passed (7 of
+    50 generated swaps, seed 626, twenty-sixth read); the weighted sum moves by (j - i) times
+    their difference. Three moved values (+1, -2, +1 in a row) kept the third row too
+    (twenty-seventh read): the fourth moves."""
+    weights = weigh(1, body.shape[1]).to(body.device)
     placed = torch.cat([_wide(body[i : i + rows]) @ weights for i in range(0, body.shape[0], rows)])
     if tail.numel():  # the last block's values go on past its `per`
-        at = torch.arange(body.shape[1] + 1, body.shape[1] + 1 + tail.numel(), dtype=torch.float64, device=body.device)
-        placed[-1] += _wide(tail) @ at
+        placed[-1] += _wide(tail) @ weigh(body.shape[1] + 1, tail.numel()).to(body.device)
     return placed
+
+
+def _same_shapes(module: torch.nn.Module, shapes: list, stepped: set[int]) -> bool:
+    """Whether a module holds parameters of `shapes`, none of them `stepped` (a copy of the model)."""
+    try:
+        params = list(module.parameters())
+    except AttributeError:  # a module still being made (no `_parameters` yet)
+        return False
+    return [p.shape for p in params] == shapes and not any(id(p) in stepped for p in params)
 
 
 def _transformed(t: torch.Tensor) -> bool:
@@ -616,6 +641,7 @@ class Recorder:
         # was told its loss was made otherwise (twenty-sixth read); `trace compare` says it
         self.nograd_calls: Counter = Counter()
         self.model_nograd = 0
+        self.model_copies = 0  # `_uncalled_copies`
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
@@ -1102,6 +1128,22 @@ class Recorder:
             ),
         )
 
+    def _uncalled_copies(self, model: torch.nn.Module, stepped: set[int]) -> int:
+        """Modules alive at step 1's end that hold parameters of the model's shapes, that step 1
+        did not call and whose parameters no recorded optimizer steps: an EMA copy (a `deepcopy`
+        or `AveragedModel` updated after the step, called later under no_grad) feeds no loss of
+        step 1, so an unfaithful rate passed unsaid (twenty-sixth read). Counted, to be said;
+        their weights are not compared. One scan of the collector's objects, once a run."""
+        import gc
+
+        shapes = [p.shape for p in model.parameters()]
+        called = {id(c) for m in self.modules.values() for c in m.modules()}
+        # type(), not isinstance: an object's `__class__` may be a property that warns
+        # (`torch.distributed.reduce_op`'s FutureWarning, in the program's output)
+        module = torch.nn.Module
+        found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
+        return sum(1 for o in found if shapes and _same_shapes(o, shapes, stepped))
+
     def _stepped(self) -> set[int]:
         """The parameters the recorded optimizer steps: the model is the root they are of. By size
         alone, a frozen teacher larger than the student it teaches was named the model and the
@@ -1127,6 +1169,7 @@ class Recorder:
         stepped = self._stepped()
         if roots and any(id(p) in stepped for p in roots[0].parameters()):
             self.model_nograd = self.nograd_calls[id(roots[0])]
+            self.model_copies = self._uncalled_copies(roots[0], stepped)
         for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, m in root.named_modules(remove_duplicate=False):
                 full = normalize_name(name)
@@ -1523,6 +1566,7 @@ class Recorder:
             "inputs": inputs,
             "tied": self.tied,
             "model_nograd_calls": self.model_nograd,
+            "model_copies": self.model_copies,
             "ops": ops,
             "ops_scope": self._ops_scope(),
             "precision": self.precision(),

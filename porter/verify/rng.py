@@ -29,6 +29,7 @@ import functools
 import math
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -356,33 +357,144 @@ def _sdpa_math(q, k, v, mask, p, is_causal, scale, enable_gqa):
 __all__ = ["DeviceRngMode"]
 
 
-PROGRAM_SEEDS = 16  # the program's own torch seedings kept (a loop that reseeds each epoch: the first)
+PROGRAM_SEEDS = 16  # the program's own seedings kept (a loop that reseeds each epoch: the first)
+
+# the seedings watched: (module, attribute, the name said). Only `torch.manual_seed` was
+# (twenty-sixth read): a port that moved or dropped `numpy.random.seed`, `random.seed` or a
+# device seeding passed unsaid under porter's own seeding of all three.
+WATCHED_SEEDINGS = (
+    ("torch", "manual_seed", "torch.manual_seed"),
+    ("torch.random", "manual_seed", "torch.manual_seed"),
+    ("torch.cuda", "manual_seed", "torch.cuda.manual_seed"),
+    ("torch.cuda", "manual_seed_all", "torch.cuda.manual_seed_all"),
+    ("numpy.random", "seed", "numpy.random.seed"),
+    ("random", "seed", "random.seed"),
+)
+# what `torch.random.default_generator.manual_seed` (a C method: not wrappable) is said as, seen
+# only by the default generator's seed changing between the seedings watched
+UNWATCHED_DEFAULT = "torch.default_generator.manual_seed"
+
+
+def _generator_state(call: str):
+    """The state a seeding resets, to tell whether it was drawn from since the last one; None
+    for a device's (not read: on the CUDA shim it is the CPU's, said by `torch`'s)."""
+    if call == "torch.manual_seed":
+        return torch.get_rng_state()
+    if call == "random.seed":
+        import random
+
+        return random.getstate()
+    if call == "numpy.random.seed":
+        import numpy
+
+        state: Any = numpy.random.get_state()  # the legacy tuple: (name, keys, pos, ...)
+        return (state[0], state[1].tobytes(), *state[2:])
+    return None
+
+
+def _same(a, b) -> bool:
+    return torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
 
 
 class ProgramSeeds:
-    """The program's own `torch.manual_seed` calls: the seed, where, and whether the CPU
-    generator was drawn from since the last seeding (porter's or the program's). Porter seeds
-    both sides before the program starts, so a port that seeds after making its model drew
-    its weights from porter's seed as the reference did and passed, unsaid: run alone, its
-    weights are unseeded (twenty-sixth read). Said by `tracecmp._program_seeds`."""
+    """The program's own seedings (`WATCHED_SEEDINGS`, a `torch.Generator`'s `manual_seed`): the
+    call, the seed, where, and whether its generator was drawn from since the last seeding
+    (porter's or the program's). Porter seeds torch, numpy and random before the program
+    starts, so a port that seeds after making its model drew its weights from porter's seed as
+    the reference did and passed, unsaid: run alone, its weights are unseeded (twenty-sixth
+    read). Said by `tracecmp._program_seeds`."""
 
     def __init__(self, root: str) -> None:
         self.root = root.rstrip("/") + "/"
         self.calls: list[dict] = []
-        self._last = torch.get_rng_state()
-        self._original = torch.random.manual_seed
+        self._restore: list[tuple] = []
+        self._inside = False  # torch.manual_seed seeds CUDA through torch.cuda.manual_seed_all
+        self._last = {call: _generator_state(call) for _, _, call in WATCHED_SEEDINGS}
+        self._seed = torch.initial_seed()
 
     def install(self) -> None:
-        original = self._original
+        import importlib
 
-        def manual_seed(seed):
+        for module_name, attr, call in WATCHED_SEEDINGS:
+            try:
+                owner = importlib.import_module(module_name)
+            except ImportError:  # numpy not installed: nothing of it to watch
+                continue
+            original = getattr(owner, attr)
+            self._restore.append((owner, attr, original))
+            setattr(owner, attr, self._wrap(original, call))
+        self._watch_generators()
+
+    def uninstall(self) -> None:
+        for owner, attr, original in reversed(self._restore):
+            setattr(owner, attr, original)
+        self._restore.clear()
+
+    def finish(self) -> list[dict]:
+        """The calls, with a seeding of the default generator made past the wrappers said."""
+        self._unwatched()
+        return self.calls
+
+    def _wrap(self, original, call: str):
+        def seeding(*args, **kwargs):  # `random.seed()` and `numpy.random.seed()` take no seed
+            if self._inside:
+                return original(*args, **kwargs)
+            self._unwatched()
+            last, now = self._last.get(call), _generator_state(call)
+            seed = args[0] if args else next(iter(kwargs.values()), None)
+            self._note(call, seed, None if now is None else not _same(now, last))
+            self._inside = True
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self._inside = False
+                self._last[call] = _generator_state(call)
+                if call not in ("numpy.random.seed", "random.seed"):
+                    self._after_torch()
+
+        return functools.update_wrapper(seeding, original)
+
+    def _note(self, call: str, seed, drawn: bool | None) -> None:
+        if len(self.calls) < PROGRAM_SEEDS:
+            seen = seed if type(seed) is int else None
+            self.calls.append({"call": call, "seed": seen, "location": user_location(self.root), "drawn": drawn})
+
+    def _after_torch(self) -> None:
+        """A device seeding may have reseeded the CPU generator (the CUDA shim's is the CPU's)."""
+        self._last["torch.manual_seed"] = torch.get_rng_state()
+        self._seed = torch.initial_seed()
+
+    def _unwatched(self) -> None:
+        if torch.initial_seed() != self._seed:
+            self._seed = torch.initial_seed()
             if len(self.calls) < PROGRAM_SEEDS:
-                drawn = not torch.equal(torch.get_rng_state(), self._last)
-                seen = seed if type(seed) is int else None
-                self.calls.append({"seed": seen, "location": user_location(self.root), "drawn": drawn})
-            out = original(seed)
-            self._last = torch.get_rng_state()
-            return out
+                self.calls.append({"call": UNWATCHED_DEFAULT, "seed": self._seed, "location": None, "drawn": None})
+            self._last["torch.manual_seed"] = torch.get_rng_state()
 
-        functools.update_wrapper(manual_seed, original)
-        torch.manual_seed = torch.random.manual_seed = manual_seed
+    def _watch_generators(self) -> None:
+        """`torch.Generator` made a class whose `manual_seed` is watched (the C type's method
+        cannot be wrapped); `shim.generator_metaclass` keeps every generator an instance of it."""
+        from porter.verify.shim import _RealGenerator, generator_metaclass
+
+        base, watch = torch.Generator, self
+        meta = generator_metaclass(base) if base is _RealGenerator else type(base)  # the shim's keeps its own
+
+        class Generator(base, metaclass=meta):  # type: ignore[misc,valid-type,metaclass]
+            def manual_seed(self, seed):
+                watch._note("torch.Generator.manual_seed", seed, _drawn_from(self))
+                out = base.manual_seed(self, seed)
+                self._porter_state = self.get_state()
+                return out
+
+        def _drawn_from(gen) -> bool | None:
+            try:
+                last = getattr(gen, "_porter_state", None)
+                if last is None:  # first seeding: against a new generator's state
+                    last = _RealGenerator(device=gen.device).get_state()
+                return not torch.equal(gen.get_state(), last)
+            except RuntimeError:  # a device generator's state not readable here
+                return None
+
+        self._restore.append((torch, "Generator", base))
+        patched: Any = torch
+        patched.Generator = Generator

@@ -340,24 +340,30 @@ def default_device_on_cpu(kinds: set[str]) -> None:
 _RealGenerator = torch.Generator
 
 
+def generator_metaclass(real: Any) -> Any:
+    """A metaclass for a class made in place of `torch.Generator` (here, and
+    `rng.ProgramSeeds`'s): isinstance(g, torch.Generator) stays true of every generator (torch's
+    own default one too), not only of those made after the patch. Derived from the metaclass
+    torch gives its Generator (torch 2.13's is `OpaqueBaseMeta`; a plain `type` here was
+    "metaclass conflict" at the program's start: every reference run under torch 2.13 ended
+    before its first line)."""
+
+    class AnyGenerator(type(real)):  # type: ignore[misc]
+        def __instancecheck__(cls, obj) -> bool:
+            return isinstance(obj, real)
+
+        def __subclasscheck__(cls, sub) -> bool:
+            return issubclass(sub, real)
+
+    return AnyGenerator
+
+
 def generators_on_cpu(kinds: set[str], made: list | None = None) -> None:
     """`torch.Generator(device=d)` for a device type in `kinds` makes a CPU generator: its draws
     then run on the CPU (the shim's "cuda"; the port's device under porter.verify.rng), seeded
     by the program's own `manual_seed` calls. `made` collects the device types asked for."""
 
-    class AnyGenerator(type(_RealGenerator)):  # type: ignore[misc]
-        """isinstance(g, torch.Generator) stays true of every generator (torch's own default one
-        too), not only of those made after the patch. Derived from the metaclass torch gives its
-        Generator (torch 2.13's is `OpaqueBaseMeta`; a plain `type` here was "metaclass conflict"
-        at the program's start: every reference run under torch 2.13 ended before its first line)."""
-
-        def __instancecheck__(cls, obj) -> bool:
-            return isinstance(obj, _RealGenerator)
-
-        def __subclasscheck__(cls, sub) -> bool:
-            return issubclass(sub, _RealGenerator)
-
-    class Generator(_RealGenerator, metaclass=AnyGenerator):
+    class Generator(_RealGenerator, metaclass=generator_metaclass(_RealGenerator)):  # type: ignore[metaclass]
         def __new__(cls, device="cpu"):
             kind = _device_type(device) if not isinstance(device, int) else "cuda"
             if kind in kinds:

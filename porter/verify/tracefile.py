@@ -252,6 +252,8 @@ def _list(spec):
     return ("list", spec)
 
 
+# the largest weight of an integer output's fourth row of block sums (`recorder._hashed`)
+HASHED_WEIGHT = 1 << 16
 _NUMBER = (int, float)
 _STATS, _SAMPLE, _BLOCKS = ("tensor", "stats"), ("tensor", "sample"), ("tensor", "blocks")
 _OUTPUT = {
@@ -284,6 +286,7 @@ _MANIFEST = {
         "matmul": _opt({"cuda_matmul": _opt(str), "cudnn_conv": _opt(str), "xla_mat_mul": _opt(str)}),
     },
     "model_nograd_calls": _opt(int),
+    "model_copies": _opt(int),
     # read by `trace compare`'s lines on step 1 (its evaluations, calls past those recorded): a
     # `limits` of another type was an AttributeError in every comparison, a text shown as a count
     # (twenty-sixth read)
@@ -318,7 +321,7 @@ _MANIFEST = {
     "libraries": _opt(dict),
     "compiled_frames": _opt(int),
     # `drawn` (a bool: the spec's scalars are numbers and names) is read as `is True`
-    "program_seeds": _list({"seed": _opt(int), "location": _opt(str)}),
+    "program_seeds": _list({"call": _opt(str), "seed": _opt(int), "location": _opt(str)}),
     "host": _opt({"hostname": _opt(str), "platform": _opt(str), "machine": _opt(str)}),
     "wall_s": _opt(_NUMBER),
     "steps_recorded": _opt(int),
@@ -382,9 +385,9 @@ def _check_tensor(value, role: str, where: str, tensors: Mapping) -> None:
         raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
     if role == "sample" and numel > _LARGEST_SAMPLE:
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
-    if role == "blocks" and (dim != 2 or (numel % 2 and numel % 3) or numel > 3 * _LARGEST_SAMPLE or complex_):
-        # two rows, or three for an integer output (`recorder._placed_sums`)
-        raise TraceError(f"`{where}` ({value}) is not two or three rows of block sums")
+    if role == "blocks" and (dim != 2 or (numel % 2 and numel % 3) or numel > 4 * _LARGEST_SAMPLE or complex_):
+        # two rows, or three or four for an integer output (`recorder._placed_sums`)
+        raise TraceError(f"`{where}` ({value}) is not two to four rows of block sums")
 
 
 def _number_fields(spec) -> list[tuple[str, bool, bool, bool]] | None:

@@ -1262,6 +1262,67 @@ def test_a_trace_counts_the_model_s_calls_with_gradients_off_in_step_1_not_a_tea
     assert rec.trace.manifest["model_nograd_calls"] == 2, rec.trace.manifest.get("model_nograd_calls")
 
 
+def test_an_ema_copy_of_the_model_is_said_not_compared_and_the_program_s_seedings_kept(tmp_path):
+    """An EMA copy (`deepcopy`, updated after each optimizer step under no_grad, called later)
+    feeds no loss of step 1: the trace held nothing of it, so a port with another EMA rate
+    passed unsaid (twenty-sixth read). The trace counts such copies (a teacher of other shapes
+    is not one), and `trace compare` says they are not compared. The program's numpy seeding is
+    kept beside torch's (`rng.ProgramSeeds`, installed after the recorder's modes)."""
+    torch = need("torch")
+    body = (
+        "import copy\nimport numpy\nimport torch\ntorch.manual_seed(0)\nnumpy.random.seed(1)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
+        "ema, teacher = copy.deepcopy(model), torch.nn.Linear(4, 2)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(2):\n"
+        "    loss = (model(x) - teacher(x).detach()).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    with torch.no_grad():\n"
+        "        for e, p in zip(ema.parameters(), model.parameters()):\n            e.mul_(0.9).add_(p, alpha=0.1)\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    manifest = rec.trace.manifest
+    assert manifest["model_copies"] == 1, manifest.get("model_copies")
+    assert [(c["call"], c["seed"]) for c in manifest["program_seeds"]] == [
+        ("torch.manual_seed", 0),
+        ("numpy.random.seed", 1),
+    ], manifest["program_seeds"]
+    model = torch.nn.Linear(3, 3)
+    ema = [torch.zeros(3, 3), torch.zeros(3, 3)]
+    for e, rate in zip(ema, (0.1, 0.2)):
+        e.mul_(1 - rate).add_(model.weight.detach(), alpha=rate)
+    with pytest.raises(AssertionError):  # the oracle: another rate, other EMA weights
+        torch.testing.assert_close(ema[1], ema[0])
+    from porter.verify.tracecmp import _model_copies
+
+    said = _model_copies(manifest, manifest)
+    assert len(said) == 1 and "reference 1, port 1" in said[0] and "not compared" in said[0], said
+    assert _model_copies({"model_copies": 0}, {}) == []
+
+
+def test_a_compiled_model_s_recording_checks_dynamo_s_shape_guards_in_python(tmp_path):
+    """Recording a `torch.compile`d model spent most of its time compiling a C++ guard of a
+    recompile of porter's own hook (`build_guards` 87.5 of 96.9 s, twenty-sixth read): the
+    recorded side checks dynamo's symbolic-shape guards in Python. Read in the recorded side."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))\n"
+        "compiled = torch.compile(model, backend='eager')\n"
+        "import torch._dynamo.config as c\n"
+        "open('flag.txt', 'w').write(str(c.enable_cpp_symbolic_shape_guards))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(8, 16)\n"
+        "for _ in range(2):\n"
+        "    loss = compiled(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=300, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert (tree / "flag.txt").read_text() == "False"
+
+
 def test_a_program_that_traces_a_module_with_torch_jit_trace_has_its_trace_written(tmp_path):
     """`torch.jit.trace` runs the module on its example before the step, under the tracer, where
     sizes are tensors: recorded as the step's first call, its shapes could not be written to the

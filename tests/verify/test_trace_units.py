@@ -796,8 +796,6 @@ def test_a_port_that_seeds_torch_after_making_its_model_passes_with_that_said(tm
     seedings are watched (`rng.ProgramSeeds`) and a line says where they differ."""
     from porter.verify.rng import ProgramSeeds
 
-    original = torch.random.manual_seed
-
     def program(seed_first: bool, porter_seed: int | None) -> tuple[list[dict], torch.Tensor]:
         if porter_seed is not None:
             torch.manual_seed(porter_seed)  # porter's own, before the program
@@ -810,7 +808,7 @@ def test_a_port_that_seeds_torch_after_making_its_model_passes_with_that_said(tm
             if not seed_first:
                 torch.manual_seed(0)
         finally:
-            torch.manual_seed = torch.random.manual_seed = original
+            watch.uninstall()
         return watch.calls, weight
 
     (ref_calls, ref_w), (port_calls, port_w) = program(True, 0), program(False, 0)  # porter --seed 0
@@ -832,6 +830,139 @@ def test_a_port_that_seeds_torch_after_making_its_model_passes_with_that_said(tm
         lines = [w for w in r.warnings if "seeds torch otherwise" in w]
         assert bool(lines) == said, r.warnings
     assert "port torch.manual_seed(0) at ? after drawing from the generator" in lines[0], lines
+
+
+@pytest.mark.parametrize("kind", ["int64", "bool"])
+def test_three_or_more_integer_moves_that_keep_a_block_s_place_weighted_sum_fail(tmp_path, kind):
+    """Indices moved +1, -2, +1 in a row (or flags 1, 0, 0, 1 made 0, 1, 1, 0) inside one block of
+    64, off the sample: the block's sum, absolute sum and place-weighted sum (weights 1, 2, ...)
+    all hold, and the port passed where assert_close fails (twenty-seventh read). The fourth
+    row's hashed weights move; a faithful port passes."""
+    from porter.verify.recorder import block_sums, tensor_stats
+
+    g = torch.Generator().manual_seed(13)
+    ref_out = torch.randint(10, 1000, (4096,), generator=g)
+    i = 140  # block 2 (128 .. 191), places 140 .. 143 off the strided sample
+    if kind == "bool":
+        ref_out = ref_out > 500
+        ref_out[i : i + 4] = torch.tensor([True, False, False, True])
+    moved = ref_out.clone()
+    if kind == "bool":
+        moved[i : i + 4] = torch.tensor([False, True, True, False])
+    else:
+        moved[i : i + 3] += torch.tensor([1, -2, 1])
+    with pytest.raises(AssertionError):  # the oracle: assert_close's defaults (exact)
+        torch.testing.assert_close(moved, ref_out)
+    assert torch.equal(block_sums(moved, 64)[:3], block_sums(ref_out, 64)[:3])  # the three rows hold
+
+    def with_output(path, out, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(out, 64)
+        entry = t.manifest["modules"][0]["outputs"][0]
+        entry.update(shape=[4096], dtype=str(out.dtype).removeprefix("torch."), blocks="m0.0.blocks")
+        t.tensors["m0.0.blocks"] = block_sums(out, 64)
+        return read_trace(write_trace(path, t.manifest, {k: t.tensors[k] for k in t.tensors}))
+
+    ref = with_output(tmp_path / "r.safetensors", ref_out)
+    for port, verdict in [(ref_out.clone(), "pass"), (moved, "fail")]:
+        r = compare_traces(ref, with_output(tmp_path / "p.safetensors", port, PORT))
+        assert r.verdict == verdict, r.reasons
+    assert "block sums" in r.modules[0]["stats_differ"], r.modules
+
+
+def _seeded_program(root: str, family: str, porter_seed: int, late: bool, drop: bool = False):
+    """A program's draw from one generator and its own seeding of it (before the draw, after it,
+    or none), under porter's seeding and `rng.ProgramSeeds`: the seedings watched, the draw."""
+    import random
+
+    import numpy
+
+    from porter.verify.launch import seed_everything
+    from porter.verify.rng import ProgramSeeds
+
+    seed_everything(porter_seed)
+    watch = ProgramSeeds(root)
+    watch.install()
+    try:
+        gen = torch.Generator() if family == "generator" else None
+        draw = {
+            "numpy": lambda: torch.tensor(numpy.random.rand(4)),
+            "random": lambda: torch.tensor([random.random() for _ in range(4)]),
+            "generator": lambda: torch.rand(4, generator=gen),
+            "default": lambda: torch.rand(4),
+        }[family]
+        seed = {
+            "numpy": lambda: numpy.random.seed(0),
+            "random": lambda: random.seed(0),
+            "generator": lambda: gen.manual_seed(5),
+            "default": lambda: torch.random.default_generator.manual_seed(5),
+        }[family]
+        if not late and not drop:
+            seed()
+        drawn = draw()
+        if late and not drop:
+            seed()
+    finally:
+        watch.uninstall()
+    return watch.finish(), drawn
+
+
+@pytest.mark.parametrize("family", ["numpy", "random", "generator", "default"])
+def test_a_port_that_moves_or_drops_a_numpy_random_or_generator_seeding_is_said(tmp_path, family):
+    """Only `torch.manual_seed` was watched (twenty-sixth read): a port that moved
+    `numpy.random.seed`, `random.seed` or a `torch.Generator`'s seeding after its first draw,
+    or dropped `torch.random.default_generator.manual_seed`, passed unsaid under porter's own
+    seeding. Each is said now (the default generator's by its seed only: where, not known)."""
+    root = str(tmp_path)
+    ref_calls, ref_draw = _seeded_program(root, family, late=False, porter_seed=0)
+    kinds = {"dropped": {"late": False, "drop": True}, "moved": {"late": True}}
+    if family == "default":  # where it is made is not known: only a dropped one is said
+        del kinds["moved"]
+    ports = {how: _seeded_program(root, family, porter_seed=0, **kind) for how, kind in kinds.items()}
+    for kind in kinds.values():
+        with pytest.raises(AssertionError):  # the oracle: run alone (another porter seed), its draw differs
+            torch.testing.assert_close(_seeded_program(root, family, porter_seed=8, **kind)[1], ref_draw)
+    torch.testing.assert_close(_seeded_program(root, family, late=False, porter_seed=8)[1], ref_draw)
+
+    def with_seeds(path, calls, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.manifest["program_seeds"] = calls
+        return read_trace(write_trace(path, t.manifest, {k: t.tensors[k] for k in t.tensors}))
+
+    ref = with_seeds(tmp_path / "r.safetensors", ref_calls)
+    same = compare_traces(ref, with_seeds(tmp_path / "p.safetensors", ref_calls, PORT))
+    assert not [w for w in same.warnings if "otherwise on the two sides" in w], same.warnings
+    for how, (calls, _) in ports.items():
+        r = compare_traces(ref, with_seeds(tmp_path / "p.safetensors", calls, PORT))
+        lines = [w for w in r.warnings if "otherwise on the two sides" in w]
+        assert len(lines) == 1, (how, r.warnings)
+        assert ("port none" in lines[0]) == (how == "dropped"), lines
+
+
+def test_a_device_seeding_is_kept_not_compared_and_torch_s_own_not_counted(tmp_path):
+    """`torch.manual_seed` seeds CUDA through `torch.cuda.manual_seed_all`: that inner call is
+    not the program's (not kept); the program's own `torch.cuda.manual_seed` is kept, and a
+    port that seeds its device through its own API (not watched) is not told it differs.
+    `random.seed()` with no seed (from the clock) is kept as seeded by None."""
+    import random
+
+    from porter.verify.rng import ProgramSeeds
+
+    watch = ProgramSeeds(str(tmp_path))
+    watch.install()
+    try:
+        torch.manual_seed(3)
+        torch.cuda.manual_seed(3)
+        random.seed()  # from the clock: no seed to keep, and no TypeError
+    finally:
+        watch.uninstall()
+    calls = watch.finish()
+    assert [(c["call"], c["seed"]) for c in calls[:2]] == [("torch.manual_seed", 3), ("torch.cuda.manual_seed", 3)]
+    assert [(c["call"], c["seed"]) for c in calls[2:]] == [("random.seed", None)], calls
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    ref.manifest["program_seeds"], port.manifest["program_seeds"] = calls, calls[:1] + calls[2:]
+    assert not [w for w in compare_traces(ref, port).warnings if "otherwise on the two sides" in w]
 
 
 def test_an_output_the_port_holds_in_another_dtype_is_said_and_its_values_decide(tmp_path):
