@@ -713,6 +713,136 @@ def test_gptqmodel_imports_under_with_and_after_raise_or_return_follow_one_reach
     assert "gptqmodel is imported:" in found[3].message
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_reads_finally_with_bodies_and_a_loop_s_else_as_python_runs_them(target):
+    """A `finally`, a `with`'s body and a loop's `else` with no `break` of its own run whole whenever the code
+    after them runs (twenty-seventh rleft read): a binding there ends the read as one written beside the call
+    does, a handler's before the `finally` too; a loop's `else` with a `break`, and a `with` whose context
+    manager the file shows swallowing, stay branches. On ec8b33c: `fin`, `fin_handler`, `with_body`, `loop_else`
+    silent (read as branches beside `K.NONE`/`K.NO_DEVICE`) and `loop_with_before` reported (the `with` before
+    the call rebinds `E` at every pass)."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "import contextlib\n"
+        "def fin(model):\n"
+        "    try:\n"
+        "        E = K.NONE\n"
+        "    finally:\n"
+        "        E = K.NO_LAYER\n"
+        "    kernelize(model, use_fallback=E | K.CANNOT_LOAD)\n"
+        "def fin_handler(model):\n"
+        "    try:\n"
+        "        E = K.NO_DEVICE\n"
+        "    except ValueError:\n"
+        "        E = K.ALL\n"
+        "    finally:\n"
+        "        E = K.NO_LAYER\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def with_body(model, lock):\n"
+        "    E = K.NO_DEVICE\n"
+        "    with lock:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def loop_else(model, xs):\n"
+        "    E = K.NO_DEVICE\n"
+        "    for x in xs:\n"
+        "        for y in x:\n"
+        "            break\n"
+        "    else:\n"
+        "        E = K.NO_LAYER\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def loop_else_break(model, xs):\n"
+        "    E = K.NO_DEVICE\n"
+        "    while xs:\n"
+        "        for y in xs:\n"
+        "            pass\n"
+        "        else:\n"
+        "            break\n"
+        "    else:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def suppressed(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    with contextlib.suppress(KeyError):\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def fin_kept(model):\n"
+        "    try:\n"
+        "        E = K.NONE\n"
+        "    finally:\n"
+        "        E = K.NO_DEVICE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def loop_with_before(models, lock):\n"
+        "    for m in models:\n"
+        "        with lock:\n"
+        "            E = K.NO_DEVICE\n"
+        "        kernelize(m, use_fallback=E)\n"
+        "        E = K.NONE\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (8, 16, 21, 29)]
+    assert new == code
+    assert "`use_fallback=E | K.CANNOT_LOAD`" in findings[0].message
+    assert "(`K.NO_LAYER`, bound above)" in findings[1].message and "(`K.NONE`, bound above)" in findings[2].message
+    assert "(`K.NO_LAYER`, bound above)" in findings[3].message
+    assert all(f"device type {target}" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_gptqmodel_imports_under_a_context_manager_the_file_shows_swallowing_are_optional(target):
+    """HF017's reachability with other context managers that may swallow an exception of their body (twenty-seventh
+    rleft read): `pytest.raises(...)`, a class of the file whose `__exit__` returns true, a `contextmanager`
+    generator whose `yield` is in a `try` with a handler that raises nothing: the body may stop at the import and
+    the call go on (optional, silent). An `__exit__` returning false, a handler that re-raises, and a context
+    manager defined elsewhere run the body (reported). On ec8b33c: all six reported."""
+    src = (
+        "import contextlib, pytest\n"
+        "from contextlib import contextmanager\n"
+        "from .util import quiet\n"
+        "class Quiet:\n"
+        "    def __enter__(self):\n"
+        "        return self\n"
+        "    def __exit__(self, *exc):\n"
+        "        return exc[0] is ImportError\n"
+        "class Loud:\n"
+        "    def __exit__(self, *exc):\n"
+        "        return False\n"
+        "@contextmanager\n"
+        "def optional():\n"
+        "    try:\n"
+        "        yield\n"
+        "    except ImportError:\n"
+        "        pass\n"
+        "@contextlib.contextmanager\n"
+        "def logged():\n"
+        "    try:\n"
+        "        yield\n"
+        "    except ImportError:\n"
+        "        raise\n"
+        "def a():\n"
+        "    with Quiet():\n"
+        "        import gptqmodel\n"
+        "def b():\n"
+        "    with Loud():\n"
+        "        import gptqmodel\n"
+        "def c():\n"
+        "    with optional():\n"
+        "        import gptqmodel\n"
+        "def d():\n"
+        "    with logged():\n"
+        "        import gptqmodel\n"
+        "def e():\n"
+        "    with pytest.raises(ImportError):\n"
+        "        import gptqmodel\n"
+        "def f():\n"
+        "    with quiet():\n"
+        "        import gptqmodel\n"
+    )
+    found = [f for f in port(src, target)[1] if f.code.startswith(("HF", "KERN"))]
+    assert [(f.code, f.start.line) for f in found] == [("HF017", n) for n in (29, 35, 41)]
+    assert all(f"imported by `{n}`, unchecked" in f.message for n, f in zip("bdf", found))
+
+
 def test_gptqmodel_requirements_are_what_hf017_says():
     """The evidence HF017 reads, in the installed transformers: both quantizers need gptqmodel, and GPTQ
     without it (and without CUDA) raises that a GPU is required."""
