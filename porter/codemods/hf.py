@@ -389,8 +389,9 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
 
 class HfFamily(Family):
     name = "hf"
-    # `into_dataclasses`: a late switch on arguments parsed by a parser another module builds, in a file that
-    # names no library of the family (`_parsed_elsewhere`)
+    # `into_dataclasses` and the other `_PARSE` methods: a late switch on arguments parsed by a parser another
+    # module builds, in a file that names no library of the family (`_parsed_elsewhere`; `parse_dict`,
+    # `parse_json_file`, `parse_yaml_file`, trl's `parse_args_and_config` since the twenty-seventh read)
     tokens = (
         b"transformers",
         b"accelerate",
@@ -400,6 +401,10 @@ class HfFamily(Family):
         b"optimum.gptq",
         b"gptqmodel",
         b"into_dataclasses",
+        b"parse_dict",
+        b"parse_json_file",
+        b"parse_yaml_file",
+        b"parse_args_and_config",
     )
 
     candidate_reads_ast = True

@@ -1077,6 +1077,31 @@ def b():
     assert all("is not known here" in f.message for f in found)
 
 
+def test_other_parse_methods_on_a_parser_from_another_module_are_read_in_a_file_naming_no_library():
+    """`parse_dict`, `parse_json_file`, `parse_yaml_file` and trl's `parse_args_and_config` on a parser another
+    module builds, in a file that names no library of the family (twenty-seventh rleft read): each opens the family
+    as `parse_args_into_dataclasses` does, so the late switch is said not known here. On ec8b33c all four were
+    silent (the family's tokens named `into_dataclasses` only)."""
+    src = """\
+from .args import make_parser
+def main():
+    parser = make_parser()
+    (a,) = parser.parse_dict({})
+    a.use_liger_kernel = True
+    (b,) = parser.parse_json_file("b.json")
+    b.use_liger_kernel = True
+    (c,) = parser.parse_yaml_file("c.yaml")
+    c.use_liger_kernel = True
+    (d,) = parser.parse_args_and_config()
+    d.use_liger_kernel = True
+"""
+    for method in ("parse_dict", "parse_json_file", "parse_yaml_file", "parse_args_and_config"):
+        alone = "\n".join(line for line in src.splitlines() if "parse_" not in line or method in line) + "\n"
+        found = [f for f in port(alone, "tpu")[1] if f.code == "HF013"]
+        assert len(found) == 1 and "`make_parser()` returns, built in another module" in found[0].message, method
+        assert "is not known here" in found[0].message
+
+
 def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
     """trl's `TrlParser.parse_args_and_config()` returns the dataclasses in the parser's order, as
     `parse_args_into_dataclasses` does (trl 1.16, run: the twenty-third trlp read)."""
