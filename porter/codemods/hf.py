@@ -982,6 +982,7 @@ class HfFamily(Family):
                 continue
             lacking = self._unmapped_layers()
             if lacking == ():  # the file's own mapping names a kernel for the device for every layer it maps
+                self._hub_build_unknown(arg, bound, flags)
                 return
             message = (
                 f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a "
@@ -993,6 +994,21 @@ class HfFamily(Family):
                 message += f"; this file's mapping names no `{device}` kernel for {', '.join(lacking)}"
             self.ctx.report("HF016", arg, message, advice=table["advice"])
             return
+
+    def _hub_build_unknown(self, arg: cst.Arg, bound: str, flags: int) -> None:
+        """HF016 where the file's mapping names the target's kernel for every layer: kernels 0.18.3 then loads each
+        repository's build for the host's backend, and raises where it has none unless `CANNOT_LOAD` is among the
+        flags (twenty-seventh read: its source, and run on CPU); whether the hub repository has a `tpu` or `neuron`
+        build is the hub's, not in the file: said not known here."""
+        table = kernels_no_fallback()
+        if flags & table["flags"]["CANNOT_LOAD"]:
+            return
+        device = self.ctx.target.name
+        message = (
+            f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.CANNOT_LOAD`, and this "
+            f"file's mapping names a `{device}` kernel for every layer it maps: {table['hub_build']}"
+        )
+        self.ctx.report("HF016", arg, message, advice=table["hub_advice"])
 
     def _unmapped_layers(self) -> tuple[str, ...] | None:
         """HF016: the layers this file's kernel mappings (`use_kernel_mapping` / `register_kernel_mapping` of a

@@ -1454,6 +1454,7 @@ def test_kernelize_fallback_reads_the_file_s_own_kernel_mapping_for_the_target_d
     raises for no device and is not reported; a layer without one is named in the finding; a mapping porter cannot
     read (imported) leaves the finding as it was. On 0073c76: the first reported, the second without the names."""
     head = "from kernels import Device, LayerRepository, kernelize, register_kernel_mapping, use_kernel_mapping\n"
+    head += "from kernels import KernelizeFallback as K\n"
     repo = "repo = LayerRepository(repo_id='kernels-community/activation', layer_name='SiluAndMul', version=1)\n"
     mapped = (
         f"MAPPING = {{'SiluAndMul': {{'cuda': repo, '{target}': repo}}, 'RMSNorm': {{Device(type='{target}'): repo}}}}\n"
@@ -1466,12 +1467,42 @@ def test_kernelize_fallback_reads_the_file_s_own_kernel_mapping_for_the_target_d
         "kernelize(model, use_fallback=False)\n"
     )
     unread = "from .maps import MAPPING\nregister_kernel_mapping(MAPPING)\nkernelize(model, use_fallback=False)\n"
-    assert [f.code for f in port(head + repo + mapped, target)[1] if f.code == "HF016"] == []
+    assert [f.code for f in port(head + repo + mapped.replace("False", "K.ALL"), target)[1] if f.code == "HF016"] == []
     found = [f for f in port(head + repo + partly, target)[1] if f.code == "HF016"]
-    assert [f.start.line for f in found] == [4]
+    assert [f.start.line for f in found] == [5]
     assert found[0].message.endswith(f"this file's mapping names no `{target}` kernel for `RMSNorm`")
     found = [f for f in port(head + unread, target)[1] if f.code == "HF016"]
-    assert [f.start.line for f in found] == [4] and "this file's mapping" not in found[0].message
+    assert [f.start.line for f in found] == [5] and "this file's mapping" not in found[0].message
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron"])
+@pytest.mark.parametrize(
+    ("flags", "reported"),
+    [("False", True), ("K.NO_LAYER", True), ("K.NO_LAYER | K.CANNOT_LOAD", False), ("K.ALL & ~K.NO_DEVICE", False)],
+)
+def test_kernelize_fallback_on_a_mapping_naming_the_target_says_the_hub_s_build_is_not_known_here(
+    target, flags, reported
+):
+    """Where the file's mapping names the target's kernel for every layer (twenty-seventh rleft read): kernels 0.18.3
+    loads each repository's build for the host's backend and raises `FileNotFoundError` where it has none unless
+    `CANNOT_LOAD` is set (its source; run on CPU with a repository built for another backend only). Whether the hub
+    repository has a tpu or neuron build is not in the file: reported as not known here without `CANNOT_LOAD` (`ALL`
+    holds it). On ec8b33c all four were silent."""
+    code = (
+        "from kernels import KernelizeFallback as K, LayerRepository, kernelize, use_kernel_mapping\n"
+        "repo = LayerRepository(repo_id='kernels-community/activation', layer_name='SiluAndMul', version=1)\n"
+        f"with use_kernel_mapping({{'SiluAndMul': {{'{target}': repo}}}}):\n"
+        f"    kernelize(model, use_fallback={flags})\n"
+    )
+    found = [f for f in port(code, target)[1] if f.code == "HF016"]
+    if not reported:
+        assert found == []
+        return
+    assert [f.start.line for f in found] == [4]
+    assert "has no `KernelizeFallback.CANNOT_LOAD`" in found[0].message
+    assert f"names a `{target}` kernel for every layer it maps" in found[0].message
+    assert "Cannot find a build variant for this system" in found[0].message and "not known here" in found[0].message
+    assert "CANNOT_LOAD" in found[0].advice
 
 
 @pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
