@@ -129,7 +129,8 @@ def iter_statements(body: cst.CSTNode | Sequence[cst.CSTNode], *, into_defs: boo
     """Every statement under `body` (a node or a list of them), without visiting expressions.
 
     Statement-level facts (imports, assignments, loop targets) are all porter reads before a
-    pass, and a full visitor costs far more: this walks suites, branches and handlers only.
+    pass, and a full visitor costs far more: this walks suites, branches and handlers only. The
+    statements of one body come last in the source first (a stack), which `porter.codemods.flow` reads.
     With `into_defs=False` nested functions and classes are yielded but not entered.
     """
     stack: list[cst.CSTNode] = [body] if isinstance(body, cst.CSTNode) else list(body)
@@ -147,11 +148,11 @@ def iter_statements(body: cst.CSTNode | Sequence[cst.CSTNode], *, into_defs: boo
         inner = getattr(node, "body", None)
         if isinstance(inner, cst.CSTNode):
             stack.append(inner)
+        stack.extend(getattr(node, "handlers", ()) or ())  # before `else` and `finally`: popped last first
         for attr in ("orelse", "finalbody"):
             extra = getattr(node, attr, None)
             if isinstance(extra, cst.CSTNode):
                 stack.append(extra)
-        stack.extend(getattr(node, "handlers", ()) or ())
         if isinstance(node, cst.Match):
             stack.extend(node.cases)
 

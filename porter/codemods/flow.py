@@ -19,6 +19,10 @@ from porter.analysis.resolve import dotted, iter_statements, small_statements
 from porter.codemods import cstwalk
 from porter.config.settings import Settings
 
+# whether a `with` statement's context manager may swallow an exception its body raises (the caller's reading:
+# `contextlib.suppress(...)`, one the file defines): its body may then stop part way and the code after it run
+Swallows = Callable[[cst.With], bool]
+
 
 def assigned_values(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> list[cst.BaseExpression]:
     """Values of `name = value` statements directly in `scope`'s body (not nested defs)."""
@@ -75,13 +79,14 @@ def binding_before(
 
 
 def reaching_bindings(
-    scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str
+    scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, swallows: Swallows
 ) -> list[tuple[cst.BaseExpression, int | None]]:
     """The bindings of `name` that may hold at the end of `scope`: the last one written directly in its
-    body and every one after it in a branch or loop (`if c: name = a` / `else: name = b`: both), the
-    last in the source first; all of them where none is written directly in the body."""
+    body (or in a block that always runs with it: `_always_run`) and every one after it in a branch or loop
+    (`if c: name = a` / `else: name = b`: both), the last in the source first; all of them where none is
+    written directly in the body."""
     body = scope if isinstance(scope, cst.Module) else scope.body
-    top = {id(s) for s in (body.body if isinstance(body, (cst.Module, cst.IndentedBlock)) else ())}
+    top = _always_run(body.body if isinstance(body, (cst.Module, cst.IndentedBlock)) else (), swallows)
     out: list[tuple[cst.BaseExpression, int | None]] = []
     for stmt in iter_statements(body, into_defs=False):
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
@@ -99,6 +104,7 @@ def reaching_before(
     name: str,
     use: cst.CSTNode,
     path: Sequence[cst.CSTNode],
+    swallows: Swallows,
 ) -> list[tuple[cst.BaseExpression, int | None]]:
     """The bindings of `name` that may reach `use`, a small statement of `scope`, or a compound one whose header
     reads it (`if kernelize(...):`; `path`: the statements that hold it, outermost first, as the rewrite's walk
@@ -107,7 +113,7 @@ def reaching_before(
     F = True`), or in the blocks of the compound statement whose header it is, is not read, nor one later in a
     loop."""
     body = scope if isinstance(scope, cst.Module) else scope.body
-    passed = _blocks_on_path(body, path)
+    passed = _blocks_on_path(body, path, swallows)
     out: list[tuple[cst.BaseExpression, int | None]] = []
     for stmt, small, before in _smalls_around(body, use, _other_branches(path)):
         found = _binding(small, name) if before else None
@@ -119,7 +125,7 @@ def reaching_before(
 
 
 def reaching_next_pass(
-    name: str, use: cst.CSTNode, path: Sequence[cst.CSTNode]
+    name: str, use: cst.CSTNode, path: Sequence[cst.CSTNode], swallows: Swallows
 ) -> list[tuple[cst.BaseExpression, int | None]]:
     """The bindings of `name` after `use` in each loop of `path` that holds it, which reach `use` at that loop's
     next pass (`for m in ms: kernelize(m, use_fallback=F); F = False`; an outer loop's too, after the inner
@@ -129,17 +135,17 @@ def reaching_next_pass(
     for at in range(len(path) - 1, -1, -1):
         loop = path[at]
         if isinstance(loop, cst.While) or (isinstance(loop, cst.For) and loop is not use):
-            out += _next_pass(name, use, loop, path[at:])
+            out += _next_pass(name, use, loop, path[at:], swallows)
     return out
 
 
 def _next_pass(
-    name: str, use: cst.CSTNode, loop: cst.For | cst.While, path: Sequence[cst.CSTNode]
+    name: str, use: cst.CSTNode, loop: cst.For | cst.While, path: Sequence[cst.CSTNode], swallows: Swallows
 ) -> list[tuple[cst.BaseExpression, int | None]]:
     """`reaching_next_pass` for one loop (`path` starts at it): the last binding after `use` in a block every
     pass runs and those in branches after that one; none where such a block binds `name` before `use` (the
     next pass rebinds it first)."""
-    passed = _blocks_on_path(loop.body, path)
+    passed = _blocks_on_path(loop.body, path, swallows)
     out: list[tuple[cst.BaseExpression, int | None]] = []
     stop = False
     for stmt, small, before in _smalls_around(loop.body, use, set()):
@@ -237,10 +243,11 @@ def _other_branches(path: Sequence[cst.CSTNode]) -> set[int]:
     return other
 
 
-def _blocks_on_path(body: cst.CSTNode, path: Sequence[cst.CSTNode]) -> set[int]:
+def _blocks_on_path(body: cst.CSTNode, path: Sequence[cst.CSTNode], swallows: Swallows) -> set[int]:
     """The ids of the statements in the scope's body and in each block of `path` that holds the next
-    statement of it (an `if`'s body or its `else`, a handler): those run on every way to the last."""
-    passed = {id(s) for s in body.body} if isinstance(body, (cst.Module, cst.IndentedBlock)) else set()
+    statement of it (an `if`'s body or its `else`, a handler), and of the blocks that always run with
+    them (`_always_run`): those run on every way to the last."""
+    passed: list[cst.CSTNode] = list(body.body) if isinstance(body, (cst.Module, cst.IndentedBlock)) else []
     for parent, child in zip(path, path[1:]):
         handlers = [h.body for h in getattr(parent, "handlers", ())]
         orelse = getattr(parent, "orelse", None)
@@ -248,10 +255,47 @@ def _blocks_on_path(body: cst.CSTNode, path: Sequence[cst.CSTNode]) -> set[int]:
         blocks = [getattr(parent, "body", None), *handlers, getattr(orelse, "body", None), getattr(final, "body", None)]
         for block in blocks:
             if block is child:  # `if c: F = False; use(F)`: a suite on one line
-                passed.add(id(block))
+                passed.append(block)
             elif isinstance(block, cst.IndentedBlock) and any(s is child for s in block.body):
-                passed.update(id(s) for s in block.body)
-    return passed
+                passed += block.body
+    return _always_run(passed, swallows)
+
+
+def _always_run(statements: Sequence[cst.CSTNode], swallows: Swallows) -> set[int]:
+    """The ids of `statements` and of the statements of the blocks Python runs whole whenever one of them runs
+    to its end (twenty-seventh read): a `with`'s body (unless its context manager may swallow an exception:
+    `swallows`), a `finally`, a loop's `else` where the loop has no `break` of its own. A binding there is
+    read as one written beside them, not as a branch."""
+    out: set[int] = set()
+    stack = list(statements)
+    while stack:
+        stmt = stack.pop()
+        out.add(id(stmt))
+        if isinstance(stmt, cst.With) and not swallows(stmt):
+            stack += _block_statements(stmt.body)
+        elif isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.finalbody is not None:
+            stack += _block_statements(stmt.finalbody.body)
+        elif isinstance(stmt, (cst.For, cst.While)) and stmt.orelse is not None and not _breaks(stmt):
+            stack += _block_statements(stmt.orelse.body)
+    return out
+
+
+def _breaks(loop: cst.For | cst.While) -> bool:
+    """Whether `loop`'s body holds a `break` of its own: not one in a nested loop's body (it ends that loop),
+    but one in a nested loop's `else`, nor one in a nested function or class."""
+    stack: list[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            if any(isinstance(s, cst.Break) for s in node.body):
+                return True
+        elif isinstance(node, cst.IndentedBlock):
+            stack += node.body
+        elif isinstance(node, (cst.For, cst.While)):
+            stack += [node.orelse.body] if node.orelse is not None else []
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            stack += _compound_blocks(node)
+    return False
 
 
 def _binding(small: cst.BaseSmallStatement, name: str) -> tuple[cst.BaseExpression, int | None] | None:

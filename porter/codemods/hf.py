@@ -125,6 +125,12 @@ _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
 _CACHES = ("DynamicCache", "StaticCache", "OffloadedCache", "OffloadedStaticCache")
 _CACHE_NAMES = frozenset(f"transformers.{m}{c}" for c in _CACHES for m in ("", "cache_utils."))
 # HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
+# HF016, HF017: the context managers that may swallow an exception of their body, which may then stop part way
+# with the code after the `with` run (`contextlib.suppress(...)`; `pytest.raises(...)`, the one it expects), and
+# what makes one of a module's own generators a context manager, and one of its classes' exits (`_swallowing_def`)
+_SWALLOWING = frozenset(("contextlib.suppress", "pytest.raises"))
+_CONTEXT_MAKERS = frozenset(("contextlib.contextmanager", "contextlib.asynccontextmanager"))
+_EXITS = ("__exit__", "__aexit__")
 _KERNELIZE = frozenset(("kernels.kernelize", "kernels.layer.kernelize", "kernels.layer.kernelize.kernelize"))
 # HF016: the operators a `KernelizeFallback` value is combined with (a `Flag`: bitwise on its values)
 _FLAG_OPS = {cst.BitOr: operator.or_, cst.BitAnd: operator.and_, cst.BitXor: operator.xor}
@@ -229,25 +235,57 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
 
 
 def _unguarded_imports(
-    block: Sequence[cst.BaseStatement], function: str | None, suppresses: Callable[[cst.With], bool]
+    block: Sequence[cst.BaseStatement], function: str | None, swallows: Callable[[cst.With], bool]
 ) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None]]:
     """The imports a module, or a function when called (its name), runs whenever it runs past them: its block's
-    own statements, a `with`'s body (but `contextlib.suppress`'s: `suppresses`), and those of the classes and
-    functions it defines; not one in an `if`, a `try` or a loop (peft's `if is_gptqmodel_available():`), nor
-    one after a statement that may return (peft's `if not is_gptqmodel_available(): return None`; both seen on
-    41-rleft's tree), which are optional. One after an `if` that raises is run on every call that does not
-    fail: a call needs it (twenty-sixth read: the same rule for `with` and `raise`)."""
+    own statements, a `with`'s body (but one whose context manager may swallow an exception: `swallows`), and
+    those of the classes and functions it defines; not one in an `if`, a `try` or a loop (peft's `if
+    is_gptqmodel_available():`), nor one after a statement that may return (peft's `if not
+    is_gptqmodel_available(): return None`; both seen on 41-rleft's tree), which are optional. One after an `if`
+    that raises is run on every call that does not fail: a call needs it (twenty-sixth read: the same rule for
+    `with` and `raise`)."""
     for stmt in block:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield from ((s, function) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             inner = stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
-            yield from _unguarded_imports(_block_of(stmt), inner, suppresses)
-        elif isinstance(stmt, cst.With) and not suppresses(stmt):
-            yield from _unguarded_imports(_block_of(stmt), function, suppresses)
+            yield from _unguarded_imports(_block_of(stmt), inner, swallows)
+        elif isinstance(stmt, cst.With) and not swallows(stmt):
+            yield from _unguarded_imports(_block_of(stmt), function, swallows)
         if function is not None and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
                 return
+
+
+def _swallowing_def(node: cst.CSTNode | None, qualname: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """Whether a class or function of the file makes a context manager that may swallow an exception of the `with`
+    body it guards, as the file shows it: a class whose `__exit__` (or `__aexit__`) may return true (any `return`
+    but of `None`, `False` or `0`); a `contextlib.contextmanager` generator whose `yield` is in a `try` with a
+    handler that raises nothing (the exception is thrown in at the `yield` and ends there)."""
+    if isinstance(node, cst.ClassDef):
+        exits = [s for s in _block_of(node) if isinstance(s, cst.FunctionDef) and s.name.value in _EXITS]
+        returns = [s for f in exits for s in small_statements(f.body, into_defs=False) if isinstance(s, cst.Return)]
+        return any(r.value is not None and not _falsy(r.value) for r in returns)
+    decorators = node.decorators if isinstance(node, cst.FunctionDef) else ()
+    if not isinstance(node, cst.FunctionDef) or all(qualname(d.decorator) not in _CONTEXT_MAKERS for d in decorators):
+        return False
+    tries = [s for s in iter_statements(node.body, into_defs=False) if isinstance(s, (cst.Try, cst.TryStar))]
+    return any(_yields(t.body) and any(_raises_nothing(h.body) for h in t.handlers) for t in tries)
+
+
+def _falsy(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Name) and node.value in ("None", "False")) or (
+        isinstance(node, cst.Integer) and node.value == "0"
+    )
+
+
+def _yields(block: cst.CSTNode) -> bool:
+    """Whether a block's statements `yield` (`yield`, `x = yield`), not in a nested function."""
+    return any(isinstance(getattr(s, "value", None), cst.Yield) for s in small_statements(block, into_defs=False))
+
+
+def _raises_nothing(block: cst.CSTNode) -> bool:
+    return not any(isinstance(s, cst.Raise) for s in small_statements(block, into_defs=False))
 
 
 def _block_of(stmt: cst.FunctionDef | cst.ClassDef | cst.With) -> Sequence[cst.BaseStatement]:
@@ -351,8 +389,9 @@ def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] 
 
 class HfFamily(Family):
     name = "hf"
-    # `into_dataclasses`: a late switch on arguments parsed by a parser another module builds, in a file that
-    # names no library of the family (`_parsed_elsewhere`)
+    # `into_dataclasses` and the other `_PARSE` methods: a late switch on arguments parsed by a parser another
+    # module builds, in a file that names no library of the family (`_parsed_elsewhere`; `parse_dict`,
+    # `parse_json_file`, `parse_yaml_file`, trl's `parse_args_and_config` since the twenty-seventh read)
     tokens = (
         b"transformers",
         b"accelerate",
@@ -362,6 +401,10 @@ class HfFamily(Family):
         b"optimum.gptq",
         b"gptqmodel",
         b"into_dataclasses",
+        b"parse_dict",
+        b"parse_json_file",
+        b"parse_yaml_file",
+        b"parse_args_and_config",
     )
 
     candidate_reads_ast = True
@@ -403,6 +446,7 @@ class HfFamily(Family):
         self._classes: list[bool] = []  # the enclosing classes: whether each derives from a trainer
         self._assign: cst.Assign | None = None  # the assignment being visited: where a replaced copy is bound
         self._mappings: list[dict[str, set[str]] | None] | None = None  # HF016: the file's kernel mappings, read once
+        self._defs: dict[str, cst.ClassDef | cst.FunctionDef] | None = None  # `_top_defs`, read at a `with` only
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -938,6 +982,7 @@ class HfFamily(Family):
                 continue
             lacking = self._unmapped_layers()
             if lacking == ():  # the file's own mapping names a kernel for the device for every layer it maps
+                self._hub_build_unknown(arg, bound, flags)
                 return
             message = (
                 f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a "
@@ -949,6 +994,21 @@ class HfFamily(Family):
                 message += f"; this file's mapping names no `{device}` kernel for {', '.join(lacking)}"
             self.ctx.report("HF016", arg, message, advice=table["advice"])
             return
+
+    def _hub_build_unknown(self, arg: cst.Arg, bound: str, flags: int) -> None:
+        """HF016 where the file's mapping names the target's kernel for every layer: kernels 0.18.3 then loads each
+        repository's build for the host's backend, and raises where it has none unless `CANNOT_LOAD` is among the
+        flags (twenty-seventh read: its source, and run on CPU); whether the hub repository has a `tpu` or `neuron`
+        build is the hub's, not in the file: said not known here."""
+        table = kernels_no_fallback()
+        if flags & table["flags"]["CANNOT_LOAD"]:
+            return
+        device = self.ctx.target.name
+        message = (
+            f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.CANNOT_LOAD`, and this "
+            f"file's mapping names a `{device}` kernel for every layer it maps: {table['hub_build']}"
+        )
+        self.ctx.report("HF016", arg, message, advice=table["hub_advice"])
 
     def _unmapped_layers(self) -> tuple[str, ...] | None:
         """HF016: the layers this file's kernel mappings (`use_kernel_mapping` / `register_kernel_mapping` of a
@@ -1056,11 +1116,11 @@ class HfFamily(Family):
             return None
         use, path = at[1:]
         if next_pass:
-            reaching = reaching_next_pass(name, use, path) if use is not None and path else []
+            reaching = reaching_next_pass(name, use, path, self._swallows) if use is not None and path else []
         elif at_end or use is None:
-            reaching = reaching_bindings(scope, name)
+            reaching = reaching_bindings(scope, name, self._swallows)
         else:
-            reaching = reaching_before(scope, name, use, path)
+            reaching = reaching_before(scope, name, use, path, self._swallows)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         if len(codes) != 1 or None in codes:
             return None
@@ -1114,8 +1174,8 @@ class HfFamily(Family):
         statement is not known."""
         use, path = self._statement_at(node)
         if use is None:
-            return reaching_bindings(scope, name)
-        return reaching_before(scope, name, use, path)
+            return reaching_bindings(scope, name, self._swallows)
+        return reaching_before(scope, name, use, path, self._swallows)
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""
@@ -1522,7 +1582,7 @@ class HfFamily(Family):
         `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
         for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        for stmt, function in _unguarded_imports(node.body, None, self._suppresses):
+        for stmt, function in _unguarded_imports(node.body, None, self._swallows):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
             else:
@@ -1533,11 +1593,25 @@ class HfFamily(Family):
             message = f"gptqmodel {where}: not CUDA-only (its torch kernels run on the CPU), but {why}"
             self.ctx.report("HF017", stmt, message)
 
-    def _suppresses(self, stmt: cst.With) -> bool:
-        """A `with contextlib.suppress(...)`: its body may stop at the import and go on (an optional import)."""
-        return any(
-            isinstance(i.item, cst.Call) and self.ctx.qualname(i.item.func) == "contextlib.suppress" for i in stmt.items
-        )
+    def _swallows(self, stmt: cst.With) -> bool:
+        """Whether a `with`'s context manager may swallow an exception of its body, which may then stop part way
+        (HF017: at the import, an optional one; HF016: before a binding): `_SWALLOWING`'s calls, or a class or
+        generator this module defines at its top level that the file shows swallowing (`_swallowing_def`). One
+        defined elsewhere is read as running its body, as Python does unless its `__exit__` returns true."""
+        for item in stmt.items:
+            called = item.item.func if isinstance(item.item, cst.Call) else item.item
+            if self.ctx.qualname(called) in _SWALLOWING:
+                return True
+            if isinstance(called, cst.Name) and _swallowing_def(self._top_defs().get(called.value), self.ctx.qualname):
+                return True
+        return False
+
+    def _top_defs(self) -> dict[str, cst.ClassDef | cst.FunctionDef]:
+        """The classes and functions the module defines at its top level, by name (read at a `with` only)."""
+        if self._defs is None:
+            body = self.ctx.module.body
+            self._defs = {s.name.value: s for s in body if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
+        return self._defs
 
     def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
         """HF011: accelerate's `gather_object` raises under XLA even in one process, where on

@@ -713,6 +713,136 @@ def test_gptqmodel_imports_under_with_and_after_raise_or_return_follow_one_reach
     assert "gptqmodel is imported:" in found[3].message
 
 
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_reads_finally_with_bodies_and_a_loop_s_else_as_python_runs_them(target):
+    """A `finally`, a `with`'s body and a loop's `else` with no `break` of its own run whole whenever the code
+    after them runs (twenty-seventh rleft read): a binding there ends the read as one written beside the call
+    does, a handler's before the `finally` too; a loop's `else` with a `break`, and a `with` whose context
+    manager the file shows swallowing, stay branches. On ec8b33c: `fin`, `fin_handler`, `with_body`, `loop_else`
+    silent (read as branches beside `K.NONE`/`K.NO_DEVICE`) and `loop_with_before` reported (the `with` before
+    the call rebinds `E` at every pass)."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "import contextlib\n"
+        "def fin(model):\n"
+        "    try:\n"
+        "        E = K.NONE\n"
+        "    finally:\n"
+        "        E = K.NO_LAYER\n"
+        "    kernelize(model, use_fallback=E | K.CANNOT_LOAD)\n"
+        "def fin_handler(model):\n"
+        "    try:\n"
+        "        E = K.NO_DEVICE\n"
+        "    except ValueError:\n"
+        "        E = K.ALL\n"
+        "    finally:\n"
+        "        E = K.NO_LAYER\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def with_body(model, lock):\n"
+        "    E = K.NO_DEVICE\n"
+        "    with lock:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def loop_else(model, xs):\n"
+        "    E = K.NO_DEVICE\n"
+        "    for x in xs:\n"
+        "        for y in x:\n"
+        "            break\n"
+        "    else:\n"
+        "        E = K.NO_LAYER\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def loop_else_break(model, xs):\n"
+        "    E = K.NO_DEVICE\n"
+        "    while xs:\n"
+        "        for y in xs:\n"
+        "            pass\n"
+        "        else:\n"
+        "            break\n"
+        "    else:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def suppressed(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    with contextlib.suppress(KeyError):\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def fin_kept(model):\n"
+        "    try:\n"
+        "        E = K.NONE\n"
+        "    finally:\n"
+        "        E = K.NO_DEVICE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def loop_with_before(models, lock):\n"
+        "    for m in models:\n"
+        "        with lock:\n"
+        "            E = K.NO_DEVICE\n"
+        "        kernelize(m, use_fallback=E)\n"
+        "        E = K.NONE\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (8, 16, 21, 29)]
+    assert new == code
+    assert "`use_fallback=E | K.CANNOT_LOAD`" in findings[0].message
+    assert "(`K.NO_LAYER`, bound above)" in findings[1].message and "(`K.NONE`, bound above)" in findings[2].message
+    assert "(`K.NO_LAYER`, bound above)" in findings[3].message
+    assert all(f"device type {target}" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_gptqmodel_imports_under_a_context_manager_the_file_shows_swallowing_are_optional(target):
+    """HF017's reachability with other context managers that may swallow an exception of their body (twenty-seventh
+    rleft read): `pytest.raises(...)`, a class of the file whose `__exit__` returns true, a `contextmanager`
+    generator whose `yield` is in a `try` with a handler that raises nothing: the body may stop at the import and
+    the call go on (optional, silent). An `__exit__` returning false, a handler that re-raises, and a context
+    manager defined elsewhere run the body (reported). On ec8b33c: all six reported."""
+    src = (
+        "import contextlib, pytest\n"
+        "from contextlib import contextmanager\n"
+        "from .util import quiet\n"
+        "class Quiet:\n"
+        "    def __enter__(self):\n"
+        "        return self\n"
+        "    def __exit__(self, *exc):\n"
+        "        return exc[0] is ImportError\n"
+        "class Loud:\n"
+        "    def __exit__(self, *exc):\n"
+        "        return False\n"
+        "@contextmanager\n"
+        "def optional():\n"
+        "    try:\n"
+        "        yield\n"
+        "    except ImportError:\n"
+        "        pass\n"
+        "@contextlib.contextmanager\n"
+        "def logged():\n"
+        "    try:\n"
+        "        yield\n"
+        "    except ImportError:\n"
+        "        raise\n"
+        "def a():\n"
+        "    with Quiet():\n"
+        "        import gptqmodel\n"
+        "def b():\n"
+        "    with Loud():\n"
+        "        import gptqmodel\n"
+        "def c():\n"
+        "    with optional():\n"
+        "        import gptqmodel\n"
+        "def d():\n"
+        "    with logged():\n"
+        "        import gptqmodel\n"
+        "def e():\n"
+        "    with pytest.raises(ImportError):\n"
+        "        import gptqmodel\n"
+        "def f():\n"
+        "    with quiet():\n"
+        "        import gptqmodel\n"
+    )
+    found = [f for f in port(src, target)[1] if f.code.startswith(("HF", "KERN"))]
+    assert [(f.code, f.start.line) for f in found] == [("HF017", n) for n in (29, 35, 41)]
+    assert all(f"imported by `{n}`, unchecked" in f.message for n, f in zip("bdf", found))
+
+
 def test_gptqmodel_requirements_are_what_hf017_says():
     """The evidence HF017 reads, in the installed transformers: both quantizers need gptqmodel, and GPTQ
     without it (and without CUDA) raises that a GPU is required."""
@@ -945,6 +1075,31 @@ def b():
     callees = ["`args.make_parser()`", "`mp()`", "`config.args.make_parser()`"]
     assert all(f"the parser {c} returns, built in another module" in f.message for c, f in zip(callees, found))
     assert all("is not known here" in f.message for f in found)
+
+
+def test_other_parse_methods_on_a_parser_from_another_module_are_read_in_a_file_naming_no_library():
+    """`parse_dict`, `parse_json_file`, `parse_yaml_file` and trl's `parse_args_and_config` on a parser another
+    module builds, in a file that names no library of the family (twenty-seventh rleft read): each opens the family
+    as `parse_args_into_dataclasses` does, so the late switch is said not known here. On ec8b33c all four were
+    silent (the family's tokens named `into_dataclasses` only)."""
+    src = """\
+from .args import make_parser
+def main():
+    parser = make_parser()
+    (a,) = parser.parse_dict({})
+    a.use_liger_kernel = True
+    (b,) = parser.parse_json_file("b.json")
+    b.use_liger_kernel = True
+    (c,) = parser.parse_yaml_file("c.yaml")
+    c.use_liger_kernel = True
+    (d,) = parser.parse_args_and_config()
+    d.use_liger_kernel = True
+"""
+    for method in ("parse_dict", "parse_json_file", "parse_yaml_file", "parse_args_and_config"):
+        alone = "\n".join(line for line in src.splitlines() if "parse_" not in line or method in line) + "\n"
+        found = [f for f in port(alone, "tpu")[1] if f.code == "HF013"]
+        assert len(found) == 1 and "`make_parser()` returns, built in another module" in found[0].message, method
+        assert "is not known here" in found[0].message
 
 
 def test_a_late_switch_on_arguments_from_trl_parse_args_and_config():
@@ -1299,6 +1454,7 @@ def test_kernelize_fallback_reads_the_file_s_own_kernel_mapping_for_the_target_d
     raises for no device and is not reported; a layer without one is named in the finding; a mapping porter cannot
     read (imported) leaves the finding as it was. On 0073c76: the first reported, the second without the names."""
     head = "from kernels import Device, LayerRepository, kernelize, register_kernel_mapping, use_kernel_mapping\n"
+    head += "from kernels import KernelizeFallback as K\n"
     repo = "repo = LayerRepository(repo_id='kernels-community/activation', layer_name='SiluAndMul', version=1)\n"
     mapped = (
         f"MAPPING = {{'SiluAndMul': {{'cuda': repo, '{target}': repo}}, 'RMSNorm': {{Device(type='{target}'): repo}}}}\n"
@@ -1311,12 +1467,42 @@ def test_kernelize_fallback_reads_the_file_s_own_kernel_mapping_for_the_target_d
         "kernelize(model, use_fallback=False)\n"
     )
     unread = "from .maps import MAPPING\nregister_kernel_mapping(MAPPING)\nkernelize(model, use_fallback=False)\n"
-    assert [f.code for f in port(head + repo + mapped, target)[1] if f.code == "HF016"] == []
+    assert [f.code for f in port(head + repo + mapped.replace("False", "K.ALL"), target)[1] if f.code == "HF016"] == []
     found = [f for f in port(head + repo + partly, target)[1] if f.code == "HF016"]
-    assert [f.start.line for f in found] == [4]
+    assert [f.start.line for f in found] == [5]
     assert found[0].message.endswith(f"this file's mapping names no `{target}` kernel for `RMSNorm`")
     found = [f for f in port(head + unread, target)[1] if f.code == "HF016"]
-    assert [f.start.line for f in found] == [4] and "this file's mapping" not in found[0].message
+    assert [f.start.line for f in found] == [5] and "this file's mapping" not in found[0].message
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron"])
+@pytest.mark.parametrize(
+    ("flags", "reported"),
+    [("False", True), ("K.NO_LAYER", True), ("K.NO_LAYER | K.CANNOT_LOAD", False), ("K.ALL & ~K.NO_DEVICE", False)],
+)
+def test_kernelize_fallback_on_a_mapping_naming_the_target_says_the_hub_s_build_is_not_known_here(
+    target, flags, reported
+):
+    """Where the file's mapping names the target's kernel for every layer (twenty-seventh rleft read): kernels 0.18.3
+    loads each repository's build for the host's backend and raises `FileNotFoundError` where it has none unless
+    `CANNOT_LOAD` is set (its source; run on CPU with a repository built for another backend only). Whether the hub
+    repository has a tpu or neuron build is not in the file: reported as not known here without `CANNOT_LOAD` (`ALL`
+    holds it). On ec8b33c all four were silent."""
+    code = (
+        "from kernels import KernelizeFallback as K, LayerRepository, kernelize, use_kernel_mapping\n"
+        "repo = LayerRepository(repo_id='kernels-community/activation', layer_name='SiluAndMul', version=1)\n"
+        f"with use_kernel_mapping({{'SiluAndMul': {{'{target}': repo}}}}):\n"
+        f"    kernelize(model, use_fallback={flags})\n"
+    )
+    found = [f for f in port(code, target)[1] if f.code == "HF016"]
+    if not reported:
+        assert found == []
+        return
+    assert [f.start.line for f in found] == [4]
+    assert "has no `KernelizeFallback.CANNOT_LOAD`" in found[0].message
+    assert f"names a `{target}` kernel for every layer it maps" in found[0].message
+    assert "Cannot find a build variant for this system" in found[0].message and "not known here" in found[0].message
+    assert "CANNOT_LOAD" in found[0].advice
 
 
 @pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
