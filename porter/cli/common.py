@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import typer
 
 from porter.config.files import FAIL_ON, PASSED_OVER, ConfigError, Effective, resolve, shown
+from porter.config.metacodes import meta_codes_named
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
 from porter.core.textsafe import encodable, plain, printable
@@ -153,6 +154,9 @@ def split_codes(values: list[str] | None, option: str = "--select") -> tuple[str
             raise usage_error(f"{option} {shown(v)}: an empty rule code (an unset variable?)")
         codes.extend(pieces)
     bad = unknown_codes(tuple(codes))
+    meta, said = meta_codes_named(bad)
+    if meta:
+        raise usage_error(f"{option} {said}")
     if bad:
         raise usage_error(f"unknown rule code or prefix: {', '.join(bad)} (see `porter rules`)")
     return tuple(codes)

@@ -30,6 +30,7 @@ from porter.core.findings import Severity
 from porter.core.reading import Unreadable, read_regular
 from porter.config import globs
 from porter.config.globs import MAX_PATTERN
+from porter.config.metacodes import meta_codes_named
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import PORTABLE_TARGETS, TARGETS, Settings
 
@@ -265,6 +266,9 @@ def _codes(where: str, name: str, raw: Any) -> list[str]:
         raise ConfigError(f'{where}: `{name}` must be a list of rule codes, e.g. ["DEV", "CUDA003"]')
     codes = [c.strip().upper() for c in raw if c.strip()]
     bad = unknown_codes(tuple(codes))
+    meta, said = meta_codes_named(bad[:5])
+    if meta:
+        raise ConfigError(f"{where}: `{cut(name)}`: {said}")
     if bad:
         listed = ", ".join(cut(b, 40) for b in bad[:5]) + (f" and {len(bad) - 5:,} more" if len(bad) > 5 else "")
         raise ConfigError(f"{where}: `{cut(name)}`: unknown rule code or prefix {listed} (see `porter rules`)")

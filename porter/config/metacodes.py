@@ -66,3 +66,16 @@ def meta_info(code: str) -> RuleInfo | None:
 def meta_codes() -> list[RuleInfo]:
     """Every meta code, by code: `porter rules` and docs/rules.md list them after the rules."""
     return sorted(_META.values(), key=lambda info: info.code)
+
+
+def meta_codes_named(bad: list[str]) -> tuple[list[str], str]:
+    """Of the codes no rule has (`ruledata.unknown_codes`), those that name meta codes only, and
+    what a usage error says of them. `porter rules` lists PORT001 and PORT100 after the rules, so
+    "unknown rule code or prefix: PORT100 (see `porter rules`)" sent the reader to a list that
+    holds it (twenty-seventh read)."""
+    meta = [b for b in bad if b and any(code.startswith(b.upper()) for code in _META)]
+    named = sorted({code for b in meta for code in _META if code.startswith(b.upper())})
+    pages = " and ".join(f"`porter explain {code}`" for code in named)
+    verb = "say" if len(named) > 1 else "says"
+    said = f"meta code, not a rule: no rule option takes it ({pages} {verb} when lint reports it)"
+    return meta, f"{', '.join(meta)}: {said}"

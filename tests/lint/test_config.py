@@ -141,6 +141,28 @@ def test_bad_config_names_the_key_and_exits_2(project, toml, needle):
     assert needle in flat and "porter.toml" in flat
 
 
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--ignore", "PORT100"], "--ignore PORT100: meta code, not a rule"),
+        (["--extend-select", "port001"], "--extend-select PORT001: meta code, not a rule"),
+        (["--select", "PORT"], "`porter explain PORT001` and `porter explain PORT100` say"),
+        (["--select", "XYZ9"], "unknown rule code or prefix: XYZ9 (see `porter rules`)"),
+    ],
+)
+def test_a_meta_code_in_a_rule_option_is_said_as_one_not_an_unknown_rule(project, args, says):
+    """`porter rules` lists PORT001 and PORT100 after the rules; `--ignore PORT100` said "unknown
+    rule code or prefix: PORT100 (see `porter rules`)", a list that holds it (twenty-seventh read)."""
+    r = cli("lint", "-t", "neuron", *args)
+    flat = " ".join(r.stderr.split())
+    assert r.exit_code == 2 and says in flat, flat
+    if args[1] != "XYZ9":
+        assert "unknown rule code" not in flat and "explain PORT" in flat
+    write(project, {"porter.toml": 'target = "neuron"\nignore = ["PORT100"]\n'})
+    flat = " ".join(cli("lint").stderr.split())
+    assert "porter.toml: `ignore`: PORT100: meta code, not a rule" in flat, flat
+
+
 def test_bad_pyproject_key_is_named_with_its_table(project):
     write(project, {"pyproject.toml": '[tool.porter]\ntarget = "neuron"\nfail_on = "error"\n'})
     r = cli("lint")

@@ -73,6 +73,20 @@ def test_unused_ignores_are_reported_only_when_asked(tmp_path, monkeypatch):
     assert col == len("b = 1  ")
 
 
+def test_a_suppression_naming_a_meta_code_says_so_not_unknown_rule(tmp_path, monkeypatch):
+    """`# porter: ignore[PORT100]` was "names unknown rule code PORT100", a code `porter rules`
+    lists (after the rules) and lint emits (twenty-seventh read)."""
+    write(tmp_path, {"m.py": "x = 1  # porter: ignore[PORT100]\ny = 2  # porter: ignore[port001, ZZZ1]\n"})
+    monkeypatch.chdir(tmp_path)
+    r = cli("lint", "-t", "neuron", "--report-unused-ignores", "--output-format", "json")
+    msgs = sorted(d["message"] for d in r.json() if d["code"] == "PORT100")
+    assert msgs == [
+        "`# porter: ignore` names PORT001, a meta code, not a rule",
+        "`# porter: ignore` names PORT100, a meta code, not a rule",
+        "`# porter: ignore` names unknown rule code ZZZ1",
+    ], msgs
+
+
 def test_unused_ignore_for_a_rule_not_enabled(tmp_path, monkeypatch):
     write(tmp_path, {"n.py": "import torch\nx = torch.ones(1).cuda()  # porter: ignore[DEV001]\n"})
     monkeypatch.chdir(tmp_path)
