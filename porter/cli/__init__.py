@@ -235,6 +235,10 @@ def _help_at_natural_width() -> None:
 
             def exec_module(module: Any) -> None:
                 run(module)
+                from porter.report.console import clicolor_force
+
+                if module.FORCE_TERMINAL is None and clicolor_force():
+                    module.FORCE_TERMINAL = True  # (typer reads `FORCE_COLOR`; the help was plain)
                 made = module._get_rich_console
                 module._get_rich_console = lambda stderr=False: _HelpConsole.of(made(stderr=stderr))
 

@@ -210,10 +210,16 @@ def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
     `parity-check` run."""
     kwargs.setdefault("highlight", False)
     kwargs.setdefault("emoji", False)  # `a:warning:b.py` is a name: rich showed it as `a⚠b.py`
-    forced = os.environ.get("CLICOLOR_FORCE", "")
-    if forced and "FORCE_COLOR" not in os.environ:
+    forced = clicolor_force()
+    if forced:
         kwargs.setdefault("_environ", {**os.environ, "FORCE_COLOR": forced})
     return PorterConsole(stderr=stderr, **kwargs)  # type: ignore[arg-type]
+
+
+def clicolor_force() -> str:
+    """A non-empty `CLICOLOR_FORCE` where `FORCE_COLOR` is not set (which decides where it is),
+    else "": colour asked for (`make_console`, and typer's console for `--help`)."""
+    return os.environ.get("CLICOLOR_FORCE", "") if "FORCE_COLOR" not in os.environ else ""
 
 
 # what is not text in a rendering: white space, the box-drawing characters of a panel or a table,

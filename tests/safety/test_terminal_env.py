@@ -384,3 +384,13 @@ def test_clicolor_force_asks_for_colour_as_ruff_reads_it(tmp_path):
     assert b"\x1b[1merror:" in error(CLICOLOR_FORCE="1", NO_COLOR="1")  # no colour (bold kept, as NO_COLOR's)
     patch = porter("rewrite", "m.py", "-t", "xla", "--diff", cwd=tmp_path, env={"NO_COLOR": "", "CLICOLOR_FORCE": "1"})
     assert patch.stdout.startswith(b"--- a/m.py") and b"\x1b" not in patch.stdout, patch.stdout
+
+
+def test_clicolor_force_colours_the_help_as_force_color_does(tmp_path):
+    # typer reads `FORCE_COLOR` for its console (`--help`, its usage errors), not `CLICOLOR_FORCE`:
+    # the help stayed plain where porter's own output had colour
+    forced = porter("lint", "--help", cwd=tmp_path, env={"NO_COLOR": "", "CLICOLOR_FORCE": "1"})
+    asked = porter("lint", "--help", cwd=tmp_path, env={"NO_COLOR": "", "FORCE_COLOR": "1"})
+    assert b"\x1b[1;36m" in forced.stdout and forced.stdout == asked.stdout, forced.stdout[:400]
+    plain = porter("lint", "--help", cwd=tmp_path, env={"NO_COLOR": "1", "CLICOLOR_FORCE": "1"})
+    assert not re.search(rb"\x1b\[[0-9;]*3[0-7]m", plain.stdout), plain.stdout[:400]  # NO_COLOR wins
