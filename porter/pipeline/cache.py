@@ -335,6 +335,16 @@ def unseal(key: bytes, label: str, raw: bytes) -> bytes:
     return body
 
 
+def _failed_at(cache: Cache, exc: OSError) -> Path:
+    """The path whose write failed as the cache was opened, for the note to name: a mark
+    (`_Unmarked`), the cache folder itself where it could not be made (a read-only or full disk,
+    a file in its way), else `v3/`. The note named `c/v3` where making `c` failed, a folder no
+    write had tried (twenty-seventh read)."""
+    if isinstance(exc, _Unmarked):
+        return cache.directory / exc.mark
+    return cache.entries if os.path.isdir(cache.directory) else cache.directory
+
+
 def _unwritable(entries: Path, exc: OSError) -> str:
     """Why the cache folder `entries` cannot be used, naming the owner of the nearest folder
     that exists where it is another user."""
@@ -402,8 +412,7 @@ class Cache:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._open_entries()
         except OSError as exc:
-            failed = self.directory / exc.mark if isinstance(exc, _Unmarked) else self.entries
-            self.enabled, self.problem = False, f"the cache is off: {_unwritable(failed, exc)}"
+            self.enabled, self.problem = False, f"the cache is off: {_unwritable(_failed_at(self, exc), exc)}"
 
     def _open_entries(self) -> None:
         """Open the cache folder once, followed as named (a link the user made, to another disk

@@ -192,6 +192,22 @@ def test_the_note_names_the_mark_that_could_not_be_written(tmp_path, monkeypatch
     assert "v3" not in (store.problem or "")
 
 
+def test_the_note_names_the_cache_folder_that_could_not_be_made(tmp_path):
+    """Where the cache folder itself cannot be made (a read-only disk; here a file in its way),
+    the note named `c/v3` ("cannot write .../c4/v3: Read-only file system", `fullfs.sh.txt` in
+    docs/reads/45-cache-tools), a folder no write had tried (twenty-seventh read); it names the
+    cache folder. One that exists still names `v3/` where that cannot be made."""
+    (tmp_path / "f").write_text("")
+    store = Cache(tmp_path / "f" / "c")
+    assert not store.enabled
+    assert f"cannot write {tmp_path / 'f' / 'c'}: Not a directory" in (store.problem or ""), store.problem
+    assert "v3" not in (store.problem or "")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "v3").write_text("")
+    store = Cache(tmp_path / "d")
+    assert f"cannot write {tmp_path / 'd' / 'v3'}:" in (store.problem or ""), store.problem
+
+
 @pytest.mark.parametrize("left", ["empty", "entries"])
 def test_a_cache_folder_an_older_porter_left_on_a_full_disk_is_the_cache(tmp_path, left):
     """0073c76 made `v3/` before the marks: on a full disk (a 64 KiB tmpfs, filled: `half.sh.txt` in
