@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -131,9 +132,9 @@ def _parse(result: FileResult, source: bytes) -> cst.Module | FileResult:
         with _unchecked():
             return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        said: tuple[str, int | None] = (exc.message.splitlines()[0], exc.editor_line)
-        if said[0].startswith("tokenizer error"):
-            said = _python_says(source) or (said[0], None)
+        libcst_said = exc.message.splitlines()[0]
+        no_line = libcst_said.startswith("tokenizer error")  # (libcst names no line for these)
+        said = _python_says(source) or (libcst_said, None if no_line else exc.editor_line)
         return _error(result, f"syntax error: {said[0]}", said[1])
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         return _error(result, f"cannot decode: {exc}")
@@ -386,12 +387,16 @@ def _drop_unneeded_aliases(scratch: dict[str, Any], module: cst.Module) -> None:
 
 
 def _python_says(source: bytes) -> tuple[str, int | None] | None:
-    """CPython's message and line for a source libcst's tokenizer refused: libcst names no line
-    for a tokenizer error, and each was said at line 1 (an emoji identifier on line 4: the
-    twenty-fifth read's leftover). A second parse on this error path only; None where CPython
-    parses the source (libcst's words are kept, with no line)."""
+    """CPython's message and line for a source libcst refused: libcst names no line for a
+    tokenizer error, and each was said at line 1 (an emoji identifier on line 4: the
+    twenty-fifth read's leftover); its parser's line is where it gave up, often past the error,
+    with a position of its own in the words (`def f(:` on line 1 of 2 was `m.py:2: syntax error:
+    parser error: error at 2:4: ...`: twenty-seventh read). A second parse on this error path
+    only; None where CPython parses the source (libcst's words are kept)."""
     try:
-        ast.parse(source)
+        with warnings.catch_warnings():  # (a `SyntaxWarning` of the source is not porter's to print)
+            warnings.simplefilter("ignore")
+            ast.parse(source)
     except SyntaxError as exc:
         return str(exc.msg), exc.lineno
     except (RecursionError, MemoryError, ValueError):

@@ -247,3 +247,22 @@ def test_a_tokenizer_error_is_said_at_its_own_line(line, said):
     result = port_source(source, "m.py", XLA)
     assert result.status is FileStatus.ERROR and result.error_line == 4, (result.reason, result.error_line)
     assert result.reason == f"syntax error: {said}", result.reason
+
+
+@pytest.mark.parametrize(
+    "lines, line, said",
+    [
+        (["def f(:", "    pass"], 3, "invalid syntax"),
+        (["y = torch.zeros(1).cuda("], 3, "'(' was never closed"),
+        (["if x:", "pass"], 4, "expected an indented block after 'if' statement on line 3"),
+    ],
+    ids=["bad parameter", "never closed", "no indent"],
+)
+def test_a_parser_error_is_said_at_its_own_line_not_libcst_s(lines, line, said):
+    """libcst's parser said where it gave up, past the error, with a position of its own in its
+    words: `def f(:` on line 3 of 4 was `m.py:4: syntax error: parser error: error at 4:4: ...`
+    (twenty-seventh read). CPython's line and words, as for a tokenizer error."""
+    source = ("import torch\nx = torch.zeros(1).cuda()\n" + "\n".join(lines) + "\n").encode()
+    result = port_source(source, "m.py", XLA)
+    assert result.status is FileStatus.ERROR and result.error_line == line, (result.reason, result.error_line)
+    assert result.reason == f"syntax error: {said}", result.reason
