@@ -870,6 +870,22 @@ def test_three_or_more_integer_moves_that_keep_a_block_s_place_weighted_sum_fail
     assert "block sums" in r.modules[0]["stats_differ"], r.modules
 
 
+def test_a_generator_the_cuda_shim_makes_on_the_cpu_pickles(monkeypatch):
+    """The shim's `torch.Generator(device="cuda")` is a class local to `generators_on_cpu`:
+    pickling one (`torch.save` of a sampler's generator) raised "Can't pickle local object"
+    (twenty-seventh read). It pickles as torch's own Generator, its state kept."""
+    import pickle
+
+    from porter.verify.shim import generators_on_cpu
+
+    monkeypatch.setattr(torch, "Generator", torch.Generator)  # restored after the test
+    generators_on_cpu({"cuda"})
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(9)
+    back = pickle.loads(pickle.dumps(gen))
+    assert torch.equal(back.get_state(), gen.get_state()) and back.device.type == "cpu"
+
+
 def _seeded_program(root: str, family: str, porter_seed: int, late: bool, drop: bool = False):
     """A program's draw from one generator and its own seeding of it (before the draw, after it,
     or none), under porter's seeding and `rng.ProgramSeeds`: the seedings watched, the draw."""
