@@ -486,6 +486,9 @@ class ProgramSeeds:
                 self._porter_state = self.get_state()
                 return out
 
+            def __reduce__(self):  # pickled (`torch.save`) as torch's own: this class is local
+                return (_RealGenerator, *_RealGenerator.__reduce__(self)[1:])
+
         def _drawn_from(gen) -> bool | None:
             try:
                 last = getattr(gen, "_porter_state", None)

@@ -375,6 +375,9 @@ def generators_on_cpu(kinds: set[str], made: list | None = None) -> None:
         def __init__(self, device="cpu"):  # the device was taken by __new__
             pass
 
+        def __reduce__(self):  # pickled (`torch.save`) as torch's own: this class is local
+            return (_RealGenerator, *_RealGenerator.__reduce__(self)[1:])
+
     patched: Any = torch
     patched.Generator = Generator
 

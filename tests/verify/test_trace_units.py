@@ -870,6 +870,22 @@ def test_three_or_more_integer_moves_that_keep_a_block_s_place_weighted_sum_fail
     assert "block sums" in r.modules[0]["stats_differ"], r.modules
 
 
+def test_a_generator_the_cuda_shim_makes_on_the_cpu_pickles(monkeypatch):
+    """The shim's `torch.Generator(device="cuda")` is a class local to `generators_on_cpu`:
+    pickling one (`torch.save` of a sampler's generator) raised "Can't pickle local object"
+    (twenty-seventh read). It pickles as torch's own Generator, its state kept."""
+    import pickle
+
+    from porter.verify.shim import generators_on_cpu
+
+    monkeypatch.setattr(torch, "Generator", torch.Generator)  # restored after the test
+    generators_on_cpu({"cuda"})
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(9)
+    back = pickle.loads(pickle.dumps(gen))
+    assert torch.equal(back.get_state(), gen.get_state()) and back.device.type == "cpu"
+
+
 def _seeded_program(root: str, family: str, porter_seed: int, late: bool, drop: bool = False):
     """A program's draw from one generator and its own seeding of it (before the draw, after it,
     or none), under porter's seeding and `rng.ProgramSeeds`: the seedings watched, the draw."""
@@ -943,7 +959,9 @@ def test_a_device_seeding_is_kept_not_compared_and_torch_s_own_not_counted(tmp_p
     """`torch.manual_seed` seeds CUDA through `torch.cuda.manual_seed_all`: that inner call is
     not the program's (not kept); the program's own `torch.cuda.manual_seed` is kept, and a
     port that seeds its device through its own API (not watched) is not told it differs.
-    `random.seed()` with no seed (from the clock) is kept as seeded by None."""
+    `random.seed()` with no seed (from the clock) is kept as seeded by None; a watched
+    Generator pickles (its class is local to the watch)."""
+    import pickle
     import random
 
     from porter.verify.rng import ProgramSeeds
@@ -954,11 +972,14 @@ def test_a_device_seeding_is_kept_not_compared_and_torch_s_own_not_counted(tmp_p
         torch.manual_seed(3)
         torch.cuda.manual_seed(3)
         random.seed()  # from the clock: no seed to keep, and no TypeError
+        gen = torch.Generator().manual_seed(4)
+        back = pickle.loads(pickle.dumps(gen))  # as `torch.save` of a sampler's state pickles it
+        assert torch.equal(back.get_state(), gen.get_state())
     finally:
         watch.uninstall()
     calls = watch.finish()
     assert [(c["call"], c["seed"]) for c in calls[:2]] == [("torch.manual_seed", 3), ("torch.cuda.manual_seed", 3)]
-    assert [(c["call"], c["seed"]) for c in calls[2:]] == [("random.seed", None)], calls
+    assert [(c["call"], c["seed"]) for c in calls[2:]] == [("random.seed", None), ("torch.Generator.manual_seed", 4)]
     ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
     port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
     ref.manifest["program_seeds"], port.manifest["program_seeds"] = calls, calls[:1] + calls[2:]
