@@ -1514,6 +1514,29 @@ def write_scaffolds(
     return written
 
 
+def unlisted_scaffolds(inv: Inventory, out_dir: Path) -> list[Path]:
+    """The op files in `out_dir` porter scaffolded (their first line says so) for a kernel `inv` no
+    longer lists: after a kernel was renamed or removed, its old files were kept and said nowhere
+    (twenty-seventh read). They are the user's: said, never removed."""
+    names = set(_file_names(list(_scaffolded(inv.kernels, None))))
+    return [
+        path
+        for path in sorted(out_dir.glob("*_op.py"))
+        if path.name.removesuffix("_op.py") not in names and _porter_op(path)
+    ]
+
+
+def _porter_op(path: Path) -> bool:
+    """Whether `path` is a plain file whose first line is that of an op file porter writes."""
+    if path.is_symlink():  # (never read through a link)
+        return False
+    try:
+        head = read_regular(path, 1 << 20).split(b"\n", 1)[0]
+    except Unreadable:
+        return False
+    return head.startswith(b'"""Reference op for ') and head.endswith(b", scaffolded by porter.")
+
+
 def _holds(path: Path, data: bytes) -> bool | None:
     """Whether the kept file `path` holds `data`, what porter writes now (None: a link, or no plain
     file porter reads): rerun after a kernel changed, every kept file was said alike, one that no

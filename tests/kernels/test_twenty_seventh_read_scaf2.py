@@ -5,6 +5,9 @@ from __future__ import annotations
 import importlib
 import sys
 
+from typer.testing import CliRunner
+
+from porter.cli import app
 from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
 
@@ -33,3 +36,23 @@ def test_make_inputs_makes_an_integer_pointer_s_tensor_of_its_integer_type(tmp_p
     dtypes = [getattr(v, "dtype", type(v)) for v in inputs]
     assert dtypes == [torch.float32, torch.int64, int, torch.bool, torch.uint8, torch.int64, torch.int32]
     assert 0 <= int(inputs[1].min()) and int(inputs[1].max()) < 1024  # in bounds of the float tensor
+
+
+def test_a_scaffold_of_a_kernel_no_longer_listed_is_said(tmp_path):
+    # scaffold, rename the kernel, scaffold again into the same folder: the old kernel's files were
+    # kept (right: they are the user's) and said nowhere; a user's own `*_op.py` is no porter file
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "__global__ void old_k(float* x) { x[0] = 1; }\nvoid go(float* x) { old_k<<<1, 1>>>(x); }\n"
+    )
+    out = tmp_path / "out"
+    runner = CliRunner()
+    runner.invoke(app, ["kernels", str(src), "--scaffold", str(out), "--target", "xla"])
+    (out / "mine_op.py").write_text("def mine(): pass\n")
+    (src / "k.cu").write_text((src / "k.cu").read_text().replace("old_k", "new_k"))
+    result = runner.invoke(app, ["kernels", str(src), "--json", "--scaffold", str(out), "--target", "xla"])
+    said = result.stderr
+    assert "old_k_op.py: scaffolded by porter for a kernel this tree no longer lists" in said
+    assert "mine_op.py" not in said and "new_k_op.py:" not in said
+    assert (out / "old_k_op.py").exists() and (out / "test_old_k_xla_parity.py").exists()
