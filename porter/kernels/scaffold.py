@@ -782,11 +782,22 @@ def _free(name: str, taken: list[str]) -> str:
 # -- the files ---------------------------------------------------------------------------------
 
 
+# what `porter kernels` says of a kernel in an `#if` branch (`inventory._branched`, `_twins`)
+_BRANCH_SAID = ("nvcc build does not compile", "defined again in another branch", "in a branch nvcc does not compile")
+
+
+def _branch_notes(k: Kernel) -> list[str]:
+    """The clauses of `k`'s detail that say a build may not compile it (`#if 0`, `#ifdef USE_ROCM`,
+    another branch's definition): its scaffold said nothing of it (twenty-seventh read)."""
+    return [part for part in k.detail.split("; ") if any(said in part for said in _BRANCH_SAID)]
+
+
 def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, sig: Signature) -> str:
     """The op module's source."""
     head = [
         f'"""Reference op for {_doc(k.kind)} kernel `{_doc(k.name)}` ({_doc(k.where)}), scaffolded by porter.',
         "",
+        *[f"TODO(porter): {_doc(note)} (check which build the port needs).\n" for note in _branch_notes(k)],
         "Call `" + f"torch.ops.porter_kernels.{n}" + "` where the original kernel was launched; the body is",
         "plain PyTorch, so the ported model runs on any device before the target kernel exists.",
         '"""',

@@ -56,3 +56,20 @@ def test_a_scaffold_of_a_kernel_no_longer_listed_is_said(tmp_path):
     assert "old_k_op.py: scaffolded by porter for a kernel this tree no longer lists" in said
     assert "mine_op.py" not in said and "new_k_op.py:" not in said
     assert (out / "old_k_op.py").exists() and (out / "test_old_k_xla_parity.py").exists()
+
+
+def test_the_scaffold_of_a_kernel_in_an_if_branch_says_so(tmp_path):
+    # `porter kernels` said a kernel lies in a branch a default nvcc build does not compile
+    # (`#ifdef USE_ROCM`), or in another branch than its namesake: its scaffold said nothing of it
+    (tmp_path / "k.cu").write_text(
+        "#ifdef USE_ROCM\n__global__ void rk(float* x, int n, int wave) { x[0] = wave; }\n"
+        "#else\n__global__ void rk(float* x, int n) { x[0] = 1; }\n#endif\n"
+        "__global__ void plain_k(float* x) { x[0] = 1; }\n"
+    )
+    out = tmp_path / "out"
+    write_scaffolds(scan(tmp_path), out, "xla")
+    rocm, cuda = (out / "rk_op.py").read_text(), (out / "rk__op.py").read_text()
+    assert "TODO(porter): in a branch a default nvcc build does not compile (`#ifdef USE_ROCM`" in rocm
+    assert "TODO(porter): line 2's kernel defined again in another branch of the `#if` at line 1" in cuda
+    assert "TODO(porter): line" not in rocm and "TODO(porter): in a branch" not in cuda
+    assert "branch" not in (out / "plain_k_op.py").read_text()  # the control
