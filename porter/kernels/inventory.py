@@ -1271,7 +1271,10 @@ _LAUNCH_READ = 8192
 _LAUNCH_BACK = 512
 _PARENS = re.compile(r"[()]")
 _ANGLE_BRACKETS = re.compile(r"[<>]")
-_ANGLE = re.compile(r"[<>]")
+# a template's angle bracket, not one of `<=`, `<<`, `>=`, `->`: flash-attn's `auto kernel =
+# &k<..., Kernel_traits::kHeadDim <= 128, ...>` was never closed, its launch attached to no kernel
+# (twenty-seventh read)
+_ANGLE = re.compile(r"(?<!<)<(?![<=])|(?<![-=])>(?!=)")
 _OPENS = re.compile(r"\s*\(")
 
 
@@ -1743,10 +1746,15 @@ def _pointed(before: str, name: str) -> tuple[str, list[str]] | None:
     return found
 
 
+# the rest of a function pointer's declarator after its name (`)(float*, int)` of `void (*kp)(float*,
+# int) = k2;`): its `kp<<<` was attached to no kernel, as `auto kp = &k2;`'s is (twenty-seventh read)
+_FUNCTION_DECLARATOR = re.compile(r"^\s*\)\s*\([^()]*\)")
+
+
 def _assigned(after: str) -> tuple[str, list[str]] | None:
     """The function and its template arguments that `after` (the text after a variable's name)
     assigns to it (`= &k<Ktraits>;`), or None."""
-    rest = after.lstrip()
+    rest = _FUNCTION_DECLARATOR.sub("", after, count=1).lstrip()
     if not rest.startswith("=") or rest.startswith("=="):
         return None
     rest = rest[1:].lstrip().removeprefix("&").lstrip()
@@ -2472,6 +2480,8 @@ def _top_level_split(params: str) -> list[str]:
     out, opened, start, default = [], [], 0, False
     count = dict.fromkeys("([{<", 0)  # of each bracket in `opened`
     for i, c in enumerate(params):
+        if c in "<>" and _ANGLE.match(params, i) is None:
+            continue  # (`X <= 128`, `1 << 4` of a template's arguments: no bracket)
         if c in "([{" or (c == "<" and not default):
             opened.append(c)
             count[c] += 1

@@ -73,3 +73,27 @@ def test_the_scaffold_of_a_kernel_in_an_if_branch_says_so(tmp_path):
     assert "TODO(porter): line 2's kernel defined again in another branch of the `#if` at line 1" in cuda
     assert "TODO(porter): line" not in rocm and "TODO(porter): in a branch" not in cuda
     assert "branch" not in (out / "plain_k_op.py").read_text()  # the control
+
+
+def test_a_launch_through_a_typed_function_pointer_or_a_comparing_template_argument_is_attached(tmp_path):
+    # `void (*kp)(float*, int) = k2;` then `kp<<<`, and flash-attn's `auto kernel = &k<..., X <= 128,
+    # ...>;` then `kernel<<<`: each a note "a name no kernel porter lists has", the kernel unlaunched
+    (tmp_path / "f.cu").write_text(
+        "template <typename T, bool A, int D>\n__global__ void fk(T* x, int n) { x[0] = n; }\n"
+        "__global__ void k2(float* x, int n) { x[0] = n; }\n"
+        "template <typename Kt>\nvoid run(float* x, int n) {\n"
+        "  auto kernel = &fk<float, Kt::kHeadDim <= 128, 1 << 4>;\n  kernel<<<1, 1>>>(x, n);\n"
+        "  void (*kp)(float*, int) = k2;\n  kp<<<1, 1>>>(x, n);\n"
+        "  void (*other)(float*, int);\n  other<<<1, 1>>>(x, n);\n}\n"
+    )
+    inv = scan(tmp_path)
+    calls = {k.name: [(c.line, c.args, c.template) for c in k.calls] for k in inv.kernels}
+    assert calls == {
+        "fk": [(7, ["x", "n"], ["float", "Kt::kHeadDim <= 128", "1 << 4"])],
+        "k2": [(9, ["x", "n"], [])],
+    }
+    # the control: a pointer declared with no kernel assigned is still said
+    assert [n for n in inv.problems if "a launch of `" in n] == [
+        "f.cu:11: a launch of `other`, a name no kernel porter lists has (a function pointer, a launcher's"
+        " parameter, a kernel outside the tree): the kernel it runs is not read"
+    ]
