@@ -2031,7 +2031,32 @@ def _import_origins(module: cst.Module, rel: str) -> dict[str, str]:
             bound = alias.asname.name if alias.asname is not None else alias.name
             if isinstance(bound, cst.Name) and written:
                 out[bound.value] = f"{written}.{dotted(alias.name)}"
+    _reexported(module, out)
     return out
+
+
+def _reexported(module: cst.Module, origins: dict[str, str]) -> None:
+    """Into `origins`, each name a module's top level binds to an attribute of a module it imports
+    (`from . import kern as K` or `import pkg.kern as K`, then `k = K.k`): `getattr(ops, name)` of
+    such an `ops` was a note that it imports no kernel (twenty-seventh read)."""
+    modules = dict(origins)
+    for stmt in _import_statements(module):
+        for alias in stmt.names if isinstance(stmt, cst.Import) else ():
+            full = dotted(alias.name) or ""
+            bound = alias.asname.name if alias.asname is not None else None
+            modules[bound.value if isinstance(bound, cst.Name) else full] = full
+    for line in module.body:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Attribute):
+                home = _module_of(dotted(small.value.value) or "", modules)
+                if isinstance(small.targets[0].target, cst.Name) and home is not None:
+                    origins[small.targets[0].target.value] = f"{home}.{small.value.attr.value}"
+
+
+def _module_of(where: str, modules: dict[str, str]) -> str | None:
+    """The module `where` (`K`, `K.sub`, `pkg.kern`) names through the imports `modules`, or None."""
+    head, dot, rest = where.partition(".")
+    return modules.get(where) or (modules[head] + dot + rest if head in modules else None)
 
 
 def _launch_target(kernels: list[Kernel], path: str | None, origin: str | None, top: str) -> Kernel | None:

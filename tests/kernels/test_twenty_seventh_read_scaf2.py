@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+import pytest
+
 from typer.testing import CliRunner
 
 from porter.cli import app
@@ -97,3 +99,33 @@ def test_a_launch_through_a_typed_function_pointer_or_a_comparing_template_argum
         "f.cu:11: a launch of `other`, a name no kernel porter lists has (a function pointer, a launcher's"
         " parameter, a kernel outside the tree): the kernel it runs is not read"
     ]
+
+
+TRITON_KERNEL = (
+    "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef {name}(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("ops", "runs"),
+    [
+        ("from . import kern as K\nk_a = K.k_a\n", ["k_a"]),
+        ("import pkg.kern\nimport pkg.more as M\nk_b = pkg.kern.k_b\nk_c = M.k_c\n", ["k_b", "k_c"]),
+    ],
+)
+def test_a_module_that_re_exports_an_imported_module_s_kernel_is_read(tmp_path, ops, runs):
+    # `import M` (or `from . import M`) then `k = M.k`: `getattr(ops, name)[grid](x)` was a note that
+    # porter "finds no Triton kernel that module defines or imports"
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    kern = TRITON_KERNEL.format(name="k_a") + "\n\n" + TRITON_KERNEL.format(name="k_b")
+    (tmp_path / "pkg" / "kern.py").write_text(kern)
+    (tmp_path / "pkg" / "more.py").write_text(TRITON_KERNEL.format(name="k_c"))
+    (tmp_path / "pkg" / "ops.py").write_text(ops)
+    (tmp_path / "pkg" / "use.py").write_text(
+        "from pkg import ops\n\n\ndef run(x, name):\n    getattr(ops, name)[(1,)](x, x.numel(), BLOCK=32)\n"
+    )
+    inv = scan(tmp_path)
+    assert sorted(k.name for k in inv.kernels if k.unresolved) == runs
+    assert inv.problems == []
