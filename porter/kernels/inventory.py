@@ -356,6 +356,11 @@ class Registered:
             return "any device"
         if self.key.startswith(native_ops.UNREAD):
             return f"not read: `{self.key.removeprefix(native_ops.UNREAD)}`, a macro this file does not define"
+        if self.key.startswith(native_ops.UNFOLLOWED):
+            return (
+                f"not read: `{self.key.removeprefix(native_ops.UNFOLLOWED)}`, a macro this file defines as no key"
+                " porter reads (a macro of macros too deep or in a cycle, or an expression)"
+            )
         return self.key
 
     def to_dict(self) -> dict:

@@ -129,3 +129,24 @@ def test_a_module_that_re_exports_an_imported_module_s_kernel_is_read(tmp_path, 
     inv = scan(tmp_path)
     assert sorted(k.name for k in inv.kernels if k.unresolved) == runs
     assert inv.problems == []
+
+
+def test_a_key_macro_the_file_defines_but_porter_does_not_follow_is_not_said_undefined(tmp_path):
+    # a key by a macro defined five macros deep, by itself, or in a cycle was "not read: `K5`, a
+    # macro this file does not define": the file defines each
+    (tmp_path / "r.cpp").write_text(
+        "#define K1 K2\n#define K2 K3\n#define K3 K4\n#define K4 K5\n#define K5 CUDA\n#define SELF SELF\n"
+        "#define A B\n#define B A\n#define FOUR K3\n"
+        'TORCH_LIBRARY_IMPL(ns, K1, m) { m.impl("deep", &f); }\nTORCH_LIBRARY_IMPL(ns, SELF, m) { m.impl("self", &f); }\n'
+        'TORCH_LIBRARY_IMPL(ns, A, m) { m.impl("cyc", &f); }\nTORCH_LIBRARY_IMPL(ns, FOUR, m) { m.impl("four", &f); }\n'
+        'TORCH_LIBRARY_IMPL(ns, NONE, m) { m.impl("none", &f); }\n'
+    )
+    devices = {r.name: r.device for r in scan(tmp_path).registered}
+    unfollowed = "a macro this file defines as no key porter reads"
+    assert (
+        devices["ns::deep"]
+        == f"not read: `K5`, {unfollowed} (a macro of macros too deep or in a cycle, or an expression)"
+    )
+    assert unfollowed in devices["ns::self"] and unfollowed in devices["ns::cyc"]
+    assert devices["ns::four"] == "CUDA"  # the controls: four deep is read, an undefined macro said so
+    assert devices["ns::none"] == "not read: `NONE`, a macro this file does not define"
