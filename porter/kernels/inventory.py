@@ -1958,6 +1958,7 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
     found.module_launches.extend(seen.module_launches)
     found.notes.extend(seen.notes)
     found.origins.update(seen.origins)
+    found.exports.update(seen.exports)
 
 
 def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
@@ -2118,6 +2119,7 @@ class _Found:
     # the Python files the byte test passed over, by name: where `getattr(M, name)[grid]` names one, its
     # imports are read then (`_attach_module_launches`)
     passed_over: dict[str, Path] = field(default_factory=dict)
+    exports: dict[str, set[str]] = field(default_factory=dict)  # file -> its `__all__`'s names (a star import's)
 
 
 # `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
@@ -2318,6 +2320,8 @@ def _leave(s: _Scan, rel: str, found: _Found) -> None:
     found.notes.extend(s.notes)
     if s._origins:
         found.origins[rel] = s._origins
+    if "__all__" in s.texts and s.module.code.count("__all__") == 1:  # (one list: none added to it)
+        found.exports[rel] = set(_strings(s.texts["__all__"]))
 
 
 def _attach_module_launches(found: _Found, top: str, limit: float | None = None) -> None:
@@ -2374,10 +2378,19 @@ def _module_kernels(found: _Found, module: str, top: str) -> dict[str, list[Kern
     for rel, origins in found.origins.items():
         for origin in origins.values() if _of_module(rel, module, top) else ():
             home, _, name = origin.rpartition(".")
-            for k in found.triton.get(name, []) if name != "*" else itertools.chain(*found.triton.values()):
+            for k in found.triton.get(name, []) if name != "*" else _starred(found):
                 if _of_module(k.path, "." + home, top) and k not in out.get(k.name, []):
                     out.setdefault(k.name, []).append(k)
     return out
+
+
+def _starred(found: _Found) -> Iterator[Kernel]:
+    """The Triton kernels a star import of their module binds: not a `_private` one, and one its
+    module's `__all__` names where it has one (`from .kern import *` was said to run each kernel of
+    `kern`: twenty-seventh read)."""
+    for k in itertools.chain(*found.triton.values()):
+        if not k.name.startswith("_") and k.name in found.exports.get(k.path, {k.name}):
+            yield k
 
 
 def _attach_held(found: _Found, top: str) -> None:

@@ -150,3 +150,26 @@ def test_a_key_macro_the_file_defines_but_porter_does_not_follow_is_not_said_und
     assert unfollowed in devices["ns::self"] and unfollowed in devices["ns::cyc"]
     assert devices["ns::four"] == "CUDA"  # the controls: four deep is read, an undefined macro said so
     assert devices["ns::none"] == "not read: `NONE`, a macro this file does not define"
+
+
+@pytest.mark.parametrize(
+    ("all_", "runs"),
+    [
+        ("__all__ = ['k_a']\n", ["k_a"]),
+        ("", ["k_a", "k_b"]),
+        ("__all__ = ['k_a']\n__all__ += ['k_b']\n", ["k_a", "k_b"]),  # (a list added to: each kernel, as before)
+    ],
+)
+def test_a_star_import_binds_only_what_its_module_exports(tmp_path, all_, runs):
+    # `from .kern import *` stood for each kernel of `kern`: `getattr(ops, name)` was said to run
+    # `_k_c` (a star import skips a `_name`) and `k_b` (not in `kern`'s `__all__`)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    kernels = "\n\n".join(TRITON_KERNEL.format(name=n) for n in ("k_a", "k_b", "_k_c"))
+    (tmp_path / "pkg" / "kern.py").write_text(all_ + kernels)
+    (tmp_path / "pkg" / "ops.py").write_text("from .kern import *\n")
+    (tmp_path / "pkg" / "use.py").write_text(
+        "from pkg import ops\n\n\ndef run(x, name):\n    getattr(ops, name)[(1,)](x, x.numel(), BLOCK=32)\n"
+    )
+    inv = scan(tmp_path)
+    assert sorted(k.name for k in inv.kernels if k.unresolved) == runs
