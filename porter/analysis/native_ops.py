@@ -63,6 +63,9 @@ _CAPITAL_KEYS = frozenset({"CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HP
 # the key of an implementation given by a macro the file does not define (`UNREAD + name`): no
 # device porter can name, never "any" (a CUDA one read as "any" hid a CUDA-only op: twenty-seventh read)
 UNREAD = "unread:"
+# and by one it defines as no key porter follows (more than `_Keys._DEPTH` macros deep, a cycle, an
+# expression): said "a macro this file does not define", untrue (twenty-seventh read)
+UNFOLLOWED = "unfollowed:"
 _SPACE = frozenset(b" \t\n\r\f\v")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -224,14 +227,15 @@ class _Keys:
         if self._defines is None:
             self._defines = {m.group(1): m.group(2) for m in _DEFINE.finditer(self._source)}
         body = self._defines.get(word)
-        if body is None or depth >= self._DEPTH:
+        if body is None:
             torchs = word.decode() in _CAPITAL_KEYS or (word[:1].isupper() and not _MACRO.fullmatch(word))
-            return word.decode() if torchs and body is None else UNREAD + word.decode()
+            return word.decode() if torchs else UNREAD + word.decode()
         body = body.split(b"//")[0].strip()
         key = _KEY.fullmatch(body)
         if key:
             return key.group(1).decode()
-        return self.of(body, depth + 1) if re.fullmatch(rb"\w+", body) else UNREAD + word.decode()
+        followed = depth < self._DEPTH and re.fullmatch(rb"\w+", body)
+        return self.of(body, depth + 1) if followed else UNFOLLOWED + word.decode()
 
 
 def _body(source: bytes, start: int, brackets: tuple[NextOf, NextOf], end: int) -> bytes:

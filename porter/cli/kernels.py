@@ -138,7 +138,7 @@ def _unread(k) -> list[str]:
 
 def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said: Console) -> None:
     """--scaffold: the reference ops, skeletons and parity tests; existing files are kept."""
-    from porter.kernels.scaffold import ScaffoldError, write_scaffolds
+    from porter.kernels.scaffold import ScaffoldError, unlisted_scaffolds, write_scaffolds
     from porter.pipeline.writer import why_unwritable
 
     kept: list[Path] = []
@@ -156,3 +156,10 @@ def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None, said
         err_console.print(f"note: {plain(path)} {KEPT[holds.get(path)]}", soft_wrap=True)
     for problem in passed:
         err_console.print(f"note: {plain(problem)}", soft_wrap=True)
+    for path in unlisted_scaffolds(inv, scaffold):
+        stem = path.name.removesuffix("_op.py")
+        err_console.print(
+            f"note: {plain(path)}: scaffolded by porter for a kernel this tree no longer lists (renamed or"
+            f" removed?): kept, as are its {plain(stem)}_<target>.py and test_{plain(stem)}_<target>_parity.py",
+            soft_wrap=True,
+        )

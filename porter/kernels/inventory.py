@@ -356,6 +356,11 @@ class Registered:
             return "any device"
         if self.key.startswith(native_ops.UNREAD):
             return f"not read: `{self.key.removeprefix(native_ops.UNREAD)}`, a macro this file does not define"
+        if self.key.startswith(native_ops.UNFOLLOWED):
+            return (
+                f"not read: `{self.key.removeprefix(native_ops.UNFOLLOWED)}`, a macro this file defines as no key"
+                " porter reads (a macro of macros too deep or in a cycle, or an expression)"
+            )
         return self.key
 
     def to_dict(self) -> dict:
@@ -1271,7 +1276,10 @@ _LAUNCH_READ = 8192
 _LAUNCH_BACK = 512
 _PARENS = re.compile(r"[()]")
 _ANGLE_BRACKETS = re.compile(r"[<>]")
-_ANGLE = re.compile(r"[<>]")
+# a template's angle bracket, not one of `<=`, `<<`, `>=`, `->`: flash-attn's `auto kernel =
+# &k<..., Kernel_traits::kHeadDim <= 128, ...>` was never closed, its launch attached to no kernel
+# (twenty-seventh read)
+_ANGLE = re.compile(r"(?<!<)<(?![<=])|(?<![-=])>(?!=)")
 _OPENS = re.compile(r"\s*\(")
 
 
@@ -1743,10 +1751,15 @@ def _pointed(before: str, name: str) -> tuple[str, list[str]] | None:
     return found
 
 
+# the rest of a function pointer's declarator after its name (`)(float*, int)` of `void (*kp)(float*,
+# int) = k2;`): its `kp<<<` was attached to no kernel, as `auto kp = &k2;`'s is (twenty-seventh read)
+_FUNCTION_DECLARATOR = re.compile(r"^\s*\)\s*\([^()]*\)")
+
+
 def _assigned(after: str) -> tuple[str, list[str]] | None:
     """The function and its template arguments that `after` (the text after a variable's name)
     assigns to it (`= &k<Ktraits>;`), or None."""
-    rest = after.lstrip()
+    rest = _FUNCTION_DECLARATOR.sub("", after, count=1).lstrip()
     if not rest.startswith("=") or rest.startswith("=="):
         return None
     rest = rest[1:].lstrip().removeprefix("&").lstrip()
@@ -1945,6 +1958,7 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
     found.module_launches.extend(seen.module_launches)
     found.notes.extend(seen.notes)
     found.origins.update(seen.origins)
+    found.exports.update(seen.exports)
 
 
 def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
@@ -2023,7 +2037,32 @@ def _import_origins(module: cst.Module, rel: str) -> dict[str, str]:
             bound = alias.asname.name if alias.asname is not None else alias.name
             if isinstance(bound, cst.Name) and written:
                 out[bound.value] = f"{written}.{dotted(alias.name)}"
+    _reexported(module, out)
     return out
+
+
+def _reexported(module: cst.Module, origins: dict[str, str]) -> None:
+    """Into `origins`, each name a module's top level binds to an attribute of a module it imports
+    (`from . import kern as K` or `import pkg.kern as K`, then `k = K.k`): `getattr(ops, name)` of
+    such an `ops` was a note that it imports no kernel (twenty-seventh read)."""
+    modules = dict(origins)
+    for stmt in _import_statements(module):
+        for alias in stmt.names if isinstance(stmt, cst.Import) else ():
+            full = dotted(alias.name) or ""
+            bound = alias.asname.name if alias.asname is not None else None
+            modules[bound.value if isinstance(bound, cst.Name) else full] = full
+    for line in module.body:
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Attribute):
+                home = _module_of(dotted(small.value.value) or "", modules)
+                if isinstance(small.targets[0].target, cst.Name) and home is not None:
+                    origins[small.targets[0].target.value] = f"{home}.{small.value.attr.value}"
+
+
+def _module_of(where: str, modules: dict[str, str]) -> str | None:
+    """The module `where` (`K`, `K.sub`, `pkg.kern`) names through the imports `modules`, or None."""
+    head, dot, rest = where.partition(".")
+    return modules.get(where) or (modules[head] + dot + rest if head in modules else None)
 
 
 def _launch_target(kernels: list[Kernel], path: str | None, origin: str | None, top: str) -> Kernel | None:
@@ -2080,6 +2119,7 @@ class _Found:
     # the Python files the byte test passed over, by name: where `getattr(M, name)[grid]` names one, its
     # imports are read then (`_attach_module_launches`)
     passed_over: dict[str, Path] = field(default_factory=dict)
+    exports: dict[str, set[str]] = field(default_factory=dict)  # file -> its `__all__`'s names (a star import's)
 
 
 # `program_id` and `constexpr`: a kernel in a file that never spells "triton" (`from .tu import jit,
@@ -2280,6 +2320,8 @@ def _leave(s: _Scan, rel: str, found: _Found) -> None:
     found.notes.extend(s.notes)
     if s._origins:
         found.origins[rel] = s._origins
+    if "__all__" in s.texts and s.module.code.count("__all__") == 1:  # (one list: none added to it)
+        found.exports[rel] = set(_strings(s.texts["__all__"]))
 
 
 def _attach_module_launches(found: _Found, top: str, limit: float | None = None) -> None:
@@ -2336,10 +2378,19 @@ def _module_kernels(found: _Found, module: str, top: str) -> dict[str, list[Kern
     for rel, origins in found.origins.items():
         for origin in origins.values() if _of_module(rel, module, top) else ():
             home, _, name = origin.rpartition(".")
-            for k in found.triton.get(name, []) if name != "*" else itertools.chain(*found.triton.values()):
+            for k in found.triton.get(name, []) if name != "*" else _starred(found):
                 if _of_module(k.path, "." + home, top) and k not in out.get(k.name, []):
                     out.setdefault(k.name, []).append(k)
     return out
+
+
+def _starred(found: _Found) -> Iterator[Kernel]:
+    """The Triton kernels a star import of their module binds: not a `_private` one, and one its
+    module's `__all__` names where it has one (`from .kern import *` was said to run each kernel of
+    `kern`: twenty-seventh read)."""
+    for k in itertools.chain(*found.triton.values()):
+        if not k.name.startswith("_") and k.name in found.exports.get(k.path, {k.name}):
+            yield k
 
 
 def _attach_held(found: _Found, top: str) -> None:
@@ -2472,6 +2523,8 @@ def _top_level_split(params: str) -> list[str]:
     out, opened, start, default = [], [], 0, False
     count = dict.fromkeys("([{<", 0)  # of each bracket in `opened`
     for i, c in enumerate(params):
+        if c in "<>" and _ANGLE.match(params, i) is None:
+            continue  # (`X <= 128`, `1 << 4` of a template's arguments: no bracket)
         if c in "([{" or (c == "<" and not default):
             opened.append(c)
             count[c] += 1

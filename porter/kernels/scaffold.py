@@ -145,6 +145,7 @@ class Signature:
     # deduced from whose types porter does not read)
     guessed: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
     packs: list[str] = field(default_factory=list)  # and its parameter packs (`Args... args`): one float each
+    dtypes: dict[str, str] = field(default_factory=dict)  # a C++ kernel's integer pointers: the tensor's dtype
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -193,6 +194,27 @@ _C_FLOAT = {
     "at::BFloat16",
     "c10::Half",
     "c10::BFloat16",
+}
+# the dtype of a tensor a pointer to one of C's integer types stands for, where the type says its
+# width (`int64_t* idx` was `torch.randn`, float: twenty-seventh read); `index_t`, `long` and such
+# of no fixed width stay under the op's TODO
+_C_INT_DTYPE = {
+    "bool": "torch.bool",
+    "int8_t": "torch.int8",
+    "uint8_t": "torch.uint8",
+    "unsigned char": "torch.uint8",
+    "int16_t": "torch.int16",
+    "short": "torch.int16",
+    "uint16_t": "torch.uint16",
+    "int": "torch.int32",
+    "int32_t": "torch.int32",
+    "uint32_t": "torch.uint32",
+    "unsigned": "torch.uint32",
+    "unsigned int": "torch.uint32",
+    "int64_t": "torch.int64",
+    "long long": "torch.int64",
+    "uint64_t": "torch.uint64",
+    "unsigned long long": "torch.uint64",
 }
 # one of CUDA's attributes (`__grid_constant__`)
 _ATTRIBUTE = re.compile(r"__\w+__")
@@ -429,6 +451,17 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
     return name, "float" if number else "struct", False
 
 
+def _pointee_dtype(decl: str, name: str) -> str | None:
+    """The dtype of the tensor of pointer parameter `decl` (named `name`) where it points to an
+    integer type of a known width (`const int64_t* __restrict__ idx`: `torch.int64`), else None."""
+    words = re.findall(r"[A-Za-z_]\w*(?:::\w+)*|\S", without_default(decl))
+    kept = [w for w in words if w not in ("const", "volatile", "__restrict__", "__restrict", "restrict", name)]
+    if kept.count("*") + kept.count("[") != 1 or kept[-1] not in ("*", "]"):
+        return None
+    base = " ".join(w.removeprefix("std::") for w in kept if w not in ("*", "[", "]"))
+    return _C_INT_DTYPE.get(base)
+
+
 def _pointer_kind(outer: str) -> tuple[str, bool]:
     """(kind, const pointer) of a pointer or array parameter (`outer`: its declaration less its
     template arguments and default)."""
@@ -537,6 +570,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     positions: dict[int, str] = {}
     guessed: list[tuple[str, list[str], list[str]]] = []
     packs: list[str] = []
+    dtypes: dict[str, str] = {}
     parsed = [_c_param(decl, index, k.typenames) for index, decl in enumerate(k.params)]
     own = {name for name, _, _ in parsed if name == safe_name(name)}  # (kept as they are)
     for index, (decl, (name, kind, const)) in enumerate(zip(k.params, parsed, strict=True)):
@@ -557,6 +591,10 @@ def _cuda_signature(k: Kernel) -> Signature:
         py = _param_name(name, kinds, own)
         params.append(py)
         kinds[py] = kind
+        if kind == "tensor" and (
+            dtype := _pointee_dtype(_unaliased(decl, name, k.aliases) if k.aliases else decl, name)
+        ):
+            dtypes[py] = dtype
         positions[index] = py
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
@@ -571,6 +609,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         positions=positions,
         guessed=guessed,
         packs=packs,
+        dtypes=dtypes,
     )
 
 
@@ -743,11 +782,22 @@ def _free(name: str, taken: list[str]) -> str:
 # -- the files ---------------------------------------------------------------------------------
 
 
+# what `porter kernels` says of a kernel in an `#if` branch (`inventory._branched`, `_twins`)
+_BRANCH_SAID = ("nvcc build does not compile", "defined again in another branch", "in a branch nvcc does not compile")
+
+
+def _branch_notes(k: Kernel) -> list[str]:
+    """The clauses of `k`'s detail that say a build may not compile it (`#if 0`, `#ifdef USE_ROCM`,
+    another branch's definition): its scaffold said nothing of it (twenty-seventh read)."""
+    return [part for part in k.detail.split("; ") if any(said in part for said in _BRANCH_SAID)]
+
+
 def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, sig: Signature) -> str:
     """The op module's source."""
     head = [
         f'"""Reference op for {_doc(k.kind)} kernel `{_doc(k.name)}` ({_doc(k.where)}), scaffolded by porter.',
         "",
+        *[f"TODO(porter): {_doc(note)} (check which build the port needs).\n" for note in _branch_notes(k)],
         "Call `" + f"torch.ops.porter_kernels.{n}" + "` where the original kernel was launched; the body is",
         "plain PyTorch, so the ported model runs on any device before the target kernel exists.",
         '"""',
@@ -1162,7 +1212,7 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
         "    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")
     ] + ["    # " + _comment(note) for note in _dispatch_notes(k)]
     given = _c_values(k, sig)
-    lines += [f"    {p} = torch.randn(4, 256, device=device)" for p in sig.params if sig.kinds[p] == "tensor"]
+    lines += [_c_tensor(p, sig.dtypes.get(p)) for p in sig.params if sig.kinds[p] == "tensor"]
     for p in sig.params:
         if sig.kinds[p] == "tensor":
             continue
@@ -1174,6 +1224,15 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
                 f"    {p} = 256  # " + _comment("TODO(porter): the value the call site passes" + _local_of(k, sig, p))
             )
     return [*lines, f"    return [{', '.join(sig.params)}]"]
+
+
+def _c_tensor(param: str, dtype: str | None) -> str:
+    """The line of `make_inputs` that makes the tensor of pointer `param`: of random floats, or of
+    small integers (in bounds of the other tensors' 1,024 elements) of its integer `dtype`."""
+    if dtype is None:
+        return f"    {param} = torch.randn(4, 256, device=device)"
+    high = 2 if dtype == "torch.bool" else 64
+    return f"    {param} = torch.randint(0, {high}, (4, 256), dtype={dtype}, device=device)"
 
 
 def _local_of(k: Kernel, sig: Signature, param: str) -> str:
@@ -1464,6 +1523,29 @@ def write_scaffolds(
                 if holds is not None:
                     holds[out_dir / name] = _holds(out_dir / name, data)
     return written
+
+
+def unlisted_scaffolds(inv: Inventory, out_dir: Path) -> list[Path]:
+    """The op files in `out_dir` porter scaffolded (their first line says so) for a kernel `inv` no
+    longer lists: after a kernel was renamed or removed, its old files were kept and said nowhere
+    (twenty-seventh read). They are the user's: said, never removed."""
+    names = set(_file_names(list(_scaffolded(inv.kernels, None))))
+    return [
+        path
+        for path in sorted(out_dir.glob("*_op.py"))
+        if path.name.removesuffix("_op.py") not in names and _porter_op(path)
+    ]
+
+
+def _porter_op(path: Path) -> bool:
+    """Whether `path` is a plain file whose first line is that of an op file porter writes."""
+    if path.is_symlink():  # (never read through a link)
+        return False
+    try:
+        head = read_regular(path, 1 << 20).split(b"\n", 1)[0]
+    except Unreadable:
+        return False
+    return head.startswith(b'"""Reference op for ') and head.endswith(b", scaffolded by porter.")
 
 
 def _holds(path: Path, data: bytes) -> bool | None:
