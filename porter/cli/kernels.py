@@ -110,7 +110,8 @@ def _print_table(inv, limit: float | None) -> None:
     console.print(table)
     # the notes are of unread files and of launches, imports and branches porter cannot follow: "file(s)
     # not read" counted a launch note as a file (twenty-seventh read)
-    console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} note(s) on stderr" if inv.problems else ""))
+    notes = f"; {len(inv.problems)} note(s) on stderr" if inv.problems else ""
+    console.print(f"{len(inv.kernels)} kernel(s){notes}")
     if inv.registered:
         _print_registered(inv.registered)
 

@@ -114,8 +114,7 @@ def lint(
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])
     fmt = _output_format(output_format, fix=fix, diff=diff, baseline=baseline, write_baseline_to=write_baseline_to)
-    if diff:
-        _refuse_with_diff({"--output-file": output_file, "--statistics": statistics or None})
+    _refuse_with_diff(diff, {"--output-file": output_file, "--statistics": statistics or None})
     check_paths(paths)
     check_cache_dir(cache_dir, paths, no_cache)
     eff = effective_config(
@@ -203,11 +202,11 @@ def _output_format(
     return fmt
 
 
-def _refuse_with_diff(options: dict[str, object]) -> None:
+def _refuse_with_diff(diff: bool, options: dict[str, object]) -> None:
     """Refuse an option --diff would ignore. The patch goes to stdout only: `--diff -o p.patch`
     printed it and wrote no file, unsaid (twenty-seventh read; ruff 0.17.6 writes its "Would fix"
     line into the file and the patch to stdout). ruff refuses `--diff --statistics` the same."""
-    for option, value in options.items():
+    for option, value in options.items() if diff else ():
         if value is not None:
             raise usage_error(f"--diff and {option} do not go together (--diff prints the patch to stdout)")
 

@@ -192,7 +192,9 @@ def test_diff_shows_fixes_and_writes_nothing(project):
     assert cli("lint", "-t", "neuron", "--diff").exit_code == 0
 
 
-@pytest.mark.parametrize(("extra", "option"), [(["-o", "p.patch"], "--output-file"), (["--statistics"], "--statistics")])
+@pytest.mark.parametrize(
+    ("extra", "option"), [(["-o", "p.patch"], "--output-file"), (["--statistics"], "--statistics")]
+)
 def test_diff_refuses_an_option_it_would_ignore(project, extra, option):
     # `--diff -o p.patch` printed the patch to stdout and wrote no file, saying nothing; ruff
     # 0.17.6 refuses `--diff --statistics` (twenty-seventh read)
