@@ -205,6 +205,15 @@ def test_explain_knows_the_codes_lint_emits_that_are_no_rule(tmp_path, code, say
     assert code.upper() in out.stdout and says in " ".join(out.stdout.split())
 
 
+@pytest.mark.parametrize("code", [" DEV001", "DEV001 ", "\tport100\n"])
+def test_explain_reads_a_code_as_select_does_spaces_around_it_stripped(tmp_path, code):
+    # `--select " DEV001"` ran DEV001 (the config file's lists strip the same) while `explain
+    # " DEV001"` said "unknown rule code" (twenty-seventh read)
+    out = porter("explain", code, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert code.strip().upper() in out.stdout
+
+
 def test_virtual_environments_are_not_ported(tmp_path):
     env = tmp_path / "my-env"
     (env / "lib").mkdir(parents=True)

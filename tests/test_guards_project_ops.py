@@ -319,3 +319,25 @@ def test_the_old_registration_api_is_read():
     ]
     ops = native_ops.cuda_only_ops([("spmm.cpp", OLD_API.encode()), ("spmm_cuda.cu", CUDA_SUM.encode())])
     assert {ns: list(found) for ns, found in ops.items()} == {"torch_sparse": ["fused"]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "// registered with torch::RegisterOperators, see ops.cpp\n",
+        "static auto r = torch::RegisterOperators().op(kSchema, &fn);\n",  # a schema not spelled here
+    ],
+)
+def test_a_registeroperators_statement_of_no_op_porter_reads_is_none(tmp_path, monkeypatch, text):
+    # a strict zip of its ops (none) and their ends (one) raised ValueError: lint said "internal
+    # error", rewrite and kernels printed a traceback (twenty-seventh read)
+    from typer.testing import CliRunner
+
+    from porter.cli import app
+
+    assert native_ops.registrations(text.encode()) == []
+    write_files(tmp_path, {"csrc/ops.cpp": text, "m.py": "import torch\ny = torch.ops.ns.op(torch.zeros(1))\n"})
+    monkeypatch.chdir(tmp_path)
+    for args in (["lint", "-t", "xla", "--no-cache", "."], ["kernels", "."]):
+        out = CliRunner().invoke(app, args)
+        assert out.exit_code == 0 and "internal error" not in out.output, out.output  # (a traceback: exit 1)

@@ -121,7 +121,11 @@ def _old_registrations(source: bytes, keys: _Keys) -> list[tuple[str | None, str
         end = source.find(b";", at)
         end = len(source) if end < 0 else end
         ops = list(_OLD_OP.finditer(source, at, end))
-        for op, after in zip(ops, [*(o.start() for o in ops[1:]), end], strict=True):
+        # each op's options run to the next op; a statement of none (`// torch::RegisterOperators`
+        # in a comment, an op not spelled "ns::op") raised ValueError from a strict zip, and lint,
+        # rewrite and kernels stopped with an internal error (twenty-seventh read)
+        for i, op in enumerate(ops):
+            after = ops[i + 1].start() if i + 1 < len(ops) else end
             key = _OLD_KEY.search(source, op.end(), after)
             word = None if key else _OLD_KERNEL_KEY.search(source, op.end(), after)
             found = key.group(1).decode() if key else keys.of(word.group(1)) if word else "any"

@@ -74,7 +74,10 @@ def explain(
     code: str = typer.Argument(..., help="A rule code, e.g. DEV001 (or PORT001, PORT100 from lint's output)."),
 ) -> None:
     """Explain one rule: what it finds, why, the fix per target, examples."""
-    rule, meta = all_rules().get(code.upper()), meta_info(code.upper())
+    # stripped as `--select` and the config file's lists read a code (`--select " DEV001"` ran
+    # DEV001 where `explain " DEV001"` was unknown: twenty-seventh read)
+    key = code.strip().upper()
+    rule, meta = all_rules().get(key), meta_info(key)
     if rule is not None:
         page = rule_markdown(rule, heading="#")
     elif meta is not None:

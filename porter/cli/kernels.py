@@ -108,7 +108,10 @@ def _print_table(inv, limit: float | None) -> None:
             cell(ref),
         )
     console.print(table)
-    console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
+    # the notes are of unread files and of launches, imports and branches porter cannot follow: "file(s)
+    # not read" counted a launch note as a file (twenty-seventh read)
+    notes = f"; {len(inv.problems)} note(s) on stderr" if inv.problems else ""
+    console.print(f"{len(inv.kernels)} kernel(s){notes}")
     if inv.registered:
         _print_registered(inv.registered)
 

@@ -114,6 +114,7 @@ def lint(
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])
     fmt = _output_format(output_format, fix=fix, diff=diff, baseline=baseline, write_baseline_to=write_baseline_to)
+    _refuse_with_diff(diff, {"--output-file": output_file, "--statistics": statistics or None})
     check_paths(paths)
     check_cache_dir(cache_dir, paths, no_cache)
     eff = effective_config(
@@ -199,6 +200,15 @@ def _output_format(
     if baseline is not None and write_baseline_to is not None:
         raise usage_error("--baseline and --write-baseline do not go together")
     return fmt
+
+
+def _refuse_with_diff(diff: bool, options: dict[str, object]) -> None:
+    """Refuse an option --diff would ignore. The patch goes to stdout only: `--diff -o p.patch`
+    printed it and wrote no file, unsaid (twenty-seventh read; ruff 0.17.6 writes its "Would fix"
+    line into the file and the patch to stdout). ruff refuses `--diff --statistics` the same."""
+    for option, value in options.items() if diff else ():
+        if value is not None:
+            raise usage_error(f"--diff and {option} do not go together (--diff prints the patch to stdout)")
 
 
 def _checked(run, base: Path | None) -> Callable[[str], bool]:

@@ -75,3 +75,18 @@ def test_a_launch_that_runs_no_listed_kernel_is_said(tmp_path):
         "f.cu:8: a launch of `k1`, with 1 argument(s), which no kernel of that name porter lists takes: the kernel"
         " it runs is not read",
     ]
+
+
+def test_the_listing_counts_its_notes_as_notes_not_unread_files(tmp_path):
+    # a launch note (above) was counted in "1 kernel(s); 1 file(s) not read", every file read
+    from typer.testing import CliRunner
+
+    from porter.cli import app
+
+    (tmp_path / "f.cu").write_text(
+        "__global__ void k1(float* x, int n) { x[0] = n; }\nvoid go(float* x, int n, F f) {\n  f<<<1, 1>>>(x, n);\n}\n"
+    )
+    out = CliRunner().invoke(app, ["kernels", str(tmp_path)], env={"COLUMNS": "200"})
+    assert out.exit_code == 1, out.output
+    assert out.stdout.splitlines()[-1] == "1 kernel(s); 1 note(s) on stderr"
+    assert "f.cu:3: a launch of `f`" in out.stderr

@@ -192,6 +192,19 @@ def test_diff_shows_fixes_and_writes_nothing(project):
     assert cli("lint", "-t", "neuron", "--diff").exit_code == 0
 
 
+@pytest.mark.parametrize(
+    ("extra", "option"), [(["-o", "p.patch"], "--output-file"), (["--statistics"], "--statistics")]
+)
+def test_diff_refuses_an_option_it_would_ignore(project, extra, option):
+    # `--diff -o p.patch` printed the patch to stdout and wrote no file, saying nothing; ruff
+    # 0.17.6 refuses `--diff --statistics` (twenty-seventh read)
+    r = cli("lint", "-t", "neuron", "--diff", *extra)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"--diff and {option} do not go together" in r.stderr and not r.stdout
+    assert not (project / "p.patch").exists() and (project / "train.py").read_text() == TRAIN
+    assert cli("lint", "-t", "neuron", "--diff", "-o", "-").exit_code == 1  # `-`: stdout, where the patch goes
+
+
 def test_lint_reports_the_same_findings_as_rewrite(project):
     """One truth: lint's findings are the engine's findings for the same settings."""
     from pathlib import Path
