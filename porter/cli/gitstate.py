@@ -256,7 +256,44 @@ def _dirty(repo: _Repo, files: list[tuple[Path, Path]]) -> list[Refusal]:
         reason = _why_dirty(changed.get(real), tracked=real in known)
         if reason is not None:
             out.append(Refusal(given, reason))
-    return out
+    return _say_case_twins(repo, named, out)
+
+
+def _say_case_twins(repo: _Repo, named: dict[str, str], refused: list[Refusal]) -> list[Refusal]:
+    """The refusals of files git leaves unlisted though not tracked, where git (`core.ignoreCase`
+    true) takes the file for a tracked one spelled in another case (`A.py` for `a.py`: `git status`
+    lists nothing, `check-ignore` says not ignored): that is said, not "ignored by git" (twenty-
+    sixth read's leftover). Two git calls, only on this rare path."""
+    rel = {r.path: os.path.relpath(r.path.resolve(), repo.top) for r in refused if r.reason == _IGNORED}
+    twins = _tracked_twins(repo, named, list(rel.values())) if rel else {}
+    return [_twin_refusal(r, twins.get(rel[r.path].lower())) if r.path in rel else r for r in refused]
+
+
+def _tracked_twins(repo: _Repo, named: dict[str, str], rel: list[str]) -> dict[str, str]:
+    """Tracked names matching `rel` in any case, by their lower case, where the repository folds
+    case (git's own `icase` pathspec magic)."""
+    try:
+        folds = _git(repo.top, "config", "--type=bool", "core.ignoreCase", named=named)
+        if folds.stdout.strip() != b"true":
+            return {}
+        proc = programs.git(
+            *_NO_PROGRAMS, "ls-files", "-z", "--", *(f":(literal,icase){p}" for p in rel),
+            where=str(repo.top), named=named, timeout=_TIMEOUT_S,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    listed = [p.decode(errors="surrogateescape") for p in proc.stdout.split(b"\0") if p]
+    return {name.lower(): name for name in listed} if proc.returncode == 0 else {}
+
+
+def _twin_refusal(refusal: Refusal, twin: str | None) -> Refusal:
+    if twin is None:
+        return refusal
+    return Refusal(
+        refusal.path,
+        f"git (core.ignoreCase) takes it for the tracked {twin!r}, another file on this disk: "
+        "git cannot give it back (pass --allow-dirty)",
+    )
 
 
 def _status_letters(top: Path, porcelain: bytes) -> dict[Path, str]:
@@ -283,5 +320,8 @@ def _why_dirty(code: str | None, *, tracked: bool) -> str | None:
         kind = "staged" if code[1] == " " else "uncommitted"
         return f"has {kind} changes (commit or stash them, or pass --allow-dirty)"
     if not tracked:
-        return "ignored by git and not tracked: git cannot give it back (pass --allow-dirty)"
+        return _IGNORED
     return None
+
+
+_IGNORED = "ignored by git and not tracked: git cannot give it back (pass --allow-dirty)"

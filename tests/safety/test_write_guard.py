@@ -289,3 +289,21 @@ def test_a_bare_dotfiles_repository_the_environment_names_answers_for_its_work_t
     _refused(out, "d.py", "uncommitted changes")
     (project / "p.py").write_bytes(CUDA + b"y = 1\n")  # a change in the project: its own repository says so
     _refused(porter("rewrite", "proj/p.py", "--target", "xla", cwd=home, env=env), "uncommitted changes")
+
+
+@pytest.mark.parametrize("folds", [True, False])
+def test_a_file_git_takes_for_a_tracked_one_in_another_case_is_refused_saying_so(tmp_path, folds):
+    """Under `core.ignoreCase` true (a repository made on a case-insensitive disk, copied to a
+    case-sensitive one) git takes an untracked `A.py` for the tracked `a.py`: `git status` lists
+    nothing and `check-ignore` calls it not ignored. The guard refused it as "ignored by git"
+    (twenty-sixth read's leftover); now it says git's reason. Where the repository does not fold,
+    an ignored `A.py` beside `a.py` is still "ignored by git"."""
+    repo = committed_repo(tmp_path / "repo", {"a.py": b"x = 1\n", ".gitignore": b"" if folds else b"A.py\n"})
+    subprocess.run(["git", "config", "core.ignoreCase", str(folds).lower()], cwd=repo, check=True)
+    (repo / "A.py").write_bytes(CUDA)
+    err = _refused(porter("rewrite", "A.py", "--target", "xla", cwd=repo), "A.py")
+    if folds:
+        assert "takes it for the tracked 'a.py'" in err and "ignored by git" not in err, err
+    else:
+        assert "ignored by git" in err and "a.py'" not in err, err
+    assert (repo / "A.py").read_bytes() == CUDA
