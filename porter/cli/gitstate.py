@@ -202,7 +202,20 @@ def _hook_index(repo: _Repo) -> dict[str, str]:
     git_dir = Path(proc.stdout.decode(errors="surrogateescape").strip())
     if proc.returncode != 0 or Path(index).resolve().parent != git_dir.resolve():
         return {}
-    return {**named, "GIT_INDEX_FILE": index}
+    return {**named, "GIT_INDEX_FILE": _real_index(Path(index))}
+
+
+def _real_index(index: Path) -> str:
+    """The index a commit hook's guard reads: a partial commit's (`git commit FILE`) temporary
+    `next-index-N.lock` holds HEAD plus the files named, so a file staged in the real index and
+    put back to HEAD's text in the work tree was clean there and allowed, where the guard refuses
+    it outside the hook; that commit's real index (`index.lock` beside it, the index the commit
+    leaves) holds every staged change and the files named, so it is read instead (twenty-seventh
+    read's leftover). Any other index (`git commit -a`'s own `index.lock`): as it is."""
+    real = index.with_name("index.lock")
+    if index.name.startswith("next-index-") and index.name.endswith(".lock") and real.is_file():
+        return os.fspath(real)
+    return os.fspath(index)
 
 
 def _why(proc: subprocess.CompletedProcess[bytes]) -> str:

@@ -307,3 +307,20 @@ def test_a_file_git_takes_for_a_tracked_one_in_another_case_is_refused_saying_so
     else:
         assert "ignored by git" in err and "a.py'" not in err, err
     assert (repo / "A.py").read_bytes() == CUDA
+
+
+def test_in_a_partial_commit_s_hook_a_change_staged_in_the_real_index_is_refused(tmp_path):
+    """`git commit b.py` runs its hook on a temporary index of HEAD plus `b.py`; the change to
+    `m.py` staged in the real index stays there after the commit. With `m.py`'s work-tree text put
+    back to HEAD's, the hook's index called it clean and the guard allowed the write, where
+    outside the hook (and after the commit) it refuses it, as git there says `MM` (twenty-seventh
+    read's leftover). Now the partial commit's real index is read, as the commit leaves it."""
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA, "b.py": b"y = 1\n"})
+    (repo / "m.py").write_bytes(CUDA + b"y = 1  # staged work\n")
+    subprocess.run(["git", "add", "m.py"], cwd=repo, check=True)
+    (repo / "m.py").write_bytes(CUDA)  # the work tree back to HEAD's text; the index keeps the work
+    (repo / "b.py").write_bytes(b"y = 2\n")
+    in_hook = _commit_with_hook(repo, "-m", "b only", "b.py")
+    assert (repo / "m.py").read_bytes() == CUDA
+    outside = _refused(porter("rewrite", "m.py", "--target", "xla", cwd=repo), "m.py: has uncommitted changes")
+    assert in_hook == outside
