@@ -112,9 +112,24 @@ def _named_repository(folder: Path, marker: Path | None) -> _Repo | None:
     if "GIT_DIR" not in named:
         return None
     top = Path(named["GIT_WORK_TREE"])
-    if marker is not None and top in (marker.parent, *marker.parent.parents):
+    if marker is not None and (top in (marker.parent, *marker.parent.parents) or _own_git_dir(marker, named)):
         return None
     return _Repo(top, tuple(sorted(named.items())))
+
+
+def _own_git_dir(marker: Path, named: dict[str, str]) -> bool:
+    """Whether the environment's `GIT_DIR` is the git folder of the `.git` found above the file
+    (`marker`): then the environment names the file's own repository, and git took the working
+    folder for its work tree's top (no `GIT_WORK_TREE`), from `sub/` a top below the real one:
+    a tracked, clean `sub/m.py` was refused as "untracked" (the twenty-sixth read's defect, back
+    through the dotfiles case; twenty-seventh read). The file's own top answers, as from the top.
+    One `rev-parse` (the caller's variables left out), only on this rare path."""
+    try:
+        proc = programs.git("rev-parse", "--absolute-git-dir", where=str(marker.parent), timeout=_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    own = proc.stdout.decode(errors="surrogateescape").strip()
+    return proc.returncode == 0 and Path(own).resolve() == Path(named["GIT_DIR"]).resolve()
 
 
 def dirty_files(paths: list[Path]) -> list[Path]:

@@ -324,3 +324,18 @@ def test_in_a_partial_commit_s_hook_a_change_staged_in_the_real_index_is_refused
     assert (repo / "m.py").read_bytes() == CUDA
     outside = _refused(porter("rewrite", "m.py", "--target", "xla", cwd=repo), "m.py: has uncommitted changes")
     assert in_hook == outside
+
+
+def test_a_git_dir_naming_the_file_s_own_repository_from_a_subfolder_answers_from_its_top(tmp_path):
+    """`GIT_DIR` naming the file's own repository, without `GIT_WORK_TREE`, run from `sub/`: git
+    takes `sub/` for the work tree's top, and the guard, honouring the environment's repository
+    (the bare dotfiles case), refused the tracked, clean `sub/m.py` as "untracked", the twenty-
+    sixth read's defect back (twenty-seventh read). The file's own top answers; its uncommitted
+    work is still refused."""
+    repo = committed_repo(tmp_path / "repo", {"sub/m.py": CUDA})
+    env = {"GIT_DIR": os.fspath(repo / ".git")}
+    out = porter("rewrite", "m.py", "--target", "xla", cwd=repo / "sub", env=env)
+    assert out.returncode == 0, out.stderr
+    assert (repo / "sub" / "m.py").read_bytes() == PORTED
+    (repo / "sub" / "m.py").write_bytes(CUDA + b"y = 1  # uncommitted work\n")
+    _refused(porter("rewrite", "m.py", "--target", "xla", cwd=repo / "sub", env=env), "m.py", "uncommitted")
