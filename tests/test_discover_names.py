@@ -220,6 +220,28 @@ def test_a_worktree_whose_main_repository_moved_is_said(tmp_path, monkeypatch, r
         assert found == ["local_a.py", "m.py"] and len(said) == 1, discovery.NOTES
 
 
+def test_a_worktree_below_the_top_whose_main_repository_moved_is_said(tmp_path, monkeypatch):
+    """The same moved worktree, found below the folder given: git from the top lists its files
+    as the top repository's (its `.git` makes no repository), and the walk reads them so; but it
+    said nothing, where the note covered only such a file at or above the top (twenty-seventh
+    read's leftover). Now said once, the walk unchanged (compared with git)."""
+    import subprocess
+
+    from porter.pipeline import discover as discovery
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    main = tmp_path / "main"
+    subprocess.run(["git", "init", "-q", str(main)], env=env, check=True)
+    who = ["-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run(["git", "-C", str(main), *who, "commit", "-q", "--allow-empty", "-m", "x"], env=env, check=True)
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(repo / "w")], env=env, check=True)
+    main.rename(tmp_path / "moved")
+    found = _walked(repo, monkeypatch, ["w/m.py", "w/gen_a.py", "a.py"], {".gitignore": "gen_*.py\n"})
+    said = [note for note in discovery.NOTES if "git refuses" in note and "main repository moved" in note]
+    assert found == _git_lists(repo, env) == ["a.py", "w/m.py"]
+    assert len(said) == 1 and "w" in said[0] and "repository above" in said[0], discovery.NOTES
+
+
 def test_a_stale_dot_git_makes_no_repository_of_its_own(tmp_path, monkeypatch):
     """git reads a folder as a repository of its own only where its `.git` is one
     (`is_nonbare_repository_dir`); a submodule's checkout copied out of its superproject (its

@@ -112,9 +112,24 @@ def _named_repository(folder: Path, marker: Path | None) -> _Repo | None:
     if "GIT_DIR" not in named:
         return None
     top = Path(named["GIT_WORK_TREE"])
-    if marker is not None and top in (marker.parent, *marker.parent.parents):
+    if marker is not None and (top in (marker.parent, *marker.parent.parents) or _own_git_dir(marker, named)):
         return None
     return _Repo(top, tuple(sorted(named.items())))
+
+
+def _own_git_dir(marker: Path, named: dict[str, str]) -> bool:
+    """Whether the environment's `GIT_DIR` is the git folder of the `.git` found above the file
+    (`marker`): then the environment names the file's own repository, and git took the working
+    folder for its work tree's top (no `GIT_WORK_TREE`), from `sub/` a top below the real one:
+    a tracked, clean `sub/m.py` was refused as "untracked" (the twenty-sixth read's defect, back
+    through the dotfiles case; twenty-seventh read). The file's own top answers, as from the top.
+    One `rev-parse` (the caller's variables left out), only on this rare path."""
+    try:
+        proc = programs.git("rev-parse", "--absolute-git-dir", where=str(marker.parent), timeout=_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    own = proc.stdout.decode(errors="surrogateescape").strip()
+    return proc.returncode == 0 and Path(own).resolve() == Path(named["GIT_DIR"]).resolve()
 
 
 def dirty_files(paths: list[Path]) -> list[Path]:
@@ -202,7 +217,20 @@ def _hook_index(repo: _Repo) -> dict[str, str]:
     git_dir = Path(proc.stdout.decode(errors="surrogateescape").strip())
     if proc.returncode != 0 or Path(index).resolve().parent != git_dir.resolve():
         return {}
-    return {**named, "GIT_INDEX_FILE": index}
+    return {**named, "GIT_INDEX_FILE": _real_index(Path(index))}
+
+
+def _real_index(index: Path) -> str:
+    """The index a commit hook's guard reads: a partial commit's (`git commit FILE`) temporary
+    `next-index-N.lock` holds HEAD plus the files named, so a file staged in the real index and
+    put back to HEAD's text in the work tree was clean there and allowed, where the guard refuses
+    it outside the hook; that commit's real index (`index.lock` beside it, the index the commit
+    leaves) holds every staged change and the files named, so it is read instead (twenty-seventh
+    read's leftover). Any other index (`git commit -a`'s own `index.lock`): as it is."""
+    real = index.with_name("index.lock")
+    if index.name.startswith("next-index-") and index.name.endswith(".lock") and real.is_file():
+        return os.fspath(real)
+    return os.fspath(index)
 
 
 def _why(proc: subprocess.CompletedProcess[bytes]) -> str:
@@ -256,7 +284,44 @@ def _dirty(repo: _Repo, files: list[tuple[Path, Path]]) -> list[Refusal]:
         reason = _why_dirty(changed.get(real), tracked=real in known)
         if reason is not None:
             out.append(Refusal(given, reason))
-    return out
+    return _say_case_twins(repo, named, out)
+
+
+def _say_case_twins(repo: _Repo, named: dict[str, str], refused: list[Refusal]) -> list[Refusal]:
+    """The refusals of files git leaves unlisted though not tracked, where git (`core.ignoreCase`
+    true) takes the file for a tracked one spelled in another case (`A.py` for `a.py`: `git status`
+    lists nothing, `check-ignore` says not ignored): that is said, not "ignored by git" (twenty-
+    sixth read's leftover). Two git calls, only on this rare path."""
+    rel = {r.path: os.path.relpath(r.path.resolve(), repo.top) for r in refused if r.reason == _IGNORED}
+    twins = _tracked_twins(repo, named, list(rel.values())) if rel else {}
+    return [_twin_refusal(r, twins.get(rel[r.path].lower())) if r.path in rel else r for r in refused]
+
+
+def _tracked_twins(repo: _Repo, named: dict[str, str], rel: list[str]) -> dict[str, str]:
+    """Tracked names matching `rel` in any case, by their lower case, where the repository folds
+    case (git's own `icase` pathspec magic)."""
+    try:
+        folds = _git(repo.top, "config", "--type=bool", "core.ignoreCase", named=named)
+        if folds.stdout.strip() != b"true":
+            return {}
+        proc = programs.git(
+            *_NO_PROGRAMS, "ls-files", "-z", "--", *(f":(literal,icase){p}" for p in rel),
+            where=str(repo.top), named=named, timeout=_TIMEOUT_S,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    listed = [p.decode(errors="surrogateescape") for p in proc.stdout.split(b"\0") if p]
+    return {name.lower(): name for name in listed} if proc.returncode == 0 else {}
+
+
+def _twin_refusal(refusal: Refusal, twin: str | None) -> Refusal:
+    if twin is None:
+        return refusal
+    return Refusal(
+        refusal.path,
+        f"git (core.ignoreCase) takes it for the tracked {twin!r}, another file on this disk: "
+        "git cannot give it back (pass --allow-dirty)",
+    )
 
 
 def _status_letters(top: Path, porcelain: bytes) -> dict[Path, str]:
@@ -283,5 +348,8 @@ def _why_dirty(code: str | None, *, tracked: bool) -> str | None:
         kind = "staged" if code[1] == " " else "uncommitted"
         return f"has {kind} changes (commit or stash them, or pass --allow-dirty)"
     if not tracked:
-        return "ignored by git and not tracked: git cannot give it back (pass --allow-dirty)"
+        return _IGNORED
     return None
+
+
+_IGNORED = "ignored by git and not tracked: git cannot give it back (pass --allow-dirty)"

@@ -374,6 +374,8 @@ def _denied(folder: Path) -> OSError:
 # why this run's new results were not kept, as the run's closing note says it
 # (`cli.common.note_if_cache_full`): a write of the cache that failed for want of space
 NOT_KEPT: list[str] = []
+_FULL = "the cache is full"
+_UNREAD = "the cache holds entries this user cannot read"
 
 
 def named_dir(cache_dir: Path | None) -> Path | None:
@@ -538,8 +540,22 @@ class Cache:
         """Note, once a run, a write of the cache that failed for want of space (ENOSPC,
         EDQUOT): a full disk kept nothing new and every run was cold for what changed, unsaid.
         (A folder that cannot be written at all is said before the run: `problem`.)"""
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not NOT_KEPT:
-            NOT_KEPT.append(f"the cache is full: cannot write {self.entries}: {exc.strerror}: new results are not kept")
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not any(w.startswith(_FULL) for w in NOT_KEPT):
+            NOT_KEPT.append(f"{_FULL}: cannot write {self.entries}: {exc.strerror}: new results are not kept")
+
+    def _unreadable(self, name: Path, folder: int) -> None:
+        """Note, once a run, an entry this user cannot read: porter writes entries for their
+        writer only (0600), so a team sharing one cache folder (and key) ran cold for each
+        other's files, unsaid (twenty-sixth read's leftover). Its owner is named where it is
+        another user."""
+        if any(w.startswith(_UNREAD) for w in NOT_KEPT):
+            return
+        why = f"{_UNREAD} ({self.entries / name}: permission denied"
+        with suppress(OSError):
+            owner = os.stat(name.name, dir_fd=folder, follow_symlinks=False).st_uid
+            if hasattr(os, "geteuid") and owner != os.geteuid():
+                why += f"; written by user {owner}"
+        NOT_KEPT.append(f"{why}): its files are parsed again; porter's entries are for their writer only (0600)")
 
     def get_index(self, digest: str) -> dict[str, Facts] | None:
         """The project index's answers for a set of files (by their digest), if cached.
@@ -602,7 +618,11 @@ class Cache:
             raise OSError(errno.EBADF, "the cache is off")
         folder = self._fd if shard is None else os.open(shard, _DIR, dir_fd=self._fd)
         try:
-            data, mtime_ns = _read_entry(name, folder)
+            try:
+                data, mtime_ns = _read_entry(name, folder)
+            except PermissionError:
+                self._unreadable(Path(shard or ".") / name, folder)
+                raise
             if time.time_ns() - mtime_ns > REFRESH_AFTER_S * 10**9:
                 with suppress(OSError):  # (a link swapped in since the read is not followed)
                     os.utime(name, dir_fd=folder, follow_symlinks=False)

@@ -266,7 +266,7 @@ class _Walk:
             shown = base + prefix if base is not None else self._shown(Path(real_dir))
             # (no stat per folder; a `.gitignore` that is a link is not read, as git >= 2.32 reads
             # none: "unable to access '.gitignore': Too many levels of symbolic links")
-            nested = _own_repo(here) if self.respect_gitignore and prefix and _has_git(entries) else None
+            nested = self._nested(here, prefix, entries)
             if nested is not None:
                 lines, self.folds[prefix] = _repo_excludes(Path(real_dir), nested)
                 self.repos[prefix] = _spec(lines, self.folds[prefix]) if lines else None
@@ -279,6 +279,19 @@ class _Walk:
             yield from _said_once(self._folders(subdirs, here, prefix, shown, keep), self.said)
             yield from self._files(files, here, prefix, shown, real_dir)
             stack.extend(reversed(keep))
+
+    def _nested(self, here: Path, prefix: str, entries: list[os.DirEntry[str]]) -> _Repo | None:
+        """The repository of its own a folder below the top is (`_own_repo`), read only where it
+        lists a `.git`. A `.git` file there naming no git folder (a worktree whose main repository
+        moved) makes none: git from the top lists the folder's files as the repository above's,
+        and so does the walk; that is said, once, as for such a file at or above the top
+        (`_nearest_repo`): below it, it was walked in silence (twenty-sixth read's leftover)."""
+        if not (self.respect_gitignore and prefix and _has_git(entries)):
+            return None
+        nested = _own_repo(here)
+        if nested is None and (here / ".git").is_file():
+            _note_stale_gitfile(here, "walked as a folder of the repository above, as git from there lists it")
+        return nested
 
     def _shown(self, real_dir: Path) -> str | None:
         """The folder's name prefix relative to the working folder ("" or "a/b/"), or None when
@@ -527,12 +540,15 @@ def _nearest_repo(searched: tuple[Path, ...]) -> tuple[Path, _Repo] | None:
         if own is not None:
             return folder, own
         if (folder / ".git").is_file():
-            _note(
-                f"git refuses {os.fspath(folder)} as a repository: its .git file names no git folder (a worktree "
-                "whose main repository moved? `git worktree repair` mends it); its info/exclude and git settings "
-                "are not read"
-            )
+            _note_stale_gitfile(folder, "its info/exclude and git settings are not read")
     return None
+
+
+def _note_stale_gitfile(folder: Path, then: str) -> None:
+    _note(
+        f"git refuses {os.fspath(folder)} as a repository: its .git file names no git folder (a worktree "
+        f"whose main repository moved? `git worktree repair` mends it); {then}"
+    )
 
 
 def _named_for(top: Path) -> _NamedRepo | None:

@@ -1143,3 +1143,30 @@ def test_a_shard_folder_that_is_a_link_is_not_followed_on_a_read(tmp_path, monke
     theirs.rename(shard)  # the same folder, not a link: read, and refreshed
     assert store.get(key, "m.py", b"") is not None
     assert (shard / entry.name).stat().st_mtime > 1
+
+
+def test_entries_of_another_user_that_cannot_be_read_are_said_once(tmp_path):
+    """porter writes each entry for its writer only (0600): a team sharing one cache folder and
+    `PORTER_CACHE_KEY` ran cold for each other's files, unsaid (twenty-sixth read's leftover).
+    Run as root without its right past file modes, on entries another user wrote: said once,
+    naming that user; the results are a cold run's."""
+    from tests.safety.test_trace_files import _without_dac_override
+
+    prefix = _without_dac_override()
+    if not prefix:
+        pytest.skip("needs root and setpriv to run without CAP_DAC_OVERRIDE")
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_bytes(CUDA)
+    cache = tmp_path / "shared"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "PORTER_CACHE_KEY": "team-secret"}
+    run = [*prefix, sys.executable, "-m", "porter", "lint", ".", "-t", "xla", "--cache-dir", str(cache)]
+    cold = subprocess.run([*run[len(prefix) :], "--no-cache"], cwd=tmp_path, env=env, capture_output=True)
+    subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, check=False)
+    assert len(_entries(cache)) >= 2
+    for entry in (p for p in (cache / "v3").rglob("*") if p.is_file()):
+        os.chown(entry, 65534, 65534)  # as a teammate's run left them: 0600, theirs
+    out = subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, timeout=300)
+    err = out.stderr.decode()
+    assert out.stdout == cold.stdout and "Traceback" not in err, err
+    said = [line for line in err.splitlines() if "cannot read" in line]
+    assert len(said) == 1 and "written by user 65534" in said[0] and str(cache) in said[0], err

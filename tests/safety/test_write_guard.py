@@ -289,3 +289,53 @@ def test_a_bare_dotfiles_repository_the_environment_names_answers_for_its_work_t
     _refused(out, "d.py", "uncommitted changes")
     (project / "p.py").write_bytes(CUDA + b"y = 1\n")  # a change in the project: its own repository says so
     _refused(porter("rewrite", "proj/p.py", "--target", "xla", cwd=home, env=env), "uncommitted changes")
+
+
+@pytest.mark.parametrize("folds", [True, False])
+def test_a_file_git_takes_for_a_tracked_one_in_another_case_is_refused_saying_so(tmp_path, folds):
+    """Under `core.ignoreCase` true (a repository made on a case-insensitive disk, copied to a
+    case-sensitive one) git takes an untracked `A.py` for the tracked `a.py`: `git status` lists
+    nothing and `check-ignore` calls it not ignored. The guard refused it as "ignored by git"
+    (twenty-sixth read's leftover); now it says git's reason. Where the repository does not fold,
+    an ignored `A.py` beside `a.py` is still "ignored by git"."""
+    repo = committed_repo(tmp_path / "repo", {"a.py": b"x = 1\n", ".gitignore": b"" if folds else b"A.py\n"})
+    subprocess.run(["git", "config", "core.ignoreCase", str(folds).lower()], cwd=repo, check=True)
+    (repo / "A.py").write_bytes(CUDA)
+    err = _refused(porter("rewrite", "A.py", "--target", "xla", cwd=repo), "A.py")
+    if folds:
+        assert "takes it for the tracked 'a.py'" in err and "ignored by git" not in err, err
+    else:
+        assert "ignored by git" in err and "a.py'" not in err, err
+    assert (repo / "A.py").read_bytes() == CUDA
+
+
+def test_in_a_partial_commit_s_hook_a_change_staged_in_the_real_index_is_refused(tmp_path):
+    """`git commit b.py` runs its hook on a temporary index of HEAD plus `b.py`; the change to
+    `m.py` staged in the real index stays there after the commit. With `m.py`'s work-tree text put
+    back to HEAD's, the hook's index called it clean and the guard allowed the write, where
+    outside the hook (and after the commit) it refuses it, as git there says `MM` (twenty-seventh
+    read's leftover). Now the partial commit's real index is read, as the commit leaves it."""
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA, "b.py": b"y = 1\n"})
+    (repo / "m.py").write_bytes(CUDA + b"y = 1  # staged work\n")
+    subprocess.run(["git", "add", "m.py"], cwd=repo, check=True)
+    (repo / "m.py").write_bytes(CUDA)  # the work tree back to HEAD's text; the index keeps the work
+    (repo / "b.py").write_bytes(b"y = 2\n")
+    in_hook = _commit_with_hook(repo, "-m", "b only", "b.py")
+    assert (repo / "m.py").read_bytes() == CUDA
+    outside = _refused(porter("rewrite", "m.py", "--target", "xla", cwd=repo), "m.py: has uncommitted changes")
+    assert in_hook == outside
+
+
+def test_a_git_dir_naming_the_file_s_own_repository_from_a_subfolder_answers_from_its_top(tmp_path):
+    """`GIT_DIR` naming the file's own repository, without `GIT_WORK_TREE`, run from `sub/`: git
+    takes `sub/` for the work tree's top, and the guard, honouring the environment's repository
+    (the bare dotfiles case), refused the tracked, clean `sub/m.py` as "untracked", the twenty-
+    sixth read's defect back (twenty-seventh read). The file's own top answers; its uncommitted
+    work is still refused."""
+    repo = committed_repo(tmp_path / "repo", {"sub/m.py": CUDA})
+    env = {"GIT_DIR": os.fspath(repo / ".git")}
+    out = porter("rewrite", "m.py", "--target", "xla", cwd=repo / "sub", env=env)
+    assert out.returncode == 0, out.stderr
+    assert (repo / "sub" / "m.py").read_bytes() == PORTED
+    (repo / "sub" / "m.py").write_bytes(CUDA + b"y = 1  # uncommitted work\n")
+    _refused(porter("rewrite", "m.py", "--target", "xla", cwd=repo / "sub", env=env), "m.py", "uncommitted")
