@@ -409,6 +409,22 @@ def _same_shapes(module: torch.nn.Module, shapes: list, stepped: set[int]) -> bo
     return [p.shape for p in params] == shapes and not any(id(p) in stepped for p in params)
 
 
+# the most values of one module's weights an EMA rate is read from (`Recorder._copy_rates`)
+COPY_RATE_ELEMENTS = 1 << 20
+
+
+def _flat_weights(module: torch.nn.Module) -> torch.Tensor:
+    """A module's first `COPY_RATE_ELEMENTS` parameter values, in float64 on the CPU."""
+    parts, left = [], COPY_RATE_ELEMENTS
+    for p in module.parameters():
+        if left <= 0 or unsampled(p) is not None:
+            break
+        part = p.detach().reshape(-1)[:left]
+        parts.append(part.to("cpu", torch.float64))
+        left -= part.numel()
+    return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
+
+
 def _transformed(t: torch.Tensor) -> bool:
     """A tensor wrapped by a torch.func transform (vmap's batched, grad's tracking tensor)."""
     wrapped = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
@@ -642,6 +658,9 @@ class Recorder:
         self.nograd_calls: Counter = Counter()
         self.model_nograd = 0
         self.model_copies = 0  # `_uncalled_copies`
+        # the copies' weights at step 1's end (weakref, values), read at step 2 (`_copy_rates`)
+        self.copy_starts: list[tuple] = []
+        self.copy_rates: list[dict] = []
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
@@ -1039,6 +1058,8 @@ class Recorder:
         with self.own_work():
             if self.step == 0:
                 self._first_step_params(opt)
+            elif self.step == 1 and self.copy_starts:
+                self._copy_rates()
             grads = [v for g in opt.param_groups for p in g["params"] if (v := self._norm_values(p.grad)) is not None]
             norm = torch.linalg.vector_norm(torch.stack([_grad_norm(g) for g in grads])) if grads else None
         lrs = []
@@ -1142,7 +1163,32 @@ class Recorder:
         # (`torch.distributed.reduce_op`'s FutureWarning, in the program's output)
         module = torch.nn.Module
         found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
-        return sum(1 for o in found if shapes and _same_shapes(o, shapes, stepped))
+        copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
+        with self.own_work():
+            self.copy_starts = [(weakref.ref(c), _flat_weights(c)) for c in copies]
+        return len(copies)
+
+    def _copy_rates(self) -> None:
+        """Each copy's averaging rate in its update after step 1, read at step 2's optimizer step
+        (the model still holds step 1's weights W): an EMA update E' = (1 - a) E + a W moves the
+        copy along W - E, so a = <E' - E, W - E> / |W - E|^2, with the part of E' - E off that
+        line (`residual`, relative) saying whether it was such an update. Each side's rate is
+        its own tensors' (no device noise between the sides): a port with another EMA rate
+        passed with the copies "not compared" (twenty-sixth read's leftover)."""
+        model = self._roots()[0]
+        w = _flat_weights(model)
+        for ref, start in self.copy_starts:
+            copy = ref()
+            if copy is None or w.numel() != start.numel():
+                continue
+            moved, toward = _flat_weights(copy) - start, w - start
+            span = float(toward.dot(toward))
+            if span == 0.0:
+                continue
+            a = float(moved.dot(toward)) / span
+            off = float((moved - a * toward).norm()) / max(float(moved.norm()), float(toward.norm()) * 1e-12)
+            self.copy_rates.append({"rate": a, "residual": off})
+        self.copy_starts = []
 
     def _stepped(self) -> set[int]:
         """The parameters the recorded optimizer steps: the model is the root they are of. By size
@@ -1567,6 +1613,7 @@ class Recorder:
             "tied": self.tied,
             "model_nograd_calls": self.model_nograd,
             "model_copies": self.model_copies,
+            "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rate"]),
             "ops": ops,
             "ops_scope": self._ops_scope(),
             "precision": self.precision(),

@@ -1087,7 +1087,7 @@ def _fails(
     )
     fails += device_fails
     seeds = _other_seeds(rm, pm)
-    fails += seeds
+    fails += seeds + _copy_rate_fails(rm, pm)
     if res.parameters["differing"]:
         d = res.parameters["differing"]
         fails.append(
@@ -1177,18 +1177,56 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
     return ""
 
 
+# an EMA rate read off a copy's update (`Recorder._copy_rates`): the part of its move off the
+# line toward the model above which it is no average of the model (not compared), and the rates'
+# relative tolerance, widened by that part on both sides (what noise moved the rate by at most)
+COPY_RESIDUAL = 0.05
+COPY_RATE_RTOL = 1e-3
+
+
+def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
+    """Both sides' copy rates where they can be paired: as many on each, every one an average."""
+    rates = [m.get("model_copy_rates") or [] for m in (rm, pm)]
+    counts = [m.get("model_copies") for m in (rm, pm)]
+    if not rates[0] or len(rates[0]) != len(rates[1]) or counts[0] != counts[1]:
+        return None
+    if any(r["residual"] > COPY_RESIDUAL for side in rates for r in side):
+        return None
+    return rates[0], rates[1]
+
+
+def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
+    """A fail where a copy of the model (an EMA) averages at another rate on the two sides: its
+    rate after step 1 is read on each side from its own weights, so no device noise enters it;
+    an unfaithful EMA rate passed with the copies said "not compared" (twenty-sixth read)."""
+    paired = _copy_rates(rm, pm)
+    if paired is None:
+        return []
+    for a, b in zip(*paired):
+        tol = max(abs(a["rate"]), abs(b["rate"])) * (COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"]))
+        if abs(a["rate"] - b["rate"]) > tol:
+            return [
+                f"a copy of the model that no optimizer steps (an EMA or averaged copy) is averaged at another "
+                f"rate after step 1: reference {a['rate']:.6g}, ported {b['rate']:.6g} (its update moved it that "
+                "part of the way to the model's weights; the EMA decay or its schedule differs)"
+            ]
+    return []
+
+
 def _model_copies(rm: dict, pm: dict) -> list[str]:
     """A line where a side held copies of its model that step 1 did not call and no optimizer
-    steps (`recorder._uncalled_copies`: an EMA copy): the trace holds nothing of them, so an
-    unfaithful EMA rate passed unsaid (twenty-sixth read). Said, not compared."""
+    steps (`recorder._uncalled_copies`: an EMA copy) whose averaging rates could not be compared
+    (`_copy_rates`: one step recorded, other counts, or no average): an unfaithful EMA rate
+    passed unsaid (twenty-sixth read)."""
     counts = [m.get("model_copies") for m in (rm, pm)]
     said = [f"{role} {n}" for role, n in zip(("reference", "port"), counts) if type(n) is int and n > 0]
-    if not said:
+    if not said or _copy_rates(rm, pm) is not None:
         return []
     return [
         f"copies of the model that step 1 did not call and no optimizer steps ({', '.join(said)}; an EMA or "
-        "averaged copy, say): their weights and updates are not recorded, so they are not compared (an EMA rate "
-        "that differs passes); compare them with the model's own evaluation after training"
+        "averaged copy, say): their rates of averaging could not be read on both sides alike (one step recorded, "
+        "other counts, or an update that is no average of the model), so they are not compared (an EMA rate that "
+        "differs passes); compare them with the model's own evaluation after training"
     ]
 
 

@@ -1296,7 +1296,8 @@ def test_an_ema_copy_of_the_model_is_said_not_compared_and_the_program_s_seeding
         torch.testing.assert_close(ema[1], ema[0])
     from porter.verify.tracecmp import _model_copies
 
-    said = _model_copies(manifest, manifest)
+    assert _model_copies(manifest, manifest) == []  # their rates compared (the test below)
+    said = _model_copies({**manifest, "model_copy_rates": []}, manifest)  # (a trace of one step)
     assert len(said) == 1 and "reference 1, port 1" in said[0] and "not compared" in said[0], said
     assert _model_copies({"model_copies": 0}, {}) == []
 
@@ -1782,3 +1783,61 @@ def test_a_model_called_with_keywords_only_has_its_own_input_recorded_and_other_
             torch.testing.assert_close(trace.tensor(o["sample"]).reshape(4, 8).to(torch.int64), want)
     with pytest.raises(AssertionError):
         torch.testing.assert_close(fed(3), fed(7))
+
+
+@pytest.mark.parametrize("rate", ["0.1", "0.001"])
+def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(tmp_path, rate):
+    """An EMA copy was said "not compared" only, and a port with another EMA rate passed
+    (twenty-sixth read's leftover). Each side reads its copy's rate off its own update after
+    step 1 (`Recorder._copy_rates`): the same rate written with `lerp_` passes, a rate twice
+    as large fails, as torch.testing.assert_close of the copies' weights does; a recording of
+    one step (no update seen) keeps the copies said, not compared."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _copy_rate_fails, _model_copies
+
+    body = (
+        "import copy\nimport torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))\n"
+        "ema = copy.deepcopy(model)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    with torch.no_grad():\n"
+        "        for e, p in zip(ema.parameters(), model.parameters()):\n            UPDATE\n"
+    )
+    high = str(float(rate) * 2)
+    updates = {
+        "ref": f"e.mul_(1 - {rate}).add_(p, alpha={rate})",
+        "faithful": f"e.lerp_(p, {rate})",
+        "other": f"e.mul_(1 - {high}).add_(p, alpha={high})",
+    }
+    manifests = {}
+    for name, update in updates.items():
+        (tmp_path / name).mkdir()
+        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("UPDATE", update)), timeout=120, steps=2)
+        assert rec.status == "ok", (rec.status, rec.error)
+        manifests[name] = rec.trace.manifest
+    (tmp_path / "one").mkdir()
+    one = _record(
+        tmp_path / "one", _tree(tmp_path / "one", body.replace("UPDATE", updates["ref"])), timeout=120, steps=1
+    )
+    assert one.status == "ok", (one.status, one.error)
+    ref = manifests["ref"]
+    assert [round(r["rate"], 4) for r in ref["model_copy_rates"]] == [float(rate)], ref["model_copy_rates"]
+    assert _copy_rate_fails(ref, manifests["faithful"]) == [] and _model_copies(ref, manifests["faithful"]) == []
+    fails = _copy_rate_fails(ref, manifests["other"])
+    assert len(fails) == 1 and "another rate" in fails[0], fails
+    assert _copy_rate_fails(ref, one.trace.manifest) == []
+    said = _model_copies(ref, one.trace.manifest)
+    assert len(said) == 1 and "not compared" in said[0], said
+    # the oracle: the copies' weights after one update at each rate
+    w0, w1 = torch.randn(64, 4, generator=torch.Generator().manual_seed(1)), torch.zeros(64, 4)
+    w1.copy_(w0 - 1.0)
+    copies = {n: w0.clone() for n in updates}
+    copies["ref"].mul_(1 - float(rate)).add_(w1, alpha=float(rate))
+    copies["faithful"].lerp_(w1, float(rate))
+    copies["other"].mul_(1 - float(high)).add_(w1, alpha=float(high))
+    torch.testing.assert_close(copies["faithful"], copies["ref"])
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(copies["other"], copies["ref"])
