@@ -593,6 +593,8 @@ def _dicts_by_key(o, depth: int = 0):
         return dict((k, _dicts_by_key(v, depth + 1)) for k, v in by_key(o))
     if type(o) in (tuple, list):
         return type(o)(_dicts_by_key(v, depth + 1) for v in o)
+    if isinstance(o, tuple) and hasattr(o, "_fields"):  # a namedtuple: a dict in it was read as built
+        return type(o)(*(_dicts_by_key(v, depth + 1) for v in o))
     return o
 
 
