@@ -660,7 +660,8 @@ class Recorder:
         self.nograd_calls: Counter = Counter()
         self.model_nograd = 0
         self.model_copies = 0  # `_uncalled_copies`
-        # the copies' weights at step 1's end (weakref, values), read at step 2 (`_copy_rates`)
+        # the copies' weights at the last step's end (weakref, values, rates) and their rates of
+        # averaging at each step since step 1 (`_copy_rates`), one entry a copy
         self.copy_starts: list[tuple] = []
         self.copy_rates: list[dict] = []
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
@@ -1060,7 +1061,7 @@ class Recorder:
         with self.own_work():
             if self.step == 0:
                 self._first_step_params(opt)
-            elif self.step == 1 and self.copy_starts:
+            elif self.copy_starts:
                 self._copy_rates()
             grads = [v for g in opt.param_groups for p in g["params"] if (v := self._norm_values(p.grad)) is not None]
             norm = torch.linalg.vector_norm(torch.stack([_grad_norm(g) for g in grads])) if grads else None
@@ -1155,8 +1156,8 @@ class Recorder:
         """Modules alive at step 1's end that hold parameters of the model's shapes, that step 1
         did not call and whose parameters no recorded optimizer steps: an EMA copy (a `deepcopy`
         or `AveragedModel` updated after the step, called later under no_grad) feeds no loss of
-        step 1, so an unfaithful rate passed unsaid (twenty-sixth read). Counted, to be said;
-        their weights are not compared. One scan of the collector's objects, once a run."""
+        step 1, so an unfaithful rate passed unsaid (twenty-sixth read). Counted, and their
+        rates of averaging read at each later step (`_copy_rates`). One scan of the collector's objects, once a run."""
         import gc
 
         shapes = [p.shape for p in model.parameters()]
@@ -1167,30 +1168,34 @@ class Recorder:
         found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
         copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
         with self.own_work():
-            self.copy_starts = [(weakref.ref(c), _flat_weights(c)) for c in copies]
+            self.copy_rates = [{"rates": [], "residual": 0.0} for _ in copies]
+            self.copy_starts = [(weakref.ref(c), _flat_weights(c), e) for c, e in zip(copies, self.copy_rates)]
         return len(copies)
 
     def _copy_rates(self) -> None:
-        """Each copy's averaging rate in its update after step 1, read at step 2's optimizer step
-        (the model still holds step 1's weights W): an EMA update E' = (1 - a) E + a W moves the
-        copy along W - E, so a = <E' - E, W - E> / |W - E|^2, with the part of E' - E off that
-        line (`residual`, relative) saying whether it was such an update. Each side's rate is
-        its own tensors' (no device noise between the sides): a port with another EMA rate
-        passed with the copies "not compared" (twenty-sixth read's leftover)."""
-        model = self._roots()[0]
-        w = _flat_weights(model)
-        for ref, start in self.copy_starts:
+        """Each copy's averaging rate in its update after the last step, read at the next
+        optimizer step (the model still holds the last step's weights W): an EMA update
+        E' = (1 - a) E + a W moves the copy along W - E, so a = <E' - E, W - E> / |W - E|^2, the
+        part of E' - E off that line (`residual`, relative, the largest) saying whether it was
+        such an update. Each side's rates are its own tensors' (no device noise between the
+        sides): a port with another EMA rate passed with the copies "not compared" (twenty-sixth
+        read's leftover). Read at every step: an `AveragedModel`'s first update is a copy."""
+        w = _flat_weights(self._roots()[0])
+        starts = []
+        for ref, start, entry in self.copy_starts:
             copy = ref()
-            if copy is None or w.numel() != start.numel():
-                continue
-            moved, toward = _flat_weights(copy) - start, w - start
-            span = float(toward.dot(toward))
-            if span == 0.0:
-                continue
+            toward = w - start if copy is not None and w.numel() == start.numel() else None
+            span = float(toward.dot(toward)) if toward is not None else 0.0
+            if toward is None or span == 0.0:
+                continue  # (gone, or nothing to average toward: its rates end here)
+            now = _flat_weights(copy)
+            moved = now - start
             a = float(moved.dot(toward)) / span
-            off = float((moved - a * toward).norm()) / max(float(moved.norm()), float(toward.norm()) * 1e-12)
-            self.copy_rates.append({"rate": a, "residual": off})
-        self.copy_starts = []
+            off = float((moved - a * toward).norm()) / max(float(moved.norm()), span**0.5 * 1e-12)
+            entry["rates"].append(a)
+            entry["residual"] = max(entry["residual"], off)
+            starts.append((ref, now, entry))
+        self.copy_starts = starts
 
     def _stepped(self) -> set[int]:
         """The parameters the recorded optimizer steps: the model is the root they are of. By size
@@ -1615,7 +1620,7 @@ class Recorder:
             "tied": self.tied,
             "model_nograd_calls": self.model_nograd,
             "model_copies": self.model_copies,
-            "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rate"]),
+            "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rates"]),
             "ops": ops,
             "ops_scope": self._ops_scope(),
             "precision": self.precision(),

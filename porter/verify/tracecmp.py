@@ -1185,43 +1185,63 @@ COPY_RATE_RTOL = 1e-3
 
 
 def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
-    """Both sides' copy rates where they can be paired: as many on each, every one an average."""
+    """Both sides' copy rates where they can be paired: as many copies on each, every one read
+    at a step at least, every update an average."""
     rates = [m.get("model_copy_rates") or [] for m in (rm, pm)]
-    counts = [m.get("model_copies") for m in (rm, pm)]
-    if not rates[0] or len(rates[0]) != len(rates[1]) or counts[0] != counts[1]:
+    if not rates[0] or len(rates[0]) != len(rates[1]) or rm.get("model_copies") != pm.get("model_copies"):
         return None
-    if any(r["residual"] > COPY_RESIDUAL for side in rates for r in side):
+    if any(not c["rates"] or c["residual"] > COPY_RESIDUAL for side in rates for c in side):
         return None
     return rates[0], rates[1]
 
 
+def _rate_differs(a: dict, b: dict) -> tuple[int, float, float] | None:
+    """The first step (from 1) whose update averaged the two copies at other rates."""
+    widen = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"])
+    for step, (x, y) in enumerate(zip(a["rates"], b["rates"]), 1):
+        if abs(x - y) > max(abs(x), abs(y)) * widen:
+            return step, x, y
+    return None
+
+
 def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
     """A fail where a copy of the model (an EMA) averages at another rate on the two sides: its
-    rate after step 1 is read on each side from its own weights, so no device noise enters it;
-    an unfaithful EMA rate passed with the copies said "not compared" (twenty-sixth read)."""
+    rate after each step is read on each side from its own weights, so no device noise enters
+    it; an unfaithful EMA rate passed with the copies said "not compared" (twenty-sixth read)."""
     paired = _copy_rates(rm, pm)
-    if paired is None:
-        return []
-    for a, b in zip(*paired):
-        tol = max(abs(a["rate"]), abs(b["rate"])) * (COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"]))
-        if abs(a["rate"] - b["rate"]) > tol:
+    for a, b in zip(*paired) if paired is not None else ():
+        found = _rate_differs(a, b)
+        if found is not None:
+            step, x, y = found
             return [
                 f"a copy of the model that no optimizer steps (an EMA or averaged copy) is averaged at another "
-                f"rate after step 1: reference {a['rate']:.6g}, ported {b['rate']:.6g} (its update moved it that "
-                "part of the way to the model's weights; the EMA decay or its schedule differs)"
+                f"rate after step {step}: reference {x:.6g}, ported {y:.6g} (its update moved it that part of the "
+                "way to the model's weights; the EMA decay or its schedule differs)"
             ]
     return []
 
 
 def _model_copies(rm: dict, pm: dict) -> list[str]:
     """A line where a side held copies of its model that step 1 did not call and no optimizer
-    steps (`recorder._uncalled_copies`: an EMA copy) whose averaging rates could not be compared
-    (`_copy_rates`: one step recorded, other counts, or no average): an unfaithful EMA rate
-    passed unsaid (twenty-sixth read)."""
+    steps (`recorder._uncalled_copies`: an EMA copy): an unfaithful EMA rate passed unsaid
+    (twenty-sixth read). Their rates are compared where `_copy_rates` pairs them (the steps
+    compared said: a decay that differs only later, past a warmup or an `AveragedModel`'s first
+    copy, is not seen), else said not compared."""
     counts = [m.get("model_copies") for m in (rm, pm)]
     said = [f"{role} {n}" for role, n in zip(("reference", "port"), counts) if type(n) is int and n > 0]
-    if not said or _copy_rates(rm, pm) is not None:
+    if not said:
         return []
+    paired = _copy_rates(rm, pm)
+    if paired is not None and _copy_rate_fails(rm, pm):
+        return []  # (the fail says it)
+    if paired is not None:
+        steps = min(len(c["rates"]) for side in paired for c in side)
+        return [
+            f"copies of the model that step 1 did not call and no optimizer steps ({', '.join(said)}; an EMA or "
+            f"averaged copy, say): their rates of averaging agree after the first {steps} step(s) recorded "
+            f"(reference {', '.join(f'{r:.4g}' for r in paired[0][0]['rates'][:steps])}); a rate that differs "
+            "only later (past a warmup) is not compared"
+        ]
     return [
         f"copies of the model that step 1 did not call and no optimizer steps ({', '.join(said)}; an EMA or "
         "averaged copy, say): their rates of averaging could not be read on both sides alike (one step recorded, "

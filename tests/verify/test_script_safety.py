@@ -1296,7 +1296,8 @@ def test_an_ema_copy_of_the_model_is_said_not_compared_and_the_program_s_seeding
         torch.testing.assert_close(ema[1], ema[0])
     from porter.verify.tracecmp import _model_copies
 
-    assert _model_copies(manifest, manifest) == []  # their rates compared (the test below)
+    agree = _model_copies(manifest, manifest)  # their rates compared (the test below)
+    assert len(agree) == 1 and "agree after the first" in agree[0] and "later" in agree[0], agree
     said = _model_copies({**manifest, "model_copy_rates": []}, manifest)  # (a trace of one step)
     assert len(said) == 1 and "reference 1, port 1" in said[0] and "not compared" in said[0], said
     assert _model_copies({"model_copies": 0}, {}) == []
@@ -1815,7 +1816,7 @@ def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(
     manifests = {}
     for name, update in updates.items():
         (tmp_path / name).mkdir()
-        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("UPDATE", update)), timeout=120, steps=2)
+        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("UPDATE", update)), timeout=120, steps=3)
         assert rec.status == "ok", (rec.status, rec.error)
         manifests[name] = rec.trace.manifest
     (tmp_path / "one").mkdir()
@@ -1824,8 +1825,11 @@ def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(
     )
     assert one.status == "ok", (one.status, one.error)
     ref = manifests["ref"]
-    assert [round(r["rate"], 4) for r in ref["model_copy_rates"]] == [float(rate)], ref["model_copy_rates"]
-    assert _copy_rate_fails(ref, manifests["faithful"]) == [] and _model_copies(ref, manifests["faithful"]) == []
+    assert [[round(r, 4) for r in c["rates"]] for c in ref["model_copy_rates"]] == [[float(rate)] * 2], ref
+    assert _copy_rate_fails(ref, manifests["faithful"]) == []
+    said = _model_copies(ref, manifests["faithful"])
+    assert len(said) == 1 and "agree after the first 2 step(s)" in said[0], said
+    assert _model_copies(ref, manifests["other"]) == []  # (the fail says it)
     fails = _copy_rate_fails(ref, manifests["other"])
     assert len(fails) == 1 and "another rate" in fails[0], fails
     assert _copy_rate_fails(ref, one.trace.manifest) == []
@@ -1841,3 +1845,23 @@ def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(
     torch.testing.assert_close(copies["faithful"], copies["ref"])
     with pytest.raises(AssertionError):
         torch.testing.assert_close(copies["other"], copies["ref"])
+
+
+def test_an_averaged_copy_whose_first_update_is_a_copy_is_compared_at_its_later_rates():
+    """`AveragedModel`'s first update copies the model (rate 1 at any decay), and a decay warmup
+    makes the first rates alike: the rates are compared at every step recorded, the first that
+    differs named, and where they agree the steps compared are said (a later difference unseen)."""
+    from porter.verify.tracecmp import _copy_rate_fails, _model_copies
+
+    def side(*rates, residual=1e-7):
+        return {"model_copies": 1, "model_copy_rates": [{"rates": list(rates), "residual": residual}]}
+
+    fails = _copy_rate_fails(side(1.0, 0.01, 0.01), side(1.0, 0.02, 0.02))
+    assert len(fails) == 1 and "after step 2: reference 0.01, ported 0.02" in fails[0], fails
+    assert _copy_rate_fails(side(1.0, 0.01), side(1.0, 0.01 * (1 + 1e-4))) == []
+    said = _model_copies(side(1.0, 0.01), side(1.0, 0.01))
+    assert "agree after the first 2 step(s)" in said[0], said
+    # no average (residual past the bound), or rates on one side only: said, not compared
+    for ref, port in ((side(1.0, residual=0.3), side(1.0, residual=0.3)), (side(1.0), {"model_copies": 1})):
+        assert _copy_rate_fails(ref, port) == []
+        assert "not compared" in _model_copies(ref, port)[0]
