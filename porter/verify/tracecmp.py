@@ -1087,7 +1087,7 @@ def _fails(
     )
     fails += device_fails
     seeds = _other_seeds(rm, pm)
-    fails += seeds + _copy_rate_fails(rm, pm)
+    fails += seeds
     if res.parameters["differing"]:
         d = res.parameters["differing"]
         fails.append(
@@ -1120,6 +1120,7 @@ def _fails(
             f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}"
         )
     fails += _grad_norm_fail(compared, parted, bool(fd is not None or res.parameters["differing"]))
+    fails += _copy_rate_fails(rm, pm)  # (after the training's own: a port that trains otherwise moves them too)
     if fails:
         fails += (
             causes.rng_findings(
