@@ -409,6 +409,22 @@ def _same_shapes(module: torch.nn.Module, shapes: list, stepped: set[int]) -> bo
     return [p.shape for p in params] == shapes and not any(id(p) in stepped for p in params)
 
 
+# the most values of one module's weights an EMA rate is read from (`Recorder._copy_rates`)
+COPY_RATE_ELEMENTS = 1 << 20
+
+
+def _flat_weights(module: torch.nn.Module) -> torch.Tensor:
+    """A module's first `COPY_RATE_ELEMENTS` parameter values, in float64 on the CPU."""
+    parts, left = [], COPY_RATE_ELEMENTS
+    for p in module.parameters():
+        if left <= 0 or unsampled(p) is not None:
+            break
+        part = p.detach().reshape(-1)[:left]
+        parts.append(part.to("cpu", torch.float64))
+        left -= part.numel()
+    return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
+
+
 def _transformed(t: torch.Tensor) -> bool:
     """A tensor wrapped by a torch.func transform (vmap's batched, grad's tracking tensor)."""
     wrapped = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
@@ -577,6 +593,8 @@ def _dicts_by_key(o, depth: int = 0):
         return dict((k, _dicts_by_key(v, depth + 1)) for k, v in by_key(o))
     if type(o) in (tuple, list):
         return type(o)(_dicts_by_key(v, depth + 1) for v in o)
+    if isinstance(o, tuple) and hasattr(o, "_fields"):  # a namedtuple: a dict in it was read as built
+        return type(o)(*(_dicts_by_key(v, depth + 1) for v in o))
     return o
 
 
@@ -642,6 +660,10 @@ class Recorder:
         self.nograd_calls: Counter = Counter()
         self.model_nograd = 0
         self.model_copies = 0  # `_uncalled_copies`
+        # the copies' weights at the last step's end (weakref, values, rates) and their rates of
+        # averaging at each step since step 1 (`_copy_rates`), one entry a copy
+        self.copy_starts: list[tuple] = []
+        self.copy_rates: list[dict] = []
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
@@ -1039,6 +1061,8 @@ class Recorder:
         with self.own_work():
             if self.step == 0:
                 self._first_step_params(opt)
+            elif self.copy_starts:
+                self._copy_rates()
             grads = [v for g in opt.param_groups for p in g["params"] if (v := self._norm_values(p.grad)) is not None]
             norm = torch.linalg.vector_norm(torch.stack([_grad_norm(g) for g in grads])) if grads else None
         lrs = []
@@ -1132,8 +1156,8 @@ class Recorder:
         """Modules alive at step 1's end that hold parameters of the model's shapes, that step 1
         did not call and whose parameters no recorded optimizer steps: an EMA copy (a `deepcopy`
         or `AveragedModel` updated after the step, called later under no_grad) feeds no loss of
-        step 1, so an unfaithful rate passed unsaid (twenty-sixth read). Counted, to be said;
-        their weights are not compared. One scan of the collector's objects, once a run."""
+        step 1, so an unfaithful rate passed unsaid (twenty-sixth read). Counted, and their
+        rates of averaging read at each later step (`_copy_rates`). One scan of the collector's objects, once a run."""
         import gc
 
         shapes = [p.shape for p in model.parameters()]
@@ -1142,7 +1166,36 @@ class Recorder:
         # (`torch.distributed.reduce_op`'s FutureWarning, in the program's output)
         module = torch.nn.Module
         found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
-        return sum(1 for o in found if shapes and _same_shapes(o, shapes, stepped))
+        copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
+        with self.own_work():
+            self.copy_rates = [{"rates": [], "residual": 0.0} for _ in copies]
+            self.copy_starts = [(weakref.ref(c), _flat_weights(c), e) for c, e in zip(copies, self.copy_rates)]
+        return len(copies)
+
+    def _copy_rates(self) -> None:
+        """Each copy's averaging rate in its update after the last step, read at the next
+        optimizer step (the model still holds the last step's weights W): an EMA update
+        E' = (1 - a) E + a W moves the copy along W - E, so a = <E' - E, W - E> / |W - E|^2, the
+        part of E' - E off that line (`residual`, relative, the largest) saying whether it was
+        such an update. Each side's rates are its own tensors' (no device noise between the
+        sides): a port with another EMA rate passed with the copies "not compared" (twenty-sixth
+        read's leftover). Read at every step: an `AveragedModel`'s first update is a copy."""
+        w = _flat_weights(self._roots()[0])
+        starts = []
+        for ref, start, entry in self.copy_starts:
+            copy = ref()
+            toward = w - start if copy is not None and w.numel() == start.numel() else None
+            span = float(toward.dot(toward)) if toward is not None else 0.0
+            if toward is None or span == 0.0:
+                continue  # (gone, or nothing to average toward: its rates end here)
+            now = _flat_weights(copy)
+            moved = now - start
+            a = float(moved.dot(toward)) / span
+            off = float((moved - a * toward).norm()) / max(float(moved.norm()), span**0.5 * 1e-12)
+            entry["rates"].append(a)
+            entry["residual"] = max(entry["residual"], off)
+            starts.append((ref, now, entry))
+        self.copy_starts = starts
 
     def _stepped(self) -> set[int]:
         """The parameters the recorded optimizer steps: the model is the root they are of. By size
@@ -1567,6 +1620,7 @@ class Recorder:
             "tied": self.tied,
             "model_nograd_calls": self.model_nograd,
             "model_copies": self.model_copies,
+            "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rates"]),
             "ops": ops,
             "ops_scope": self._ops_scope(),
             "precision": self.precision(),

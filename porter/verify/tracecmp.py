@@ -916,6 +916,9 @@ def _compare_one(
     res.modules, res.first_divergence = compare_modules(ref, port, mod_tol[0], mod_tol[1], floor=floor)
     if not errors:
         fails += _fails(res, rm, pm, ref_steps, port_steps, compared, parted, loss_tol, device_fails)
+    asked = _steps_asked(rm, pm)  # no verdict only where nothing else fails (weights that differ still do)
+    errors += asked if asked and not fails and not errors else []
+    res.warnings += asked if fails else []
     res.warnings += _added_modules(rm, pm) if port_steps else _unnamed_modules(pm)
     res.warnings += _other_target((config or {}).get("target"), pm)
     res.warnings += _other_porter(rm, pm)
@@ -966,7 +969,6 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
             else "the reference recorded no optimizer step: the command never called "
             "optimizer.step() (is it a training script? were --steps reached?)"
         )
-    errors += _steps_asked(rm, pm)
     device_errors, device_fails = causes.device_findings(rm, pm)
     errors += device_errors
     rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
@@ -980,7 +982,9 @@ def _steps_asked(rm: dict, pm: dict) -> list[str]:
     """Both sides stopped at the steps they were asked for, and were asked for other counts: a
     faithful port recorded with `--steps 2` beside a reference with 3 failed with "the reference
     recorded 3 optimizer step(s), the port 2", the recording's choice blamed on the port
-    (twenty-seventh read). A side that stopped otherwise (its script ended) still fails."""
+    (twenty-seventh read). A side that stopped otherwise (its script ended) still fails. No
+    verdict only where nothing else fails: a port whose weights differ, recorded with `--steps 1`
+    beside a reference of 10, was "no verdict" (twenty-seventh trace2 read); said beside a fail."""
     asked = [m.get("steps_requested") for m in (rm, pm)]
     if not all(type(n) is int for n in asked) or asked[0] == asked[1]:
         return []
@@ -1069,7 +1073,7 @@ def _fails(
     module, the loss curves, learning rate and gradient norm (and the random-number causes
     behind them); the shape warnings go to res.warnings."""
     fails: list[str] = []
-    if len(ref_steps) != len(port_steps):
+    if len(ref_steps) != len(port_steps) and not _steps_asked(rm, pm):
         fails.append(f"the reference recorded {len(ref_steps)} optimizer step(s), the port {len(port_steps)}")
     for g in res.tied["untied_in_port"]:
         fails.append(
@@ -1120,6 +1124,7 @@ def _fails(
             f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}"
         )
     fails += _grad_norm_fail(compared, parted, bool(fd is not None or res.parameters["differing"]))
+    fails += _copy_rate_fails(rm, pm)  # (after the training's own: a port that trains otherwise moves them too)
     if fails:
         fails += (
             causes.rng_findings(
@@ -1177,18 +1182,76 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
     return ""
 
 
+# an EMA rate read off a copy's update (`Recorder._copy_rates`): the part of its move off the
+# line toward the model above which it is no average of the model (not compared), and the rates'
+# relative tolerance, widened by that part on both sides (what noise moved the rate by at most)
+COPY_RESIDUAL = 0.05
+COPY_RATE_RTOL = 1e-3
+
+
+def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
+    """Both sides' copy rates where they can be paired: as many copies on each, every one read
+    at a step at least, every update an average."""
+    rates = [m.get("model_copy_rates") or [] for m in (rm, pm)]
+    if not rates[0] or len(rates[0]) != len(rates[1]) or rm.get("model_copies") != pm.get("model_copies"):
+        return None
+    if any(not c["rates"] or c["residual"] > COPY_RESIDUAL for side in rates for c in side):
+        return None
+    return rates[0], rates[1]
+
+
+def _rate_differs(a: dict, b: dict) -> tuple[int, float, float] | None:
+    """The first step (from 1) whose update averaged the two copies at other rates."""
+    widen = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"])
+    for step, (x, y) in enumerate(zip(a["rates"], b["rates"]), 1):
+        if abs(x - y) > max(abs(x), abs(y)) * widen:
+            return step, x, y
+    return None
+
+
+def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
+    """A fail where a copy of the model (an EMA) averages at another rate on the two sides: its
+    rate after each step is read on each side from its own weights, so no device noise enters
+    it; an unfaithful EMA rate passed with the copies said "not compared" (twenty-sixth read)."""
+    paired = _copy_rates(rm, pm)
+    for a, b in zip(*paired) if paired is not None else ():
+        found = _rate_differs(a, b)
+        if found is not None:
+            step, x, y = found
+            return [
+                f"a copy of the model that no optimizer steps (an EMA or averaged copy) is averaged at another "
+                f"rate after step {step}: reference {x:.6g}, ported {y:.6g} (its update moved it that part of the "
+                "way to the model's weights; the EMA decay or its schedule differs)"
+            ]
+    return []
+
+
 def _model_copies(rm: dict, pm: dict) -> list[str]:
     """A line where a side held copies of its model that step 1 did not call and no optimizer
-    steps (`recorder._uncalled_copies`: an EMA copy): the trace holds nothing of them, so an
-    unfaithful EMA rate passed unsaid (twenty-sixth read). Said, not compared."""
+    steps (`recorder._uncalled_copies`: an EMA copy): an unfaithful EMA rate passed unsaid
+    (twenty-sixth read). Their rates are compared where `_copy_rates` pairs them (the steps
+    compared said: a decay that differs only later, past a warmup or an `AveragedModel`'s first
+    copy, is not seen), else said not compared."""
     counts = [m.get("model_copies") for m in (rm, pm)]
     said = [f"{role} {n}" for role, n in zip(("reference", "port"), counts) if type(n) is int and n > 0]
     if not said:
         return []
+    paired = _copy_rates(rm, pm)
+    if paired is not None and _copy_rate_fails(rm, pm):
+        return []  # (the fail says it)
+    if paired is not None:
+        steps = min(len(c["rates"]) for side in paired for c in side)
+        return [
+            f"copies of the model that step 1 did not call and no optimizer steps ({', '.join(said)}; an EMA or "
+            f"averaged copy, say): their rates of averaging agree after the first {steps} step(s) recorded "
+            f"(reference {', '.join(f'{r:.4g}' for r in paired[0][0]['rates'][:steps])}); a rate that differs "
+            "only later (past a warmup) is not compared"
+        ]
     return [
         f"copies of the model that step 1 did not call and no optimizer steps ({', '.join(said)}; an EMA or "
-        "averaged copy, say): their weights and updates are not recorded, so they are not compared (an EMA rate "
-        "that differs passes); compare them with the model's own evaluation after training"
+        "averaged copy, say): their rates of averaging could not be read on both sides alike (one step recorded, "
+        "other counts, or an update that is no average of the model), so they are not compared (an EMA rate that "
+        "differs passes); compare them with the model's own evaluation after training"
     ]
 
 

@@ -1296,7 +1296,9 @@ def test_an_ema_copy_of_the_model_is_said_not_compared_and_the_program_s_seeding
         torch.testing.assert_close(ema[1], ema[0])
     from porter.verify.tracecmp import _model_copies
 
-    said = _model_copies(manifest, manifest)
+    agree = _model_copies(manifest, manifest)  # their rates compared (the test below)
+    assert len(agree) == 1 and "agree after the first" in agree[0] and "later" in agree[0], agree
+    said = _model_copies({**manifest, "model_copy_rates": []}, manifest)  # (a trace of one step)
     assert len(said) == 1 and "reference 1, port 1" in said[0] and "not compared" in said[0], said
     assert _model_copies({"model_copies": 0}, {}) == []
 
@@ -1782,3 +1784,84 @@ def test_a_model_called_with_keywords_only_has_its_own_input_recorded_and_other_
             torch.testing.assert_close(trace.tensor(o["sample"]).reshape(4, 8).to(torch.int64), want)
     with pytest.raises(AssertionError):
         torch.testing.assert_close(fed(3), fed(7))
+
+
+@pytest.mark.parametrize("rate", ["0.1", "0.001"])
+def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(tmp_path, rate):
+    """An EMA copy was said "not compared" only, and a port with another EMA rate passed
+    (twenty-sixth read's leftover). Each side reads its copy's rate off its own update after
+    step 1 (`Recorder._copy_rates`): the same rate written with `lerp_` passes, a rate twice
+    as large fails, as torch.testing.assert_close of the copies' weights does; a recording of
+    one step (no update seen) keeps the copies said, not compared."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _copy_rate_fails, _model_copies
+
+    body = (
+        "import copy\nimport torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))\n"
+        "ema = copy.deepcopy(model)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    with torch.no_grad():\n"
+        "        for e, p in zip(ema.parameters(), model.parameters()):\n            UPDATE\n"
+    )
+    high = str(float(rate) * 2)
+    updates = {
+        "ref": f"e.mul_(1 - {rate}).add_(p, alpha={rate})",
+        "faithful": f"e.lerp_(p, {rate})",
+        "other": f"e.mul_(1 - {high}).add_(p, alpha={high})",
+    }
+    manifests = {}
+    for name, update in updates.items():
+        (tmp_path / name).mkdir()
+        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("UPDATE", update)), timeout=120, steps=3)
+        assert rec.status == "ok", (rec.status, rec.error)
+        manifests[name] = rec.trace.manifest
+    (tmp_path / "one").mkdir()
+    one = _record(
+        tmp_path / "one", _tree(tmp_path / "one", body.replace("UPDATE", updates["ref"])), timeout=120, steps=1
+    )
+    assert one.status == "ok", (one.status, one.error)
+    ref = manifests["ref"]
+    assert [[round(r, 4) for r in c["rates"]] for c in ref["model_copy_rates"]] == [[float(rate)] * 2], ref
+    assert _copy_rate_fails(ref, manifests["faithful"]) == []
+    said = _model_copies(ref, manifests["faithful"])
+    assert len(said) == 1 and "agree after the first 2 step(s)" in said[0], said
+    assert _model_copies(ref, manifests["other"]) == []  # (the fail says it)
+    fails = _copy_rate_fails(ref, manifests["other"])
+    assert len(fails) == 1 and "another rate" in fails[0], fails
+    assert _copy_rate_fails(ref, one.trace.manifest) == []
+    said = _model_copies(ref, one.trace.manifest)
+    assert len(said) == 1 and "not compared" in said[0], said
+    # the oracle: the copies' weights after one update at each rate
+    w0, w1 = torch.randn(64, 4, generator=torch.Generator().manual_seed(1)), torch.zeros(64, 4)
+    w1.copy_(w0 - 1.0)
+    copies = {n: w0.clone() for n in updates}
+    copies["ref"].mul_(1 - float(rate)).add_(w1, alpha=float(rate))
+    copies["faithful"].lerp_(w1, float(rate))
+    copies["other"].mul_(1 - float(high)).add_(w1, alpha=float(high))
+    torch.testing.assert_close(copies["faithful"], copies["ref"])
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(copies["other"], copies["ref"])
+
+
+def test_an_averaged_copy_whose_first_update_is_a_copy_is_compared_at_its_later_rates():
+    """`AveragedModel`'s first update copies the model (rate 1 at any decay), and a decay warmup
+    makes the first rates alike: the rates are compared at every step recorded, the first that
+    differs named, and where they agree the steps compared are said (a later difference unseen)."""
+    from porter.verify.tracecmp import _copy_rate_fails, _model_copies
+
+    def side(*rates, residual=1e-7):
+        return {"model_copies": 1, "model_copy_rates": [{"rates": list(rates), "residual": residual}]}
+
+    fails = _copy_rate_fails(side(1.0, 0.01, 0.01), side(1.0, 0.02, 0.02))
+    assert len(fails) == 1 and "after step 2: reference 0.01, ported 0.02" in fails[0], fails
+    assert _copy_rate_fails(side(1.0, 0.01), side(1.0, 0.01 * (1 + 1e-4))) == []
+    said = _model_copies(side(1.0, 0.01), side(1.0, 0.01))
+    assert "agree after the first 2 step(s)" in said[0], said
+    # no average (residual past the bound), or rates on one side only: said, not compared
+    for ref, port in ((side(1.0, residual=0.3), side(1.0, residual=0.3)), (side(1.0), {"model_copies": 1})):
+        assert _copy_rate_fails(ref, port) == []
+        assert "not compared" in _model_copies(ref, port)[0]

@@ -1907,3 +1907,45 @@ def test_a_port_that_merged_parameter_groups_of_one_rate_agrees_on_the_learning_
         res = compare_traces(ref, port)
         said = " ".join(res.reasons)
         assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
+
+
+def test_a_dict_inside_a_namedtuple_output_is_recorded_by_key_as_assert_close_pairs_it(tmp_path):
+    """A model returning a namedtuple holding a dict (`Out(logits, aux={...})`): the plain dicts
+    were put in key order only inside plain tuples and lists, so this dict was recorded in the
+    order the program built it and a faithful port building it in another order failed, where
+    torch.testing.assert_close pairs it by key (twenty-seventh trace2 read)."""
+    import collections
+    import types
+
+    from porter.verify.recorder import Recorder
+
+    Out = collections.namedtuple("Out", "logits aux")
+
+    class _Head(torch.nn.Module):
+        def __init__(self, keys, scale=2.0):
+            super().__init__()
+            self.fc, self.keys, self.scale = torch.nn.Linear(4, 3), keys, scale
+
+        def forward(self, x):
+            y = self.fc(x)
+            made = {"a": y[:, :1], "b": y * self.scale}
+            return Out(y, {k: made[k] for k in self.keys})
+
+    torch.manual_seed(0)
+    x, weights = torch.randn(5, 4), torch.nn.Linear(4, 3).state_dict()
+    recorded, outs = [], []
+    for keys, scale in ((("b", "a"), 2.0), (("a", "b"), 2.0), (("a", "b"), 2.5)):
+        model = _Head(keys, scale)
+        model.fc.load_state_dict(weights)
+        out = model(x)
+        rec = Recorder(2, types.SimpleNamespace(kind="cpu"), str(tmp_path), ops=False, syncs=False)
+        rec.on_forward_hooked(model, (x,), out)
+        recorded.append([r[:2] for r in rec.calls[0][2]])
+        outs.append(out)
+    ref, same, changed = recorded
+    torch.testing.assert_close(outs[1], outs[0])  # the oracle pairs the dict's tensors by key
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(outs[2], outs[0])
+    assert len(ref) == len(same) == 3
+    assert all(torch.equal(a, b) for ra, rb in zip(ref, same) for a, b in zip(ra, rb)), "order decided"
+    assert not all(torch.equal(a, b) for ra, rb in zip(ref, changed) for a, b in zip(ra, rb))
