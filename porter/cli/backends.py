@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from porter.cli.common import KEPT, cell, check_scaffold_folder, check_target, console, err_console, usage_error
+from porter.cli.common import KEPT, cell, check_output_folder, check_target, console, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import json_inert, path_name, plain
 
@@ -30,7 +30,7 @@ def backends(
     if not path.exists():
         raise usage_error(f"{path}: no such file or directory")
     if scaffold is not None:
-        check_scaffold_folder(scaffold)
+        check_output_folder("--scaffold", scaffold)
     found = scan(path)
     if as_json:
         _print_json(found, target)

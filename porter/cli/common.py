@@ -110,15 +110,16 @@ def usage_error(message: str) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
-def check_scaffold_folder(folder: Path) -> None:
-    """A usage error, before any work, where `--scaffold FOLDER` cannot be a folder (a name on
-    the way is a file: `writer.first_not_folder`). The write said it, and with no family or
-    kernel to write nothing was tried: `backends --scaffold f/out` said "wrote 0 file(s)", exit 0
-    (twenty-sixth read's leftover). As rewrite's `--out-dir` and `--split` say it first."""
+def check_output_folder(option: str, folder: Path, what: str = "") -> None:
+    """A usage error, before any work, where output folder `option FOLDER` (`--out-dir`,
+    `--split`, `--scaffold`) cannot be a folder: a name on the way is a file
+    (`writer.first_not_folder`). For `--scaffold` the write said it, and with no family or kernel
+    to write nothing was tried: `backends --scaffold f/out` said "wrote 0 file(s)", exit 0
+    (twenty-sixth read's leftover)."""
     from porter.pipeline.writer import first_not_folder
 
     if (blocked := first_not_folder(folder)) is not None:
-        raise usage_error(f"cannot write into --scaffold {folder}: {blocked} is not a folder")
+        raise usage_error(f"cannot write {what}into {option} {folder}: {blocked} is not a folder")
 
 
 def check_target(target: str | None) -> str:

@@ -13,7 +13,7 @@ from rich.table import Table
 from porter.cli.common import (
     KEPT,
     cell,
-    check_scaffold_folder,
+    check_output_folder,
     check_target,
     console,
     effective_config,
@@ -40,7 +40,7 @@ def kernels(
         raise usage_error(f"{path}: no such file or directory")
     scaffold_target = _scaffold_target(path, target) if scaffold is not None else None
     if scaffold is not None:
-        check_scaffold_folder(scaffold)
+        check_output_folder("--scaffold", scaffold)
     if scaffold is None and target is not None:
         check_target(target)
     inv = scan(path, limit)

@@ -12,6 +12,7 @@ from porter.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     check_cache_dir,
+    check_output_folder,
     check_paths,
     console,
     effective_config,
@@ -50,7 +51,6 @@ from porter.pipeline.writer import (
     check_output,
     copy_tree,
     copy_under,
-    first_not_folder,
     mode_of,
     write_under,
     why_unwritable,
@@ -264,8 +264,7 @@ def _check_report(report: Path) -> None:
 def _check_out_dir(paths: list[Path], out_dir: Path, force: bool) -> None:
     """Usage errors (exit 2) before any work: an out-dir that is a file, that overlaps an
     input either way (inside it, or holding it), or that is not empty without --force."""
-    if (blocked := first_not_folder(out_dir)) is not None:
-        raise usage_error(f"cannot write into --out-dir {out_dir}: {blocked} is not a folder")
+    check_output_folder("--out-dir", out_dir)
     out = out_dir.resolve()
     for p in paths:
         src = p.resolve()
@@ -287,8 +286,7 @@ def _check_split_dir(split: Path, force: bool, *, diff: bool, out_dir: Path | No
     a file, or one that is not empty, unless --force (which replaces the series there)."""
     if diff or out_dir is not None:
         raise usage_error("--split writes the port as patches: use it without --diff and --out-dir")
-    if (blocked := first_not_folder(split)) is not None:
-        raise usage_error(f"cannot write the series into --split {split}: {blocked} is not a folder")
+    check_output_folder("--split", split, "the series ")
     if split.is_dir() and not force and any(os.scandir(split)):
         raise usage_error(
             f"--split {split} is not empty: name a new or empty folder, or pass --force to replace the series in it"

@@ -1867,6 +1867,14 @@ def _twins(kernels: list[Kernel]) -> list[Kernel]:
     return [_listed(groups[k]) if isinstance(k, tuple) else k for k in out]
 
 
+# what a kernel's detail says where a default build may not compile it, or compiles another
+# definition of it: `scaffold._branch_notes` says these clauses in the op's docstring
+UNBUILT = "in a branch a default nvcc build does not compile"
+OTHER_BRANCH = "defined again in another branch"
+TWIN_UNBUILT = "in a branch nvcc does not compile"
+BRANCH_SAYINGS = (UNBUILT, OTHER_BRANCH, TWIN_UNBUILT)
+
+
 def _overload_kind(k: Kernel, first: Kernel) -> str:
     """What a kernel defined again is to the first of its name: a `template <>` specialization (for the
     template arguments it writes, or deduced ones: it was called an overload), the other branch of an
@@ -1874,7 +1882,7 @@ def _overload_kind(k: Kernel, first: Kernel) -> str:
     at = preprocessor.fork(first.branches, k.branches)
     if at is not None:
         return (
-            f"line {first.line}'s kernel defined again in another branch of the `#if` at line {at[0]} (`{at[2]}`,"
+            f"line {first.line}'s kernel {OTHER_BRANCH} of the `#if` at line {at[0]} (`{at[2]}`,"
             f" line {first.line} in `{at[1]}`): a build compiles one of the two"
         )
     if k.template != [""]:
@@ -1899,7 +1907,7 @@ def _listed(same: list[Kernel]) -> Kernel:
             listed.detail += f"; also defined at line {k.line}, of the same parameters (a twin: the first is read)"
         elif alone:
             listed.detail += (
-                f"; also defined at line {k.line}, of the same parameters, in a branch nvcc does not compile"
+                f"; also defined at line {k.line}, of the same parameters, {TWIN_UNBUILT}"
                 f" ({apart}): the one it compiles is read"
             )
         else:
@@ -1918,7 +1926,7 @@ def _branched(kernels: list[Kernel], code: str, lines: _Lines) -> None:
             k.branches = conditions.around(lines.start(k.line))
             unbuilt = preprocessor.unbuilt(k.branches)
             if unbuilt is not None:  # (`#if 0`, `#ifdef USE_ROCM`: listed and scaffolded, unsaid)
-                k.detail += f"; in a branch a default nvcc build does not compile ({unbuilt})"
+                k.detail += f"; {UNBUILT} ({unbuilt})"
 
 
 def _differs(before: list[str], params: list[str]) -> str:

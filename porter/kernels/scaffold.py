@@ -30,7 +30,15 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from porter.kernels.inventory import CallSite, Inventory, Kernel, closing_parens, place, without_default
+from porter.kernels.inventory import (
+    BRANCH_SAYINGS,
+    CallSite,
+    Inventory,
+    Kernel,
+    closing_parens,
+    place,
+    without_default,
+)
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
@@ -782,14 +790,10 @@ def _free(name: str, taken: list[str]) -> str:
 # -- the files ---------------------------------------------------------------------------------
 
 
-# what `porter kernels` says of a kernel in an `#if` branch (`inventory._branched`, `_twins`)
-_BRANCH_SAID = ("nvcc build does not compile", "defined again in another branch", "in a branch nvcc does not compile")
-
-
 def _branch_notes(k: Kernel) -> list[str]:
     """The clauses of `k`'s detail that say a build may not compile it (`#if 0`, `#ifdef USE_ROCM`,
     another branch's definition): its scaffold said nothing of it (twenty-seventh read)."""
-    return [part for part in k.detail.split("; ") if any(said in part for said in _BRANCH_SAID)]
+    return [part for part in k.detail.split("; ") if any(said in part for said in BRANCH_SAYINGS)]
 
 
 def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, sig: Signature) -> str:

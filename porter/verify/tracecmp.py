@@ -1200,12 +1200,13 @@ def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
     return rates[0], rates[1]
 
 
-def _rate_differs(a: dict, b: dict) -> tuple[int, float, float] | None:
-    """The first step (from 1) whose update averaged the two copies at other rates."""
-    widen = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"])
-    for step, (x, y) in enumerate(zip(a["rates"], b["rates"]), 1):
-        if abs(x - y) > max(abs(x), abs(y)) * widen:
-            return step, x, y
+def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, float, float] | None:
+    """The first step (from 1) whose update averaged a pair of copies (`_copy_rates`) at other rates."""
+    for a, b in zip(*paired) if paired is not None else ():
+        widen = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"])
+        for step, (x, y) in enumerate(zip(a["rates"], b["rates"]), 1):
+            if abs(x - y) > max(abs(x), abs(y)) * widen:
+                return step, x, y
     return None
 
 
@@ -1213,17 +1214,15 @@ def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
     """A fail where a copy of the model (an EMA) averages at another rate on the two sides: its
     rate after each step is read on each side from its own weights, so no device noise enters
     it; an unfaithful EMA rate passed with the copies said "not compared" (twenty-sixth read)."""
-    paired = _copy_rates(rm, pm)
-    for a, b in zip(*paired) if paired is not None else ():
-        found = _rate_differs(a, b)
-        if found is not None:
-            step, x, y = found
-            return [
-                f"a copy of the model that no optimizer steps (an EMA or averaged copy) is averaged at another "
-                f"rate after step {step}: reference {x:.6g}, ported {y:.6g} (its update moved it that part of the "
-                "way to the model's weights; the EMA decay or its schedule differs)"
-            ]
-    return []
+    found = _rate_differs(_copy_rates(rm, pm))
+    if found is None:
+        return []
+    step, x, y = found
+    return [
+        f"a copy of the model that no optimizer steps (an EMA or averaged copy) is averaged at another "
+        f"rate after step {step}: reference {x:.6g}, ported {y:.6g} (its update moved it that part of the "
+        "way to the model's weights; the EMA decay or its schedule differs)"
+    ]
 
 
 def _model_copies(rm: dict, pm: dict) -> list[str]:
@@ -1237,7 +1236,7 @@ def _model_copies(rm: dict, pm: dict) -> list[str]:
     if not said:
         return []
     paired = _copy_rates(rm, pm)
-    if paired is not None and _copy_rate_fails(rm, pm):
+    if _rate_differs(paired) is not None:
         return []  # (the fail says it)
     if paired is not None:
         steps = min(len(c["rates"]) for side in paired for c in side)
