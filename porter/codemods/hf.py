@@ -124,13 +124,13 @@ _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
 # `StaticCache(..., offloading=True)`, both gone in 5.x), under the names transformers exports them by
 _CACHES = ("DynamicCache", "StaticCache", "OffloadedCache", "OffloadedStaticCache")
 _CACHE_NAMES = frozenset(f"transformers.{m}{c}" for c in _CACHES for m in ("", "cache_utils."))
-# HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
 # HF016, HF017: the context managers that may swallow an exception of their body, which may then stop part way
 # with the code after the `with` run (`contextlib.suppress(...)`; `pytest.raises(...)`, the one it expects), and
 # what makes one of a module's own generators a context manager, and one of its classes' exits (`_swallowing_def`)
 _SWALLOWING = frozenset(("contextlib.suppress", "pytest.raises"))
 _CONTEXT_MAKERS = frozenset(("contextlib.contextmanager", "contextlib.asynccontextmanager"))
 _EXITS = ("__exit__", "__aexit__")
+# HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
 _KERNELIZE = frozenset(("kernels.kernelize", "kernels.layer.kernelize", "kernels.layer.kernelize.kernelize"))
 # HF016: the operators a `KernelizeFallback` value is combined with (a `Flag`: bitwise on its values)
 _FLAG_OPS = {cst.BitOr: operator.or_, cst.BitAnd: operator.and_, cst.BitXor: operator.xor}
