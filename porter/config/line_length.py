@@ -1,10 +1,12 @@
 """The line length of the formatter that governs a file (black's or ruff's), read from the
 project's configuration: the nearest `pyproject.toml` with `[tool.black]` or `[tool.ruff]`, or a
-`ruff.toml`. `porter.codemods.fit` splits the lines a port lengthens past it; the runner reads
-it once per file and hands it on in the file's settings (so that the cache key covers it)."""
+`ruff.toml`, ruff's `extend` followed. `porter.codemods.fit` splits the lines a port lengthens
+past it; the runner reads it once per file and hands it on in the file's settings (so that the
+cache key covers it)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -31,16 +33,37 @@ def _limit_in(folder: Path) -> int | None | bool:
     for name in ("ruff.toml", ".ruff.toml"):
         path = folder / name
         if path.is_file():
-            return _length(_read(path).get("line-length"))
+            return _ruff_length(path, _read(path))
     path = folder / "pyproject.toml"
     if not path.is_file():
         return None if (folder / ".git").exists() else False
     tool = _table(_read(path).get("tool"))
-    for section in (_table(tool.get("black")), _table(tool.get("ruff"))):
-        value = _length(section.get("line-length", section.get("line_length")))
-        if value is not None:
-            return value
-    return None
+    black = _table(tool.get("black"))
+    value = _length(black.get("line-length", black.get("line_length")))
+    return value if value is not None else _ruff_length(path, _table(tool.get("ruff")))
+
+
+_MAX_EXTENDS = 32  # a longer `extend` chain is taken for a cycle ruff would refuse
+
+
+def _ruff_length(path: Path, options: dict[str, Any]) -> int | None:
+    """The line length of ruff's configuration `options`, read from `path`: its own, else that of
+    the file its `extend` names, as ruff resolves it (from `path`'s folder, `~` and variables
+    expanded; a `pyproject.toml` read for its `[tool.ruff]`). None where the chain sets none, or
+    loops (ruff refuses a cycle)."""
+    seen = {path}
+    while (value := _length(options.get("line-length", options.get("line_length")))) is None:
+        extend = options.get("extend")
+        if type(extend) is not str or len(seen) > _MAX_EXTENDS:
+            return None
+        path = path.parent / os.path.expandvars(os.path.expanduser(extend))
+        if path in seen:
+            return None
+        seen.add(path)
+        options = _read(path)
+        if path.name == "pyproject.toml":
+            options = _table(_table(options.get("tool")).get("ruff"))
+    return value
 
 
 def _table(value: object) -> dict[str, Any]:

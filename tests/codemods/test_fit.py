@@ -210,3 +210,51 @@ def test_a_run_that_indexes_beside_the_files_keeps_the_projects_line_length(tmp_
     for jobs in (1, 2):
         [result] = [r for r in run([tmp_path], Settings(target="neuron"), jobs=jobs, cache=False)[0] if r.new_source]
         assert b".to(\n            " in result.new_source, (jobs, result.new_source)
+
+
+def test_ruffs_extend_is_followed_for_the_line_length(tmp_path):
+    """ruff reads `line-length` through `extend` (from the file's folder, `~` and variables
+    expanded, a pyproject.toml's `[tool.ruff]`); porter read the file's own keys only, so a
+    project whose ruff.toml extends a shared one got no fitting (twenty-eighth cache read; ruff
+    0.17.6 agrees on each of these)."""
+    write_files(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "base.toml": "line-length = 22\n",
+            "a/pyproject.toml": '[tool.ruff]\nextend = "../base.toml"\n',
+            "a/m.py": "x = 1\n",
+            "b/ruff.toml": 'extend = "x/y.toml"\n',
+            "b/x/y.toml": 'extend = "../../a/pyproject.toml"\n',
+            "b/m.py": "x = 1\n",
+            "c/ruff.toml": 'extend = "../base.toml"\nline-length = 23\n',  # its own wins
+            "c/m.py": "x = 1\n",
+            "d/ruff.toml": 'extend = "e.toml"\n',
+            "d/e.toml": 'extend = "ruff.toml"\n',  # a cycle: ruff refuses it
+            "d/m.py": "x = 1\n",
+        },
+    )
+    assert [line_length(str(tmp_path / f / "m.py")) for f in "abcd"] == [22, 22, 23, None]
+
+
+def test_a_cached_port_is_redone_once_the_file_ruff_extends_changes(tmp_path, monkeypatch):
+    """The file `extend` names is read each run, as the project's own configuration is: a warm
+    run after editing it fits the port to the new limit."""
+    from porter.pipeline import statindex
+    from porter.pipeline.runner import run
+    from porter.config.settings import Settings
+
+    monkeypatch.setattr(statindex, "RACY_NS", 0)  # trust the stat index's fresh records
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    long_line = "        local_len = torch.tensor([seqlens.shape[0]], dtype=torch.int32, pin_memory=False).cuda()\n"
+    write_files(root, {"pyproject.toml": '[tool.ruff]\nextend = "../shared.toml"\n'})
+    (tmp_path / "shared.toml").write_text("line-length = 100\n")
+    (root / "sched.py").write_text("import torch\n\n\ndef f(seqlens):\n    if True:\n" + long_line + "    return 1\n")
+
+    def ported() -> str:
+        [result] = [r for r in run([root], Settings(target="neuron"), jobs=1, cache_dir=cache)[0] if r.new_source]
+        return result.new_source.decode()
+
+    assert ".to(\n            " in ported()
+    (tmp_path / "shared.toml").write_text("line-length = 130\n")
+    assert '.to("neuron")\n' in ported()
