@@ -30,7 +30,7 @@ def forget() -> None:
 def _limit_in(folder: Path) -> int | None | bool:
     """The line length the formatter configuration in `folder` sets; None where it sets none;
     False where `folder` is no project root (look further up)."""
-    for name in ("ruff.toml", ".ruff.toml"):
+    for name in (".ruff.toml", "ruff.toml"):  # ruff's order: `.ruff.toml` wins over `ruff.toml`
         path = folder / name
         if path.is_file():
             return _ruff_length(path, _read(path))

@@ -258,3 +258,10 @@ def test_a_cached_port_is_redone_once_the_file_ruff_extends_changes(tmp_path, mo
     assert ".to(\n            " in ported()
     (tmp_path / "shared.toml").write_text("line-length = 130\n")
     assert '.to("neuron")\n' in ported()
+
+
+def test_a_dot_ruff_toml_wins_over_a_ruff_toml_beside_it(tmp_path):
+    """ruff reads `.ruff.toml` first, then `ruff.toml`, then `pyproject.toml` (ruff 0.17.6's
+    `--show-settings` names `.ruff.toml`); porter read `ruff.toml` first (twenty-eighth cache read)."""
+    write_files(tmp_path, {".ruff.toml": "line-length = 27\n", "ruff.toml": "line-length = 28\n", "m.py": "x = 1\n"})
+    assert line_length(str(tmp_path / "m.py")) == 27
