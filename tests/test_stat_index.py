@@ -469,6 +469,44 @@ def test_a_warm_run_keeps_what_each_file_imports_after_the_port(tmp_path, monkey
     assert requirements(edited) != requirements(cold)
 
 
+def test_a_dependency_file_added_later_is_told_what_an_unchanged_file_still_imports(tmp_path, trusting):
+    """A record written by a run with no dependency file kept no imports after the port (none
+    was asked), and its result (`--output-format json`: no ported text, no source) has none to
+    read them from: once a requirements.txt naming cupy-cuda12x was added, the warm run
+    answered the unchanged m.py from it and said cupy-cuda12x could go ("no Python file of the
+    run imports `cupy`"), fixable, where m.py still imports it (twenty-eighth cache read)."""
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_text("import torch\nimport cupy\nx = torch.ones(1).cuda()\n")
+    _lint_cli(root, cache)
+    _lint_cli(root, cache)
+    (root / "requirements.txt").write_text("torch\ncupy-cuda12x\n")
+
+    def dep005(findings: list[dict]) -> list[tuple]:
+        return [(f["message"], f["fixable"]) for f in findings if f["code"] == "DEP005"]
+
+    cold = dep005(_lint_cli(root, cache, "--no-cache"))
+    assert cold and "still imports `cupy`" in cold[0][0]
+    assert dep005(_lint_cli(root, cache)) == cold
+    assert dep005(_lint_cli(root, cache)) == cold  # and the record it keeps now
+
+
+def test_a_dependency_file_naming_no_cuda_package_keeps_no_imports_read_off_nothing(tmp_path, trusting):
+    """The same record answered a run whose requirements.txt named no CUDA-only package: asked
+    what m.py imports, its result held no text, and "nothing" was kept; once cupy-cuda12x was
+    added, that answered (twenty-eighth cache read)."""
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_text("import torch\nimport cupy\nx = torch.ones(1).cuda()\n")
+    _lint_cli(root, cache)
+    _lint_cli(root, cache)
+    (root / "requirements.txt").write_text("torch\n")
+    _lint_cli(root, cache)
+    (root / "requirements.txt").write_text("torch\ncupy-cuda12x\n")
+    [warm] = [f["message"] for f in _lint_cli(root, cache) if f["code"] == "DEP005"]
+    assert "still imports `cupy`" in warm
+
+
 def _lint_text(root: Path, cache: Path, *extra: str) -> str:
     """`porter lint` in-process from `root` with the given options; its stdout."""
     from typer.testing import CliRunner

@@ -680,7 +680,7 @@ def _results(
     # (a pool that is never asked for anything starts no worker: a warm run starts none)
     pool = Pool(cores, file_timeout=limit) if cores > 1 and len(candidates) >= OVERLAP_MIN_FILES else None
     facts = project_index(candidates, store, stats, settings.target, cuda_sources, paths, pool=pool)
-    serial = _Serial(settings, store, stats, facts, keep_ported, sources)
+    serial = _Serial(settings, store, stats, facts, keep_ported, sources, imports_wanted=seen is not None)
 
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
     # one worker is cheapest below a few files, more pay for themselves past that
@@ -724,9 +724,11 @@ class _Serial:
         facts: dict[str, Facts],
         keep_ported: tuple[str, ...],
         sources: bool = True,
+        imports_wanted: bool = False,
     ) -> None:
         self.settings = settings
         self.sources = sources
+        self.imports_wanted = imports_wanted  # `imports` is asked of each result
         self.store = store
         self.stats = stats
         self.facts = facts
@@ -755,7 +757,7 @@ class _Serial:
             name = _name(cand)
             return (cand, _problem(cand, name), None), None
         package = self.package(cand)
-        known = _known(cand, self.settings, self.facts, self.stats, package, self.sources)
+        known = _known(cand, self.settings, self.facts, self.stats, package, self.sources, self.imports_wanted)
         if known is not None:
             return (cand, known, None), None
         name, here, st, source, failed = _read_stat(cand, self.settings)
@@ -988,9 +990,13 @@ def _known(
     stats: StatIndex | None,
     package: bool,
     sources: bool = True,
+    imports_wanted: bool = False,
 ) -> FileResult | None:
     """The result the stat index holds for an unchanged file, or None (read it). `package`:
-    whether its folder is a package's; `sources`: as for `iter_results`."""
+    whether its folder is a package's; `sources`: as for `iter_results`; `imports_wanted`: each
+    result is asked what it imports after the port (`_Serial.imports`), so a record that never
+    kept them (written by a run with no dependency file to ask) cannot answer: its result may
+    hold no text to read them from, and what was read off nothing would be kept."""
     if stats is None:
         return None
     name = _name(cand)
@@ -1000,7 +1006,7 @@ def _known(
         return None
     rec = stats.lookup(name, st)
     context = context_key(facts.get(name, ()), _line_length(cand.where, settings), package)
-    if rec is None or rec.facts != context:
+    if rec is None or rec.facts != context or (imports_wanted and rec.imported is None):
         return None
     result = stats.answer(name, rec, cand.where, source_wanted=sources)
     if result is not None:
