@@ -637,3 +637,27 @@ def test_a_warm_run_makes_no_path_object_per_file(tmp_path, monkeypatch, trustin
     assert warm == cold and [p for p, _, codes in cold if codes == ["DEV001"]] == ["n.py", "pkg/m.py", "sub/o.py"]
     assert [c.where for c in warm_cands] == ["n.py", "pkg/__init__.py", "pkg/m.py", "sub/o.py"]
     assert not [c for c in warm_cands if "path" in vars(c)]  # no Path was made
+
+
+def test_a_file_named_in_a_run_that_reads_python_alone_is_read_by_the_next_run(tmp_path, monkeypatch, trusting):
+    """`PORTER_FILE_KINDS=python` leaves a requirements.txt unread, even one named: that result
+    was kept under a key and a stat index that did not say which kinds the run read, and it
+    answered the next run, which reads the file ("All checks passed!" where a cold run has
+    DEP004 and DEP005; twenty-eighth cache read)."""
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    reqs = root / "requirements.txt"
+    reqs.write_text("torch\ncupy-cuda12x\n")
+
+    def codes(**kw) -> list[str]:
+        results, _ = run([reqs], Settings(target="xla", want_source=False), jobs=1, **kw)
+        return [f.code for r in results for f in r.findings]
+
+    monkeypatch.setenv("PORTER_FILE_KINDS", "python")
+    assert codes(cache_dir=cache) == codes(cache_dir=cache) == []
+    monkeypatch.delenv("PORTER_FILE_KINDS")
+    cold = codes(cache=False)
+    assert "DEP005" in cold
+    assert codes(cache_dir=cache) == cold
+    reqs.touch()  # (the stat index misses; the cache entry answers)
+    assert codes(cache_dir=cache) == cold

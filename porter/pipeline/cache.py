@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from porter.core import programs
-from porter.core.kinds import PYTHON, kind_of
+from porter.core.kinds import PYTHON, enabled_kinds, kind_of
 from porter.core.reading import open_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
@@ -122,6 +122,12 @@ def salt() -> str:
             h.update(path.relative_to(folder).as_posix().encode())
             h.update(path.read_bytes())
     return h.hexdigest()
+
+
+@lru_cache(maxsize=8)
+def _run_salt(base: str, kinds: frozenset[str]) -> str:
+    """`Cache.run_salt`, worked out once per salt and kinds (it is asked for each file's key)."""
+    return hashlib.sha256(f"{base}|{','.join(sorted(kinds))}".encode()).hexdigest()
 
 
 RACY_NS = 2_000_000_000  # a file changed this recently before its stat is taken may change again unseen
@@ -477,6 +483,12 @@ class Cache:
             self._salt = self._memo_salt() if self.enabled and self.mac_key is not None else salt()
         return self._salt
 
+    def run_salt(self) -> str:
+        """What every key, project index and stat index of this run shares: `salt`, and the kinds
+        of file the run reads (`PORTER_FILE_KINDS`): a requirements.txt named in a run that reads
+        Python alone is not read, and that result answered the next run, which reads it."""
+        return _run_salt(self.salt(), enabled_kinds())
+
     def _memo_salt(self) -> str:
         assert self.mac_key is not None
         inputs, settled = salt_inputs()
@@ -499,7 +511,7 @@ class Cache:
         return value
 
     def key(self, source: bytes, name: str, settings: Settings) -> str:
-        h = hashlib.sha256(self.salt().encode())
+        h = hashlib.sha256(self.run_salt().encode())
         h.update(repr(astuple(settings)).encode())
         h.update(b"\0" + name.encode("utf-8", "surrogateescape") + b"\0")
         h.update(source)
@@ -687,10 +699,10 @@ class Cache:
                 os.close(fd)
 
     def _state_path(self, key: str) -> Path:
-        return self.entries / f"index-state-{hashlib.sha256((self.salt() + key).encode()).hexdigest()}.json"
+        return self.entries / f"index-state-{hashlib.sha256((self.run_salt() + key).encode()).hexdigest()}.json"
 
     def _index_path(self, digest: str) -> Path:
-        return self.entries / f"index-{hashlib.sha256((self.salt() + digest).encode()).hexdigest()}.json"
+        return self.entries / f"index-{hashlib.sha256((self.run_salt() + digest).encode()).hexdigest()}.json"
 
 
 def _label(kind: str, path: Path) -> str:

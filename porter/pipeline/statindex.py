@@ -323,7 +323,7 @@ def stamped_here(device: int) -> bool:
 class StatIndex:
     def __init__(self, store: Cache, paths: list[Path], settings: Settings) -> None:
         self.store = store
-        shape = hashlib.sha256(store.salt().encode())
+        shape = hashlib.sha256(store.run_salt().encode())
         shape.update(repr(astuple(replace(settings, flow=None))).encode())
         shape.update(b"\0" + os.fsencode(os.getcwd()))
         for p in paths:
