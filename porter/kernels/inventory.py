@@ -2930,13 +2930,21 @@ def _expand_uses(
 
 
 def _macro_kernels(
-    macros: list[_Macro], code: str, lines: _Lines, rel: str, detail: str, inv: Inventory, top: set[str] | None = None
+    macros: list[_Macro],
+    code: str,
+    lines: _Lines,
+    rel: str,
+    detail: str,
+    inv: Inventory,
+    top: set[str] | None = None,
+    text: str = "",
 ) -> tuple[list[Kernel], set[str]]:
     """A kernel per use of one of `macros` in `code` (`DEF_KERNEL(foo)`; with `top`, of those
     named in it only), named and typed as it expands (the macros its expansion uses expanded
     too), and the names of the macros used. What the uses expand to is bounded by the file's
     size (8 times, and 1 MiB more): a large macro used many times makes text of the square of
-    the file's size."""
+    the file's size. `text` is `code`'s source (comments and strings kept), read for the body of
+    a kernel whose macro ends at its parameters (`_use_body`)."""
     by_name = {m.name: m for m in macros}
     close = closing_parens(code)
     defines = [(d.start(), d.end()) for d in _DEFINE.finditer(code)]
@@ -2964,12 +2972,22 @@ def _macro_kernels(
             )
             break
         used.add(macro.name)
+        tail = _use_body(body, code, end, text or code)
         for _, name, params, source, typenames, template in _kernels_in(body, body):
             why = f"{detail}; made by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
+            source = source or tail
             out.append(
                 Kernel(name, "cuda", rel, line, params, why, source=source, typenames=typenames, template=template)
             )
     return out, used
+
+
+def _use_body(expansion: str, code: str, end: int, text: str) -> str:
+    """The body a macro's use at `code[..end]` gives the kernel its `expansion` ends with the
+    parameters of: the `{...}` written after the use (flash-attn's `DEFINE_FLASH_FORWARD_KERNEL(k,
+    ...) { ... }`, whose macro ends at `(... params)`). The kernel had no body, so no launch was
+    attached to it (twenty-seventh read's leftover); "" where the expansion ends otherwise."""
+    return _body(code, end + 1, text) if expansion.rstrip().endswith(")") else ""
 
 
 def _aliased(kernels: list[Kernel], defs: _Defs, lines: _Lines) -> list[Kernel]:
@@ -3330,7 +3348,7 @@ def _scan_cuda(
         alone = {m.name for m in _macros(code, rel, lines)}  # listed by the first read
         own = _macros(code, rel, lines, macros)
         top = {m.name for m in macros} | {m.name for m in own if m.name not in alone}
-        made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top)
+        made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top, text)
         defs = _Defs.of(code, _Included(commented, path, search), made)
         _expand_param_macros(made, defs, lines, rel, inv)
         inv.kernels.extend(_aliased(made, defs, lines))
@@ -3360,7 +3378,7 @@ def _scan_cuda(
         kernel.specialises = _specialised(spliced, start, name) if template == [""] else []
         kernel.namespace = spaces.at(start)
         inv.kernels.append(kernel)
-    made, used = _macro_kernels(own, code, lines, rel, detail, inv)
+    made, used = _macro_kernels(own, code, lines, rel, detail, inv, text=text)
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)
     kept = _spliced(commented) if "<<<" in spliced and commented != code else ""  # (a literal in a launch)
