@@ -1280,6 +1280,9 @@ _ANGLE_BRACKETS = re.compile(r"[<>]")
 # &k<..., Kernel_traits::kHeadDim <= 128, ...>` was never closed, its launch attached to no kernel
 # (twenty-seventh read)
 _ANGLE = re.compile(r"(?<!<)<(?![<=])|(?<![-=])>(?!=)")
+# the same, or a parenthesis: a `>` in parentheses compares (`&fk<float, (X > 128), 2>` was closed
+# at it, its launch attached to no kernel: twenty-seventh read's leftover)
+_ANGLE_OR_PAREN = re.compile(_ANGLE.pattern + r"|[()]")
 _OPENS = re.compile(r"\s*\(")
 
 
@@ -1770,7 +1773,7 @@ def _assigned(after: str) -> tuple[str, list[str]] | None:
     rest = rest[at:].lstrip()
     template: list[str] = []
     if rest.startswith("<"):
-        end = _closing(rest, 0, _ANGLE, "<")
+        end = next((at for at, depth in _template_angles(rest[:_LAUNCH_READ]) if depth == 0), None)
         if end is None:
             return None
         template = [" ".join(a.split()) for a in _top_level_split(rest[1:end])]
@@ -1789,6 +1792,26 @@ def _alias_of(name: str, aliases: Mapping[str, str]) -> str:
     return name
 
 
+def _template_angles(text: str, backwards: bool = False) -> Iterator[tuple[int, int]]:
+    """The angle brackets of a template's arguments that open `text` (`<` first; with `backwards`,
+    that end it, read from its end), those inside parentheses left out (they compare): (where, the
+    depth of angles open after it), until the first one closes. Parentheses are counted in the order read."""
+    found = list(_ANGLE_OR_PAREN.finditer(text))
+    depth = parens = 0
+    opens, paren = (">", ")") if backwards else ("<", "(")
+    for m in reversed(found) if backwards else found:
+        g = m.group()
+        if g in "()":
+            parens += 1 if g == paren else -1
+            continue
+        if parens:
+            continue
+        depth += 1 if g == opens else -1
+        yield m.start(), depth
+        if depth == 0:
+            return
+
+
 def _closing(text: str, at: int, brackets: re.Pattern[str], opening: str) -> int | None:
     """Where the bracket opened at `at` closes in `text` (of `_LAUNCH_READ` read), or None."""
     depth = 0
@@ -1805,12 +1828,10 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     before = before.rstrip()
     template: list[str] = []
     if before.endswith(">"):
-        depth = 0
-        for m in reversed(list(_ANGLE.finditer(before))):
-            depth += 1 if m.group() == ">" else -1
+        for at, depth in _template_angles(before, backwards=True):
             if depth == 0:
-                template = [" ".join(a.split()) for a in _top_level_split(before[m.start() + 1 : -1])]
-                before = before[: m.start()].rstrip()
+                template = [" ".join(a.split()) for a in _top_level_split(before[at + 1 : -1])]
+                before = before[:at].rstrip()
                 break
         else:
             return None, []

@@ -37,3 +37,29 @@ def test_a_kernel_whose_macro_ends_at_its_parameters_is_attached_to_its_launch(t
     assert [c.line for c in k.calls] == [16]
     assert not [p for p in inv.problems if "flash_fwd_kernel" in p]
 
+# a comparison in parentheses among a pointed-to kernel's template arguments, and a launch's own
+COMPARED = """
+constexpr int X = 256;
+template <typename T, bool Big, int N>
+__global__ void fk(T* x, int n) { if (Big && threadIdx.x < n) x[threadIdx.x] *= N; }
+
+void run(float* x, int n) {
+    auto kernel = &fk<float, (X > 128), 2>;
+    kernel<<<1, 256>>>(x, n);
+    fk<float, (X > 128), 4><<<1, 256>>>(x, n);
+}
+"""
+
+
+def test_a_comparison_in_parentheses_among_template_arguments_is_no_bracket(tmp_path):
+    # the `>` of `(X > 128)` closed the argument list: the pointer's launch was a note ("a name no
+    # kernel porter lists has"), and the direct launch's template arguments were `128), 4`
+    (tmp_path / "fk.cu").write_text(COMPARED)
+    inv = scan(tmp_path, limit=None)
+    (k,) = inv.kernels
+    assert [(c.line, c.template) for c in k.calls] == [
+        (8, ["float", "(X > 128)", "2"]),
+        (9, ["float", "(X > 128)", "4"]),
+    ]
+    assert not inv.problems
+
