@@ -3,7 +3,12 @@ failed on 110255d."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import torch
+
 from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
 
 # flash-attn's form: a macro that ends at the kernel's parameters, its body written after each use
 FLASH = """
@@ -62,4 +67,43 @@ def test_a_comparison_in_parentheses_among_template_arguments_is_no_bracket(tmp_
         (9, ["float", "(X > 128)", "4"]),
     ]
     assert not inv.problems
+
+# integer tensors of no fixed-width type (LP64's), an accessor of int64_t, a pointer of a template type
+INTS = """
+__global__ void ka(const long* l, const size_t* s, float* out, int n) { out[0] = l[0] + s[0] + n; }
+__global__ void kb(torch::PackedTensorAccessor32<int64_t, 2> a, torch::PackedTensorAccessor32<float, 3> b) {
+  b[0][0][0] = a[0][0];
+}
+template <typename T>
+__global__ void kd(T* x, int n) { x[threadIdx.x] = n; }
+void run(torch::Tensor t, torch::Tensor u) {
+  ka<<<1, 256>>>(t.data_ptr<long>(), (size_t*)t.data_ptr(), u.data_ptr<float>(), 3);
+  kb<<<1, 1>>>(t.packed_accessor32<int64_t, 2>(), u.packed_accessor32<float, 3>());
+  kd<<<1, 1>>>(t.data_ptr<int64_t>(), 3);
+}
+"""
+
+
+def test_make_inputs_follows_the_integer_types_and_ranks_the_file_gives(tmp_path):
+    # `long*`, `size_t*`, an accessor of `int64_t` and `T*` of `data_ptr<int64_t>()` were float tensors,
+    # and an accessor of rank 3 a tensor of rank 2 (libclang, x86_64-linux: long 8 bytes, size_t unsigned 8)
+    (tmp_path / "k.cu").write_text(INTS)
+    write_scaffolds(scan(tmp_path, limit=None), tmp_path / "out", "xla")
+    made = {n: _inputs(tmp_path / "out" / f"test_{n}_xla_parity.py") for n in ("ka", "kb", "kd")}
+    assert [(t.dtype, t.shape) for t in made["ka"][:3]] == [
+        (torch.int64, (4, 256)),
+        (torch.uint64, (4, 256)),
+        (torch.float32, (4, 256)),
+    ]
+    assert [(t.dtype, t.shape) for t in made["kb"]] == [(torch.int64, (4, 256)), (torch.float32, (4, 16, 16))]
+    assert made["kd"][0].dtype == torch.int64
+
+
+def _inputs(test: Path) -> list:
+    """What a written test's `make_inputs()` returns (its function run as written)."""
+    text = test.read_text()
+    start = text.index("def make_inputs")
+    space: dict = {"torch": torch}
+    exec(compile(text[start : text.index("\n\n\n", start)], str(test), "exec"), space)
+    return space["make_inputs"]("cpu")
 
