@@ -471,7 +471,7 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
 
 
 # an ATen accessor's element type and rank (`PackedTensorAccessor32<int64_t, 2, ...>`)
-_ACCESSOR = re.compile(r"TensorAccessor\w*\s*<\s*([\w:\s]+?)\s*,\s*(\d+)\s*[,>]")
+_ACCESSOR = re.compile(r"TensorAccessor(?:32|64)?\s*<([^<>,]*),\s*(\d+)\s*[,>]")
 
 
 def _accessor(decl: str) -> tuple[str | None, int] | None:
@@ -700,7 +700,7 @@ def _launched_kind(
 
 
 # the element type a tensor's pointer is of (`x.data_ptr<int64_t>()`)
-_DATA_PTR_TYPE = re.compile(r"\bdata_ptr\s*<\s*([\w:\s]+?)\s*>")
+_DATA_PTR_TYPE = re.compile(r"\bdata_ptr\s*<([^<>]*)>")
 
 
 def _launched_dtype(decl: str, param: tuple[str, int], k: Kernel) -> str | None:
@@ -722,7 +722,7 @@ def _launched_dtype(decl: str, param: tuple[str, int], k: Kernel) -> str | None:
         m = _DATA_PTR_TYPE.search(c.args[index]) if len(c.args) > index and _deduced(c.args[index]) else None
         if m is None:
             return None  # (an argument whose type porter does not read: under the op's TODO)
-        types.append(m.group(1))
+        types.append(m.group(1).strip())
     dtypes = {_C_INT_DTYPE.get(" ".join(_unaliased(t, "", k.aliases).split()).removeprefix("std::")) for t in types}
     return dtypes.pop() if len(dtypes) == 1 else None
 
