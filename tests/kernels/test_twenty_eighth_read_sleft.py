@@ -7,6 +7,7 @@ from pathlib import Path
 
 import torch
 
+from porter.analysis import native_ops
 from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
 
@@ -107,3 +108,38 @@ def _inputs(test: Path) -> list:
     exec(compile(text[start : text.index("\n\n\n", start)], str(test), "exec"), space)
     return space["make_inputs"]("cpu")
 
+# a key given by a macro of a header the file includes (and one of a header that header includes)
+KEYS_H = b"#pragma once\n#include \"more/dev.h\"\n#define DEVICE_KEY c10::DispatchKey::CUDA\n"
+DEV_H = b"#define DEV CUDA\n"
+REGISTERS = b"""
+#include "keys.h"
+#include "absent.h"
+TORCH_LIBRARY(ts, m) {
+  m.def("a(Tensor x) -> Tensor");
+  m.impl("a", DEVICE_KEY, &a);
+  m.impl("b", OTHER_KEY, &b);
+}
+TORCH_LIBRARY_IMPL(ts, DEV, m) { m.impl("c", &c); }
+"""
+
+
+def test_a_key_given_by_a_macro_of_an_included_header_is_read(tmp_path, monkeypatch):
+    # each macro of a header was "not read" (a macro this file does not define), and lint took
+    # `ts::a` and `ts::c`, with a CUDA kernel only, for ops of some other device too
+    (tmp_path / "more").mkdir()
+    (tmp_path / "keys.h").write_bytes(KEYS_H)
+    (tmp_path / "more" / "dev.h").write_bytes(DEV_H)
+    (tmp_path / "ops.cu").write_bytes(REGISTERS)
+    monkeypatch.chdir(tmp_path)  # (lint's reader: the sources named from the working folder)
+    only = native_ops.cuda_only_ops(native_ops.read(["ops.cu"]))
+    assert sorted(only["ts"]) == ["a", "c"]
+    devices = {r.name: r.device for r in scan(tmp_path, limit=None).registered}
+    assert devices == {"ts::a": "CUDA", "ts::b": "not read: `OTHER_KEY`, a macro this file does not define", "ts::c": "CUDA"}
+    got = native_ops.registrations(REGISTERS, tmp_path / "ops.cu")
+    assert sorted(got) == [("ts", "a", "CUDA"), ("ts", "b", native_ops.UNREAD + "OTHER_KEY"), ("ts", "c", "CUDA")]
+    # (no file given: its own `#define`s only)
+    assert native_ops.registrations(REGISTERS) == [
+        ("ts", "a", native_ops.UNREAD + "DEVICE_KEY"),
+        ("ts", "b", native_ops.UNREAD + "OTHER_KEY"),
+        ("ts", "c", native_ops.UNREAD + "DEV"),
+    ]
