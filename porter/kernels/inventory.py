@@ -1839,7 +1839,7 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     while at and (before[at - 1].isalnum() or before[at - 1] == "_"):
         at -= 1
     name = before[at:]
-    if not (name.isidentifier() and name.isascii()):
+    if not name.isidentifier():  # (one past ASCII is a kernel's too: `ké<<<` was dropped, unsaid)
         return None, []
     return _qualifier(before[:at]) + name, template
 

@@ -43,6 +43,7 @@ def test_a_kernel_whose_macro_ends_at_its_parameters_is_attached_to_its_launch(t
     assert [c.line for c in k.calls] == [16]
     assert not [p for p in inv.problems if "flash_fwd_kernel" in p]
 
+
 # a comparison in parentheses among a pointed-to kernel's template arguments, and a launch's own
 COMPARED = """
 constexpr int X = 256;
@@ -68,6 +69,7 @@ def test_a_comparison_in_parentheses_among_template_arguments_is_no_bracket(tmp_
         (9, ["float", "(X > 128)", "4"]),
     ]
     assert not inv.problems
+
 
 # integer tensors of no fixed-width type (LP64's), an accessor of int64_t, a pointer of a template type
 INTS = """
@@ -108,8 +110,9 @@ def _inputs(test: Path) -> list:
     exec(compile(text[start : text.index("\n\n\n", start)], str(test), "exec"), space)
     return space["make_inputs"]("cpu")
 
+
 # a key given by a macro of a header the file includes (and one of a header that header includes)
-KEYS_H = b"#pragma once\n#include \"more/dev.h\"\n#define DEVICE_KEY c10::DispatchKey::CUDA\n"
+KEYS_H = b'#pragma once\n#include "more/dev.h"\n#define DEVICE_KEY c10::DispatchKey::CUDA\n'
 DEV_H = b"#define DEV CUDA\n"
 REGISTERS = b"""
 #include "keys.h"
@@ -134,7 +137,11 @@ def test_a_key_given_by_a_macro_of_an_included_header_is_read(tmp_path, monkeypa
     only = native_ops.cuda_only_ops(native_ops.read(["ops.cu"]))
     assert sorted(only["ts"]) == ["a", "c"]
     devices = {r.name: r.device for r in scan(tmp_path, limit=None).registered}
-    assert devices == {"ts::a": "CUDA", "ts::b": "not read: `OTHER_KEY`, a macro this file does not define", "ts::c": "CUDA"}
+    assert devices == {
+        "ts::a": "CUDA",
+        "ts::b": "not read: `OTHER_KEY`, a macro this file does not define",
+        "ts::c": "CUDA",
+    }
     got = native_ops.registrations(REGISTERS, tmp_path / "ops.cu")
     assert sorted(got) == [("ts", "a", "CUDA"), ("ts", "b", native_ops.UNREAD + "OTHER_KEY"), ("ts", "c", "CUDA")]
     # (no file given: its own `#define`s only)
@@ -143,3 +150,15 @@ def test_a_key_given_by_a_macro_of_an_included_header_is_read(tmp_path, monkeypa
         ("ts", "b", native_ops.UNREAD + "OTHER_KEY"),
         ("ts", "c", native_ops.UNREAD + "DEV"),
     ]
+
+
+def test_a_launch_of_a_kernel_named_past_ascii_is_attached(tmp_path):
+    # `ké<<<1, 1>>>(x, 3)` was dropped: neither attached to the listed kernel `ké` nor said
+    source = (
+        "__global__ void k\u00e9(float* x, int n) { x[0] = n; }\nvoid run(float* x) {\n  k\u00e9<<<1, 1>>>(x, 3);\n}\n"
+    )
+    (tmp_path / "k.cu").write_text(source, encoding="utf-8")
+    inv = scan(tmp_path, limit=None)
+    (k,) = inv.kernels
+    assert [(c.line, c.args) for c in k.calls] == [(3, ["x", "3"])]
+    assert not inv.problems
