@@ -644,7 +644,9 @@ def _cuda_signature(k: Kernel) -> Signature:
         params.append(py)
         kinds[py] = kind
         if kind == "tensor":
-            _tensor_type(_unaliased(decl, name, k.aliases) if k.aliases else decl, (name, index), k, (py, dtypes, ranks))
+            _tensor_type(
+                _unaliased(decl, name, k.aliases) if k.aliases else decl, (name, index), k, (py, dtypes, ranks)
+            )
         positions[index] = py
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
