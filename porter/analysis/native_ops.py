@@ -263,7 +263,8 @@ def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
     `keys.h`) was "not read", and an op with a CUDA kernel only not CUDA-only to lint
     (twenty-seventh read's leftover). The first definition of a name is kept."""
     out: dict[bytes, bytes] = {}
-    queue, seen = [(source, path.parent, 1)], set()
+    queue = [(source, path.parent, 1)]
+    seen: set[Path] = set()
     while queue:
         text, folder, depth = queue.pop(0)
         for m in _INCLUDE.finditer(text):
