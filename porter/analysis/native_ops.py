@@ -70,16 +70,17 @@ _SPACE = frozenset(b" \t\n\r\f\v")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def registrations(source: bytes) -> list[tuple[str | None, str, str]]:
+def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | None, str, str]]:
     """(namespace or None for a macro, op, dispatch key) for each implementation `source`
     registers; the key "any" for an implementation without one (`m.def(schema, fn)`,
     `m.impl("op", fn)` in a library block: every device runs it). Linear in the source: a
     block's body ends at its closing brace or at the next block, a call's arguments are read
     from where they open (a file of 2,000 spaces after `TORCH_LIBRARY(` cost 15 s, 20,000 for
-    ever, with one regular expression for the whole head)."""
+    ever, with one regular expression for the whole head). `path` is the source's file: a key's
+    macro it does not define is looked for in the headers it includes (`_included_defines`)."""
     if not registers(source):
         return []
-    keys = _Keys(source)
+    keys = _Keys(source, path)
     out: list[tuple[str | None, str, str]] = _old_registrations(source, keys) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
@@ -223,23 +224,64 @@ class _Keys:
 
     _DEPTH = 4  # macros of macros followed (`#define K KEY`, `#define KEY CUDA`)
 
-    def __init__(self, source: bytes) -> None:
-        self._source = source
+    def __init__(self, source: bytes, path: Path | None = None) -> None:
+        self._source, self._path = source, path
         self._defines: dict[bytes, bytes] | None = None
 
     def of(self, word: bytes, depth: int = 0) -> str:
         if self._defines is None:
             self._defines = {m.group(1): m.group(2) for m in _DEFINE.finditer(self._source)}
+        if word not in self._defines and self._path is not None and not self._torchs(word):
+            self._defines = {**_included_defines(self._source, self._path), **self._defines}
+            self._path = None  # (the headers read once)
         body = self._defines.get(word)
         if body is None:
-            torchs = word.decode() in _CAPITAL_KEYS or (word[:1].isupper() and not _MACRO.fullmatch(word))
-            return word.decode() if torchs else UNREAD + word.decode()
+            return word.decode() if self._torchs(word) else UNREAD + word.decode()
         body = body.split(b"//")[0].strip()
         key = _KEY.fullmatch(body)
         if key:
             return key.group(1).decode()
         followed = depth < self._DEPTH and re.fullmatch(rb"\w+", body)
         return self.of(body, depth + 1) if followed else UNFOLLOWED + word.decode()
+
+    @staticmethod
+    def _torchs(word: bytes) -> bool:
+        """Whether `word` is one of torch's keys (`CUDA`, `CompositeExplicitAutograd`), no macro."""
+        return word.decode() in _CAPITAL_KEYS or (word[:1].isupper() and not _MACRO.fullmatch(word))
+
+
+# `#include "name"`: a header the compiler looks for beside the including file first
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_INCLUDES = 8  # headers read at most for one file's key macros
+_INCLUDE_DEPTH = 2  # the file's headers and theirs
+
+
+def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
+    """The `#define`s of the headers `source` (the file `path`) includes by a quoted relative name
+    that names a file beside it, and of theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most,
+    each read as a source is): a key given by a project header's macro (`#define DEVICE_KEY CUDA` in
+    `keys.h`) was "not read", and an op with a CUDA kernel only not CUDA-only to lint
+    (twenty-seventh read's leftover). The first definition of a name is kept."""
+    out: dict[bytes, bytes] = {}
+    queue = [(source, path.parent, 1)]
+    seen: set[Path] = set()
+    while queue:
+        text, folder, depth = queue.pop(0)
+        for m in _INCLUDE.finditer(text):
+            name = os.fsdecode(m.group(1))
+            target = folder / name
+            if os.path.isabs(name) or target in seen or len(seen) >= _INCLUDES:
+                continue
+            seen.add(target)
+            try:
+                data = read_regular(target, MAX_PARSE_BYTES)
+            except (OSError, ValueError):
+                continue  # (one not beside it: the compiler's include paths, not read)
+            for d in _DEFINE.finditer(data):
+                out.setdefault(d.group(1), d.group(2))
+            if depth < _INCLUDE_DEPTH:
+                queue.append((data, target.parent, depth + 1))
+    return out
 
 
 def _body(source: bytes, start: int, brackets: tuple[NextOf, NextOf], end: int) -> bytes:
@@ -265,7 +307,7 @@ def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, s
     keys: dict[tuple[str | None, str], set[str]] = {}
     where: dict[tuple[str, str], str] = {}
     for name, source in sources:
-        for ns, op, key in registrations(source):
+        for ns, op, key in registrations(source, Path(source_path(name))):
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":
                 where.setdefault((ns, op), name)

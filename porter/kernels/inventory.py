@@ -367,8 +367,8 @@ class Registered:
         return {"op": self.name, "device": self.device, "path": path_name(self.path)}
 
 
-def _registered(data: bytes, rel: str) -> list[Registered]:
-    return [Registered(rel, ns, op, key) for ns, op, key in native_ops.registrations(data)]
+def _registered(data: bytes, rel: str, path: Path) -> list[Registered]:
+    return [Registered(rel, ns, op, key) for ns, op, key in native_ops.registrations(data, path)]
 
 
 def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
@@ -1060,7 +1060,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
-        inv.registered.extend(_registered(data, os.path.relpath(path, base)))
+        inv.registered.extend(_registered(data, os.path.relpath(path, base), path))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -1280,6 +1280,9 @@ _ANGLE_BRACKETS = re.compile(r"[<>]")
 # &k<..., Kernel_traits::kHeadDim <= 128, ...>` was never closed, its launch attached to no kernel
 # (twenty-seventh read)
 _ANGLE = re.compile(r"(?<!<)<(?![<=])|(?<![-=])>(?!=)")
+# the same, or a parenthesis: a `>` in parentheses compares (`&fk<float, (X > 128), 2>` was closed
+# at it, its launch attached to no kernel: twenty-seventh read's leftover)
+_ANGLE_OR_PAREN = re.compile(_ANGLE.pattern + r"|[()]")
 _OPENS = re.compile(r"\s*\(")
 
 
@@ -1770,7 +1773,7 @@ def _assigned(after: str) -> tuple[str, list[str]] | None:
     rest = rest[at:].lstrip()
     template: list[str] = []
     if rest.startswith("<"):
-        end = _closing(rest, 0, _ANGLE, "<")
+        end = next((at for at, depth in _template_angles(rest[:_LAUNCH_READ]) if depth == 0), None)
         if end is None:
             return None
         template = [" ".join(a.split()) for a in _top_level_split(rest[1:end])]
@@ -1789,6 +1792,26 @@ def _alias_of(name: str, aliases: Mapping[str, str]) -> str:
     return name
 
 
+def _template_angles(text: str, backwards: bool = False) -> Iterator[tuple[int, int]]:
+    """The angle brackets of a template's arguments that open `text` (`<` first; with `backwards`,
+    that end it, read from its end), those inside parentheses left out (they compare): (where, the
+    depth of angles open after it), until the first one closes. Parentheses are counted in the order read."""
+    found = list(_ANGLE_OR_PAREN.finditer(text))
+    depth = parens = 0
+    opens, paren = (">", ")") if backwards else ("<", "(")
+    for m in reversed(found) if backwards else found:
+        g = m.group()
+        if g in "()":
+            parens += 1 if g == paren else -1
+            continue
+        if parens:
+            continue
+        depth += 1 if g == opens else -1
+        yield m.start(), depth
+        if depth == 0:
+            return
+
+
 def _closing(text: str, at: int, brackets: re.Pattern[str], opening: str) -> int | None:
     """Where the bracket opened at `at` closes in `text` (of `_LAUNCH_READ` read), or None."""
     depth = 0
@@ -1805,12 +1828,10 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     before = before.rstrip()
     template: list[str] = []
     if before.endswith(">"):
-        depth = 0
-        for m in reversed(list(_ANGLE.finditer(before))):
-            depth += 1 if m.group() == ">" else -1
+        for at, depth in _template_angles(before, backwards=True):
             if depth == 0:
-                template = [" ".join(a.split()) for a in _top_level_split(before[m.start() + 1 : -1])]
-                before = before[: m.start()].rstrip()
+                template = [" ".join(a.split()) for a in _top_level_split(before[at + 1 : -1])]
+                before = before[:at].rstrip()
                 break
         else:
             return None, []
@@ -1818,7 +1839,7 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     while at and (before[at - 1].isalnum() or before[at - 1] == "_"):
         at -= 1
     name = before[at:]
-    if not (name.isidentifier() and name.isascii()):
+    if not name.isidentifier():  # (one past ASCII is a kernel's too: `ké<<<` was dropped, unsaid)
         return None, []
     return _qualifier(before[:at]) + name, template
 
@@ -2930,13 +2951,21 @@ def _expand_uses(
 
 
 def _macro_kernels(
-    macros: list[_Macro], code: str, lines: _Lines, rel: str, detail: str, inv: Inventory, top: set[str] | None = None
+    macros: list[_Macro],
+    code: str,
+    lines: _Lines,
+    rel: str,
+    detail: str,
+    inv: Inventory,
+    top: set[str] | None = None,
+    text: str = "",
 ) -> tuple[list[Kernel], set[str]]:
     """A kernel per use of one of `macros` in `code` (`DEF_KERNEL(foo)`; with `top`, of those
     named in it only), named and typed as it expands (the macros its expansion uses expanded
     too), and the names of the macros used. What the uses expand to is bounded by the file's
     size (8 times, and 1 MiB more): a large macro used many times makes text of the square of
-    the file's size."""
+    the file's size. `text` is `code`'s source (comments and strings kept), read for the body of
+    a kernel whose macro ends at its parameters (`_use_body`)."""
     by_name = {m.name: m for m in macros}
     close = closing_parens(code)
     defines = [(d.start(), d.end()) for d in _DEFINE.finditer(code)]
@@ -2964,12 +2993,22 @@ def _macro_kernels(
             )
             break
         used.add(macro.name)
+        tail = _use_body(body, code, end, text or code)
         for _, name, params, source, typenames, template in _kernels_in(body, body):
             why = f"{detail}; made by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
+            source = source or tail
             out.append(
                 Kernel(name, "cuda", rel, line, params, why, source=source, typenames=typenames, template=template)
             )
     return out, used
+
+
+def _use_body(expansion: str, code: str, end: int, text: str) -> str:
+    """The body a macro's use at `code[..end]` gives the kernel its `expansion` ends with the
+    parameters of: the `{...}` written after the use (flash-attn's `DEFINE_FLASH_FORWARD_KERNEL(k,
+    ...) { ... }`, whose macro ends at `(... params)`). The kernel had no body, so no launch was
+    attached to it (twenty-seventh read's leftover); "" where the expansion ends otherwise."""
+    return _body(code, end + 1, text) if expansion.rstrip().endswith(")") else ""
 
 
 def _aliased(kernels: list[Kernel], defs: _Defs, lines: _Lines) -> list[Kernel]:
@@ -3315,7 +3354,7 @@ def _scan_cuda(
     code = _blank(text, strings=True)
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
-    registered = _registered(data, rel)
+    registered = _registered(data, rel, path)
     # (and `RegisterOperators().op("ns::op", &fn)`'s, which `_BIND` does not read)
     bound = list(dict.fromkeys([*_BIND.findall(commented), *(r.op for r in registered)]))
     libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))
@@ -3330,7 +3369,7 @@ def _scan_cuda(
         alone = {m.name for m in _macros(code, rel, lines)}  # listed by the first read
         own = _macros(code, rel, lines, macros)
         top = {m.name for m in macros} | {m.name for m in own if m.name not in alone}
-        made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top)
+        made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top, text)
         defs = _Defs.of(code, _Included(commented, path, search), made)
         _expand_param_macros(made, defs, lines, rel, inv)
         inv.kernels.extend(_aliased(made, defs, lines))
@@ -3360,7 +3399,7 @@ def _scan_cuda(
         kernel.specialises = _specialised(spliced, start, name) if template == [""] else []
         kernel.namespace = spaces.at(start)
         inv.kernels.append(kernel)
-    made, used = _macro_kernels(own, code, lines, rel, detail, inv)
+    made, used = _macro_kernels(own, code, lines, rel, detail, inv, text=text)
     inv.kernels.extend(made)
     _branched(inv.kernels, code, lines)
     kept = _spliced(commented) if "<<<" in spliced and commented != code else ""  # (a literal in a launch)

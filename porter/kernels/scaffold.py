@@ -154,6 +154,7 @@ class Signature:
     guessed: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
     packs: list[str] = field(default_factory=list)  # and its parameter packs (`Args... args`): one float each
     dtypes: dict[str, str] = field(default_factory=dict)  # a C++ kernel's integer pointers: the tensor's dtype
+    ranks: dict[str, int] = field(default_factory=dict)  # and its accessors' ranks (`PackedTensorAccessor<T, 3>`)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -204,9 +205,19 @@ _C_FLOAT = {
     "c10::BFloat16",
 }
 # the dtype of a tensor a pointer to one of C's integer types stands for, where the type says its
-# width (`int64_t* idx` was `torch.randn`, float: twenty-seventh read); `index_t`, `long` and such
-# of no fixed width stay under the op's TODO
+# width (`int64_t* idx` was `torch.randn`, float: twenty-seventh read), or LP64 does (Linux's, where
+# torch's CUDA extensions build; libclang for x86_64-linux gives `long` and `size_t` 8 bytes):
+# `long* idx`, `size_t*` were floats (twenty-seventh read's leftover). An `index_t` the file does not
+# alias stays under the op's TODO
 _C_INT_DTYPE = {
+    "long": "torch.int64",
+    "long int": "torch.int64",
+    "signed long": "torch.int64",
+    "unsigned long": "torch.uint64",
+    "unsigned long int": "torch.uint64",
+    "size_t": "torch.uint64",
+    "ssize_t": "torch.int64",
+    "ptrdiff_t": "torch.int64",
     "bool": "torch.bool",
     "int8_t": "torch.int8",
     "uint8_t": "torch.uint8",
@@ -459,9 +470,41 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
     return name, "float" if number else "struct", False
 
 
+# an ATen accessor's element type and rank (`PackedTensorAccessor32<int64_t, 2, ...>`)
+_ACCESSOR = re.compile(r"TensorAccessor(?:32|64)?\s*<([^<>,]*),\s*(\d+)\s*[,>]")
+
+
+def _accessor(decl: str) -> tuple[str | None, int] | None:
+    """(dtype, rank) of accessor parameter `decl` (`PackedTensorAccessor32<int64_t, 3> a`: int64, 3;
+    its dtype None for a float element), or None for no accessor: an accessor of `int64_t` was a
+    float tensor, of rank 3 one of `(4, 256)` (twenty-seventh read's leftovers)."""
+    m = _ACCESSOR.search(decl)
+    if m is None:
+        return None
+    return _C_INT_DTYPE.get(" ".join(m.group(1).split()).removeprefix("std::")), int(m.group(2))
+
+
+def _tensor_type(
+    decl: str, param: tuple[str, int], k: Kernel, into: tuple[str, dict[str, str], dict[str, int]]
+) -> None:
+    """Into `into` (the op's name for tensor parameter `param`, the dtypes and ranks by it): the
+    dtype of its integer elements (`_pointee_dtype`, else `_launched_dtype`) and an accessor's rank."""
+    py, dtypes, ranks = into
+    dtype = _pointee_dtype(decl, param[0]) or _launched_dtype(decl, param, k)
+    if dtype:
+        dtypes[py] = dtype
+    accessor = _accessor(decl)
+    if accessor is not None:
+        ranks[py] = accessor[1]
+
+
 def _pointee_dtype(decl: str, name: str) -> str | None:
     """The dtype of the tensor of pointer parameter `decl` (named `name`) where it points to an
-    integer type of a known width (`const int64_t* __restrict__ idx`: `torch.int64`), else None."""
+    integer type of a known width (`const int64_t* __restrict__ idx`: `torch.int64`), or it is an
+    accessor of one, else None."""
+    accessor = _accessor(decl)
+    if accessor is not None:
+        return accessor[0]
     words = re.findall(r"[A-Za-z_]\w*(?:::\w+)*|\S", without_default(decl))
     kept = [w for w in words if w not in ("const", "volatile", "__restrict__", "__restrict", "restrict", name)]
     if kept.count("*") + kept.count("[") != 1 or kept[-1] not in ("*", "]"):
@@ -579,6 +622,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     guessed: list[tuple[str, list[str], list[str]]] = []
     packs: list[str] = []
     dtypes: dict[str, str] = {}
+    ranks: dict[str, int] = {}
     parsed = [_c_param(decl, index, k.typenames) for index, decl in enumerate(k.params)]
     own = {name for name, _, _ in parsed if name == safe_name(name)}  # (kept as they are)
     for index, (decl, (name, kind, const)) in enumerate(zip(k.params, parsed, strict=True)):
@@ -599,10 +643,10 @@ def _cuda_signature(k: Kernel) -> Signature:
         py = _param_name(name, kinds, own)
         params.append(py)
         kinds[py] = kind
-        if kind == "tensor" and (
-            dtype := _pointee_dtype(_unaliased(decl, name, k.aliases) if k.aliases else decl, name)
-        ):
-            dtypes[py] = dtype
+        if kind == "tensor":
+            _tensor_type(
+                _unaliased(decl, name, k.aliases) if k.aliases else decl, (name, index), k, (py, dtypes, ranks)
+            )
         positions[index] = py
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
@@ -618,6 +662,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         guessed=guessed,
         packs=packs,
         dtypes=dtypes,
+        ranks=ranks,
     )
 
 
@@ -654,6 +699,34 @@ def _launched_kind(
         return "tensor"  # (nerfacc's `DataIteratorT tgt_` of `outputs.data_ptr<float>()`: a float, said)
     guessed.append((decl, given, [a for a in dict.fromkeys(args) if _deduced(a) is None] if not given else []))
     return "float"
+
+
+# the element type a tensor's pointer is of (`x.data_ptr<int64_t>()`)
+_DATA_PTR_TYPE = re.compile(r"\bdata_ptr\s*<([^<>]*)>")
+
+
+def _launched_dtype(decl: str, param: tuple[str, int], k: Kernel) -> str | None:
+    """The integer dtype of pointer parameter `param` (its name and place; declared `decl`, `T* x`)
+    of one of the kernel's template types, where every launch gives that type the same integer
+    type: as a template argument (`k<int64_t><<<`) or by the pointer it passes (`x.data_ptr<int64_t>()`);
+    else None. `T* x` of `k<<<...>>>(x.data_ptr<int64_t>())` was a float tensor (twenty-seventh read's
+    leftover)."""
+    name, index = param
+    templated = _template_type(decl, name, k)
+    if templated is None or not k.calls:
+        return None
+    at = k.template.index(templated) if templated in k.template else 0
+    types: list[str] = []
+    for c in k.calls:
+        if len(c.template) > at:
+            types += _dispatched_as(c, c.template[at]) or [c.template[at]]
+            continue
+        m = _DATA_PTR_TYPE.search(c.args[index]) if len(c.args) > index and _deduced(c.args[index]) else None
+        if m is None:
+            return None  # (an argument whose type porter does not read: under the op's TODO)
+        types.append(m.group(1).strip())
+    dtypes = {_C_INT_DTYPE.get(" ".join(_unaliased(t, "", k.aliases).split()).removeprefix("std::")) for t in types}
+    return dtypes.pop() if len(dtypes) == 1 else None
 
 
 # a launch's argument that is a tensor's pointer (`x.data_ptr<float>()`, `x.data_ptr<float>() + n`), or
@@ -1216,7 +1289,7 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
         "    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")
     ] + ["    # " + _comment(note) for note in _dispatch_notes(k)]
     given = _c_values(k, sig)
-    lines += [_c_tensor(p, sig.dtypes.get(p)) for p in sig.params if sig.kinds[p] == "tensor"]
+    lines += [_c_tensor(p, sig.dtypes.get(p), sig.ranks.get(p, 2)) for p in sig.params if sig.kinds[p] == "tensor"]
     for p in sig.params:
         if sig.kinds[p] == "tensor":
             continue
@@ -1230,13 +1303,24 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
     return [*lines, f"    return [{', '.join(sig.params)}]"]
 
 
-def _c_tensor(param: str, dtype: str | None) -> str:
+def _c_tensor(param: str, dtype: str | None, rank: int = 2) -> str:
     """The line of `make_inputs` that makes the tensor of pointer `param`: of random floats, or of
-    small integers (in bounds of the other tensors' 1,024 elements) of its integer `dtype`."""
+    small integers (in bounds of the other tensors' 1,024 elements) of its integer `dtype`; of 1,024
+    elements in `rank` dimensions (an accessor's)."""
+    shape = tuple(_shape(rank))
     if dtype is None:
-        return f"    {param} = torch.randn(4, 256, device=device)"
+        return f"    {param} = torch.randn({', '.join(map(str, shape))}, device=device)"
     high = 2 if dtype == "torch.bool" else 64
-    return f"    {param} = torch.randint(0, {high}, (4, 256), dtype={dtype}, device=device)"
+    return f"    {param} = torch.randint(0, {high}, {shape}, dtype={dtype}, device=device)"
+
+
+def _shape(rank: int) -> list[int]:
+    """A shape of 1,024 elements in `rank` dimensions: (4, 256) for 2, its 256 split over the others
+    for more (4, 16, 16), (1024,) for 1."""
+    if rank <= 1:
+        return [1024]
+    rest = rank - 1
+    return [4, *(2 ** (8 // rest + (i < 8 % rest)) for i in range(rest))]
 
 
 def _local_of(k: Kernel, sig: Signature, param: str) -> str:
