@@ -376,6 +376,7 @@ def _denied(folder: Path) -> OSError:
 NOT_KEPT: list[str] = []
 _FULL = "the cache is full"
 _UNREAD = "the cache holds entries this user cannot read"
+_REFUSED = "the cache holds folders this user cannot write"
 
 
 def named_dir(cache_dir: Path | None) -> Path | None:
@@ -534,14 +535,21 @@ class Cache:
             body = json.dumps(_to_dict(key, result), separators=(",", ":")).encode()
             self.write(path.name, seal(self.mac_key, f"entry:{key}", body), shard=path.parent.name)
         except OSError as exc:
-            self.not_kept(exc)  # a full disk or a read-only tree costs a re-parse next time, nothing else
+            self.not_kept(exc, path.parent.name)  # a full disk, a read-only tree: a re-parse next time, nothing else
 
-    def not_kept(self, exc: OSError) -> None:
+    def not_kept(self, exc: OSError, shard: str | None = None) -> None:
         """Note, once a run, a write of the cache that failed for want of space (ENOSPC,
         EDQUOT): a full disk kept nothing new and every run was cold for what changed, unsaid.
-        (A folder that cannot be written at all is said before the run: `problem`.)"""
+        Likewise one refused in a folder of the cache (`shard`) that another user made: a team
+        sharing one cache folder, each under a umask of 022, cannot write in each other's shard
+        folders (0755), unsaid (twenty-seventh read's leftover). (A folder that cannot be
+        written at all is said before the run: `problem`.)"""
         if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not any(w.startswith(_FULL) for w in NOT_KEPT):
             NOT_KEPT.append(f"{_FULL}: cannot write {self.entries}: {exc.strerror}: new results are not kept")
+        elif exc.errno in (errno.EACCES, errno.EPERM) and self.problem is None:
+            if not any(w.startswith(_REFUSED) for w in NOT_KEPT):
+                where = self.entries / shard if shard else self.entries
+                NOT_KEPT.append(f"{_REFUSED}: {_unwritable(where, exc).replace('new results', 'its new results')}")
 
     def _unreadable(self, name: Path, folder: int) -> None:
         """Note, once a run, an entry this user cannot read: porter writes entries for their
