@@ -745,13 +745,16 @@ def _mark_folder(folder: int) -> None:
     written by path, a folder swapped for a link in between took the files into the link's
     folder, and a link named `.gitignore` to a file not there was replaced (twenty-fifth read).
     A name there in any form (a link, a FIFO, a folder, the user's own file) is left as it is;
-    none is opened, so none needs O_NONBLOCK."""
+    none is opened, so none needs O_NONBLOCK. They are written for everyone to read (their text is
+    porter's, the same for all): written 0600, they made a teammate's run on one shared cache
+    folder stop with "holds files that are not porter's cache" (`cli.common.check_cache_dir`
+    reads them; twenty-eighth read, two users for real)."""
     for name, data in _MARKS:
         try:
             os.stat(name, dir_fd=folder, follow_symlinks=False)
         except FileNotFoundError:
             try:
-                _write_at(folder, name, data)
+                _write_at(folder, name, data, 0o644)
             except OSError as exc:
                 raise _Unmarked(exc.errno, exc.strerror, name) from exc
 
@@ -842,13 +845,13 @@ def begins(path: Path, head: bytes) -> bool:
         return False
 
 
-def _write_at(folder: int, name: str, data: bytes) -> None:
+def _write_at(folder: int, name: str, data: bytes, mode: int = 0o600) -> None:
     """`data` as `name` in the folder open as `folder`: the cache's one form of a write. A new
     temporary (O_EXCL, O_NOFOLLOW: never a link's target nor a FIFO) renamed over the name, which
     is never opened. (By hand: `tempfile.mkstemp` takes no folder descriptor.) A folder where the
-    file belongs is replaced (Python 3.11+)."""
+    file belongs is replaced (Python 3.11+). `mode`: for the writer only, but for the marks."""
     tmp = f".{name}.{secrets.token_hex(8)}.tmp"
-    fd = os.open(tmp, _NEW, 0o600, dir_fd=folder)
+    fd = os.open(tmp, _NEW, mode, dir_fd=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -1192,6 +1192,21 @@ def _as_a_teammate(tmp_path: Path) -> tuple[list[str], list[str], dict[str, str]
     return prefix, run, env, cache, cold
 
 
+def test_a_cache_folder_a_teammate_made_is_used_not_refused(tmp_path):
+    """The cache's marks (`.gitignore`, `CACHEDIR.TAG`) were written 0600 like its entries: a
+    second user on the same cache folder could not read them, and every run of theirs stopped
+    with "holds files that are not porter's cache (v3, ...)", exit 2 (twenty-eighth read, two
+    users for real). The marks are for everyone to read; the teammate's run is a cold one."""
+    prefix, run, env, cache, cold = _as_a_teammate(tmp_path)
+    for path in (cache, *cache.rglob("*")):
+        os.chown(path, 65534, 65534, follow_symlinks=False)  # all of it the teammate's
+    out = subprocess.run([*prefix, *run], cwd=tmp_path, env=env, capture_output=True, timeout=300)
+    err = out.stderr.decode()
+    assert out.returncode == 1 and out.stdout == cold and "not porter's cache" not in err, err
+    for mark in (".gitignore", "CACHEDIR.TAG"):
+        assert stat.S_IMODE((cache / mark).stat().st_mode) & 0o044 == 0o044
+
+
 def test_a_write_refused_in_a_teammate_s_folder_of_the_cache_is_said_once(tmp_path):
     """A cache folder every member can write (`v3/` 0777), whose shard folders a teammate made
     under a umask of 022 (0755, theirs): each new entry of this user's was refused there
