@@ -1221,3 +1221,19 @@ def test_a_write_refused_in_a_teammate_s_folder_of_the_cache_is_said_once(tmp_pa
     assert out.stdout == cold and "Traceback" not in err, err
     said = [line for line in err.splitlines() if "cannot write" in line]
     assert len(said) == 1 and "belongs to user 65534" in said[0] and str(cache / "v3") in said[0], err
+
+
+def test_a_cache_folder_whose_marks_an_older_porter_kept_from_a_teammate_says_so(tmp_path):
+    """A cache folder made by an older porter, which wrote its marks 0600: a teammate's run
+    stops, as it must (whose folder it is cannot be read), but was told "holds files that are
+    not porter's cache", which is untrue. It now says which mark cannot be read, whose it
+    is, and what to do (twenty-eighth read)."""
+    prefix, run, env, cache, _ = _as_a_teammate(tmp_path)
+    for path in (cache, *cache.rglob("*")):
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    for mark in (".gitignore", "CACHEDIR.TAG"):
+        (cache / mark).chmod(0o600)  # as an older porter wrote them
+    out = subprocess.run([*prefix, *run], cwd=tmp_path, env=env, capture_output=True, timeout=300)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and "its .gitignore cannot be read (user 65534's" in err, err
+    assert "chmod a+r" in err and "not porter's cache" not in err, err
