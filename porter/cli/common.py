@@ -314,9 +314,10 @@ def _marks_unread(folder: Path, named: str) -> str | None:
             continue
         if stat.S_ISREG(info.st_mode) and not os.access(mark, os.R_OK):
             return (
-                f"{named}: its {name} cannot be read (user {info.st_uid}'s; an older porter wrote the cache's "
-                "marks for their writer only), so whether the folder is porter's cache is not known: that user "
-                "can `chmod a+r` its .gitignore and CACHEDIR.TAG, or choose a folder of its own"
+                f"{named}: its {name} cannot be read (user {info.st_uid}'s, mode {stat.S_IMODE(info.st_mode):o}), "
+                "so whether the folder is porter's cache is not known: that user can `chmod a+r` its .gitignore "
+                "and CACHEDIR.TAG (an older porter, or a umask of 077, made them theirs only), or choose a "
+                "folder of its own"
             )
     return None
 

@@ -1235,5 +1235,5 @@ def test_a_cache_folder_whose_marks_an_older_porter_kept_from_a_teammate_says_so
         (cache / mark).chmod(0o600)  # as an older porter wrote them
     out = subprocess.run([*prefix, *run], cwd=tmp_path, env=env, capture_output=True, timeout=300)
     err = out.stderr.decode()
-    assert out.returncode == 2 and "its .gitignore cannot be read (user 65534's" in err, err
+    assert out.returncode == 2 and "its .gitignore cannot be read (user 65534's, mode 600)" in err, err
     assert "chmod a+r" in err and "not porter's cache" not in err, err
