@@ -296,9 +296,30 @@ def check_cache_dir(cache_dir: Path | None, paths: list[Path], no_cache: bool) -
         others.append(".gitignore")  # (the cache can mark it with neither: its `v3/` is refused from the next run)
     if others:
         raise usage_error(
-            f"{named} {cache_dir} holds files that are not porter's cache ({plain(others[0])}, ...): the cache "
+            _marks_unread(where, f"{named} {cache_dir}")
+            or f"{named} {cache_dir} holds files that are not porter's cache ({plain(others[0])}, ...): the cache "
             "marks its folder ignored, which would hide them; choose a folder of its own"
         )
+
+
+def _marks_unread(folder: Path, named: str) -> str | None:
+    """The error where a mark of the cache's in `folder` cannot be read by this user: an older
+    porter wrote them for their writer only, and a teammate sharing the folder was told "holds
+    files that are not porter's cache" (twenty-eighth read; they are for everyone to read now)."""
+    for name in (".gitignore", "CACHEDIR.TAG"):
+        mark = folder / name
+        try:
+            info = mark.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and not os.access(mark, os.R_OK):
+            return (
+                f"{named}: its {name} cannot be read (user {info.st_uid}'s, mode {stat.S_IMODE(info.st_mode):o}), "
+                "so whether the folder is porter's cache is not known: that user can `chmod a+r` its .gitignore "
+                "and CACHEDIR.TAG (an older porter, or a umask of 077, made them theirs only), or choose a "
+                "folder of its own"
+            )
+    return None
 
 
 def check_paths(paths: list[Path]) -> None:

@@ -382,6 +382,7 @@ def _denied(folder: Path) -> OSError:
 NOT_KEPT: list[str] = []
 _FULL = "the cache is full"
 _UNREAD = "the cache holds entries this user cannot read"
+_REFUSED = "the cache holds folders this user cannot write"
 
 
 def named_dir(cache_dir: Path | None) -> Path | None:
@@ -546,14 +547,21 @@ class Cache:
             body = json.dumps(_to_dict(key, result), separators=(",", ":")).encode()
             self.write(path.name, seal(self.mac_key, f"entry:{key}", body), shard=path.parent.name)
         except OSError as exc:
-            self.not_kept(exc)  # a full disk or a read-only tree costs a re-parse next time, nothing else
+            self.not_kept(exc, path.parent.name)  # a full disk, a read-only tree: a re-parse next time, nothing else
 
-    def not_kept(self, exc: OSError) -> None:
+    def not_kept(self, exc: OSError, shard: str | None = None) -> None:
         """Note, once a run, a write of the cache that failed for want of space (ENOSPC,
         EDQUOT): a full disk kept nothing new and every run was cold for what changed, unsaid.
-        (A folder that cannot be written at all is said before the run: `problem`.)"""
+        Likewise one refused in a folder of the cache (`shard`) that another user made: a team
+        sharing one cache folder, each under a umask of 022, cannot write in each other's shard
+        folders (0755), unsaid (twenty-seventh read's leftover). (A folder that cannot be
+        written at all is said before the run: `problem`.)"""
         if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not any(w.startswith(_FULL) for w in NOT_KEPT):
             NOT_KEPT.append(f"{_FULL}: cannot write {self.entries}: {exc.strerror}: new results are not kept")
+        elif exc.errno in (errno.EACCES, errno.EPERM) and self.problem is None:
+            if not any(w.startswith(_REFUSED) for w in NOT_KEPT):
+                where = self.entries / shard if shard else self.entries
+                NOT_KEPT.append(f"{_REFUSED}: {_unwritable(where, exc).replace('new results', 'its new results')}")
 
     def _unreadable(self, name: Path, folder: int) -> None:
         """Note, once a run, an entry this user cannot read: porter writes entries for their
@@ -749,13 +757,16 @@ def _mark_folder(folder: int) -> None:
     written by path, a folder swapped for a link in between took the files into the link's
     folder, and a link named `.gitignore` to a file not there was replaced (twenty-fifth read).
     A name there in any form (a link, a FIFO, a folder, the user's own file) is left as it is;
-    none is opened, so none needs O_NONBLOCK."""
+    none is opened, so none needs O_NONBLOCK. They are written for everyone to read (their text is
+    porter's, the same for all): written 0600, they made a teammate's run on one shared cache
+    folder stop with "holds files that are not porter's cache" (`cli.common.check_cache_dir`
+    reads them; twenty-eighth read, two users for real)."""
     for name, data in _MARKS:
         try:
             os.stat(name, dir_fd=folder, follow_symlinks=False)
         except FileNotFoundError:
             try:
-                _write_at(folder, name, data)
+                _write_at(folder, name, data, 0o644)
             except OSError as exc:
                 raise _Unmarked(exc.errno, exc.strerror, name) from exc
 
@@ -846,13 +857,13 @@ def begins(path: Path, head: bytes) -> bool:
         return False
 
 
-def _write_at(folder: int, name: str, data: bytes) -> None:
+def _write_at(folder: int, name: str, data: bytes, mode: int = 0o600) -> None:
     """`data` as `name` in the folder open as `folder`: the cache's one form of a write. A new
     temporary (O_EXCL, O_NOFOLLOW: never a link's target nor a FIFO) renamed over the name, which
     is never opened. (By hand: `tempfile.mkstemp` takes no folder descriptor.) A folder where the
-    file belongs is replaced (Python 3.11+)."""
+    file belongs is replaced (Python 3.11+). `mode`: for the writer only, but for the marks."""
     tmp = f".{name}.{secrets.token_hex(8)}.tmp"
-    fd = os.open(tmp, _NEW, 0o600, dir_fd=folder)
+    fd = os.open(tmp, _NEW, mode, dir_fd=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

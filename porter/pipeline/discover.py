@@ -328,21 +328,26 @@ class _Walk:
             if fold and len(d) == 4 and d.lower() == ".git":  # (ASCII letters only: git's strcasecmp)
                 continue
             if entry.is_symlink():
-                target = full.resolve()
-                if target == self.root or self.root in target.parents or os.fspath(target) in self.seen:
-                    yield Candidate(
-                        full,
-                        self.root,
-                        "symbolic link back into the tree (a loop): not followed",
-                        _name(shown, d, full),
-                    )
-                # a link out of the tree is never followed
+                yield Candidate(full, self.root, self._folder_link(here, full.resolve()), _name(shown, d, full))
                 continue
             if (full / "pyvenv.cfg").is_file():
                 continue  # a virtual environment, whatever its name: installed code, not yours
             if d.endswith(".py"):
                 yield Candidate(full, self.root, "a directory named like a Python file", _name(shown, d, full))
             keep.append((full, rel + "/"))
+
+    def _folder_link(self, here: Path, target: Path) -> str:
+        """What the walk says of a link to a folder (never followed: as ruff and git, neither of
+        which enters one): a loop only where it leads to its own folder or above; elsewhere in the
+        tree, the folder is walked under its own name. A link to a folder in the tree was
+        called "a loop", and one out of the tree was passed over unsaid, where docs/robustness.md
+        promised a note (twenty-eighth read)."""
+        real = Path(os.path.realpath(here))  # (only for a link: links are few)
+        if target == real or target in real.parents:
+            return "symbolic link back into the tree (a loop): not followed"
+        if target == self.root or self.root in target.parents or os.fspath(target) in self.seen:
+            return "symbolic link to a folder in the tree: not followed (the folder is walked under its own name)"
+        return "symbolic link to a folder outside the tree: not followed"
 
     def _files(
         self, files: list[os.DirEntry[str]], here: Path, prefix: str, shown: str | None, real: str

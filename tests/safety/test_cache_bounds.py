@@ -153,7 +153,7 @@ def test_a_cache_folder_made_on_a_full_disk_is_the_cache_once_space_is_freed(tmp
 
     from porter.cli.common import check_cache_dir
 
-    def full(folder, name, data):
+    def full(folder, name, data, *mode):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     (tmp_path / "m.py").write_bytes(CUDA)
@@ -179,7 +179,7 @@ def test_the_note_names_the_mark_that_could_not_be_written(tmp_path, monkeypatch
 
     tried: list[str] = []
 
-    def full(folder, name, data):
+    def full(folder, name, data, *mode):
         tried.append(name)
         raise OSError(errno.ENOSPC, "No space left on device")
 

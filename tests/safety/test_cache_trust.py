@@ -1170,3 +1170,70 @@ def test_entries_of_another_user_that_cannot_be_read_are_said_once(tmp_path):
     assert out.stdout == cold.stdout and "Traceback" not in err, err
     said = [line for line in err.splitlines() if "cannot read" in line]
     assert len(said) == 1 and "written by user 65534" in said[0] and str(cache) in said[0], err
+
+
+def _as_a_teammate(tmp_path: Path) -> tuple[list[str], list[str], dict[str, str], Path, bytes]:
+    """(the prefix that runs as root without its right past file modes, the lint command, its
+    environment, the shared cache folder, a cold run's stdout) over two CUDA files: what a
+    teammate's run on one cache folder and `PORTER_CACHE_KEY` meets (the tests below)."""
+    from tests.safety.test_trace_files import _without_dac_override
+
+    prefix = _without_dac_override()
+    if not prefix:
+        pytest.skip("needs root and setpriv to run without CAP_DAC_OVERRIDE")
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_bytes(CUDA)
+    cache = tmp_path / "shared"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "PORTER_CACHE_KEY": "team-secret"}
+    run = [sys.executable, "-m", "porter", "lint", ".", "-t", "xla", "--cache-dir", str(cache)]
+    cold = subprocess.run([*run, "--no-cache"], cwd=tmp_path, env=env, capture_output=True).stdout
+    subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, check=False)
+    assert len(_entries(cache)) >= 2
+    return prefix, run, env, cache, cold
+
+
+def test_a_cache_folder_a_teammate_made_is_used_not_refused(tmp_path):
+    """The cache's marks (`.gitignore`, `CACHEDIR.TAG`) were written 0600 like its entries: a
+    second user on the same cache folder could not read them, and every run of theirs stopped
+    with "holds files that are not porter's cache (v3, ...)", exit 2 (twenty-eighth read, two
+    users for real). The marks are for everyone to read; the teammate's run is a cold one."""
+    prefix, run, env, cache, cold = _as_a_teammate(tmp_path)
+    for path in (cache, *cache.rglob("*")):
+        os.chown(path, 65534, 65534, follow_symlinks=False)  # all of it the teammate's
+    out = subprocess.run([*prefix, *run], cwd=tmp_path, env=env, capture_output=True, timeout=300)
+    err = out.stderr.decode()
+    assert out.returncode == 1 and out.stdout == cold and "not porter's cache" not in err, err
+    for mark in (".gitignore", "CACHEDIR.TAG"):
+        assert stat.S_IMODE((cache / mark).stat().st_mode) & 0o044 == 0o044
+
+
+def test_a_write_refused_in_a_teammate_s_folder_of_the_cache_is_said_once(tmp_path):
+    """A cache folder every member can write (`v3/` 0777), whose shard folders a teammate made
+    under a umask of 022 (0755, theirs): each new entry of this user's was refused there
+    (EACCES), unsaid, and every run was cold for those files (twenty-seventh read's leftover).
+    Said once after the run, naming a folder and its owner; the results are a cold run's."""
+    prefix, run, env, cache, cold = _as_a_teammate(tmp_path)
+    os.chmod(cache / "v3", 0o777)
+    for path in (cache / "v3").rglob("*"):
+        os.chown(path, 65534, 65534)
+    out = subprocess.run([*prefix, *run], cwd=tmp_path, env=env, capture_output=True, timeout=300)
+    err = out.stderr.decode()
+    assert out.stdout == cold and "Traceback" not in err, err
+    said = [line for line in err.splitlines() if "cannot write" in line]
+    assert len(said) == 1 and "belongs to user 65534" in said[0] and str(cache / "v3") in said[0], err
+
+
+def test_a_cache_folder_whose_marks_an_older_porter_kept_from_a_teammate_says_so(tmp_path):
+    """A cache folder made by an older porter, which wrote its marks 0600: a teammate's run
+    stops, as it must (whose folder it is cannot be read), but was told "holds files that are
+    not porter's cache", which is untrue. It now says which mark cannot be read, whose it
+    is, and what to do (twenty-eighth read)."""
+    prefix, run, env, cache, _ = _as_a_teammate(tmp_path)
+    for path in (cache, *cache.rglob("*")):
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    for mark in (".gitignore", "CACHEDIR.TAG"):
+        (cache / mark).chmod(0o600)  # as an older porter wrote them
+    out = subprocess.run([*prefix, *run], cwd=tmp_path, env=env, capture_output=True, timeout=300)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and "its .gitignore cannot be read (user 65534's, mode 600)" in err, err
+    assert "chmod a+r" in err and "not porter's cache" not in err, err
