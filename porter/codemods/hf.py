@@ -32,6 +32,7 @@ from porter.codemods.flow import (
     reaching_before,
     reaching_bindings,
     reaching_next_pass,
+    reached,
     statement_path,
 )
 from porter.codemods.library_api import PACKAGES
@@ -975,6 +976,9 @@ class HfFamily(Family):
         table = kernels_no_fallback()
         use, path = self._statement_at(original)
         at: _At = (self.ctx.scopes.innermost or self.ctx.module, use, path)
+        body = at[0] if isinstance(at[0], cst.Module) else at[0].body
+        if use is not None and path and not reached(body, use, path, self._swallows):
+            return  # dead code (after a `return`, a `try` that returns ...): Python never runs the call
         for given, bound, given_at in self._fallback_reads(arg.value, at):
             boolean = table["booleans"].get(self.ctx.code(given))
             flags = table["flags"][boolean] if boolean else self._fallback_flags(given, given_at)

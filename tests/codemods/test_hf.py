@@ -1577,3 +1577,54 @@ def test_a_late_switch_reads_the_binding_before_it_not_a_later_one(target):
     silent where only a later binding is training arguments."""
     found = [(f.code, f.start.line) for f in port(REBOUND_AFTER, target)[1] if f.code == "HF013"]
     assert found == [("HF013", 6), ("HF013", 17)]
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_reads_code_after_a_return_in_a_try_as_dead(target):
+    """Code after a statement that never ends normally never runs (twenty-eighth rleft read): after a `try` whose
+    body returns (with no handler, or handlers that all return) the call is dead, whatever its `finally` binds; a
+    binding after a `return` in its block never reaches a call. On 110255d: `fin_return`, `handlers_return`,
+    `after_return` reported (the dead `finally`'s or line's `K.NONE` read at a call that never runs), and
+    `dead_branch` silent (its dead `K.NO_DEVICE` read as a branch beside `K.NONE`)."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "def fin_return(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    try:\n"
+        "        return\n"
+        "    finally:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def handlers_return(model):\n"
+        "    try:\n"
+        "        return model\n"
+        "    except KeyError:\n"
+        "        raise\n"
+        "    finally:\n"
+        "        pass\n"
+        "    kernelize(model, use_fallback=False)\n"
+        "def after_return(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    return\n"
+        "    E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def dead_branch(model, c):\n"
+        "    E = K.NONE\n"
+        "    if c:\n"
+        "        return\n"
+        "        E = K.NO_DEVICE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def handler_goes_on(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    try:\n"
+        "        return\n"
+        "    except KeyError:\n"
+        "        pass\n"
+        "    finally:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (27, 36)]
+    assert new == code
+    assert all("(`K.NONE`, bound above)" in f.message for f in findings)
