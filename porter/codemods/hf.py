@@ -967,52 +967,69 @@ class HfFamily(Family):
     def _kernelize_no_fallback(self, original: cst.Call) -> None:
         """HF016: a `use_fallback=` whose `KernelizeFallback` flags lack `NO_DEVICE` (`False`, `NONE`, `NO_LAYER`,
         `ALL & ~NO_DEVICE`) raises for a layer whose mapping names no kernel for the device, as a CUDA port's
-        does on every target: reported with the table's reason, unless the file's own mapping names a kernel for
-        the device for every layer it maps (`_unmapped_layers`). A name is read at the bindings that reach the
-        call, then at those a loop holding it carries to its next pass."""
-        arg = self.kwarg(original, "use_fallback")
-        if arg is None:
-            return
-        table = kernels_no_fallback()
+        does on every target: reported with the table's reason; where the file's own mapping names a kernel for
+        the device, a value without `CANNOT_LOAD` (the default too) is said not known here (`_hub_build_unknown`).
+        A name is read at the bindings that reach the call, then at those a loop holding it carries to its next
+        pass. A call Python never runs (after a `return` ...) is not read."""
         use, path = self._statement_at(original)
         at: _At = (self.ctx.scopes.innermost or self.ctx.module, use, path)
         body = at[0] if isinstance(at[0], cst.Module) else at[0].body
         if use is not None and path and not reached(body, use, path, self._swallows):
             return  # dead code (after a `return`, a `try` that returns ...): Python never runs the call
+        table = kernels_no_fallback()
+        arg = self.kwarg(original, "use_fallback")
+        if arg is None:  # kernelize's default, `True`: `DEFAULT`
+            default = " (the default, `True`: `KernelizeFallback.DEFAULT`)"
+            self._hub_build_unknown(original, "use_fallback", default, table["flags"][table["booleans"]["True"]])
+            return
         for given, bound, given_at in self._fallback_reads(arg.value, at):
             boolean = table["booleans"].get(self.ctx.code(given))
             flags = table["flags"][boolean] if boolean else self._fallback_flags(given, given_at)
-            if flags is None or flags & table["flags"][table["needed"]]:
-                continue
-            lacking = self._unmapped_layers()
-            if lacking == ():  # the file's own mapping names a kernel for the device for every layer it maps
-                self._hub_build_unknown(arg, bound, flags)
+            if flags is not None and self._fallback_finding(arg, bound, flags):
                 return
-            message = (
-                f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a "
-                f"layer whose mapping names no kernel for the device does not keep its own forward: "
-                f"{table[self.ctx.target.name]}"
-            )
-            if lacking:
-                device = self.ctx.target.name
-                message += f"; this file's mapping names no `{device}` kernel for {', '.join(lacking)}"
-            self.ctx.report("HF016", arg, message, advice=table["advice"])
-            return
 
-    def _hub_build_unknown(self, arg: cst.Arg, bound: str, flags: int) -> None:
-        """HF016 where the file's mapping names the target's kernel for every layer: kernels 0.18.3 then loads each
-        repository's build for the host's backend, and raises where it has none unless `CANNOT_LOAD` is among the
-        flags (twenty-seventh read: its source, and run on CPU); whether the hub repository has a `tpu` or `neuron`
-        build is the hub's, not in the file: said not known here."""
+    def _fallback_finding(self, arg: cst.Arg, bound: str, flags: int) -> bool:
+        """HF016 for one value `use_fallback` may hold (`_kernelize_no_fallback`); whether it made a finding."""
         table = kernels_no_fallback()
-        if flags & table["flags"]["CANNOT_LOAD"]:
-            return
-        device = self.ctx.target.name
+        code = f"use_fallback={self.ctx.code(arg.value)}"
+        lacking = self._unmapped_layers()
+        if flags & table["flags"][table["needed"]] or lacking == ():  # no layer of the file's mapping lacks one
+            return self._hub_build_unknown(arg, code, bound, flags)
         message = (
-            f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.CANNOT_LOAD`, and this "
-            f"file's mapping names a `{device}` kernel for every layer it maps: {table['hub_build']}"
+            f"`{code}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a layer whose mapping names no kernel for the "
+            f"device does not keep its own forward: {table[self.ctx.target.name]}"
         )
-        self.ctx.report("HF016", arg, message, advice=table["hub_advice"])
+        if lacking:
+            message += f"; this file's mapping names no `{self.ctx.target.name}` kernel for {', '.join(lacking)}"
+        self.ctx.report("HF016", arg, message, advice=table["advice"])
+        return True
+
+    def _hub_build_unknown(self, node: cst.CSTNode, code: str, bound: str, flags: int) -> bool:
+        """HF016 where the file's mapping names the target's kernel for a layer: kernels 0.18.3 then loads that
+        repository's build for the host's backend, and raises where it has none unless `CANNOT_LOAD` is among the
+        flags (twenty-seventh read: its source, and run on CPU; `DEFAULT`, the default `True`, lacks it too:
+        twenty-eighth read); whether the hub repository has a `tpu` or `neuron` build is the hub's, not in the
+        file: said not known here. Whether it made a finding."""
+        table = kernels_no_fallback()
+        mapped, lacking = self._target_layers(), self._unmapped_layers()
+        if flags & table["flags"]["CANNOT_LOAD"] or not mapped:
+            return False
+        device = self.ctx.target.name
+        layers = "every layer it maps" if lacking == () else ", ".join(mapped)
+        message = (
+            f"`{code}`{bound} has no `KernelizeFallback.CANNOT_LOAD`, and this file's mapping names a `{device}` "
+            f"kernel for {layers}: {table['hub_build']}"
+        )
+        self.ctx.report("HF016", node, message, advice=table["hub_advice"])
+        return True
+
+    def _target_layers(self) -> tuple[str, ...]:
+        """HF016: the layers this file's kernel mappings name a kernel for the target's device type, where
+        `_unmapped_layers` reads them all; () otherwise."""
+        if self._unmapped_layers() is None:
+            return ()
+        device = self.ctx.target.name
+        return tuple(f"`{n}`" for m in self._mappings or () for n, types in (m or {}).items() if device in types)
 
     def _unmapped_layers(self) -> tuple[str, ...] | None:
         """HF016: the layers this file's kernel mappings (`use_kernel_mapping` / `register_kernel_mapping` of a

@@ -1628,3 +1628,37 @@ def test_kernelize_fallback_reads_code_after_a_return_in_a_try_as_dead(target):
     assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (27, 36)]
     assert new == code
     assert all("(`K.NONE`, bound above)" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron"])
+@pytest.mark.parametrize(
+    ("fallback", "reported"),
+    [("", True), (", use_fallback=True", True), (", use_fallback=K.ALL", False), (", use_fallback=G", False)],
+)
+def test_kernelize_s_default_on_a_mapping_naming_the_target_says_the_hub_s_build_is_not_known_here(
+    target, fallback, reported
+):
+    """kernels 0.18.3's default `use_fallback=True` is `KernelizeFallback.DEFAULT`, which has no `CANNOT_LOAD`
+    (layer/layer.py: "raise on a loading error"; `kernelize_layer` re-raises the resolver's `FileNotFoundError`
+    unless `CANNOT_LOAD` is set), so where the file's mapping names the target's kernel for a layer the default
+    raises where the hub repository has no build for the target, as `False` does (twenty-eighth rleft read): said
+    not known here, the layers named; `ALL` (or `DEFAULT | CANNOT_LOAD`) keeps the own forward. A mapping naming
+    no target kernel falls back (`NO_DEVICE`): silent. On 110255d the default and `True` were silent."""
+    code = (
+        "from kernels import KernelizeFallback as K, LayerRepository, kernelize, use_kernel_mapping\n"
+        "repo = LayerRepository(repo_id='kernels-community/activation', layer_name='SiluAndMul', version=1)\n"
+        "G = K.DEFAULT | K.CANNOT_LOAD\n"
+        f"with use_kernel_mapping({{'SiluAndMul': {{'{target}': repo}}, 'RMSNorm': {{'cuda': repo}}}}):\n"
+        f"    kernelize(model{fallback})\n"
+    )
+    found = [f for f in port(code, target)[1] if f.code == "HF016"]
+    cuda_only = [f for f in port(code.replace(f"'{target}': repo", "'cuda': repo"), target)[1] if f.code == "HF016"]
+    assert cuda_only == []
+    if not reported:
+        assert found == []
+        return
+    assert [f.start.line for f in found] == [5]
+    assert "has no `KernelizeFallback.CANNOT_LOAD`" in found[0].message
+    assert f"names a `{target}` kernel for `SiluAndMul`:" in found[0].message
+    assert "Cannot find a build variant for this system" in found[0].message and "not known here" in found[0].message
+    assert ("the default, `True`" in found[0].message) == (fallback == "")
