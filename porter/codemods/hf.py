@@ -236,23 +236,26 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
 
 
 def _unguarded_imports(
-    block: Sequence[cst.BaseStatement], function: str | None, swallows: Callable[[cst.With], bool]
-) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None]]:
+    block: Sequence[cst.BaseStatement],
+    function: str | None,
+    swallows: Callable[[cst.With], bool],
+    withs: tuple[cst.With, ...] = (),
+) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None, tuple[cst.With, ...]]]:
     """The imports a module, or a function when called (its name), runs whenever it runs past them: its block's
     own statements, a `with`'s body (but one whose context manager may swallow an exception: `swallows`), and
     those of the classes and functions it defines; not one in an `if`, a `try` or a loop (peft's `if
     is_gptqmodel_available():`), nor one after a statement that may return (peft's `if not
     is_gptqmodel_available(): return None`; both seen on 41-rleft's tree), which are optional. One after an `if`
     that raises is run on every call that does not fail: a call needs it (twenty-sixth read: the same rule for
-    `with` and `raise`)."""
+    `with` and `raise`). Each with the `with` statements it is under (`withs`: in its function)."""
     for stmt in block:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            yield from ((s, function) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+            yield from ((s, function, withs) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             inner = stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
             yield from _unguarded_imports(_block_of(stmt), inner, swallows)
         elif isinstance(stmt, cst.With) and not swallows(stmt):
-            yield from _unguarded_imports(_block_of(stmt), function, swallows)
+            yield from _unguarded_imports(_block_of(stmt), function, swallows, (*withs, stmt))
         if function is not None and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
                 return
@@ -272,6 +275,11 @@ def _swallowing_def(node: cst.CSTNode | None, qualname: Callable[[cst.BaseExpres
         return False
     tries = [s for s in iter_statements(node.body, into_defs=False) if isinstance(s, (cst.Try, cst.TryStar))]
     return any(_yields(t.body) and any(_raises_nothing(h.body) for h in t.handlers) for t in tries)
+
+
+def _called(item: cst.BaseExpression) -> cst.BaseExpression:
+    """A `with` item's context manager: the callee of a call (`quiet()`), else the item itself (`with lock:`)."""
+    return item.func if isinstance(item, cst.Call) else item
 
 
 def _falsy(node: cst.BaseExpression) -> bool:
@@ -1092,7 +1100,8 @@ class HfFamily(Family):
         held = self._fallback_bound(value.value, at)
         reads: list[tuple[cst.BaseExpression, str, _At | None]] = [(value, "", None)]
         if held is not None:
-            reads = [(held[0], f" (`{self.ctx.code(held[0])}`, bound above)", held[1])]
+            unread = self._unread_managers(held[1][2] if held[1] is not None else ())
+            reads = [(held[0], f" (`{self.ctx.code(held[0])}`, bound above{unread})", held[1])]
         later = self._fallback_bound(value.value, at, next_pass=True)
         if later is not None:
             note = "bound after the call in the loop that holds it: the value at its next pass"
@@ -1146,8 +1155,7 @@ class HfFamily(Family):
         if len(codes) != 1 or None in codes:
             return None
         value = reaching[0][0]
-        if not isinstance(value, (cst.Name, cst.BinaryOperation, cst.UnaryOperation)):
-            return value, None  # no name in it to read (`K.NO_LAYER`, `False`)
+        # (its statement's path for a value with no name in it too, `K.NO_LAYER`: the `with`s it is under)
         small, held = statement_path(scope if isinstance(scope, cst.Module) else scope.body, value)
         return value, (scope, small, held) if small is not None else None
 
@@ -1603,7 +1611,7 @@ class HfFamily(Family):
         `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
         for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        for stmt, function in _unguarded_imports(node.body, None, self._swallows):
+        for stmt, function, withs in _unguarded_imports(node.body, None, self._swallows):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
             else:
@@ -1612,7 +1620,7 @@ class HfFamily(Family):
                 continue
             where = "is imported" if function is None else f"is imported by `{function}`, unchecked (a call needs it)"
             message = f"gptqmodel {where}: not CUDA-only (its torch kernels run on the CPU), but {why}"
-            self.ctx.report("HF017", stmt, message)
+            self.ctx.report("HF017", stmt, message + self._unread_managers(withs))
 
     def _swallows(self, stmt: cst.With) -> bool:
         """Whether a `with`'s context manager may swallow an exception of its body, which may then stop part way
@@ -1620,12 +1628,31 @@ class HfFamily(Family):
         generator this module defines at its top level that the file shows swallowing (`_swallowing_def`). One
         defined elsewhere is read as running its body, as Python does unless its `__exit__` returns true."""
         for item in stmt.items:
-            called = item.item.func if isinstance(item.item, cst.Call) else item.item
+            called = _called(item.item)
             if self.ctx.qualname(called) in _SWALLOWING:
                 return True
             if isinstance(called, cst.Name) and _swallowing_def(self._top_defs().get(called.value), self.ctx.qualname):
                 return True
         return False
+
+    def _unread_managers(self, withs: Sequence[cst.CSTNode]) -> str:
+        """What a finding read through `with` statements adds where a context manager of one is not defined in this
+        file (imported, or an instance bound to a name): its body is read as running whole, as Python runs it
+        unless that manager's `__exit__` returns true, which is not known here (twenty-eighth read); "" where
+        each is read (`_swallows`)."""
+        unread = [
+            self.ctx.code(item.item)
+            for w in withs
+            if isinstance(w, cst.With)
+            for item in w.items
+            if not (isinstance(called := _called(item.item), cst.Name) and called.value in self._top_defs())
+        ]
+        if not unread:
+            return ""
+        return (
+            f"; under `with {', '.join(unread)}`, defined outside this file: read as running its body (whether it "
+            "swallows an exception is not known here)"
+        )
 
     def _top_defs(self) -> dict[str, cst.ClassDef | cst.FunctionDef]:
         """The classes and functions the module defines at its top level, by name (read at a `with` only)."""

@@ -783,7 +783,8 @@ def test_kernelize_fallback_reads_finally_with_bodies_and_a_loop_s_else_as_pytho
     assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (8, 16, 21, 29)]
     assert new == code
     assert "`use_fallback=E | K.CANNOT_LOAD`" in findings[0].message
-    assert "(`K.NO_LAYER`, bound above)" in findings[1].message and "(`K.NONE`, bound above)" in findings[2].message
+    assert "(`K.NO_LAYER`, bound above)" in findings[1].message
+    assert "(`K.NONE`, bound above; under `with lock`, defined outside this file" in findings[2].message
     assert "(`K.NO_LAYER`, bound above)" in findings[3].message
     assert all(f"device type {target}" in f.message for f in findings)
 
@@ -1662,3 +1663,40 @@ def test_kernelize_s_default_on_a_mapping_naming_the_target_says_the_hub_s_build
     assert f"names a `{target}` kernel for `SiluAndMul`:" in found[0].message
     assert "Cannot find a build variant for this system" in found[0].message and "not known here" in found[0].message
     assert ("the default, `True`" in found[0].message) == (fallback == "")
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_context_manager_defined_outside_the_file_is_said_not_known_here(target):
+    """A `with` whose context manager is imported (or an instance bound to a name) is read as running its body, as
+    Python runs it unless that manager's `__exit__` returns true, which lint does not read from here (twenty-eighth
+    rleft read): HF016's binding and HF017's import under it are reported with that said, not known here; one
+    the file defines and reads (`Loud`, whose `__exit__` returns None) is not. On 110255d neither was said."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "from .utils import quiet\n"
+        "class Loud:\n"
+        "    def __exit__(self, *exc):\n"
+        "        return None\n"
+        "def imported_cm(model, lock):\n"
+        "    E = K.NO_DEVICE\n"
+        "    with quiet(), lock:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def own_cm(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    with Loud():\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def load():\n"
+        "    with quiet():\n"
+        "        import gptqmodel\n"
+        "def load_own():\n"
+        "    with Loud():\n"
+        "        import gptqmodel\n"
+    )
+    findings = port(code, target)[1]
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", 10), ("HF016", 15), ("HF017", 18), ("HF017", 21)]
+    said = "defined outside this file: read as running its body (whether it swallows an exception is not known here)"
+    assert f"under `with quiet(), lock`, {said}" in findings[0].message
+    assert f"under `with quiet()`, {said}" in findings[2].message
+    assert "not known here" not in findings[1].message + findings[3].message
