@@ -1650,8 +1650,8 @@ class HfFamily(Family):
         if not unread:
             return ""
         return (
-            f"; under `with {', '.join(unread)}`, defined outside this file: read as running its body (whether it "
-            "swallows an exception is not known here)"
+            f"; under `with {', '.join(unread)}`, whose context manager is not read here (not a class or generator "
+            "of this file): read as running its body (whether it swallows an exception is not known here)"
         )
 
     def _top_defs(self) -> dict[str, cst.ClassDef | cst.FunctionDef]:

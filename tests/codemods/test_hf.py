@@ -784,7 +784,7 @@ def test_kernelize_fallback_reads_finally_with_bodies_and_a_loop_s_else_as_pytho
     assert new == code
     assert "`use_fallback=E | K.CANNOT_LOAD`" in findings[0].message
     assert "(`K.NO_LAYER`, bound above)" in findings[1].message
-    assert "(`K.NONE`, bound above; under `with lock`, defined outside this file" in findings[2].message
+    assert "(`K.NONE`, bound above; under `with lock`, whose context manager is not read here" in findings[2].message
     assert "(`K.NO_LAYER`, bound above)" in findings[3].message
     assert all(f"device type {target}" in f.message for f in findings)
 
@@ -1696,7 +1696,7 @@ def test_a_context_manager_defined_outside_the_file_is_said_not_known_here(targe
     )
     findings = port(code, target)[1]
     assert [(f.code, f.start.line) for f in findings] == [("HF016", 10), ("HF016", 15), ("HF017", 18), ("HF017", 21)]
-    said = "defined outside this file: read as running its body (whether it swallows an exception is not known here)"
+    said = "whose context manager is not read here (not a class or generator of this file): read as running its body"
     assert f"under `with quiet(), lock`, {said}" in findings[0].message
     assert f"under `with quiet()`, {said}" in findings[2].message
     assert "not known here" not in findings[1].message + findings[3].message
