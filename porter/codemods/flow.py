@@ -87,9 +87,10 @@ def reaching_bindings(
     written directly in the body."""
     body = scope if isinstance(scope, cst.Module) else scope.body
     top = _always_run(body.body if isinstance(body, (cst.Module, cst.IndentedBlock)) else (), swallows)
+    dead = dead_statements(body, swallows)
     out: list[tuple[cst.BaseExpression, int | None]] = []
     for stmt in iter_statements(body, into_defs=False):
-        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and id(stmt) not in dead:
             for small in reversed(stmt.body):
                 found = _binding(small, name)
                 if found is not None:
@@ -115,7 +116,7 @@ def reaching_before(
     body = scope if isinstance(scope, cst.Module) else scope.body
     passed = _blocks_on_path(body, path, swallows)
     out: list[tuple[cst.BaseExpression, int | None]] = []
-    for stmt, small, before in _smalls_around(body, use, _other_branches(path)):
+    for stmt, small, before in _smalls_around(body, use, _other_branches(path) | dead_statements(body, swallows)):
         found = _binding(small, name) if before else None
         if found is not None:
             out.append(found)
@@ -148,7 +149,7 @@ def _next_pass(
     passed = _blocks_on_path(loop.body, path, swallows)
     out: list[tuple[cst.BaseExpression, int | None]] = []
     stop = False
-    for stmt, small, before in _smalls_around(loop.body, use, set()):
+    for stmt, small, before in _smalls_around(loop.body, use, dead_statements(loop.body, swallows)):
         found = _binding(small, name)
         if found is not None and before and id(stmt) in passed:
             return []
@@ -278,6 +279,75 @@ def _always_run(statements: Sequence[cst.CSTNode], swallows: Swallows) -> set[in
         elif isinstance(stmt, (cst.For, cst.While)) and stmt.orelse is not None and not _breaks(stmt):
             stack += _block_statements(stmt.orelse.body)
     return out
+
+
+def dead_statements(body: cst.CSTNode, swallows: Swallows) -> set[int]:
+    """The ids of the statements of a scope's `body` that never run (twenty-eighth read): those after a
+    statement of their block that never ends normally (`_ends`: a `return`, a `try` whose body returns and
+    whose handlers all do ...), and what they hold; a `try`'s `else` after a body that ends. A walk of the
+    statements only, made at the site that asks."""
+    blocks: list[cst.CSTNode] = [body]
+    dead: set[int] = set()
+    for stmt in iter_statements(body, into_defs=False):
+        if isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.orelse is not None and _block_ends(stmt.body, swallows):
+            dead.update(id(s) for s in iter_statements(stmt.orelse.body, into_defs=False))
+        if not isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.FunctionDef, cst.ClassDef)):
+            blocks += _compound_blocks(stmt)
+    for block in blocks:
+        statements = _block_statements(block)
+        ending = next((at for at, s in enumerate(statements) if _ends(s, swallows)), len(statements))
+        for later in statements[ending + 1 :]:
+            dead.update(id(s) for s in iter_statements(later, into_defs=False))
+    return dead
+
+
+def reached(body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode], swallows: Swallows) -> bool:
+    """Whether Python may run `use` (a small statement of the scope's `body`, or a compound one; `path`: the
+    statements that hold it, outermost first, as the rewrite's walk keeps them): not where a statement
+    before it in its line or in a block on the way ends (`dead_statements`)."""
+    line = path[-1] if path else None
+    smalls = getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+    for small in smalls:
+        if small is use:
+            break
+        if isinstance(small, _ENDING):
+            return False
+    dead = dead_statements(body, swallows)
+    return not any(id(s) in dead for s in (*path, use))
+
+
+# a small statement after which the rest of its block never runs
+_ENDING = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+
+
+def _block_ends(block: cst.CSTNode | None, swallows: Swallows) -> bool:
+    """Whether a block never runs to its end: one of its statements ends (`_ends`)."""
+    return block is not None and any(_ends(s, swallows) for s in _block_statements(block))
+
+
+def _ends(stmt: cst.CSTNode, swallows: Swallows) -> bool:
+    """Whether a statement never ends normally, as Python runs it: a line with a `return`, `raise`, `break` or
+    `continue`; an `if` whose every branch ends; a `with` whose body ends (unless its context manager may
+    swallow: the code after it then runs); a `try` whose `finally` ends, or whose body (or `else`) and every
+    handler end (a handler may run after any statement of the body). A loop is read as ending normally."""
+    if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return any(isinstance(s, _ENDING) for s in stmt.body)
+    if isinstance(stmt, cst.If):
+        other = stmt.orelse
+        return _block_ends(stmt.body, swallows) and other is not None and _ends_else(other, swallows)
+    if isinstance(stmt, cst.With):
+        return not swallows(stmt) and _block_ends(stmt.body, swallows)
+    if not isinstance(stmt, (cst.Try, cst.TryStar)):
+        return False
+    if stmt.finalbody is not None and _block_ends(stmt.finalbody.body, swallows):
+        return True
+    body = _block_ends(stmt.body, swallows) or (stmt.orelse is not None and _block_ends(stmt.orelse.body, swallows))
+    return body and all(_block_ends(h.body, swallows) for h in stmt.handlers)
+
+
+def _ends_else(other: cst.If | cst.Else, swallows: Swallows) -> bool:
+    """`_ends` for an `if`'s `elif` (itself an `if`) or `else`."""
+    return _ends(other, swallows) if isinstance(other, cst.If) else _block_ends(other.body, swallows)
 
 
 def _breaks(loop: cst.For | cst.While) -> bool:

@@ -32,6 +32,7 @@ from porter.codemods.flow import (
     reaching_before,
     reaching_bindings,
     reaching_next_pass,
+    reached,
     statement_path,
 )
 from porter.codemods.library_api import PACKAGES
@@ -235,23 +236,26 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
 
 
 def _unguarded_imports(
-    block: Sequence[cst.BaseStatement], function: str | None, swallows: Callable[[cst.With], bool]
-) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None]]:
+    block: Sequence[cst.BaseStatement],
+    function: str | None,
+    swallows: Callable[[cst.With], bool],
+    withs: tuple[cst.With, ...] = (),
+) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None, tuple[cst.With, ...]]]:
     """The imports a module, or a function when called (its name), runs whenever it runs past them: its block's
     own statements, a `with`'s body (but one whose context manager may swallow an exception: `swallows`), and
     those of the classes and functions it defines; not one in an `if`, a `try` or a loop (peft's `if
     is_gptqmodel_available():`), nor one after a statement that may return (peft's `if not
     is_gptqmodel_available(): return None`; both seen on 41-rleft's tree), which are optional. One after an `if`
     that raises is run on every call that does not fail: a call needs it (twenty-sixth read: the same rule for
-    `with` and `raise`)."""
+    `with` and `raise`). Each with the `with` statements it is under (`withs`: in its function)."""
     for stmt in block:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            yield from ((s, function) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+            yield from ((s, function, withs) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             inner = stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
             yield from _unguarded_imports(_block_of(stmt), inner, swallows)
         elif isinstance(stmt, cst.With) and not swallows(stmt):
-            yield from _unguarded_imports(_block_of(stmt), function, swallows)
+            yield from _unguarded_imports(_block_of(stmt), function, swallows, (*withs, stmt))
         if function is not None and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
                 return
@@ -271,6 +275,11 @@ def _swallowing_def(node: cst.CSTNode | None, qualname: Callable[[cst.BaseExpres
         return False
     tries = [s for s in iter_statements(node.body, into_defs=False) if isinstance(s, (cst.Try, cst.TryStar))]
     return any(_yields(t.body) and any(_raises_nothing(h.body) for h in t.handlers) for t in tries)
+
+
+def _called(item: cst.BaseExpression) -> cst.BaseExpression:
+    """A `with` item's context manager: the callee of a call (`quiet()`), else the item itself (`with lock:`)."""
+    return item.func if isinstance(item, cst.Call) else item
 
 
 def _falsy(node: cst.BaseExpression) -> bool:
@@ -966,49 +975,69 @@ class HfFamily(Family):
     def _kernelize_no_fallback(self, original: cst.Call) -> None:
         """HF016: a `use_fallback=` whose `KernelizeFallback` flags lack `NO_DEVICE` (`False`, `NONE`, `NO_LAYER`,
         `ALL & ~NO_DEVICE`) raises for a layer whose mapping names no kernel for the device, as a CUDA port's
-        does on every target: reported with the table's reason, unless the file's own mapping names a kernel for
-        the device for every layer it maps (`_unmapped_layers`). A name is read at the bindings that reach the
-        call, then at those a loop holding it carries to its next pass."""
-        arg = self.kwarg(original, "use_fallback")
-        if arg is None:
-            return
-        table = kernels_no_fallback()
+        does on every target: reported with the table's reason; where the file's own mapping names a kernel for
+        the device, a value without `CANNOT_LOAD` (the default too) is said not known here (`_hub_build_unknown`).
+        A name is read at the bindings that reach the call, then at those a loop holding it carries to its next
+        pass. A call Python never runs (after a `return` ...) is not read."""
         use, path = self._statement_at(original)
         at: _At = (self.ctx.scopes.innermost or self.ctx.module, use, path)
+        body = at[0] if isinstance(at[0], cst.Module) else at[0].body
+        if use is not None and path and not reached(body, use, path, self._swallows):
+            return  # dead code (after a `return`, a `try` that returns ...): Python never runs the call
+        table = kernels_no_fallback()
+        arg = self.kwarg(original, "use_fallback")
+        if arg is None:  # kernelize's default, `True`: `DEFAULT`
+            default = " (the default, `True`: `KernelizeFallback.DEFAULT`)"
+            self._hub_build_unknown(original, "use_fallback", default, table["flags"][table["booleans"]["True"]])
+            return
         for given, bound, given_at in self._fallback_reads(arg.value, at):
             boolean = table["booleans"].get(self.ctx.code(given))
             flags = table["flags"][boolean] if boolean else self._fallback_flags(given, given_at)
-            if flags is None or flags & table["flags"][table["needed"]]:
-                continue
-            lacking = self._unmapped_layers()
-            if lacking == ():  # the file's own mapping names a kernel for the device for every layer it maps
-                self._hub_build_unknown(arg, bound, flags)
+            if flags is not None and self._fallback_finding(arg, bound, flags):
                 return
-            message = (
-                f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a "
-                f"layer whose mapping names no kernel for the device does not keep its own forward: "
-                f"{table[self.ctx.target.name]}"
-            )
-            if lacking:
-                device = self.ctx.target.name
-                message += f"; this file's mapping names no `{device}` kernel for {', '.join(lacking)}"
-            self.ctx.report("HF016", arg, message, advice=table["advice"])
-            return
 
-    def _hub_build_unknown(self, arg: cst.Arg, bound: str, flags: int) -> None:
-        """HF016 where the file's mapping names the target's kernel for every layer: kernels 0.18.3 then loads each
-        repository's build for the host's backend, and raises where it has none unless `CANNOT_LOAD` is among the
-        flags (twenty-seventh read: its source, and run on CPU); whether the hub repository has a `tpu` or `neuron`
-        build is the hub's, not in the file: said not known here."""
+    def _fallback_finding(self, arg: cst.Arg, bound: str, flags: int) -> bool:
+        """HF016 for one value `use_fallback` may hold (`_kernelize_no_fallback`); whether it made a finding."""
         table = kernels_no_fallback()
-        if flags & table["flags"]["CANNOT_LOAD"]:
-            return
-        device = self.ctx.target.name
+        code = f"use_fallback={self.ctx.code(arg.value)}"
+        lacking = self._unmapped_layers()
+        if flags & table["flags"][table["needed"]] or lacking == ():  # no layer of the file's mapping lacks one
+            return self._hub_build_unknown(arg, code, bound, flags)
         message = (
-            f"`use_fallback={self.ctx.code(arg.value)}`{bound} has no `KernelizeFallback.CANNOT_LOAD`, and this "
-            f"file's mapping names a `{device}` kernel for every layer it maps: {table['hub_build']}"
+            f"`{code}`{bound} has no `KernelizeFallback.NO_DEVICE`, so a layer whose mapping names no kernel for the "
+            f"device does not keep its own forward: {table[self.ctx.target.name]}"
         )
-        self.ctx.report("HF016", arg, message, advice=table["hub_advice"])
+        if lacking:
+            message += f"; this file's mapping names no `{self.ctx.target.name}` kernel for {', '.join(lacking)}"
+        self.ctx.report("HF016", arg, message, advice=table["advice"])
+        return True
+
+    def _hub_build_unknown(self, node: cst.CSTNode, code: str, bound: str, flags: int) -> bool:
+        """HF016 where the file's mapping names the target's kernel for a layer: kernels 0.18.3 then loads that
+        repository's build for the host's backend, and raises where it has none unless `CANNOT_LOAD` is among the
+        flags (twenty-seventh read: its source, and run on CPU; `DEFAULT`, the default `True`, lacks it too:
+        twenty-eighth read); whether the hub repository has a `tpu` or `neuron` build is the hub's, not in the
+        file: said not known here. Whether it made a finding."""
+        table = kernels_no_fallback()
+        mapped, lacking = self._target_layers(), self._unmapped_layers()
+        if flags & table["flags"]["CANNOT_LOAD"] or not mapped:
+            return False
+        device = self.ctx.target.name
+        layers = "every layer it maps" if lacking == () else ", ".join(mapped)
+        message = (
+            f"`{code}`{bound} has no `KernelizeFallback.CANNOT_LOAD`, and this file's mapping names a `{device}` "
+            f"kernel for {layers}: {table['hub_build']}"
+        )
+        self.ctx.report("HF016", node, message, advice=table["hub_advice"])
+        return True
+
+    def _target_layers(self) -> tuple[str, ...]:
+        """HF016: the layers this file's kernel mappings name a kernel for the target's device type, where
+        `_unmapped_layers` reads them all; () otherwise."""
+        if self._unmapped_layers() is None:
+            return ()
+        device = self.ctx.target.name
+        return tuple(f"`{n}`" for m in self._mappings or () for n, types in (m or {}).items() if device in types)
 
     def _unmapped_layers(self) -> tuple[str, ...] | None:
         """HF016: the layers this file's kernel mappings (`use_kernel_mapping` / `register_kernel_mapping` of a
@@ -1071,7 +1100,8 @@ class HfFamily(Family):
         held = self._fallback_bound(value.value, at)
         reads: list[tuple[cst.BaseExpression, str, _At | None]] = [(value, "", None)]
         if held is not None:
-            reads = [(held[0], f" (`{self.ctx.code(held[0])}`, bound above)", held[1])]
+            unread = self._unread_managers(held[1][2] if held[1] is not None else ())
+            reads = [(held[0], f" (`{self.ctx.code(held[0])}`, bound above{unread})", held[1])]
         later = self._fallback_bound(value.value, at, next_pass=True)
         if later is not None:
             note = "bound after the call in the loop that holds it: the value at its next pass"
@@ -1125,8 +1155,7 @@ class HfFamily(Family):
         if len(codes) != 1 or None in codes:
             return None
         value = reaching[0][0]
-        if not isinstance(value, (cst.Name, cst.BinaryOperation, cst.UnaryOperation)):
-            return value, None  # no name in it to read (`K.NO_LAYER`, `False`)
+        # (its statement's path for a value with no name in it too, `K.NO_LAYER`: the `with`s it is under)
         small, held = statement_path(scope if isinstance(scope, cst.Module) else scope.body, value)
         return value, (scope, small, held) if small is not None else None
 
@@ -1582,7 +1611,7 @@ class HfFamily(Family):
         `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
         for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        for stmt, function in _unguarded_imports(node.body, None, self._swallows):
+        for stmt, function, withs in _unguarded_imports(node.body, None, self._swallows):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
             else:
@@ -1591,7 +1620,7 @@ class HfFamily(Family):
                 continue
             where = "is imported" if function is None else f"is imported by `{function}`, unchecked (a call needs it)"
             message = f"gptqmodel {where}: not CUDA-only (its torch kernels run on the CPU), but {why}"
-            self.ctx.report("HF017", stmt, message)
+            self.ctx.report("HF017", stmt, message + self._unread_managers(withs))
 
     def _swallows(self, stmt: cst.With) -> bool:
         """Whether a `with`'s context manager may swallow an exception of its body, which may then stop part way
@@ -1599,12 +1628,31 @@ class HfFamily(Family):
         generator this module defines at its top level that the file shows swallowing (`_swallowing_def`). One
         defined elsewhere is read as running its body, as Python does unless its `__exit__` returns true."""
         for item in stmt.items:
-            called = item.item.func if isinstance(item.item, cst.Call) else item.item
+            called = _called(item.item)
             if self.ctx.qualname(called) in _SWALLOWING:
                 return True
             if isinstance(called, cst.Name) and _swallowing_def(self._top_defs().get(called.value), self.ctx.qualname):
                 return True
         return False
+
+    def _unread_managers(self, withs: Sequence[cst.CSTNode]) -> str:
+        """What a finding read through `with` statements adds where a context manager of one is not defined in this
+        file (imported, or an instance bound to a name): its body is read as running whole, as Python runs it
+        unless that manager's `__exit__` returns true, which is not known here (twenty-eighth read); "" where
+        each is read (`_swallows`)."""
+        unread = [
+            self.ctx.code(item.item)
+            for w in withs
+            if isinstance(w, cst.With)
+            for item in w.items
+            if not (isinstance(called := _called(item.item), cst.Name) and called.value in self._top_defs())
+        ]
+        if not unread:
+            return ""
+        return (
+            f"; under `with {', '.join(unread)}`, whose context manager is not read here (not a class or generator "
+            "of this file): read as running its body (whether it swallows an exception is not known here)"
+        )
 
     def _top_defs(self) -> dict[str, cst.ClassDef | cst.FunctionDef]:
         """The classes and functions the module defines at its top level, by name (read at a `with` only)."""

@@ -783,7 +783,8 @@ def test_kernelize_fallback_reads_finally_with_bodies_and_a_loop_s_else_as_pytho
     assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (8, 16, 21, 29)]
     assert new == code
     assert "`use_fallback=E | K.CANNOT_LOAD`" in findings[0].message
-    assert "(`K.NO_LAYER`, bound above)" in findings[1].message and "(`K.NONE`, bound above)" in findings[2].message
+    assert "(`K.NO_LAYER`, bound above)" in findings[1].message
+    assert "(`K.NONE`, bound above; under `with lock`, whose context manager is not read here" in findings[2].message
     assert "(`K.NO_LAYER`, bound above)" in findings[3].message
     assert all(f"device type {target}" in f.message for f in findings)
 
@@ -1577,3 +1578,125 @@ def test_a_late_switch_reads_the_binding_before_it_not_a_later_one(target):
     silent where only a later binding is training arguments."""
     found = [(f.code, f.start.line) for f in port(REBOUND_AFTER, target)[1] if f.code == "HF013"]
     assert found == [("HF013", 6), ("HF013", 17)]
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_reads_code_after_a_return_in_a_try_as_dead(target):
+    """Code after a statement that never ends normally never runs (twenty-eighth rleft read): after a `try` whose
+    body returns (with no handler, or handlers that all return) the call is dead, whatever its `finally` binds; a
+    binding after a `return` in its block never reaches a call. On 110255d: `fin_return`, `handlers_return`,
+    `after_return` reported (the dead `finally`'s or line's `K.NONE` read at a call that never runs), and
+    `dead_branch` silent (its dead `K.NO_DEVICE` read as a branch beside `K.NONE`)."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "def fin_return(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    try:\n"
+        "        return\n"
+        "    finally:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def handlers_return(model):\n"
+        "    try:\n"
+        "        return model\n"
+        "    except KeyError:\n"
+        "        raise\n"
+        "    finally:\n"
+        "        pass\n"
+        "    kernelize(model, use_fallback=False)\n"
+        "def after_return(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    return\n"
+        "    E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def dead_branch(model, c):\n"
+        "    E = K.NONE\n"
+        "    if c:\n"
+        "        return\n"
+        "        E = K.NO_DEVICE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def handler_goes_on(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    try:\n"
+        "        return\n"
+        "    except KeyError:\n"
+        "        pass\n"
+        "    finally:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+    )
+    new, findings = port(code, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (27, 36)]
+    assert new == code
+    assert all("(`K.NONE`, bound above)" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron"])
+@pytest.mark.parametrize(
+    ("fallback", "reported"),
+    [("", True), (", use_fallback=True", True), (", use_fallback=K.ALL", False), (", use_fallback=G", False)],
+)
+def test_kernelize_s_default_on_a_mapping_naming_the_target_says_the_hub_s_build_is_not_known_here(
+    target, fallback, reported
+):
+    """kernels 0.18.3's default `use_fallback=True` is `KernelizeFallback.DEFAULT`, which has no `CANNOT_LOAD`
+    (layer/layer.py: "raise on a loading error"; `kernelize_layer` re-raises the resolver's `FileNotFoundError`
+    unless `CANNOT_LOAD` is set), so where the file's mapping names the target's kernel for a layer the default
+    raises where the hub repository has no build for the target, as `False` does (twenty-eighth rleft read): said
+    not known here, the layers named; `ALL` (or `DEFAULT | CANNOT_LOAD`) keeps the own forward. A mapping naming
+    no target kernel falls back (`NO_DEVICE`): silent. On 110255d the default and `True` were silent."""
+    code = (
+        "from kernels import KernelizeFallback as K, LayerRepository, kernelize, use_kernel_mapping\n"
+        "repo = LayerRepository(repo_id='kernels-community/activation', layer_name='SiluAndMul', version=1)\n"
+        "G = K.DEFAULT | K.CANNOT_LOAD\n"
+        f"with use_kernel_mapping({{'SiluAndMul': {{'{target}': repo}}, 'RMSNorm': {{'cuda': repo}}}}):\n"
+        f"    kernelize(model{fallback})\n"
+    )
+    found = [f for f in port(code, target)[1] if f.code == "HF016"]
+    cuda_only = [f for f in port(code.replace(f"'{target}': repo", "'cuda': repo"), target)[1] if f.code == "HF016"]
+    assert cuda_only == []
+    if not reported:
+        assert found == []
+        return
+    assert [f.start.line for f in found] == [5]
+    assert "has no `KernelizeFallback.CANNOT_LOAD`" in found[0].message
+    assert f"names a `{target}` kernel for `SiluAndMul`:" in found[0].message
+    assert "Cannot find a build variant for this system" in found[0].message and "not known here" in found[0].message
+    assert ("the default, `True`" in found[0].message) == (fallback == "")
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_context_manager_defined_outside_the_file_is_said_not_known_here(target):
+    """A `with` whose context manager is imported (or an instance bound to a name) is read as running its body, as
+    Python runs it unless that manager's `__exit__` returns true, which lint does not read from here (twenty-eighth
+    rleft read): HF016's binding and HF017's import under it are reported with that said, not known here; one
+    the file defines and reads (`Loud`, whose `__exit__` returns None) is not. On 110255d neither was said."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "from .utils import quiet\n"
+        "class Loud:\n"
+        "    def __exit__(self, *exc):\n"
+        "        return None\n"
+        "def imported_cm(model, lock):\n"
+        "    E = K.NO_DEVICE\n"
+        "    with quiet(), lock:\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def own_cm(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    with Loud():\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+        "def load():\n"
+        "    with quiet():\n"
+        "        import gptqmodel\n"
+        "def load_own():\n"
+        "    with Loud():\n"
+        "        import gptqmodel\n"
+    )
+    findings = port(code, target)[1]
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", 10), ("HF016", 15), ("HF017", 18), ("HF017", 21)]
+    said = "whose context manager is not read here (not a class or generator of this file): read as running its body"
+    assert f"under `with quiet(), lock`, {said}" in findings[0].message
+    assert f"under `with quiet()`, {said}" in findings[2].message
+    assert "not known here" not in findings[1].message + findings[3].message
