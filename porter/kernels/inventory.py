@@ -191,8 +191,16 @@ _BIND = re.compile(r"\b\w+\s*\.\s*(?:def|impl)\(\s*\"(?:\w+\s*::\s*)?(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
 # digit separators are not one), in the order a C++ lexer meets them. A string always matches,
-# to where it stops; one that did not close there (group 1 empty) is no literal (`_not_code`)
-_NOT_CODE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(\"?)|'(?:\\.|[^'\\\n])'", re.S)
+# to where it stops; one that did not close there (group 1 empty) is no literal (`_not_code`).
+# A raw string (`R"(...)"`, `u8R"x(...)x"`: NVRTC sources) runs to its `)delimiter"` (or the end,
+# as an unclosed comment does): read as a plain string, a `"` or `/*` in it opened a literal
+# or a comment that blanked the kernels after it, and a `__global__` in it was listed
+# (twenty-eighth read)
+_NOT_CODE = re.compile(
+    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(\"?)"
+    r"|(?<!\w)(?:u8|[uUL])?R\"(?P<raw>[^()\\\s]{0,16})\(.*?(?:\)(?P=raw)\"|\Z)|'(?:\\.|[^'\\\n])'",
+    re.S,
+)
 _BUT_STRINGS = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|'(?:\\.|[^'\\\n])'", re.S)
 _BUT_STRINGS_START = re.compile(r"//|/\*|'")
 
@@ -225,7 +233,7 @@ def _blank(text: str, strings: bool) -> str:
     out: list[str] = []
     at = 0
     for m in _not_code(text):
-        kept = not strings and m.group(0)[0] in "\"'"
+        kept = not strings and (m.group(0)[0] in "\"'" or m.group("raw") is not None)
         out += [text[at : m.start()], m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
         at = m.end()
     out.append(text[at:])
