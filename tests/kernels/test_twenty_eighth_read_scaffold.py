@@ -5,14 +5,14 @@ from __future__ import annotations
 from porter.kernels.inventory import scan
 
 RAW = (
-    "static const char* kSrc = R\"(\n"
-    "extern \"C\" __global__ void jit_k(float* q) { q[0] = 1; }\n"
+    'static const char* kSrc = R"(\n'
+    'extern "C" __global__ void jit_k(float* q) { q[0] = 1; }\n'
     "/* a comment opener in the NVRTC source\n"
-    ")\";\n"
-    "static const char* kQuote = u8R\"x(a quote \" and \"( )\" inside)x\";\n"
+    ')";\n'
+    'static const char* kQuote = u8R"x(a quote " and "( )" inside)x";\n'
     "__global__ void real_k(float* x, int n) { x[0] = n; }\n"
     "void go(float* x, int n) { real_k<<<1, 1>>>(x, n); }\n"
-    "const char* FOOR = \"(\"; __global__ void after_k(float* x) { x[0] = 1; }\n"
+    'const char* FOOR = "("; __global__ void after_k(float* x) { x[0] = 1; }\n'
 )
 
 
@@ -24,3 +24,34 @@ def test_a_raw_string_literal_is_one_literal_to_its_delimiter(tmp_path):
     inventory = scan(tmp_path)
     assert [(k.name, k.line) for k in inventory.kernels] == [("real_k", 6), ("after_k", 8)]
     assert [(c.line, c.args) for c in inventory.kernels[0].calls] == [(7, ["x", "n"])]
+
+
+EX = (
+    "template <typename T> __global__ void tk(T* p, char c, int n) { p[0] = c + n; }\n"
+    "template <> __global__ void tk<double>(double* p, char c, int n) { p[0] = 2 * n; }\n"
+    "__global__ void pk(float* p, int n) { p[0] = n; }\n"
+    "__global__ void ck(float* p, int n) { p[0] = n; }\n"
+    "void go(float* x, int n, cudaStream_t st) {\n"
+    "  cudaLaunchConfig_t cfg = {};\n"
+    "  cudaLaunchKernelEx(&cfg, tk<float>, x, 'c', n);\n"
+    "  auto kernel = &pk;\n"
+    "  cudaLaunchKernelEx(&cfg, kernel, x,\n"
+    "                     n);\n"
+    "  void* args[] = {&x, &n};\n"
+    "  cudaLaunchKernelExC(&cfg, (const void*)ck, args);\n"
+    "}\n"
+)
+
+
+def test_cuda_launch_kernel_ex_s_arguments_are_read_as_a_launch_s(tmp_path):
+    # the C++ `cudaLaunchKernelEx(&config, k<T>, a, b)` takes the kernel's arguments as a call does,
+    # but was said to take "an array of their addresses" porter does not read (vllm 0.34.0: 46
+    # launches), and `tk<float>`'s was given to the `template <>` specialization for double too
+    (tmp_path / "k.cu").write_text(EX)
+    kernels = {(k.name, k.line): k for k in scan(tmp_path).kernels}
+    assert [(c.line, c.args, c.template) for c in kernels["tk", 1].calls] == [(7, ["x", "'c'", "n"], ["float"])]
+    assert kernels["tk", 1].unresolved == [] and kernels["tk", 2].calls == kernels["tk", 2].unresolved == []
+    assert [(c.line, c.args) for c in kernels["pk", 3].calls] == [(9, ["x", "n"])]
+    # the C API's `void** args` (the control): still said, not read
+    assert kernels["ck", 4].calls == []
+    assert "`cudaLaunchKernelExC` at k.cu:12, whose arguments (an array" in kernels["ck", 4].unresolved[0]
