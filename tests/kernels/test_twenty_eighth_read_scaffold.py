@@ -55,3 +55,33 @@ def test_cuda_launch_kernel_ex_s_arguments_are_read_as_a_launch_s(tmp_path):
     # the C API's `void** args` (the control): still said, not read
     assert kernels["ck", 4].calls == []
     assert "`cudaLaunchKernelExC` at k.cu:12, whose arguments (an array" in kernels["ck", 4].unresolved[0]
+
+
+HEURISTIC = (
+    "import triton\n"
+    "import triton.language as tl\n\n"
+    '@triton.heuristics({"SHIFT": lambda args: 2})\n'
+    "@triton.jit\n"
+    "def hs_k(x_ptr, y_ptr, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + SHIFT, mask=offs < n)\n\n"
+    '@triton.autotune(configs=[triton.Config({"SCALE": 2.0})], key=["n"])\n'
+    "@triton.jit\n"
+    "def at_k(x_ptr, y_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)\n\n"
+    "@triton.jit\n"
+    "def ln_k(x_ptr, y_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)\n"
+)
+
+
+def test_a_constexpr_a_decorator_gives_is_not_said_to_be_the_launch_s():
+    # a tl.constexpr the math uses, given by `@triton.heuristics` or an autotune config, was said
+    # to be one "whose value only the launch gives" in the scaffold's TODO: the launch passes none
+    from porter.kernels.triton_ref import why_not
+
+    assert "`SHIFT`, whose value the `@triton.heuristics` decorator gives, not the launch" in why_not(HEURISTIC, "hs_k")
+    assert "`SCALE`, whose value the `@triton.autotune` decorator gives, not the launch" in why_not(HEURISTIC, "at_k")
+    assert "`SCALE`, whose value only the launch gives" in why_not(HEURISTIC, "ln_k")  # (the control)
