@@ -1420,7 +1420,8 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
         if named is None:
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
-        if call.group(1) == "cudaLaunchKernelEx" and len(args) > 2:
+        packed = any(a.rstrip().endswith("...") for a in args[2:])  # (`args...`: as many as the pack holds)
+        if call.group(1) == "cudaLaunchKernelEx" and len(args) > 2 and not packed:
             kept = _spelled(args, _spliced(commented) if commented else "", call.end())
             out.append(_direct(kept, pointed, CallSite(rel, lines.of(call.start()), [])))
             continue
@@ -1434,7 +1435,8 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
             if "" in may:
                 out.append(("", f"{where}: `{call.group(1)}` launches `{named}`, {_RUN_TIME_LOOKUP}"))
             continue
-        why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
+        array = "a parameter pack" if packed else "an array of their addresses"
+        why = f"launched through {how} at {where}, whose arguments ({array})"
         out.append((pointed[0] if pointed else named, why + " porter does not read"))
     return out
 

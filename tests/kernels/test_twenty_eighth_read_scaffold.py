@@ -40,6 +40,10 @@ EX = (
     "  void* args[] = {&x, &n};\n"
     "  cudaLaunchKernelExC(&cfg, (const void*)ck, args);\n"
     "}\n"
+    "template <typename... Args> void fwd(cudaLaunchConfig_t* cfg, Args... args) {\n"
+    "  auto kernel = &ck;\n"
+    "  cudaLaunchKernelEx(cfg, kernel, args...);\n"
+    "}\n"
 )
 
 
@@ -55,6 +59,8 @@ def test_cuda_launch_kernel_ex_s_arguments_are_read_as_a_launch_s(tmp_path):
     # the C API's `void** args` (the control): still said, not read
     assert kernels["ck", 4].calls == []
     assert "`cudaLaunchKernelExC` at k.cu:12, whose arguments (an array" in kernels["ck", 4].unresolved[0]
+    # a pack expansion (`args...`: vllm 0.34.0's launchers) is as many arguments as the pack holds: said
+    assert "`cudaLaunchKernelEx` at k.cu:16, whose arguments (a parameter pack)" in kernels["ck", 4].unresolved[1]
 
 
 HEURISTIC = (
