@@ -49,7 +49,7 @@ EX = (
 
 def test_cuda_launch_kernel_ex_s_arguments_are_read_as_a_launch_s(tmp_path):
     # the C++ `cudaLaunchKernelEx(&config, k<T>, a, b)` takes the kernel's arguments as a call does,
-    # but was said to take "an array of their addresses" porter does not read (vllm 0.34.0: 46
+    # but was said to take "an array of their addresses" porter does not read (vllm 0.34.0: 42
     # launches), and `tk<float>`'s was given to the `template <>` specialization for double too
     (tmp_path / "k.cu").write_text(EX)
     kernels = {(k.name, k.line): k for k in scan(tmp_path).kernels}
@@ -91,3 +91,27 @@ def test_a_constexpr_a_decorator_gives_is_not_said_to_be_the_launch_s():
     assert "`SHIFT`, whose value the `@triton.heuristics` decorator gives, not the launch" in why_not(HEURISTIC, "hs_k")
     assert "`SCALE`, whose value the `@triton.autotune` decorator gives, not the launch" in why_not(HEURISTIC, "at_k")
     assert "`SCALE`, whose value only the launch gives" in why_not(HEURISTIC, "ln_k")  # (the control)
+
+
+SELECTIVE = (
+    "TORCH_LIBRARY_FRAGMENT(xformers, m) {\n"
+    '  m.def(TORCH_SELECTIVE_SCHEMA("xformers::fwd(Tensor x) -> Tensor"));\n'
+    "}\n"
+    "TORCH_LIBRARY_IMPL(xformers, CUDA, m) {\n"
+    "  m.impl(\n"
+    '      TORCH_SELECTIVE_NAME("xformers::fwd"),\n'
+    "      TORCH_FN(fwd_cuda));\n"
+    "}\n"
+    "TORCH_LIBRARY_IMPL(xformers, Meta, m) {\n"
+    '  m.impl(TORCH_SELECTIVE_NAME("xformers::fwd"), TORCH_FN(fwd_meta));\n'
+    '  m.impl("bare", fwd_meta);\n'
+    "}\n"
+)
+
+
+def test_an_op_named_in_torch_selective_name_is_a_registration(tmp_path):
+    # `m.impl(TORCH_SELECTIVE_NAME("ns::op"), TORCH_FN(f))` (xformers' every `TORCH_LIBRARY_IMPL`)
+    # was read as no registration: `porter kernels` listed 4 of xformers 0.0.28's 62, unsaid
+    (tmp_path / "ops.cpp").write_text(SELECTIVE)
+    got = [(r.name, r.device) for r in scan(tmp_path).registered]
+    assert got == [("xformers::fwd", "CUDA"), ("xformers::fwd", "Meta"), ("xformers::bare", "Meta")]
