@@ -39,6 +39,8 @@ _STRINGS = re.compile(rb'\s*(?:"(?:[^"\\\n]|\\.)*"\s*)+')
 # the op a schema or name opens with; `"ns::op(...)"` names its block's namespace (torch refuses
 # another), and was read as an op `ns` (twenty-fourth read)
 _OP = re.compile(rb'"\s*(?:\w+\s*::\s*)?(\w+)')
+_SELECTIVE = re.compile(rb"\s*TORCH_SELECTIVE_(?:NAME|SCHEMA)\s*\(")
+_CLOSE = re.compile(rb"\s*\)")
 _MACRO = re.compile(rb"[A-Z][A-Z0-9_]+")
 # an op of `RegisterOperators()`, chained (`.op("ns::a", &a).op("ns::b", &b)`), by its schema's
 # `ns::op`, read up to the statement's `;`; and a key its options give (`.kernel<F>(DispatchKey::CUDA)`)
@@ -92,11 +94,11 @@ def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | N
         for call in _CALL.finditer(body):
             if call.group(1) != var:
                 continue
-            strings = _STRINGS.match(body, call.end())
+            strings, end = _op_strings(body, call.end())
             op = _OP.match(strings.group(0).lstrip()) if strings else None
             if strings is None or op is None:
                 continue
-            rest = _after_strings(body, strings.end())
+            rest = _after_strings(body, end)
             if impl is not None and key_text is not None:
                 if call.group(2) == b"impl":
                     out.append((ns, op.group(1).decode(), keys.of(key_text)))
@@ -133,6 +135,18 @@ def _old_registrations(source: bytes, keys: _Keys) -> list[tuple[str | None, str
             out.append((op.group(1).decode(), op.group(2).decode(), found))
         at = source.find(OLD_TOKEN, end)
     return out
+
+
+def _op_strings(body: bytes, at: int) -> tuple[re.Match[bytes] | None, int]:
+    """The strings that open a call's arguments at `at`, bare or in torch's `TORCH_SELECTIVE_NAME(...)`
+    / `TORCH_SELECTIVE_SCHEMA(...)` (xformers' 50 `TORCH_LIBRARY_IMPL` blocks: every op was
+    dropped, unsaid: twenty-eighth read), and where the arguments go on after them."""
+    wrapped = _SELECTIVE.match(body, at)
+    strings = _STRINGS.match(body, wrapped.end() if wrapped else at)
+    if strings is None or wrapped is None:
+        return strings, strings.end() if strings else at
+    closed = _CLOSE.match(body, strings.end())
+    return (strings, closed.end()) if closed else (None, at)
 
 
 def _after_strings(body: bytes, at: int) -> int | None:

@@ -191,8 +191,16 @@ _BIND = re.compile(r"\b\w+\s*\.\s*(?:def|impl)\(\s*\"(?:\w+\s*::\s*)?(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
 # digit separators are not one), in the order a C++ lexer meets them. A string always matches,
-# to where it stops; one that did not close there (group 1 empty) is no literal (`_not_code`)
-_NOT_CODE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(\"?)|'(?:\\.|[^'\\\n])'", re.S)
+# to where it stops; one that did not close there (group 1 empty) is no literal (`_not_code`).
+# A raw string (`R"(...)"`, `u8R"x(...)x"`: NVRTC sources) runs to its `)delimiter"` (or the end,
+# as an unclosed comment does): read as a plain string, a `"` or `/*` in it opened a literal
+# or a comment that blanked the kernels after it, and a `__global__` in it was listed
+# (twenty-eighth read)
+_NOT_CODE = re.compile(
+    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(\"?)"
+    r"|(?<!\w)(?:u8|[uUL])?R\"(?P<raw>[^()\\\s]{0,16})\(.*?(?:\)(?P=raw)\"|\Z)|'(?:\\.|[^'\\\n])'",
+    re.S,
+)
 _BUT_STRINGS = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|'(?:\\.|[^'\\\n])'", re.S)
 _BUT_STRINGS_START = re.compile(r"//|/\*|'")
 
@@ -225,7 +233,7 @@ def _blank(text: str, strings: bool) -> str:
     out: list[str] = []
     at = 0
     for m in _not_code(text):
-        kept = not strings and m.group(0)[0] in "\"'"
+        kept = not strings and (m.group(0)[0] in "\"'" or m.group("raw") is not None)
         out += [text[at : m.start()], m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
         at = m.end()
     out.append(text[at:])
@@ -329,8 +337,8 @@ class Inventory:
     used: set[str] = field(default_factory=set)  # the names of the macros used
     launches: list[tuple[str, CallSite]] = field(default_factory=list)  # C++ launches `k<<<...>>>(...)`, by name
     # C++ launches through the runtime's API (`cudaLaunchKernel((void*)k, ...)`): the kernel's name, and why
-    # its arguments are not read
-    api_launches: list[tuple[str, str]] = field(default_factory=list)
+    # its arguments are not read, or the launch where it passes them as a call does (`cudaLaunchKernelEx`)
+    api_launches: list[tuple[str, str | CallSite]] = field(default_factory=list)
     # the ops the C++/CUDA sources register with torch, as lint reads them (`native_ops`): a host `.cpp`'s
     # (torch-sparse's `RegisterOperators`) were not listed (twenty-seventh read)
     registered: list[Registered] = field(default_factory=list)
@@ -1165,6 +1173,7 @@ def _attach_launches(inv: Inventory) -> None:
     for k in inv.kernels:
         if k.kind == "cuda" and k.source:
             by_name.setdefault(k.name, []).append(k)
+    inv.launches += [(name, site) for name, site in inv.api_launches if isinstance(site, CallSite)]
     for written, site in inv.launches:
         qualifier, _, name = written.rpartition("::")
         fits = [k for k in by_name.get(name, ()) if _takes(k.params, len(site.args))]
@@ -1190,6 +1199,8 @@ def _attach_launches(inv: Inventory) -> None:
 def _attach_api_launches(inv: Inventory, by_name: dict[str, list[Kernel]]) -> None:
     """Each launch through the runtime's or the driver's API as its kernels' unresolved note."""
     for name, why in inv.api_launches:
+        if isinstance(why, CallSite):  # (attached as a `<<<` launch is)
+            continue
         if not name:  # (a launch of no kernel porter knows: the scan's note)
             inv.problems.append(why)
         for k in by_name.get(name, ()):
@@ -1343,7 +1354,9 @@ def _spelled(pieces: list[str], kept: str, at: int) -> list[str]:
 
 # a launch through the runtime's API, and which of its arguments is the kernel (`cudaLaunchKernelEx`
 # takes its configuration first): each takes the kernel's arguments as an array of their addresses,
-# `void** args`, which porter does not read (a kernel launched only so listed no launch, unsaid)
+# `void** args`, which porter does not read (a kernel launched only so listed no launch, unsaid),
+# but the C++ template `cudaLaunchKernelEx(&config, k<T>, a, b)`, which takes them as a call does
+# (`_direct`: they were said to be an array porter does not read: twenty-eighth read)
 # and the driver API's (`cuLaunchKernel(f, ...)`), a `CUfunction` named by `cuModuleGetFunction(&f,
 # module, "k")` or `cuLibraryGetKernel(&f, library, "k")` (a kernel of a module loaded at run time:
 # twenty-fifth read's leftover)
@@ -1387,12 +1400,12 @@ def _api_kernel(arg: str) -> str | None:
     return text[at:] or None
 
 
-def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> list[tuple[str, str]]:
+def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> list[tuple[str, str | CallSite]]:
     """The kernels `code` launches through the runtime's API, by name (a variable pointing to one,
     `auto kernel = &k<Ktraits>;`, read as `<<<` reads it), or the driver's (a `CUfunction` the file
     names by `cuModuleGetFunction`, read in `commented`: its strings kept), each with the TODO its
     scaffold says."""
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str | CallSite]] = []
     named_by = _looked_up(commented) if "Get" in commented else {}
     gate = "cudaLaunch" in code or "cuLaunch" in code
     for call in itertools.islice(_API_LAUNCH.finditer(code) if gate else (), _LAUNCHES):
@@ -1410,6 +1423,11 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
         if named is None:
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
+        packed = any(a.rstrip().endswith("...") for a in args[2:])  # (`args...`: as many as the pack holds)
+        if call.group(1) == "cudaLaunchKernelEx" and len(args) > 2 and not packed:
+            kept = _spelled(args, _spliced(commented) if commented else "", call.end())
+            out.append(_direct(kept, pointed, CallSite(rel, lines.of(call.start()), [])))
+            continue
         if call.group(1).startswith("cuLaunch"):
             how += " (a `CUfunction` of a module loaded at run time)"
             if len(may := named_by[named]) > 1:
@@ -1420,9 +1438,18 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
             if "" in may:
                 out.append(("", f"{where}: `{call.group(1)}` launches `{named}`, {_RUN_TIME_LOOKUP}"))
             continue
-        why = f"launched through {how} at {where}, whose arguments (an array of their addresses)"
+        array = "a parameter pack" if packed else "an array of their addresses"
+        why = f"launched through {how} at {where}, whose arguments ({array})"
         out.append((pointed[0] if pointed else named, why + " porter does not read"))
     return out
+
+
+def _direct(args: list[str], pointed: tuple[str, list[str]] | None, site: CallSite) -> tuple[str, CallSite]:
+    """The kernel `cudaLaunchKernelEx(&config, k<T>, a, b)` launches (`args`: its arguments as
+    written), with `site` given the template arguments and the kernel's arguments it passes."""
+    name, site.template = pointed or _assigned("= " + args[1] + ";") or (_api_kernel(args[1]) or "", [])
+    site.args = [" ".join(a.split()) for a in args[2:]]
+    return name, site
 
 
 def _looked_up(commented: str) -> dict[str, list[str]]:
@@ -1444,7 +1471,7 @@ def _looked_up(commented: str) -> dict[str, list[str]]:
     return out
 
 
-def _host_api_launches(data: bytes, rel: str) -> list[tuple[str, str]]:
+def _host_api_launches(data: bytes, rel: str) -> list[tuple[str, str | CallSite]]:
     """`_api_launches` of a host C++ file (`.cpp`, its bytes as `_cuda_files` read them): a kernel
     of a `.cu` launched there through the runtime's or the driver's API was listed with no launch,
     unsaid (`.cu`/`.cuh` were read only)."""

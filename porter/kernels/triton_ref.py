@@ -131,6 +131,23 @@ class Untranslatable(Exception):
     pass
 
 
+def _given(fn: ast.FunctionDef, name: str) -> str:
+    """Who gives the kernel's tl.constexpr `name` its value. One with a default (`SCALE: tl.constexpr
+    = 2.0`) is the launch's or, where it passes none, the default: "only the launch gives" was false
+    of it (twenty-first read); so was it of one a decorator's dict names (`@triton.heuristics({"EVEN":
+    ...})`, an autotune `triton.Config({"BLOCK": 64})`), which the launch does not pass (twenty-eighth read)."""
+    for deco in fn.decorator_list:
+        dicts = [d for d in ast.walk(deco) if isinstance(d, ast.Dict)]
+        if any(isinstance(k, ast.Constant) and k.value == name for d in dicts for k in d.keys):
+            named = _shown(deco.func if isinstance(deco, ast.Call) else deco)[:40]
+            return f"the `@{named}` decorator gives, not the launch"
+    args = fn.args.args
+    defaults = dict(zip((a.arg for a in args[len(args) - len(fn.args.defaults) :]), fn.args.defaults))
+    if name in defaults:
+        return f"is its default `{_shown(defaults[name])[:40]}` unless the launch passes another"
+    return "only the launch gives"
+
+
 def _shown(node: ast.AST) -> str:
     """A statement as a reason quotes it: its first line (a loop's body stays out)."""
     lines = ast.unparse(node).splitlines()
@@ -286,18 +303,9 @@ class _Translator:
         named = {n.id for line in self.body for n in ast.walk(ast.parse(line)) if isinstance(n, ast.Name)}
         stray = [c for c in constexprs if c in named]
         if stray:
-            # one with a default (`SCALE: tl.constexpr = 2.0`) is the launch's or, where it passes
-            # none, the default: "only the launch gives" was false of it (twenty-first read)
-            args = self.fn.args.args
-            defaults = dict(zip((a.arg for a in args[len(args) - len(self.fn.args.defaults) :]), self.fn.args.defaults))
-            given = (
-                f"is its default `{_shown(defaults[stray[0]])[:40]}` unless the launch passes another"
-                if stray[0] in defaults
-                else "only the launch gives"
-            )
             raise Untranslatable(
-                f"the math uses tl.constexpr `{stray[0]}`, whose value {given} (the reference takes the other"
-                " arguments)"
+                f"the math uses tl.constexpr `{stray[0]}`, whose value {_given(self.fn, stray[0])} (the reference"
+                " takes the other arguments)"
             )
         self.covered()
         kind = "row-reduction" if self.rowwise else "elementwise"
