@@ -166,6 +166,39 @@ def test_sigterm_ends_workers_and_removes_work_folders(tmp_path):
     assert not list(tmpdir.iterdir())
 
 
+def test_a_side_ends_when_porter_is_killed_outright(tmp_path):
+    """kill -9 runs no handler: a recording's side ran on after porter was gone (until its own
+    alarm, minutes later), its trace written to a folder nobody reads (twenty-eighth read)."""
+    pidfile = tmp_path / "side.pid"
+    tree = _tree(
+        tmp_path,
+        f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\nwhile True:\n    time.sleep(0.1)\n",
+    )
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-m", "porter", "trace", "record", "-o", str(tmp_path / "t.safetensors")]
+    proc = subprocess.Popen(
+        [*argv, "--no-noise-floor", "--timeout", "300", "--", sys.executable, "train.py"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while not pidfile.exists() and time.time() < deadline:
+        time.sleep(0.2)
+    assert pidfile.exists()
+    proc.kill()
+    proc.wait(timeout=30)
+    side = int(pidfile.read_text())
+    deadline = time.time() + 10
+    while _alive(side) and time.time() < deadline:
+        time.sleep(0.2)
+    alive = _alive(side)
+    if alive:
+        os.kill(side, signal.SIGKILL)  # (the test's own leftover, not the next test's)
+    assert not alive, "the side ran on after porter was killed"
+
+
 def test_module_form_records_steps_schedule_and_module_names(tmp_path):
     from porter.verify.script import ScriptConfig, record
 
