@@ -1253,7 +1253,11 @@ class Recorder:
                     k += 1
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
         self.params_left = max(0, len(named) - self.max_params)
-        kept = list(named.items())[: self.max_params]
+        # taken in name order, not the model's: past the bound a port that made its modules in
+        # another order recorded another set, failed on "parameters on one side only"
+        # (twenty-eighth read); listed in the model's order (the first it made first)
+        made = {sorted(names)[0]: i for i, names in enumerate(named.values())}
+        kept = sorted(named.items(), key=lambda item: sorted(item[1])[0])[: self.max_params]
         spent = 0
         for i, (pid, names) in enumerate(kept):
             spent += self._record_param(objs[pid], names)
@@ -1261,6 +1265,7 @@ class Recorder:
                 self.params.pop()  # (the one past the bound: this rank's share of the merged file)
                 self.params_left += len(kept) - i
                 break
+        self.params.sort(key=lambda p: made[p[0]])
         self._first_step_buffers(roots, max(0, self.max_params - len(named)))
 
     def _record_param(self, t: torch.Tensor, names: list[str]) -> int:

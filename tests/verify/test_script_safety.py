@@ -1273,6 +1273,32 @@ def test_the_parameter_values_of_one_of_many_ranks_fit_its_share_of_the_file_rea
     assert any("MiB of their values a process" in n for n in rec._bound_notes()), rec._bound_notes()
 
 
+def test_the_parameters_a_bound_leaves_out_are_the_same_whatever_order_the_model_made_them(tmp_path, monkeypatch):
+    """Past the bytes of a rank's share, the parameters recorded were the first the model
+    registered: a faithful port that made its modules in another order (the head before the
+    blocks) recorded another set, and the comparison failed it on "parameters on one side only"
+    (twenty-eighth read). They are now taken in name order, the same set on both sides."""
+    torch = need("torch")
+    import types
+
+    from porter.verify.recorder import Recorder
+
+    monkeypatch.setenv("WORLD_SIZE", "32")
+    names = [f"l{i:03d}" for i in range(300)]
+    recorded = []
+    for order in (names, names[::-1]):
+        rec = Recorder(2, types.SimpleNamespace(kind="cpu"), str(tmp_path), ops=False, syncs=False)
+        model = torch.nn.ModuleDict({n: torch.nn.Linear(64, 64) for n in order}).double()
+        rec.modules[id(model)] = model
+        with rec.own_work():
+            rec._first_step_params(torch.optim.SGD(model.parameters(), lr=0.1))
+        assert 0 < rec.params_left < 600, rec.params_left  # the bound was reached
+        listed = [p[0] for p in rec.params]
+        assert listed == [f"{n}.{w}" for n in order for w in ("weight", "bias") if f"{n}.{w}" in listed]
+        recorded.append(set(listed))
+    assert recorded[0] == recorded[1]  # (listed in the order each model made them)
+
+
 def test_a_trace_counts_the_model_s_calls_with_gradients_off_in_step_1_not_a_teacher_s(tmp_path):
     """Two validation batches of the model (`eval()`, `no_grad`) before its first training
     forward, and a frozen teacher called under `no_grad`: the evaluations took the first of
