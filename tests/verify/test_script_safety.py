@@ -1299,6 +1299,33 @@ def test_the_parameters_a_bound_leaves_out_are_the_same_whatever_order_the_model
     assert recorded[0] == recorded[1]  # (listed in the order each model made them)
 
 
+def test_the_buffers_a_bound_leaves_out_are_the_same_whatever_order_the_model_made_them(tmp_path, monkeypatch):
+    """Buffers take the room the parameters leave of a rank's bound (64 ranks: 623 entries): the
+    first the model registered were recorded, so a faithful port that made its BatchNorms in
+    another order recorded other running statistics, and the comparison failed it on a buffer
+    "not in the port" (twenty-eighth read). They are taken in name order too."""
+    torch = need("torch")
+    import types
+
+    from porter.verify.recorder import Recorder
+
+    monkeypatch.setenv("WORLD_SIZE", "64")
+    names = [f"n{i:03d}" for i in range(300)]
+    recorded = []
+    for order in (names, names[::-1]):
+        rec = Recorder(2, types.SimpleNamespace(kind="cpu"), str(tmp_path), ops=False, syncs=False)
+        model = torch.nn.ModuleDict({n: torch.nn.BatchNorm1d(4) for n in order})
+        rec.modules[id(model)] = model
+        with rec.own_work():
+            rec._first_step_params(torch.optim.SGD(model.parameters(), lr=0.1))
+        listed = [b[0] for b in rec.buffers]
+        assert 0 < len(listed) < 900, len(listed)  # the bound was reached
+        assert listed == [f"{n}.{b}" for n in order for b in ("running_mean", "running_var", "num_batches_tracked")
+                          if f"{n}.{b}" in listed]
+        recorded.append(set(listed))
+    assert recorded[0] == recorded[1]  # (listed in the order each model made them)
+
+
 def test_a_trace_counts_the_model_s_calls_with_gradients_off_in_step_1_not_a_teacher_s(tmp_path):
     """Two validation batches of the model (`eval()`, `no_grad`) before its first training
     forward, and a frozen teacher called under `no_grad`: the evaluations took the first of
