@@ -177,7 +177,7 @@ class WorkerSet:
                 stderr=subprocess.STDOUT,
                 stdin=given,
                 start_new_session=True,
-                preexec_fn=_memory_limit(memory_limit) if memory_limit else None,
+                preexec_fn=_before_exec(memory_limit),
             )
         self.procs.append(proc)
         stdout = proc.stdout
@@ -198,15 +198,35 @@ class WorkerSet:
         return ProcResult(rc, timed_out, pump.dropped)
 
 
-def _memory_limit(limit: int) -> Callable[[], None]:
-    """What the child runs before exec: its address space capped at `limit` bytes."""
+_PR_SET_PDEATHSIG = 1
 
-    def limits() -> None:  # runs in the child, before exec
-        import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def _before_exec(limit: int | None) -> Callable[[], None]:
+    """What the child runs before exec: it is killed when porter ends, even killed outright (a
+    kill -9 runs no handler: the side ran on, its trace written to a folder nobody reads,
+    until its own alarm minutes later; twenty-eighth read), and its address space is capped
+    at `limit` bytes. The C library is opened here, in porter, not in the forked child. (The
+    signal comes when the thread that started the child ends: porter waits for each worker in
+    the thread that started it.)"""
+    import resource
 
-    return limits
+    parent = os.getpid()
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        prctl = None
+
+    def setup() -> None:  # runs in the child, before exec
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:  # porter ended before the line above
+                os._exit(1)
+        if limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return setup
 
 
 class _Pump:

@@ -1253,7 +1253,11 @@ class Recorder:
                     k += 1
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
         self.params_left = max(0, len(named) - self.max_params)
-        kept = list(named.items())[: self.max_params]
+        # taken in name order, not the model's: past the bound a port that made its modules in
+        # another order recorded another set, failed on "parameters on one side only"
+        # (twenty-eighth read); listed in the model's order (the first it made first)
+        made = {sorted(names)[0]: i for i, names in enumerate(named.values())}
+        kept = sorted(named.items(), key=lambda item: sorted(item[1])[0])[: self.max_params]
         spent = 0
         for i, (pid, names) in enumerate(kept):
             spent += self._record_param(objs[pid], names)
@@ -1261,6 +1265,7 @@ class Recorder:
                 self.params.pop()  # (the one past the bound: this rank's share of the merged file)
                 self.params_left += len(kept) - i
                 break
+        self.params.sort(key=lambda p: made[p[0]])
         self._first_step_buffers(roots, max(0, self.max_params - len(named)))
 
     def _record_param(self, t: torch.Tensor, names: list[str]) -> int:
@@ -1288,22 +1293,26 @@ class Recorder:
         """The model's buffers after the first step's forward (BatchNorm's running statistics,
         a buffer the program updates in its forward), at most `room` of them (what the
         parameters left of their bound): a port that updated them otherwise (another momentum)
-        trains alike, and was passed, with its evaluation then computed on other statistics."""
+        trains alike, and was passed, with its evaluation then computed on other statistics.
+        Taken in name order, listed in the model's, as the parameters are (twenty-eighth read)."""
         from porter.verify.capture import normalize_name
 
-        seen: set[int] = set()
+        found: dict[int, tuple[str, torch.Tensor]] = {}
         for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, b in root.named_buffers():
-                if id(b) in seen or len(self.buffers) >= room:
-                    continue
-                seen.add(id(b))
-                why = unsampled(b)
-                if why is not None:
-                    self.unrecorded[("buffer", why)] += 1
-                    continue
-                stats, sample = tensor_stats(b, self.sample)
                 full = f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name)
-                self.buffers.append((full, list(b.shape), str(b.dtype).removeprefix("torch."), stats, sample))
+                found.setdefault(id(b), (full, b))
+        made = {full: i for i, (full, _) in enumerate(found.values())}
+        for full, b in sorted(found.values(), key=lambda item: item[0]):
+            if len(self.buffers) >= room:
+                break
+            why = unsampled(b)
+            if why is not None:
+                self.unrecorded[("buffer", why)] += 1
+                continue
+            stats, sample = tensor_stats(b, self.sample)
+            self.buffers.append((full, list(b.shape), str(b.dtype).removeprefix("torch."), stats, sample))
+        self.buffers.sort(key=lambda e: made[e[0]])
 
     # ------------------------------------------------------------------ results
     def precision(self) -> dict:

@@ -166,6 +166,39 @@ def test_sigterm_ends_workers_and_removes_work_folders(tmp_path):
     assert not list(tmpdir.iterdir())
 
 
+def test_a_side_ends_when_porter_is_killed_outright(tmp_path):
+    """kill -9 runs no handler: a recording's side ran on after porter was gone (until its own
+    alarm, minutes later), its trace written to a folder nobody reads (twenty-eighth read)."""
+    pidfile = tmp_path / "side.pid"
+    tree = _tree(
+        tmp_path,
+        f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\nwhile True:\n    time.sleep(0.1)\n",
+    )
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-m", "porter", "trace", "record", "-o", str(tmp_path / "t.safetensors")]
+    proc = subprocess.Popen(
+        [*argv, "--no-noise-floor", "--timeout", "300", "--", sys.executable, "train.py"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while not pidfile.exists() and time.time() < deadline:
+        time.sleep(0.2)
+    assert pidfile.exists()
+    proc.kill()
+    proc.wait(timeout=30)
+    side = int(pidfile.read_text())
+    deadline = time.time() + 10
+    while _alive(side) and time.time() < deadline:
+        time.sleep(0.2)
+    alive = _alive(side)
+    if alive:
+        os.kill(side, signal.SIGKILL)  # (the test's own leftover, not the next test's)
+    assert not alive, "the side ran on after porter was killed"
+
+
 def test_module_form_records_steps_schedule_and_module_names(tmp_path):
     from porter.verify.script import ScriptConfig, record
 
@@ -1238,6 +1271,63 @@ def test_the_parameter_values_of_one_of_many_ranks_fit_its_share_of_the_file_rea
     assert 32 * spent <= MAX_TRACE_BYTES * 3 // 4, spent
     assert len(rec.params) + rec.params_left == 600 and 300 < len(rec.params) < 600, len(rec.params)
     assert any("MiB of their values a process" in n for n in rec._bound_notes()), rec._bound_notes()
+
+
+def test_the_parameters_a_bound_leaves_out_are_the_same_whatever_order_the_model_made_them(tmp_path, monkeypatch):
+    """Past the bytes of a rank's share, the parameters recorded were the first the model
+    registered: a faithful port that made its modules in another order (the head before the
+    blocks) recorded another set, and the comparison failed it on "parameters on one side only"
+    (twenty-eighth read). They are now taken in name order, the same set on both sides."""
+    torch = need("torch")
+    import types
+
+    from porter.verify.recorder import Recorder
+
+    monkeypatch.setenv("WORLD_SIZE", "32")
+    names = [f"l{i:03d}" for i in range(300)]
+    recorded = []
+    for order in (names, names[::-1]):
+        rec = Recorder(2, types.SimpleNamespace(kind="cpu"), str(tmp_path), ops=False, syncs=False)
+        model = torch.nn.ModuleDict({n: torch.nn.Linear(64, 64) for n in order}).double()
+        rec.modules[id(model)] = model
+        with rec.own_work():
+            rec._first_step_params(torch.optim.SGD(model.parameters(), lr=0.1))
+        assert 0 < rec.params_left < 600, rec.params_left  # the bound was reached
+        listed = [p[0] for p in rec.params]
+        assert listed == [f"{n}.{w}" for n in order for w in ("weight", "bias") if f"{n}.{w}" in listed]
+        recorded.append(set(listed))
+    assert recorded[0] == recorded[1]  # (listed in the order each model made them)
+
+
+def test_the_buffers_a_bound_leaves_out_are_the_same_whatever_order_the_model_made_them(tmp_path, monkeypatch):
+    """Buffers take the room the parameters leave of a rank's bound (64 ranks: 623 entries): the
+    first the model registered were recorded, so a faithful port that made its BatchNorms in
+    another order recorded other running statistics, and the comparison failed it on a buffer
+    "not in the port" (twenty-eighth read). They are taken in name order too."""
+    torch = need("torch")
+    import types
+
+    from porter.verify.recorder import Recorder
+
+    monkeypatch.setenv("WORLD_SIZE", "64")
+    names = [f"n{i:03d}" for i in range(300)]
+    recorded = []
+    for order in (names, names[::-1]):
+        rec = Recorder(2, types.SimpleNamespace(kind="cpu"), str(tmp_path), ops=False, syncs=False)
+        model = torch.nn.ModuleDict({n: torch.nn.BatchNorm1d(4) for n in order})
+        rec.modules[id(model)] = model
+        with rec.own_work():
+            rec._first_step_params(torch.optim.SGD(model.parameters(), lr=0.1))
+        listed = [b[0] for b in rec.buffers]
+        assert 0 < len(listed) < 900, len(listed)  # the bound was reached
+        assert listed == [
+            f"{n}.{b}"
+            for n in order
+            for b in ("running_mean", "running_var", "num_batches_tracked")
+            if f"{n}.{b}" in listed
+        ]
+        recorded.append(set(listed))
+    assert recorded[0] == recorded[1]  # (listed in the order each model made them)
 
 
 def test_a_trace_counts_the_model_s_calls_with_gradients_off_in_step_1_not_a_teacher_s(tmp_path):

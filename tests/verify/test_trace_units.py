@@ -96,6 +96,26 @@ def make_trace(path, losses, *, lr=None, act=None, regime="float32", label="cpu 
     return read_trace(write_trace(path, manifest, tensors))
 
 
+def test_a_port_that_ties_parameters_the_reference_keeps_apart_is_told_so(tmp_path):
+    """The reference's head a copy of its embedding that starts equal, the port's head the
+    embedding itself (`head.weight = emb.weight`): it trains the two as one parameter. The
+    port failed on "parameters on one side only" (the one name it records a tied group by) and
+    a parting put to the optimizer or the data, the tie unsaid (twenty-eighth read). Said now,
+    as an untie is."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.5])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.4], label=PORT)
+    weight = ref.manifest["parameters"][0]
+    ref.manifest["parameters"] = [{**weight, "name": n} for n in ("emb.weight", "head.weight")]
+    port.manifest["parameters"] = [{**weight, "name": "emb.weight"}]
+    port.manifest["tied"] = [["emb.weight", "head.weight"]]
+    r = compare_traces(ref, port)
+    assert r.verdict == "fail"
+    assert any("tied in the port are separate" in f and "emb.weight, head.weight" in f for f in r.reasons), r.reasons
+    # a group the reference ties too (with a third name) is no new tie
+    ref.manifest["tied"] = [["emb.weight", "head.weight", "lm.weight"]]
+    assert not any("tied in the port are separate" in f for f in compare_traces(ref, port).reasons)
+
+
 def test_parameters_only_the_port_has_are_named_in_the_order_it_recorded_them(tmp_path):
     """The parameters of a module only the port has were listed alphabetically, so the "first"
     five named were not the first the port made (a 40-layer adapter showed `layers.10.` before
