@@ -425,6 +425,23 @@ def _flat_weights(module: torch.nn.Module) -> torch.Tensor:
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
 
 
+def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple | None:
+    """(s, q, residual, now) with now - start = s start + q (w - start) + r fitted by least
+    squares (Gram-Schmidt on two vectors: no solver needed), residual = |r| / |now - start|.
+    None where w - start is nothing or lies along start (the two coefficients not separable)."""
+    toward = w - start
+    ee = float(start.dot(start))
+    perp = toward - (float(toward.dot(start)) / ee) * start if ee > 0.0 else toward
+    span, pp = float(toward.dot(toward)), float(perp.dot(perp))
+    if span == 0.0 or pp <= span * 1e-12:
+        return None
+    moved = now - start
+    q = float(moved.dot(perp)) / pp
+    s = float((moved - q * toward).dot(start)) / ee if ee > 0.0 else 0.0
+    off = float((moved - s * start - q * toward).norm()) / max(float(moved.norm()), span**0.5 * 1e-12)
+    return s, q, off, now
+
+
 def _transformed(t: torch.Tensor) -> bool:
     """A tensor wrapped by a torch.func transform (vmap's batched, grad's tracking tensor)."""
     wrapped = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
@@ -1168,33 +1185,30 @@ class Recorder:
         found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
         copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
         with self.own_work():
-            self.copy_rates = [{"rates": [], "residual": 0.0} for _ in copies]
+            self.copy_rates = [{"rates": [], "shrinks": [], "residual": 0.0} for _ in copies]
             self.copy_starts = [(weakref.ref(c), _flat_weights(c), e) for c, e in zip(copies, self.copy_rates)]
         return len(copies)
 
     def _copy_rates(self) -> None:
-        """Each copy's averaging rate in its update after the last step, read at the next
-        optimizer step (the model still holds the last step's weights W): an EMA update
-        E' = (1 - a) E + a W moves the copy along W - E, so a = <E' - E, W - E> / |W - E|^2, the
-        part of E' - E off that line (`residual`, relative, the largest) saying whether it was
-        such an update. Each side's rates are its own tensors' (no device noise between the
-        sides): a port with another EMA rate passed with the copies "not compared" (twenty-sixth
-        read's leftover). Read at every step: an `AveragedModel`'s first update is a copy."""
+        """Each copy's update after the last step, read at the next optimizer step (the model
+        still holds the last step's weights W): an update E' = p E + q W moves the copy by
+        s E + q (W - E) with s = p + q - 1 (0 for an average, an EMA of rate q), both fitted in
+        the plane of E and W - E (`_plane_fit`); the part of E' - E off that plane (`residual`,
+        relative, the largest) says whether it was such an update. Each side's rates are its own
+        tensors' (no device noise between the sides). A port whose update is no average
+        (0.9 E + 0.2 W) was said "not compared" only (twenty-seventh read's leftover): its
+        `shrinks` (s) are compared too. Read at every step: an `AveragedModel`'s first update is a copy."""
         w = _flat_weights(self._roots()[0])
         starts = []
         for ref, start, entry in self.copy_starts:
             copy = ref()
-            toward = w - start if copy is not None and w.numel() == start.numel() else None
-            span = float(toward.dot(toward)) if toward is not None else 0.0
-            if toward is None or span == 0.0:
-                continue  # (gone, or nothing to average toward: its rates end here)
-            now = _flat_weights(copy)
-            moved = now - start
-            a = float(moved.dot(toward)) / span
-            off = float((moved - a * toward).norm()) / max(float(moved.norm()), span**0.5 * 1e-12)
-            entry["rates"].append(a)
-            entry["residual"] = max(entry["residual"], off)
-            starts.append((ref, now, entry))
+            fit = _plane_fit(start, w, _flat_weights(copy)) if copy is not None and w.numel() == start.numel() else None
+            if fit is None:
+                continue  # (gone, or no plane to fit in: its rates end here)
+            entry["rates"].append(fit[1])
+            entry["shrinks"].append(fit[0])
+            entry["residual"] = max(entry["residual"], fit[2])
+            starts.append((ref, fit[3], entry))
         self.copy_starts = starts
 
     def _stepped(self) -> set[int]:

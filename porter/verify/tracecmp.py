@@ -1183,15 +1183,16 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
 
 
 # an EMA rate read off a copy's update (`Recorder._copy_rates`): the part of its move off the
-# line toward the model above which it is no average of the model (not compared), and the rates'
-# relative tolerance, widened by that part on both sides (what noise moved the rate by at most)
+# plane of the copy and the model above which it is no update of the two (not compared), and the
+# coefficients' tolerance (relative for the rate, of the copy's own weights for the shrink), widened
+# by that part on both sides (what noise moved them by at most)
 COPY_RESIDUAL = 0.05
 COPY_RATE_RTOL = 1e-3
 
 
 def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
     """Both sides' copy rates where they can be paired: as many copies on each, every one read
-    at a step at least, every update an average."""
+    at a step at least, every update a combination of the copy and the model."""
     rates = [m.get("model_copy_rates") or [] for m in (rm, pm)]
     if not rates[0] or len(rates[0]) != len(rates[1]) or rm.get("model_copies") != pm.get("model_copies"):
         return None
@@ -1200,28 +1201,45 @@ def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
     return rates[0], rates[1]
 
 
-def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, float, float] | None:
-    """The first step (from 1) whose update averaged a pair of copies (`_copy_rates`) at other rates."""
+def _shrinks(c: dict) -> list:
+    """A copy's shrinks (`Recorder._copy_rates`); none recorded (a trace of an older porter,
+    whose updates were fitted as averages) reads as averages."""
+    return c.get("shrinks") or [0.0] * len(c["rates"])
+
+
+def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple] | None:
+    """The first step (from 1) whose update moved a pair of copies (`_copy_rates`) otherwise:
+    another rate q, or another shrink s (E' = (1 + s - q) E + q W), with each side's (s, q)."""
     for a, b in zip(*paired) if paired is not None else ():
         widen = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"])
-        for step, (x, y) in enumerate(zip(a["rates"], b["rates"]), 1):
-            if abs(x - y) > max(abs(x), abs(y)) * widen:
-                return step, x, y
+        steps = zip(a["rates"], b["rates"], _shrinks(a), _shrinks(b))
+        for step, (x, y, sx, sy) in enumerate(steps, 1):
+            if abs(x - y) > max(abs(x), abs(y)) * widen or abs(sx - sy) > widen:
+                return step, (sx, x), (sy, y)
     return None
 
 
+def _update_words(fit: tuple) -> str:
+    """A copy's update E' = p E + q W in words, from its (s, q) (`_rate_differs`)."""
+    s, q = fit
+    return f"{q:.6g}" if abs(s) <= COPY_RATE_RTOL else f"{q:.6g} (E' = {1 + s - q:.6g} E + {q:.6g} W: no average)"
+
+
 def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
-    """A fail where a copy of the model (an EMA) averages at another rate on the two sides: its
-    rate after each step is read on each side from its own weights, so no device noise enters
-    it; an unfaithful EMA rate passed with the copies said "not compared" (twenty-sixth read)."""
+    """A fail where a copy of the model (an EMA) is updated otherwise on the two sides: its
+    update after each step is read on each side from its own weights, so no device noise enters
+    it; an unfaithful EMA rate passed with the copies said "not compared" (twenty-sixth read),
+    and an update that is no average (0.9 E + 0.2 W) too (twenty-seventh read)."""
     found = _rate_differs(_copy_rates(rm, pm))
     if found is None:
         return []
     step, x, y = found
+    same = abs(x[1] - y[1]) <= max(abs(x[1]), abs(y[1])) * COPY_RATE_RTOL
+    how = "keeps another part of its own weights" if same else "is averaged at another rate"
     return [
-        f"a copy of the model that no optimizer steps (an EMA or averaged copy) is averaged at another "
-        f"rate after step {step}: reference {x:.6g}, ported {y:.6g} (its update moved it that part of the "
-        "way to the model's weights; the EMA decay or its schedule differs)"
+        f"a copy of the model that no optimizer steps (an EMA or averaged copy) {how} after step {step}: "
+        f"reference {_update_words(x)}, ported {_update_words(y)} (its update moved it that part of the way to "
+        "the model's weights; the EMA decay or its schedule differs)"
     ]
 
 
@@ -1249,8 +1267,8 @@ def _model_copies(rm: dict, pm: dict) -> list[str]:
     return [
         f"copies of the model that step 1 did not call and no optimizer steps ({', '.join(said)}; an EMA or "
         "averaged copy, say): their rates of averaging could not be read on both sides alike (one step recorded, "
-        "other counts, or an update that is no average of the model), so they are not compared (an EMA rate that "
-        "differs passes); compare them with the model's own evaluation after training"
+        "other counts, or an update that is no combination of the copy and the model), so they are not compared "
+        "(an EMA rate that differs passes); compare them with the model's own evaluation after training"
     ]
 
 

@@ -1847,6 +1847,51 @@ def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(
         torch.testing.assert_close(copies["other"], copies["ref"])
 
 
+def test_an_ema_update_that_is_no_average_is_compared_not_said_only(tmp_path):
+    """A port whose EMA update is no average of the copy and the model (`0.9 E + 0.2 W`, the
+    o26 `wrong`) had its copies said "not compared" only, and passed (twenty-seventh read's
+    leftover): each update is fitted as p E + q W, so it fails against the reference's average,
+    the same update on both sides passes, and one that keeps another part of the copy
+    (`0.95 E + 0.1 W`) fails too; assert_close of the copies' weights is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _copy_rate_fails, _model_copies
+
+    body = (
+        "import copy\nimport torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))\n"
+        "ema = copy.deepcopy(model)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    with torch.no_grad():\n"
+        "        for e, p in zip(ema.parameters(), model.parameters()):\n            e.mul_(P).add_(p, alpha=Q)\n"
+    )
+    updates = {"ref": (0.9, 0.1), "wrong": (0.9, 0.2), "wrong2": (0.9, 0.2), "keeps": (0.95, 0.1)}
+    m = {}
+    for name, (p, q) in updates.items():
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, body.replace("P", str(p)).replace("Q", str(q)))
+        rec = _record(tmp_path / name, tree, timeout=120, steps=3)
+        assert rec.status == "ok", (rec.status, rec.error)
+        m[name] = rec.trace.manifest
+    fails = _copy_rate_fails(m["ref"], m["wrong"])
+    assert len(fails) == 1 and "another rate after step 1" in fails[0] and "0.9 E + 0.2 W" in fails[0], fails
+    assert _model_copies(m["ref"], m["wrong"]) == []  # (the fail says it)
+    assert _copy_rate_fails(m["wrong"], m["wrong2"]) == []
+    assert "agree after the first 2 step(s)" in _model_copies(m["wrong"], m["wrong2"])[0]
+    fails = _copy_rate_fails(m["ref"], m["keeps"])
+    assert len(fails) == 1 and "keeps another part of its own weights" in fails[0], fails
+    # the oracle: one update of each from the same copy and model weights
+    g = torch.Generator().manual_seed(1)
+    e0, w = torch.randn(64, 4, generator=g), torch.randn(64, 4, generator=g)
+    after = {n: e0 * p + w * q for n, (p, q) in updates.items()}
+    torch.testing.assert_close(after["wrong2"], after["wrong"])
+    for other in ("wrong", "keeps"):
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(after[other], after["ref"])
+
+
 def test_an_averaged_copy_whose_first_update_is_a_copy_is_compared_at_its_later_rates():
     """`AveragedModel`'s first update copies the model (rate 1 at any decay), and a decay warmup
     makes the first rates alike: the rates are compared at every step recorded, the first that
