@@ -891,11 +891,11 @@ def _compare_one(
     fails: list[str] = []
     ref_steps, port_steps = rm.get("steps", []), pm.get("steps", [])
     # per step
-    n = min(len(ref_steps), len(port_steps))
+    n, pairs = min(len(ref_steps), len(port_steps)), _group_pairs(rm, pm)
     for i in range(max(len(ref_steps), len(port_steps))):
         a = ref_steps[i] if i < len(ref_steps) else None
         b = port_steps[i] if i < len(port_steps) else None
-        res.steps.append(_step_row(i, a, b, floor, loss_tol, gn_tol))
+        res.steps.append(_step_row(i, a, b, floor, (loss_tol, gn_tol), pairs))
     compared = [r for r in res.steps[:n]]
     if compared:
         res.max_loss_abs = max(r["abs_diff"] for r in compared)
@@ -1012,7 +1012,7 @@ def _how_it_stopped(e: dict) -> str:
     return f"{e.get('type', '')}{loc}: {msg[0] if msg else ''}"
 
 
-def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_tol: tuple, gn_tol: tuple) -> dict:
+def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, tols: tuple, pairs: list | None) -> dict:
     """One optimizer step of both sides: loss, gradient norm and learning rate, each judged
     against its tolerance or the noise floor (a step only one side reached is judged failed)."""
     row = {
@@ -1034,6 +1034,7 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_t
         "ported_collectives": b and b.get("collectives"),
     }
     if a and b:
+        loss_tol, gn_tol = tols
         ra, pa = float(a["loss"]), float(b["loss"])
         diff = abs(pa - ra)
         allowed = noise.allowed(floor, "loss_envelope", i) if floor else None
@@ -1043,19 +1044,42 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_t
         row["loss_ok"] = _close(ra, pa, *loss_tol) or diff <= (allowed or 0.0)
         ga, gb = float(a["grad_norm"]), float(b["grad_norm"])
         row["grad_norm_ok"] = _close(ga, gb, *gn_tol) or abs(gb - ga) <= noise.allowed(floor, "grad_norm_envelope", i)
-        row["lr_ok"] = _lrs_close(a["lr"], b["lr"])
+        row["lr_ok"] = _lrs_close(a["lr"], b["lr"], pairs)
     return row
 
 
-def _lrs_close(a: list, b: list) -> bool:
-    """Each parameter group's learning rate alike; where the sides hold other group counts, alike
-    only if every group of both runs at one rate. A port that put the reference's two groups of
-    one rate into one group (the same update) failed with "the learning rate differs at step 1:
-    reference [0.01, 0.01], ported [0.01]" (twenty-seventh read); groups of other rates cannot be
-    paired by count, and still differ."""
+def _group_pairs(rm: dict, pm: dict) -> list[tuple[int, int]] | None:
+    """(reference group, port group) of each parameter both sides' groups name
+    (`recorder._group_names`); None where none is named on both (a trace of an older porter)."""
+    where = [{n: i for i, g in enumerate(m.get("param_groups") or []) for n in g} for m in (rm, pm)]
+    return sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()}) or None
+
+
+def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | None:
+    """Each parameter's learning rate alike, its group on each side paired by the parameters it
+    holds (`_group_pairs`): paired by count, a port that split the reference's groups of other
+    rates failed on the rate, and one that swapped two groups' rates passed (twenty-seventh read).
+    Unnamed groups are paired by count where the counts agree, else alike only if every group of
+    both runs at one rate; None (not compared) where they cannot be paired."""
+    if pairs is not None:
+        return all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in pairs)
     if len(a) == len(b):
         return all(_close(x, y, LR_RTOL, 0.0) for x, y in zip(a, b))
-    return bool(a and b) and all(_close(a[0], y, LR_RTOL, 0.0) for y in (*a, *b))
+    if bool(a and b) and all(_close(a[0], y, LR_RTOL, 0.0) for y in (*a, *b)):
+        return True
+    return None
+
+
+def _unpaired_groups(compared: list[dict]) -> list[str]:
+    """A line where the sides' parameter groups could not be paired (`_lrs_close` None)."""
+    row = next((r for r in compared if r["lr_ok"] is None), None)
+    if row is None:
+        return []
+    return [
+        f"the learning rates are not compared from step {row['step']}: the reference's parameter groups "
+        f"({row['reference_lr']}) and the port's ({row['ported_lr']}) are of other counts and rates, and the "
+        "traces do not say which parameters each holds (recorded by an older porter?), so they cannot be paired"
+    ]
 
 
 def _fails(
@@ -1088,6 +1112,7 @@ def _fails(
         + _dtype_warnings(res.modules, rm, pm)
         + _program_seeds(rm, pm)
         + _model_copies(rm, pm)
+        + _unpaired_groups(compared)
     )
     fails += device_fails
     seeds = _other_seeds(rm, pm)
@@ -1117,7 +1142,7 @@ def _fails(
             f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})"
             + ("" if evaluations else _parted_why(res, compared, parted["step"]))
         )
-    lr_bad = next((r for r in compared if not r["lr_ok"]), None)
+    lr_bad = next((r for r in compared if r["lr_ok"] is False), None)
     if lr_bad is not None:
         fails.append(
             f"the learning rate differs at step {lr_bad['step']}: reference "

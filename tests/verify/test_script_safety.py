@@ -1892,6 +1892,27 @@ def test_an_ema_update_that_is_no_average_is_compared_not_said_only(tmp_path):
             torch.testing.assert_close(after[other], after["ref"])
 
 
+def test_a_recording_names_each_parameter_group_s_parameters(tmp_path):
+    """The trace names the parameters each optimizer group holds (`recorder._group_names`), so
+    `trace compare` pairs groups by them, not by count (twenty-seventh read's leftover; the
+    pairing's verdicts: test_trace_units' test_parameter_groups_are_paired_by_the_parameters_they_hold)."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
+        "groups = [{'params': [model[2].weight], 'lr': 0.01}, {'params': [model[0].weight, model[0].bias, "
+        "model[2].bias]}]\nopt = torch.optim.SGD(groups, lr=0.1)\nx = torch.randn(4, 4)\n"
+        "for _ in range(2):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    manifest = rec.trace.manifest
+    assert manifest["param_groups"] == [["2.weight"], ["0.weight", "0.bias", "2.bias"]], manifest["param_groups"]
+    assert manifest["steps"][0]["lr"] == [0.01, 0.1], manifest["steps"][0]["lr"]
+
+
 def test_an_averaged_copy_whose_first_update_is_a_copy_is_compared_at_its_later_rates():
     """`AveragedModel`'s first update copies the model (rate 1 at any decay), and a decay warmup
     makes the first rates alike: the rates are compared at every step recorded, the first that

@@ -1896,9 +1896,10 @@ def test_a_model_output_dict_built_in_another_key_order_is_recorded_alike_and_a_
 def test_a_port_that_merged_parameter_groups_of_one_rate_agrees_on_the_learning_rate(tmp_path):
     """A port that put the reference's two AdamW parameter groups of one rate (0.01) into one
     group updates alike, and failed with "the learning rate differs at step 1: reference [0.01,
-    0.01], ported [0.01]" (twenty-seventh read). Groups of other rates still differ."""
+    0.01], ported [0.01]" (twenty-seventh read). Groups of other rates and counts that no trace
+    names the parameters of (an older porter's) cannot be paired: said, not compared."""
     ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
-    for two, one, verdict in (([0.01, 0.01], [0.01], "pass"), ([0.01, 0.02], [0.01], "fail")):
+    for two, one, verdict in (([0.01, 0.01], [0.01], "pass"), ([0.01, 0.02], [0.01], "unpaired")):
         for st in ref.manifest["steps"]:
             st["lr"] = two
         port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
@@ -1906,7 +1907,63 @@ def test_a_port_that_merged_parameter_groups_of_one_rate_agrees_on_the_learning_
             st["lr"] = one
         res = compare_traces(ref, port)
         said = " ".join(res.reasons)
-        assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
+        assert res.verdict == "pass" and "the learning rate differs" not in said, said
+        unpaired = [w for w in res.warnings if "cannot be paired" in w]
+        assert len(unpaired) == (verdict == "unpaired"), res.warnings
+
+
+@pytest.mark.parametrize(
+    "groups, lrs, verdict",
+    [
+        ([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.01], "pass"),  # the reference's
+        ([["0.weight"], ["0.bias"], ["1.weight", "1.bias"]], [0.1, 0.1, 0.01], "pass"),  # split
+        ([["1.weight", "1.bias"], ["0.weight", "0.bias"]], [0.01, 0.1], "pass"),  # reordered
+        ([["1.weight", "1.bias"], ["0.weight", "0.bias"]], [0.1, 0.01], "fail"),  # rates swapped
+        ([["0.weight", "0.bias", "1.weight", "1.bias"]], [0.1], "fail"),  # merged at one rate
+    ],
+)
+def test_parameter_groups_are_paired_by_the_parameters_they_hold(tmp_path, groups, lrs, verdict):
+    """Groups were paired by count: a port that split a group of the reference's two of other
+    rates failed on the rate, and one that swapped the two groups' rates passed (twenty-seventh
+    read's leftover). The recorder names each group's parameters (`_group_names`) and each
+    parameter's rate is compared; SGD's weights after a step, by assert_close, are the oracle."""
+    from porter.verify.recorder import _group_names
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    named = {id(p): [n] for n, p in model.named_parameters()}
+    by_name = dict(model.named_parameters())
+
+    def stepped(gs, rates):
+        opt = torch.optim.SGD([{"params": [by_name[n] for n in g], "lr": r} for g, r in zip(gs, rates)])
+        start = {n: p.detach().clone() for n, p in by_name.items()}
+        model.zero_grad()
+        model(torch.ones(5, 4)).pow(2).sum().backward()
+        opt.step()
+        after = {n: p.detach().clone() for n, p in by_name.items()}
+        with torch.no_grad():
+            for n, p in by_name.items():
+                p.copy_(start[n])
+        return _group_names(opt, named, 100), after
+
+    ref_groups, ref_after = stepped([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.01])
+    port_groups, port_after = stepped(groups, lrs)
+    assert sorted(map(sorted, port_groups)) == sorted(map(sorted, groups))
+    if verdict == "pass":
+        torch.testing.assert_close(port_after, ref_after)
+    else:
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(port_after, ref_after)
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    for trace, gs, rates in ((ref, ref_groups, [0.1, 0.01]), (port, port_groups, lrs)):
+        trace.manifest["param_groups"] = gs
+        for st in trace.manifest["steps"]:
+            st["lr"] = rates
+    res = compare_traces(ref, port)
+    said = " ".join(res.reasons)
+    assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
+    assert not [w for w in res.warnings if "cannot be paired" in w], res.warnings
 
 
 def test_a_dict_inside_a_namedtuple_output_is_recorded_by_key_as_assert_close_pairs_it(tmp_path):
