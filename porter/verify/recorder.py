@@ -674,6 +674,11 @@ class Recorder:
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
         # (module id, call no., [_output_record(...)])
         self.calls: list[tuple[int, int, list]] = []
+        # per call in `calls`, whether every tensor it got was a recorded output (`_note_fed`);
+        # the flags of the calls begun and not ended, by module; the recorded outputs (weakly)
+        self.fed: list[bool | None] = []
+        self.fed_pending: dict[int, list[bool | None]] = {}
+        self.made: dict[int, weakref.ref] = {}
         # the port's side: the reference's calls by module type and call number, each with its
         # key and output shapes; an output padded beyond them (a fixed length on XLA) is
         # recorded on the region of the reference's call of its own key (`_regions`)
@@ -883,6 +888,12 @@ class Recorder:
 
     @_held
     def on_input(self, module, args) -> None:
+        """Before each module call: the step's input (`_record_input`), then what fed the call."""
+        self._record_input(module, args)
+        if self.step == 0 and not self.finished:
+            self._note_fed(module, args)
+
+    def _record_input(self, module, args) -> None:
         """The data step 1 feeds the model: the tensor arguments of the first module called with
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
@@ -906,8 +917,26 @@ class Recorder:
             return
         found = found[: min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)]
         self.outputs_recorded += len(found)
+        self._made(found)
         with self.own_work():
             self.inputs.append((module, [self._output_record(t, {}) for t in found]))
+
+    def _note_fed(self, module, args) -> None:
+        """Before a module's call in step 1: whether every tensor it gets (its keywords too) is
+        the very tensor a recorded call returned, or the recorded input (None: its keywords not
+        read, or no tensor). A change in a `torch.nn.functional` call or a tensor operation
+        between modules has no row, and the next module was named the first to diverge, unsaid
+        (twenty-seventh read's leftover): where its input was no recorded output, the fail says
+        the change may lie before it."""
+        kwargs = _call_kwargs(module)
+        got = _tensors_of([args, [kwargs[k] for k in sorted(kwargs)]]) if kwargs is not None else []
+        fed = all((r := self.made.get(id(t))) is not None and r() is t for t in got) if got else None
+        self.fed_pending.setdefault(id(module), []).append(fed)
+
+    def _made(self, tensors: list) -> None:
+        """Keep the tensors a recorded call returned (weakly: an id is reused once one is freed)."""
+        for t in tensors:
+            self.made[id(t)] = weakref.ref(t)
 
     def _making(self) -> bool:
         """A parametrization's call before the step's first other module call (weight_norm
@@ -936,6 +965,8 @@ class Recorder:
         if self.step >= 1 or self.finished or _recomputed() or self._making() or _jit_tracing():
             return
         mid = id(module)
+        pending = self.fed_pending.get(mid)
+        fed = pending.pop() if pending else None
         self.modules.setdefault(mid, module)
         self._shape_of_call(module, output)
         self.call_counts[mid] += 1
@@ -968,6 +999,8 @@ class Recorder:
                     self.output_dtypes[str(t.dtype).removeprefix("torch.")] += 1
                 recs.append(self._output_record(t, wanted[j] if j < len(wanted) else {}))
         self.calls.append((mid, n, recs))
+        self.fed.append(fed)
+        self._made(outputs)
 
     def _regions(self, module, n: int, outputs: list) -> list[dict]:
         """Per output of this call (the `n`-th of `module`), the regions it may be recorded on:
@@ -1538,7 +1571,12 @@ class Recorder:
                     (stats, sample, sums, shape), full = own[:4], shape
                 out = _stored(tensors, f"m{k}.{j}", stats, sample, sums, shape, dtype)
                 outs.append({**out, "padded_from": full} if full else out)
-            entry: dict[str, object] = {"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs}
+            entry: dict[str, object] = {
+                "key": key,
+                "type": type(self.modules[mid]).__name__,
+                "outputs": outs,
+                "fed": self.fed[k],
+            }
             if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
                 entry["calls"] = self.call_counts[mid]
             modules.append(entry)

@@ -1134,6 +1134,7 @@ def _fails(
             _divergence_fail(fd)
             + _backend_cause(fd, res.modules, (pm.get("side") or {}).get("kind"))
             + _calls_before(fd, res.modules, rm)
+            + _between_modules(fd, rm, pm)
         )
     if parted is not None:
         fails.append(
@@ -1585,6 +1586,31 @@ def _calls_before(fd: dict, modules: list[dict], rm: dict) -> str:
     return (
         f" ({len(many)} module(s) called before it more often than the trace records, {each} ({first}): "
         "a change in a later call of theirs shows first here)"
+    )
+
+
+def _between_modules(fd: dict, rm: dict, pm: dict) -> str:
+    """Where the first diverging module's input may have changed before it: a `torch.nn.functional`
+    call or a tensor operation between modules has no row, and the next module was named the
+    first to diverge, unsaid (twenty-seventh read's leftover). Nothing where on both sides every
+    tensor it got was a recorded output that agreed (`Recorder._note_fed`): the change is in it."""
+    if fd["type"] in ("input", "buffer"):
+        return ""
+    fed = [
+        next((m.get("fed") for m in side.get("modules") or [] if m.get("key") == fd["module"]), None)
+        for side in (rm, pm)
+    ]
+    if all(f is True for f in fed):
+        return ""
+    why = (
+        f"its input on the {' and '.join(r for r, f in zip(('reference', 'port'), fed) if f is False)} side was "
+        "no module's recorded output"
+        if False in fed
+        else "the trace does not say what fed it"
+    )
+    return (
+        f" (or before it, between modules: {why}, so a torch.nn.functional call or a tensor operation outside any "
+        "module, which has no row, may be where the runs part)"
     )
 
 

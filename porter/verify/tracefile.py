@@ -275,7 +275,9 @@ _MANIFEST = {
     "steps": _list(
         {"loss": _req(_NUMBER), "grad_norm": _req(_NUMBER), "lr": _req(_list(_NUMBER)), "step_time_s": _opt(_NUMBER)}
     ),
-    "modules": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "calls": _opt(int)}),
+    "modules": _list(
+        {"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "calls": _opt(int), "fed": _opt(bool)}
+    ),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
     "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "inputs": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
@@ -443,9 +445,9 @@ def _check_object(value, spec: dict, where: str, tensors: Mapping) -> None:
 
 
 def _check_type(value, spec, where: str) -> None:
-    """A value of one of the types `spec` names (a bool is no number)."""
+    """A value of one of the types `spec` names (a bool is no number, only a bool)."""
     types = spec if isinstance(spec, tuple) else (spec,)
-    if type(value) is bool or not isinstance(value, types):
+    if (type(value) is bool and bool not in types) or not isinstance(value, types):
         raise TraceError(f"`{where}` is not {'a number' if types == _NUMBER else 'of type ' + types[0].__name__}")
 
 

@@ -1552,6 +1552,60 @@ def test_a_port_fed_other_data_is_said_to_be_fed_other_data_not_its_first_layer_
     assert _divergence_fail(first).startswith("first diverging module at step 1: 1")
 
 
+_BETWEEN = (
+    "import torch\nimport torch.nn.functional as F\ntorch.manual_seed(0)\n"
+    "class Net(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc1, self.act, self.fc2 = torch.nn.Linear(4, 8), torch.nn.GELU(ACT), torch.nn.Linear(8, 2)\n"
+    "    def forward(self, x):\n"
+    "        return self.fc2(F.gelu(self.act(self.fc1(x)), approximate=FN))\n"
+    "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4)\n"
+    "for _ in range(2):\n"
+    "    loss = model(x).pow(2).mean()\n"
+    "    opt.zero_grad(); loss.backward(); opt.step()\n"
+)
+
+
+def test_a_change_between_modules_is_said_where_the_next_module_diverges(tmp_path):
+    """A port that changed an `F.gelu` call between two modules (no module: no row) had the next
+    module named the first to diverge, unsaid that the change may lie before it (twenty-seventh
+    read's leftover). The recorder notes whether each call's input was a recorded output
+    (`Recorder._note_fed`): there the fail says so; a change inside a module fed by the one
+    before it (`nn.GELU`'s approximation) names the module only. assert_close is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _between_modules, _divergence_fail, compare_modules
+
+    traces = {}
+    for name, act, fn in (("ref", "'none'", "'none'"), ("between", "'none'", "'tanh'"), ("inside", "'tanh'", "'none'")):
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, _BETWEEN.replace("ACT", act).replace("FN", fn))
+        rec = _record(tmp_path / name, tree, steps=2, timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+    fed = {m["key"]: m["fed"] for m in traces["ref"].manifest["modules"]}
+    assert fed == {"fc1": True, "act": True, "fc2": False, "(model)": True}, fed
+
+    def fail(port):  # (both sides ran on the CPU: `compare_traces` gives no verdict, its fail's words)
+        _, first = compare_modules(traces["ref"], traces[port], 1e-4, 1e-5)
+        return _divergence_fail(first) + _between_modules(first, traces["ref"].manifest, traces[port].manifest)
+
+    between = fail("between")
+    assert between.startswith("first diverging module at step 1: fc2"), between
+    assert "torch.nn.functional call" in between and "reference and port side" in between, between
+    inside = fail("inside")
+    assert inside.startswith("first diverging module at step 1: act") and "functional" not in inside, inside
+    old = {
+        **traces["ref"].manifest,
+        "modules": [{k: v for k, v in m.items() if k != "fed"} for m in traces["ref"].manifest["modules"]],
+    }
+    _, first = compare_modules(traces["ref"], traces["inside"], 1e-4, 1e-5)
+    assert "the trace does not say what fed it" in _between_modules(first, old, traces["inside"].manifest)
+    x = torch.randn(16, 8)
+    with pytest.raises(AssertionError):  # the oracle: the two approximations differ
+        torch.testing.assert_close(torch.nn.functional.gelu(x, approximate="tanh"), torch.nn.functional.gelu(x))
+
+
 def test_a_change_in_a_shared_module_s_call_past_those_recorded_is_said_where_it_shows(tmp_path):
     """One Linear called three times in a loop (shared weights), the port changing what its
     third call adds: the trace records a module's first two calls, so the next module was named
