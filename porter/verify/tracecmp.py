@@ -1111,6 +1111,7 @@ def _fails(
         + _shape_warnings(res.modules)
         + _dtype_warnings(res.modules, rm, pm)
         + _program_seeds(rm, pm)
+        + _device_seeds(rm, pm)
         + _model_copies(rm, pm)
         + _unpaired_groups(compared)
     )
@@ -1341,7 +1342,11 @@ _SEED_FAMILIES = {
     "numpy.random.seed": "numpy",
     "random.seed": "Python's random",
     "torch.Generator.manual_seed": "its torch.Generator objects",
+    "torch.set_rng_state": "torch",
+    "numpy.random.default_rng": "numpy's default_rng Generators",
 }
+# the device seedings (kept, not compared: `_device_seeds` says where the sides' differ)
+_DEVICE_SEEDINGS = ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all")
 
 
 def _seed_sequence(calls: list, family: str) -> list[tuple]:
@@ -1364,7 +1369,13 @@ def _seedings_of(calls: list, family: str) -> list[dict]:
 
 
 def _seeding_said(c: dict) -> str:
-    where = c.get("location") or "?"
+    where = c.get("location") or (
+        "a place not known (a C method: seen by the seed it left)"
+        if c.get("call") == "torch.default_generator.manual_seed"
+        else "?"
+    )
+    if c.get("call") == "torch.set_rng_state":
+        return f"torch.set_rng_state(a state of CRC-32 {c.get('seed')}) at {where}"
     drawn = c.get("drawn")
     return f"{c.get('call') or 'torch.manual_seed'}({c.get('seed')}) at {where}" + (
         " after drawing from the generator"
@@ -1397,6 +1408,23 @@ def _program_seeds(rm: dict, pm: dict) -> list[str]:
             "reference's"
         )
     return lines
+
+
+def _device_seeds(rm: dict, pm: dict) -> list[str]:
+    """A line where the sides' watched device seedings (`_DEVICE_SEEDINGS`) differ: kept in the
+    trace, not compared (a port seeds its device through its own API, and a device's draws here
+    are the CPU's), and said nowhere (twenty-seventh read's leftover)."""
+    got: list[list] = [s for m in (rm, pm) if isinstance(s := m.get("program_seeds"), list)]
+    if len(got) != 2:
+        return []
+    seen = [[c for c in s if isinstance(c, dict) and c.get("call") in _DEVICE_SEEDINGS] for s in got]
+    if [c.get("seed") for c in seen[0]] == [c.get("seed") for c in seen[1]]:
+        return []
+    said = ["; ".join(_seeding_said(c) for c in s[:3]) or "none" for s in seen]
+    return [
+        f"device seedings are not compared: reference {said[0]}; port {said[1]} (a port seeds its device through "
+        "its own API, not watched; a device's draws show only in what they make)"
+    ]
 
 
 def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:

@@ -789,6 +789,63 @@ def test_two_indices_or_flags_swapped_inside_one_block_fail_on_its_place_weighte
         assert equal or "block sums" in r.modules[0]["stats_differ"], r.modules
 
 
+def test_a_state_set_a_numpy_default_rng_and_a_device_seeding_are_watched_and_said(tmp_path):
+    """`torch.set_rng_state` and `numpy.random.default_rng(seed)` were not watched, and device
+    seedings (`torch.cuda.manual_seed`) were kept but said nowhere: a port that set another state
+    or seeded its default_rng otherwise passed unsaid (twenty-seventh read's leftover). Each is a
+    line where the sides differ; torch's own state set back (`fork_rng`) is not the program's."""
+    from porter.verify.rng import ProgramSeeds
+    from tests.deps import need
+
+    numpy = need("numpy")
+
+    def program(rng_seed: int, state_seed: int, cuda_seed: int) -> tuple[list[dict], torch.Tensor, torch.Tensor]:
+        torch.manual_seed(state_seed)
+        state = torch.get_rng_state()
+        torch.manual_seed(0)  # porter's own, before the program
+        watch = ProgramSeeds(str(tmp_path))
+        watch.install()
+        try:
+            drawn = torch.from_numpy(numpy.random.default_rng(rng_seed).random(4))
+            torch.set_rng_state(state)
+            with torch.random.fork_rng():
+                torch.rand(2)
+            made = torch.rand(4)
+            torch.cuda.manual_seed(cuda_seed)
+        finally:
+            watch.uninstall()
+        return watch.calls, drawn, made
+
+    ref_calls, ref_np, ref_t = program(1, 5, 7)
+    assert [c["call"] for c in ref_calls] == [
+        "numpy.random.default_rng",
+        "torch.set_rng_state",
+        "torch.cuda.manual_seed",
+    ], ref_calls
+    _, np2, _ = program(2, 5, 7)
+    _, _, t6 = program(1, 6, 7)
+    for other, ref_draws in ((np2, ref_np), (t6, ref_t)):  # the oracle: the draws differ
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(other, ref_draws)
+
+    def with_seeds(path, calls, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.manifest["program_seeds"] = calls
+        return read_trace(write_trace(path, t.manifest, {k: t.tensors[k] for k in t.tensors}))
+
+    ref = with_seeds(tmp_path / "r.safetensors", ref_calls)
+    for seeds, said in (
+        ((1, 5, 7), None),
+        ((2, 5, 7), "seeds numpy's default_rng Generators otherwise"),
+        ((1, 6, 7), "seeds torch otherwise"),
+        ((1, 5, 8), "device seedings are not compared: reference torch.cuda.manual_seed(7)"),
+    ):
+        r = compare_traces(ref, with_seeds(tmp_path / "p.safetensors", program(*seeds)[0], PORT))
+        assert r.verdict == "pass", r.reasons
+        lines = [w for w in r.warnings if "otherwise on the two sides" in w or "device seedings" in w]
+        assert len(lines) == (said is not None) and (said is None or said in lines[0]), (seeds, r.warnings)
+
+
 def test_a_port_that_seeds_torch_after_making_its_model_passes_with_that_said(tmp_path):
     """Porter seeds both sides before the program starts, so a port that calls
     `torch.manual_seed(0)` after making its model drew the reference's weights and passed,
