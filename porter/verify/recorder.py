@@ -425,6 +425,35 @@ def _flat_weights(module: torch.nn.Module) -> torch.Tensor:
     return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
 
 
+def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple | None:
+    """(s, q, residual, now) with now - start = s start + q (w - start) + r fitted by least
+    squares (Gram-Schmidt on two vectors: no solver needed), residual = |r| / |now - start|.
+    None where w - start is nothing or lies along start (the two coefficients not separable)."""
+    toward = w - start
+    ee = float(start.dot(start))
+    perp = toward - (float(toward.dot(start)) / ee) * start if ee > 0.0 else toward
+    span, pp = float(toward.dot(toward)), float(perp.dot(perp))
+    if span == 0.0 or pp <= span * 1e-12:
+        return None
+    moved = now - start
+    q = float(moved.dot(perp)) / pp
+    s = float((moved - q * toward).dot(start)) / ee if ee > 0.0 else 0.0
+    off = float((moved - s * start - q * toward).norm()) / max(float(moved.norm()), span**0.5 * 1e-12)
+    return s, q, off, now
+
+
+def _group_names(opt, named: dict[int, list[str]], bound: int) -> list[list[str]]:
+    """Each parameter group's parameters by their first name (the first `bound` in all): what
+    pairs the groups of two sides. Paired by count, a port that split or merged groups of other
+    rates failed on the rate, and one that swapped two groups' rates passed (twenty-seventh read)."""
+    groups = []
+    for g in opt.param_groups:
+        names = [min(named[id(p)]) for p in g["params"]][: max(0, bound)]
+        bound -= len(names)
+        groups.append(names)
+    return groups
+
+
 def _transformed(t: torch.Tensor) -> bool:
     """A tensor wrapped by a torch.func transform (vmap's batched, grad's tracking tensor)."""
     wrapped = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
@@ -645,6 +674,11 @@ class Recorder:
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
         # (module id, call no., [_output_record(...)])
         self.calls: list[tuple[int, int, list]] = []
+        # per call in `calls`, whether every tensor it got was a recorded output (`_note_fed`);
+        # the flags of the calls begun and not ended, by module; the recorded outputs (weakly)
+        self.fed: list[bool | None] = []
+        self.fed_pending: dict[int, list[bool | None]] = {}
+        self.made: dict[int, weakref.ref] = {}
         # the port's side: the reference's calls by module type and call number, each with its
         # key and output shapes; an output padded beyond them (a fixed length on XLA) is
         # recorded on the region of the reference's call of its own key (`_regions`)
@@ -688,6 +722,7 @@ class Recorder:
         # with a tensor argument or none): `_making`
         self.forwarded = False
         self.tied: list[list[str]] = []
+        self.param_groups: list[list[str]] = []  # `_group_names`
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
         # on XLA the operators come from torch_xla's counters: a Python dispatch mode there drops
@@ -853,6 +888,12 @@ class Recorder:
 
     @_held
     def on_input(self, module, args) -> None:
+        """Before each module call: the step's input (`_record_input`), then what fed the call."""
+        self._record_input(module, args)
+        if self.step == 0 and not self.finished:
+            self._note_fed(module, args)
+
+    def _record_input(self, module, args) -> None:
         """The data step 1 feeds the model: the tensor arguments of the first module called with
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
@@ -876,8 +917,26 @@ class Recorder:
             return
         found = found[: min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)]
         self.outputs_recorded += len(found)
+        self._made(found)
         with self.own_work():
             self.inputs.append((module, [self._output_record(t, {}) for t in found]))
+
+    def _note_fed(self, module, args) -> None:
+        """Before a module's call in step 1: whether every tensor it gets (its keywords too) is
+        the very tensor a recorded call returned, or the recorded input (None: its keywords not
+        read, or no tensor). A change in a `torch.nn.functional` call or a tensor operation
+        between modules has no row, and the next module was named the first to diverge, unsaid
+        (twenty-seventh read's leftover): where its input was no recorded output, the fail says
+        the change may lie before it."""
+        kwargs = _call_kwargs(module)
+        got = _tensors_of([args, [kwargs[k] for k in sorted(kwargs)]]) if kwargs is not None else []
+        fed = all((r := self.made.get(id(t))) is not None and r() is t for t in got) if got else None
+        self.fed_pending.setdefault(id(module), []).append(fed)
+
+    def _made(self, tensors: list) -> None:
+        """Keep the tensors a recorded call returned (weakly: an id is reused once one is freed)."""
+        for t in tensors:
+            self.made[id(t)] = weakref.ref(t)
 
     def _making(self) -> bool:
         """A parametrization's call before the step's first other module call (weight_norm
@@ -906,6 +965,8 @@ class Recorder:
         if self.step >= 1 or self.finished or _recomputed() or self._making() or _jit_tracing():
             return
         mid = id(module)
+        pending = self.fed_pending.get(mid)
+        fed = pending.pop() if pending else None
         self.modules.setdefault(mid, module)
         self._shape_of_call(module, output)
         self.call_counts[mid] += 1
@@ -938,6 +999,8 @@ class Recorder:
                     self.output_dtypes[str(t.dtype).removeprefix("torch.")] += 1
                 recs.append(self._output_record(t, wanted[j] if j < len(wanted) else {}))
         self.calls.append((mid, n, recs))
+        self.fed.append(fed)
+        self._made(outputs)
 
     def _regions(self, module, n: int, outputs: list) -> list[dict]:
         """Per output of this call (the `n`-th of `module`), the regions it may be recorded on:
@@ -1168,33 +1231,30 @@ class Recorder:
         found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
         copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
         with self.own_work():
-            self.copy_rates = [{"rates": [], "residual": 0.0} for _ in copies]
+            self.copy_rates = [{"rates": [], "shrinks": [], "residual": 0.0} for _ in copies]
             self.copy_starts = [(weakref.ref(c), _flat_weights(c), e) for c, e in zip(copies, self.copy_rates)]
         return len(copies)
 
     def _copy_rates(self) -> None:
-        """Each copy's averaging rate in its update after the last step, read at the next
-        optimizer step (the model still holds the last step's weights W): an EMA update
-        E' = (1 - a) E + a W moves the copy along W - E, so a = <E' - E, W - E> / |W - E|^2, the
-        part of E' - E off that line (`residual`, relative, the largest) saying whether it was
-        such an update. Each side's rates are its own tensors' (no device noise between the
-        sides): a port with another EMA rate passed with the copies "not compared" (twenty-sixth
-        read's leftover). Read at every step: an `AveragedModel`'s first update is a copy."""
+        """Each copy's update after the last step, read at the next optimizer step (the model
+        still holds the last step's weights W): an update E' = p E + q W moves the copy by
+        s E + q (W - E) with s = p + q - 1 (0 for an average, an EMA of rate q), both fitted in
+        the plane of E and W - E (`_plane_fit`); the part of E' - E off that plane (`residual`,
+        relative, the largest) says whether it was such an update. Each side's rates are its own
+        tensors' (no device noise between the sides). A port whose update is no average
+        (0.9 E + 0.2 W) was said "not compared" only (twenty-seventh read's leftover): its
+        `shrinks` (s) are compared too. Read at every step: an `AveragedModel`'s first update is a copy."""
         w = _flat_weights(self._roots()[0])
         starts = []
         for ref, start, entry in self.copy_starts:
             copy = ref()
-            toward = w - start if copy is not None and w.numel() == start.numel() else None
-            span = float(toward.dot(toward)) if toward is not None else 0.0
-            if toward is None or span == 0.0:
-                continue  # (gone, or nothing to average toward: its rates end here)
-            now = _flat_weights(copy)
-            moved = now - start
-            a = float(moved.dot(toward)) / span
-            off = float((moved - a * toward).norm()) / max(float(moved.norm()), span**0.5 * 1e-12)
-            entry["rates"].append(a)
-            entry["residual"] = max(entry["residual"], off)
-            starts.append((ref, now, entry))
+            fit = _plane_fit(start, w, _flat_weights(copy)) if copy is not None and w.numel() == start.numel() else None
+            if fit is None:
+                continue  # (gone, or no plane to fit in: its rates end here)
+            entry["rates"].append(fit[1])
+            entry["shrinks"].append(fit[0])
+            entry["residual"] = max(entry["residual"], fit[2])
+            starts.append((ref, fit[3], entry))
         self.copy_starts = starts
 
     def _stepped(self) -> set[int]:
@@ -1252,6 +1312,7 @@ class Recorder:
                     objs[id(p)] = p
                     k += 1
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
+        self.param_groups = _group_names(opt, named, self.max_params)
         self.params_left = max(0, len(named) - self.max_params)
         # taken in name order, not the model's: past the bound a port that made its modules in
         # another order recorded another set, failed on "parameters on one side only"
@@ -1519,7 +1580,12 @@ class Recorder:
                     (stats, sample, sums, shape), full = own[:4], shape
                 out = _stored(tensors, f"m{k}.{j}", stats, sample, sums, shape, dtype)
                 outs.append({**out, "padded_from": full} if full else out)
-            entry: dict[str, object] = {"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs}
+            entry: dict[str, object] = {
+                "key": key,
+                "type": type(self.modules[mid]).__name__,
+                "outputs": outs,
+                "fed": self.fed[k],
+            }
             if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
                 entry["calls"] = self.call_counts[mid]
             modules.append(entry)
@@ -1627,6 +1693,7 @@ class Recorder:
             "buffers": buffers,
             "inputs": inputs,
             "tied": self.tied,
+            "param_groups": self.param_groups,
             "model_nograd_calls": self.model_nograd,
             "model_copies": self.model_copies,
             "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rates"]),

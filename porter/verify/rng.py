@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import sys
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -369,6 +371,11 @@ WATCHED_SEEDINGS = (
     ("torch.cuda", "manual_seed_all", "torch.cuda.manual_seed_all"),
     ("numpy.random", "seed", "numpy.random.seed"),
     ("random", "seed", "random.seed"),
+    # a state set, or a numpy Generator made, draws as a seeding does: unwatched, a port that set
+    # another state or seeded its `default_rng` otherwise was not said (twenty-seventh read)
+    ("torch", "set_rng_state", "torch.set_rng_state"),
+    ("torch.random", "set_rng_state", "torch.set_rng_state"),
+    ("numpy.random", "default_rng", "numpy.random.default_rng"),
 )
 # what `torch.random.default_generator.manual_seed` (a C method: not wrappable) is said as, seen
 # only by the default generator's seed changing between the seedings watched
@@ -378,7 +385,7 @@ UNWATCHED_DEFAULT = "torch.default_generator.manual_seed"
 def _generator_state(call: str):
     """The state a seeding resets, to tell whether it was drawn from since the last one; None
     for a device's (not read: on the CUDA shim it is the CPU's, said by `torch`'s)."""
-    if call == "torch.manual_seed":
+    if call in ("torch.manual_seed", "torch.set_rng_state"):
         return torch.get_rng_state()
     if call == "random.seed":
         import random
@@ -390,6 +397,19 @@ def _generator_state(call: str):
         state: Any = numpy.random.get_state()  # the legacy tuple: (name, keys, pos, ...)
         return (state[0], state[1].tobytes(), *state[2:])
     return None
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _seed_of(seed):
+    """A seeding's seed as the trace keeps it: a state set (`torch.set_rng_state`) by its CRC-32
+    (two sides that set one state agree; its bytes are not kept)."""
+    if isinstance(seed, torch.Tensor) and seed.dtype == torch.uint8 and seed.device.type == "cpu":
+        import zlib
+
+        return zlib.crc32(seed.contiguous().numpy().tobytes())
+    return seed
 
 
 def _same(a, b) -> bool:
@@ -437,11 +457,12 @@ class ProgramSeeds:
 
     def _wrap(self, original, call: str):
         def seeding(*args, **kwargs):  # `random.seed()` and `numpy.random.seed()` take no seed
-            if self._inside:
+            if self._inside or sys._getframe(1).f_code.co_filename.startswith(_TORCH_DIR):
+                # (torch's own: `checkpoint` and `fork_rng` set back a state they took)
                 return original(*args, **kwargs)
             self._unwatched()
             last, now = self._last.get(call), _generator_state(call)
-            seed = args[0] if args else next(iter(kwargs.values()), None)
+            seed = _seed_of(args[0] if args else next(iter(kwargs.values()), None))
             self._note(call, seed, None if now is None else not _same(now, last))
             self._inside = True
             try:
@@ -449,7 +470,7 @@ class ProgramSeeds:
             finally:
                 self._inside = False
                 self._last[call] = _generator_state(call)
-                if call not in ("numpy.random.seed", "random.seed"):
+                if call.startswith("torch."):
                     self._after_torch()
 
         return functools.update_wrapper(seeding, original)

@@ -84,7 +84,7 @@ def _loss_curves(r: ScriptResult) -> list[Section]:
                 _g(s["reference_grad_norm"], ".5g"),
                 _g(s["ported_grad_norm"], ".5g"),
                 _g((s["reference_lr"] or [None])[0], ".4g"),
-                "ok" if s["lr_ok"] else "DIFFERS",
+                {True: "ok", None: "not compared"}.get(s["lr_ok"], "DIFFERS"),
                 _ms(s["reference_time_s"]),
                 _ms(s["ported_time_s"]),
             ]

@@ -891,11 +891,11 @@ def _compare_one(
     fails: list[str] = []
     ref_steps, port_steps = rm.get("steps", []), pm.get("steps", [])
     # per step
-    n = min(len(ref_steps), len(port_steps))
+    n, pairs = min(len(ref_steps), len(port_steps)), _group_pairs(rm, pm)
     for i in range(max(len(ref_steps), len(port_steps))):
         a = ref_steps[i] if i < len(ref_steps) else None
         b = port_steps[i] if i < len(port_steps) else None
-        res.steps.append(_step_row(i, a, b, floor, loss_tol, gn_tol))
+        res.steps.append(_step_row(i, a, b, floor, (loss_tol, gn_tol), pairs))
     compared = [r for r in res.steps[:n]]
     if compared:
         res.max_loss_abs = max(r["abs_diff"] for r in compared)
@@ -1014,7 +1014,7 @@ def _how_it_stopped(e: dict) -> str:
     return f"{e.get('type', '')}{loc}: {msg[0] if msg else ''}"
 
 
-def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_tol: tuple, gn_tol: tuple) -> dict:
+def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, tols: tuple, pairs: list | None) -> dict:
     """One optimizer step of both sides: loss, gradient norm and learning rate, each judged
     against its tolerance or the noise floor (a step only one side reached is judged failed)."""
     row = {
@@ -1036,6 +1036,7 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_t
         "ported_collectives": b and b.get("collectives"),
     }
     if a and b:
+        loss_tol, gn_tol = tols
         ra, pa = float(a["loss"]), float(b["loss"])
         diff = abs(pa - ra)
         allowed = noise.allowed(floor, "loss_envelope", i) if floor else None
@@ -1045,19 +1046,42 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_t
         row["loss_ok"] = _close(ra, pa, *loss_tol) or diff <= (allowed or 0.0)
         ga, gb = float(a["grad_norm"]), float(b["grad_norm"])
         row["grad_norm_ok"] = _close(ga, gb, *gn_tol) or abs(gb - ga) <= noise.allowed(floor, "grad_norm_envelope", i)
-        row["lr_ok"] = _lrs_close(a["lr"], b["lr"])
+        row["lr_ok"] = _lrs_close(a["lr"], b["lr"], pairs)
     return row
 
 
-def _lrs_close(a: list, b: list) -> bool:
-    """Each parameter group's learning rate alike; where the sides hold other group counts, alike
-    only if every group of both runs at one rate. A port that put the reference's two groups of
-    one rate into one group (the same update) failed with "the learning rate differs at step 1:
-    reference [0.01, 0.01], ported [0.01]" (twenty-seventh read); groups of other rates cannot be
-    paired by count, and still differ."""
+def _group_pairs(rm: dict, pm: dict) -> list[tuple[int, int]] | None:
+    """(reference group, port group) of each parameter both sides' groups name
+    (`recorder._group_names`); None where none is named on both (a trace of an older porter)."""
+    where = [{n: i for i, g in enumerate(m.get("param_groups") or []) for n in g} for m in (rm, pm)]
+    return sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()}) or None
+
+
+def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | None:
+    """Each parameter's learning rate alike, its group on each side paired by the parameters it
+    holds (`_group_pairs`): paired by count, a port that split the reference's groups of other
+    rates failed on the rate, and one that swapped two groups' rates passed (twenty-seventh read).
+    Unnamed groups are paired by count where the counts agree, else alike only if every group of
+    both runs at one rate; None (not compared) where they cannot be paired."""
+    if pairs is not None:
+        return all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in pairs)
     if len(a) == len(b):
         return all(_close(x, y, LR_RTOL, 0.0) for x, y in zip(a, b))
-    return bool(a and b) and all(_close(a[0], y, LR_RTOL, 0.0) for y in (*a, *b))
+    if bool(a and b) and all(_close(a[0], y, LR_RTOL, 0.0) for y in (*a, *b)):
+        return True
+    return None
+
+
+def _unpaired_groups(compared: list[dict]) -> list[str]:
+    """A line where the sides' parameter groups could not be paired (`_lrs_close` None)."""
+    row = next((r for r in compared if r["lr_ok"] is None), None)
+    if row is None:
+        return []
+    return [
+        f"the learning rates are not compared from step {row['step']}: the reference's parameter groups "
+        f"({row['reference_lr']}) and the port's ({row['ported_lr']}) are of other counts and rates, and the "
+        "traces do not say which parameters each holds (recorded by an older porter?), so they cannot be paired"
+    ]
 
 
 def _fails(
@@ -1085,7 +1109,9 @@ def _fails(
         + _shape_warnings(res.modules)
         + _dtype_warnings(res.modules, rm, pm)
         + _program_seeds(rm, pm)
+        + _device_seeds(rm, pm)
         + _model_copies(rm, pm)
+        + _unpaired_groups(compared)
     )
     fails += device_fails
     seeds = _other_seeds(rm, pm)
@@ -1107,6 +1133,7 @@ def _fails(
             _divergence_fail(fd)
             + _backend_cause(fd, res.modules, (pm.get("side") or {}).get("kind"))
             + _calls_before(fd, res.modules, rm)
+            + _between_modules(fd, rm, pm)
         )
     if parted is not None:
         fails.append(
@@ -1115,7 +1142,7 @@ def _fails(
             f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})"
             + ("" if evaluations else _parted_why(res, compared, parted["step"]))
         )
-    lr_bad = next((r for r in compared if not r["lr_ok"]), None)
+    lr_bad = next((r for r in compared if r["lr_ok"] is False), None)
     if lr_bad is not None:
         fails.append(
             f"the learning rate differs at step {lr_bad['step']}: reference "
@@ -1196,15 +1223,16 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
 
 
 # an EMA rate read off a copy's update (`Recorder._copy_rates`): the part of its move off the
-# line toward the model above which it is no average of the model (not compared), and the rates'
-# relative tolerance, widened by that part on both sides (what noise moved the rate by at most)
+# plane of the copy and the model above which it is no update of the two (not compared), and the
+# coefficients' tolerance (relative for the rate, of the copy's own weights for the shrink), widened
+# by that part on both sides (what noise moved them by at most)
 COPY_RESIDUAL = 0.05
 COPY_RATE_RTOL = 1e-3
 
 
 def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
     """Both sides' copy rates where they can be paired: as many copies on each, every one read
-    at a step at least, every update an average."""
+    at a step at least, every update a combination of the copy and the model."""
     rates = [m.get("model_copy_rates") or [] for m in (rm, pm)]
     if not rates[0] or len(rates[0]) != len(rates[1]) or rm.get("model_copies") != pm.get("model_copies"):
         return None
@@ -1213,28 +1241,45 @@ def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
     return rates[0], rates[1]
 
 
-def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, float, float] | None:
-    """The first step (from 1) whose update averaged a pair of copies (`_copy_rates`) at other rates."""
+def _shrinks(c: dict) -> list:
+    """A copy's shrinks (`Recorder._copy_rates`); none recorded (a trace of an older porter,
+    whose updates were fitted as averages) reads as averages."""
+    return c.get("shrinks") or [0.0] * len(c["rates"])
+
+
+def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple] | None:
+    """The first step (from 1) whose update moved a pair of copies (`_copy_rates`) otherwise:
+    another rate q, or another shrink s (E' = (1 + s - q) E + q W), with each side's (s, q)."""
     for a, b in zip(*paired) if paired is not None else ():
         widen = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"])
-        for step, (x, y) in enumerate(zip(a["rates"], b["rates"]), 1):
-            if abs(x - y) > max(abs(x), abs(y)) * widen:
-                return step, x, y
+        steps = zip(a["rates"], b["rates"], _shrinks(a), _shrinks(b))
+        for step, (x, y, sx, sy) in enumerate(steps, 1):
+            if abs(x - y) > max(abs(x), abs(y)) * widen or abs(sx - sy) > widen:
+                return step, (sx, x), (sy, y)
     return None
 
 
+def _update_words(fit: tuple) -> str:
+    """A copy's update E' = p E + q W in words, from its (s, q) (`_rate_differs`)."""
+    s, q = fit
+    return f"{q:.6g}" if abs(s) <= COPY_RATE_RTOL else f"{q:.6g} (E' = {1 + s - q:.6g} E + {q:.6g} W: no average)"
+
+
 def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
-    """A fail where a copy of the model (an EMA) averages at another rate on the two sides: its
-    rate after each step is read on each side from its own weights, so no device noise enters
-    it; an unfaithful EMA rate passed with the copies said "not compared" (twenty-sixth read)."""
+    """A fail where a copy of the model (an EMA) is updated otherwise on the two sides: its
+    update after each step is read on each side from its own weights, so no device noise enters
+    it; an unfaithful EMA rate passed with the copies said "not compared" (twenty-sixth read),
+    and an update that is no average (0.9 E + 0.2 W) too (twenty-seventh read)."""
     found = _rate_differs(_copy_rates(rm, pm))
     if found is None:
         return []
     step, x, y = found
+    same = abs(x[1] - y[1]) <= max(abs(x[1]), abs(y[1])) * COPY_RATE_RTOL
+    how = "keeps another part of its own weights" if same else "is averaged at another rate"
     return [
-        f"a copy of the model that no optimizer steps (an EMA or averaged copy) is averaged at another "
-        f"rate after step {step}: reference {x:.6g}, ported {y:.6g} (its update moved it that part of the "
-        "way to the model's weights; the EMA decay or its schedule differs)"
+        f"a copy of the model that no optimizer steps (an EMA or averaged copy) {how} after step {step}: "
+        f"reference {_update_words(x)}, ported {_update_words(y)} (its update moved it that part of the way to "
+        "the model's weights; the EMA decay or its schedule differs)"
     ]
 
 
@@ -1262,8 +1307,8 @@ def _model_copies(rm: dict, pm: dict) -> list[str]:
     return [
         f"copies of the model that step 1 did not call and no optimizer steps ({', '.join(said)}; an EMA or "
         "averaged copy, say): their rates of averaging could not be read on both sides alike (one step recorded, "
-        "other counts, or an update that is no average of the model), so they are not compared (an EMA rate that "
-        "differs passes); compare them with the model's own evaluation after training"
+        "other counts, or an update that is no combination of the copy and the model), so they are not compared "
+        "(an EMA rate that differs passes); compare them with the model's own evaluation after training"
     ]
 
 
@@ -1310,7 +1355,11 @@ _SEED_FAMILIES = {
     "numpy.random.seed": "numpy",
     "random.seed": "Python's random",
     "torch.Generator.manual_seed": "its torch.Generator objects",
+    "torch.set_rng_state": "torch",
+    "numpy.random.default_rng": "numpy's default_rng Generators",
 }
+# the device seedings (kept, not compared: `_device_seeds` says where the sides' differ)
+_DEVICE_SEEDINGS = ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all")
 
 
 def _seed_sequence(calls: list, family: str) -> list[tuple]:
@@ -1333,7 +1382,13 @@ def _seedings_of(calls: list, family: str) -> list[dict]:
 
 
 def _seeding_said(c: dict) -> str:
-    where = c.get("location") or "?"
+    where = c.get("location") or (
+        "a place not known (a C method: seen by the seed it left)"
+        if c.get("call") == "torch.default_generator.manual_seed"
+        else "?"
+    )
+    if c.get("call") == "torch.set_rng_state":
+        return f"torch.set_rng_state(a state of CRC-32 {c.get('seed')}) at {where}"
     drawn = c.get("drawn")
     return f"{c.get('call') or 'torch.manual_seed'}({c.get('seed')}) at {where}" + (
         " after drawing from the generator"
@@ -1366,6 +1421,23 @@ def _program_seeds(rm: dict, pm: dict) -> list[str]:
             "reference's"
         )
     return lines
+
+
+def _device_seeds(rm: dict, pm: dict) -> list[str]:
+    """A line where the sides' watched device seedings (`_DEVICE_SEEDINGS`) differ: kept in the
+    trace, not compared (a port seeds its device through its own API, and a device's draws here
+    are the CPU's), and said nowhere (twenty-seventh read's leftover)."""
+    got: list[list] = [s for m in (rm, pm) if isinstance(s := m.get("program_seeds"), list)]
+    if len(got) != 2:
+        return []
+    seen = [[c for c in s if isinstance(c, dict) and c.get("call") in _DEVICE_SEEDINGS] for s in got]
+    if [c.get("seed") for c in seen[0]] == [c.get("seed") for c in seen[1]]:
+        return []
+    said = ["; ".join(_seeding_said(c) for c in s[:3]) or "none" for s in seen]
+    return [
+        f"device seedings are not compared: reference {said[0]}; port {said[1]} (a port seeds its device through "
+        "its own API, not watched; a device's draws show only in what they make)"
+    ]
 
 
 def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
@@ -1555,6 +1627,31 @@ def _calls_before(fd: dict, modules: list[dict], rm: dict) -> str:
     return (
         f" ({len(many)} module(s) called before it more often than the trace records, {each} ({first}): "
         "a change in a later call of theirs shows first here)"
+    )
+
+
+def _between_modules(fd: dict, rm: dict, pm: dict) -> str:
+    """Where the first diverging module's input may have changed before it: a `torch.nn.functional`
+    call or a tensor operation between modules has no row, and the next module was named the
+    first to diverge, unsaid (twenty-seventh read's leftover). Nothing where on both sides every
+    tensor it got was a recorded output that agreed (`Recorder._note_fed`): the change is in it."""
+    if fd["type"] in ("input", "buffer"):
+        return ""
+    fed = [
+        next((m.get("fed") for m in side.get("modules") or [] if m.get("key") == fd["module"]), None)
+        for side in (rm, pm)
+    ]
+    if all(f is True for f in fed):
+        return ""
+    why = (
+        f"its input on the {' and '.join(r for r, f in zip(('reference', 'port'), fed) if f is False)} side was "
+        "no module's recorded output"
+        if False in fed
+        else "the trace does not say what fed it"
+    )
+    return (
+        f" (or before it, between modules: {why}, so a torch.nn.functional call or a tensor operation outside any "
+        "module, which has no row, may be where the runs part)"
     )
 
 

@@ -275,11 +275,14 @@ _MANIFEST = {
     "steps": _list(
         {"loss": _req(_NUMBER), "grad_norm": _req(_NUMBER), "lr": _req(_list(_NUMBER)), "step_time_s": _opt(_NUMBER)}
     ),
-    "modules": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "calls": _opt(int)}),
+    "modules": _list(
+        {"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "calls": _opt(int), "fed": _opt(bool)}
+    ),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
     "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "inputs": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "tied": _list(_list(str)),
+    "param_groups": _list(_list(str)),
     "precision": {
         "regime": str,
         "autocast_dtypes": _list(str),
@@ -287,7 +290,7 @@ _MANIFEST = {
     },
     "model_nograd_calls": _opt(int),
     "model_copies": _opt(int),
-    "model_copy_rates": _list({"rates": _req(_list(_NUMBER)), "residual": _req(_NUMBER)}),
+    "model_copy_rates": _list({"rates": _req(_list(_NUMBER)), "shrinks": _list(_NUMBER), "residual": _req(_NUMBER)}),
     # read by `trace compare`'s lines on step 1 (its evaluations, calls past those recorded): a
     # `limits` of another type was an AttributeError in every comparison, a text shown as a count
     # (twenty-sixth read)
@@ -442,9 +445,9 @@ def _check_object(value, spec: dict, where: str, tensors: Mapping) -> None:
 
 
 def _check_type(value, spec, where: str) -> None:
-    """A value of one of the types `spec` names (a bool is no number)."""
+    """A value of one of the types `spec` names (a bool is no number, only a bool)."""
     types = spec if isinstance(spec, tuple) else (spec,)
-    if type(value) is bool or not isinstance(value, types):
+    if (type(value) is bool and bool not in types) or not isinstance(value, types):
         raise TraceError(f"`{where}` is not {'a number' if types == _NUMBER else 'of type ' + types[0].__name__}")
 
 

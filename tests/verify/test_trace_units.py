@@ -809,6 +809,63 @@ def test_two_indices_or_flags_swapped_inside_one_block_fail_on_its_place_weighte
         assert equal or "block sums" in r.modules[0]["stats_differ"], r.modules
 
 
+def test_a_state_set_a_numpy_default_rng_and_a_device_seeding_are_watched_and_said(tmp_path):
+    """`torch.set_rng_state` and `numpy.random.default_rng(seed)` were not watched, and device
+    seedings (`torch.cuda.manual_seed`) were kept but said nowhere: a port that set another state
+    or seeded its default_rng otherwise passed unsaid (twenty-seventh read's leftover). Each is a
+    line where the sides differ; torch's own state set back (`fork_rng`) is not the program's."""
+    from porter.verify.rng import ProgramSeeds
+    from tests.deps import need
+
+    numpy = need("numpy")
+
+    def program(rng_seed: int, state_seed: int, cuda_seed: int) -> tuple[list[dict], torch.Tensor, torch.Tensor]:
+        torch.manual_seed(state_seed)
+        state = torch.get_rng_state()
+        torch.manual_seed(0)  # porter's own, before the program
+        watch = ProgramSeeds(str(tmp_path))
+        watch.install()
+        try:
+            drawn = torch.from_numpy(numpy.random.default_rng(rng_seed).random(4))
+            torch.set_rng_state(state)
+            with torch.random.fork_rng():
+                torch.rand(2)
+            made = torch.rand(4)
+            torch.cuda.manual_seed(cuda_seed)
+        finally:
+            watch.uninstall()
+        return watch.calls, drawn, made
+
+    ref_calls, ref_np, ref_t = program(1, 5, 7)
+    assert [c["call"] for c in ref_calls] == [
+        "numpy.random.default_rng",
+        "torch.set_rng_state",
+        "torch.cuda.manual_seed",
+    ], ref_calls
+    _, np2, _ = program(2, 5, 7)
+    _, _, t6 = program(1, 6, 7)
+    for other, ref_draws in ((np2, ref_np), (t6, ref_t)):  # the oracle: the draws differ
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(other, ref_draws)
+
+    def with_seeds(path, calls, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.manifest["program_seeds"] = calls
+        return read_trace(write_trace(path, t.manifest, {k: t.tensors[k] for k in t.tensors}))
+
+    ref = with_seeds(tmp_path / "r.safetensors", ref_calls)
+    for seeds, said in (
+        ((1, 5, 7), None),
+        ((2, 5, 7), "seeds numpy's default_rng Generators otherwise"),
+        ((1, 6, 7), "seeds torch otherwise"),
+        ((1, 5, 8), "device seedings are not compared: reference torch.cuda.manual_seed(7)"),
+    ):
+        r = compare_traces(ref, with_seeds(tmp_path / "p.safetensors", program(*seeds)[0], PORT))
+        assert r.verdict == "pass", r.reasons
+        lines = [w for w in r.warnings if "otherwise on the two sides" in w or "device seedings" in w]
+        assert len(lines) == (said is not None) and (said is None or said in lines[0]), (seeds, r.warnings)
+
+
 def test_a_port_that_seeds_torch_after_making_its_model_passes_with_that_said(tmp_path):
     """Porter seeds both sides before the program starts, so a port that calls
     `torch.manual_seed(0)` after making its model drew the reference's weights and passed,
@@ -1916,9 +1973,10 @@ def test_a_model_output_dict_built_in_another_key_order_is_recorded_alike_and_a_
 def test_a_port_that_merged_parameter_groups_of_one_rate_agrees_on_the_learning_rate(tmp_path):
     """A port that put the reference's two AdamW parameter groups of one rate (0.01) into one
     group updates alike, and failed with "the learning rate differs at step 1: reference [0.01,
-    0.01], ported [0.01]" (twenty-seventh read). Groups of other rates still differ."""
+    0.01], ported [0.01]" (twenty-seventh read). Groups of other rates and counts that no trace
+    names the parameters of (an older porter's) cannot be paired: said, not compared."""
     ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
-    for two, one, verdict in (([0.01, 0.01], [0.01], "pass"), ([0.01, 0.02], [0.01], "fail")):
+    for two, one, verdict in (([0.01, 0.01], [0.01], "pass"), ([0.01, 0.02], [0.01], "unpaired")):
         for st in ref.manifest["steps"]:
             st["lr"] = two
         port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
@@ -1926,7 +1984,63 @@ def test_a_port_that_merged_parameter_groups_of_one_rate_agrees_on_the_learning_
             st["lr"] = one
         res = compare_traces(ref, port)
         said = " ".join(res.reasons)
-        assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
+        assert res.verdict == "pass" and "the learning rate differs" not in said, said
+        unpaired = [w for w in res.warnings if "cannot be paired" in w]
+        assert len(unpaired) == (verdict == "unpaired"), res.warnings
+
+
+@pytest.mark.parametrize(
+    "groups, lrs, verdict",
+    [
+        ([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.01], "pass"),  # the reference's
+        ([["0.weight"], ["0.bias"], ["1.weight", "1.bias"]], [0.1, 0.1, 0.01], "pass"),  # split
+        ([["1.weight", "1.bias"], ["0.weight", "0.bias"]], [0.01, 0.1], "pass"),  # reordered
+        ([["1.weight", "1.bias"], ["0.weight", "0.bias"]], [0.1, 0.01], "fail"),  # rates swapped
+        ([["0.weight", "0.bias", "1.weight", "1.bias"]], [0.1], "fail"),  # merged at one rate
+    ],
+)
+def test_parameter_groups_are_paired_by_the_parameters_they_hold(tmp_path, groups, lrs, verdict):
+    """Groups were paired by count: a port that split a group of the reference's two of other
+    rates failed on the rate, and one that swapped the two groups' rates passed (twenty-seventh
+    read's leftover). The recorder names each group's parameters (`_group_names`) and each
+    parameter's rate is compared; SGD's weights after a step, by assert_close, are the oracle."""
+    from porter.verify.recorder import _group_names
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    named = {id(p): [n] for n, p in model.named_parameters()}
+    by_name = dict(model.named_parameters())
+
+    def stepped(gs, rates):
+        opt = torch.optim.SGD([{"params": [by_name[n] for n in g], "lr": r} for g, r in zip(gs, rates)])
+        start = {n: p.detach().clone() for n, p in by_name.items()}
+        model.zero_grad()
+        model(torch.ones(5, 4)).pow(2).sum().backward()
+        opt.step()
+        after = {n: p.detach().clone() for n, p in by_name.items()}
+        with torch.no_grad():
+            for n, p in by_name.items():
+                p.copy_(start[n])
+        return _group_names(opt, named, 100), after
+
+    ref_groups, ref_after = stepped([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.01])
+    port_groups, port_after = stepped(groups, lrs)
+    assert sorted(map(sorted, port_groups)) == sorted(map(sorted, groups))
+    if verdict == "pass":
+        torch.testing.assert_close(port_after, ref_after)
+    else:
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(port_after, ref_after)
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    for trace, gs, rates in ((ref, ref_groups, [0.1, 0.01]), (port, port_groups, lrs)):
+        trace.manifest["param_groups"] = gs
+        for st in trace.manifest["steps"]:
+            st["lr"] = rates
+    res = compare_traces(ref, port)
+    said = " ".join(res.reasons)
+    assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
+    assert not [w for w in res.warnings if "cannot be paired" in w], res.warnings
 
 
 def test_a_dict_inside_a_namedtuple_output_is_recorded_by_key_as_assert_close_pairs_it(tmp_path):
