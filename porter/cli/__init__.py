@@ -115,7 +115,7 @@ def main() -> None:
     except KeyboardInterrupt as exc:
         _leave(*ending(exit_code(exc)))
     except OSError as exc:
-        if exc.errno not in _OUTPUT_LOST:
+        if exc.errno not in _OUTPUT_LOST and not (exc.errno == errno.EBADF and _a_stream_is_read_only()):
             raise
         # stdout on a full disk (`> /dev/full`) or gone: one line, as coreutils say it
         _leave(2, f"porter: cannot write the output: {exc.strerror or exc}")
@@ -123,6 +123,23 @@ def main() -> None:
         if exc.code in _INTERRUPTED:
             _leave(*ending(exc.code))
         raise
+
+
+def _a_stream_is_read_only() -> bool:
+    """Whether stdout or stderr is open for reading only (`1</etc/hostname`): each write there
+    is EBADF, and porter printed a traceback and left with 1, lint's "findings found", where a
+    full disk is one line and 2 (twenty-eighth read). Any other EBADF is porter's own bug."""
+    try:
+        import fcntl  # on the error path only; POSIX
+    except ImportError:
+        return False
+    for fd in (1, 2):
+        try:
+            if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
+                return True
+        except OSError:  # closed: Python's stream is None and drops what is written
+            continue
+    return False
 
 
 def _names_as_utf8() -> None:

@@ -99,8 +99,9 @@ class LintRun:
             # split once per file, not once per finding: `full` shows a line of each
             # lines end where Python's tokenizer ends them (CR LF, CR, LF), not at the form
             # feeds and separators `str.splitlines` also splits at: the finding's line is the
-            # one shown
-            lines = self._lines[path] = split_lines(src.decode("utf-8", "replace"))
+            # one shown; a UTF-8 BOM is not part of line 1, as for the tokenizer that counts the
+            # columns (it was shown as `�`, every caret of line 1 a column left: twenty-eighth read)
+            lines = self._lines[path] = split_lines(src.decode("utf-8-sig", "replace"))
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     def fixable_now(self, finding: Finding) -> bool:

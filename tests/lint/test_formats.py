@@ -53,6 +53,17 @@ def test_full_shows_source_caret_and_fix_marker(project):
     assert "Found 3 findings." in out and "[*] 3 fixable with `porter lint --fix`." in out
 
 
+def test_full_shows_line_1_of_a_file_with_a_bom_without_it_carets_under_the_call(tmp_path, monkeypatch):
+    # the column is the tokenizer's, which skips a UTF-8 BOM (ruff 0.17.6 shows `1 | x = …` with
+    # the carets at column 5); `full` showed the BOM as `\ufffd` and every caret of line 1 a
+    # column left of the call (twenty-eighth read)
+    (tmp_path / "m.py").write_bytes(b"\xef\xbb\xbfx = torch.zeros(1).cuda()\n")
+    monkeypatch.chdir(tmp_path)
+    out = cli("lint", "-t", "xla", "--no-cache").stdout
+    assert "m.py:1:5: DEV001" in out, out
+    assert "1 | x = torch.zeros(1).cuda()\n  |     ^^^^^^^^^^^^^^^^^^^^^ DEV001" in out, out
+
+
 def test_concise_is_one_line_per_finding(project):
     lines = cli("lint", "-t", "neuron", "--output-format", "concise").stdout.splitlines()
     heads = [line for line in lines if re.match(r"^train\.py:\d+:\d+: [A-Z]+\d+ ", line)]

@@ -140,6 +140,29 @@ def test_stdout_on_a_full_disk_is_one_line_not_a_traceback(tmp_path):
         assert err.strip().splitlines() == ["porter: cannot write the output: No space left on device"], err
 
 
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_a_stream_open_for_reading_only_is_one_line_and_exit_2(tmp_path, stream):
+    # `porter kernels . 1</etc/hostname`: each write is EBADF; lint, kernels, explain and the
+    # rest printed a traceback and left with 1 (lint's "findings found"), a usage error with a
+    # read-only stderr with 1 too, where `> /dev/full` is one line and 2 (twenty-eighth read)
+    (tmp_path / "m.py").write_bytes(CUDA)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    (tmp_path / "ro.txt").write_text("x\n")
+    runs = (
+        ["kernels", "."],
+        ["lint", ".", "--target", "xla", "--no-cache", "--output-format", "json"],
+        ["lint", "--bogus"],
+    )
+    for args in runs if stream == "stdout" else runs[2:]:
+        with open(tmp_path / "ro.txt") as read_only:
+            streams = {stream: read_only, "stdout" if stream == "stderr" else "stderr": subprocess.PIPE}
+            out = subprocess.run([sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, timeout=180, **streams)
+        said = (out.stderr or b"").decode()
+        assert out.returncode == 2 and "Traceback" not in said, (args, out.returncode, said)
+        if stream == "stdout" and args != runs[2]:  # a usage error is said on stderr, whole
+            assert said.strip().splitlines() == ["porter: cannot write the output: Bad file descriptor"], said
+
+
 def test_a_closed_stdout_is_not_a_traceback(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
