@@ -284,13 +284,14 @@ def _always_run(statements: Sequence[cst.CSTNode], swallows: Swallows) -> set[in
 def dead_statements(body: cst.CSTNode, swallows: Swallows) -> set[int]:
     """The ids of the statements of a scope's `body` that never run (twenty-eighth read): those after a
     statement of their block that never ends normally (`_ends`: a `return`, a `try` whose body returns and
-    whose handlers all do ...), and what they hold; a `try`'s `else` after a body that ends. A walk of the
+    whose handlers all do ...), and what they hold; an `else` that never runs (`_dead_else`). A walk of the
     statements only, made at the site that asks."""
     blocks: list[cst.CSTNode] = [body]
     dead: set[int] = set()
     for stmt in iter_statements(body, into_defs=False):
-        if isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.orelse is not None and _block_ends(stmt.body, swallows):
-            dead.update(id(s) for s in iter_statements(stmt.orelse.body, into_defs=False))
+        never = _dead_else(stmt, swallows)
+        if never is not None:
+            dead.update(id(s) for s in iter_statements(never, into_defs=False))
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.FunctionDef, cst.ClassDef)):
             blocks += _compound_blocks(stmt)
     for block in blocks:
@@ -299,6 +300,16 @@ def dead_statements(body: cst.CSTNode, swallows: Swallows) -> set[int]:
         for later in statements[ending + 1 :]:
             dead.update(id(s) for s in iter_statements(later, into_defs=False))
     return dead
+
+
+def _dead_else(stmt: cst.CSTNode, swallows: Swallows) -> cst.CSTNode | None:
+    """A statement's `else` block that never runs, or None: a `try`'s after a body that ends; a loop's that never
+    stops and has no `break` (`while True:`: only a test that fails runs it)."""
+    if isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.orelse is not None and _block_ends(stmt.body, swallows):
+        return stmt.orelse.body
+    if isinstance(stmt, cst.While) and stmt.orelse is not None and _forever(stmt) and not _breaks(stmt):
+        return stmt.orelse.body
+    return None
 
 
 def reached(body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode], swallows: Swallows) -> bool:
@@ -328,8 +339,8 @@ def _block_ends(block: cst.CSTNode | None, swallows: Swallows) -> bool:
 def _ends(stmt: cst.CSTNode, swallows: Swallows) -> bool:
     """Whether a statement never ends normally, as Python runs it: a line with a `return`, `raise`, `break` or
     `continue`; an `if` whose every branch ends; a `with` whose body ends (unless its context manager may
-    swallow: the code after it then runs); a `try` whose `finally` ends, or whose body (or `else`) and every
-    handler end (a handler may run after any statement of the body). A loop is read as ending normally."""
+    swallow: the code after it then runs); a `try` (`_try_ends`); a loop or a `match` (`_loop_ends`,
+    `_match_ends`, twenty-eighth rules2 read)."""
     if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         return any(isinstance(s, _ENDING) for s in stmt.body)
     if isinstance(stmt, cst.If):
@@ -337,12 +348,46 @@ def _ends(stmt: cst.CSTNode, swallows: Swallows) -> bool:
         return _block_ends(stmt.body, swallows) and other is not None and _ends_else(other, swallows)
     if isinstance(stmt, cst.With):
         return not swallows(stmt) and _block_ends(stmt.body, swallows)
-    if not isinstance(stmt, (cst.Try, cst.TryStar)):
-        return False
+    if isinstance(stmt, (cst.For, cst.While)):
+        return _loop_ends(stmt, swallows)
+    if isinstance(stmt, cst.Match):
+        return _match_ends(stmt, swallows)
+    return isinstance(stmt, (cst.Try, cst.TryStar)) and _try_ends(stmt, swallows)
+
+
+def _try_ends(stmt: cst.Try | cst.TryStar, swallows: Swallows) -> bool:
+    """A `try` never ends normally where its `finally` ends, or its body (or `else`) and every handler end (a
+    handler may run after any statement of the body)."""
     if stmt.finalbody is not None and _block_ends(stmt.finalbody.body, swallows):
         return True
     body = _block_ends(stmt.body, swallows) or (stmt.orelse is not None and _block_ends(stmt.orelse.body, swallows))
     return body and all(_block_ends(h.body, swallows) for h in stmt.handlers)
+
+
+def _loop_ends(loop: cst.For | cst.While, swallows: Swallows) -> bool:
+    """A loop with no `break` of its own never ends normally where it never stops (`while True:`) or its `else`,
+    which then always runs, ends. One with a `break` goes on after it."""
+    if _breaks(loop):
+        return False
+    return _forever(loop) or (loop.orelse is not None and _block_ends(loop.orelse.body, swallows))
+
+
+def _forever(loop: cst.For | cst.While) -> bool:
+    """Whether a loop's test is a constant Python reads as true (`while True:`, `while 1:`): it stops only by a
+    `break`, `return` or `raise` (CPython compiles no test for it)."""
+    test = getattr(loop, "test", None)
+    return (isinstance(test, cst.Name) and test.value == "True") or (
+        isinstance(test, cst.Integer) and test.evaluated_value != 0
+    )
+
+
+def _match_ends(stmt: cst.Match, swallows: Swallows) -> bool:
+    """A `match` never ends normally where every case's body ends and one case takes any subject (`case _:`, a
+    bare capture, with no guard): without one, a subject no case takes goes on after the `match`."""
+    catch_all = any(
+        c.guard is None and isinstance(c.pattern, cst.MatchAs) and c.pattern.pattern is None for c in stmt.cases
+    )
+    return catch_all and all(_block_ends(c.body, swallows) for c in stmt.cases)
 
 
 def _ends_else(other: cst.If | cst.Else, swallows: Swallows) -> bool:

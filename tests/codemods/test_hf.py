@@ -1700,3 +1700,64 @@ def test_a_context_manager_defined_outside_the_file_is_said_not_known_here(targe
     assert f"under `with quiet(), lock`, {said}" in findings[0].message
     assert f"under `with quiet()`, {said}" in findings[2].message
     assert "not known here" not in findings[1].message + findings[3].message
+
+
+LOOPS_AND_MATCHES = """from kernels import KernelizeFallback as K, kernelize
+def matched(model, kind):
+    match kind:
+        case "a":
+            return 1
+        case _:
+            raise ValueError(kind)
+    kernelize(model, use_fallback=False)
+def open_match(model, kind):
+    match kind:
+        case "a":
+            return 1
+        case other if model:
+            return 2
+    kernelize(model, use_fallback=False)
+def forever(model, q):
+    while True:
+        if q.get():
+            return model
+    kernelize(model, use_fallback=False)
+def forever_breaks(model, q):
+    while True:
+        if q.get():
+            break
+    kernelize(model, use_fallback=False)
+def loop_else(model, xs):
+    for x in xs:
+        pass
+    else:
+        return
+    kernelize(model, use_fallback=False)
+def forever_else(model, q):
+    while 1:
+        if q.get():
+            return
+    else:
+        kernelize(model, use_fallback=False)
+def captured(model, kind):
+    E = K.NO_DEVICE
+    match kind:
+        case "a":
+            return 1
+        case x:
+            return x
+    E = K.NONE
+    kernelize(model, use_fallback=E)
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_reads_a_match_or_loop_that_never_ends_normally_as_python_runs_it(target):
+    """Code after a `match` whose every case ends and one takes any subject (`case _:`, `case x:`), after a
+    `while True:` with no `break`, after a loop whose `else` returns (no `break`), and in a `while True:`'s
+    `else`, never runs (46-rleft's "Left", twenty-eighth rules2 read). On 45ebd98 all were read: the calls at
+    lines 8, 20, 31, 37 reported, and `captured`'s dead `K.NONE` read at its call (46). Reached: a `match`
+    whose catch-all has a guard (15), a `while True:` with a `break` (25)."""
+    new, findings = port(LOOPS_AND_MATCHES, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", 15), ("HF016", 25)]
+    assert new == LOOPS_AND_MATCHES
