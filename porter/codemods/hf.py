@@ -129,6 +129,9 @@ _CACHE_NAMES = frozenset(f"transformers.{m}{c}" for c in _CACHES for m in ("", "
 # with the code after the `with` run (`contextlib.suppress(...)`; `pytest.raises(...)`, the one it expects), and
 # what makes one of a module's own generators a context manager, and one of its classes' exits (`_swallowing_def`)
 _SWALLOWING = frozenset(("contextlib.suppress", "pytest.raises"))
+# ... and `unittest.TestCase`'s methods that do the same (`with self.assertRaises(E):`; by the method's name: the
+# test case is `self`, an instance no import names)
+_SWALLOWING_METHODS = frozenset(("assertRaises", "assertRaisesRegex"))
 _CONTEXT_MAKERS = frozenset(("contextlib.contextmanager", "contextlib.asynccontextmanager"))
 _EXITS = ("__exit__", "__aexit__")
 # HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
@@ -275,6 +278,12 @@ def _swallowing_def(node: cst.CSTNode | None, qualname: Callable[[cst.BaseExpres
         return False
     tries = [s for s in iter_statements(node.body, into_defs=False) if isinstance(s, (cst.Try, cst.TryStar))]
     return any(_yields(t.body) and any(_raises_nothing(h.body) for h in t.handlers) for t in tries)
+
+
+def _swallowing_method(called: cst.BaseExpression) -> bool:
+    """Whether a context manager is a `unittest` test case's that swallows the exception it expects
+    (`self.assertRaises(E)`: `_SWALLOWING_METHODS`)."""
+    return isinstance(called, cst.Attribute) and called.attr.value in _SWALLOWING_METHODS
 
 
 def _called(item: cst.BaseExpression) -> cst.BaseExpression:
@@ -1624,12 +1633,13 @@ class HfFamily(Family):
 
     def _swallows(self, stmt: cst.With) -> bool:
         """Whether a `with`'s context manager may swallow an exception of its body, which may then stop part way
-        (HF017: at the import, an optional one; HF016: before a binding): `_SWALLOWING`'s calls, or a class or
-        generator this module defines at its top level that the file shows swallowing (`_swallowing_def`). One
-        defined elsewhere is read as running its body, as Python does unless its `__exit__` returns true."""
+        (HF017: at the import, an optional one; HF016: before a binding): `_SWALLOWING`'s calls (and
+        `_SWALLOWING_METHODS`'), or a class or generator this module defines at its top level that the file shows
+        swallowing (`_swallowing_def`). One defined elsewhere is read as running its body, as Python does unless
+        its `__exit__` returns true."""
         for item in stmt.items:
             called = _called(item.item)
-            if self.ctx.qualname(called) in _SWALLOWING:
+            if self.ctx.qualname(called) in _SWALLOWING or _swallowing_method(called):
                 return True
             if isinstance(called, cst.Name) and _swallowing_def(self._top_defs().get(called.value), self.ctx.qualname):
                 return True
@@ -1645,7 +1655,7 @@ class HfFamily(Family):
             for w in withs
             if isinstance(w, cst.With)
             for item in w.items
-            if not (isinstance(called := _called(item.item), cst.Name) and called.value in self._top_defs())
+            if not self._manager_read(_called(item.item))
         ]
         if not unread:
             return ""
@@ -1653,6 +1663,13 @@ class HfFamily(Family):
             f"; under `with {', '.join(unread)}`, whose context manager is not read here (not a class or generator "
             "of this file): read as running its body (whether it swallows an exception is not known here)"
         )
+
+    def _manager_read(self, called: cst.BaseExpression) -> bool:
+        """Whether `_swallows` reads a context manager: one of the file's top-level classes or generators, or one
+        it knows swallows (`_SWALLOWING`, `_SWALLOWING_METHODS`)."""
+        if isinstance(called, cst.Name) and called.value in self._top_defs():
+            return True
+        return self.ctx.qualname(called) in _SWALLOWING or _swallowing_method(called)
 
     def _top_defs(self) -> dict[str, cst.ClassDef | cst.FunctionDef]:
         """The classes and functions the module defines at its top level, by name (read at a `with` only)."""

@@ -1761,3 +1761,37 @@ def test_kernelize_fallback_reads_a_match_or_loop_that_never_ends_normally_as_py
     new, findings = port(LOOPS_AND_MATCHES, target)
     assert [(f.code, f.start.line) for f in findings] == [("HF016", 15), ("HF016", 25)]
     assert new == LOOPS_AND_MATCHES
+
+
+READ_MANAGERS = """import contextlib
+import unittest
+from kernels import KernelizeFallback as K, kernelize
+
+
+class T(unittest.TestCase):
+    def test_missing(self):
+        with self.assertRaises(ImportError):
+            import gptqmodel
+
+    def test_message(self):
+        with self.assertRaisesRegex(ImportError, "gptq"):
+            from gptqmodel import GPTQModel
+
+
+def suppressed(model):
+    with contextlib.suppress(KeyError):
+        E = K.NONE
+    kernelize(model, use_fallback=E)
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_unittest_s_assert_raises_is_read_as_swallowing_and_a_read_manager_is_not_said_unread(target):
+    """`with self.assertRaises(E):` (and `assertRaisesRegex`) swallows the exception it expects, as
+    `pytest.raises` does: an import under it is optional (46-rleft's "Left", twenty-eighth rules2 read), and a
+    binding under `contextlib.suppress(...)`, a manager porter reads, carries no "not read here" note. On
+    45ebd98: HF017 at lines 9 and 13 (read as run on every call) and the note at line 19's finding."""
+    new, findings = port(READ_MANAGERS, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", 19)]
+    assert "not read here" not in findings[0].message
+    assert new == READ_MANAGERS
