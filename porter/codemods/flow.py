@@ -284,13 +284,12 @@ def _always_run(statements: Sequence[cst.CSTNode], swallows: Swallows) -> set[in
 def dead_statements(body: cst.CSTNode, swallows: Swallows) -> set[int]:
     """The ids of the statements of a scope's `body` that never run (twenty-eighth read): those after a
     statement of their block that never ends normally (`_ends`: a `return`, a `try` whose body returns and
-    whose handlers all do ...), and what they hold; an `else` that never runs (`_dead_else`). A walk of the
+    whose handlers all do ...), and what they hold; a block that never runs (`_dead_blocks`). A walk of the
     statements only, made at the site that asks."""
     blocks: list[cst.CSTNode] = [body]
     dead: set[int] = set()
     for stmt in iter_statements(body, into_defs=False):
-        never = _dead_else(stmt, swallows)
-        if never is not None:
+        for never in _dead_blocks(stmt, swallows):
             dead.update(id(s) for s in iter_statements(never, into_defs=False))
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.FunctionDef, cst.ClassDef)):
             blocks += _compound_blocks(stmt)
@@ -302,14 +301,18 @@ def dead_statements(body: cst.CSTNode, swallows: Swallows) -> set[int]:
     return dead
 
 
-def _dead_else(stmt: cst.CSTNode, swallows: Swallows) -> cst.CSTNode | None:
-    """A statement's `else` block that never runs, or None: a `try`'s after a body that ends; a loop's that never
-    stops and has no `break` (`while True:`: only a test that fails runs it)."""
+def _dead_blocks(stmt: cst.CSTNode, swallows: Swallows) -> list[cst.CSTNode]:
+    """A statement's blocks that never run: a `try`'s `else` after a body that ends; the branch a constant test
+    never takes (`if False:`, `while 0:`, an `if True:`'s `else`, which CPython's compiler drops; a `while
+    True:`'s `else` too, `break` or not: only a test that fails runs it)."""
     if isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.orelse is not None and _block_ends(stmt.body, swallows):
-        return stmt.orelse.body
-    if isinstance(stmt, cst.While) and stmt.orelse is not None and _forever(stmt) and not _breaks(stmt):
-        return stmt.orelse.body
-    return None
+        return [stmt.orelse.body]
+    if not isinstance(stmt, (cst.If, cst.While)):
+        return []
+    known = _constant(stmt.test)
+    if known is False:
+        return [stmt.body]
+    return [stmt.orelse] if known is True and stmt.orelse is not None else []
 
 
 def reached(body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode], swallows: Swallows) -> bool:
@@ -344,8 +347,7 @@ def _ends(stmt: cst.CSTNode, swallows: Swallows) -> bool:
     if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         return any(isinstance(s, _ENDING) for s in stmt.body)
     if isinstance(stmt, cst.If):
-        other = stmt.orelse
-        return _block_ends(stmt.body, swallows) and other is not None and _ends_else(other, swallows)
+        return _if_ends(stmt, swallows)
     if isinstance(stmt, cst.With):
         return not swallows(stmt) and _block_ends(stmt.body, swallows)
     if isinstance(stmt, (cst.For, cst.While)):
@@ -353,6 +355,17 @@ def _ends(stmt: cst.CSTNode, swallows: Swallows) -> bool:
     if isinstance(stmt, cst.Match):
         return _match_ends(stmt, swallows)
     return isinstance(stmt, (cst.Try, cst.TryStar)) and _try_ends(stmt, swallows)
+
+
+def _if_ends(stmt: cst.If, swallows: Swallows) -> bool:
+    """An `if` never ends normally where every branch ends, or where its test is a constant (`if True:`) the
+    branch it always takes ends."""
+    body = _block_ends(stmt.body, swallows)
+    other = stmt.orelse is not None and _ends_else(stmt.orelse, swallows)
+    known = _constant(stmt.test)
+    if known is None:
+        return body and other
+    return body if known else other
 
 
 def _try_ends(stmt: cst.Try | cst.TryStar, swallows: Swallows) -> bool:
@@ -375,19 +388,29 @@ def _loop_ends(loop: cst.For | cst.While, swallows: Swallows) -> bool:
 def _forever(loop: cst.For | cst.While) -> bool:
     """Whether a loop's test is a constant Python reads as true (`while True:`, `while 1:`): it stops only by a
     `break`, `return` or `raise` (CPython compiles no test for it)."""
-    test = getattr(loop, "test", None)
-    return (isinstance(test, cst.Name) and test.value == "True") or (
-        isinstance(test, cst.Integer) and test.evaluated_value != 0
-    )
+    return isinstance(loop, cst.While) and _constant(loop.test) is True
+
+
+def _constant(test: cst.BaseExpression) -> bool | None:
+    """The truth of a test that is a constant (`True`, `False`, `None`, an integer), as CPython's compiler reads
+    it (it drops the branch never taken); None for any other test."""
+    if isinstance(test, cst.Name) and test.value in ("True", "False", "None"):
+        return test.value == "True"
+    return test.evaluated_value != 0 if isinstance(test, cst.Integer) else None
 
 
 def _match_ends(stmt: cst.Match, swallows: Swallows) -> bool:
     """A `match` never ends normally where every case's body ends and one case takes any subject (`case _:`, a
     bare capture, with no guard): without one, a subject no case takes goes on after the `match`."""
-    catch_all = any(
-        c.guard is None and isinstance(c.pattern, cst.MatchAs) and c.pattern.pattern is None for c in stmt.cases
-    )
+    catch_all = any(c.guard is None and _takes_any(c.pattern) for c in stmt.cases)
     return catch_all and all(_block_ends(c.body, swallows) for c in stmt.cases)
+
+
+def _takes_any(pattern: cst.MatchPattern) -> bool:
+    """Whether a case's pattern takes any subject: `_`, a bare capture, or an or-pattern holding one (`1 | _`)."""
+    if isinstance(pattern, cst.MatchOr):
+        return any(_takes_any(p.pattern) for p in pattern.patterns)
+    return isinstance(pattern, cst.MatchAs) and pattern.pattern is None
 
 
 def _ends_else(other: cst.If | cst.Else, swallows: Swallows) -> bool:
