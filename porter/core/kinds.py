@@ -145,6 +145,18 @@ def _data_kind(base: str, lower: str, name: str) -> str | None:
     return None
 
 
+def left_out(name: str) -> str | None:
+    """Why the file at `name` is not read: its kind by name, where `PORTER_FILE_KINDS` leaves
+    that kind out (None where the run reads it). A file so named on the command line was read as
+    Python ("All checks passed!" for a requirements.txt, a syntax error for a Dockerfile); a
+    setup.py is Python either way."""
+    kind = _named(name)
+    if kind in (None, PYTHON, SETUP_PY) or kind in enabled_kinds():
+        return None
+    value = os.environ.get("PORTER_FILE_KINDS", "").strip()
+    return f"a {label(kind)}: not read (PORTER_FILE_KINDS={value} leaves out `{kind}`)"
+
+
 def discovered(name: str, parent: str = "") -> bool:
     """Whether discovery picks up a file of this bare name (in a folder named `parent`)."""
     if name.endswith((".py", ".pyi")):

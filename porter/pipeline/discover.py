@@ -21,7 +21,7 @@ from pathlib import Path
 from porter.config import globs
 from porter.config.files import escaped as globs_escape, from_folder, rooted
 from porter.core import programs
-from porter.core.kinds import discovered
+from porter.core.kinds import discovered, left_out
 from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_parsed
 from porter.core.textsafe import path_name as utf8_name
 from porter.pipeline import gitconfig, gitdir
@@ -150,7 +150,7 @@ def _named_file(given: Path, files: set[str]) -> Iterator[Candidate]:
     real = os.path.realpath(given)
     if real not in files:
         files.add(real)
-        yield Candidate(given, given.parent)
+        yield Candidate(given, given.parent, left_out(str(given)))
 
 
 def _from_top(
