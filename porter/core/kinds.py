@@ -90,6 +90,12 @@ def enabled_kinds() -> frozenset[str]:
     return _enabled(os.environ.get("PORTER_FILE_KINDS", ""))
 
 
+def unknown_kinds() -> list[str]:
+    """The names in `PORTER_FILE_KINDS` that are no kind porter reads: a typo (`requirement`,
+    `Shell`) left every kind but Python out, unsaid."""
+    return sorted(enabled_kinds() - {PYTHON, *FILE_KINDS})
+
+
 def kind_of(name: str) -> str | None:
     """The kind of the file at `name` (a path or a bare name), or None when porter reads no
     such file. `.py`/`.pyi` are Python (setup.py is Python with requirement strings)."""

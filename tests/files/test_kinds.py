@@ -81,6 +81,26 @@ def test_discovery_walks_them_beside_the_python(tmp_path):
     ]
 
 
+@pytest.mark.parametrize("value", ["requirement", "Shell,requirements", "python, dockerfiles"])
+def test_a_name_in_porter_file_kinds_that_is_no_kind_is_said(tmp_path, monkeypatch, value):
+    """`PORTER_FILE_KINDS=requirement` (a typo) read Python alone and said nothing; the name
+    that is no kind is said once after the run (twenty-eighth cache2 read)."""
+    from porter.pipeline import discover as discovery
+
+    (tmp_path / "requirements.txt").write_text("torch\n")
+    monkeypatch.setenv("PORTER_FILE_KINDS", value)
+    discovery.forget()
+    list(discover([tmp_path]))
+    list(discover([tmp_path]))
+    said = [n for n in discovery.NOTES if "PORTER_FILE_KINDS" in n]
+    wrong = sorted({k.strip() for k in value.split(",")} - {"python", "requirements"})
+    assert len(said) == 1 and f"no kind porter reads: {', '.join(wrong)} (" in said[0], discovery.NOTES
+    monkeypatch.setenv("PORTER_FILE_KINDS", "python,requirements")
+    discovery.forget()
+    list(discover([tmp_path]))
+    assert not [n for n in discovery.NOTES if "PORTER_FILE_KINDS" in n]
+
+
 def test_a_file_named_whose_kind_porter_file_kinds_leaves_out_is_said_unread(tmp_path, monkeypatch):
     """A requirements.txt or a Dockerfile named on the command line under
     `PORTER_FILE_KINDS=python` was read as Python: the requirements file passed unsaid ("All
