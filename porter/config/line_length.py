@@ -43,7 +43,9 @@ def _limit_in(folder: Path) -> int | None | bool:
     return value if value is not None else _ruff_length(path, _table(tool.get("ruff")))
 
 
-_MAX_EXTENDS = 32  # a longer `extend` chain is taken for a cycle ruff would refuse
+# ruff follows an `extend` chain of any length; porter reads up to this many files (a cycle is
+# told by the files' real paths: a chain of 40 was taken for one and got no limit)
+_MAX_EXTENDS = 256
 
 
 def _ruff_length(path: Path, options: dict[str, Any]) -> int | None:
@@ -51,15 +53,15 @@ def _ruff_length(path: Path, options: dict[str, Any]) -> int | None:
     the file its `extend` names, as ruff resolves it (from `path`'s folder, `~` and variables
     expanded; a `pyproject.toml` read for its `[tool.ruff]`). None where the chain sets none, or
     loops (ruff refuses a cycle)."""
-    seen = {path}
+    seen = {os.path.realpath(path)}
     while (value := _length(options.get("line-length", options.get("line_length")))) is None:
         extend = options.get("extend")
         if type(extend) is not str or len(seen) > _MAX_EXTENDS:
             return None
-        path = path.parent / os.path.expandvars(os.path.expanduser(extend))
-        if path in seen:
+        path = path.parent / os.path.expandvars(os.path.expanduser(extend))  # (from the link's folder, as ruff)
+        if (real := os.path.realpath(path)) in seen:
             return None
-        seen.add(path)
+        seen.add(real)
         options = _read(path)
         if path.name == "pyproject.toml":
             options = _table(_table(options.get("tool")).get("ruff"))

@@ -90,6 +90,12 @@ def enabled_kinds() -> frozenset[str]:
     return _enabled(os.environ.get("PORTER_FILE_KINDS", ""))
 
 
+def unknown_kinds() -> list[str]:
+    """The names in `PORTER_FILE_KINDS` that are no kind porter reads: a typo (`requirement`,
+    `Shell`) left every kind but Python out, unsaid."""
+    return sorted(enabled_kinds() - {PYTHON, *FILE_KINDS})
+
+
 def kind_of(name: str) -> str | None:
     """The kind of the file at `name` (a path or a bare name), or None when porter reads no
     such file. `.py`/`.pyi` are Python (setup.py is Python with requirement strings)."""
@@ -143,6 +149,18 @@ def _data_kind(base: str, lower: str, name: str) -> str | None:
     if _DOCKERFILE.fullmatch(base):
         return DOCKERFILE
     return None
+
+
+def left_out(name: str) -> str | None:
+    """Why the file at `name` is not read: its kind by name, where `PORTER_FILE_KINDS` leaves
+    that kind out (None where the run reads it). A file so named on the command line was read as
+    Python ("All checks passed!" for a requirements.txt, a syntax error for a Dockerfile); a
+    setup.py is Python either way."""
+    kind = _named(name)
+    if kind in (None, PYTHON, SETUP_PY) or kind in enabled_kinds():
+        return None
+    value = os.environ.get("PORTER_FILE_KINDS", "").strip()
+    return f"a {label(kind)}: not read (PORTER_FILE_KINDS={value} leaves out `{kind}`)"
 
 
 def discovered(name: str, parent: str = "") -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 from porter.config import globs
 from porter.config.files import escaped as globs_escape, from_folder, rooted
 from porter.core import programs
-from porter.core.kinds import discovered
+from porter.core.kinds import FILE_KINDS, discovered, left_out, unknown_kinds
 from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_parsed
 from porter.core.textsafe import path_name as utf8_name
 from porter.pipeline import gitconfig, gitdir
@@ -111,6 +111,9 @@ def discover(
     files: set[str] = set()
     said: set[str] = set()  # the problems said, by their paths (`_said_once`)
     cwd = Path.cwd().resolve()
+    if unknown := unknown_kinds():
+        kinds = ", ".join(FILE_KINDS)
+        _note(f"PORTER_FILE_KINDS names no kind porter reads: {', '.join(unknown)} (its kinds: {kinds})")
     for given in paths:
         if not os.path.lexists(given):
             yield from _said_once([Candidate(given, given, "no such file or directory")], said)
@@ -150,7 +153,7 @@ def _named_file(given: Path, files: set[str]) -> Iterator[Candidate]:
     real = os.path.realpath(given)
     if real not in files:
         files.add(real)
-        yield Candidate(given, given.parent)
+        yield Candidate(given, given.parent, left_out(str(given)))
 
 
 def _from_top(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from porter.codemods.fit import fit
-from porter.config.line_length import line_length
+from porter.config.line_length import forget, line_length
 from tests.helpers import port_files, write_files
 
 OLD = """class Schedule:
@@ -235,6 +235,26 @@ def test_ruffs_extend_is_followed_for_the_line_length(tmp_path):
         },
     )
     assert [line_length(str(tmp_path / f / "m.py")) for f in "abcd"] == [22, 22, 23, None]
+
+
+def test_a_long_ruff_extend_chain_is_followed_and_a_cycle_spelled_otherwise_is_one(tmp_path):
+    """ruff 0.17.6 follows a chain of 40 `extend`s (`--show-settings`: 48); porter stopped at 32
+    files, took the chain for a cycle and fitted nothing. A cycle through another spelling of a
+    file's path (`../p/b.toml`) is still none (twenty-eighth cache2 read)."""
+    top = tmp_path / "p"
+    top.mkdir()
+    (top / "ruff.toml").write_text('extend = "c1.toml"\n')
+    for i in range(1, 40):
+        (top / f"c{i}.toml").write_text(f'extend = "c{i + 1}.toml"\n')
+    (top / "c40.toml").write_text("line-length = 48\n")
+    (top / "m.py").write_text("x = 1\n")
+    cyc = tmp_path / "q"
+    cyc.mkdir()
+    (cyc / "ruff.toml").write_text('extend = "../q/b.toml"\n')
+    (cyc / "b.toml").write_text('extend = "ruff.toml"\n')
+    (cyc / "m.py").write_text("x = 1\n")
+    forget()
+    assert (line_length(str(top / "m.py")), line_length(str(cyc / "m.py"))) == (48, None)
 
 
 def test_a_cached_port_is_redone_once_the_file_ruff_extends_changes(tmp_path, monkeypatch):
