@@ -1203,9 +1203,16 @@ def _attach_api_launches(inv: Inventory, by_name: dict[str, list[Kernel]]) -> No
             continue
         if not name:  # (a launch of no kernel porter knows: the scan's note)
             inv.problems.append(why)
+        elif name not in by_name:  # (`cudaLaunchKernel((void*)k, ...)` of no listed `k`: dropped, unsaid)
+            inv.problems.append(f"`{name}` {why}: {_NOT_LISTED}")
         for k in by_name.get(name, ()):
             k.unresolved.append(why)
     inv.api_launches = []
+
+
+_NOT_LISTED = (
+    "a name no kernel porter lists has (a function pointer, a launcher's parameter, a kernel outside the tree)"
+)
 
 
 def _unattached(written: str, site: CallSite, named: bool) -> str:
@@ -1216,9 +1223,7 @@ def _unattached(written: str, site: CallSite, named: bool) -> str:
     if named:
         why = f"with {len(site.args)} argument(s), which no kernel of that name porter lists takes"
     else:
-        why = (
-            "a name no kernel porter lists has (a function pointer, a launcher's parameter, a kernel outside the tree)"
-        )
+        why = _NOT_LISTED
     return f"{where}: a launch of `{written}`, {why}: the kernel it runs is not read"
 
 
@@ -1375,6 +1380,9 @@ _UNNAMED_FUNCTION = (
     "a `CUfunction` no `cuModuleGetFunction` or `cuLibraryGetKernel` of this file names by a literal "
     "(looked up through another function or file, or by a name built at run time): the kernel it runs is not read"
 )
+# a runtime API launch whose kernel argument is no name (an array's element, a call's result): it
+# was dropped, unsaid (twenty-eighth read)
+_UNNAMED_KERNEL = "no kernel's name porter reads (an expression: the kernel it runs is not read)"
 # and of one a lookup of its file names by a literal and another by a name built at run time
 _RUN_TIME_LOOKUP = "which a lookup of this file names at run time: the kernel it runs there is not read"
 # the host C++ files read for such launches only (a `.cpp` launching a `.cu`'s kernel), by a byte of each
@@ -1386,11 +1394,16 @@ def _api_kernel(arg: str) -> str | None:
     """The kernel an API launch's argument names, casts and `&` before it, template arguments after it
     (`(void*)k`, `(const void*)&ns::k<Tr<2>>`, `reinterpret_cast<void*>(k)`), or None. By hand: a
     pattern searched for a name at the end was quadratic on a long word."""
-    text = arg.strip().removesuffix(")").rstrip()
-    if text.endswith(">"):
-        depth = 0
-        for at in range(len(text) - 1, -1, -1):
-            depth += {">": 1, "<": -1}.get(text[at], 0)
+    text = arg.strip()
+    if text.endswith(")"):  # a cast's operand (`static_cast<void*>(k)`), or a call's result: no name
+        back = _closing(text[::-1], 0, _PARENS, ")")
+        at = len(text) - 1 - back if back is not None else 0
+        head = text[:at].rstrip()
+        if head[-1:].isalnum() or head[-1:] == "_":
+            return None  # (`pick(i)`: its `i` was taken for the kernel)
+        text = text[at + 1 : -1].strip()
+    if text.endswith(">"):  # (a `>` in parentheses compares: `tk<float, (X > 2) ? 4 : 8>` had no name)
+        for at, depth in _template_angles(text, backwards=True):
             if depth == 0:
                 text = text[:at].rstrip()
                 break
@@ -1420,7 +1433,9 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
             written = " ".join(args[at].split())[:80] if len(args) > at else "?"
             out.append(("", f"{where}: {how} launches `{written}`, {_UNNAMED_FUNCTION}"))
             continue
-        if named is None:
+        if named is None:  # (`table[i]`, `pick(i)`: dropped, unsaid)
+            written = " ".join(args[at].split())[:80] if len(args) > at else "?"
+            out.append(("", f"{where}: {how} launches `{written}`, {_UNNAMED_KERNEL}"))
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
         packed = any(a.rstrip().endswith("...") for a in args[2:])  # (`args...`: as many as the pack holds)

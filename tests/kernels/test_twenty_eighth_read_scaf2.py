@@ -1,0 +1,48 @@
+"""The twenty-eighth read's second wave of the scaffold writers (scaf2, issue 24): each test failed on 45ebd98."""
+
+from __future__ import annotations
+
+from porter.kernels.inventory import scan
+
+API = (
+    "template <typename T, int N> __global__ void tk(T* x, int n) { x[0] = N; }\n"
+    "__global__ void pk(float* x, int n) { x[0] = n; }\n"
+    "typedef void (*K)(float*, int);\n"
+    "void go(float* x, int n, K* table, int i) {\n"
+    "  cudaLaunchConfig_t cfg = {};\n"
+    "  cudaLaunchKernelEx(&cfg, tk<float, (3 > 2) ? 4 : 8>, x, n);\n"
+    "  cudaLaunchKernelEx(&cfg, table[i], x, n);\n"
+    "  cudaLaunchKernel((const void*)pick(i), dim3(1), dim3(1), nullptr, 0, 0);\n"
+    "}\n"
+)
+
+
+def test_an_api_launch_of_a_kernel_porter_cannot_name_is_said_and_a_comparison_is_no_bracket(tmp_path):
+    # `tk<float, (3 > 2) ? 4 : 8>`: the `>` in parentheses was counted as the template's, so no name
+    # was read; that launch and those of `table[i]` and of `pick(i)` were dropped, said nowhere
+    (tmp_path / "k.cu").write_text(API)
+    inventory = scan(tmp_path)
+    tk = inventory.kernels[0]
+    assert [(c.line, c.args, c.template) for c in tk.calls] == [(6, ["x", "n"], ["float", "(3 > 2) ? 4 : 8"])]
+    said = [p for p in inventory.problems if "no kernel's name porter reads" in p]
+    assert [p.split(":", 2)[:2] for p in said] == [["k.cu", "7"], ["k.cu", "8"]]
+    assert "`table[i]`" in said[0] and "`(const void*)pick(i)`" in said[1]
+
+
+def test_an_api_launch_of_a_name_no_kernel_has_is_said(tmp_path):
+    # `cudaLaunchKernel((void*)ext_k, ...)` of a kernel outside the tree: dropped, said nowhere (a
+    # `<<<` launch of such a name is said); a cast's operand is still read (`static_cast<...>(pk)`)
+    (tmp_path / "k.cu").write_text(
+        "__global__ void pk(float* x, int n) { x[0] = n; }\n"
+        "void go(void** args) {\n"
+        "  cudaLaunchKernel((void*)ext_k, dim3(1), dim3(1), args, 0, 0);\n"
+        "  cudaLaunchKernel(static_cast<const void*>(pk), dim3(1), dim3(1), args, 0, 0);\n"
+        "}\n"
+    )
+    inventory = scan(tmp_path)
+    assert [p for p in inventory.problems if "ext_k" in p] == [
+        "`ext_k` launched through `cudaLaunchKernel` at k.cu:3, whose arguments (an array of their addresses) "
+        "porter does not read: a name no kernel porter lists has (a function pointer, a launcher's parameter, "
+        "a kernel outside the tree)"
+    ]
+    assert "`cudaLaunchKernel` at k.cu:4" in inventory.kernels[0].unresolved[0]
