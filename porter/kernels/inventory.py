@@ -623,6 +623,10 @@ class _Scan(cst.CSTVisitor):
         # a name bound to `wrap_triton(k)`, to `k`, in source order, a function's own dropped as it ends
         self._wrapped: dict[str, cst.BaseExpression] = {}
         self._wrapped_outer: list[dict[str, cst.BaseExpression]] = []
+        # a function of this file to the one name all its `return`s give (`def make(): ... return k`):
+        # `make()[grid](...)` launches `k` (`""`: a function returning anything else)
+        self._returns: dict[str, str] = {}
+        self._returning: list[set[str]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._in_class.append(True)
@@ -633,10 +637,17 @@ class _Scan(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._in_class.append(False)
         self._wrapped_outer.append(dict(self._wrapped))
+        self._returning.append(set())
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._in_class.pop()
         self._wrapped = self._wrapped_outer.pop()
+        returned = self._returning.pop()
+        self._returns[original_node.name.value] = returned.pop() if len(returned) == 1 else ""
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._returning:
+            self._returning[-1].add(node.value.value if isinstance(node.value, cst.Name) else "")
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -758,6 +769,10 @@ class _Scan(cst.CSTVisitor):
         if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword:
             if self.resolver.qualname(value.func) in _TRITON_WRAPPERS:
                 return value.args[0].value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self._returns.get(value.func.value):
+            # a kernel a function of this file makes and returns (`k = make(); k[grid](...)`): the
+            # launch was nobody's, unsaid (twenty-eighth read's leftover)
+            return cst.Name(self._returns[value.func.value])
         return value
 
     def _indirect(self, node: cst.Call) -> None:
