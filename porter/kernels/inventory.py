@@ -237,7 +237,10 @@ def _blank(text: str, strings: bool) -> str:
         out += [text[at : m.start()], m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
         at = m.end()
     out.append(text[at:])
-    return "".join(out)
+    code = "".join(out)
+    if strings and "%>" in code:  # (`<% %>`, C++'s digraphs of `{ }`: a body in them was none, its launch unsaid)
+        code = code.replace("<%", "{ ").replace("%>", " }")
+    return code
 
 
 @dataclass

@@ -70,3 +70,17 @@ def test_a_triton_kernel_a_function_returns_is_launched_through_its_result(tmp_p
     (tmp_path / "m.py").write_text(MADE)
     (kernel,) = scan(tmp_path).kernels
     assert [(c.line, c.args) for c in kernel.calls] == [(16, ["x", "n", "BLOCK=64"]), (17, ["x", "n", "BLOCK=32"])]
+
+
+def test_a_kernel_body_in_digraphs_is_a_body(tmp_path):
+    # `<% ... %>` is `{ ... }` to the compiler (45-scaffold's leftover): the kernel was listed with
+    # no body, and its launch a note of "a name no kernel porter lists has" (untrue)
+    (tmp_path / "k.cu").write_text(
+        "__global__ void digraph_k(float* a, int n) <% a<:0:> = n; %>\n"
+        'const char* s = "%>";\n'
+        "void run(float* y) <% digraph_k<<<1, 1>>>(y, 3); %>\n"
+    )
+    inventory = scan(tmp_path)
+    (kernel,) = inventory.kernels
+    assert [(c.line, c.args) for c in kernel.calls] == [(3, ["y", "3"])]
+    assert inventory.problems == []
