@@ -2718,14 +2718,30 @@ def _kernels_in(
         params = [" ".join(p.split()) for p in _top_level_split(joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
         head = heads.get(_head_before(code, m.start()), [])
-        yield (
-            m.start(),
-            _PASTE.sub("", m.group(1)),
-            params,
-            body,
-            [n for n, typed in head if typed and n],
-            [n for n, _ in head],
-        )
+        typed, names = [n for n, typed in head if typed and n], [n for n, _ in head]
+        yield m.start(), _PASTE.sub("", m.group(1)), params, body, typed, names
+        for name, other in _other_branches(code[m.start() : m.start(1)], m.start(), close):
+            yield m.start(), name, other, body, typed, names
+
+
+# a kernel's name and parameters in an `#if` branch its head takes before `#else` (`__global__ void`,
+# `#ifdef FOO`, `foo_k(float* a)`, `#else`, `bar_k(float* a, int n)`): read as an attribute macro's
+# arguments, the branch's kernel was listed nowhere (twenty-eighth read's leftover)
+_BRANCH_NAME = re.compile(r"#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*\n\s*([A-Za-z_]\w*)\s*\(")
+# (and only the `#else`/`#elif` lines between its `)` and the kernel's own name: no `__launch_bounds__`
+# of one branch, before the `void`, is a kernel)
+_BRANCH_END = re.compile(r"(?:\s*#[ \t]*(?:elif|else)\b[^\n]*)+\s*")
+
+
+def _other_branches(head: str, at: int, close: Mapping[int, int]) -> Iterator[tuple[str, list[str]]]:
+    """(name, parameters) of each kernel an `#if` branch of a kernel's `head` (at offset `at`) names."""
+    if "#" not in head:
+        return
+    for m in _BRANCH_NAME.finditer(head):
+        end = close.get(at + m.end() - 1)
+        if end is not None and end < at + len(head) and _BRANCH_END.fullmatch(head, end + 1 - at):
+            params = [" ".join(p.split()) for p in _top_level_split(joined(head[m.end() : end - at])) if p.strip()]
+            yield m.group(1), params
 
 
 # a `#define NAME body` or `#undef NAME`: group 1 which, group 2 the name, group 3 the body

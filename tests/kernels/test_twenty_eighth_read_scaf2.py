@@ -84,3 +84,19 @@ def test_a_kernel_body_in_digraphs_is_a_body(tmp_path):
     (kernel,) = inventory.kernels
     assert [(c.line, c.args) for c in kernel.calls] == [(3, ["y", "3"])]
     assert inventory.problems == []
+
+
+def test_a_kernel_named_in_an_ifdef_branch_of_its_head_is_listed(tmp_path):
+    # `__global__ void` then `#ifdef FOO` / `foo_k(float* a)` / `#else` / `bar_k(...)` / `#endif`
+    # (45-scaffold's leftover): `foo_k(float* a)` was read as an attribute macro's arguments, and
+    # the kernel of the `#ifdef` branch was listed nowhere
+    (tmp_path / "k.cu").write_text(
+        "__global__ void\n#ifdef FOO\nfoo_k(float* a)\n#else\nbar_k(float* a, int n)\n#endif\n{ a[0] = 1; }\n"
+        "__global__\n#if A\n__launch_bounds__(256)\n#else\n__launch_bounds__(128)\n#endif\nvoid baz_k(float* a) { a[0] = 2; }\n"
+    )
+    kernels = scan(tmp_path).kernels
+    assert sorted((k.name, k.line, k.params) for k in kernels) == [
+        ("bar_k", 1, ["float* a", "int n"]),
+        ("baz_k", 8, ["float* a"]),
+        ("foo_k", 1, ["float* a"]),
+    ]
