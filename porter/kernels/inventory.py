@@ -237,7 +237,10 @@ def _blank(text: str, strings: bool) -> str:
         out += [text[at : m.start()], m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
         at = m.end()
     out.append(text[at:])
-    return "".join(out)
+    code = "".join(out)
+    if strings and "%>" in code:  # (`<% %>`, C++'s digraphs of `{ }`: a body in them was none, its launch unsaid)
+        code = code.replace("<%", "{ ").replace("%>", " }")
+    return code
 
 
 @dataclass
@@ -623,6 +626,10 @@ class _Scan(cst.CSTVisitor):
         # a name bound to `wrap_triton(k)`, to `k`, in source order, a function's own dropped as it ends
         self._wrapped: dict[str, cst.BaseExpression] = {}
         self._wrapped_outer: list[dict[str, cst.BaseExpression]] = []
+        # a function of this file to the one name all its `return`s give (`def make(): ... return k`):
+        # `make()[grid](...)` launches `k` (`""`: a function returning anything else)
+        self._returns: dict[str, str] = {}
+        self._returning: list[set[str]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._in_class.append(True)
@@ -633,10 +640,17 @@ class _Scan(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._in_class.append(False)
         self._wrapped_outer.append(dict(self._wrapped))
+        self._returning.append(set())
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._in_class.pop()
         self._wrapped = self._wrapped_outer.pop()
+        returned = self._returning.pop()
+        self._returns[original_node.name.value] = returned.pop() if len(returned) == 1 else ""
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._returning:
+            self._returning[-1].add(node.value.value if isinstance(node.value, cst.Name) else "")
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -758,6 +772,10 @@ class _Scan(cst.CSTVisitor):
         if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword:
             if self.resolver.qualname(value.func) in _TRITON_WRAPPERS:
                 return value.args[0].value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self._returns.get(value.func.value):
+            # a kernel a function of this file makes and returns (`k = make(); k[grid](...)`): the
+            # launch was nobody's, unsaid (twenty-eighth read's leftover)
+            return cst.Name(self._returns[value.func.value])
         return value
 
     def _indirect(self, node: cst.Call) -> None:
@@ -1203,9 +1221,16 @@ def _attach_api_launches(inv: Inventory, by_name: dict[str, list[Kernel]]) -> No
             continue
         if not name:  # (a launch of no kernel porter knows: the scan's note)
             inv.problems.append(why)
+        elif name not in by_name:  # (`cudaLaunchKernel((void*)k, ...)` of no listed `k`: dropped, unsaid)
+            inv.problems.append(f"`{name}` {why}: {_NOT_LISTED}")
         for k in by_name.get(name, ()):
             k.unresolved.append(why)
     inv.api_launches = []
+
+
+_NOT_LISTED = (
+    "a name no kernel porter lists has (a function pointer, a launcher's parameter, a kernel outside the tree)"
+)
 
 
 def _unattached(written: str, site: CallSite, named: bool) -> str:
@@ -1216,9 +1241,7 @@ def _unattached(written: str, site: CallSite, named: bool) -> str:
     if named:
         why = f"with {len(site.args)} argument(s), which no kernel of that name porter lists takes"
     else:
-        why = (
-            "a name no kernel porter lists has (a function pointer, a launcher's parameter, a kernel outside the tree)"
-        )
+        why = _NOT_LISTED
     return f"{where}: a launch of `{written}`, {why}: the kernel it runs is not read"
 
 
@@ -1375,6 +1398,9 @@ _UNNAMED_FUNCTION = (
     "a `CUfunction` no `cuModuleGetFunction` or `cuLibraryGetKernel` of this file names by a literal "
     "(looked up through another function or file, or by a name built at run time): the kernel it runs is not read"
 )
+# a runtime API launch whose kernel argument is no name (an array's element, a call's result): it
+# was dropped, unsaid (twenty-eighth read)
+_UNNAMED_KERNEL = "no kernel's name porter reads (an expression: the kernel it runs is not read)"
 # and of one a lookup of its file names by a literal and another by a name built at run time
 _RUN_TIME_LOOKUP = "which a lookup of this file names at run time: the kernel it runs there is not read"
 # the host C++ files read for such launches only (a `.cpp` launching a `.cu`'s kernel), by a byte of each
@@ -1386,11 +1412,16 @@ def _api_kernel(arg: str) -> str | None:
     """The kernel an API launch's argument names, casts and `&` before it, template arguments after it
     (`(void*)k`, `(const void*)&ns::k<Tr<2>>`, `reinterpret_cast<void*>(k)`), or None. By hand: a
     pattern searched for a name at the end was quadratic on a long word."""
-    text = arg.strip().removesuffix(")").rstrip()
-    if text.endswith(">"):
-        depth = 0
-        for at in range(len(text) - 1, -1, -1):
-            depth += {">": 1, "<": -1}.get(text[at], 0)
+    text = arg.strip()
+    if text.endswith(")"):  # a cast's operand (`static_cast<void*>(k)`), or a call's result: no name
+        back = _closing(text[::-1], 0, _PARENS, ")")
+        at = len(text) - 1 - back if back is not None else 0
+        head = text[:at].rstrip()
+        if head[-1:].isalnum() or head[-1:] == "_":
+            return None  # (`pick(i)`: its `i` was taken for the kernel)
+        text = text[at + 1 : -1].strip()
+    if text.endswith(">"):  # (a `>` in parentheses compares: `tk<float, (X > 2) ? 4 : 8>` had no name)
+        for at, depth in _template_angles(text, backwards=True):
             if depth == 0:
                 text = text[:at].rstrip()
                 break
@@ -1420,7 +1451,9 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
             written = " ".join(args[at].split())[:80] if len(args) > at else "?"
             out.append(("", f"{where}: {how} launches `{written}`, {_UNNAMED_FUNCTION}"))
             continue
-        if named is None:
+        if named is None:  # (`table[i]`, `pick(i)`: dropped, unsaid)
+            written = " ".join(args[at].split())[:80] if len(args) > at else "?"
+            out.append(("", f"{where}: {how} launches `{written}`, {_UNNAMED_KERNEL}"))
             continue
         pointed = _pointed(code[max(0, call.start() - _POINTER_BACK) : call.start()], named)
         packed = any(a.rstrip().endswith("...") for a in args[2:])  # (`args...`: as many as the pack holds)
@@ -2685,14 +2718,30 @@ def _kernels_in(
         params = [" ".join(p.split()) for p in _top_level_split(joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
         head = heads.get(_head_before(code, m.start()), [])
-        yield (
-            m.start(),
-            _PASTE.sub("", m.group(1)),
-            params,
-            body,
-            [n for n, typed in head if typed and n],
-            [n for n, _ in head],
-        )
+        typed, names = [n for n, typed in head if typed and n], [n for n, _ in head]
+        yield m.start(), _PASTE.sub("", m.group(1)), params, body, typed, names
+        for name, other in _other_branches(code[m.start() : m.start(1)], m.start(), close):
+            yield m.start(), name, other, body, typed, names
+
+
+# a kernel's name and parameters in an `#if` branch its head takes before `#else` (`__global__ void`,
+# `#ifdef FOO`, `foo_k(float* a)`, `#else`, `bar_k(float* a, int n)`): read as an attribute macro's
+# arguments, the branch's kernel was listed nowhere (twenty-eighth read's leftover)
+_BRANCH_NAME = re.compile(r"#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*\n\s*([A-Za-z_]\w*)\s*\(")
+# (and only the `#else`/`#elif` lines between its `)` and the kernel's own name: no `__launch_bounds__`
+# of one branch, before the `void`, is a kernel)
+_BRANCH_END = re.compile(r"(?:\s*#[ \t]*(?:elif|else)\b[^\n]*)+\s*")
+
+
+def _other_branches(head: str, at: int, close: Mapping[int, int]) -> Iterator[tuple[str, list[str]]]:
+    """(name, parameters) of each kernel an `#if` branch of a kernel's `head` (at offset `at`) names."""
+    if "#" not in head:
+        return
+    for m in _BRANCH_NAME.finditer(head):
+        end = close.get(at + m.end() - 1)
+        if end is not None and end < at + len(head) and _BRANCH_END.fullmatch(head, end + 1 - at):
+            params = [" ".join(p.split()) for p in _top_level_split(joined(head[m.end() : end - at])) if p.strip()]
+            yield m.group(1), params
 
 
 # a `#define NAME body` or `#undef NAME`: group 1 which, group 2 the name, group 3 the body
