@@ -380,14 +380,16 @@ def _emit(text: str, output_file: Path | None, document: bool = False) -> None:
             write_output(output_file, text)  # whole; a link of that name is replaced, not written through
         except OSError as exc:
             raise usage_error(f"cannot write --output-file {output_file}: {exc.strerror or exc}") from None
-    elif hasattr(sys.stdout, "buffer"):
+    elif document and hasattr(sys.stdout, "buffer"):
         sys.stdout.flush()
-        out = sys.stdout
-        codec = ("utf-8", "backslashreplace") if document else (out.encoding, out.errors or "strict")
-        _write_whole(out.buffer, text.encode(*codec))
-    else:  # a stream of text only (an embedding's StringIO)
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _write_whole(sys.stdout.buffer, text.encode("utf-8", "backslashreplace"))
+    else:
+        # in pieces its buffer holds (4 kB on a pipe; an escaped character is 10 bytes at most),
+        # each flushed: a flush writes all or raises, where one large write lost the rest as
+        # `_write_whole` says; the stream's own encoder keeps its byte-order-mark rule (utf-16/32)
+        for at in range(0, len(text), 256):
+            sys.stdout.write(text[at : at + 256])
+            sys.stdout.flush()
 
 
 def _write_whole(stream: BinaryIO, data: bytes) -> None:
