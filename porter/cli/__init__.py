@@ -115,6 +115,8 @@ def main() -> None:
     except KeyboardInterrupt as exc:
         _leave(*ending(exit_code(exc)))
     except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            _leave(_code_when_the_reader_left(exc))
         if exc.errno not in _OUTPUT_LOST and not (exc.errno == errno.EBADF and _a_stream_is_read_only()):
             raise
         # stdout on a full disk (`> /dev/full`) or gone: one line, as coreutils say it
@@ -122,7 +124,22 @@ def main() -> None:
     except SystemExit as exc:
         if exc.code in _INTERRUPTED:
             _leave(*ending(exc.code))
+        if isinstance(exc.__context__, BrokenPipeError):  # typer's handler: exit 1, silent
+            _leave(_code_when_the_reader_left(exc.__context__))
         raise
+
+
+def _code_when_the_reader_left(error: BaseException | None) -> int:
+    """The exit code of a run whose output's reader left (`porter rules | head -1`): 0, said
+    nothing, as ruff and ripgrep; typer's own handler left with 1, lint's "findings found", for
+    every command (twenty-eighth read). A usage error keeps its 2 where saying it is what broke
+    (`porter lint --bogus 2>&1 | true`; ruff too)."""
+    while error is not None:
+        code = getattr(error, "exit_code", None)  # click's usage error, typer's own fork of it
+        if isinstance(code, int):
+            return code
+        error = error.__context__
+    return 0
 
 
 def _a_stream_is_read_only() -> bool:

@@ -249,12 +249,14 @@ def _write_out_dir(paths: list[Path], out_dir: Path, changed: list[Change]) -> i
 
 
 def _check_report(report: Path) -> None:
+    """--report's name, before the run: a folder is said as lint's `--report` and `-o` say it
+    (it was "must end in .html, .md or .json" for `--report out`; twenty-eighth read)."""
+    if report.is_dir():
+        raise usage_error(f"cannot write --report {report}: is a folder")
     try:
         report_format(report)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
-    if report.is_dir():
-        raise usage_error(f"--report {report} is a folder: name a file (FILE.html, FILE.md or FILE.json)")
     try:
         check_output(report)  # (a folder porter cannot write was said after the whole run)
     except OSError as exc:

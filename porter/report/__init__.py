@@ -48,9 +48,9 @@ def render(model: ReportModel, fmt: str) -> str:
 def write_report(path: Path | str, model: ReportModel) -> Path:
     """Render `model` in the format the suffix names and write it (UTF-8); returns the path."""
     path = Path(path)
-    text = render(model, report_format(path))
-    if path.is_dir():
+    if path.is_dir():  # first: a folder is not a file of another suffix (as `-o`; twenty-eighth read)
         raise IsADirectoryError(21, "is a folder", str(path))
+    text = render(model, report_format(path))
     make_parent(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with removed_on_error(tmp):

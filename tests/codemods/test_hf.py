@@ -1838,3 +1838,26 @@ def test_kernelize_fallback_skips_the_branch_a_constant_test_never_takes(target)
     new, findings = port(CONSTANT_TESTS, target)
     assert [(f.code, f.start.line) for f in findings] == [("HF016", 19), ("HF016", 28)]
     assert new == CONSTANT_TESTS
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_with_item_over_several_lines_is_quoted_on_one_line_and_short(target):
+    """HF016's "under `with …`" quoted the item as written: its line breaks and comments went into the
+    finding (`\\x0a` in concise, `%0A` in a GitHub annotation) and a long one all of its text (twenty-eighth
+    read). Now one line of at most 60 characters, as other rules quote code."""
+    code = (
+        "from kernels import KernelizeFallback as K, kernelize\n"
+        "from .utils import quiet\n"
+        "def f(model):\n"
+        "    E = K.NO_DEVICE\n"
+        "    with quiet(\n"
+        "        'a',  # a comment\n"
+        f"        '{'Z' * 200}',\n"
+        "    ):\n"
+        "        E = K.NONE\n"
+        "    kernelize(model, use_fallback=E)\n"
+    )
+    message = port(code, target)[1][0].message
+    quoted = message.split("under `with ", 1)[1].split("`,", 1)[0]
+    assert "\n" not in message and len(quoted) == 60, message
+    assert quoted.startswith("quiet( 'a', # a comment 'ZZZ") and quoted.endswith("ZZZ..."), message

@@ -167,3 +167,21 @@ def test_bar_on_a_terminal():
             p.advance("pkg/a.py")
         assert p._bar is not None
     assert "porting" in buf.getvalue() and "4/4" in buf.getvalue(), buf.getvalue()
+
+
+@pytest.mark.parametrize("command", ["rewrite", "lint"])
+@pytest.mark.parametrize("name", ["out", "out.html"])
+def test_a_report_named_as_a_folder_is_said_as_output_file_says_it(proj, command, name):
+    # `--report out` with `out/` a folder said "report file 'out' must end in .html, .md or
+    # .json" where `lint -o out` says "is a folder"; rewrite's `--report out.html` another line
+    # again (twenty-eighth read)
+    (proj / name).mkdir()
+    extra = ["--diff"] if command == "rewrite" else []
+    res = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(
+        app, [command, "a.py", "--target", "xla", *extra, "--report", name]
+    )
+    assert res.exit_code == 2
+    assert res.stderr.strip().splitlines()[-1] == f"error: cannot write --report {name}: is a folder", res.stderr
+    if command == "lint":
+        res = CliRunner(env={"NO_COLOR": "1"}).invoke(app, ["lint", "a.py", "--target", "xla", "-o", name])
+        assert res.stderr.strip().splitlines()[-1] == f"error: cannot write --output-file {name}: is a folder"

@@ -163,6 +163,34 @@ def test_a_stream_open_for_reading_only_is_one_line_and_exit_2(tmp_path, stream)
             assert said.strip().splitlines() == ["porter: cannot write the output: Bad file descriptor"], said
 
 
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (("rules",), 0),
+        (("--help",), 0),
+        (("explain", "DEV001"), 0),
+        (("lint", ".", "--target", "xla", "--no-cache"), 0),
+        (("lint", ".", "--target", "xla", "--no-cache", "--output-format", "json"), 0),
+        (("lint", "--bogus"), 2),
+    ],
+)
+def test_a_reader_that_left_ends_the_run_with_ruffs_code_and_no_word(tmp_path, args, code):
+    # `porter rules | head -c 1`: typer's handler left with 1, lint's "findings found", for every
+    # command; ruff 0.17.6 leaves with 0 and says nothing (a usage error keeps its 2). The reader
+    # takes one byte once the pipe is full, then leaves: lint's one write of its 64 kB+ document
+    # came back short and the rest was dropped with no error (twenty-eighth read)
+    (tmp_path / "m.py").write_bytes(CUDA + b"y = torch.zeros(2).cuda()\n" * 1500)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    read, write = os.pipe()
+    where = {"stdout": subprocess.DEVNULL, "stderr": write} if code else {"stdout": write, "stderr": subprocess.PIPE}
+    run = subprocess.Popen([sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, **where)
+    os.close(write)
+    assert os.read(read, 1)
+    os.close(read)
+    said = run.stderr.read().decode() if run.stderr else ""
+    assert (run.wait(timeout=180), said) == (code, ""), args
+
+
 def test_a_closed_stdout_is_not_a_traceback(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
