@@ -443,15 +443,16 @@ def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple
 
 
 def _group_names(opt, named: dict[int, list[str]], bound: int) -> list[list[str]]:
-    """Each parameter group's parameters by their first name (the first `bound` in all): what
-    pairs the groups of two sides. Paired by count, a port that split or merged groups of other
-    rates failed on the rate, and one that swapped two groups' rates passed (twenty-seventh read)."""
-    groups = []
-    for g in opt.param_groups:
-        names = [min(named[id(p)]) for p in g["params"]][: max(0, bound)]
-        bound -= len(names)
-        groups.append(names)
-    return groups
+    """Each parameter group's parameters by their first name: what pairs the groups of two sides.
+    Paired by count, a port that split or merged groups of other rates failed on the rate, and one
+    that swapped two groups' rates passed (twenty-seventh read). The `bound` names are the first
+    in name order, as the parameters recorded are, and each group names its first one at least:
+    taken in the optimizer's order, a port that listed its groups in another order named other
+    parameters (failed, paired by count), and a group past the bound was named by nothing, its
+    rate not compared (twenty-eighth trace2 read)."""
+    firsts = [[min(named[id(p)]) for p in g["params"]] for g in opt.param_groups]
+    kept = set(sorted(n for names in firsts for n in names)[: max(0, bound)])
+    return [[n for n in ns if n in kept or n == first] for ns, first in ((ns, min(ns, default='')) for ns in firsts)]
 
 
 def _transformed(t: torch.Tensor) -> bool:

@@ -2043,6 +2043,57 @@ def test_parameter_groups_are_paired_by_the_parameters_they_hold(tmp_path, group
     assert not [w for w in res.warnings if "cannot be paired" in w], res.warnings
 
 
+@pytest.mark.parametrize(
+    "groups, lrs, verdict",
+    [
+        ([["1.weight", "1.bias"], ["0.weight", "0.bias"]], [0.01, 0.1], "pass"),  # reordered
+        ([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.05], "fail"),  # the second's rate
+    ],
+)
+def test_parameter_groups_past_the_bound_are_named_in_name_order(tmp_path, groups, lrs, verdict):
+    """Under the parameters' bound the groups named their first `bound` parameters in the
+    optimizer's order: a port that listed its groups in another order named other parameters
+    (paired by count: failed), and a group the bound left out was named by nothing (its rate not
+    compared: passed). Named in name order, each group by one at least (twenty-eighth trace2
+    read); SGD's weights after a step, by assert_close, are the oracle."""
+    from porter.verify.recorder import _group_names
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    named = {id(p): [n] for n, p in model.named_parameters()}
+    by_name = dict(model.named_parameters())
+    start = {n: p.detach().clone() for n, p in by_name.items()}
+
+    def stepped(gs, rates):
+        opt = torch.optim.SGD([{"params": [by_name[n] for n in g], "lr": r} for g, r in zip(gs, rates)])
+        model.zero_grad()
+        model(torch.ones(5, 4)).pow(2).sum().backward()
+        opt.step()
+        after = {n: p.detach().clone() for n, p in by_name.items()}
+        with torch.no_grad():
+            for n, p in by_name.items():
+                p.copy_(start[n])
+        return _group_names(opt, named, 2), after
+
+    ref_groups, ref_after = stepped([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.01])
+    port_groups, port_after = stepped(groups, lrs)
+    assert all(ref_groups) and all(port_groups), (ref_groups, port_groups)
+    if verdict == "pass":
+        torch.testing.assert_close(port_after, ref_after)
+    else:
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(port_after, ref_after)
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    for trace, gs, rates in ((ref, ref_groups, [0.1, 0.01]), (port, port_groups, lrs)):
+        trace.manifest["param_groups"] = gs
+        for st in trace.manifest["steps"]:
+            st["lr"] = rates
+    res = compare_traces(ref, port)
+    said = " ".join(res.reasons)
+    assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
+
+
 def test_a_dict_inside_a_namedtuple_output_is_recorded_by_key_as_assert_close_pairs_it(tmp_path):
     """A model returning a namedtuple holding a dict (`Out(logits, aux={...})`): the plain dicts
     were put in key order only inside plain tuples and lists, so this dict was recorded in the
