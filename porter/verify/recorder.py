@@ -400,10 +400,18 @@ def _placed_sums(body: torch.Tensor, tail: torch.Tensor, rows: int, weigh=_linea
     return placed
 
 
+def _every_parameter(module: torch.nn.Module) -> list[torch.Tensor]:
+    """A module's parameters, a tied one at each name: a copy tied otherwise than its model (an
+    EMA made by `load_state_dict` of a model tied after it was made, or a port's model re-tied
+    after `.to()` beside a copy left untied) held other shapes, was counted no copy, and its
+    rate went uncompared, unsaid where neither side's copy counted (twenty-eighth trace2 read)."""
+    return [p for _, p in module.named_parameters(remove_duplicate=False)]
+
+
 def _same_shapes(module: torch.nn.Module, shapes: list, stepped: set[int]) -> bool:
     """Whether a module holds parameters of `shapes`, none of them `stepped` (a copy of the model)."""
     try:
-        params = list(module.parameters())
+        params = _every_parameter(module)
     except AttributeError:  # a module still being made (no `_parameters` yet)
         return False
     return [p.shape for p in params] == shapes and not any(id(p) in stepped for p in params)
@@ -416,7 +424,7 @@ COPY_RATE_ELEMENTS = 1 << 20
 def _flat_weights(module: torch.nn.Module) -> torch.Tensor:
     """A module's first `COPY_RATE_ELEMENTS` parameter values, in float64 on the CPU."""
     parts, left = [], COPY_RATE_ELEMENTS
-    for p in module.parameters():
+    for p in _every_parameter(module):
         if left <= 0 or unsampled(p) is not None:
             break
         part = p.detach().reshape(-1)[:left]
@@ -1224,7 +1232,7 @@ class Recorder:
         rates of averaging read at each later step (`_copy_rates`). One scan of the collector's objects, once a run."""
         import gc
 
-        shapes = [p.shape for p in model.parameters()]
+        shapes = [p.shape for p in _every_parameter(model)]
         called = {id(c) for m in self.modules.values() for c in m.modules()}
         # type(), not isinstance: an object's `__class__` may be a property that warns
         # (`torch.distributed.reduce_op`'s FutureWarning, in the program's output)

@@ -1991,6 +1991,50 @@ def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(
         torch.testing.assert_close(copies["other"], copies["ref"])
 
 
+def test_an_ema_copy_untied_beside_a_tied_model_is_a_copy_its_rate_compared(tmp_path):
+    """A model tied after it was made (`head.weight = emb.weight`) beside an EMA copy made by
+    `load_state_dict` (untied): the copy held one parameter more than the model's deduplicated
+    list, was counted no copy on either side, and an EMA rate twice the reference's passed unsaid
+    (twenty-eighth trace2 read). Shapes are compared at each name; assert_close of the copies'
+    weights is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _copy_rate_fails
+
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.emb, self.mid = torch.nn.Embedding(16, 8), torch.nn.Linear(8, 8)\n"
+        "        self.head = torch.nn.Linear(8, 16, bias=False)\n"
+        "    def forward(self, x):\n"
+        "        return self.head(torch.relu(self.mid(self.emb(x))))\n"
+        "model = Net()\nmodel.head.weight = model.emb.weight\n"
+        "ema = Net()\nema.load_state_dict(model.state_dict())\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randint(0, 16, (12,))\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    with torch.no_grad():\n"
+        "        ms = model.state_dict()\n"
+        "        for k, e in ema.state_dict().items():\n            e.lerp_(ms[k], RATE)\n"
+    )
+    manifests = {}
+    for name, rate in (("ref", 0.1), ("other", 0.2)):
+        (tmp_path / name).mkdir()
+        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("RATE", str(rate))), timeout=120, steps=3)
+        assert rec.status == "ok", (rec.status, rec.error)
+        manifests[name] = rec.trace.manifest
+    ref = manifests["ref"]
+    assert ref["tied"] and ref["model_copies"] == 1, (ref["tied"], ref.get("model_copies"))
+    assert [[round(r, 4) for r in c["rates"]] for c in ref["model_copy_rates"]] == [[0.1] * 2], ref
+    fails = _copy_rate_fails(ref, manifests["other"])
+    assert len(fails) == 1 and "another rate" in fails[0], fails
+    w0 = torch.randn(16, 8, generator=torch.Generator().manual_seed(1))
+    with pytest.raises(AssertionError):  # the oracle: one update at each rate
+        torch.testing.assert_close(w0.clone().lerp_(w0 - 1.0, 0.2), w0.clone().lerp_(w0 - 1.0, 0.1))
+
+
 def test_an_ema_update_that_is_no_average_is_compared_not_said_only(tmp_path):
     """A port whose EMA update is no average of the copy and the model (`0.9 E + 0.2 W`, the
     o26 `wrong`) had its copies said "not compared" only, and passed (twenty-seventh read's
