@@ -1634,12 +1634,15 @@ def _between_modules(fd: dict, rm: dict, pm: dict) -> str:
     """Where the first diverging module's input may have changed before it: a `torch.nn.functional`
     call or a tensor operation between modules has no row, and the next module was named the
     first to diverge, unsaid (twenty-seventh read's leftover). Nothing where on both sides every
-    tensor it got was a recorded output that agreed (`Recorder._note_fed`): the change is in it."""
+    tensor it got was a recorded output that agreed (`Recorder._note_fed`): the change is in it.
+    The port's call is the one paired (`ported_call`): read at the reference's key, a shared
+    module's calls made in another order gave another call's note (twenty-eighth trace2 read)."""
     if fd["type"] in ("input", "buffer"):
         return ""
+    keys = (fd["module"], fd.get("ported_call") or fd["module"])
     fed = [
-        next((m.get("fed") for m in side.get("modules") or [] if m.get("key") == fd["module"]), None)
-        for side in (rm, pm)
+        next((m.get("fed") for m in side.get("modules") or [] if m.get("key") == key), None)
+        for side, key in zip((rm, pm), keys)
     ]
     if all(f is True for f in fed):
         return ""

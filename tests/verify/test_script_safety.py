@@ -1696,6 +1696,50 @@ def test_a_change_between_modules_is_said_where_the_next_module_diverges(tmp_pat
         torch.testing.assert_close(torch.nn.functional.gelu(x, approximate="tanh"), torch.nn.functional.gelu(x))
 
 
+_REORDERED = (
+    "import torch\ntorch.manual_seed(0)\n"
+    "class Net(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.f = torch.nn.Linear(8, 8)\n"
+    "    def forward(self, x, y):\n"
+    "        BODY\n"
+    "        return u.sum() + v.sum()\n"
+    "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "x, y = torch.randn(16, 8), torch.randn(4, 8)\n"
+    "for _ in range(2):\n"
+    "    loss = model(x, y).pow(2)\n"
+    "    opt.zero_grad(); loss.backward(); opt.step()\n"
+)
+
+
+def test_the_fed_note_of_a_shared_module_s_calls_made_in_another_order_is_the_paired_call_s(tmp_path):
+    """A shared module's calls made in another order are paired by shape (`calls_by_shape`), the
+    row keeping the reference's key: the port's `fed` note was read at that key, another call's,
+    so a port that put a tensor operation (`tanh`) before its call on `y`, and called it first,
+    was named at the module, unsaid that the change may lie before it (twenty-eighth trace2
+    read). The note is read at the port's paired call; assert_close is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _between_modules, _divergence_fail, compare_modules
+
+    traces = {}
+    for name, body in (("ref", "u, v = self.f(x), self.f(y)"), ("port", "v = self.f(torch.tanh(y)); u = self.f(x)")):
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, _REORDERED.replace("BODY", body))
+        rec = _record(tmp_path / name, tree, steps=2, timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+    fed = {m["key"]: m["fed"] for m in traces["port"].manifest["modules"]}
+    assert fed["f"] is False and fed["f#2"] is True, fed
+    _, first = compare_modules(traces["ref"], traces["port"], 1e-4, 1e-5)
+    assert first["module"] == "f#2" and first["ported_call"] == "f", first
+    said = _divergence_fail(first) + _between_modules(first, traces["ref"].manifest, traces["port"].manifest)
+    assert "torch.nn.functional call" in said and "on the port side" in said, said
+    y = torch.randn(4, 8)
+    with pytest.raises(AssertionError):  # the oracle: the port's call gets other values
+        torch.testing.assert_close(torch.tanh(y), y)
+
+
 def test_a_change_in_a_shared_module_s_call_past_those_recorded_is_said_where_it_shows(tmp_path):
     """One Linear called three times in a loop (shared weights), the port changing what its
     third call adds: the trace records a module's first two calls, so the next module was named
