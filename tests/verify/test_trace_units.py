@@ -116,6 +116,27 @@ def test_a_port_that_ties_parameters_the_reference_keeps_apart_is_told_so(tmp_pa
     assert not any("tied in the port are separate" in f for f in compare_traces(ref, port).reasons)
 
 
+@pytest.mark.parametrize("tied_side", ["ported", "reference"])
+def test_a_tied_group_s_names_are_said_by_the_tie_line_not_as_parameters_on_one_side_only(tmp_path, tied_side):
+    """A tie on one side only is recorded by the group's first name: its other names were listed
+    under "parameters on one side only" beside the tie's line, the one change said twice
+    (twenty-eighth trace read's leftover). They are said by the tie line only; a parameter on
+    one side for another reason is still listed."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.5])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.4], label=PORT)
+    weight = ref.manifest["parameters"][0]
+    untied, tied = (port, ref) if tied_side == "reference" else (ref, port)
+    untied.manifest["parameters"] = [{**weight, "name": n} for n in ("emb.weight", "head.weight")]
+    tied.manifest["parameters"] = [{**weight, "name": n} for n in ("adapter.weight", "emb.weight")]
+    tied.manifest["tied"] = [["emb.weight", "head.weight"]]
+    r = compare_traces(ref, port)
+    one_side = [f for f in r.reasons if f.startswith("parameters on one side only")]
+    assert r.verdict == "fail" and any("emb.weight, head.weight" in f for f in r.reasons), r.reasons
+    assert len(one_side) == 1 and "head.weight" not in one_side[0] and "adapter.weight" in one_side[0], one_side
+    tied.manifest["parameters"] = [{**weight, "name": "emb.weight"}]
+    assert not [f for f in compare_traces(ref, port).reasons if f.startswith("parameters on one side only")]
+
+
 def test_parameters_only_the_port_has_are_named_in_the_order_it_recorded_them(tmp_path):
     """The parameters of a module only the port has were listed alphabetically, so the "first"
     five named were not the first the port made (a 40-layer adapter showed `layers.10.` before
