@@ -1141,7 +1141,10 @@ class Recorder:
         for g in opt.param_groups:
             lr = g.get("lr")
             lrs.append(float(lr) if lr is not None else float("nan"))
-        self._pre = {"grad_norm": norm, "lr": lrs}
+        # the optimizer's parameters left without a gradient: one replaced by a new `nn.Parameter`
+        # mid-run failed on the gradient norm, its why naming clipping and scaling (twenty-eighth read)
+        without = sum(p.grad is None for g in opt.param_groups for p in g["params"])
+        self._pre = {"grad_norm": norm, "lr": lrs, "without_grad": without}
 
     def _norm_values(self, grad: torch.Tensor | None) -> torch.Tensor | None:
         """The values of a gradient the global norm is taken over: a sparse gradient's stored
@@ -1174,6 +1177,7 @@ class Recorder:
             "losses": self.pending,
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
+            "without_grad": pre.get("without_grad"),
             "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
             "since_start": self.t_last is None,
         }
@@ -1650,6 +1654,7 @@ class Recorder:
                     "backward_losses": [float(x) for x in ls],
                     "grad_norm": norm,
                     "lr": s["lr"],
+                    "without_grad": s["without_grad"],
                     "step_time_s": s["time_s"],
                     **({"collectives": s["collectives"]} if "collectives" in s else {}),
                     **(

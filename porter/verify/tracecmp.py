@@ -1032,6 +1032,8 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, tols: 
         "lr_ok": False,
         "reference_time_s": a and a.get("step_time_s"),
         "ported_time_s": b and b.get("step_time_s"),
+        "reference_without_grad": a and a.get("without_grad"),
+        "ported_without_grad": b and b.get("without_grad"),
         "reference_collectives": a and a.get("collectives"),
         "ported_collectives": b and b.get("collectives"),
     }
@@ -1194,13 +1196,29 @@ def _grad_norm_fail(compared: list[dict], parted: dict | None, explained: bool) 
         f"the gradient norm differs at step {gn_bad['step']}: reference "
         f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}"
     )
-    if parted is not None and not explained:
+    gradless = _gradless(gn_bad)
+    if gradless:
+        line += gradless
+    elif parted is not None and not explained:
         line += (
             ", before the loss curves part: the gradients reaching the optimizer are made otherwise "
             "(gradient clipping, loss scaling or unscaling, gradients kept across steps without "
             "`zero_grad()`, accumulation)"
         )
     return [line]
+
+
+def _gradless(row: dict) -> str:
+    """Words where the sides left other counts of the optimizer's parameters without a gradient
+    at a step (`Recorder.on_pre_step`): a port that replaced a parameter by a new `nn.Parameter`
+    mid-run had its why name clipping and scaling (twenty-eighth trace read's leftover)."""
+    a, b = row.get("reference_without_grad"), row.get("ported_without_grad")
+    if a is None or b is None or a == b:
+        return ""
+    return (
+        f": {b} of the port's optimizer's parameters had no gradient at that step (the reference {a}): a "
+        "parameter the optimizer holds was replaced (a new nn.Parameter), frozen or left out of the loss"
+    )
 
 
 def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:

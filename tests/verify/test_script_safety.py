@@ -2079,6 +2079,47 @@ def test_an_ema_copy_untied_beside_a_tied_model_is_a_copy_its_rate_compared(tmp_
         torch.testing.assert_close(w0.clone().lerp_(w0 - 1.0, 0.2), w0.clone().lerp_(w0 - 1.0, 0.1))
 
 
+def test_a_parameter_left_without_a_gradient_is_named_in_the_gradient_norm_s_why(tmp_path):
+    """A port that replaced a parameter by a new `nn.Parameter` after step 1 (the optimizer's one
+    then gets no gradient) failed on the gradient norm, its why naming clipping and scaling
+    (twenty-eighth trace read's leftover). The recorder counts the optimizer's parameters left
+    without a gradient at each step; the line says how many. assert_close is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _grad_norm_fail, _step_row
+
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4)\n"
+        "for i in range(3):\n"
+        "    if i == REPLACE:\n"
+        "        model[2].weight = torch.nn.Parameter(model[2].weight.detach().clone())\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    steps = {}
+    for name, at in (("ref", -1), ("port", 1)):
+        (tmp_path / name).mkdir()
+        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("REPLACE", str(at))), timeout=120, steps=3)
+        assert rec.status == "ok", (rec.status, rec.error)
+        steps[name] = rec.trace.manifest["steps"]
+    assert [s["without_grad"] for s in steps["ref"]] == [0, 0, 0], steps["ref"]
+    assert [s["without_grad"] for s in steps["port"]] == [0, 1, 1], steps["port"]
+    rows = [_step_row(i, a, b, None, ((1e-5, 1e-6), (1e-5, 1e-6)), None) for i, (a, b) in enumerate(zip(*steps.values()))]
+    parted = next((r for r in rows if not r["loss_ok"]), None)
+    said = _grad_norm_fail(rows, parted, False)
+    assert len(said) == 1 and "at step 2" in said[0] and "1 of the port's optimizer's parameters had no" in said[0]
+    assert "clipping" not in said[0], said
+    w = torch.nn.Parameter(torch.ones(3))  # the oracle: a replaced parameter's optimizer copy does not move
+    opt = torch.optim.SGD([w], lr=0.1)
+    new = torch.nn.Parameter(w.detach().clone())
+    new.sum().backward()
+    opt.step()
+    torch.testing.assert_close(w.detach(), torch.ones(3))
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(new.detach() - 0.1 * new.grad, torch.ones(3))
+
+
 def test_an_ema_update_that_is_no_average_is_compared_not_said_only(tmp_path):
     """A port whose EMA update is no average of the copy and the model (`0.9 E + 0.2 W`, the
     o26 `wrong`) had its copies said "not compared" only, and passed (twenty-seventh read's
