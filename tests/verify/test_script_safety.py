@@ -199,6 +199,32 @@ def test_a_side_ends_when_porter_is_killed_outright(tmp_path):
     assert not alive, "the side ran on after porter was killed"
 
 
+def test_the_folder_a_porter_killed_outright_left_is_removed_at_the_next_run(tmp_path):
+    """kill -9 runs no handler: the `porter-trace-*` folder (the side's trace in it) stayed in the
+    temporary folder (twenty-eighth trace read's leftover). Each folder holds a lock while its
+    porter lives; the next run removes those whose lock no live porter holds: not a live one,
+    not one with no lock (kept), not a link to one."""
+    from porter.verify.procs import sweep_left
+
+    body = (
+        "import os, sys, tempfile\nfrom pathlib import Path\nfrom porter.verify.procs import WorkerSet\n"
+        "w = WorkerSet().__enter__()\nd = w.add_temp_dir(Path(tempfile.mkdtemp(prefix='porter-trace-')))\n"
+        "(d / 'trace.safetensors').write_bytes(b'x')\nos.kill(os.getpid(), 9)\n"
+    )
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, "-c", body], env=env, timeout=60, check=False)
+    (left,) = tmp_path.glob("porter-trace-*")
+    kept = tmp_path / "porter-trace-kept"
+    kept.mkdir()
+    (tmp_path / "porter-trace-link").symlink_to(left)
+    (tmp_path / "porter-trace-live").mkdir()
+    with WorkerSet() as workers:
+        live = workers.add_temp_dir(tmp_path / "porter-trace-live")
+        assert sweep_left("porter-trace-", str(tmp_path)) == [left]
+        assert live.is_dir() and kept.is_dir() and not left.exists()
+    assert sweep_left("porter-trace-", str(tmp_path)) == [tmp_path / "porter-trace-live"]
+
+
 def test_module_form_records_steps_schedule_and_module_names(tmp_path):
     from porter.verify.script import ScriptConfig, record
 
