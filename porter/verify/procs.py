@@ -158,6 +158,30 @@ class WorkerSet:
         self._old.clear()
         raise SystemExit(128 + signum)
 
+    def _watchdog(self, group: int) -> tuple[subprocess.Popen, int] | None:
+        """A shell that kills the worker's process group when porter ends outright: the
+        parent-death signal (`_before_exec`) reaches the worker alone, so what it started (a
+        launcher's `python`) ran on after a kill -9 (twenty-eighth trace2 read). It waits on a
+        pipe only porter can write to, at whose end (porter gone: the kernel closes it) it kills
+        the group; in its own session, so the group's kill misses it. Called off when the worker
+        is done (`_call_off`), before the pipe is closed."""
+        r, w = os.pipe()  # (neither inherited by the workers)
+        try:
+            dog = subprocess.Popen(
+                ["/bin/sh", "-c", 'read -r _; kill -s KILL -- "-$0"', str(group)],
+                stdin=r,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:  # no shell: the worker's own parent-death signal only
+            os.close(w)
+            return None
+        finally:
+            os.close(r)
+        self.procs.append(dog)  # (a worker's, not a stray)
+        return dog, w
+
     def run(
         self,
         argv: list[str],
@@ -185,6 +209,7 @@ class WorkerSet:
                 preexec_fn=_before_exec(memory_limit),
             )
         self.procs.append(proc)
+        dog = self._watchdog(proc.pid)
         stdout = proc.stdout
         assert stdout is not None  # stdout=PIPE
         pump = _Pump(stdout, log_path, max_output)
@@ -198,6 +223,7 @@ class WorkerSet:
             _kill_group(proc)
             rc = proc.wait()
         _kill_group(proc)  # anything the worker left running in its group
+        _call_off(dog)
         self.end_strays()  # and anything it moved out of the group
         reader.join(timeout=10)
         return ProcResult(rc, timed_out, pump.dropped)
@@ -247,6 +273,15 @@ def sweep_left(prefix: str, where: str | None = None) -> list[Path]:
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
     return removed
+
+
+def _call_off(dog: tuple[subprocess.Popen, int] | None) -> None:
+    """End a watchdog (`WorkerSet._watchdog`), then close its pipe: closed first, it would kill
+    the group it watched, whose number may be another's by then."""
+    if dog is not None:
+        dog[0].kill()
+        dog[0].wait()
+        os.close(dog[1])
 
 
 _PR_SET_PDEATHSIG = 1

@@ -199,6 +199,42 @@ def test_a_side_ends_when_porter_is_killed_outright(tmp_path):
     assert not alive, "the side ran on after porter was killed"
 
 
+@pytest.mark.parametrize("how", ["kill", "timeout"])
+def test_a_side_s_own_children_end_with_porter_killed_outright_or_at_its_timeout(tmp_path, how):
+    """A side that starts its own `python` (a launcher, `torchrun`'s like): the parent-death
+    signal reaches the side alone, so after porter was killed outright (kill -9) the side's
+    child ran on, its parent gone (twenty-eighth trace2 read); the timeout's path kills the group.
+    Both end it now."""
+    pidfile = tmp_path / "child.pid"
+    child = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(300)"
+    tree = _tree(tmp_path, f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {child!r}])\n")
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-m", "porter", "trace", "record", "-o", str(tmp_path / "t.safetensors")]
+    timeout = "300" if how == "kill" else "20"
+    proc = subprocess.Popen(
+        [*argv, "--no-noise-floor", "--timeout", timeout, "--", sys.executable, "train.py"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
+        time.sleep(0.2)
+    assert pidfile.exists()
+    if how == "kill":
+        proc.kill()
+    proc.wait(timeout=120)
+    side = int(pidfile.read_text())
+    deadline = time.time() + 10
+    while _alive(side) and time.time() < deadline:
+        time.sleep(0.2)
+    alive = _alive(side)
+    if alive:
+        os.kill(side, signal.SIGKILL)  # (the test's own leftover, not the next test's)
+    assert not alive, "the side's child ran on"
+
+
 def test_the_folder_a_porter_killed_outright_left_is_removed_at_the_next_run(tmp_path):
     """kill -9 runs no handler: the `porter-trace-*` folder (the side's trace in it) stayed in the
     temporary folder (twenty-eighth trace read's leftover). Each folder holds a lock while its
