@@ -939,8 +939,14 @@ class Recorder:
         the change may lie before it."""
         kwargs = _call_kwargs(module)
         got = _tensors_of([args, [kwargs[k] for k in sorted(kwargs)]]) if kwargs is not None else []
-        fed = all((r := self.made.get(id(t))) is not None and r() is t for t in got) if got else None
+        fed = all(self._was_made(t) for t in got) if got else None
         self.fed_pending.setdefault(id(module), []).append(fed)
+
+    def _was_made(self, t: torch.Tensor) -> bool:
+        """A recorded call's output, or a view of one: a view changes no value, and Qwen3's
+        `k_norm(k_proj(x).view(...))` got the between-modules "may" though its change was inside
+        the norm (twenty-eighth tleft read's leftover)."""
+        return any(x is not None and (r := self.made.get(id(x))) is not None and r() is x for x in (t, t._base))
 
     def _made(self, tensors: list) -> None:
         """Keep the tensors a recorded call returned (weakly: an id is reused once one is freed)."""

@@ -1758,6 +1758,48 @@ def test_a_change_between_modules_is_said_where_the_next_module_diverges(tmp_pat
         torch.testing.assert_close(torch.nn.functional.gelu(x, approximate="tanh"), torch.nn.functional.gelu(x))
 
 
+def test_a_module_fed_a_view_of_the_one_before_is_named_alone_for_a_change_inside_it(tmp_path):
+    """Qwen3's `k_norm(k_proj(x).view(...))`: the norm's input a view of a recorded output, a
+    change inside the norm (another eps) got the between-modules "may" (twenty-eighth tleft
+    read's leftover). A view changes no value: it counts as the output it views; a tensor
+    operation there (`.tanh()`) still gets the words. assert_close is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _between_modules, _divergence_fail, compare_modules
+
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.k_proj, self.k_norm = torch.nn.Linear(8, 8), torch.nn.LayerNorm(4, eps=EPS)\n"
+        "    def forward(self, x):\n"
+        "        return self.k_norm(self.k_proj(x).view(16, 2, 4)OP)\n"
+        "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 8)\n"
+        "for _ in range(2):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for name, eps, op in (("ref", "1e-6", ""), ("inside", "1.0", ""), ("between", "1e-6", ".tanh()")):
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, body.replace("EPS", eps).replace("OP", op))
+        rec = _record(tmp_path / name, tree, steps=2, timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+
+    def fail(port):
+        _, first = compare_modules(traces["ref"], traces[port], 1e-4, 1e-5)
+        return _divergence_fail(first) + _between_modules(first, traces["ref"].manifest, traces[port].manifest)
+
+    inside = fail("inside")
+    assert inside.startswith("first diverging module at step 1: k_norm") and "functional" not in inside, inside
+    between = fail("between")
+    assert between.startswith("first diverging module at step 1: k_norm") and "port side" in between, between
+    x = torch.randn(16, 2, 4)
+    with pytest.raises(AssertionError):  # the oracle: the two eps differ
+        torch.testing.assert_close(torch.nn.functional.layer_norm(x, (4,), eps=1.0), torch.nn.functional.layer_norm(x, (4,)))
+
+
 _REORDERED = (
     "import torch\ntorch.manual_seed(0)\n"
     "class Net(torch.nn.Module):\n"
