@@ -460,7 +460,7 @@ def _group_names(opt, named: dict[int, list[str]], bound: int) -> list[list[str]
     rate not compared (twenty-eighth trace2 read)."""
     firsts = [[min(named[id(p)]) for p in g["params"]] for g in opt.param_groups]
     kept = set(sorted(n for names in firsts for n in names)[: max(0, bound)])
-    return [[n for n in ns if n in kept or n == first] for ns, first in ((ns, min(ns, default='')) for ns in firsts)]
+    return [[n for n in ns if n in kept or n == first] for ns, first in ((ns, min(ns, default="")) for ns in firsts)]
 
 
 def _transformed(t: torch.Tensor) -> bool:

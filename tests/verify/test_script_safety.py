@@ -1797,7 +1797,9 @@ def test_a_module_fed_a_view_of_the_one_before_is_named_alone_for_a_change_insid
     assert between.startswith("first diverging module at step 1: k_norm") and "port side" in between, between
     x = torch.randn(16, 2, 4)
     with pytest.raises(AssertionError):  # the oracle: the two eps differ
-        torch.testing.assert_close(torch.nn.functional.layer_norm(x, (4,), eps=1.0), torch.nn.functional.layer_norm(x, (4,)))
+        torch.testing.assert_close(
+            torch.nn.functional.layer_norm(x, (4,), eps=1.0), torch.nn.functional.layer_norm(x, (4,))
+        )
 
 
 _REORDERED = (
@@ -2209,7 +2211,9 @@ def test_a_parameter_left_without_a_gradient_is_named_in_the_gradient_norm_s_why
         steps[name] = rec.trace.manifest["steps"]
     assert [s["without_grad"] for s in steps["ref"]] == [0, 0, 0], steps["ref"]
     assert [s["without_grad"] for s in steps["port"]] == [0, 1, 1], steps["port"]
-    rows = [_step_row(i, a, b, None, ((1e-5, 1e-6), (1e-5, 1e-6)), None) for i, (a, b) in enumerate(zip(*steps.values()))]
+    rows = [
+        _step_row(i, a, b, None, ((1e-5, 1e-6), (1e-5, 1e-6)), None) for i, (a, b) in enumerate(zip(*steps.values()))
+    ]
     parted = next((r for r in rows if not r["loss_ok"]), None)
     said = _grad_norm_fail(rows, parted, False)
     assert len(said) == 1 and "at step 2" in said[0] and "1 of the port's optimizer's parameters had no" in said[0]
