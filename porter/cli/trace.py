@@ -115,7 +115,7 @@ def record_cmd(
     the trace was written from a run that finished, 2 otherwise (the trace still says why)."""
     import tempfile
 
-    from porter.verify.procs import WorkerSet
+    from porter.verify.procs import WorkerSet, sweep_left
     from porter.verify.script import ScriptConfig, attach_floor, check_python, noise_run, record
 
     if side not in ("original", "ported"):
@@ -142,6 +142,7 @@ def record_cmd(
         check_python(cfg, role)  # before the run, not at the writing of its trace
     except (ValueError, TypeError) as exc:
         raise _fail(str(exc)) from None
+    sweep_left("porter-trace-")  # what a porter killed outright (kill -9) left
     with tempfile.TemporaryDirectory(prefix="porter-trace-") as tmp, WorkerSet() as workers:
         workers.add_temp_dir(Path(tmp))
         # the run writes its trace in porter's own folder, and porter writes it at -o once,

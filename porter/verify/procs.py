@@ -89,6 +89,7 @@ class WorkerSet:
         self.procs: list[subprocess.Popen] = []
         self.temp_dirs: list[Path] = []
         self._reaping = False
+        self._alive: list[int] = []  # the lock each temporary folder holds while porter lives (`_hold`)
         self._old: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
 
     def __enter__(self) -> WorkerSet:
@@ -106,9 +107,13 @@ class WorkerSet:
         for sig, handler in self._old.items():
             signal.signal(sig, handler)
         self._old.clear()
+        for fd in self._alive:
+            os.close(fd)
+        self._alive.clear()
 
     def add_temp_dir(self, path: Path) -> Path:
         self.temp_dirs.append(Path(path))
+        self._alive.append(_hold(Path(path)))
         return Path(path)
 
     def kill_all(self) -> None:
@@ -153,6 +158,30 @@ class WorkerSet:
         self._old.clear()
         raise SystemExit(128 + signum)
 
+    def _watchdog(self, group: int) -> tuple[subprocess.Popen, int] | None:
+        """A shell that kills the worker's process group when porter ends outright: the
+        parent-death signal (`_before_exec`) reaches the worker alone, so what it started (a
+        launcher's `python`) ran on after a kill -9 (twenty-eighth trace2 read). It waits on a
+        pipe only porter can write to, at whose end (porter gone: the kernel closes it) it kills
+        the group; in its own session, so the group's kill misses it. Called off when the worker
+        is done (`_call_off`), before the pipe is closed."""
+        r, w = os.pipe()  # (neither inherited by the workers)
+        try:
+            dog = subprocess.Popen(
+                ["/bin/sh", "-c", 'read -r _; kill -s KILL -- "-$0"', str(group)],
+                stdin=r,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:  # no shell: the worker's own parent-death signal only
+            os.close(w)
+            return None
+        finally:
+            os.close(r)
+        self.procs.append(dog)  # (a worker's, not a stray)
+        return dog, w
+
     def run(
         self,
         argv: list[str],
@@ -180,6 +209,7 @@ class WorkerSet:
                 preexec_fn=_before_exec(memory_limit),
             )
         self.procs.append(proc)
+        dog = self._watchdog(proc.pid)
         stdout = proc.stdout
         assert stdout is not None  # stdout=PIPE
         pump = _Pump(stdout, log_path, max_output)
@@ -193,9 +223,65 @@ class WorkerSet:
             _kill_group(proc)
             rc = proc.wait()
         _kill_group(proc)  # anything the worker left running in its group
+        _call_off(dog)
         self.end_strays()  # and anything it moved out of the group
         reader.join(timeout=10)
         return ProcResult(rc, timed_out, pump.dropped)
+
+
+# a file in each temporary folder of a live porter, locked (flock) while it lives: the kernel
+# lets the lock go when porter ends, even killed outright, so the next run knows the folder left
+ALIVE = ".porter-alive"
+
+
+def _hold(folder: Path) -> int:
+    """Lock `folder`'s ALIVE file for as long as porter lives (the fd is not inherited: a worker
+    does not hold it). Locked under another name, then renamed: never seen unlocked."""
+    import fcntl
+
+    fd = os.open(folder / f"{ALIVE}.new", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(folder / f"{ALIVE}.new", folder / ALIVE)
+    return fd
+
+
+def sweep_left(prefix: str, where: str | None = None) -> list[Path]:
+    """Remove the folders `prefix`* a porter killed outright left in the temporary folder (a
+    kill -9 runs no handler: `porter-trace-*` stayed, the side's trace in it; twenty-eighth
+    trace read's leftover): this user's own, no link, whose ALIVE lock no live porter holds.
+    shutil.rmtree does not follow links inside (its fd-based walk on Linux)."""
+    import fcntl
+    import stat
+    import tempfile
+
+    removed = []
+    base = Path(where or tempfile.gettempdir())
+    for folder in base.glob(f"{prefix}*"):
+        try:
+            st = os.lstat(folder)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+                continue
+            fd = os.open(folder / ALIVE, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # (no lock file: kept with --keep, or not porter's)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a live porter's
+        finally:
+            os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _call_off(dog: tuple[subprocess.Popen, int] | None) -> None:
+    """End a watchdog (`WorkerSet._watchdog`), then close its pipe: closed first, it would kill
+    the group it watched, whose number may be another's by then."""
+    if dog is not None:
+        dog[0].kill()
+        dog[0].wait()
+        os.close(dog[1])
 
 
 _PR_SET_PDEATHSIG = 1

@@ -400,10 +400,18 @@ def _placed_sums(body: torch.Tensor, tail: torch.Tensor, rows: int, weigh=_linea
     return placed
 
 
+def _every_parameter(module: torch.nn.Module) -> list[torch.Tensor]:
+    """A module's parameters, a tied one at each name: a copy tied otherwise than its model (an
+    EMA made by `load_state_dict` of a model tied after it was made, or a port's model re-tied
+    after `.to()` beside a copy left untied) held other shapes, was counted no copy, and its
+    rate went uncompared, unsaid where neither side's copy counted (twenty-eighth trace2 read)."""
+    return [p for _, p in module.named_parameters(remove_duplicate=False)]
+
+
 def _same_shapes(module: torch.nn.Module, shapes: list, stepped: set[int]) -> bool:
     """Whether a module holds parameters of `shapes`, none of them `stepped` (a copy of the model)."""
     try:
-        params = list(module.parameters())
+        params = _every_parameter(module)
     except AttributeError:  # a module still being made (no `_parameters` yet)
         return False
     return [p.shape for p in params] == shapes and not any(id(p) in stepped for p in params)
@@ -416,7 +424,7 @@ COPY_RATE_ELEMENTS = 1 << 20
 def _flat_weights(module: torch.nn.Module) -> torch.Tensor:
     """A module's first `COPY_RATE_ELEMENTS` parameter values, in float64 on the CPU."""
     parts, left = [], COPY_RATE_ELEMENTS
-    for p in module.parameters():
+    for p in _every_parameter(module):
         if left <= 0 or unsampled(p) is not None:
             break
         part = p.detach().reshape(-1)[:left]
@@ -443,15 +451,16 @@ def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple
 
 
 def _group_names(opt, named: dict[int, list[str]], bound: int) -> list[list[str]]:
-    """Each parameter group's parameters by their first name (the first `bound` in all): what
-    pairs the groups of two sides. Paired by count, a port that split or merged groups of other
-    rates failed on the rate, and one that swapped two groups' rates passed (twenty-seventh read)."""
-    groups = []
-    for g in opt.param_groups:
-        names = [min(named[id(p)]) for p in g["params"]][: max(0, bound)]
-        bound -= len(names)
-        groups.append(names)
-    return groups
+    """Each parameter group's parameters by their first name: what pairs the groups of two sides.
+    Paired by count, a port that split or merged groups of other rates failed on the rate, and one
+    that swapped two groups' rates passed (twenty-seventh read). The `bound` names are the first
+    in name order, as the parameters recorded are, and each group names its first one at least:
+    taken in the optimizer's order, a port that listed its groups in another order named other
+    parameters (failed, paired by count), and a group past the bound was named by nothing, its
+    rate not compared (twenty-eighth trace2 read)."""
+    firsts = [[min(named[id(p)]) for p in g["params"]] for g in opt.param_groups]
+    kept = set(sorted(n for names in firsts for n in names)[: max(0, bound)])
+    return [[n for n in ns if n in kept or n == first] for ns, first in ((ns, min(ns, default="")) for ns in firsts)]
 
 
 def _transformed(t: torch.Tensor) -> bool:
@@ -930,8 +939,14 @@ class Recorder:
         the change may lie before it."""
         kwargs = _call_kwargs(module)
         got = _tensors_of([args, [kwargs[k] for k in sorted(kwargs)]]) if kwargs is not None else []
-        fed = all((r := self.made.get(id(t))) is not None and r() is t for t in got) if got else None
+        fed = all(self._was_made(t) for t in got) if got else None
         self.fed_pending.setdefault(id(module), []).append(fed)
+
+    def _was_made(self, t: torch.Tensor) -> bool:
+        """A recorded call's output, or a view of one: a view changes no value, and Qwen3's
+        `k_norm(k_proj(x).view(...))` got the between-modules "may" though its change was inside
+        the norm (twenty-eighth tleft read's leftover)."""
+        return any(x is not None and (r := self.made.get(id(x))) is not None and r() is x for x in (t, t._base))
 
     def _made(self, tensors: list) -> None:
         """Keep the tensors a recorded call returned (weakly: an id is reused once one is freed)."""
@@ -1132,7 +1147,10 @@ class Recorder:
         for g in opt.param_groups:
             lr = g.get("lr")
             lrs.append(float(lr) if lr is not None else float("nan"))
-        self._pre = {"grad_norm": norm, "lr": lrs}
+        # the optimizer's parameters left without a gradient: one replaced by a new `nn.Parameter`
+        # mid-run failed on the gradient norm, its why naming clipping and scaling (twenty-eighth read)
+        without = sum(p.grad is None for g in opt.param_groups for p in g["params"])
+        self._pre = {"grad_norm": norm, "lr": lrs, "without_grad": without}
 
     def _norm_values(self, grad: torch.Tensor | None) -> torch.Tensor | None:
         """The values of a gradient the global norm is taken over: a sparse gradient's stored
@@ -1165,6 +1183,7 @@ class Recorder:
             "losses": self.pending,
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
+            "without_grad": pre.get("without_grad"),
             "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
             "since_start": self.t_last is None,
         }
@@ -1223,7 +1242,7 @@ class Recorder:
         rates of averaging read at each later step (`_copy_rates`). One scan of the collector's objects, once a run."""
         import gc
 
-        shapes = [p.shape for p in model.parameters()]
+        shapes = [p.shape for p in _every_parameter(model)]
         called = {id(c) for m in self.modules.values() for c in m.modules()}
         # type(), not isinstance: an object's `__class__` may be a property that warns
         # (`torch.distributed.reduce_op`'s FutureWarning, in the program's output)
@@ -1641,6 +1660,7 @@ class Recorder:
                     "backward_losses": [float(x) for x in ls],
                     "grad_norm": norm,
                     "lr": s["lr"],
+                    "without_grad": s["without_grad"],
                     "step_time_s": s["time_s"],
                     **({"collectives": s["collectives"]} if "collectives" in s else {}),
                     **(

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from porter.core.reading import open_regular
 from porter.verify.config import TARGETS
-from porter.verify.procs import DEFAULT_MAX_OUTPUT, WorkerSet, log_tail
+from porter.verify.procs import DEFAULT_MAX_OUTPUT, WorkerSet, log_tail, sweep_left
 from porter.verify.sides import classify, read_record, side_env
 from porter.verify.tracecmp import ScriptResult, compare_traces, side_summary, where
 from porter.verify.tracefile import Trace, TraceError, merge_ranks, read_trace
@@ -504,6 +504,7 @@ def run_script(cfg: ScriptConfig, keep: bool = False) -> ScriptResult:
     """Both sides (or the ported side against --reference-trace), compared. The work folder
     (logs, job files, both traces) is removed unless `keep`."""
     t0 = time.perf_counter()
+    sweep_left("porter-script-")  # what a porter killed outright (kill -9) left
     base = Path(tempfile.mkdtemp(prefix="porter-script-"))
     try:
         with WorkerSet() as workers:

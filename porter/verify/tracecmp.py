@@ -1032,6 +1032,8 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, tols: 
         "lr_ok": False,
         "reference_time_s": a and a.get("step_time_s"),
         "ported_time_s": b and b.get("step_time_s"),
+        "reference_without_grad": a and a.get("without_grad"),
+        "ported_without_grad": b and b.get("without_grad"),
         "reference_collectives": a and a.get("collectives"),
         "ported_collectives": b and b.get("collectives"),
     }
@@ -1122,11 +1124,7 @@ def _fails(
             f"the two runs did not start from the same weights: {len(d)} parameter(s) "
             f"differ before the first step (first: {d[0]['why']}); " + causes.weights_advice(pm, not seeds)
         )
-    if res.parameters["missing_in_port"] or res.parameters["only_in_port"]:
-        fails.append(
-            "parameters on one side only: reference "
-            f"{res.parameters['missing_in_port'][:5]}, ported {res.parameters['only_in_port'][:5]}"
-        )
+    fails += _one_side_only(res.parameters, res.tied)
     fd = res.first_divergence
     if fd is not None:
         fails.append(
@@ -1176,6 +1174,15 @@ def _tie_fails(tied: dict) -> list[str]:
     ]
 
 
+def _one_side_only(parameters: dict, tied: dict) -> list[str]:
+    """The parameters recorded on one side only, less those a tie line names (a tied group is
+    recorded by one name: its others were listed here beside the tie's line, the one change said
+    twice; twenty-eighth trace2 read)."""
+    said = {n for key in ("untied_in_port", "tied_in_port_only") for g in tied.get(key, []) for n in g}
+    ref, port = ([n for n in parameters[k] if n not in said] for k in ("missing_in_port", "only_in_port"))
+    return [f"parameters on one side only: reference {ref[:5]}, ported {port[:5]}"] if ref or port else []
+
+
 def _grad_norm_fail(compared: list[dict], parted: dict | None, explained: bool) -> list[str]:
     """The first step whose gradient norm differs, where the loss curves have not parted by then
     (after they part the norms differ with them). A port that dropped `clip_grad_norm_`, or
@@ -1189,13 +1196,29 @@ def _grad_norm_fail(compared: list[dict], parted: dict | None, explained: bool) 
         f"the gradient norm differs at step {gn_bad['step']}: reference "
         f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}"
     )
-    if parted is not None and not explained:
+    gradless = _gradless(gn_bad)
+    if gradless:
+        line += gradless
+    elif parted is not None and not explained:
         line += (
             ", before the loss curves part: the gradients reaching the optimizer are made otherwise "
             "(gradient clipping, loss scaling or unscaling, gradients kept across steps without "
             "`zero_grad()`, accumulation)"
         )
     return [line]
+
+
+def _gradless(row: dict) -> str:
+    """Words where the sides left other counts of the optimizer's parameters without a gradient
+    at a step (`Recorder.on_pre_step`): a port that replaced a parameter by a new `nn.Parameter`
+    mid-run had its why name clipping and scaling (twenty-eighth trace read's leftover)."""
+    a, b = row.get("reference_without_grad"), row.get("ported_without_grad")
+    if a is None or b is None or a == b:
+        return ""
+    return (
+        f": {b} of the port's optimizer's parameters had no gradient at that step (the reference {a}): a "
+        "parameter the optimizer holds was replaced (a new nn.Parameter), frozen or left out of the loss"
+    )
 
 
 def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
@@ -1634,12 +1657,15 @@ def _between_modules(fd: dict, rm: dict, pm: dict) -> str:
     """Where the first diverging module's input may have changed before it: a `torch.nn.functional`
     call or a tensor operation between modules has no row, and the next module was named the
     first to diverge, unsaid (twenty-seventh read's leftover). Nothing where on both sides every
-    tensor it got was a recorded output that agreed (`Recorder._note_fed`): the change is in it."""
+    tensor it got was a recorded output that agreed (`Recorder._note_fed`): the change is in it.
+    The port's call is the one paired (`ported_call`): read at the reference's key, a shared
+    module's calls made in another order gave another call's note (twenty-eighth trace2 read)."""
     if fd["type"] in ("input", "buffer"):
         return ""
+    keys = (fd["module"], fd.get("ported_call") or fd["module"])
     fed = [
-        next((m.get("fed") for m in side.get("modules") or [] if m.get("key") == fd["module"]), None)
-        for side in (rm, pm)
+        next((m.get("fed") for m in side.get("modules") or [] if m.get("key") == key), None)
+        for side, key in zip((rm, pm), keys)
     ]
     if all(f is True for f in fed):
         return ""

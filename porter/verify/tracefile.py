@@ -273,7 +273,13 @@ _MANIFEST = {
     "schema": _req(str),
     "side": _opt({"label": _opt(str), "kind": _opt(str), "notes": _list(str), "versions": dict}),
     "steps": _list(
-        {"loss": _req(_NUMBER), "grad_norm": _req(_NUMBER), "lr": _req(_list(_NUMBER)), "step_time_s": _opt(_NUMBER)}
+        {
+            "loss": _req(_NUMBER),
+            "grad_norm": _req(_NUMBER),
+            "lr": _req(_list(_NUMBER)),
+            "step_time_s": _opt(_NUMBER),
+            "without_grad": _opt(int),
+        }
     ),
     "modules": _list(
         {"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "calls": _opt(int), "fed": _opt(bool)}

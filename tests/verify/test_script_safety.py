@@ -199,6 +199,68 @@ def test_a_side_ends_when_porter_is_killed_outright(tmp_path):
     assert not alive, "the side ran on after porter was killed"
 
 
+@pytest.mark.parametrize("how", ["kill", "timeout"])
+def test_a_side_s_own_children_end_with_porter_killed_outright_or_at_its_timeout(tmp_path, how):
+    """A side that starts its own `python` (a launcher, `torchrun`'s like): the parent-death
+    signal reaches the side alone, so after porter was killed outright (kill -9) the side's
+    child ran on, its parent gone (twenty-eighth trace2 read); the timeout's path kills the group.
+    Both end it now."""
+    pidfile = tmp_path / "child.pid"
+    child = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(300)"
+    tree = _tree(tmp_path, f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {child!r}])\n")
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-m", "porter", "trace", "record", "-o", str(tmp_path / "t.safetensors")]
+    timeout = "300" if how == "kill" else "20"
+    proc = subprocess.Popen(
+        [*argv, "--no-noise-floor", "--timeout", timeout, "--", sys.executable, "train.py"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
+        time.sleep(0.2)
+    assert pidfile.exists()
+    if how == "kill":
+        proc.kill()
+    proc.wait(timeout=120)
+    side = int(pidfile.read_text())
+    deadline = time.time() + 10
+    while _alive(side) and time.time() < deadline:
+        time.sleep(0.2)
+    alive = _alive(side)
+    if alive:
+        os.kill(side, signal.SIGKILL)  # (the test's own leftover, not the next test's)
+    assert not alive, "the side's child ran on"
+
+
+def test_the_folder_a_porter_killed_outright_left_is_removed_at_the_next_run(tmp_path):
+    """kill -9 runs no handler: the `porter-trace-*` folder (the side's trace in it) stayed in the
+    temporary folder (twenty-eighth trace read's leftover). Each folder holds a lock while its
+    porter lives; the next run removes those whose lock no live porter holds: not a live one,
+    not one with no lock (kept), not a link to one."""
+    from porter.verify.procs import sweep_left
+
+    body = (
+        "import os, sys, tempfile\nfrom pathlib import Path\nfrom porter.verify.procs import WorkerSet\n"
+        "w = WorkerSet().__enter__()\nd = w.add_temp_dir(Path(tempfile.mkdtemp(prefix='porter-trace-')))\n"
+        "(d / 'trace.safetensors').write_bytes(b'x')\nos.kill(os.getpid(), 9)\n"
+    )
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, "-c", body], env=env, timeout=60, check=False)
+    (left,) = tmp_path.glob("porter-trace-*")
+    kept = tmp_path / "porter-trace-kept"
+    kept.mkdir()
+    (tmp_path / "porter-trace-link").symlink_to(left)
+    (tmp_path / "porter-trace-live").mkdir()
+    with WorkerSet() as workers:
+        live = workers.add_temp_dir(tmp_path / "porter-trace-live")
+        assert sweep_left("porter-trace-", str(tmp_path)) == [left]
+        assert live.is_dir() and kept.is_dir() and not left.exists()
+    assert sweep_left("porter-trace-", str(tmp_path)) == [tmp_path / "porter-trace-live"]
+
+
 def test_module_form_records_steps_schedule_and_module_names(tmp_path):
     from porter.verify.script import ScriptConfig, record
 
@@ -1696,6 +1758,94 @@ def test_a_change_between_modules_is_said_where_the_next_module_diverges(tmp_pat
         torch.testing.assert_close(torch.nn.functional.gelu(x, approximate="tanh"), torch.nn.functional.gelu(x))
 
 
+def test_a_module_fed_a_view_of_the_one_before_is_named_alone_for_a_change_inside_it(tmp_path):
+    """Qwen3's `k_norm(k_proj(x).view(...))`: the norm's input a view of a recorded output, a
+    change inside the norm (another eps) got the between-modules "may" (twenty-eighth tleft
+    read's leftover). A view changes no value: it counts as the output it views; a tensor
+    operation there (`.tanh()`) still gets the words. assert_close is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _between_modules, _divergence_fail, compare_modules
+
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.k_proj, self.k_norm = torch.nn.Linear(8, 8), torch.nn.LayerNorm(4, eps=EPS)\n"
+        "    def forward(self, x):\n"
+        "        return self.k_norm(self.k_proj(x).view(16, 2, 4)OP)\n"
+        "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 8)\n"
+        "for _ in range(2):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for name, eps, op in (("ref", "1e-6", ""), ("inside", "1.0", ""), ("between", "1e-6", ".tanh()")):
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, body.replace("EPS", eps).replace("OP", op))
+        rec = _record(tmp_path / name, tree, steps=2, timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+
+    def fail(port):
+        _, first = compare_modules(traces["ref"], traces[port], 1e-4, 1e-5)
+        return _divergence_fail(first) + _between_modules(first, traces["ref"].manifest, traces[port].manifest)
+
+    inside = fail("inside")
+    assert inside.startswith("first diverging module at step 1: k_norm") and "functional" not in inside, inside
+    between = fail("between")
+    assert between.startswith("first diverging module at step 1: k_norm") and "port side" in between, between
+    x = torch.randn(16, 2, 4)
+    with pytest.raises(AssertionError):  # the oracle: the two eps differ
+        torch.testing.assert_close(
+            torch.nn.functional.layer_norm(x, (4,), eps=1.0), torch.nn.functional.layer_norm(x, (4,))
+        )
+
+
+_REORDERED = (
+    "import torch\ntorch.manual_seed(0)\n"
+    "class Net(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.f = torch.nn.Linear(8, 8)\n"
+    "    def forward(self, x, y):\n"
+    "        BODY\n"
+    "        return u.sum() + v.sum()\n"
+    "model = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "x, y = torch.randn(16, 8), torch.randn(4, 8)\n"
+    "for _ in range(2):\n"
+    "    loss = model(x, y).pow(2)\n"
+    "    opt.zero_grad(); loss.backward(); opt.step()\n"
+)
+
+
+def test_the_fed_note_of_a_shared_module_s_calls_made_in_another_order_is_the_paired_call_s(tmp_path):
+    """A shared module's calls made in another order are paired by shape (`calls_by_shape`), the
+    row keeping the reference's key: the port's `fed` note was read at that key, another call's,
+    so a port that put a tensor operation (`tanh`) before its call on `y`, and called it first,
+    was named at the module, unsaid that the change may lie before it (twenty-eighth trace2
+    read). The note is read at the port's paired call; assert_close is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _between_modules, _divergence_fail, compare_modules
+
+    traces = {}
+    for name, body in (("ref", "u, v = self.f(x), self.f(y)"), ("port", "v = self.f(torch.tanh(y)); u = self.f(x)")):
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, _REORDERED.replace("BODY", body))
+        rec = _record(tmp_path / name, tree, steps=2, timeout=120, noise_floor=False)
+        assert rec.status == "ok", (rec.status, rec.error)
+        traces[name] = rec.trace
+    fed = {m["key"]: m["fed"] for m in traces["port"].manifest["modules"]}
+    assert fed["f"] is False and fed["f#2"] is True, fed
+    _, first = compare_modules(traces["ref"], traces["port"], 1e-4, 1e-5)
+    assert first["module"] == "f#2" and first["ported_call"] == "f", first
+    said = _divergence_fail(first) + _between_modules(first, traces["ref"].manifest, traces["port"].manifest)
+    assert "torch.nn.functional call" in said and "on the port side" in said, said
+    y = torch.randn(4, 8)
+    with pytest.raises(AssertionError):  # the oracle: the port's call gets other values
+        torch.testing.assert_close(torch.tanh(y), y)
+
+
 def test_a_change_in_a_shared_module_s_call_past_those_recorded_is_said_where_it_shows(tmp_path):
     """One Linear called three times in a loop (shared weights), the port changing what its
     third call adds: the trace records a module's first two calls, so the next module was named
@@ -1989,6 +2139,93 @@ def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(
     torch.testing.assert_close(copies["faithful"], copies["ref"])
     with pytest.raises(AssertionError):
         torch.testing.assert_close(copies["other"], copies["ref"])
+
+
+def test_an_ema_copy_untied_beside_a_tied_model_is_a_copy_its_rate_compared(tmp_path):
+    """A model tied after it was made (`head.weight = emb.weight`) beside an EMA copy made by
+    `load_state_dict` (untied): the copy held one parameter more than the model's deduplicated
+    list, was counted no copy on either side, and an EMA rate twice the reference's passed unsaid
+    (twenty-eighth trace2 read). Shapes are compared at each name; assert_close of the copies'
+    weights is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _copy_rate_fails
+
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.emb, self.mid = torch.nn.Embedding(16, 8), torch.nn.Linear(8, 8)\n"
+        "        self.head = torch.nn.Linear(8, 16, bias=False)\n"
+        "    def forward(self, x):\n"
+        "        return self.head(torch.relu(self.mid(self.emb(x))))\n"
+        "model = Net()\nmodel.head.weight = model.emb.weight\n"
+        "ema = Net()\nema.load_state_dict(model.state_dict())\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randint(0, 16, (12,))\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    with torch.no_grad():\n"
+        "        ms = model.state_dict()\n"
+        "        for k, e in ema.state_dict().items():\n            e.lerp_(ms[k], RATE)\n"
+    )
+    manifests = {}
+    for name, rate in (("ref", 0.1), ("other", 0.2)):
+        (tmp_path / name).mkdir()
+        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("RATE", str(rate))), timeout=120, steps=3)
+        assert rec.status == "ok", (rec.status, rec.error)
+        manifests[name] = rec.trace.manifest
+    ref = manifests["ref"]
+    assert ref["tied"] and ref["model_copies"] == 1, (ref["tied"], ref.get("model_copies"))
+    assert [[round(r, 4) for r in c["rates"]] for c in ref["model_copy_rates"]] == [[0.1] * 2], ref
+    fails = _copy_rate_fails(ref, manifests["other"])
+    assert len(fails) == 1 and "another rate" in fails[0], fails
+    w0 = torch.randn(16, 8, generator=torch.Generator().manual_seed(1))
+    with pytest.raises(AssertionError):  # the oracle: one update at each rate
+        torch.testing.assert_close(w0.clone().lerp_(w0 - 1.0, 0.2), w0.clone().lerp_(w0 - 1.0, 0.1))
+
+
+def test_a_parameter_left_without_a_gradient_is_named_in_the_gradient_norm_s_why(tmp_path):
+    """A port that replaced a parameter by a new `nn.Parameter` after step 1 (the optimizer's one
+    then gets no gradient) failed on the gradient norm, its why naming clipping and scaling
+    (twenty-eighth trace read's leftover). The recorder counts the optimizer's parameters left
+    without a gradient at each step; the line says how many. assert_close is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _grad_norm_fail, _step_row
+
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4)\n"
+        "for i in range(3):\n"
+        "    if i == REPLACE:\n"
+        "        model[2].weight = torch.nn.Parameter(model[2].weight.detach().clone())\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    steps = {}
+    for name, at in (("ref", -1), ("port", 1)):
+        (tmp_path / name).mkdir()
+        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("REPLACE", str(at))), timeout=120, steps=3)
+        assert rec.status == "ok", (rec.status, rec.error)
+        steps[name] = rec.trace.manifest["steps"]
+    assert [s["without_grad"] for s in steps["ref"]] == [0, 0, 0], steps["ref"]
+    assert [s["without_grad"] for s in steps["port"]] == [0, 1, 1], steps["port"]
+    rows = [
+        _step_row(i, a, b, None, ((1e-5, 1e-6), (1e-5, 1e-6)), None) for i, (a, b) in enumerate(zip(*steps.values()))
+    ]
+    parted = next((r for r in rows if not r["loss_ok"]), None)
+    said = _grad_norm_fail(rows, parted, False)
+    assert len(said) == 1 and "at step 2" in said[0] and "1 of the port's optimizer's parameters had no" in said[0]
+    assert "clipping" not in said[0], said
+    w = torch.nn.Parameter(torch.ones(3))  # the oracle: a replaced parameter's optimizer copy does not move
+    opt = torch.optim.SGD([w], lr=0.1)
+    new = torch.nn.Parameter(w.detach().clone())
+    new.sum().backward()
+    opt.step()
+    torch.testing.assert_close(w.detach(), torch.ones(3))
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(new.detach() - 0.1 * new.grad, torch.ones(3))
 
 
 def test_an_ema_update_that_is_no_average_is_compared_not_said_only(tmp_path):

@@ -116,6 +116,27 @@ def test_a_port_that_ties_parameters_the_reference_keeps_apart_is_told_so(tmp_pa
     assert not any("tied in the port are separate" in f for f in compare_traces(ref, port).reasons)
 
 
+@pytest.mark.parametrize("tied_side", ["ported", "reference"])
+def test_a_tied_group_s_names_are_said_by_the_tie_line_not_as_parameters_on_one_side_only(tmp_path, tied_side):
+    """A tie on one side only is recorded by the group's first name: its other names were listed
+    under "parameters on one side only" beside the tie's line, the one change said twice
+    (twenty-eighth trace read's leftover). They are said by the tie line only; a parameter on
+    one side for another reason is still listed."""
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.5])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.4], label=PORT)
+    weight = ref.manifest["parameters"][0]
+    untied, tied = (port, ref) if tied_side == "reference" else (ref, port)
+    untied.manifest["parameters"] = [{**weight, "name": n} for n in ("emb.weight", "head.weight")]
+    tied.manifest["parameters"] = [{**weight, "name": n} for n in ("adapter.weight", "emb.weight")]
+    tied.manifest["tied"] = [["emb.weight", "head.weight"]]
+    r = compare_traces(ref, port)
+    one_side = [f for f in r.reasons if f.startswith("parameters on one side only")]
+    assert r.verdict == "fail" and any("emb.weight, head.weight" in f for f in r.reasons), r.reasons
+    assert len(one_side) == 1 and "head.weight" not in one_side[0] and "adapter.weight" in one_side[0], one_side
+    tied.manifest["parameters"] = [{**weight, "name": "emb.weight"}]
+    assert not [f for f in compare_traces(ref, port).reasons if f.startswith("parameters on one side only")]
+
+
 def test_parameters_only_the_port_has_are_named_in_the_order_it_recorded_them(tmp_path):
     """The parameters of a module only the port has were listed alphabetically, so the "first"
     five named were not the first the port made (a 40-layer adapter showed `layers.10.` before
@@ -2041,6 +2062,57 @@ def test_parameter_groups_are_paired_by_the_parameters_they_hold(tmp_path, group
     said = " ".join(res.reasons)
     assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
     assert not [w for w in res.warnings if "cannot be paired" in w], res.warnings
+
+
+@pytest.mark.parametrize(
+    "groups, lrs, verdict",
+    [
+        ([["1.weight", "1.bias"], ["0.weight", "0.bias"]], [0.01, 0.1], "pass"),  # reordered
+        ([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.05], "fail"),  # the second's rate
+    ],
+)
+def test_parameter_groups_past_the_bound_are_named_in_name_order(tmp_path, groups, lrs, verdict):
+    """Under the parameters' bound the groups named their first `bound` parameters in the
+    optimizer's order: a port that listed its groups in another order named other parameters
+    (paired by count: failed), and a group the bound left out was named by nothing (its rate not
+    compared: passed). Named in name order, each group by one at least (twenty-eighth trace2
+    read); SGD's weights after a step, by assert_close, are the oracle."""
+    from porter.verify.recorder import _group_names
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    named = {id(p): [n] for n, p in model.named_parameters()}
+    by_name = dict(model.named_parameters())
+    start = {n: p.detach().clone() for n, p in by_name.items()}
+
+    def stepped(gs, rates):
+        opt = torch.optim.SGD([{"params": [by_name[n] for n in g], "lr": r} for g, r in zip(gs, rates)])
+        model.zero_grad()
+        model(torch.ones(5, 4)).pow(2).sum().backward()
+        opt.step()
+        after = {n: p.detach().clone() for n, p in by_name.items()}
+        with torch.no_grad():
+            for n, p in by_name.items():
+                p.copy_(start[n])
+        return _group_names(opt, named, 2), after
+
+    ref_groups, ref_after = stepped([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.01])
+    port_groups, port_after = stepped(groups, lrs)
+    assert all(ref_groups) and all(port_groups), (ref_groups, port_groups)
+    if verdict == "pass":
+        torch.testing.assert_close(port_after, ref_after)
+    else:
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(port_after, ref_after)
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    for trace, gs, rates in ((ref, ref_groups, [0.1, 0.01]), (port, port_groups, lrs)):
+        trace.manifest["param_groups"] = gs
+        for st in trace.manifest["steps"]:
+            st["lr"] = rates
+    res = compare_traces(ref, port)
+    said = " ".join(res.reasons)
+    assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
 
 
 def test_a_dict_inside_a_namedtuple_output_is_recorded_by_key_as_assert_close_pairs_it(tmp_path):
