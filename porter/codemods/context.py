@@ -44,6 +44,14 @@ _ALIASED_MODULES = (
 _ALIAS_MODULE = {alias: module for module, alias in _ALIASED_MODULES}
 
 
+def one_line(code: str, limit: int) -> str:
+    """Code as a message quotes it: one line, at most `limit` characters. Quoted as written, code
+    over several lines put its line breaks and comments into the finding (`\\x0a` in `concise`,
+    `%0A` in a GitHub annotation) and a long one all of its text (twenty-eighth read)."""
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 3] + "..."
+
+
 @dataclass
 class _Pending:
     rule: Rule

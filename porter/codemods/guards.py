@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from porter.codemods import cstwalk
 import libcst as cst
 
-from porter.codemods.context import CudaOnlyCode
+from porter.codemods.context import CudaOnlyCode, one_line
 from porter.codemods.device import cuda_device_index
 from porter.codemods.family import Family, string_value
 from porter.codemods.family import walk as _walk
@@ -1030,11 +1030,6 @@ def _cuda_strings(node: cst.Comparison) -> list[cst.BaseExpression]:
                 e.value for e in c.comparator.elements if (string_value(e.value) or "").split(":")[0] == "cuda"
             )
     return found
-
-
-def _short_test(code: str) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= 60 else code[:57] + "..."
 
 
 def _contains(tree: cst.CSTNode, ids: set[int]) -> bool:
@@ -2190,7 +2185,7 @@ class GuardsFamily(Family):
             if self.ctx.report(
                 "GUARD001",
                 node,
-                f"`{self.ctx.code(node)}` asks again what the enclosing `{_short_test(self.ctx.code(stmt.test))}` "
+                f"`{self.ctx.code(node)}` asks again what the enclosing `{one_line(self.ctx.code(stmt.test), 60)}` "
                 "asked and kept on CUDA: kept with it, so the two answers agree",
             ) or self.ctx.enabled("GUARD001"):
                 self.ctx.keep_cuda.add(id(node))

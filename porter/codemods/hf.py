@@ -22,6 +22,7 @@ from typing import Any
 
 from porter.analysis.resolve import dotted, import_bindings, iter_statements, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
+from porter.codemods.context import one_line
 from porter.codemods.family import Family, replace_string, string_value
 from porter.codemods.flow import (
     binding_before,
@@ -1651,7 +1652,7 @@ class HfFamily(Family):
         unless that manager's `__exit__` returns true, which is not known here (twenty-eighth read); "" where
         each is read (`_swallows`)."""
         unread = [
-            _as_one_line(self.ctx.code(item.item))
+            one_line(self.ctx.code(item.item), 60)
             for w in withs
             if isinstance(w, cst.With)
             for item in w.items
@@ -1739,11 +1740,3 @@ class HfFamily(Family):
 
 
 __all__ = ["HfFamily"]
-
-
-def _as_one_line(code: str) -> str:
-    """A `with` item as a message quotes it: one line, at most 60 characters. Quoted whole, an
-    item written over several lines put its line breaks and comments into the finding (`\\x0a`
-    in `concise`, `%0A` in a GitHub annotation) and a long one all of its text (twenty-eighth read)."""
-    code = " ".join(code.split())
-    return code if len(code) <= 60 else code[:57] + "..."

@@ -1336,8 +1336,8 @@ class Recorder:
         # taken in name order, not the model's: past the bound a port that made its modules in
         # another order recorded another set, failed on "parameters on one side only"
         # (twenty-eighth read); listed in the model's order (the first it made first)
-        made = {sorted(names)[0]: i for i, names in enumerate(named.values())}
-        kept = sorted(named.items(), key=lambda item: sorted(item[1])[0])[: self.max_params]
+        made = {min(names): i for i, names in enumerate(named.values())}
+        kept = sorted(named.items(), key=lambda item: min(item[1]))[: self.max_params]
         spent = 0
         for i, (pid, names) in enumerate(kept):
             spent += self._record_param(objs[pid], names)

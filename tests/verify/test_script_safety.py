@@ -2080,6 +2080,21 @@ def test_a_model_called_with_keywords_only_has_its_own_input_recorded_and_other_
         torch.testing.assert_close(fed(3), fed(7))
 
 
+# a program training a model three steps with an EMA copy of it, updated after each step by UPDATE
+# (an expression of the copy's parameter `e` and the model's `p`)
+_EMA_PROGRAM = (
+    "import copy\nimport torch\ntorch.manual_seed(0)\n"
+    "model = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))\n"
+    "ema = copy.deepcopy(model)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4)\n"
+    "for _ in range(3):\n"
+    "    loss = model(x).pow(2).mean()\n"
+    "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    "    with torch.no_grad():\n"
+    "        for e, p in zip(ema.parameters(), model.parameters()):\n            UPDATE\n"
+)
+
+
 @pytest.mark.parametrize("rate", ["0.1", "0.001"])
 def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(tmp_path, rate):
     """An EMA copy was said "not compared" only, and a port with another EMA rate passed
@@ -2090,17 +2105,7 @@ def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(
     torch = need("torch")
     from porter.verify.tracecmp import _copy_rate_fails, _model_copies
 
-    body = (
-        "import copy\nimport torch\ntorch.manual_seed(0)\n"
-        "model = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))\n"
-        "ema = copy.deepcopy(model)\n"
-        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4)\n"
-        "for _ in range(3):\n"
-        "    loss = model(x).pow(2).mean()\n"
-        "    opt.zero_grad(); loss.backward(); opt.step()\n"
-        "    with torch.no_grad():\n"
-        "        for e, p in zip(ema.parameters(), model.parameters()):\n            UPDATE\n"
-    )
+    body = _EMA_PROGRAM
     high = str(float(rate) * 2)
     updates = {
         "ref": f"e.mul_(1 - {rate}).add_(p, alpha={rate})",
@@ -2237,22 +2242,11 @@ def test_an_ema_update_that_is_no_average_is_compared_not_said_only(tmp_path):
     torch = need("torch")
     from porter.verify.tracecmp import _copy_rate_fails, _model_copies
 
-    body = (
-        "import copy\nimport torch\ntorch.manual_seed(0)\n"
-        "model = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))\n"
-        "ema = copy.deepcopy(model)\n"
-        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4)\n"
-        "for _ in range(3):\n"
-        "    loss = model(x).pow(2).mean()\n"
-        "    opt.zero_grad(); loss.backward(); opt.step()\n"
-        "    with torch.no_grad():\n"
-        "        for e, p in zip(ema.parameters(), model.parameters()):\n            e.mul_(P).add_(p, alpha=Q)\n"
-    )
     updates = {"ref": (0.9, 0.1), "wrong": (0.9, 0.2), "wrong2": (0.9, 0.2), "keeps": (0.95, 0.1)}
     m = {}
     for name, (p, q) in updates.items():
         (tmp_path / name).mkdir()
-        tree = _tree(tmp_path / name, body.replace("P", str(p)).replace("Q", str(q)))
+        tree = _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", f"e.mul_({p}).add_(p, alpha={q})"))
         rec = _record(tmp_path / name, tree, timeout=120, steps=3)
         assert rec.status == "ok", (rec.status, rec.error)
         m[name] = rec.trace.manifest

@@ -2010,6 +2010,46 @@ def test_a_port_that_merged_parameter_groups_of_one_rate_agrees_on_the_learning_
         assert len(unpaired) == (verdict == "unpaired"), res.warnings
 
 
+def _groups_compared(tmp_path, groups, lrs, verdict, bound):
+    """SGD steps the reference's two groups and the port's `groups` at `lrs` from one start: their
+    weights after it, by assert_close, are the oracle for `verdict`. Each side's traces name its
+    groups as the recorder does (`_group_names` under `bound`) and are compared: (the reference's
+    groups, the port's, the comparison)."""
+    from porter.verify.recorder import _group_names
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    named = {id(p): [n] for n, p in model.named_parameters()}
+    by_name = dict(model.named_parameters())
+    start = {n: p.detach().clone() for n, p in by_name.items()}
+
+    def stepped(gs, rates):
+        opt = torch.optim.SGD([{"params": [by_name[n] for n in g], "lr": r} for g, r in zip(gs, rates)])
+        model.zero_grad()
+        model(torch.ones(5, 4)).pow(2).sum().backward()
+        opt.step()
+        after = {n: p.detach().clone() for n, p in by_name.items()}
+        with torch.no_grad():
+            for n, p in by_name.items():
+                p.copy_(start[n])
+        return _group_names(opt, named, bound), after
+
+    ref_groups, ref_after = stepped([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.01])
+    port_groups, port_after = stepped(groups, lrs)
+    if verdict == "pass":
+        torch.testing.assert_close(port_after, ref_after)
+    else:
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(port_after, ref_after)
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
+    for trace, gs, rates in ((ref, ref_groups, [0.1, 0.01]), (port, port_groups, lrs)):
+        trace.manifest["param_groups"] = gs
+        for st in trace.manifest["steps"]:
+            st["lr"] = rates
+    return ref_groups, port_groups, compare_traces(ref, port)
+
+
 @pytest.mark.parametrize(
     "groups, lrs, verdict",
     [
@@ -2025,40 +2065,8 @@ def test_parameter_groups_are_paired_by_the_parameters_they_hold(tmp_path, group
     rates failed on the rate, and one that swapped the two groups' rates passed (twenty-seventh
     read's leftover). The recorder names each group's parameters (`_group_names`) and each
     parameter's rate is compared; SGD's weights after a step, by assert_close, are the oracle."""
-    from porter.verify.recorder import _group_names
-
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
-    named = {id(p): [n] for n, p in model.named_parameters()}
-    by_name = dict(model.named_parameters())
-
-    def stepped(gs, rates):
-        opt = torch.optim.SGD([{"params": [by_name[n] for n in g], "lr": r} for g, r in zip(gs, rates)])
-        start = {n: p.detach().clone() for n, p in by_name.items()}
-        model.zero_grad()
-        model(torch.ones(5, 4)).pow(2).sum().backward()
-        opt.step()
-        after = {n: p.detach().clone() for n, p in by_name.items()}
-        with torch.no_grad():
-            for n, p in by_name.items():
-                p.copy_(start[n])
-        return _group_names(opt, named, 100), after
-
-    ref_groups, ref_after = stepped([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.01])
-    port_groups, port_after = stepped(groups, lrs)
+    _, port_groups, res = _groups_compared(tmp_path, groups, lrs, verdict, 100)
     assert sorted(map(sorted, port_groups)) == sorted(map(sorted, groups))
-    if verdict == "pass":
-        torch.testing.assert_close(port_after, ref_after)
-    else:
-        with pytest.raises(AssertionError):
-            torch.testing.assert_close(port_after, ref_after)
-    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
-    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
-    for trace, gs, rates in ((ref, ref_groups, [0.1, 0.01]), (port, port_groups, lrs)):
-        trace.manifest["param_groups"] = gs
-        for st in trace.manifest["steps"]:
-            st["lr"] = rates
-    res = compare_traces(ref, port)
     said = " ".join(res.reasons)
     assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
     assert not [w for w in res.warnings if "cannot be paired" in w], res.warnings
@@ -2077,40 +2085,8 @@ def test_parameter_groups_past_the_bound_are_named_in_name_order(tmp_path, group
     (paired by count: failed), and a group the bound left out was named by nothing (its rate not
     compared: passed). Named in name order, each group by one at least (twenty-eighth trace2
     read); SGD's weights after a step, by assert_close, are the oracle."""
-    from porter.verify.recorder import _group_names
-
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
-    named = {id(p): [n] for n, p in model.named_parameters()}
-    by_name = dict(model.named_parameters())
-    start = {n: p.detach().clone() for n, p in by_name.items()}
-
-    def stepped(gs, rates):
-        opt = torch.optim.SGD([{"params": [by_name[n] for n in g], "lr": r} for g, r in zip(gs, rates)])
-        model.zero_grad()
-        model(torch.ones(5, 4)).pow(2).sum().backward()
-        opt.step()
-        after = {n: p.detach().clone() for n, p in by_name.items()}
-        with torch.no_grad():
-            for n, p in by_name.items():
-                p.copy_(start[n])
-        return _group_names(opt, named, 2), after
-
-    ref_groups, ref_after = stepped([["0.weight", "0.bias"], ["1.weight", "1.bias"]], [0.1, 0.01])
-    port_groups, port_after = stepped(groups, lrs)
+    ref_groups, port_groups, res = _groups_compared(tmp_path, groups, lrs, verdict, 2)
     assert all(ref_groups) and all(port_groups), (ref_groups, port_groups)
-    if verdict == "pass":
-        torch.testing.assert_close(port_after, ref_after)
-    else:
-        with pytest.raises(AssertionError):
-            torch.testing.assert_close(port_after, ref_after)
-    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
-    port = make_trace(tmp_path / "p.safetensors", [2.0, 1.8], label=PORT)
-    for trace, gs, rates in ((ref, ref_groups, [0.1, 0.01]), (port, port_groups, lrs)):
-        trace.manifest["param_groups"] = gs
-        for st in trace.manifest["steps"]:
-            st["lr"] = rates
-    res = compare_traces(ref, port)
     said = " ".join(res.reasons)
     assert res.verdict == verdict and ("the learning rate differs" in said) is (verdict == "fail"), said
 
