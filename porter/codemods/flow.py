@@ -309,7 +309,7 @@ def _dead_blocks(stmt: cst.CSTNode, swallows: Swallows) -> list[cst.CSTNode]:
         return [stmt.orelse.body]
     if not isinstance(stmt, (cst.If, cst.While)):
         return []
-    known = _constant(stmt.test)
+    known = _constant_truth(stmt.test)
     if known is False:
         return [stmt.body]
     return [stmt.orelse] if known is True and stmt.orelse is not None else []
@@ -362,7 +362,7 @@ def _if_ends(stmt: cst.If, swallows: Swallows) -> bool:
     branch it always takes ends."""
     body = _block_ends(stmt.body, swallows)
     other = stmt.orelse is not None and _ends_else(stmt.orelse, swallows)
-    known = _constant(stmt.test)
+    known = _constant_truth(stmt.test)
     if known is None:
         return body and other
     return body if known else other
@@ -388,10 +388,10 @@ def _loop_ends(loop: cst.For | cst.While, swallows: Swallows) -> bool:
 def _forever(loop: cst.For | cst.While) -> bool:
     """Whether a loop's test is a constant Python reads as true (`while True:`, `while 1:`): it stops only by a
     `break`, `return` or `raise` (CPython compiles no test for it)."""
-    return isinstance(loop, cst.While) and _constant(loop.test) is True
+    return isinstance(loop, cst.While) and _constant_truth(loop.test) is True
 
 
-def _constant(test: cst.BaseExpression) -> bool | None:
+def _constant_truth(test: cst.BaseExpression) -> bool | None:
     """The truth of a test that is a constant (`True`, `False`, `None`, an integer), as CPython's compiler reads
     it (it drops the branch never taken); None for any other test."""
     if isinstance(test, cst.Name) and test.value in ("True", "False", "None"):

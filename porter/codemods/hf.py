@@ -287,7 +287,7 @@ def _swallowing_method(called: cst.BaseExpression) -> bool:
     return isinstance(called, cst.Attribute) and called.attr.value in _SWALLOWING_METHODS
 
 
-def _called(item: cst.BaseExpression) -> cst.BaseExpression:
+def _manager_of(item: cst.BaseExpression) -> cst.BaseExpression:
     """A `with` item's context manager: the callee of a call (`quiet()`), else the item itself (`with lock:`)."""
     return item.func if isinstance(item, cst.Call) else item
 
@@ -1639,7 +1639,7 @@ class HfFamily(Family):
         swallowing (`_swallowing_def`). One defined elsewhere is read as running its body, as Python does unless
         its `__exit__` returns true."""
         for item in stmt.items:
-            called = _called(item.item)
+            called = _manager_of(item.item)
             if self.ctx.qualname(called) in _SWALLOWING or _swallowing_method(called):
                 return True
             if isinstance(called, cst.Name) and _swallowing_def(self._top_defs().get(called.value), self.ctx.qualname):
@@ -1656,7 +1656,7 @@ class HfFamily(Family):
             for w in withs
             if isinstance(w, cst.With)
             for item in w.items
-            if not self._manager_read(_called(item.item))
+            if not self._manager_read(_manager_of(item.item))
         ]
         if not unread:
             return ""

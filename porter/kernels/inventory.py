@@ -378,7 +378,7 @@ class Registered:
         return {"op": self.name, "device": self.device, "path": path_name(self.path)}
 
 
-def _registered(data: bytes, rel: str, path: Path) -> list[Registered]:
+def _native_registered(data: bytes, rel: str, path: Path) -> list[Registered]:
     return [Registered(rel, ns, op, key) for ns, op, key in native_ops.registrations(data, path)]
 
 
@@ -1086,7 +1086,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
-        inv.registered.extend(_registered(data, os.path.relpath(path, base), path))
+        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -1379,7 +1379,7 @@ def _spelled(pieces: list[str], kept: str, at: int) -> list[str]:
 # takes its configuration first): each takes the kernel's arguments as an array of their addresses,
 # `void** args`, which porter does not read (a kernel launched only so listed no launch, unsaid),
 # but the C++ template `cudaLaunchKernelEx(&config, k<T>, a, b)`, which takes them as a call does
-# (`_direct`: they were said to be an array porter does not read: twenty-eighth read)
+# (`_ex_launch`: they were said to be an array porter does not read: twenty-eighth read)
 # and the driver API's (`cuLaunchKernel(f, ...)`), a `CUfunction` named by `cuModuleGetFunction(&f,
 # module, "k")` or `cuLibraryGetKernel(&f, library, "k")` (a kernel of a module loaded at run time:
 # twenty-fifth read's leftover)
@@ -1459,7 +1459,7 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
         packed = any(a.rstrip().endswith("...") for a in args[2:])  # (`args...`: as many as the pack holds)
         if call.group(1) == "cudaLaunchKernelEx" and len(args) > 2 and not packed:
             kept = _spelled(args, _spliced(commented) if commented else "", call.end())
-            out.append(_direct(kept, pointed, CallSite(rel, lines.of(call.start()), [])))
+            out.append(_ex_launch(kept, pointed, CallSite(rel, lines.of(call.start()), [])))
             continue
         if call.group(1).startswith("cuLaunch"):
             how += " (a `CUfunction` of a module loaded at run time)"
@@ -1477,7 +1477,7 @@ def _api_launches(code: str, lines: _Lines, rel: str, commented: str = "") -> li
     return out
 
 
-def _direct(args: list[str], pointed: tuple[str, list[str]] | None, site: CallSite) -> tuple[str, CallSite]:
+def _ex_launch(args: list[str], pointed: tuple[str, list[str]] | None, site: CallSite) -> tuple[str, CallSite]:
     """The kernel `cudaLaunchKernelEx(&config, k<T>, a, b)` launches (`args`: its arguments as
     written), with `site` given the template arguments and the kernel's arguments it passes."""
     name, site.template = pointed or _assigned("= " + args[1] + ";") or (_api_kernel(args[1]) or "", [])
@@ -2720,7 +2720,7 @@ def _kernels_in(
         head = heads.get(_head_before(code, m.start()), [])
         typed, names = [n for n, typed in head if typed and n], [n for n, _ in head]
         yield m.start(), _PASTE.sub("", m.group(1)), params, body, typed, names
-        for name, other in _other_branches(code[m.start() : m.start(1)], m.start(), close):
+        for name, other in _head_branches(code[m.start() : m.start(1)], m.start(), close):
             yield m.start(), name, other, body, typed, names
 
 
@@ -2733,7 +2733,7 @@ _BRANCH_NAME = re.compile(r"#[ \t]*(?:if|ifdef|ifndef|elif)\b[^\n]*\n\s*([A-Za-z
 _BRANCH_END = re.compile(r"(?:\s*#[ \t]*(?:elif|else)\b[^\n]*)+\s*")
 
 
-def _other_branches(head: str, at: int, close: Mapping[int, int]) -> Iterator[tuple[str, list[str]]]:
+def _head_branches(head: str, at: int, close: Mapping[int, int]) -> Iterator[tuple[str, list[str]]]:
     """(name, parameters) of each kernel an `#if` branch of a kernel's `head` (at offset `at`) names."""
     if "#" not in head:
         return
@@ -3430,7 +3430,7 @@ def _scan_cuda(
     code = _blank(text, strings=True)
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
-    registered = _registered(data, rel, path)
+    registered = _native_registered(data, rel, path)
     # (and `RegisterOperators().op("ns::op", &fn)`'s, which `_BIND` does not read)
     bound = list(dict.fromkeys([*_BIND.findall(commented), *(r.op for r in registered)]))
     libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))

@@ -1307,14 +1307,14 @@ def _c_tensor(param: str, dtype: str | None, rank: int = 2) -> str:
     """The line of `make_inputs` that makes the tensor of pointer `param`: of random floats, or of
     small integers (in bounds of the other tensors' 1,024 elements) of its integer `dtype`; of 1,024
     elements in `rank` dimensions (an accessor's)."""
-    shape = tuple(_shape(rank))
+    shape = tuple(_input_shape(rank))
     if dtype is None:
         return f"    {param} = torch.randn({', '.join(map(str, shape))}, device=device)"
     high = 2 if dtype == "torch.bool" else 64
     return f"    {param} = torch.randint(0, {high}, {shape}, dtype={dtype}, device=device)"
 
 
-def _shape(rank: int) -> list[int]:
+def _input_shape(rank: int) -> list[int]:
     """A shape of 1,024 elements in `rank` dimensions: (4, 256) for 2, its 256 split over the others
     for more (4, 16, 16), (1024,) for 1."""
     if rank <= 1:

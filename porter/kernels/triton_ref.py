@@ -131,7 +131,7 @@ class Untranslatable(Exception):
     pass
 
 
-def _given(fn: ast.FunctionDef, name: str) -> str:
+def _constexpr_giver(fn: ast.FunctionDef, name: str) -> str:
     """Who gives the kernel's tl.constexpr `name` its value. One with a default (`SCALE: tl.constexpr
     = 2.0`) is the launch's or, where it passes none, the default: "only the launch gives" was false
     of it (twenty-first read); so was it of one a decorator's dict names (`@triton.heuristics({"EVEN":
@@ -304,8 +304,8 @@ class _Translator:
         stray = [c for c in constexprs if c in named]
         if stray:
             raise Untranslatable(
-                f"the math uses tl.constexpr `{stray[0]}`, whose value {_given(self.fn, stray[0])} (the reference"
-                " takes the other arguments)"
+                f"the math uses tl.constexpr `{stray[0]}`, whose value {_constexpr_giver(self.fn, stray[0])} "
+                "(the reference takes the other arguments)"
             )
         self.covered()
         kind = "row-reduction" if self.rowwise else "elementwise"

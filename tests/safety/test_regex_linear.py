@@ -67,7 +67,7 @@ ANCHORED: dict[str, str] = {
     "porter.analysis.native_ops._STRINGS": "registrations: at the end of each `m.def(` / `m.impl(` call",
     "porter.analysis.native_ops._SELECTIVE": "_op_strings: at the end of each `m.def(` / `m.impl(` call",
     "porter.analysis.native_ops._CLOSE": "_op_strings: after the strings in a `TORCH_SELECTIVE_NAME(`",
-    "porter.kernels.inventory._BRANCH_END": "_other_branches: fullmatch after the `)` of a branch's parameters",
+    "porter.kernels.inventory._BRANCH_END": "_head_branches: fullmatch after the `)` of a branch's parameters",
     "porter.analysis.prefilter._NOTEBOOK_TEXT": "_subscripted: match at a file's start",
     "porter.core.kinds._REQUIREMENTS": "kinds.kind: fullmatch of a file's base name",
     "porter.kernels.inventory._OPENS": "_launches: match once after each launch's `>>>`, then read past",
