@@ -13,12 +13,13 @@ namespace. Read with regular expressions, without running or compiling anything.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular
+from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular, read_regular_stat
 from porter.core.textsafe import name_bytes
 
 # what a C++ or CUDA source must contain to register an operator
@@ -270,13 +271,17 @@ _INCLUDES = 8  # headers read at most for one file's key macros
 _INCLUDE_DEPTH = 2  # the file's headers and theirs
 
 
-def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
-    """The `#define`s of the headers `source` (the file `path`) includes by a quoted relative name
-    that names a file beside it, and of theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most,
-    each read as a source is): a key given by a project header's macro (`#define DEVICE_KEY CUDA` in
-    `keys.h`) was "not read", and an op with a CUDA kernel only not CUDA-only to lint
-    (twenty-seventh read's leftover). The first definition of a name is kept."""
-    out: dict[bytes, bytes] = {}
+# a header `headers` read: its path (from the working folder), its `stat` before it was read and
+# its bytes; None and b"" where none could be read (a header made later is read then)
+Header = tuple[Path, os.stat_result | None, bytes]
+
+
+def headers(source: bytes, path: Path) -> list[Header]:
+    """The headers `source` (the file `path`) includes by a quoted relative name that names a
+    file beside it, and theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most, each read as
+    a source is): where a key macro of the file is looked for (`_included_defines`), so what the
+    cache's key of its registrations hashes beside its own bytes (`sha256_with`)."""
+    out: list[Header] = []
     queue = [(source, path.parent, 1)]
     seen: set[Path] = set()
     while queue:
@@ -288,13 +293,35 @@ def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
                 continue
             seen.add(target)
             try:
-                data = read_regular(target, MAX_PARSE_BYTES)
+                st, data = read_regular_stat(target, MAX_PARSE_BYTES)
             except (OSError, ValueError):
-                continue  # (one not beside it: the compiler's include paths, not read)
-            for d in _DEFINE.finditer(data):
-                out.setdefault(d.group(1), d.group(2))
+                out.append((target, None, b""))  # (one not beside it: the compiler's include paths, not read)
+                continue
+            out.append((target, st, data))
             if depth < _INCLUDE_DEPTH:
                 queue.append((data, target.parent, depth + 1))
+    return out
+
+
+def sha256_with(source: bytes, read: Iterable[Header]) -> bytes:
+    """The sha256 of what a source's registrations are read from: its bytes and those of the
+    headers `read` (`headers`). Of its bytes alone, an edit of `keys.h`'s `#define DEVICE_KEY
+    CUDA` kept the cached CUDA-only facts of the op it registers (twenty-ninth cache read)."""
+    h = hashlib.sha256(source)
+    for target, _, data in read:
+        h.update(b"\0" + os.fsencode(target) + b"\0" + hashlib.sha256(data).digest())
+    return h.digest()
+
+
+def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
+    """The `#define`s of the headers `source` (the file `path`) includes (`headers`): a key given
+    by a project header's macro (`#define DEVICE_KEY CUDA` in `keys.h`) was "not read", and an op
+    with a CUDA kernel only not CUDA-only to lint (twenty-seventh read's leftover). The first
+    definition of a name is kept."""
+    out: dict[bytes, bytes] = {}
+    for _, _, data in headers(source, path):
+        for d in _DEFINE.finditer(data):
+            out.setdefault(d.group(1), d.group(2))
     return out
 
 

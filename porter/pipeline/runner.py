@@ -390,7 +390,11 @@ class _Part:
 
 
 def _hashed(native: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
-    return [(name, hashlib.sha256(source).digest()) for name, source in native]
+    """(name, `native_ops.sha256_with`) of each source: its bytes and its headers' are keyed."""
+    return [
+        (name, native_ops.sha256_with(source, native_ops.headers(source, Path(native_ops.source_path(name)))))
+        for name, source in native
+    ]
 
 
 def _native(
@@ -419,9 +423,11 @@ def _native(
         except (OSError, ValueError):
             continue
         registers = native_ops.registers(source)
-        stats.record_native(name, st, source, registers)
+        # (the headers its key macros are read from: the stat index looks at them too)
+        read_too = native_ops.headers(source, Path(native_ops.source_path(name))) if registers else []
+        stats.record_native(name, st, source, registers, read_too)
         if registers:
-            hashed.append((name, hashlib.sha256(source).digest()))
+            hashed.append((name, native_ops.sha256_with(source, read_too)))
             if read is not None:
                 read.append((name, source))
     return hashed, read

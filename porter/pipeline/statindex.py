@@ -10,7 +10,8 @@ its key, and the CUDA-only modules that result imports (what a dependency file m
 reads them: `porter.files.deps.imports`; kept so that a warm run neither reads nor parses
 the files that name one), and, for an inline result, each finding's whitespace-normalised lines
 (what lint's fingerprint hashes: `porter.files.sites.finding_texts`). Beside the files, it keeps
-the project's C++/CUDA sources' `stat`, sha256 and whether they register ops (what keys the
+the project's C++/CUDA sources' `stat`, sha256 and whether they register ops, and the `stat` of
+the headers a registering one's key macros are read from (what keys the
 CUDA-only facts, `runner._native`: a warm run does not read them). A file whose `stat` is
 unchanged and whose answers are the same is not ported again. A file that is unchanged but
 must be shown (findings, a rewrite or a suppression comment: lint prints its lines and
@@ -34,7 +35,7 @@ The file is one JSON document behind an HMAC under the user's cache key (`cache.
 index in a cache folder from elsewhere is not the user's and is not read), and every record
 is checked for the shape `save` writes when it is loaded (known rule codes, an entry key of 64
 hex digits, one kept line per finding, each a place in the string table, a C++/CUDA source's
-row of five ints, a sha256 and two bools): anything that
+row of five ints, a sha256, two bools, its headers' paths and `stat`s): anything that
 does not check out is an empty index (every file is read and ported, or answered by its cache
 entry, as without one). The salt in the shape covers porter's code and rule files, so a new
 porter or an edited rule never reads an old index.
@@ -47,6 +48,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
@@ -263,16 +265,31 @@ def _native_row(row: Any) -> bool:
     """Whether `row` has the shape `record_native` writes."""
     return (
         type(row) is list
-        and len(row) == 5
-        and type(row[0]) is list
-        and len(row[0]) == 5
-        and all(type(n) is int for n in row[0])
+        and len(row) == 6
+        and _stat_row(row[0])
         and type(row[1]) is str
         and _SHA256.fullmatch(row[1]) is not None
         and type(row[2]) is bool
         and type(row[3]) is bool
         and type(row[4]) is int
+        and type(row[5]) is list
+        and all(
+            type(h) is list and len(h) == 2 and type(h[0]) is str and (h[1] is None or _stat_row(h[1])) for h in row[5]
+        )
     )
+
+
+def _stat_row(row: Any) -> bool:
+    """Whether `row` is a `signature`: five ints."""
+    return type(row) is list and len(row) == 5 and all(type(n) is int for n in row)
+
+
+def _signature_at(path: str) -> list[int] | None:
+    """The `signature` of the file at `path`, None where there is none (a header not made yet)."""
+    try:
+        return signature(os.stat(path))
+    except (OSError, ValueError):
+        return None
 
 
 # the file system types whose files' times this machine's kernel stamps from its own clock
@@ -525,15 +542,22 @@ class StatIndex:
             st = os.stat(native_ops.source_path(name))
         except OSError:
             return None
-        if row[0] != signature(st):
+        if row[0] != signature(st) or any(_signature_at(path) != sig for path, sig in row[5]):
             return None
         self.native_new[name] = row
         return bytes.fromhex(row[1]), row[2]
 
-    def record_native(self, name: str, st: os.stat_result, source: bytes, registers: bool) -> None:
-        """Remember the C++/CUDA source at `name`, whose `stat` was `st` before `source` was read."""
+    def record_native(
+        self, name: str, st: os.stat_result, source: bytes, registers: bool, read: Sequence[native_ops.Header] = ()
+    ) -> None:
+        """Remember the C++/CUDA source at `name`, whose `stat` was `st` before `source` was read,
+        and the headers `read` with it (`native_ops.headers`): an edit of one is a change of the
+        source's registrations, and a header that could not be read is looked for again."""
         trusted, seen = self._trusted(st, self.native_old.get(name))
-        self.native_new[name] = [signature(st), hashlib.sha256(source).hexdigest(), registers, trusted, seen]
+        trusted = trusted and all(self._trusted(h, None)[0] for _, h, _ in read if h is not None)
+        sha = native_ops.sha256_with(source, read).hex()
+        made = [[os.fsdecode(p), _signature_at(os.fsdecode(p)) if h is None else signature(h)] for p, h, _ in read]
+        self.native_new[name] = [signature(st), sha, registers, trusted, seen, made]
 
     def save(self) -> None:
         if not self.store.enabled or (self.new == self.old and self.native_new == self.native_old):
