@@ -49,6 +49,12 @@ class Settings:
     # it (a warm run after `touch __init__.py` gave the old findings: seventeenth read); None:
     # looked up where the file is ported
     package: bool | None = None
+    # the files beside it named for a device (`porter.files.port.device_siblings`: one of a family
+    # of files per device is reported, never rewritten), set by the runner for a file that is not
+    # Python so that the cache key and the stat index cover them (a `rocm.txt` added beside a
+    # cached `cuda.txt` left its fixes fixable: twenty-ninth cache read); None: looked up where
+    # the file is ported
+    device_siblings: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

@@ -175,10 +175,11 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings, t
     if not fixes:
         return sites
     t = get_target(settings.target)
-    family = device_file_family(path)
+    siblings = device_siblings(path) if settings.device_siblings is None else settings.device_siblings
+    family = device_file_family(path, siblings)
     build = None if family is not None else _cuda_build_evidence(path, text)
     if build is not None:
-        family = _cuda_variant(path)
+        family = _cuda_variant(siblings)
     if family is not None:
         device, others = family
         shown = ", ".join(f"`{o}`" for o in others)
@@ -275,35 +276,36 @@ def _cuda_build_evidence(path: str, text: str) -> str | None:
     return None
 
 
-def _cuda_variant(path: str) -> tuple[str, tuple[str, ...]] | None:
-    """("CUDA", the files named for devices beside `path`) when its folder holds two or more
-    files of the same suffix named for devices (a family per device), else None."""
+def device_siblings(path: str) -> tuple[str, ...]:
+    """The names of the files in `path`'s folder with its suffix that are named for a device or
+    a vendor (itself among them where it is one), sorted: what makes it one of a family of files
+    per device. The runner hands them on in the file's settings (`Settings.device_siblings`), so
+    that the cache key and the stat index cover them."""
     p = Path(path)
     try:
-        siblings = sorted(
-            c.name for c in p.parent.iterdir() if c.suffix == p.suffix and c.stem.lower() in DEVICES | VENDORS
+        return tuple(
+            sorted(c.name for c in p.parent.iterdir() if c.suffix == p.suffix and c.stem.lower() in DEVICES | VENDORS)
         )
     except OSError:
-        return None
-    return ("CUDA", tuple(siblings)) if len(siblings) >= 2 else None
+        return ()
 
 
-def device_file_family(path: str) -> tuple[str, tuple[str, ...]] | None:
+def _cuda_variant(siblings: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+    """("CUDA", the files named for devices beside the file) when its folder holds two or more
+    files of its suffix named for devices (a family per device: `device_siblings`), else None."""
+    return ("CUDA", siblings) if len(siblings) >= 2 else None
+
+
+def device_file_family(path: str, siblings: tuple[str, ...] | None = None) -> tuple[str, tuple[str, ...]] | None:
     """(device, the sibling files named for other devices) when `path`'s name (less its
     suffix) is a device's and its folder holds files of the same suffix named for other
-    devices; else None."""
+    devices; else None. `siblings`: `device_siblings(path)`, where the caller has it."""
     p = Path(path)
     if p.stem.lower() not in DEVICES | VENDORS:
         return None
-    try:
-        siblings = [
-            c.name
-            for c in p.parent.iterdir()
-            if c.suffix == p.suffix and c.stem.lower() in DEVICES | VENDORS and c.stem.lower() != p.stem.lower()
-        ]
-    except OSError:
-        return None
-    return (p.stem, tuple(sorted(siblings))) if siblings else None
+    names = device_siblings(path) if siblings is None else siblings
+    others = tuple(n for n in names if Path(n).stem.lower() != p.stem.lower())
+    return (p.stem, others) if others else None
 
 
 def _whole(kind: str, source: bytes, path: str, settings: Settings) -> FileResult:

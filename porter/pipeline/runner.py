@@ -25,6 +25,7 @@ from porter.pipeline.cache import NOT_KEPT, Cache, named_dir
 from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
+from porter.files.port import device_siblings
 from porter.analysis.kinds import BackendKind
 from porter.pipeline import discover as discovery
 from porter.pipeline.discover import Candidate, discover
@@ -740,6 +741,7 @@ class _Serial:
         self.facts = facts
         self.keep_ported = keep_ported
         self.packages: dict[str, bool] = {}  # folder -> whether it is a package's
+        self.siblings: dict[tuple[str, str], tuple[str, ...]] = {}  # (folder, suffix) -> device_siblings
 
     def package(self, cand: Candidate) -> bool:
         """`folder_is_package`: as the walk read it off the folder's listing, else worked out
@@ -757,13 +759,27 @@ class _Serial:
             known = self.packages[folder] = folder_is_package(path)
         return known
 
+    def device_files_beside(self, cand: Candidate) -> tuple[str, ...] | None:
+        """`port.device_siblings` of a file that is not Python (what makes it one of a family of
+        files per device), read once per folder and suffix of the run; None for Python."""
+        if is_python(_name(cand)):
+            return None
+        path = os.fspath(cand.path)
+        at = (os.path.dirname(path), os.path.splitext(path)[1])
+        known = self.siblings.get(at)
+        if known is None:
+            known = self.siblings[at] = device_siblings(path)
+        return known
+
     def prepared(self, cand: Candidate) -> tuple[_Tag, Job | None]:
         """The candidate's tag, and its parse when no result is known without one."""
         if cand.problem is not None:
             name = _name(cand)
             return (cand, _problem(cand, name), None), None
-        package = self.package(cand)
-        known = _known(cand, self.settings, self.facts, self.stats, package, self.sources, self.imports_wanted)
+        package, siblings = self.package(cand), self.device_files_beside(cand)
+        known = _known(
+            cand, self.settings, self.facts, self.stats, (package, siblings), self.sources, self.imports_wanted
+        )
         if known is not None:
             return (cand, known, None), None
         name, here, st, source, failed = _read_stat(cand, self.settings)
@@ -776,6 +792,7 @@ class _Serial:
             flow=self.facts.get(name, ()),
             line_length=_line_length(cand.path, here),
             package=package,
+            device_siblings=siblings,
         )
         if self.keep_ported and not here.want_source and imports_cuda_only(source, self.keep_ported):
             here = replace(here, want_source=True)
@@ -994,15 +1011,17 @@ def _known(
     settings: Settings,
     facts: dict[str, Facts],
     stats: StatIndex | None,
-    package: bool,
+    around: tuple[bool, tuple[str, ...] | None],
     sources: bool = True,
     imports_wanted: bool = False,
 ) -> FileResult | None:
-    """The result the stat index holds for an unchanged file, or None (read it). `package`:
-    whether its folder is a package's; `sources`: as for `iter_results`; `imports_wanted`: each
-    result is asked what it imports after the port (`_Serial.imports`), so a record that never
-    kept them (written by a run with no dependency file to ask) cannot answer: its result may
-    hold no text to read them from, and what was read off nothing would be kept."""
+    """The result the stat index holds for an unchanged file, or None (read it). `around`:
+    whether its folder is a package's, and the files beside it named for devices (as the
+    settings it is ported with say them: `Settings.package`, `Settings.device_siblings`);
+    `sources`: as for `iter_results`; `imports_wanted`: each result is asked what it imports
+    after the port (`_Serial.imports`), so a record that never kept them (written by a run with
+    no dependency file to ask) cannot answer: its result may hold no text to read them from,
+    and what was read off nothing would be kept."""
     if stats is None:
         return None
     name = _name(cand)
@@ -1011,7 +1030,7 @@ def _known(
     except OSError:
         return None
     rec = stats.lookup(name, st)
-    context = context_key(facts.get(name, ()), _line_length(cand.where, settings), package)
+    context = context_key(facts.get(name, ()), _line_length(cand.where, settings), *around)
     if rec is None or rec.facts != context or (imports_wanted and rec.imported is None):
         return None
     result = stats.answer(name, rec, cand.where, source_wanted=sources)
@@ -1037,7 +1056,7 @@ def _remember(
             source,
             ProjectIndex.wants(lines),
             cuda_only_index.part(lines),
-            context_key(here.flow or (), here.line_length, here.package),
+            context_key(here.flow or (), here.line_length, here.package, here.device_siblings),
             key,
             result,
         )

@@ -595,10 +595,14 @@ def facts_key(facts: Facts) -> str:
     return json.dumps(facts, separators=(",", ":"))
 
 
-def context_key(facts: Facts, line_length: int | None, package: bool | None = None) -> str:
+def context_key(
+    facts: Facts, line_length: int | None, package: bool | None = None, siblings: tuple[str, ...] | None = None
+) -> str:
     """What a file's result depends on besides its bytes and the run's settings: the project
-    index's answers, where porter writes the file the line length it fits lines to, and whether
-    its folder is a package's (`Settings.package`)."""
+    index's answers, where porter writes the file the line length it fits lines to, whether
+    its folder is a package's (`Settings.package`), and the files beside it named for devices
+    (`Settings.device_siblings`)."""
     key = facts_key(facts)
     key = key if line_length is None else f"{key}|{line_length}"
-    return f"{key}|package" if package else key
+    key = f"{key}|package" if package else key
+    return f"{key}|{json.dumps(siblings)}" if siblings else key

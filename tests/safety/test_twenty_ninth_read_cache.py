@@ -73,3 +73,32 @@ def test_a_header_made_after_the_run_that_looked_for_it_is_read(project, tmp_pat
     cold = _codes(None)
     assert "GUARD004" in cold["pkg/backend.py"]
     assert _codes(cache) == cold
+
+
+def _said(root: Path, cache: Path | None) -> dict[str, list[tuple[str, str]]]:
+    results, _ = run([root], Settings(target="xla"), jobs=1, cache=cache is not None, cache_dir=cache)
+    return {Path(r.path).name: [(f.code, f.message) for f in r.findings] for r in results}
+
+
+def test_a_file_made_beside_a_cached_cuda_txt_makes_it_one_of_a_family_per_device(tmp_path, monkeypatch):
+    """requirements/cuda.txt alone is the project's requirements: its CUDA index and build are
+    fixed. With rocm.txt and cpu.txt beside it, it is the CUDA backend's file of a family per
+    device: reported, left as it is. The key hashed the file's bytes and name, and the stat index
+    vouched by its `stat`: once the two were added, warm runs kept its fixes fixable (`--fix`
+    rewrote the CUDA backend's file), and after they went, kept it left alone (twenty-ninth
+    cache read)."""
+    monkeypatch.setattr(statindex, "RACY_NS", 0)
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    cuda = "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n"
+    write_files(root, {"requirements/cuda.txt": cuda})
+    alone = _said(root, cache)
+    assert _said(root, cache) == alone
+    assert not any("family of files per device" in m for _, m in alone["cuda.txt"])
+    write_files(root, {"requirements/rocm.txt": "torch\n", "requirements/cpu.txt": "torch\n"})
+    family = _said(root, None)
+    assert all("family of files per device" in m for c, m in family["cuda.txt"] if c in ("DEP001", "DEP002"))
+    assert _said(root, cache) == family
+    assert _said(root, cache) == family
+    (root / "requirements/rocm.txt").unlink()
+    (root / "requirements/cpu.txt").unlink()
+    assert _said(root, cache) == alone
