@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from porter.core.cpp_text import blank_comments
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular
 from porter.core.textsafe import name_bytes
 
@@ -82,6 +83,7 @@ def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | N
     macro it does not define is looked for in the headers it includes (`_included_defines`)."""
     if not registers(source):
         return []
+    source = blank_comments(source)  # (a registration commented out is none)
     keys = _Keys(source, path)
     out: list[tuple[str | None, str, str]] = _old_registrations(source, keys) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))

@@ -1,0 +1,61 @@
+"""The twenty-ninth read of the scaffold writers (issue 24): each test failed on 944c10d."""
+
+from __future__ import annotations
+
+from porter.analysis import native_ops
+from porter.kernels.inventory import scan
+
+SPLICED = (
+    "// the older kernel, kept for reference: C:\\old\\\n"
+    "__global__ void hidden_k(float* x) { x[0] = 1; }\n"
+    "// a plain comment, the control\n"
+    "__global__ void real_k(float* x, int n) { x[0] = n; }\n"
+    "void go(float* x, int n) {\n"
+    "  hidden_k<<<1, 1>>>(x);\n"
+    "  real_k<<<1, 1>>>(x, n);\n"
+    "}\n"
+)
+
+
+def test_a_line_comment_ending_in_a_backslash_comments_out_the_next_line(tmp_path):
+    # a `//` comment whose line ends in `\` runs on over the next line (lines are spliced before
+    # comments are read; libclang 18: `hidden_k` undeclared): the kernel there was listed and
+    # scaffolded, and its launch attached to it
+    (tmp_path / "k.cu").write_text(SPLICED)
+    inventory = scan(tmp_path)
+    assert [(k.name, k.line) for k in inventory.kernels] == [("real_k", 4)]
+    assert [(c.line, c.args) for c in inventory.kernels[0].calls] == [(7, ["x", "n"])]
+    assert any("`hidden_k`, a name no kernel porter lists has" in p for p in inventory.problems)
+
+
+COMMENTED = b"""#include <torch/library.h>
+TORCH_LIBRARY(myops, m) {
+  m.def("a(Tensor x) -> Tensor");
+  m.def("b(Tensor x) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  // m.impl("c", &c_cuda);
+}
+// the CPU kernel is not built yet:
+// TORCH_LIBRARY_IMPL(myops, CPU, m) {
+//   m.impl("a", &a_cpu);
+// }
+/* TORCH_LIBRARY_IMPL(myops, CompositeExplicitAutograd, m) { m.impl("b", &b_any); } */
+const char* kNote = "// not a comment"; TORCH_LIBRARY_IMPL(myops, Meta, m) { m.impl("a", &a_meta); }
+"""
+
+
+def test_a_registration_in_a_comment_is_none(tmp_path):
+    # the registration reader read comments as code: the commented-out CPU and composite blocks gave
+    # `a` and `b` other devices, so lint's reader said neither was CUDA-only, and `porter kernels`
+    # listed a CPU registration the file does not make (a `//` in a string, the control)
+    assert native_ops.registrations(COMMENTED) == [
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+        ("myops", "a", "Meta"),
+    ]
+    assert set(native_ops.cuda_only_ops([("reg.cpp", COMMENTED)])["myops"]) == {"a", "b"}
+    (tmp_path / "reg.cpp").write_bytes(COMMENTED)
+    assert [(r.op, r.key) for r in scan(tmp_path).registered] == [("a", "CUDA"), ("b", "CUDA"), ("a", "Meta")]
