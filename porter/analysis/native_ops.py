@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from porter.core import preprocessor
 from porter.core.cpp_text import blank_comments
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular
 from porter.core.textsafe import name_bytes
@@ -58,8 +59,10 @@ _OLD_KERNEL_KEY = re.compile(
 _KEY = re.compile(rb"(?:(?:torch::)?dispatch\s*\(\s*)?(?:torch::|c10::|at::)?(?:DispatchKey::|k)([A-Z]\w*)")
 # a word given where a key goes (`m.impl("op", DEVICE_KEY, &fn)`: a key by a macro was "any")
 _KEY_WORD = re.compile(rb"(?<!\w)(?:(?:torch::)?dispatch\s*\(\s*)?([A-Za-z_]\w*)\s*,")
-# `#define NAME body`: the macros a key may be given by
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]*)", re.M)
+# `#define NAME body`: the macros a key may be given by, the body over its continued lines
+# (`#define KEY \` then `torch::kCPU`: said "a macro this file defines as no key", untrue: twenty-ninth read)
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^\n])*)", re.M)
+_CONTINUED = re.compile(rb"\\\r?\n")
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
 # as a key is a macro, read where the file defines it
 _CAPITAL_KEYS = frozenset({"CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "MTIA", "MAIA"})
@@ -85,7 +88,8 @@ def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | N
         return []
     source = blank_comments(source)  # (a registration commented out is none)
     keys = _Keys(source, path)
-    out: list[tuple[str | None, str, str]] = _old_registrations(source, keys) if OLD_TOKEN in source else []
+    unbuilt = _unbuilt_at(source)
+    out: list[tuple[str | None, str, str]] = _old_registrations(source, keys, unbuilt) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
     for i, (impl, ns_text, key_text, var, body_start, _) in enumerate(blocks):
@@ -94,7 +98,7 @@ def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | N
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body = _body(source, body_start, braces, limit)
         for call in _CALL.finditer(body):
-            if call.group(1) != var:
+            if call.group(1) != var or unbuilt(body_start + call.start()):
                 continue
             strings, end = _op_strings(body, call.end())
             op = _OP.match(strings.group(0).lstrip()) if strings else None
@@ -116,7 +120,18 @@ def registers(source: bytes) -> bool:
     return TOKEN in source or OLD_TOKEN in source
 
 
-def _old_registrations(source: bytes, keys: _Keys) -> list[tuple[str | None, str, str]]:
+def _unbuilt_at(source: bytes) -> Callable[[int], bool]:
+    """Whether an offset of `source` lies in an `#if` branch a default nvcc build does not compile
+    (`#if 0`, `#ifdef USE_ROCM`): a registration there was read as one, and a CPU kernel kept
+    under `#if 0` hid an op's being CUDA-only (twenty-ninth read)."""
+    if b"#" not in source:
+        return lambda at: False
+    text = source.decode("latin-1")  # one character a byte: offsets kept
+    conditions = preprocessor.Conditions(text, lambda at: 0)  # (no line asked: only whether a branch is taken)
+    return lambda at: preprocessor.compiled(conditions.around(at)) is False
+
+
+def _old_registrations(source: bytes, keys: _Keys, unbuilt: Callable[[int], bool]) -> list[tuple[str | None, str, str]]:
     """`registrations` of `torch::RegisterOperators()` statements: each `.op("ns::op", &fn)` an
     implementation every device runs (a catch-all kernel), one whose options name a key that key's
     (a macro's as `keys` reads it). Linear: each statement is read once, from `RegisterOperators` to its `;`."""
@@ -130,6 +145,8 @@ def _old_registrations(source: bytes, keys: _Keys) -> list[tuple[str | None, str
         # in a comment, an op not spelled "ns::op") raised ValueError from a strict zip, and lint,
         # rewrite and kernels stopped with an internal error (twenty-seventh read)
         for i, op in enumerate(ops):
+            if unbuilt(op.start()):
+                continue
             after = ops[i + 1].start() if i + 1 < len(ops) else end
             key = _OLD_KEY.search(source, op.end(), after)
             word = None if key else _OLD_KERNEL_KEY.search(source, op.end(), after)
@@ -246,7 +263,7 @@ class _Keys:
 
     def of(self, word: bytes, depth: int = 0) -> str:
         if self._defines is None:
-            self._defines = {m.group(1): m.group(2) for m in _DEFINE.finditer(self._source)}
+            self._defines = {m.group(1): _CONTINUED.sub(b" ", m.group(2)) for m in _DEFINE.finditer(self._source)}
         if word not in self._defines and self._path is not None and not self._torchs(word):
             self._defines = {**_included_defines(self._source, self._path), **self._defines}
             self._path = None  # (the headers read once)
@@ -294,7 +311,7 @@ def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
             except (OSError, ValueError):
                 continue  # (one not beside it: the compiler's include paths, not read)
             for d in _DEFINE.finditer(data):
-                out.setdefault(d.group(1), d.group(2))
+                out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))
             if depth < _INCLUDE_DEPTH:
                 queue.append((data, target.parent, depth + 1))
     return out

@@ -38,9 +38,9 @@ from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, trit
 from porter.analysis import native_ops
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
-from porter.kernels import preprocessor
+from porter.core import preprocessor
 from porter.kernels.includes import include_dirs, within
-from porter.kernels.preprocessor import BACKSLASH_NEWLINE, joined
+from porter.core.preprocessor import BACKSLASH_NEWLINE, joined
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT

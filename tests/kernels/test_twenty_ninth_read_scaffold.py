@@ -59,3 +59,61 @@ def test_a_registration_in_a_comment_is_none(tmp_path):
     assert set(native_ops.cuda_only_ops([("reg.cpp", COMMENTED)])["myops"]) == {"a", "b"}
     (tmp_path / "reg.cpp").write_bytes(COMMENTED)
     assert [(r.op, r.key) for r in scan(tmp_path).registered] == [("a", "CUDA"), ("b", "CUDA"), ("a", "Meta")]
+
+
+UNBUILT = b"""#include <torch/library.h>
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+}
+#if 0
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  m.impl("a", &a_cpu);
+}
+static auto old = torch::RegisterOperators().op("myops::b", &b_any);
+#endif
+#ifdef WITH_CPU
+TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl("c", &c_cpu); }
+#endif
+"""
+
+
+def test_a_registration_no_build_compiles_is_none(tmp_path):
+    # `#if 0` (kept for later) around a CPU block and an old-API catch-all: read as registrations,
+    # so `a` and `b` had other devices and lint's reader said neither was CUDA-only; a branch porter
+    # cannot decide (`#ifdef WITH_CPU`, the build's `-D`) is the control: still read
+    assert native_ops.registrations(UNBUILT) == [("myops", "a", "CUDA"), ("myops", "b", "CUDA"), ("myops", "c", "CPU")]
+    assert set(native_ops.cuda_only_ops([("reg.cpp", UNBUILT)])["myops"]) == {"a", "b"}
+
+
+CONTINUED = b"""#include <torch/library.h>
+#define DEVICE_KEY \\
+    torch::kCPU
+#define IMPL_KEY \\
+  CUDA
+#define PLAIN_KEY CUDA
+TORCH_LIBRARY(myops, m) {
+  m.def("a(Tensor x) -> Tensor");
+  m.impl("a", DEVICE_KEY, &a_cpu);
+}
+TORCH_LIBRARY_IMPL(myops, PLAIN_KEY, m) { m.impl("a", &a_cuda); }
+TORCH_LIBRARY_IMPL(myops, IMPL_KEY, m) { m.impl("b", &b_cuda); }
+"""
+
+
+def test_a_key_macro_continued_over_two_lines_is_read(tmp_path):
+    # `#define DEVICE_KEY \\` then `torch::kCPU`: its body was read as `\\`, said "a macro this file
+    # defines as no key porter reads" (untrue), and `b`, registered for CUDA by such a macro only, was
+    # not said to be CUDA-only (`PLAIN_KEY` on one line, the control)
+    assert native_ops.registrations(CONTINUED) == [
+        ("myops", "a", "CPU"),
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+    ]
+    assert native_ops.cuda_only_ops([("reg.cpp", CONTINUED)]) == {
+        "myops": {
+            "b": "the project's op `myops::b` has a CUDA kernel only: registered for CUDA in reg.cpp, for no other device"
+        }
+    }
+    (tmp_path / "reg.cpp").write_bytes(CONTINUED)
+    assert [r.device for r in scan(tmp_path).registered] == ["CPU", "CUDA", "CUDA"]

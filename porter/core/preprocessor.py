@@ -1,7 +1,7 @@
 """What a default nvcc build's preprocessor decides, read directive by directive from one file's
 text: which `#if` branches it takes (no header is read, no macro's value), and the continued lines
 of a directive joined. The kernel listing (inventory) asks it which of two twin definitions nvcc
-compiles."""
+compiles, the registration reader (native_ops) which registrations it compiles."""
 
 from __future__ import annotations
 
