@@ -117,3 +117,35 @@ def test_a_key_macro_continued_over_two_lines_is_read(tmp_path):
     }
     (tmp_path / "reg.cpp").write_bytes(CONTINUED)
     assert [r.device for r in scan(tmp_path).registered] == ["CPU", "CUDA", "CUDA"]
+
+
+CASTS = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bitcast_k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x.to(tl.int32, bitcast=True), mask=mask)
+
+
+@triton.jit
+def cast_k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x.to(tl.int32), mask=mask)
+"""
+
+
+def test_a_bitcast_is_not_derived_as_a_cast_of_values():
+    # `x.to(tl.int32, bitcast=True)` keeps the bits (Triton's interpreter: 1.0 -> 1065353216) but was
+    # derived as `x.to(torch.int32)`, the values (1.0 -> 1): a reference that disagrees with the kernel.
+    # Now said, untranslated; a plain `.to(tl.int32)` (the control) is still derived
+    from porter.kernels.triton_ref import why_not
+
+    assert "`x.to(tl.int32, bitcast=True)` is a cast with keywords" in (why_not(CASTS, "bitcast_k") or "")
+    assert why_not(CASTS, "cast_k") is None
