@@ -310,6 +310,7 @@ def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
                 data = read_regular(target, MAX_PARSE_BYTES)
             except (OSError, ValueError):
                 continue  # (one not beside it: the compiler's include paths, not read)
+            data = blank_comments(data)  # (`#define KEY CUDA /* the device */` was "no key porter reads")
             for d in _DEFINE.finditer(data):
                 out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))
             if depth < _INCLUDE_DEPTH:

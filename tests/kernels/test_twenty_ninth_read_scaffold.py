@@ -149,3 +149,16 @@ def test_a_bitcast_is_not_derived_as_a_cast_of_values():
 
     assert "`x.to(tl.int32, bitcast=True)` is a cast with keywords" in (why_not(CASTS, "bitcast_k") or "")
     assert why_not(CASTS, "cast_k") is None
+
+
+def test_a_key_macro_with_a_comment_after_its_key_is_read(tmp_path):
+    # `#define KEY CUDA /* the device */`, in the file or in a header it includes: read as "CUDA /* the
+    # device */", said "a macro this file defines as no key porter reads", and `a`, `b` not CUDA-only
+    (tmp_path / "keys.h").write_bytes(b"#define HDR_KEY CUDA /* the device */\n")
+    source = (
+        b'#include <torch/library.h>\n#include "keys.h"\n#define OWN_KEY CUDA /* own */\n'
+        b'TORCH_LIBRARY_IMPL(myops, HDR_KEY, m) { m.impl("a", &a_cuda); }\n'
+        b'TORCH_LIBRARY_IMPL(myops, OWN_KEY, m) { m.impl("b", &b_cuda); }\n'
+    )
+    (tmp_path / "reg.cpp").write_bytes(source)
+    assert native_ops.registrations(source, tmp_path / "reg.cpp") == [("myops", "a", "CUDA"), ("myops", "b", "CUDA")]
