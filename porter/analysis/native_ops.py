@@ -87,8 +87,8 @@ def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | N
     if not registers(source):
         return []
     source = blank_comments(source)  # (a registration commented out is none)
-    keys = _Keys(source, path)
     unbuilt = _unbuilt_at(source)
+    keys = _Keys(source, path, unbuilt)
     out: list[tuple[str | None, str, str]] = _old_registrations(source, keys, unbuilt) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
@@ -257,13 +257,20 @@ class _Keys:
 
     _DEPTH = 4  # macros of macros followed (`#define K KEY`, `#define KEY CUDA`)
 
-    def __init__(self, source: bytes, path: Path | None = None) -> None:
+    def __init__(self, source: bytes, path: Path | None, unbuilt: Callable[[int], bool]) -> None:
         self._source, self._path = source, path
         self._defines: dict[bytes, bytes] | None = None
+        # a `#define` in a branch no default build compiles is none (`#ifndef USE_ROCM` / `#define KEY CUDA` /
+        # `#else` / `#define KEY HIP`: the last, HIP, was read, and the op was not CUDA-only: twenty-ninth read)
+        self._unbuilt = unbuilt
 
     def of(self, word: bytes, depth: int = 0) -> str:
         if self._defines is None:
-            self._defines = {m.group(1): _CONTINUED.sub(b" ", m.group(2)) for m in _DEFINE.finditer(self._source)}
+            self._defines = {
+                m.group(1): _CONTINUED.sub(b" ", m.group(2))
+                for m in _DEFINE.finditer(self._source)
+                if not self._unbuilt(m.start())
+            }
         if word not in self._defines and self._path is not None and not self._torchs(word):
             self._defines = {**_included_defines(self._source, self._path), **self._defines}
             self._path = None  # (the headers read once)
@@ -311,8 +318,10 @@ def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
             except (OSError, ValueError):
                 continue  # (one not beside it: the compiler's include paths, not read)
             data = blank_comments(data)  # (`#define KEY CUDA /* the device */` was "no key porter reads")
+            unbuilt = _unbuilt_at(data)
             for d in _DEFINE.finditer(data):
-                out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))
+                if not unbuilt(d.start()):
+                    out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))
             if depth < _INCLUDE_DEPTH:
                 queue.append((data, target.parent, depth + 1))
     return out

@@ -162,3 +162,18 @@ def test_a_key_macro_with_a_comment_after_its_key_is_read(tmp_path):
     )
     (tmp_path / "reg.cpp").write_bytes(source)
     assert native_ops.registrations(source, tmp_path / "reg.cpp") == [("myops", "a", "CUDA"), ("myops", "b", "CUDA")]
+
+
+def test_a_key_macro_defined_in_the_rocm_branch_is_not_the_cuda_build_s(tmp_path):
+    # `#ifndef USE_ROCM` / `#define DEV_KEY CUDA` / `#else` / `#define DEV_KEY HIP`: the file's last
+    # definition (HIP) was read, and in a header (`#ifdef USE_ROCM` first) its first: both ops were
+    # registered for HIP, so neither was CUDA-only. A default nvcc build defines the CUDA one
+    (tmp_path / "rk.h").write_bytes(b"#ifdef USE_ROCM\n#define HK HIP\n#else\n#define HK CUDA\n#endif\n")
+    source = (
+        b'#include <torch/library.h>\n#include "rk.h"\n'
+        b"#ifndef USE_ROCM\n#define DEV_KEY CUDA\n#else\n#define DEV_KEY HIP\n#endif\n"
+        b'TORCH_LIBRARY_IMPL(myops, DEV_KEY, m) { m.impl("a", &a_cuda); }\n'
+        b'TORCH_LIBRARY_IMPL(myops, HK, m) { m.impl("b", &b_cuda); }\n'
+    )
+    (tmp_path / "reg.cpp").write_bytes(source)
+    assert native_ops.registrations(source, tmp_path / "reg.cpp") == [("myops", "a", "CUDA"), ("myops", "b", "CUDA")]
