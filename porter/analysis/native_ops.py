@@ -30,6 +30,9 @@ TOKEN = b"TORCH_LIBRARY"
 OLD_TOKEN = b"RegisterOperators"
 # the C++ and CUDA sources read (discovery notes these beside the Python files)
 SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
+# those nvcc compiles (a `.cuh` by the `.cu` that includes it); the others' `__CUDACC__` is not decided
+_NVCC_SUFFIXES = (".cu", ".cuh")
+_NVCC_OR_NOT: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": None, "__CUDA_ARCH__": None}
 
 # `TORCH_LIBRARY_IMPL(ns, CUDA, m) {`, `STABLE_TORCH_LIBRARY_FRAGMENT(_C, ops) {`,
 # `TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {`: the head, then its arguments (`_blocks`)
@@ -87,7 +90,7 @@ def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | N
     if not registers(source):
         return []
     source = blank_comments(source)  # (a registration commented out is none)
-    unbuilt = _unbuilt_at(source)
+    unbuilt = _unbuilt_at(source, path)
     keys = _Keys(source, path, unbuilt)
     out: list[tuple[str | None, str, str]] = _old_registrations(source, keys, unbuilt) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
@@ -120,14 +123,16 @@ def registers(source: bytes) -> bool:
     return TOKEN in source or OLD_TOKEN in source
 
 
-def _unbuilt_at(source: bytes) -> Callable[[int], bool]:
+def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
     """Whether an offset of `source` lies in an `#if` branch a default nvcc build does not compile
     (`#if 0`, `#ifdef USE_ROCM`): a registration there was read as one, and a CPU kernel kept
-    under `#if 0` hid an op's being CUDA-only (twenty-ninth read)."""
+    under `#if 0` hid an op's being CUDA-only (twenty-ninth read). A `.cpp` is the host
+    compiler's, which does not define nvcc's names (`#ifndef __CUDACC__`): those are not decided."""
     if b"#" not in source:
         return lambda at: False
     text = source.decode("latin-1")  # one character a byte: offsets kept
-    conditions = preprocessor.Conditions(text, lambda at: 0)  # (no line asked: only whether a branch is taken)
+    known = {} if path is not None and path.suffix in _NVCC_SUFFIXES else _NVCC_OR_NOT
+    conditions = preprocessor.Conditions(text, lambda at: 0, known)  # (no line asked: only whether a branch is taken)
     return lambda at: preprocessor.compiled(conditions.around(at)) is False
 
 
@@ -318,7 +323,7 @@ def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
             except (OSError, ValueError):
                 continue  # (one not beside it: the compiler's include paths, not read)
             data = blank_comments(data)  # (`#define KEY CUDA /* the device */` was "no key porter reads")
-            unbuilt = _unbuilt_at(data)
+            unbuilt = _unbuilt_at(data, target)
             for d in _DEFINE.finditer(data):
                 if not unbuilt(d.start()):
                     out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))

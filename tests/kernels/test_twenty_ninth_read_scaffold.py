@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from porter.analysis import native_ops
 from porter.kernels.inventory import scan
 
@@ -84,6 +86,10 @@ def test_a_registration_no_build_compiles_is_none(tmp_path):
     # cannot decide (`#ifdef WITH_CPU`, the build's `-D`) is the control: still read
     assert native_ops.registrations(UNBUILT) == [("myops", "a", "CUDA"), ("myops", "b", "CUDA"), ("myops", "c", "CPU")]
     assert set(native_ops.cuda_only_ops([("reg.cpp", UNBUILT)])["myops"]) == {"a", "b"}
+    # a `.cpp` is the host compiler's: its `#ifndef __CUDACC__` is taken there, so still read (a `.cu`'s is not)
+    host = b'#ifndef __CUDACC__\nTORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl("d", &d_cpu); }\n#endif\n'
+    assert native_ops.registrations(host, Path("reg.cpp")) == [("myops", "d", "CPU")]
+    assert native_ops.registrations(host, Path("reg.cu")) == []
 
 
 CONTINUED = b"""#include <torch/library.h>
