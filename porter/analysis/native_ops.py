@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from porter.core import preprocessor
+from porter.core.cpp_text import blank_comments
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular, read_regular_stat
 from porter.core.textsafe import name_bytes
 
@@ -29,6 +31,9 @@ TOKEN = b"TORCH_LIBRARY"
 OLD_TOKEN = b"RegisterOperators"
 # the C++ and CUDA sources read (discovery notes these beside the Python files)
 SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
+# those nvcc compiles (a `.cuh` by the `.cu` that includes it); the others' `__CUDACC__` is not decided
+_NVCC_SUFFIXES = (".cu", ".cuh")
+_NVCC_OR_NOT: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": None, "__CUDA_ARCH__": None}
 
 # `TORCH_LIBRARY_IMPL(ns, CUDA, m) {`, `STABLE_TORCH_LIBRARY_FRAGMENT(_C, ops) {`,
 # `TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {`: the head, then its arguments (`_blocks`)
@@ -58,8 +63,10 @@ _OLD_KERNEL_KEY = re.compile(
 _KEY = re.compile(rb"(?:(?:torch::)?dispatch\s*\(\s*)?(?:torch::|c10::|at::)?(?:DispatchKey::|k)([A-Z]\w*)")
 # a word given where a key goes (`m.impl("op", DEVICE_KEY, &fn)`: a key by a macro was "any")
 _KEY_WORD = re.compile(rb"(?<!\w)(?:(?:torch::)?dispatch\s*\(\s*)?([A-Za-z_]\w*)\s*,")
-# `#define NAME body`: the macros a key may be given by
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]*)", re.M)
+# `#define NAME body`: the macros a key may be given by, the body over its continued lines
+# (`#define KEY \` then `torch::kCPU`: said "a macro this file defines as no key", untrue: twenty-ninth read)
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^\n])*)", re.M)
+_CONTINUED = re.compile(rb"\\\r?\n")
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
 # as a key is a macro, read where the file defines it
 _CAPITAL_KEYS = frozenset({"CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "MTIA", "MAIA"})
@@ -83,8 +90,10 @@ def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | N
     macro it does not define is looked for in the headers it includes (`_included_defines`)."""
     if not registers(source):
         return []
-    keys = _Keys(source, path)
-    out: list[tuple[str | None, str, str]] = _old_registrations(source, keys) if OLD_TOKEN in source else []
+    source = blank_comments(source)  # (a registration commented out is none)
+    unbuilt = _unbuilt_at(source, path)
+    keys = _Keys(source, path, unbuilt)
+    out: list[tuple[str | None, str, str]] = _old_registrations(source, keys, unbuilt) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
     for i, (impl, ns_text, key_text, var, body_start, _) in enumerate(blocks):
@@ -93,7 +102,7 @@ def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | N
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body = _body(source, body_start, braces, limit)
         for call in _CALL.finditer(body):
-            if call.group(1) != var:
+            if call.group(1) != var or unbuilt(body_start + call.start()):
                 continue
             strings, end = _op_strings(body, call.end())
             op = _OP.match(strings.group(0).lstrip()) if strings else None
@@ -115,7 +124,20 @@ def registers(source: bytes) -> bool:
     return TOKEN in source or OLD_TOKEN in source
 
 
-def _old_registrations(source: bytes, keys: _Keys) -> list[tuple[str | None, str, str]]:
+def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
+    """Whether an offset of `source` lies in an `#if` branch a default nvcc build does not compile
+    (`#if 0`, `#ifdef USE_ROCM`): a registration there was read as one, and a CPU kernel kept
+    under `#if 0` hid an op's being CUDA-only (twenty-ninth read). A `.cpp` is the host
+    compiler's, which does not define nvcc's names (`#ifndef __CUDACC__`): those are not decided."""
+    if b"#" not in source:
+        return lambda at: False
+    text = source.decode("latin-1")  # one character a byte: offsets kept
+    known = {} if path is not None and path.suffix in _NVCC_SUFFIXES else _NVCC_OR_NOT
+    conditions = preprocessor.Conditions(text, lambda at: 0, known)  # (no line asked: only whether a branch is taken)
+    return lambda at: preprocessor.compiled(conditions.around(at)) is False
+
+
+def _old_registrations(source: bytes, keys: _Keys, unbuilt: Callable[[int], bool]) -> list[tuple[str | None, str, str]]:
     """`registrations` of `torch::RegisterOperators()` statements: each `.op("ns::op", &fn)` an
     implementation every device runs (a catch-all kernel), one whose options name a key that key's
     (a macro's as `keys` reads it). Linear: each statement is read once, from `RegisterOperators` to its `;`."""
@@ -129,6 +151,8 @@ def _old_registrations(source: bytes, keys: _Keys) -> list[tuple[str | None, str
         # in a comment, an op not spelled "ns::op") raised ValueError from a strict zip, and lint,
         # rewrite and kernels stopped with an internal error (twenty-seventh read)
         for i, op in enumerate(ops):
+            if unbuilt(op.start()):
+                continue
             after = ops[i + 1].start() if i + 1 < len(ops) else end
             key = _OLD_KEY.search(source, op.end(), after)
             word = None if key else _OLD_KERNEL_KEY.search(source, op.end(), after)
@@ -239,13 +263,20 @@ class _Keys:
 
     _DEPTH = 4  # macros of macros followed (`#define K KEY`, `#define KEY CUDA`)
 
-    def __init__(self, source: bytes, path: Path | None = None) -> None:
+    def __init__(self, source: bytes, path: Path | None, unbuilt: Callable[[int], bool]) -> None:
         self._source, self._path = source, path
         self._defines: dict[bytes, bytes] | None = None
+        # a `#define` in a branch no default build compiles is none (`#ifndef USE_ROCM` / `#define KEY CUDA` /
+        # `#else` / `#define KEY HIP`: the last, HIP, was read, and the op was not CUDA-only: twenty-ninth read)
+        self._unbuilt = unbuilt
 
     def of(self, word: bytes, depth: int = 0) -> str:
         if self._defines is None:
-            self._defines = {m.group(1): m.group(2) for m in _DEFINE.finditer(self._source)}
+            self._defines = {
+                m.group(1): _CONTINUED.sub(b" ", m.group(2))
+                for m in _DEFINE.finditer(self._source)
+                if not self._unbuilt(m.start())
+            }
         if word not in self._defines and self._path is not None and not self._torchs(word):
             self._defines = {**_included_defines(self._source, self._path), **self._defines}
             self._path = None  # (the headers read once)
@@ -272,7 +303,7 @@ _INCLUDE_DEPTH = 2  # the file's headers and theirs
 
 
 # a header `headers` read: its path (from the working folder), its `stat` before it was read and
-# its bytes; None and b"" where none could be read (a header made later is read then)
+# its bytes, comments blanked; None and b"" where none could be read (a header made later is read then)
 Header = tuple[Path, os.stat_result | None, bytes]
 
 
@@ -297,6 +328,7 @@ def headers(source: bytes, path: Path) -> list[Header]:
             except (OSError, ValueError):
                 out.append((target, None, b""))  # (one not beside it: the compiler's include paths, not read)
                 continue
+            data = blank_comments(data)  # (`#define KEY CUDA /* the device */` was "no key porter reads")
             out.append((target, st, data))
             if depth < _INCLUDE_DEPTH:
                 queue.append((data, target.parent, depth + 1))
@@ -319,9 +351,11 @@ def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
     with a CUDA kernel only not CUDA-only to lint (twenty-seventh read's leftover). The first
     definition of a name is kept."""
     out: dict[bytes, bytes] = {}
-    for _, _, data in headers(source, path):
+    for target, _, data in headers(source, path):
+        unbuilt = _unbuilt_at(data, target)  # (a `#define` under `#ifdef USE_ROCM` is none)
         for d in _DEFINE.finditer(data):
-            out.setdefault(d.group(1), d.group(2))
+            if not unbuilt(d.start()):
+                out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))
     return out
 
 

@@ -38,9 +38,9 @@ from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, trit
 from porter.analysis import native_ops
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
-from porter.kernels import preprocessor
+from porter.core import preprocessor
 from porter.kernels.includes import include_dirs, within
-from porter.kernels.preprocessor import BACKSLASH_NEWLINE, joined
+from porter.core.preprocessor import BACKSLASH_NEWLINE, joined
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
@@ -54,6 +54,7 @@ from porter.core.reading import (
 )
 from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
+from porter.core.cpp_text import is_comment, not_code
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack, _import_statements, dotted
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -189,42 +190,6 @@ _BIND = re.compile(r"\b\w+\s*\.\s*(?:def|impl)\(\s*\"(?:\w+\s*::\s*)?(\w+)")
 # `TORCH_LIBRARY_FRAGMENT(ns, m)` too (flashinfer's dcp_lse_reduce.cu, vllm 0.34.0's dcp_utils): its
 # namespace was not named (twenty-first read)
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?\s*\(\s*(\w+)")
-# C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
-# digit separators are not one), in the order a C++ lexer meets them. A string always matches,
-# to where it stops; one that did not close there (group 1 empty) is no literal (`_not_code`).
-# A raw string (`R"(...)"`, `u8R"x(...)x"`: NVRTC sources) runs to its `)delimiter"` (or the end,
-# as an unclosed comment does): read as a plain string, a `"` or `/*` in it opened a literal
-# or a comment that blanked the kernels after it, and a `__global__` in it was listed
-# (twenty-eighth read)
-_NOT_CODE = re.compile(
-    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(\"?)"
-    r"|(?<!\w)(?:u8|[uUL])?R\"(?P<raw>[^()\\\s]{0,16})\(.*?(?:\)(?P=raw)\"|\Z)|'(?:\\.|[^'\\\n])'",
-    re.S,
-)
-_BUT_STRINGS = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|'(?:\\.|[^'\\\n])'", re.S)
-_BUT_STRINGS_START = re.compile(r"//|/\*|'")
-
-
-def _not_code(text: str) -> Iterator[re.Match[str]]:
-    """The comments and literals of `text`, in time linear in it. A `"` whose string does not
-    close on its line opens none, and the scan goes on after it; every `"` before where that
-    string stopped is escaped in its reading, so opens none either: up to there only comments
-    and character literals are looked for (tried from each `"` again, the scan was quadratic)."""
-    pos = 0
-    while (m := _NOT_CODE.search(text, pos)) is not None:
-        if m.group(1) != "":  # not a string, or one that closed
-            yield m
-            pos = m.end()
-            continue
-        pos, stop = m.start() + 1, m.end()
-        while (start := _BUT_STRINGS_START.search(text, pos, stop)) is not None:
-            hit = _BUT_STRINGS.match(text, start.start())
-            if hit is None:
-                pos = start.start() + 1
-                continue
-            yield hit
-            pos = hit.end()
-        pos = max(pos, stop)
 
 
 def _blank(text: str, strings: bool) -> str:
@@ -232,8 +197,8 @@ def _blank(text: str, strings: bool) -> str:
     and offsets kept: a kernel commented out or quoted in a string is not a kernel."""
     out: list[str] = []
     at = 0
-    for m in _not_code(text):
-        kept = not strings and (m.group(0)[0] in "\"'" or m.group("raw") is not None)
+    for m in not_code(text):
+        kept = not strings and not is_comment(m)
         out += [text[at : m.start()], m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
         at = m.end()
     out.append(text[at:])

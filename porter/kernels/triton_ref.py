@@ -630,6 +630,12 @@ class _Translator:
         if name in _REDUCE:
             return self.reduction(node, name)
         if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1:
+            # `bitcast=True` keeps the bits, but was derived as `.to(torch.int32)`, the values' (twenty-ninth read)
+            if node.keywords:
+                raise Untranslatable(
+                    f"`{ast.unparse(node)}` is a cast with keywords (`bitcast=`, a rounding): "
+                    "porter translates a cast of values only"
+                )
             x = self.value_like(f.value)
             dt = node.args[0]
             if isinstance(dt, ast.Attribute) and dt.attr in _DTYPES:

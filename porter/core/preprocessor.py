@@ -1,7 +1,7 @@
 """What a default nvcc build's preprocessor decides, read directive by directive from one file's
 text: which `#if` branches it takes (no header is read, no macro's value), and the continued lines
 of a directive joined. The kernel listing (inventory) asks it which of two twin definitions nvcc
-compiles."""
+compiles, the registration reader (native_ops) which registrations it compiles."""
 
 from __future__ import annotations
 
@@ -75,10 +75,12 @@ class Conditions:
     default nvcc build takes it (`_NVCC_DEFINES`, `_NOT_NVCC`, the file's own `#define`s and
     `#undef`s in branches taken), read directive by directive: no header, no macro's value."""
 
-    def __init__(self, code: str, line_of: Callable[[int], int]) -> None:
+    def __init__(
+        self, code: str, line_of: Callable[[int], int], known: Mapping[str, bool | None] | None = None
+    ) -> None:
         self.at: list[int] = []  # where the stack changes
         self.stacks: list[tuple[tuple[int, str, bool | None], ...]] = []
-        env: dict[str, bool | None] = {}
+        env: dict[str, bool | None] = dict(known or {})  # (`known`: what a name is before the file's `#define`s)
         # each open group: (its line, the branch's directive, taken, taken before in the group)
         stack: list[tuple[int, str, bool | None, bool | None]] = []
         for m in _DIRECTIVE.finditer(code) if "#" in code else ():
