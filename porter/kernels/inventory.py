@@ -593,6 +593,34 @@ def _header_bytes(path: Path) -> bytes:
         return b""
 
 
+class _Returns(cst.CSTVisitor):
+    """Each function of a module, by name, to the names its own `return`s give (`""` for any other
+    value, or none), read before the launches are: one defined after the function that launches its
+    result (`k = make(); k[grid]` above `def make()`) was not followed (twenty-eighth read's leftover)."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, tuple[str, ...]] = {}
+        self._open: list[tuple[str, set[str]]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._open.append((node.name.value, set()))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        name, returned = self._open.pop()
+        returned |= set(self.found.get(name, ()))  # (two functions of one name: either may run)
+        self.found[name] = tuple(sorted(returned or {""}))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._open:
+            self._open[-1][1].add(node.value.value if isinstance(node.value, cst.Name) else "")
+
+
+def _factory_returns(module: cst.Module) -> dict[str, tuple[str, ...]]:
+    found = _Returns()
+    module.visit(found)
+    return found.found
+
+
 class _Scan(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -626,10 +654,9 @@ class _Scan(cst.CSTVisitor):
         # a name bound to `wrap_triton(k)`, to `k`, in source order, a function's own dropped as it ends
         self._wrapped: dict[str, cst.BaseExpression] = {}
         self._wrapped_outer: list[dict[str, cst.BaseExpression]] = []
-        # a function of this file to the one name all its `return`s give (`def make(): ... return k`):
-        # `make()[grid](...)` launches `k` (`""`: a function returning anything else)
-        self._returns: dict[str, str] = {}
-        self._returning: list[set[str]] = []
+        # a function of this file to the names its `return`s give (`def make(): ... return k`):
+        # `make()[grid](...)` launches `k` (`""` among them: a function returning anything else)
+        self._returns = _factory_returns(module)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._in_class.append(True)
@@ -640,17 +667,10 @@ class _Scan(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._in_class.append(False)
         self._wrapped_outer.append(dict(self._wrapped))
-        self._returning.append(set())
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._in_class.pop()
         self._wrapped = self._wrapped_outer.pop()
-        returned = self._returning.pop()
-        self._returns[original_node.name.value] = returned.pop() if len(returned) == 1 else ""
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if self._returning:
-            self._returning[-1].add(node.value.value if isinstance(node.value, cst.Name) else "")
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -714,6 +734,8 @@ class _Scan(cst.CSTVisitor):
         self._wrapped.pop(target.value, None)
         if value is not None and (kernel := self._unwrapped(value)) is not value:
             self._wrapped[target.value] = kernel
+        elif value is not None and self._made_by(value):  # (`k = pick(x)`: one of its kernels, `_indirect`)
+            self._wrapped[target.value] = value
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         for t in original_node.targets:
@@ -772,11 +794,19 @@ class _Scan(cst.CSTVisitor):
         if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword:
             if self.resolver.qualname(value.func) in _TRITON_WRAPPERS:
                 return value.args[0].value
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self._returns.get(value.func.value):
+        if len(made := self._made_by(value)) == 1:
             # a kernel a function of this file makes and returns (`k = make(); k[grid](...)`): the
             # launch was nobody's, unsaid (twenty-eighth read's leftover)
-            return cst.Name(self._returns[value.func.value])
+            return cst.Name(made[0])
         return value
+
+    def _made_by(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        """The kernels a call of a function of this file gives, where each of its `return`s gives a
+        name (`make()`, `pick(flag)`); none for any other value."""
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            names = self._returns.get(value.func.value, ("",))
+            return () if "" in names else names
+        return ()
 
     def _indirect(self, node: cst.Call) -> None:
         """A launch of a kernel a dict or list holds (`KERNELS[key][grid](...)`), and a kernel subscripted
@@ -799,8 +829,25 @@ class _Scan(cst.CSTVisitor):
                 self.held_imported.append(_PyLaunch(held.value, self._site(node), origin, False, written, False, how))
             elif isinstance(held, (cst.Attribute, cst.Call)):
                 self._held_through(held, node)
+        elif isinstance(func, cst.Subscript) and isinstance(inner, cst.Call) and not _getattr_of(inner):
+            self._launched_result(inner, node)
         for arg in node.args:
             self._not_called(arg.value, node)
+
+    def _launched_result(self, call: cst.Call, node: cst.Call) -> None:
+        """`pick(flag)[grid](...)` (or `k = pick(flag); k[grid](...)`) of a function of this file that
+        returns one of several kernels: a launch of each it may be; of any other call's result, a
+        note. Both were passed over, unsaid (twenty-eighth read's leftover)."""
+        site = self._site(node)
+        written = f"{dotted(call.func) or '...'}(...)[...](...)"
+        made = self._made_by(call)
+        if not made:
+            self.notes.append(f"{place(self.rel, site.line, site.cell)}: `{written}` {_UNFOLLOWED}")
+            return
+        how = f"one of the kernels `{dotted(call.func)}(...)` returns, picked at run time"
+        for name in made:
+            own = self._origins.get(name) is None
+            self.indirect.append(_PyLaunch(name, site, None, False, written, own, how))
 
     def _module_of(self, holder: str) -> str | None:
         """The module a dotted name of this file is (`ops` of `from . import ops`, `pkg.ops`), as

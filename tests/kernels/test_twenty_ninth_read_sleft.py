@@ -1,0 +1,49 @@
+"""The twenty-ninth read's helper on the scaffold leftovers (sleft, issue 24): each test failed on 944c10d."""
+
+from __future__ import annotations
+
+from porter.kernels.inventory import scan
+
+_BODY = (
+    "        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "        tl.store(x_ptr + offs, 1.0, mask=offs < n)\n\n"
+)
+FACTORIES = (
+    "import triton\n"
+    "import triton.language as tl\n\n\n"
+    "def go(x, n):\n"
+    "    k = make()\n"
+    "    k[(1,)](x, n, BLOCK=64)\n"
+    "    pick(n > 4)[(1,)](x, n, BLOCK=32)\n"
+    "    j = pick(True)\n"
+    "    j[(1,)](x, n, BLOCK=16)\n"
+    "    other.factory()[(1,)](x, n)\n\n\n"
+    "def make():\n"
+    "    @triton.jit\n"
+    "    def inner_k(x_ptr, n, BLOCK: tl.constexpr):\n" + _BODY + "    return inner_k\n\n\n"
+    "def pick(flag):\n"
+    "    @triton.jit\n"
+    "    def one_k(x_ptr, n, BLOCK: tl.constexpr):\n" + _BODY + "    @triton.jit\n"
+    "    def two_k(x_ptr, n, BLOCK: tl.constexpr):\n" + _BODY + "    if flag:\n"
+    "        return one_k\n"
+    "    return two_k\n"
+)
+
+
+def test_a_triton_kernel_a_later_function_returns_and_one_of_two_returned_are_followed(tmp_path):
+    # `k = make()` above `def make()`, and `pick(flag)` returning one of two kernels (46-scaf2's
+    # leftovers): each kernel was listed with no launch, the launches said nowhere; a call's result
+    # porter does not follow (`other.factory()[grid]`) was silent too
+    (tmp_path / "m.py").write_text(FACTORIES)
+    inventory = scan(tmp_path)
+    kernels = {k.name: k for k in inventory.kernels}
+    assert [(c.line, c.args) for c in kernels["inner_k"].calls] == [(7, ["x", "n", "BLOCK=64"])]
+    for name in ("one_k", "two_k"):
+        said = kernels[name].unresolved
+        assert len(said) == 2 and all("one of the kernels `pick(...)` returns" in s for s in said), said
+        assert "m.py:8" in said[0] and "m.py:10" in said[1]
+    assert [p for p in inventory.problems if "m.py:11" in p] == [
+        "m.py:11: `other.factory(...)[...](...)` launches a kernel picked at run time from an object porter "
+        "does not follow (an instance's, a function's result, one built at run time): which kernels it may "
+        "run is not read"
+    ]
