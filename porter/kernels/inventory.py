@@ -227,6 +227,31 @@ def _not_code(text: str) -> Iterator[re.Match[str]]:
         pos = max(pos, stop)
 
 
+def _cxx_text(data: bytes) -> str:
+    """A C++ source's text, composed (NFC: lines kept): a kernel named in decomposed letters (`ko` and
+    U+0308, which `\\w` does not take) was listed nowhere and its launch dropped, unsaid (twenty-eighth
+    read's leftover); composed, it is `kö`, as its launch is."""
+    text = data.decode("utf-8", errors="replace")
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+def _unread_marks(code: str, rel: str) -> list[str]:
+    """A note where a word of `code` (composed, comments and strings blanked) goes on with a
+    combining mark no letter takes (`x` and U+0303): a kernel or launch so named is not read."""
+    if code.isascii():
+        return []
+    marks = "".join(sorted(c for c in set(code) if unicodedata.category(c).startswith("M")))
+    found = re.search(r"\w[" + re.escape(marks) + "]", code) if marks else None
+    if found is None:
+        return []
+    line = code.count("\n", 0, found.start()) + 1
+    mark = f"U+{ord(found.group()[1]):04X}"
+    return [
+        f"{path_name(rel)}:{line}: a name goes on with a combining mark ({mark}) that composes with no letter, "
+        "which porter does not read as part of a name: a kernel or launch so named is not listed"
+    ]
+
+
 def _blank(text: str, strings: bool) -> str:
     """`text` with its comments (and, where `strings`, its string literals) as spaces, lines
     and offsets kept: a kernel commented out or quoted in a string is not a kernel."""
@@ -535,7 +560,7 @@ def _preludes(
     out: dict[str, tuple[tuple[_Key, str], ...]] = {}
     first: dict[str, tuple[Path, dict[str, str]]] = {}  # (the file that gave it, and what its macros stand for)
     for path, data in sorted(definers):
-        commented = _blank(data.decode("utf-8", errors="replace"), strings=False)
+        commented = _blank(_cxx_text(data), strings=False)
         found: list[str] = []
         texts = [((), commented), *_headers(commented, path, search, [], found)]
         events = sorted(((*key, d.start()), d) for key, text in texts for d in _DEFINE_OR_UNDEF.finditer(text))
@@ -1555,7 +1580,7 @@ def _host_api_launches(data: bytes, rel: str) -> list[tuple[str, str | CallSite]
     """`_api_launches` of a host C++ file (`.cpp`, its bytes as `_cuda_files` read them): a kernel
     of a `.cu` launched there through the runtime's or the driver's API was listed with no launch,
     unsaid (`.cu`/`.cuh` were read only)."""
-    text = data.decode("utf-8", errors="replace")
+    text = _cxx_text(data)
     commented = _blank(text, strings=False)
     return _api_launches(_spliced(_blank(text, strings=True)), _Lines(text), rel, commented)
 
@@ -3372,7 +3397,7 @@ def _headers(
                 continue
             left[0] -= 1
             left[1] -= len(data)
-            inner = data.decode("utf-8", errors="replace")
+            inner = _cxx_text(data)
             out.append(((*key, m.start()), inner))
             if found is not None:
                 found.append(str(header))
@@ -3472,9 +3497,10 @@ def _scan_cuda(
         if macros is None:  # (the second read's: said by the first)
             inv.problems.append(f"{path_name(rel)}: {why}")
         return
-    text = data.decode("utf-8", errors="replace")
+    text = _cxx_text(data)
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
+    inv.problems.extend(_unread_marks(code, rel))
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
     registered = _native_registered(data, rel, path)

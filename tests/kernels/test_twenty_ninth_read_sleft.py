@@ -47,3 +47,22 @@ def test_a_triton_kernel_a_later_function_returns_and_one_of_two_returned_are_fo
         "does not follow (an instance's, a function's result, one built at run time): which kernels it may "
         "run is not read"
     ]
+
+
+def test_a_kernel_named_in_decomposed_letters_is_listed_with_its_launch_and_a_lone_mark_is_said(tmp_path):
+    # `ko` + U+0308 (NFD; libclang 18 declares it): `\w` takes no combining mark, so the kernel was
+    # listed nowhere and its launch dropped, unsaid (46-scaf2's leftover); a mark that composes with
+    # no letter (`x` + U+0303) is said
+    nfd = "ko\u0308"
+    (tmp_path / "a.cu").write_text(
+        f"__global__ void {nfd}(float* x, int n) {{ x[0] = n; }}\nvoid go(float* x) {{ {nfd}<<<1, 1>>>(x, 3); }}\n"
+    )
+    (tmp_path / "b.cu").write_text("// k\u00f6\n__global__ void kx\u0303(float* x) { x[0] = 1; }\n")
+    inventory = scan(tmp_path)
+    assert [(k.name, k.path, [(c.line, c.args) for c in k.calls]) for k in inventory.kernels] == [
+        ("k\u00f6", "a.cu", [(2, ["x", "3"])])
+    ]
+    assert inventory.problems == [
+        "b.cu:2: a name goes on with a combining mark (U+0303) that composes with no letter, which porter does "
+        "not read as part of a name: a kernel or launch so named is not listed"
+    ]
