@@ -2806,14 +2806,24 @@ _BRANCH_END = re.compile(r"(?:\s*#[ \t]*(?:elif|else)\b[^\n]*)+\s*")
 
 
 def _head_branches(head: str, at: int, close: Mapping[int, int]) -> Iterator[tuple[str, list[str]]]:
-    """(name, parameters) of each kernel an `#if` branch of a kernel's `head` (at offset `at`) names."""
+    """(name, parameters) of each kernel an `#if` branch of a kernel's `head` (at offset `at`) names:
+    one whose `)` only `#elif`/`#else` lines follow, or only spaces then such a branch (a head of three
+    branches, `#if`/`#elif`/`#else`, listed two: twenty-eighth read's leftover)."""
     if "#" not in head:
         return
+    found = []
     for m in _BRANCH_NAME.finditer(head):
         end = close.get(at + m.end() - 1)
-        if end is not None and end < at + len(head) and _BRANCH_END.fullmatch(head, end + 1 - at):
-            params = [" ".join(p.split()) for p in _top_level_split(joined(head[m.end() : end - at])) if p.strip()]
-            yield m.group(1), params
+        if end is not None and end < at + len(head):
+            found.append((m, end - at))
+    chain = len(head)  # (where the branches kept, read from the last, begin)
+    kept: list[tuple[str, list[str]]] = []
+    for m, end in reversed(found):
+        if _BRANCH_END.fullmatch(head, end + 1) if chain == len(head) else not head[end + 1 : chain].strip():
+            params = [" ".join(p.split()) for p in _top_level_split(joined(head[m.end() : end])) if p.strip()]
+            kept.append((m.group(1), params))
+            chain = m.start()
+    yield from reversed(kept)
 
 
 # a `#define NAME body` or `#undef NAME`: group 1 which, group 2 the name, group 3 the body

@@ -66,3 +66,22 @@ def test_a_kernel_named_in_decomposed_letters_is_listed_with_its_launch_and_a_lo
         "b.cu:2: a name goes on with a combining mark (U+0303) that composes with no letter, which porter does "
         "not read as part of a name: a kernel or launch so named is not listed"
     ]
+
+
+def test_each_kernel_of_a_head_of_three_ifdef_branches_is_listed(tmp_path):
+    # `__global__ void` / `#if A` a_k(...) / `#elif B` b_k(...) / `#else` c_k(...) (46-scaf2's
+    # leftover): the `#if` branch's `a_k` was listed nowhere (another name, not directives only,
+    # follows it); a name in a branch that code other than a branch follows is still none
+    (tmp_path / "k.cu").write_text(
+        "__global__ void\n#if defined(A)\na_k(float* x)\n#elif defined(B)\nb_k(float* x, int n)\n#else\n"
+        "c_k(float* x, int n, int m)\n#endif\n{ x[0] = 1; }\n"
+        "__global__\n#if A\n__launch_bounds__(256) int\n#elif B\n__launch_bounds__(64)\n#else\n"
+        "__launch_bounds__(128)\n#endif\nvoid d_k(float* a) { a[0] = 2; }\n"
+    )
+    kernels = scan(tmp_path).kernels
+    assert sorted((k.name, k.line, k.params) for k in kernels) == [
+        ("a_k", 1, ["float* x"]),
+        ("b_k", 1, ["float* x", "int n"]),
+        ("c_k", 1, ["float* x", "int n", "int m"]),
+        ("d_k", 10, ["float* a"]),
+    ]
