@@ -72,17 +72,20 @@ _SPACE = frozenset(b" \t\n\r\f\v")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | None, str, str]]:
+def registrations(
+    source: bytes, path: Path | None = None, tree: Path | None = None
+) -> list[tuple[str | None, str, str]]:
     """(namespace or None for a macro, op, dispatch key) for each implementation `source`
     registers; the key "any" for an implementation without one (`m.def(schema, fn)`,
     `m.impl("op", fn)` in a library block: every device runs it). Linear in the source: a
     block's body ends at its closing brace or at the next block, a call's arguments are read
     from where they open (a file of 2,000 spaces after `TORCH_LIBRARY(` cost 15 s, 20,000 for
     ever, with one regular expression for the whole head). `path` is the source's file: a key's
-    macro it does not define is looked for in the headers it includes (`_included_defines`)."""
+    macro it does not define is looked for in the headers it includes (`_included_defines`) that are
+    in `tree` (by default the file's own folder)."""
     if not registers(source):
         return []
-    keys = _Keys(source, path)
+    keys = _Keys(source, path, tree)
     out: list[tuple[str | None, str, str]] = _old_registrations(source, keys) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
@@ -238,15 +241,16 @@ class _Keys:
 
     _DEPTH = 4  # macros of macros followed (`#define K KEY`, `#define KEY CUDA`)
 
-    def __init__(self, source: bytes, path: Path | None = None) -> None:
-        self._source, self._path = source, path
+    def __init__(self, source: bytes, path: Path | None = None, tree: Path | None = None) -> None:
+        self._source, self._path, self._tree = source, path, tree
         self._defines: dict[bytes, bytes] | None = None
 
     def of(self, word: bytes, depth: int = 0) -> str:
         if self._defines is None:
             self._defines = {m.group(1): m.group(2) for m in _DEFINE.finditer(self._source)}
         if word not in self._defines and self._path is not None and not self._torchs(word):
-            self._defines = {**_included_defines(self._source, self._path), **self._defines}
+            tree = self._tree if self._tree is not None else self._path.parent
+            self._defines = {**_included_defines(self._source, self._path, tree), **self._defines}
             self._path = None  # (the headers read once)
         body = self._defines.get(word)
         if body is None:
@@ -270,12 +274,15 @@ _INCLUDES = 8  # headers read at most for one file's key macros
 _INCLUDE_DEPTH = 2  # the file's headers and theirs
 
 
-def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
+def _included_defines(source: bytes, path: Path, tree: Path) -> dict[bytes, bytes]:
     """The `#define`s of the headers `source` (the file `path`) includes by a quoted relative name
     that names a file beside it, and of theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most,
     each read as a source is): a key given by a project header's macro (`#define DEVICE_KEY CUDA` in
     `keys.h`) was "not read", and an op with a CUDA kernel only not CUDA-only to lint
-    (twenty-seventh read's leftover). The first definition of a name is kept."""
+    (twenty-seventh read's leftover). The first definition of a name is kept. A header whose real
+    path is not in `tree` (a link out of it) is not read, as the kernels' own include search reads
+    none (it was: twenty-eighth read's leftover)."""
+    top = os.path.realpath(tree)
     out: dict[bytes, bytes] = {}
     queue = [(source, path.parent, 1)]
     seen: set[Path] = set()
@@ -287,6 +294,8 @@ def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
             if os.path.isabs(name) or target in seen or len(seen) >= _INCLUDES:
                 continue
             seen.add(target)
+            if not _in_tree(os.path.realpath(target), top):
+                continue
             try:
                 data = read_regular(target, MAX_PARSE_BYTES)
             except (OSError, ValueError):
@@ -296,6 +305,14 @@ def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
             if depth < _INCLUDE_DEPTH:
                 queue.append((data, target.parent, depth + 1))
     return out
+
+
+def _in_tree(path: str, top: str) -> bool:
+    """Whether real path `path` is the real folder `top` or under it."""
+    try:
+        return os.path.commonpath([path, top]) == top
+    except ValueError:  # (another drive)
+        return False
 
 
 def _body(source: bytes, start: int, brackets: tuple[NextOf, NextOf], end: int) -> bytes:
@@ -320,8 +337,11 @@ def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, s
     """namespace -> {op: why} for each op the sources give a CUDA kernel and no other."""
     keys: dict[tuple[str | None, str], set[str]] = {}
     where: dict[tuple[str, str], str] = {}
+    here = os.path.realpath(".")  # (the sources are named from the working folder: its tree)
     for name, source in sources:
-        for ns, op, key in registrations(source, Path(source_path(name))):
+        path = Path(source_path(name))
+        tree = Path(here) if _in_tree(os.path.realpath(path), here) else path.parent
+        for ns, op, key in registrations(source, path, tree):
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":
                 where.setdefault((ns, op), name)

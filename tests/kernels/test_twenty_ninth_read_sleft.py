@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from porter.analysis import native_ops
 from porter.kernels.inventory import scan
 
 _BODY = (
@@ -85,3 +86,34 @@ def test_each_kernel_of_a_head_of_three_ifdef_branches_is_listed(tmp_path):
         ("c_k", 1, ["float* x", "int n", "int m"]),
         ("d_k", 10, ["float* a"]),
     ]
+
+
+KEYED = (
+    b'#include "keys.h"\n#include "in.h"\n'
+    b"TORCH_LIBRARY_IMPL(ts, OUT_KEY, m) { m.impl(\"a\", &a); }\n"
+    b"TORCH_LIBRARY_IMPL(ts, IN_KEY, m) { m.impl(\"b\", &b); }\n"
+)
+
+
+def test_a_key_header_linked_out_of_the_tree_is_not_read(tmp_path, monkeypatch):
+    # `keys.h` a link to a file outside the tree (46-scaf2's leftover): the registration reader read
+    # it (`ts::a` CUDA, CUDA-only to lint), where the kernels' own include search reads no header
+    # outside the tree; a header linked within the tree is still read
+    outside, tree = tmp_path / "outside", tmp_path / "tree"
+    outside.mkdir()
+    (tree / "inc").mkdir(parents=True)
+    (outside / "keys.h").write_bytes(b"#define OUT_KEY CUDA\n")
+    (tree / "inc" / "real.h").write_bytes(b"#define IN_KEY CUDA\n")
+    (tree / "keys.h").symlink_to(outside / "keys.h")
+    (tree / "in.h").symlink_to(tree / "inc" / "real.h")
+    (tree / "ops.cu").write_bytes(KEYED)
+    assert native_ops.registrations(KEYED, tree / "ops.cu") == [
+        ("ts", "a", native_ops.UNREAD + "OUT_KEY"),
+        ("ts", "b", "CUDA"),
+    ]
+    devices = {r.name: r.device for r in scan(tree, limit=None).registered}
+    assert devices == {"ts::a": "not read: `OUT_KEY`, a macro this file does not define", "ts::b": "CUDA"}
+    monkeypatch.chdir(tree)  # (lint's reader: the sources named from the working folder)
+    assert native_ops.cuda_only_ops(native_ops.read(["ops.cu"])) == {
+        "ts": {"b": "the project's op `ts::b` has a CUDA kernel only: registered for CUDA in ops.cu, for no other device"}
+    }
