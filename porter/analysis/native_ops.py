@@ -39,6 +39,8 @@ _STRINGS = re.compile(rb'\s*(?:"(?:[^"\\\n]|\\.)*"\s*)+')
 # the op a schema or name opens with; `"ns::op(...)"` names its block's namespace (torch refuses
 # another), and was read as an op `ns` (twenty-fourth read)
 _OP = re.compile(rb'"\s*(?:\w+\s*::\s*)?(\w+)')
+# where two string literals meet (`"ns::" "op"`, as `#op` makes one in a macro): the compiler joins them
+_STRING_PARTS = re.compile(rb'"\s*"')
 _SELECTIVE = re.compile(rb"\s*TORCH_SELECTIVE_(?:NAME|SCHEMA)\s*\(")
 _CLOSE = re.compile(rb"\s*\)")
 _MACRO = re.compile(rb"[A-Z][A-Z0-9_]+")
@@ -89,16 +91,18 @@ def registrations(
     out: list[tuple[str | None, str, str]] = _old_registrations(source, keys) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
+    macros = _Registering(source) if blocks else None
     for i, (impl, ns_text, key_text, var, body_start, _) in enumerate(blocks):
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body = _body(source, body_start, braces, limit)
+        body = macros.expand(body) if macros is not None else body
         for call in _CALL.finditer(body):
             if call.group(1) != var:
                 continue
             strings, end = _op_strings(body, call.end())
-            op = _OP.match(strings.group(0).lstrip()) if strings else None
+            op = _OP.match(_STRING_PARTS.sub(b"", strings.group(0).strip())) if strings else None
             if strings is None or op is None:
                 continue
             rest = _after_strings(body, end)
@@ -305,6 +309,83 @@ def _included_defines(source: bytes, path: Path, tree: Path) -> dict[bytes, byte
             if depth < _INCLUDE_DEPTH:
                 queue.append((data, target.parent, depth + 1))
     return out
+
+
+# `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro
+_FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([\w \t,]*)\)((?:\\\r?\n|[^\n])*)", re.M)
+_PASTE = re.compile(rb"(?<!\s)\s*##\s*")  # (from a run's first space only: linear)
+# a macro body's string literals, `#param`s and words
+_MACRO_PARTS = re.compile(rb'("(?:[^"\\\n]|\\.)*")|(?<!#)#(?!#)[ \t]*(\w+)|\w+')
+_EXPANSIONS = 256  # uses of registering macros expanded at most, in one file
+
+
+class _Registering:
+    """The function-like macros of a file that register (their body calls `.impl(` or `.def(`), and
+    their uses in a library block expanded as the preprocessor does (`#op` a string, `a ## b` one
+    word): `TORCH_LIBRARY_IMPL(ns, CPU, m) { REG(c); }` was no registration, unsaid (twenty-eighth
+    read's leftover). A use of another number of arguments, or past `_EXPANSIONS`, is left as written."""
+
+    def __init__(self, source: bytes) -> None:
+        self._macros: dict[bytes, tuple[list[bytes], bytes]] = {}
+        if b"define" in source:
+            for m in _FUNCTION_MACRO.finditer(source):
+                body = re.sub(rb"\\\r?\n", b" ", m.group(3))
+                if _CALL.search(body):
+                    self._macros[m.group(1)] = ([p.strip() for p in m.group(2).split(b",")], body.strip())
+        self._use = re.compile(rb"(?<!\w)(" + b"|".join(map(re.escape, self._macros)) + rb")\s*\(")
+        self._left = _EXPANSIONS
+
+    def expand(self, body: bytes) -> bytes:
+        if not self._macros:
+            return body
+        out, at = [], 0
+        for use in self._use.finditer(body):
+            close = _closing(body, use.end())
+            if use.start() < at or close < 0 or self._left <= 0:
+                continue
+            params, text = self._macros[use.group(1)]
+            args = [a.strip() for a in _top_commas(body[use.end() : close])]
+            if len(args) != len(params):
+                continue
+            self._left -= 1
+            out += [body[at : use.start()], _substituted(text, dict(zip(params, args, strict=True)))]
+            at = close + 1
+        return b"".join([*out, body[at:]])
+
+
+def _substituted(text: bytes, given: dict[bytes, bytes]) -> bytes:
+    """A macro's body with its parameters `given` their arguments: `#p` the argument as a string,
+    `a ## b` one word, a string literal of the body as written."""
+
+    def one(m: re.Match[bytes]) -> bytes:
+        if m.group(1) is not None:
+            return m.group(0)
+        if m.group(2) is not None:
+            return b'"' + given[m.group(2)] + b'"' if m.group(2) in given else m.group(0)
+        return given.get(m.group(0), m.group(0))
+
+    return _PASTE.sub(b"", _MACRO_PARTS.sub(one, text))
+
+
+def _closing(text: bytes, at: int) -> int:
+    """Where the `)` that closes the parenthesis open before `at` is, or -1."""
+    depth = 1
+    for i in range(at, len(text)):
+        depth += (text[i] == 40) - (text[i] == 41)  # `(` and `)`
+        if depth == 0:
+            return i
+    return -1
+
+
+def _top_commas(text: bytes) -> list[bytes]:
+    """`text` split at its commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, byte in enumerate(text):
+        depth += (byte == 40) - (byte == 41)
+        if byte == 44 and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
 
 
 def _in_tree(path: str, top: str) -> bool:

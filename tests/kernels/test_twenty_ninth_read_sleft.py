@@ -117,3 +117,20 @@ def test_a_key_header_linked_out_of_the_tree_is_not_read(tmp_path, monkeypatch):
     assert native_ops.cuda_only_ops(native_ops.read(["ops.cu"])) == {
         "ts": {"b": "the project's op `ts::b` has a CUDA kernel only: registered for CUDA in ops.cu, for no other device"}
     }
+
+
+BY_MACRO = (
+    b'#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))\n'
+    b"#define REG2(var, op) \\\n  var.impl(#op, &op ## _impl)\n"
+    b'#define NOT_REG(x) foo(#x)\n'
+    b"TORCH_LIBRARY_IMPL(ns, CUDA, m) { REG(c); REG2(m, e); NOT_REG(z); m.impl(\"ns\" \"::g\", &g); }\n"
+)
+
+
+def test_a_registration_a_macro_of_the_file_makes_is_read(tmp_path, monkeypatch):
+    # `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), ...)` then `REG(c)` in a library block
+    # (46-scaf2's leftover): no registration, unsaid; lint did not know `ns::c` is CUDA-only
+    assert native_ops.registrations(BY_MACRO) == [("ns", "c", "CUDA"), ("ns", "e", "CUDA"), ("ns", "g", "CUDA")]
+    (tmp_path / "ops.cu").write_bytes(BY_MACRO)
+    monkeypatch.chdir(tmp_path)
+    assert sorted(native_ops.cuda_only_ops(native_ops.read(["ops.cu"]))["ns"]) == ["c", "e", "g"]
