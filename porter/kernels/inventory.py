@@ -257,15 +257,25 @@ def _blank(text: str, strings: bool) -> str:
     and offsets kept: a kernel commented out or quoted in a string is not a kernel."""
     out: list[str] = []
     at = 0
+    spelled = _undigraphed if any(d in text for d in ("<%", "%:", "<:")) else str
     for m in _not_code(text):
         kept = not strings and (m.group(0)[0] in "\"'" or m.group("raw") is not None)
-        out += [text[at : m.start()], m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
+        out += [spelled(text[at : m.start()]), m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
         at = m.end()
-    out.append(text[at:])
-    code = "".join(out)
-    if strings and "%>" in code:  # (`<% %>`, C++'s digraphs of `{ }`: a body in them was none, its launch unsaid)
-        code = code.replace("<%", "{ ").replace("%>", " }")
-    return code
+    out.append(spelled(text[at:]))
+    return "".join(out)
+
+
+# C++'s digraphs, each as the token it is, padded to its length (offsets kept): `<% %>` bodies were
+# none, their launches unsaid (twenty-eighth read); `%:define`, `%:if 0` and `<: :>` were not read as
+# `#define`, `#if 0` and `[ ]` (a macro's parameter listed as a kernel, its uses' kernels nowhere:
+# twenty-eighth read's leftover). `<::` is `<` then `::` unless `:` or `>` follows, as C++11 reads it.
+_DIGRAPH = re.compile(r"%:%:|%:|<%|%>|<:(?!:(?![:>]))|:>")
+_DIGRAPH_TOKEN = {"%:%:": "##  ", "%:": "# ", "<%": "{ ", "%>": " }", "<:": "[ ", ":>": " ]"}
+
+
+def _undigraphed(code: str) -> str:
+    return _DIGRAPH.sub(lambda m: _DIGRAPH_TOKEN[m.group()], code)
 
 
 @dataclass

@@ -134,3 +134,30 @@ def test_a_registration_a_macro_of_the_file_makes_is_read(tmp_path, monkeypatch)
     (tmp_path / "ops.cu").write_bytes(BY_MACRO)
     monkeypatch.chdir(tmp_path)
     assert sorted(native_ops.cuda_only_ops(native_ops.read(["ops.cu"]))["ns"]) == ["c", "e", "g"]
+
+
+DIGRAPHS = (
+    "%:if 0\n__global__ void dead_k(float* a) { a[0] = 1; }\n%:endif\n"
+    "%:define KDEF(name) __global__ void name(float* a, int n) { a<:0:> = n; }\n"
+    "KDEF(made_k)\n"
+    "%:define G __global__\nG void g_k(float* a) <% a[0] = 2; %>\n"
+    'const char* s = "%:define KDEF(x) x";\n'
+    "template <typename T> __global__ void t_k(T* a, int n) { a[0] = n; }\n"
+    "void host(float** p, int n) { made_k<<<1, 1>>>(p[0], n); t_k<::Foo><<<1, 1>>>(p[1], n); }\n"
+)
+
+
+def test_the_percent_colon_and_bracket_digraphs_are_read_as_the_tokens_they_are(tmp_path):
+    # `%:define`, `%:if 0` and `<: :>` (46-scaf2's leftover): the macro's parameter `name` was listed
+    # as a kernel, `made_k` nowhere and its launch a note of "a name no kernel porter lists has", the
+    # `%:if 0` kernel not said to be in a branch no build compiles, `g_k` given the `%:define`'s line;
+    # `<::Foo>` is `<` then `::Foo` (C++11), a digraph in a string none
+    (tmp_path / "k.cu").write_text(DIGRAPHS)
+    inventory = scan(tmp_path)
+    got = {k.name: k for k in inventory.kernels}
+    assert sorted(got) == ["dead_k", "g_k", "made_k", "t_k"]
+    assert "`#if 0` of the `#if` at line 1" in got["dead_k"].detail
+    assert got["g_k"].line == 7 and got["made_k"].line == 5
+    assert [(c.line, c.args) for c in got["made_k"].calls] == [(10, ["p[0]", "n"])]
+    assert [(c.line, c.template) for c in got["t_k"].calls] == [(10, ["::Foo"])]
+    assert inventory.problems == []
