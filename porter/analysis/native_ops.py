@@ -314,8 +314,9 @@ def _included_defines(source: bytes, path: Path, tree: Path) -> dict[bytes, byte
 # `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro
 _FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([\w \t,]*)\)((?:\\\r?\n|[^\n])*)", re.M)
 _PASTE = re.compile(rb"(?<!\s)\s*##\s*")  # (from a run's first space only: linear)
-# a macro body's string literals, `#param`s and words
-_MACRO_PARTS = re.compile(rb'("(?:[^"\\\n]|\\.)*")|(?<!#)#(?!#)[ \t]*(\w+)|\w+')
+# a macro body's string literals (one unclosed to where it stops: a scan from each `"` was quadratic),
+# `#param`s and words
+_MACRO_PARTS = re.compile(rb'("(?:[^"\\\n]|\\.)*"?)|(?<!#)#(?!#)[ \t]*(\w+)|\w+')
 _EXPANSIONS = 256  # uses of registering macros expanded at most, in one file
 
 
