@@ -288,6 +288,9 @@ class CallSite:
     # a C++ launch's: the plain locals of its host function its arguments name, each as it is
     # initialized (`int n = x.size(0);`: "n" -> "x.size(0)"), and the line of it
     locals: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # and the pointers it passes that are such locals or the host function's parameters, each to the
+    # type it is declared to point to (`int64_t* p = ...;`: "p" -> "int64_t")
+    pointees: dict[str, str] = field(default_factory=dict)
     # where one of them is `scalar_t`: the dispatch macro around the launch that binds it
     # (`AT_DISPATCH_FLOATING_TYPES`), and the types it binds it to (none: porter does not read them)
     dispatch: str = ""
@@ -1441,6 +1444,7 @@ def _launches(
         if "scalar_t" in template:
             site.dispatch = "\n".join(dispatches.around(start))  # (read by `_dispatched`)
         site.locals = {n: (v, lines.of(where)) for n, (v, where) in scopes.locals_at(start, site.args).items()}
+        site.pointees = scopes.pointees_at(start, site.args)
         out.append((launched if name == bare else name, site))
     return out
 
@@ -1605,6 +1609,11 @@ _LOCAL = re.compile(
 # its initializer's at the launch
 _WRITES = re.compile(r"(?:\+\+|--|&)\s*([A-Za-z_]\w*)|(?<!\w)([A-Za-z_]\w*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
 _WORD = re.compile(r"[A-Za-z_]\w*")
+# a pointer declared (a local, `int64_t* p =`, or a parameter, `const long* p,`): its type and name
+_POINTER_DECLARED = re.compile(
+    r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)[ \t]*\*[ \t]*(?:(?:const|__restrict__)[ \t]+)*"
+    r"([A-Za-z_]\w*)[ \t]*[=;,)]"
+)
 _LOCALS_BACK = 16384  # how far back of a launch its host function's locals are read
 _FUNCTION_HEAD = re.compile(r"(?<!\w)(\w+)\s*$")
 _NOT_FUNCTIONS = frozenset(("if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"))
@@ -1643,6 +1652,21 @@ class _Scopes:
             if value is not None:
                 out[word] = value
                 wanted += _WORD.findall(value[0])
+        return out
+
+    def pointees_at(self, at: int, args: list[str]) -> dict[str, str]:
+        """The type each argument of the launch at `at` that is a bare name points to, where its host
+        function (its parameters or its body before the launch) declares it a pointer: `T* x` of
+        `k<<<...>>>(p, n)` after `int64_t* p = ...;` was a float tensor (twenty-seventh read's leftover)."""
+        names = {a for a in args if _WORD.fullmatch(a)}
+        if not self.code or not names:
+            return {}
+        region = self._region(at)
+        start = max(0, region - _LAUNCH_BACK)
+        out: dict[str, str] = {}
+        for m in _POINTER_DECLARED.finditer(self.code, start, at):
+            if m.group(2) in names:
+                out[m.group(2)] = " ".join(m.group(1).split())  # (the last declaration before the launch)
         return out
 
     def _value(self, name: str, declarations: list[tuple[int, int, str]], at: int) -> tuple[str, int] | None:

@@ -748,9 +748,10 @@ def _launched_dtype(decl: str, param: tuple[str, int], k: Kernel) -> str | None:
             types += _dispatched_as(c, c.template[at]) or [c.template[at]]
             continue
         m = _DATA_PTR_TYPE.search(c.args[index]) if len(c.args) > index and _deduced(c.args[index]) else None
-        if m is None:
+        pointee = c.pointees.get(c.args[index]) if len(c.args) > index else None
+        if m is None and pointee is None:
             return None  # (an argument whose type porter does not read: under the op's TODO)
-        types.append(m.group(1).strip())
+        types.append(m.group(1).strip() if m is not None else str(pointee))
     dtypes = {_C_INT_DTYPE.get(" ".join(_unaliased(t, "", k.aliases).split()).removeprefix("std::")) for t in types}
     return dtypes.pop() if len(dtypes) == 1 else None
 

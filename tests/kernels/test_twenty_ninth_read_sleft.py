@@ -222,3 +222,34 @@ def test_a_number_over_a_value_is_divided_as_triton_divides(tmp_path):
     (tmp_path / "sdiv.py").write_text(SDIV)
     outs = run_interpreted(_SDIV_RUN, tmp_path)
     assert outs["apart"] == 0, outs["code"]
+
+
+POINTERS = (
+    "template <typename T> __global__ void kc(T* x, int n) { x[0] = n; }\n"
+    "template <typename T> __global__ void kh(T* x, int n) { x[0] = n; }\n"
+    "template <typename T> __global__ void kf(T* x, int n) { x[0] = n; }\n"
+    "void go(torch::Tensor t, const unsigned long* q, int n) {\n"
+    "  int64_t* p = t.data_ptr<int64_t>();\n"
+    "  kc<<<1, 1>>>(p, n);\n"
+    "  kh<<<1, 1>>>(q, n);\n"
+    "  float* f = t.data_ptr<float>();\n"
+    "  kf<<<1, 1>>>(f, n);\n"
+    "}\n"
+)
+
+
+def test_a_template_pointer_launched_with_a_pointer_local_or_parameter_takes_its_type(tmp_path):
+    # `T* x` of `kc<<<...>>>(p, n)` after `int64_t* p = ...;`, or of a host parameter `const unsigned
+    # long* q` (46-sleft's leftover): a tensor of random floats; now the dtype the pointer's type gives
+    # (libclang, x86_64-linux: `unsigned long` 8 bytes), a `float*` local still floats
+    (tmp_path / "k.cu").write_text(POINTERS)
+    write_scaffolds(scan(tmp_path, limit=None), tmp_path / "out", "xla")
+    made = {}
+    for name in ("kc", "kh", "kf"):
+        text = (tmp_path / "out" / f"test_{name}_xla_parity.py").read_text()
+        made[name] = next(line.strip() for line in text.splitlines() if line.strip().startswith("x = torch."))
+    assert made == {
+        "kc": "x = torch.randint(0, 64, (4, 256), dtype=torch.int64, device=device)",
+        "kh": "x = torch.randint(0, 64, (4, 256), dtype=torch.uint64, device=device)",
+        "kf": "x = torch.randn(4, 256, device=device)",
+    }
