@@ -364,7 +364,7 @@ class Kernel:
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
-            for key in ("template", "locals", "dispatch", "dispatched"):  # (a C++ launch's, where it holds one)
+            for key in ("template", "locals", "pointees", "dispatch", "dispatched"):  # (a C++ launch's, where it holds one)
                 if not call[key]:
                     del call[key]
         return d
@@ -1609,9 +1609,10 @@ _LOCAL = re.compile(
 # its initializer's at the launch
 _WRITES = re.compile(r"(?:\+\+|--|&)\s*([A-Za-z_]\w*)|(?<!\w)([A-Za-z_]\w*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
 _WORD = re.compile(r"[A-Za-z_]\w*")
-# a pointer declared (a local, `int64_t* p =`, or a parameter, `const long* p,`): its type and name
+# a pointer declared (a local, `int64_t* p =`, or a parameter, `const long *p,`): its type and name; the
+# `*` on one side of the spaces only (`(n_queries * n_keys)`, `a*b`: a product, no declaration)
 _POINTER_DECLARED = re.compile(
-    r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)[ \t]*\*[ \t]*(?:(?:const|__restrict__)[ \t]+)*"
+    r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)(?:\*[ \t]+|[ \t]+\*)(?:(?:const|__restrict__)[ \t]+)*"
     r"([A-Za-z_]\w*)[ \t]*[=;,)]"
 )
 _LOCALS_BACK = 16384  # how far back of a launch its host function's locals are read
