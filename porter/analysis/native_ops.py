@@ -75,7 +75,7 @@ _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 
 def registrations(
-    source: bytes, path: Path | None = None, tree: Path | None = None
+    source: bytes, path: Path | None = None, tree: Path | None = None, dirs: tuple[Path, ...] = ()
 ) -> list[tuple[str | None, str, str]]:
     """(namespace or None for a macro, op, dispatch key) for each implementation `source`
     registers; the key "any" for an implementation without one (`m.def(schema, fn)`,
@@ -84,10 +84,10 @@ def registrations(
     from where they open (a file of 2,000 spaces after `TORCH_LIBRARY(` cost 15 s, 20,000 for
     ever, with one regular expression for the whole head). `path` is the source's file: a key's
     macro it does not define is looked for in the headers it includes (`_included_defines`) that are
-    in `tree` (by default the file's own folder)."""
+    in `tree` (by default the file's own folder), beside it or in the build's `-I` folders `dirs`."""
     if not registers(source):
         return []
-    keys = _Keys(source, path, tree)
+    keys = _Keys(source, path, tree, dirs)
     out: list[tuple[str | None, str, str]] = _old_registrations(source, keys) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
@@ -245,8 +245,10 @@ class _Keys:
 
     _DEPTH = 4  # macros of macros followed (`#define K KEY`, `#define KEY CUDA`)
 
-    def __init__(self, source: bytes, path: Path | None = None, tree: Path | None = None) -> None:
-        self._source, self._path, self._tree = source, path, tree
+    def __init__(
+        self, source: bytes, path: Path | None = None, tree: Path | None = None, dirs: tuple[Path, ...] = ()
+    ) -> None:
+        self._source, self._path, self._tree, self._dirs = source, path, tree, dirs
         self._defines: dict[bytes, bytes] | None = None
 
     def of(self, word: bytes, depth: int = 0) -> str:
@@ -254,7 +256,8 @@ class _Keys:
             self._defines = {m.group(1): m.group(2) for m in _DEFINE.finditer(self._source)}
         if word not in self._defines and self._path is not None and not self._torchs(word):
             tree = self._tree if self._tree is not None else self._path.parent
-            self._defines = {**_included_defines(self._source, self._path, tree), **self._defines}
+            found = _included_defines(self._source, self._path, tree, self._dirs)
+            self._defines = {**found, **self._defines}
             self._path = None  # (the headers read once)
         body = self._defines.get(word)
         if body is None:
@@ -278,12 +281,14 @@ _INCLUDES = 8  # headers read at most for one file's key macros
 _INCLUDE_DEPTH = 2  # the file's headers and theirs
 
 
-def _included_defines(source: bytes, path: Path, tree: Path) -> dict[bytes, bytes]:
+def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, ...] = ()) -> dict[bytes, bytes]:
     """The `#define`s of the headers `source` (the file `path`) includes by a quoted relative name
     that names a file beside it, and of theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most,
     each read as a source is): a key given by a project header's macro (`#define DEVICE_KEY CUDA` in
     `keys.h`) was "not read", and an op with a CUDA kernel only not CUDA-only to lint
-    (twenty-seventh read's leftover). The first definition of a name is kept. A header whose real
+    (twenty-seventh read's leftover); one not beside it is looked for in `dirs` (the build's `-I`
+    folders, as the compiler looks: it was "not read", twenty-seventh read's leftover). The first
+    definition of a name is kept. A header whose real
     path is not in `tree` (a link out of it) is not read, as the kernels' own include search reads
     none (it was: twenty-eighth read's leftover)."""
     top = os.path.realpath(tree)
@@ -294,7 +299,7 @@ def _included_defines(source: bytes, path: Path, tree: Path) -> dict[bytes, byte
         text, folder, depth = queue.pop(0)
         for m in _INCLUDE.finditer(text):
             name = os.fsdecode(m.group(1))
-            target = folder / name
+            target = next((f / name for f in (folder, *dirs) if os.path.isfile(f / name)), folder / name)
             if os.path.isabs(name) or target in seen or len(seen) >= _INCLUDES:
                 continue
             seen.add(target)

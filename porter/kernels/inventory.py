@@ -416,8 +416,9 @@ class Registered:
         return {"op": self.name, "device": self.device, "path": path_name(self.path)}
 
 
-def _native_registered(data: bytes, rel: str, path: Path, tree: Path) -> list[Registered]:
-    return [Registered(rel, ns, op, key) for ns, op, key in native_ops.registrations(data, path, tree)]
+def _native_registered(data: bytes, rel: str, path: Path, search: _Search) -> list[Registered]:
+    found = native_ops.registrations(data, path, search.base, search.dirs)
+    return [Registered(rel, ns, op, key) for ns, op, key in found]
 
 
 def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
@@ -1171,7 +1172,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
-        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, search.base))
+        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, search))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -3549,7 +3550,7 @@ def _scan_cuda(
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
     search = search or _Search(Path(os.path.realpath(path.parent)))
-    registered = _native_registered(data, rel, path, search.base)
+    registered = _native_registered(data, rel, path, search)
     # (and `RegisterOperators().op("ns::op", &fn)`'s, which `_BIND` does not read)
     bound = list(dict.fromkeys([*_BIND.findall(commented), *(r.op for r in registered)]))
     libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))

@@ -253,3 +253,19 @@ def test_a_template_pointer_launched_with_a_pointer_local_or_parameter_takes_its
         "kh": "x = torch.randint(0, 64, (4, 256), dtype=torch.uint64, device=device)",
         "kf": "x = torch.randn(4, 256, device=device)",
     }
+
+
+def test_a_key_header_found_through_the_build_s_include_folders_is_read(tmp_path):
+    # `#include "keys.h"` found only in setup.py's `include_dirs` (46-sleft's leftover): "not read",
+    # where the kernels' own include search finds it there; a header named nowhere stays "not read"
+    (tmp_path / "include").mkdir()
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(ext_modules=[CUDAExtension("x", [], include_dirs=["include"])])\n')
+    (tmp_path / "include" / "keys.h").write_bytes(b"#define DEV_KEY c10::DispatchKey::CUDA\n")
+    (tmp_path / "csrc" / "ops.cu").write_bytes(
+        b'#include "keys.h"\n#include "gone.h"\n__global__ void k(float* x) { x[0] = 1; }\n'
+        b'TORCH_LIBRARY_IMPL(ts, DEV_KEY, m) { m.impl("a", &a); }\nTORCH_LIBRARY_IMPL(ts, GONE, m) { m.impl("b", &b); }\n'
+    )
+    (tmp_path / "csrc" / "host.cpp").write_bytes(b'#include "keys.h"\nTORCH_LIBRARY_IMPL(ts, DEV_KEY, m) { m.impl("c", &c); }\n')
+    devices = {r.name: r.device for r in scan(tmp_path, limit=None).registered}
+    assert devices == {"ts::a": "CUDA", "ts::b": "not read: `GONE`, a macro this file does not define", "ts::c": "CUDA"}
