@@ -236,6 +236,21 @@ _C_INT_DTYPE = {
     "long long": "torch.int64",
     "uint64_t": "torch.uint64",
     "unsigned long long": "torch.uint64",
+    # (C's other spellings of them, as libclang reads each: `signed char*` and `unsigned short*` were
+    # float tensors, twenty-ninth read)
+    "signed char": "torch.int8",
+    "short int": "torch.int16",
+    "signed short": "torch.int16",
+    "signed short int": "torch.int16",
+    "unsigned short": "torch.uint16",
+    "unsigned short int": "torch.uint16",
+    "signed": "torch.int32",
+    "signed int": "torch.int32",
+    "signed long int": "torch.int64",
+    "long long int": "torch.int64",
+    "signed long long": "torch.int64",
+    "signed long long int": "torch.int64",
+    "unsigned long long int": "torch.uint64",
 }
 # one of CUDA's attributes (`__grid_constant__`)
 _ATTRIBUTE = re.compile(r"__\w+__")

@@ -269,3 +269,33 @@ def test_a_key_header_found_through_the_build_s_include_folders_is_read(tmp_path
     (tmp_path / "csrc" / "host.cpp").write_bytes(b'#include "keys.h"\nTORCH_LIBRARY_IMPL(ts, DEV_KEY, m) { m.impl("c", &c); }\n')
     devices = {r.name: r.device for r in scan(tmp_path, limit=None).registered}
     assert devices == {"ts::a": "CUDA", "ts::b": "not read: `GONE`, a macro this file does not define", "ts::c": "CUDA"}
+
+
+SPELLINGS = {  # C's spelling -> what libclang 18 (x86_64-linux) gives its size and signedness as
+    "signed char": "torch.int8",
+    "unsigned short": "torch.uint16",
+    "short int": "torch.int16",
+    "unsigned short int": "torch.uint16",
+    "signed short": "torch.int16",
+    "signed int": "torch.int32",
+    "signed": "torch.int32",
+    "long long int": "torch.int64",
+    "signed long long": "torch.int64",
+    "unsigned long long int": "torch.uint64",
+    "signed long int": "torch.int64",
+}
+
+
+def test_every_c_spelling_of_an_integer_pointer_gives_its_dtype(tmp_path):
+    # `signed char*`, `unsigned short*`, `signed*`, `long long int*`... (libclang: SChar 1, UShort 2,
+    # Int 4, LongLong 8) were float tensors: only one spelling of each type was known
+    params = ", ".join(f"{c}* p{i}" for i, c in enumerate(SPELLINGS))
+    names = ", ".join(f"p{i}" for i in range(len(SPELLINGS)))
+    (tmp_path / "k.cu").write_text(
+        f"__global__ void ka({params}) {{ p0[0] = 1; }}\nvoid go({params}) {{ ka<<<1, 1>>>({names}); }}\n"
+    )
+    write_scaffolds(scan(tmp_path, limit=None), tmp_path / "out", "xla")
+    text = (tmp_path / "out" / "test_ka_xla_parity.py").read_text()
+    lines = [line for line in text.splitlines() if line.strip().startswith("p")]
+    made = [line.split("dtype=")[1].split(",")[0] if "dtype=" in line else "float" for line in lines]
+    assert made == list(SPELLINGS.values())
