@@ -318,7 +318,7 @@ def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, .
 
 # `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro
 _FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([\w \t,]*)\)((?:\\\r?\n|[^\n])*)", re.M)
-_PASTE = re.compile(rb"(?<!\s)\s*##\s*")  # (from a run's first space only: linear)
+_TOKEN_PASTE = re.compile(rb"(?<!\s)\s*##\s*")  # (from a run's first space only: linear)
 # a macro body's string literals (one unclosed to where it stops: a scan from each `"` was quadratic),
 # `#param`s and words
 _MACRO_PARTS = re.compile(rb'("(?:[^"\\\n]|\\.)*"?)|(?<!#)#(?!#)[ \t]*(\w+)|\w+')
@@ -346,7 +346,7 @@ class _Registering:
             return body
         out, at = [], 0
         for use in self._use.finditer(body):
-            close = _closing(body, use.end())
+            close = _paren_end(body, use.end())
             if use.start() < at or close < 0 or self._left <= 0:
                 continue
             params, text = self._macros[use.group(1)]
@@ -370,10 +370,10 @@ def _substituted(text: bytes, given: dict[bytes, bytes]) -> bytes:
             return b'"' + given[m.group(2)] + b'"' if m.group(2) in given else m.group(0)
         return given.get(m.group(0), m.group(0))
 
-    return _PASTE.sub(b"", _MACRO_PARTS.sub(one, text))
+    return _TOKEN_PASTE.sub(b"", _MACRO_PARTS.sub(one, text))
 
 
-def _closing(text: bytes, at: int) -> int:
+def _paren_end(text: bytes, at: int) -> int:
     """Where the `)` that closes the parenthesis open before `at` is, or -1."""
     depth = 1
     for i in range(at, len(text)):

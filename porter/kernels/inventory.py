@@ -364,10 +364,14 @@ class Kernel:
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
-            for key in ("template", "locals", "pointees", "dispatch", "dispatched"):  # (a C++ launch's, where it holds one)
+            for key in _LAUNCH_ONLY:
                 if not call[key]:
                     del call[key]
         return d
+
+
+# what a C++ launch's call holds in `--json`, where it holds one
+_LAUNCH_ONLY = ("template", "locals", "pointees", "dispatch", "dispatched")
 
 
 @dataclass

@@ -502,11 +502,14 @@ def _accessor(decl: str) -> tuple[str | None, int] | None:
 
 
 def _tensor_type(
-    decl: str, param: tuple[str, int], k: Kernel, into: tuple[str, dict[str, str], dict[str, int]]
+    decl: str, param: tuple[str, int], k: Kernel, into: tuple[str, dict[str, str], dict[str, int], dict[str, str]]
 ) -> None:
-    """Into `into` (the op's name for tensor parameter `param`, the dtypes and ranks by it): the
-    dtype of its integer elements (`_pointee_dtype`, else `_launched_dtype`) and an accessor's rank."""
-    py, dtypes, ranks = into
+    """Into `into` (the op's name for tensor parameter `param`, the dtypes, ranks and struct types by
+    it): the dtype of its integer elements (`_pointee_dtype`, else `_launched_dtype`), an accessor's
+    rank, and the struct it points to (`_struct_pointee`)."""
+    py, dtypes, ranks, pointees = into
+    if (pointee := _struct_pointee(decl, param[0], k.typenames)) is not None:
+        pointees[py] = pointee
     dtype = _pointee_dtype(decl, param[0]) or _launched_dtype(decl, param, k)
     if dtype:
         dtypes[py] = dtype
@@ -531,7 +534,9 @@ def _pointee_dtype(decl: str, name: str) -> str | None:
 
 
 # CUDA's vector types (`float4`, `half2`, `uint4`): numbers, a float tensor stands for them
-_VECTOR_TYPE = re.compile(r"(?:u?(?:char|short|int|long|longlong)|float|double|half|__half|__nv_bfloat16|bfloat16)[1-4]")
+_VECTOR_TYPE = re.compile(
+    r"(?:u?(?:char|short|int|long|longlong)|float|double|half|__half|__nv_bfloat16|bfloat16)[1-4]"
+)
 
 
 def _struct_pointee(decl: str, name: str, typenames: Collection[str]) -> str | None:
@@ -684,9 +689,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         kinds[py] = kind
         if kind == "tensor":
             unaliased = _unaliased(decl, name, k.aliases) if k.aliases else decl
-            _tensor_type(unaliased, (name, index), k, (py, dtypes, ranks))
-            if (pointee := _struct_pointee(unaliased, name, k.typenames)) is not None:
-                pointees[py] = pointee
+            _tensor_type(unaliased, (name, index), k, (py, dtypes, ranks, pointees))
         positions[index] = py
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written

@@ -91,8 +91,8 @@ def test_each_kernel_of_a_head_of_three_ifdef_branches_is_listed(tmp_path):
 
 KEYED = (
     b'#include "keys.h"\n#include "in.h"\n'
-    b"TORCH_LIBRARY_IMPL(ts, OUT_KEY, m) { m.impl(\"a\", &a); }\n"
-    b"TORCH_LIBRARY_IMPL(ts, IN_KEY, m) { m.impl(\"b\", &b); }\n"
+    b'TORCH_LIBRARY_IMPL(ts, OUT_KEY, m) { m.impl("a", &a); }\n'
+    b'TORCH_LIBRARY_IMPL(ts, IN_KEY, m) { m.impl("b", &b); }\n'
 )
 
 
@@ -116,15 +116,17 @@ def test_a_key_header_linked_out_of_the_tree_is_not_read(tmp_path, monkeypatch):
     assert devices == {"ts::a": "not read: `OUT_KEY`, a macro this file does not define", "ts::b": "CUDA"}
     monkeypatch.chdir(tree)  # (lint's reader: the sources named from the working folder)
     assert native_ops.cuda_only_ops(native_ops.read(["ops.cu"])) == {
-        "ts": {"b": "the project's op `ts::b` has a CUDA kernel only: registered for CUDA in ops.cu, for no other device"}
+        "ts": {
+            "b": "the project's op `ts::b` has a CUDA kernel only: registered for CUDA in ops.cu, for no other device"
+        }
     }
 
 
 BY_MACRO = (
     b'#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))\n'
     b"#define REG2(var, op) \\\n  var.impl(#op, &op ## _impl)\n"
-    b'#define NOT_REG(x) foo(#x)\n'
-    b"TORCH_LIBRARY_IMPL(ns, CUDA, m) { REG(c); REG2(m, e); NOT_REG(z); m.impl(\"ns\" \"::g\", &g); }\n"
+    b"#define NOT_REG(x) foo(#x)\n"
+    b'TORCH_LIBRARY_IMPL(ns, CUDA, m) { REG(c); REG2(m, e); NOT_REG(z); m.impl("ns" "::g", &g); }\n'
 )
 
 
@@ -260,13 +262,17 @@ def test_a_key_header_found_through_the_build_s_include_folders_is_read(tmp_path
     # where the kernels' own include search finds it there; a header named nowhere stays "not read"
     (tmp_path / "include").mkdir()
     (tmp_path / "csrc").mkdir()
-    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(ext_modules=[CUDAExtension("x", [], include_dirs=["include"])])\n')
+    (tmp_path / "setup.py").write_text(
+        'from setuptools import setup\nsetup(ext_modules=[CUDAExtension("x", [], include_dirs=["include"])])\n'
+    )
     (tmp_path / "include" / "keys.h").write_bytes(b"#define DEV_KEY c10::DispatchKey::CUDA\n")
     (tmp_path / "csrc" / "ops.cu").write_bytes(
         b'#include "keys.h"\n#include "gone.h"\n__global__ void k(float* x) { x[0] = 1; }\n'
         b'TORCH_LIBRARY_IMPL(ts, DEV_KEY, m) { m.impl("a", &a); }\nTORCH_LIBRARY_IMPL(ts, GONE, m) { m.impl("b", &b); }\n'
     )
-    (tmp_path / "csrc" / "host.cpp").write_bytes(b'#include "keys.h"\nTORCH_LIBRARY_IMPL(ts, DEV_KEY, m) { m.impl("c", &c); }\n')
+    (tmp_path / "csrc" / "host.cpp").write_bytes(
+        b'#include "keys.h"\nTORCH_LIBRARY_IMPL(ts, DEV_KEY, m) { m.impl("c", &c); }\n'
+    )
     devices = {r.name: r.device for r in scan(tmp_path, limit=None).registered}
     assert devices == {"ts::a": "CUDA", "ts::b": "not read: `GONE`, a macro this file does not define", "ts::c": "CUDA"}
 
