@@ -370,6 +370,11 @@ class Kernel:
         return d
 
 
+# a kernel declared (`__global__ void k(P p);`) and defined nowhere in the tree: it was listed as
+# "defined" at its declaration, as a kernel porter read (xformers 0.0.28's `attention_kernel_batched`,
+# libclang: no definition; twenty-ninth read)
+DECLARED_ONLY = "declared only: no definition of it in the tree, so no body read"
+
 # what a C++ launch's call holds in `--json`, where it holds one
 _LAUNCH_ONLY = ("template", "locals", "pointees", "dispatch", "dispatched")
 
@@ -1185,6 +1190,9 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         for k in inv.kernels
         if not (k.kind == "cuda" and k.detail.startswith("__global__") and not k.source and k.name in defined)
     ]
+    for k in inv.kernels:
+        if k.kind == "cuda" and k.detail.startswith("__global__") and not k.source:
+            k.detail += f"; {DECLARED_ONLY}"
     inv.kernels = _twins(inv.kernels)
     _attach_launches(inv)
     _qualify(inv.kernels)

@@ -305,3 +305,20 @@ def test_every_c_spelling_of_an_integer_pointer_gives_its_dtype(tmp_path):
     lines = [line for line in text.splitlines() if line.strip().startswith("p")]
     made = [line.split("dtype=")[1].split(",")[0] if "dtype=" in line else "float" for line in lines]
     assert made == list(SPELLINGS.values())
+
+
+def test_a_kernel_declared_and_defined_nowhere_is_said_to_be_declared_only(tmp_path):
+    # xformers 0.0.28.post3's `kernel_forward.h`: `template <typename AK> __global__ void
+    # __launch_bounds__(...) attention_kernel_batched(typename AK::Params params);` and no definition
+    # in `csrc` (libclang: none) was listed as "defined" there like any kernel read; a declaration
+    # whose definition the tree holds is still the definition only
+    (tmp_path / "k.cu").write_text(
+        "template <typename AK>\n__global__ void __launch_bounds__(AK::kNumThreads)\n"
+        "    only_declared(typename AK::Params params);\n"
+        "__global__ void both(float* x);\n__global__ void both(float* x) { x[0] = 1; }\n"
+    )
+    details = {k.name: (k.line, k.detail) for k in scan(tmp_path, limit=None).kernels}
+    assert details == {
+        "only_declared": (2, "__global__; declared only: no definition of it in the tree, so no body read"),
+        "both": (5, "__global__"),
+    }
