@@ -45,6 +45,8 @@ _STRINGS = re.compile(rb'\s*(?:"(?:[^"\\\n]|\\.)*"\s*)+')
 # the op a schema or name opens with; `"ns::op(...)"` names its block's namespace (torch refuses
 # another), and was read as an op `ns` (twenty-fourth read)
 _OP = re.compile(rb'"\s*(?:\w+\s*::\s*)?(\w+)')
+# where two string literals meet (`"ns::" "op"`, as `#op` makes one in a macro): the compiler joins them
+_STRING_PARTS = re.compile(rb'"\s*"')
 _SELECTIVE = re.compile(rb"\s*TORCH_SELECTIVE_(?:NAME|SCHEMA)\s*\(")
 _CLOSE = re.compile(rb"\s*\)")
 _MACRO = re.compile(rb"[A-Z][A-Z0-9_]+")
@@ -80,32 +82,37 @@ _SPACE = frozenset(b" \t\n\r\f\v")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def registrations(source: bytes, path: Path | None = None) -> list[tuple[str | None, str, str]]:
+def registrations(
+    source: bytes, path: Path | None = None, tree: Path | None = None, dirs: tuple[Path, ...] = ()
+) -> list[tuple[str | None, str, str]]:
     """(namespace or None for a macro, op, dispatch key) for each implementation `source`
     registers; the key "any" for an implementation without one (`m.def(schema, fn)`,
     `m.impl("op", fn)` in a library block: every device runs it). Linear in the source: a
     block's body ends at its closing brace or at the next block, a call's arguments are read
     from where they open (a file of 2,000 spaces after `TORCH_LIBRARY(` cost 15 s, 20,000 for
     ever, with one regular expression for the whole head). `path` is the source's file: a key's
-    macro it does not define is looked for in the headers it includes (`_included_defines`)."""
+    macro it does not define is looked for in the headers it includes (`_included_defines`) that are
+    in `tree` (by default the file's own folder), beside it or in the build's `-I` folders `dirs`."""
     if not registers(source):
         return []
     source = blank_comments(source)  # (a registration commented out is none)
     unbuilt = _unbuilt_at(source, path)
-    keys = _Keys(source, path, unbuilt)
+    keys = _Keys(source, path, unbuilt, tree, dirs)
     out: list[tuple[str | None, str, str]] = _old_registrations(source, keys, unbuilt) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
+    macros = _Registering(source) if blocks else None
     for i, (impl, ns_text, key_text, var, body_start, _) in enumerate(blocks):
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
-        body = _body(source, body_start, braces, limit)
+        body = _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt)
+        body = macros.expand(body) if macros is not None else body
         for call in _CALL.finditer(body):
-            if call.group(1) != var or unbuilt(body_start + call.start()):
+            if call.group(1) != var:
                 continue
             strings, end = _op_strings(body, call.end())
-            op = _OP.match(strings.group(0).lstrip()) if strings else None
+            op = _OP.match(_STRING_PARTS.sub(b"", strings.group(0).strip())) if strings else None
             if strings is None or op is None:
                 continue
             rest = _after_strings(body, end)
@@ -135,6 +142,17 @@ def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
     known = {} if path is not None and path.suffix in _NVCC_SUFFIXES else _NVCC_OR_NOT
     conditions = preprocessor.Conditions(text, lambda at: 0, known)  # (no line asked: only whether a branch is taken)
     return lambda at: preprocessor.compiled(conditions.around(at)) is False
+
+
+def _built_lines(text: bytes, start: int, unbuilt: Callable[[int], bool]) -> bytes:
+    """`text` (from offset `start` of the source) with its lines in a branch no default build compiles
+    blanked (lines and offsets kept), before a registering macro's use is expanded: an offset of the
+    expanded text is not the source's."""
+    out, at = [], start
+    for line in text.splitlines(keepends=True):
+        out.append(re.sub(rb"[^\n]", b" ", line) if unbuilt(at) else line)
+        at += len(line)
+    return b"".join(out)
 
 
 def _old_registrations(source: bytes, keys: _Keys, unbuilt: Callable[[int], bool]) -> list[tuple[str | None, str, str]]:
@@ -263,8 +281,15 @@ class _Keys:
 
     _DEPTH = 4  # macros of macros followed (`#define K KEY`, `#define KEY CUDA`)
 
-    def __init__(self, source: bytes, path: Path | None, unbuilt: Callable[[int], bool]) -> None:
-        self._source, self._path = source, path
+    def __init__(
+        self,
+        source: bytes,
+        path: Path | None,
+        unbuilt: Callable[[int], bool],
+        tree: Path | None = None,
+        dirs: tuple[Path, ...] = (),
+    ) -> None:
+        self._source, self._path, self._tree, self._dirs = source, path, tree, dirs
         self._defines: dict[bytes, bytes] | None = None
         # a `#define` in a branch no default build compiles is none (`#ifndef USE_ROCM` / `#define KEY CUDA` /
         # `#else` / `#define KEY HIP`: the last, HIP, was read, and the op was not CUDA-only: twenty-ninth read)
@@ -278,7 +303,9 @@ class _Keys:
                 if not self._unbuilt(m.start())
             }
         if word not in self._defines and self._path is not None and not self._torchs(word):
-            self._defines = {**_included_defines(self._source, self._path), **self._defines}
+            tree = self._tree if self._tree is not None else self._path.parent
+            found = _included_defines(self._source, self._path, tree, self._dirs)
+            self._defines = {**found, **self._defines}
             self._path = None  # (the headers read once)
         body = self._defines.get(word)
         if body is None:
@@ -307,11 +334,22 @@ _INCLUDE_DEPTH = 2  # the file's headers and theirs
 Header = tuple[Path, os.stat_result | None, bytes]
 
 
-def headers(source: bytes, path: Path) -> list[Header]:
-    """The headers `source` (the file `path`) includes by a quoted relative name that names a
-    file beside it, and theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most, each read as
-    a source is): where a key macro of the file is looked for (`_included_defines`), so what the
-    cache's key of its registrations hashes beside its own bytes (`sha256_with`)."""
+def tree_of(path: Path) -> Path:
+    """The tree a source's headers are read in: the working folder where the source is in it (lint
+    names sources from there), else the source's own folder."""
+    here = os.path.realpath(".")
+    return Path(here) if _in_tree(os.path.realpath(path), here) else path.parent
+
+
+def headers(source: bytes, path: Path, tree: Path | None = None, dirs: tuple[Path, ...] = ()) -> list[Header]:
+    """The headers `source` (the file `path`) includes by a quoted relative name that names a file
+    beside it or in the build's `-I` folders `dirs` (as the compiler looks: it was "not read",
+    twenty-seventh read's leftover), and theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most,
+    each read as a source is): where a key macro of the file is looked for (`_included_defines`), so
+    what the cache's key of its registrations hashes beside its own bytes (`sha256_with`). A header
+    whose real path is not in `tree` (by default `tree_of(path)`: a link out of it) is not read, as
+    the kernels' own include search reads none (it was: twenty-eighth read's leftover)."""
+    top = os.path.realpath(tree if tree is not None else tree_of(path))
     out: list[Header] = []
     queue = [(source, path.parent, 1)]
     seen: set[Path] = set()
@@ -319,10 +357,12 @@ def headers(source: bytes, path: Path) -> list[Header]:
         text, folder, depth = queue.pop(0)
         for m in _INCLUDE.finditer(text):
             name = os.fsdecode(m.group(1))
-            target = folder / name
+            target = next((f / name for f in (folder, *dirs) if os.path.isfile(f / name)), folder / name)
             if os.path.isabs(name) or target in seen or len(seen) >= _INCLUDES:
                 continue
             seen.add(target)
+            if not _in_tree(os.path.realpath(target), top):
+                continue
             try:
                 st, data = read_regular_stat(target, MAX_PARSE_BYTES)
             except (OSError, ValueError):
@@ -345,18 +385,104 @@ def sha256_with(source: bytes, read: Iterable[Header]) -> bytes:
     return h.digest()
 
 
-def _included_defines(source: bytes, path: Path) -> dict[bytes, bytes]:
+def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, ...] = ()) -> dict[bytes, bytes]:
     """The `#define`s of the headers `source` (the file `path`) includes (`headers`): a key given
     by a project header's macro (`#define DEVICE_KEY CUDA` in `keys.h`) was "not read", and an op
     with a CUDA kernel only not CUDA-only to lint (twenty-seventh read's leftover). The first
     definition of a name is kept."""
     out: dict[bytes, bytes] = {}
-    for target, _, data in headers(source, path):
+    for target, _, data in headers(source, path, tree, dirs):
         unbuilt = _unbuilt_at(data, target)  # (a `#define` under `#ifdef USE_ROCM` is none)
         for d in _DEFINE.finditer(data):
             if not unbuilt(d.start()):
                 out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))
     return out
+
+
+# `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro
+_FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([\w \t,]*)\)((?:\\\r?\n|[^\n])*)", re.M)
+_TOKEN_PASTE = re.compile(rb"(?<!\s)\s*##\s*")  # (from a run's first space only: linear)
+# a macro body's string literals (one unclosed to where it stops: a scan from each `"` was quadratic),
+# `#param`s and words
+_MACRO_PARTS = re.compile(rb'("(?:[^"\\\n]|\\.)*"?)|(?<!#)#(?!#)[ \t]*(\w+)|\w+')
+_EXPANSIONS = 256  # uses of registering macros expanded at most, in one file
+
+
+class _Registering:
+    """The function-like macros of a file that register (their body calls `.impl(` or `.def(`), and
+    their uses in a library block expanded as the preprocessor does (`#op` a string, `a ## b` one
+    word): `TORCH_LIBRARY_IMPL(ns, CPU, m) { REG(c); }` was no registration, unsaid (twenty-eighth
+    read's leftover). A use of another number of arguments, or past `_EXPANSIONS`, is left as written."""
+
+    def __init__(self, source: bytes) -> None:
+        self._macros: dict[bytes, tuple[list[bytes], bytes]] = {}
+        if b"define" in source:
+            for m in _FUNCTION_MACRO.finditer(source):
+                body = re.sub(rb"\\\r?\n", b" ", m.group(3))
+                if _CALL.search(body):
+                    self._macros[m.group(1)] = ([p.strip() for p in m.group(2).split(b",")], body.strip())
+        self._use = re.compile(rb"(?<!\w)(" + b"|".join(map(re.escape, self._macros)) + rb")\s*\(")
+        self._left = _EXPANSIONS
+
+    def expand(self, body: bytes) -> bytes:
+        if not self._macros:
+            return body
+        out, at = [], 0
+        for use in self._use.finditer(body):
+            close = _paren_end(body, use.end())
+            if use.start() < at or close < 0 or self._left <= 0:
+                continue
+            params, text = self._macros[use.group(1)]
+            args = [a.strip() for a in _top_commas(body[use.end() : close])]
+            if len(args) != len(params):
+                continue
+            self._left -= 1
+            out += [body[at : use.start()], _substituted(text, dict(zip(params, args, strict=True)))]
+            at = close + 1
+        return b"".join([*out, body[at:]])
+
+
+def _substituted(text: bytes, given: dict[bytes, bytes]) -> bytes:
+    """A macro's body with its parameters `given` their arguments: `#p` the argument as a string,
+    `a ## b` one word, a string literal of the body as written."""
+
+    def one(m: re.Match[bytes]) -> bytes:
+        if m.group(1) is not None:
+            return m.group(0)
+        if m.group(2) is not None:
+            return b'"' + given[m.group(2)] + b'"' if m.group(2) in given else m.group(0)
+        return given.get(m.group(0), m.group(0))
+
+    return _TOKEN_PASTE.sub(b"", _MACRO_PARTS.sub(one, text))
+
+
+def _paren_end(text: bytes, at: int) -> int:
+    """Where the `)` that closes the parenthesis open before `at` is, or -1."""
+    depth = 1
+    for i in range(at, len(text)):
+        depth += (text[i] == 40) - (text[i] == 41)  # `(` and `)`
+        if depth == 0:
+            return i
+    return -1
+
+
+def _top_commas(text: bytes) -> list[bytes]:
+    """`text` split at its commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, byte in enumerate(text):
+        depth += (byte == 40) - (byte == 41)
+        if byte == 44 and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
+def _in_tree(path: str, top: str) -> bool:
+    """Whether real path `path` is the real folder `top` or under it."""
+    try:
+        return os.path.commonpath([path, top]) == top
+    except ValueError:  # (another drive)
+        return False
 
 
 def _body(source: bytes, start: int, brackets: tuple[NextOf, NextOf], end: int) -> bytes:
@@ -382,7 +508,8 @@ def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, s
     keys: dict[tuple[str | None, str], set[str]] = {}
     where: dict[tuple[str, str], str] = {}
     for name, source in sources:
-        for ns, op, key in registrations(source, Path(source_path(name))):
+        path = Path(source_path(name))
+        for ns, op, key in registrations(source, path, tree_of(path)):
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":
                 where.setdefault((ns, op), name)

@@ -192,20 +192,55 @@ _BIND = re.compile(r"\b\w+\s*\.\s*(?:def|impl)\(\s*\"(?:\w+\s*::\s*)?(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?\s*\(\s*(\w+)")
 
 
+def _cxx_text(data: bytes) -> str:
+    """A C++ source's text, composed (NFC: lines kept): a kernel named in decomposed letters (`ko` and
+    U+0308, which `\\w` does not take) was listed nowhere and its launch dropped, unsaid (twenty-eighth
+    read's leftover); composed, it is `kö`, as its launch is."""
+    text = data.decode("utf-8", errors="replace")
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+def _unread_marks(code: str, rel: str) -> list[str]:
+    """A note where a word of `code` (composed, comments and strings blanked) goes on with a
+    combining mark no letter takes (`x` and U+0303): a kernel or launch so named is not read."""
+    if code.isascii():
+        return []
+    marks = "".join(sorted(c for c in set(code) if unicodedata.category(c).startswith("M")))
+    found = re.search(r"\w[" + re.escape(marks) + "]", code) if marks else None
+    if found is None:
+        return []
+    line = code.count("\n", 0, found.start()) + 1
+    mark = f"U+{ord(found.group()[1]):04X}"
+    return [
+        f"{path_name(rel)}:{line}: a name goes on with a combining mark ({mark}) that composes with no letter, "
+        "which porter does not read as part of a name: a kernel or launch so named is not listed"
+    ]
+
+
 def _blank(text: str, strings: bool) -> str:
     """`text` with its comments (and, where `strings`, its string literals) as spaces, lines
     and offsets kept: a kernel commented out or quoted in a string is not a kernel."""
     out: list[str] = []
     at = 0
+    spelled = _undigraphed if any(d in text for d in ("<%", "%:", "<:")) else str
     for m in not_code(text):
         kept = not strings and not is_comment(m)
-        out += [text[at : m.start()], m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
+        out += [spelled(text[at : m.start()]), m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
         at = m.end()
-    out.append(text[at:])
-    code = "".join(out)
-    if strings and "%>" in code:  # (`<% %>`, C++'s digraphs of `{ }`: a body in them was none, its launch unsaid)
-        code = code.replace("<%", "{ ").replace("%>", " }")
-    return code
+    out.append(spelled(text[at:]))
+    return "".join(out)
+
+
+# C++'s digraphs, each as the token it is, padded to its length (offsets kept): `<% %>` bodies were
+# none, their launches unsaid (twenty-eighth read); `%:define`, `%:if 0` and `<: :>` were not read as
+# `#define`, `#if 0` and `[ ]` (a macro's parameter listed as a kernel, its uses' kernels nowhere:
+# twenty-eighth read's leftover). `<::` is `<` then `::` unless `:` or `>` follows, as C++11 reads it.
+_DIGRAPH = re.compile(r"%:%:|%:|<%|%>|<:(?!:(?![:>]))|:>")
+_DIGRAPH_TOKEN = {"%:%:": "##  ", "%:": "# ", "<%": "{ ", "%>": " }", "<:": "[ ", ":>": " ]"}
+
+
+def _undigraphed(code: str) -> str:
+    return _DIGRAPH.sub(lambda m: _DIGRAPH_TOKEN[m.group()], code)
 
 
 @dataclass
@@ -218,6 +253,9 @@ class CallSite:
     # a C++ launch's: the plain locals of its host function its arguments name, each as it is
     # initialized (`int n = x.size(0);`: "n" -> "x.size(0)"), and the line of it
     locals: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # and the pointers it passes that are such locals or the host function's parameters, each to the
+    # type it is declared to point to (`int64_t* p = ...;`: "p" -> "int64_t")
+    pointees: dict[str, str] = field(default_factory=dict)
     # where one of them is `scalar_t`: the dispatch macro around the launch that binds it
     # (`AT_DISPATCH_FLOATING_TYPES`), and the types it binds it to (none: porter does not read them)
     dispatch: str = ""
@@ -291,10 +329,19 @@ class Kernel:
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
-            for key in ("template", "locals", "dispatch", "dispatched"):  # (a C++ launch's, where it holds one)
+            for key in _LAUNCH_ONLY:
                 if not call[key]:
                     del call[key]
         return d
+
+
+# a kernel declared (`__global__ void k(P p);`) and defined nowhere in the tree: it was listed as
+# "defined" at its declaration, as a kernel porter read (xformers 0.0.28's `attention_kernel_batched`,
+# libclang: no definition; twenty-ninth read)
+DECLARED_ONLY = "declared only: no definition of it in the tree, so no body read"
+
+# what a C++ launch's call holds in `--json`, where it holds one
+_LAUNCH_ONLY = ("template", "locals", "pointees", "dispatch", "dispatched")
 
 
 @dataclass
@@ -343,8 +390,9 @@ class Registered:
         return {"op": self.name, "device": self.device, "path": path_name(self.path)}
 
 
-def _native_registered(data: bytes, rel: str, path: Path) -> list[Registered]:
-    return [Registered(rel, ns, op, key) for ns, op, key in native_ops.registrations(data, path)]
+def _native_registered(data: bytes, rel: str, path: Path, search: _Search) -> list[Registered]:
+    found = native_ops.registrations(data, path, search.base, search.dirs)
+    return [Registered(rel, ns, op, key) for ns, op, key in found]
 
 
 def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
@@ -500,7 +548,7 @@ def _preludes(
     out: dict[str, tuple[tuple[_Key, str], ...]] = {}
     first: dict[str, tuple[Path, dict[str, str]]] = {}  # (the file that gave it, and what its macros stand for)
     for path, data in sorted(definers):
-        commented = _blank(data.decode("utf-8", errors="replace"), strings=False)
+        commented = _blank(_cxx_text(data), strings=False)
         found: list[str] = []
         texts = [((), commented), *_headers(commented, path, search, [], found)]
         events = sorted(((*key, d.start()), d) for key, text in texts for d in _DEFINE_OR_UNDEF.finditer(text))
@@ -558,6 +606,34 @@ def _header_bytes(path: Path) -> bytes:
         return b""
 
 
+class _Returns(cst.CSTVisitor):
+    """Each function of a module, by name, to the names its own `return`s give (`""` for any other
+    value, or none), read before the launches are: one defined after the function that launches its
+    result (`k = make(); k[grid]` above `def make()`) was not followed (twenty-eighth read's leftover)."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, tuple[str, ...]] = {}
+        self._open: list[tuple[str, set[str]]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._open.append((node.name.value, set()))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        name, returned = self._open.pop()
+        returned |= set(self.found.get(name, ()))  # (two functions of one name: either may run)
+        self.found[name] = tuple(sorted(returned or {""}))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._open:
+            self._open[-1][1].add(node.value.value if isinstance(node.value, cst.Name) else "")
+
+
+def _factory_returns(module: cst.Module) -> dict[str, tuple[str, ...]]:
+    found = _Returns()
+    module.visit(found)
+    return found.found
+
+
 class _Scan(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -591,10 +667,9 @@ class _Scan(cst.CSTVisitor):
         # a name bound to `wrap_triton(k)`, to `k`, in source order, a function's own dropped as it ends
         self._wrapped: dict[str, cst.BaseExpression] = {}
         self._wrapped_outer: list[dict[str, cst.BaseExpression]] = []
-        # a function of this file to the one name all its `return`s give (`def make(): ... return k`):
-        # `make()[grid](...)` launches `k` (`""`: a function returning anything else)
-        self._returns: dict[str, str] = {}
-        self._returning: list[set[str]] = []
+        # a function of this file to the names its `return`s give (`def make(): ... return k`):
+        # `make()[grid](...)` launches `k` (`""` among them: a function returning anything else)
+        self._returns = _factory_returns(module)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._in_class.append(True)
@@ -605,17 +680,10 @@ class _Scan(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._in_class.append(False)
         self._wrapped_outer.append(dict(self._wrapped))
-        self._returning.append(set())
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._in_class.pop()
         self._wrapped = self._wrapped_outer.pop()
-        returned = self._returning.pop()
-        self._returns[original_node.name.value] = returned.pop() if len(returned) == 1 else ""
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if self._returning:
-            self._returning[-1].add(node.value.value if isinstance(node.value, cst.Name) else "")
 
     def _site(self, node: cst.Call) -> CallSite:
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
@@ -679,6 +747,8 @@ class _Scan(cst.CSTVisitor):
         self._wrapped.pop(target.value, None)
         if value is not None and (kernel := self._unwrapped(value)) is not value:
             self._wrapped[target.value] = kernel
+        elif value is not None and self._made_by(value):  # (`k = pick(x)`: one of its kernels, `_indirect`)
+            self._wrapped[target.value] = value
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         for t in original_node.targets:
@@ -737,11 +807,19 @@ class _Scan(cst.CSTVisitor):
         if isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword:
             if self.resolver.qualname(value.func) in _TRITON_WRAPPERS:
                 return value.args[0].value
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self._returns.get(value.func.value):
+        if len(made := self._made_by(value)) == 1:
             # a kernel a function of this file makes and returns (`k = make(); k[grid](...)`): the
             # launch was nobody's, unsaid (twenty-eighth read's leftover)
-            return cst.Name(self._returns[value.func.value])
+            return cst.Name(made[0])
         return value
+
+    def _made_by(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        """The kernels a call of a function of this file gives, where each of its `return`s gives a
+        name (`make()`, `pick(flag)`); none for any other value."""
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            names = self._returns.get(value.func.value, ("",))
+            return () if "" in names else names
+        return ()
 
     def _indirect(self, node: cst.Call) -> None:
         """A launch of a kernel a dict or list holds (`KERNELS[key][grid](...)`), and a kernel subscripted
@@ -764,8 +842,25 @@ class _Scan(cst.CSTVisitor):
                 self.held_imported.append(_PyLaunch(held.value, self._site(node), origin, False, written, False, how))
             elif isinstance(held, (cst.Attribute, cst.Call)):
                 self._held_through(held, node)
+        elif isinstance(func, cst.Subscript) and isinstance(inner, cst.Call) and not _getattr_of(inner):
+            self._launched_result(inner, node)
         for arg in node.args:
             self._not_called(arg.value, node)
+
+    def _launched_result(self, call: cst.Call, node: cst.Call) -> None:
+        """`pick(flag)[grid](...)` (or `k = pick(flag); k[grid](...)`) of a function of this file that
+        returns one of several kernels: a launch of each it may be; of any other call's result, a
+        note. Both were passed over, unsaid (twenty-eighth read's leftover)."""
+        site = self._site(node)
+        written = f"{dotted(call.func) or '...'}(...)[...](...)"
+        made = self._made_by(call)
+        if not made:
+            self.notes.append(f"{place(self.rel, site.line, site.cell)}: `{written}` {_UNFOLLOWED}")
+            return
+        how = f"one of the kernels `{dotted(call.func)}(...)` returns, picked at run time"
+        for name in made:
+            own = self._origins.get(name) is None
+            self.indirect.append(_PyLaunch(name, site, None, False, written, own, how))
 
     def _module_of(self, holder: str) -> str | None:
         """The module a dotted name of this file is (`ops` of `from . import ops`, `pkg.ops`), as
@@ -1051,7 +1146,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
-        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path))
+        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, search))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -1060,6 +1155,9 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         for k in inv.kernels
         if not (k.kind == "cuda" and k.detail.startswith("__global__") and not k.source and k.name in defined)
     ]
+    for k in inv.kernels:
+        if k.kind == "cuda" and k.detail.startswith("__global__") and not k.source:
+            k.detail += f"; {DECLARED_ONLY}"
     inv.kernels = _twins(inv.kernels)
     _attach_launches(inv)
     _qualify(inv.kernels)
@@ -1324,6 +1422,7 @@ def _launches(
         if "scalar_t" in template:
             site.dispatch = "\n".join(dispatches.around(start))  # (read by `_dispatched`)
         site.locals = {n: (v, lines.of(where)) for n, (v, where) in scopes.locals_at(start, site.args).items()}
+        site.pointees = scopes.pointees_at(start, site.args)
         out.append((launched if name == bare else name, site))
     return out
 
@@ -1473,7 +1572,7 @@ def _host_api_launches(data: bytes, rel: str) -> list[tuple[str, str | CallSite]
     """`_api_launches` of a host C++ file (`.cpp`, its bytes as `_cuda_files` read them): a kernel
     of a `.cu` launched there through the runtime's or the driver's API was listed with no launch,
     unsaid (`.cu`/`.cuh` were read only)."""
-    text = data.decode("utf-8", errors="replace")
+    text = _cxx_text(data)
     commented = _blank(text, strings=False)
     return _api_launches(_spliced(_blank(text, strings=True)), _Lines(text), rel, commented)
 
@@ -1488,6 +1587,12 @@ _LOCAL = re.compile(
 # its initializer's at the launch
 _WRITES = re.compile(r"(?:\+\+|--|&)\s*([A-Za-z_]\w*)|(?<!\w)([A-Za-z_]\w*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
 _WORD = re.compile(r"[A-Za-z_]\w*")
+# a pointer declared (a local, `int64_t* p =`, or a parameter, `const long *p,`): its type and name; the
+# `*` on one side of the spaces only (`(n_queries * n_keys)`, `a*b`: a product, no declaration)
+_POINTER_DECLARED = re.compile(
+    r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)(?:\*[ \t]+|[ \t]+\*)(?:(?:const|__restrict__)[ \t]+)*"
+    r"([A-Za-z_]\w*)[ \t]*[=;,)]"
+)
 _LOCALS_BACK = 16384  # how far back of a launch its host function's locals are read
 _FUNCTION_HEAD = re.compile(r"(?<!\w)(\w+)\s*$")
 _NOT_FUNCTIONS = frozenset(("if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"))
@@ -1526,6 +1631,21 @@ class _Scopes:
             if value is not None:
                 out[word] = value
                 wanted += _WORD.findall(value[0])
+        return out
+
+    def pointees_at(self, at: int, args: list[str]) -> dict[str, str]:
+        """The type each argument of the launch at `at` that is a bare name points to, where its host
+        function (its parameters or its body before the launch) declares it a pointer: `T* x` of
+        `k<<<...>>>(p, n)` after `int64_t* p = ...;` was a float tensor (twenty-seventh read's leftover)."""
+        names = {a for a in args if _WORD.fullmatch(a)}
+        if not self.code or not names:
+            return {}
+        region = self._region(at)
+        start = max(0, region - _LAUNCH_BACK)
+        out: dict[str, str] = {}
+        for m in _POINTER_DECLARED.finditer(self.code, start, at):
+            if m.group(2) in names:
+                out[m.group(2)] = " ".join(m.group(1).split())  # (the last declaration before the launch)
         return out
 
     def _value(self, name: str, declarations: list[tuple[int, int, str]], at: int) -> tuple[str, int] | None:
@@ -2699,14 +2819,24 @@ _BRANCH_END = re.compile(r"(?:\s*#[ \t]*(?:elif|else)\b[^\n]*)+\s*")
 
 
 def _head_branches(head: str, at: int, close: Mapping[int, int]) -> Iterator[tuple[str, list[str]]]:
-    """(name, parameters) of each kernel an `#if` branch of a kernel's `head` (at offset `at`) names."""
+    """(name, parameters) of each kernel an `#if` branch of a kernel's `head` (at offset `at`) names:
+    one whose `)` only `#elif`/`#else` lines follow, or only spaces then such a branch (a head of three
+    branches, `#if`/`#elif`/`#else`, listed two: twenty-eighth read's leftover)."""
     if "#" not in head:
         return
+    found = []
     for m in _BRANCH_NAME.finditer(head):
         end = close.get(at + m.end() - 1)
-        if end is not None and end < at + len(head) and _BRANCH_END.fullmatch(head, end + 1 - at):
-            params = [" ".join(p.split()) for p in _top_level_split(joined(head[m.end() : end - at])) if p.strip()]
-            yield m.group(1), params
+        if end is not None and end < at + len(head):
+            found.append((m, end - at))
+    chain = len(head)  # (where the branches kept, read from the last, begin)
+    kept: list[tuple[str, list[str]]] = []
+    for m, end in reversed(found):
+        if _BRANCH_END.fullmatch(head, end + 1) if chain == len(head) else not head[end + 1 : chain].strip():
+            params = [" ".join(p.split()) for p in _top_level_split(joined(head[m.end() : end])) if p.strip()]
+            kept.append((m.group(1), params))
+            chain = m.start()
+    yield from reversed(kept)
 
 
 # a `#define NAME body` or `#undef NAME`: group 1 which, group 2 the name, group 3 the body
@@ -3290,7 +3420,7 @@ def _headers(
                 continue
             left[0] -= 1
             left[1] -= len(data)
-            inner = data.decode("utf-8", errors="replace")
+            inner = _cxx_text(data)
             out.append(((*key, m.start()), inner))
             if found is not None:
                 found.append(str(header))
@@ -3390,12 +3520,14 @@ def _scan_cuda(
         if macros is None:  # (the second read's: said by the first)
             inv.problems.append(f"{path_name(rel)}: {why}")
         return
-    text = data.decode("utf-8", errors="replace")
+    text = _cxx_text(data)
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
+    inv.problems.extend(_unread_marks(code, rel))
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
-    registered = _native_registered(data, rel, path)
+    search = search or _Search(Path(os.path.realpath(path.parent)))
+    registered = _native_registered(data, rel, path, search)
     # (and `RegisterOperators().op("ns::op", &fn)`'s, which `_BIND` does not read)
     bound = list(dict.fromkeys([*_BIND.findall(commented), *(r.op for r in registered)]))
     libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))
@@ -3405,7 +3537,6 @@ def _scan_cuda(
         + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
     )
     lines = _Lines(text)
-    search = search or _Search(Path(os.path.realpath(path.parent)))
     if macros is not None:  # the second read: the uses of other files' macros (and own ones using them) only
         alone = {m.name for m in _macros(code, rel, lines)}  # listed by the first read
         own = _macros(code, rel, lines, macros)

@@ -155,6 +155,8 @@ class Signature:
     packs: list[str] = field(default_factory=list)  # and its parameter packs (`Args... args`): one float each
     dtypes: dict[str, str] = field(default_factory=dict)  # a C++ kernel's integer pointers: the tensor's dtype
     ranks: dict[str, int] = field(default_factory=dict)  # and its accessors' ranks (`PackedTensorAccessor<T, 3>`)
+    # and its pointers to a type no number (`const Box* boxes`): the type, said at its float tensor
+    pointees: dict[str, str] = field(default_factory=dict)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -234,6 +236,21 @@ _C_INT_DTYPE = {
     "long long": "torch.int64",
     "uint64_t": "torch.uint64",
     "unsigned long long": "torch.uint64",
+    # (C's other spellings of them, as libclang reads each: `signed char*` and `unsigned short*` were
+    # float tensors, twenty-ninth read)
+    "signed char": "torch.int8",
+    "short int": "torch.int16",
+    "signed short": "torch.int16",
+    "signed short int": "torch.int16",
+    "unsigned short": "torch.uint16",
+    "unsigned short int": "torch.uint16",
+    "signed": "torch.int32",
+    "signed int": "torch.int32",
+    "signed long int": "torch.int64",
+    "long long int": "torch.int64",
+    "signed long long": "torch.int64",
+    "signed long long int": "torch.int64",
+    "unsigned long long int": "torch.uint64",
 }
 # one of CUDA's attributes (`__grid_constant__`)
 _ATTRIBUTE = re.compile(r"__\w+__")
@@ -485,11 +502,14 @@ def _accessor(decl: str) -> tuple[str | None, int] | None:
 
 
 def _tensor_type(
-    decl: str, param: tuple[str, int], k: Kernel, into: tuple[str, dict[str, str], dict[str, int]]
+    decl: str, param: tuple[str, int], k: Kernel, into: tuple[str, dict[str, str], dict[str, int], dict[str, str]]
 ) -> None:
-    """Into `into` (the op's name for tensor parameter `param`, the dtypes and ranks by it): the
-    dtype of its integer elements (`_pointee_dtype`, else `_launched_dtype`) and an accessor's rank."""
-    py, dtypes, ranks = into
+    """Into `into` (the op's name for tensor parameter `param`, the dtypes, ranks and struct types by
+    it): the dtype of its integer elements (`_pointee_dtype`, else `_launched_dtype`), an accessor's
+    rank, and the struct it points to (`_struct_pointee`)."""
+    py, dtypes, ranks, pointees = into
+    if (pointee := _struct_pointee(decl, param[0], k.typenames)) is not None:
+        pointees[py] = pointee
     dtype = _pointee_dtype(decl, param[0]) or _launched_dtype(decl, param, k)
     if dtype:
         dtypes[py] = dtype
@@ -511,6 +531,29 @@ def _pointee_dtype(decl: str, name: str) -> str | None:
         return None
     base = " ".join(w.removeprefix("std::") for w in kept if w not in ("*", "[", "]"))
     return _C_INT_DTYPE.get(base)
+
+
+# CUDA's vector types (`float4`, `half2`, `uint4`): numbers, a float tensor stands for them
+_VECTOR_TYPE = re.compile(
+    r"(?:u?(?:char|short|int|long|longlong)|float|double|half|__half|__nv_bfloat16|bfloat16)[1-4]"
+)
+
+
+def _struct_pointee(decl: str, name: str, typenames: Collection[str]) -> str | None:
+    """The type pointer parameter `decl` points to where it is no number (`const Box* boxes`: `Box`):
+    its tensor of random floats was under the op's general TODO only (twenty-seventh read's leftover)."""
+    if _accessor(decl) is not None:
+        return None
+    words = re.findall(r"[A-Za-z_]\w*(?:\s*::\s*\w+)*|\S", without_default(decl))
+    skip = ("const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "class", name)
+    kept = [re.sub(r"\s+", "", w) for w in words if w not in skip and not _ATTRIBUTE.fullmatch(w)]
+    if kept.count("*") + kept.count("[") != 1 or kept[-1] not in ("*", "]"):
+        return None
+    base = [w.removeprefix("std::") for w in kept if w not in ("*", "[", "]")]
+    if len(base) != 1 or not re.fullmatch(r"[A-Za-z_][\w:]*", base[0]):
+        return None  # (`unsigned long`, an expression: C's own)
+    number = {*_C_INT, *_C_FLOAT, *typenames, "void", "auto", "scalar_t", "index_t"}
+    return None if base[0] in number or _VECTOR_TYPE.fullmatch(base[0]) else base[0]
 
 
 def _pointer_kind(outer: str) -> tuple[str, bool]:
@@ -623,6 +666,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     packs: list[str] = []
     dtypes: dict[str, str] = {}
     ranks: dict[str, int] = {}
+    pointees: dict[str, str] = {}
     parsed = [_c_param(decl, index, k.typenames) for index, decl in enumerate(k.params)]
     own = {name for name, _, _ in parsed if name == safe_name(name)}  # (kept as they are)
     for index, (decl, (name, kind, const)) in enumerate(zip(k.params, parsed, strict=True)):
@@ -644,9 +688,8 @@ def _cuda_signature(k: Kernel) -> Signature:
         params.append(py)
         kinds[py] = kind
         if kind == "tensor":
-            _tensor_type(
-                _unaliased(decl, name, k.aliases) if k.aliases else decl, (name, index), k, (py, dtypes, ranks)
-            )
+            unaliased = _unaliased(decl, name, k.aliases) if k.aliases else decl
+            _tensor_type(unaliased, (name, index), k, (py, dtypes, ranks, pointees))
         positions[index] = py
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
@@ -663,6 +706,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         packs=packs,
         dtypes=dtypes,
         ranks=ranks,
+        pointees=pointees,
     )
 
 
@@ -722,9 +766,10 @@ def _launched_dtype(decl: str, param: tuple[str, int], k: Kernel) -> str | None:
             types += _dispatched_as(c, c.template[at]) or [c.template[at]]
             continue
         m = _DATA_PTR_TYPE.search(c.args[index]) if len(c.args) > index and _deduced(c.args[index]) else None
-        if m is None:
+        pointee = c.pointees.get(c.args[index]) if len(c.args) > index else None
+        if m is None and pointee is None:
             return None  # (an argument whose type porter does not read: under the op's TODO)
-        types.append(m.group(1).strip())
+        types.append(m.group(1).strip() if m is not None else str(pointee))
     dtypes = {_C_INT_DTYPE.get(" ".join(_unaliased(t, "", k.aliases).split()).removeprefix("std::")) for t in types}
     return dtypes.pop() if len(dtypes) == 1 else None
 
@@ -1289,7 +1334,14 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
         "    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")
     ] + ["    # " + _comment(note) for note in _dispatch_notes(k)]
     given = _c_values(k, sig)
-    lines += [_c_tensor(p, sig.dtypes.get(p), sig.ranks.get(p, 2)) for p in sig.params if sig.kinds[p] == "tensor"]
+    for p in sig.params:
+        if sig.kinds[p] == "tensor":
+            lines.append(_c_tensor(p, sig.dtypes.get(p), sig.ranks.get(p, 2)))
+        if p in sig.pointees:
+            struct = sig.pointees[p]
+            lines[-1] += "  # " + _comment(
+                f"TODO(porter): `{p}` points to `{struct}` values, no number: these floats only stand for them"
+            )
     for p in sig.params:
         if sig.kinds[p] == "tensor":
             continue
