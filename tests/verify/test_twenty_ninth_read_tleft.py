@@ -52,3 +52,44 @@ def test_a_parity_folder_a_porter_killed_outright_left_is_removed_at_the_next_pa
     assert r.verdict == "error"
     assert not left.exists(), "the killed porter's parity folder stayed"
     assert not list(tmp_path.glob("porter-parity-*"))  # (this run's own removed at its end)
+
+
+@pytest.mark.slow
+def test_a_side_s_child_that_left_its_session_ends_with_porter_killed_outright(tmp_path):
+    """A side's child that called `setsid()` (a daemon, a launcher's detached worker) is in no
+    group the watchdog kills: after porter's kill -9 it ran on, handed to init (twenty-eighth
+    trace2 read's leftover, by reading; seen here). The watchdog now also ends every process
+    that holds the worker's mark in its environment."""
+    pidfile = tmp_path / "child.pid"
+    child = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(300)"
+    body = (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', {child!r}], start_new_session=True)\ntime.sleep(300)\n"
+    )
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "train.py").write_text(body)
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-m", "porter", "trace", "record", "-o", str(tmp_path / "t.safetensors")]
+    proc = subprocess.Popen(
+        [*argv, "--no-noise-floor", "--timeout", "300", "--", sys.executable, "train.py"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
+        time.sleep(0.2)
+    assert pidfile.exists()
+    child_pid = int(pidfile.read_text())
+    assert os.getsid(child_pid) == child_pid  # (it left the side's session)
+    proc.kill()
+    proc.wait(timeout=120)
+    deadline = time.time() + 15
+    while _alive(child_pid) and time.time() < deadline:
+        time.sleep(0.2)
+    alive = _alive(child_pid)
+    if alive:
+        os.kill(child_pid, 9)  # (the test's own leftover, not the next test's)
+    assert not alive, "the side's setsid() child ran on after porter was killed"
