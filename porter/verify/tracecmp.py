@@ -1251,6 +1251,10 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
 # by that part on both sides (what noise moved them by at most)
 COPY_RESIDUAL = 0.05
 COPY_RATE_RTOL = 1e-3
+# the shrink's tolerance where both sides say what noise moves it by (`shrink_noise`): this
+# floor (float32's rounding of the update's own constants) plus twice both sides' noise. Within
+# COPY_RATE_RTOL a copy kept 1.0005 of itself each step, growing without bound, and passed
+COPY_SHRINK_FLOOR = 1e-6
 
 
 def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
@@ -1270,22 +1274,35 @@ def _shrinks(c: dict) -> list:
     return c.get("shrinks") or [0.0] * len(c["rates"])
 
 
-def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple] | None:
+def _shrink_tolerance(a: dict, b: dict) -> float:
+    """How far two copies' shrinks may part (`COPY_SHRINK_FLOOR`); a trace of an older porter
+    (no `shrink_noise`) keeps the rates' widened tolerance."""
+    noise = [c.get("shrink_noise") for c in (a, b)]
+    if any(n is None for n in noise):
+        return COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"])
+    return COPY_SHRINK_FLOOR + 2 * (noise[0] + noise[1])
+
+
+def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple, float] | None:
     """The first step (from 1) whose update moved a pair of copies (`_copy_rates`) otherwise:
-    another rate q, or another shrink s (E' = (1 + s - q) E + q W), with each side's (s, q)."""
+    another rate q, or another shrink s (E' = (1 + s - q) E + q W), with each side's (s, q) and
+    the shrinks' tolerance."""
     for a, b in zip(*paired) if paired is not None else ():
-        widen = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"])
+        widen, tol = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"]), _shrink_tolerance(a, b)
         steps = zip(a["rates"], b["rates"], _shrinks(a), _shrinks(b))
         for step, (x, y, sx, sy) in enumerate(steps, 1):
-            if abs(x - y) > max(abs(x), abs(y)) * widen or abs(sx - sy) > widen:
-                return step, (sx, x), (sy, y)
+            if abs(x - y) > max(abs(x), abs(y)) * widen or abs(sx - sy) > tol:
+                return step, (sx, x), (sy, y), tol
     return None
 
 
-def _update_words(fit: tuple) -> str:
-    """A copy's update E' = p E + q W in words, from its (s, q) (`_rate_differs`)."""
+def _update_words(fit: tuple, tol: float) -> str:
+    """A copy's update E' = p E + q W in words, from its (s, q) (`_rate_differs`): p said where
+    s is more than `tol` from an average's 0."""
     s, q = fit
-    return f"{q:.6g}" if abs(s) <= COPY_RATE_RTOL else f"{q:.6g} (E' = {1 + s - q:.6g} E + {q:.6g} W: no average)"
+    if abs(s) <= tol:
+        return f"{q:.6g}"
+    return f"{q:.6g} (E' = {1 + s - q:.6g} E + {q:.6g} W: no average)"
 
 
 def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
@@ -1296,13 +1313,13 @@ def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
     found = _rate_differs(_copy_rates(rm, pm))
     if found is None:
         return []
-    step, x, y = found
+    step, x, y, tol = found
     same = abs(x[1] - y[1]) <= max(abs(x[1]), abs(y[1])) * COPY_RATE_RTOL
     how = "keeps another part of its own weights" if same else "is averaged at another rate"
     return [
         f"a copy of the model that no optimizer steps (an EMA or averaged copy) {how} after step {step}: "
-        f"reference {_update_words(x)}, ported {_update_words(y)} (its update moved it that part of the way to "
-        "the model's weights; the EMA decay or its schedule differs)"
+        f"reference {_update_words(x, tol)}, ported {_update_words(y, tol)} (its update moved it that part of the "
+        "way to the model's weights; the EMA decay or its schedule differs)"
     ]
 
 

@@ -93,3 +93,41 @@ def test_a_side_s_child_that_left_its_session_ends_with_porter_killed_outright(t
     if alive:
         os.kill(child_pid, 9)  # (the test's own leftover, not the next test's)
     assert not alive, "the side's setsid() child ran on after porter was killed"
+
+
+@pytest.mark.slow
+def test_an_ema_update_that_keeps_a_little_more_of_the_copy_fails_a_faithful_one_passes(tmp_path):
+    """A copy's shrink (E' = (1 + s - q) E + q W) was compared to 1e-3 of its own weights: a port
+    whose EMA kept 0.9005 of the copy where the reference kept 0.9 (s = 5e-4: the copy grows 0.05%
+    a step, without bound) passed (twenty-eighth read's leftover). The shrink is now compared to
+    the noise each side's fit saw (`shrink_noise`): it fails; the same average written with
+    `lerp_` passes; torch.testing.assert_close of the copies after one update is the oracle."""
+    import torch
+
+    from porter.verify.tracecmp import _copy_rate_fails, _model_copies
+    from tests.verify.test_script_safety import _EMA_PROGRAM, _record, _tree
+
+    updates = {
+        "ref": "e.mul_(0.9).add_(p, alpha=0.1)",
+        "lerp": "e.lerp_(p, 0.1)",
+        "keeps": "e.mul_(0.9005).add_(p, alpha=0.1)",
+    }
+    m = {}
+    for name, update in updates.items():
+        (tmp_path / name).mkdir()
+        rec = _record(
+            tmp_path / name, _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", update)), timeout=120, steps=3
+        )
+        assert rec.status == "ok", (rec.status, rec.error)
+        m[name] = rec.trace.manifest
+    assert _copy_rate_fails(m["ref"], m["lerp"]) == []
+    assert "agree after the first 2 step(s)" in _model_copies(m["ref"], m["lerp"])[0]
+    fails = _copy_rate_fails(m["ref"], m["keeps"])
+    assert len(fails) == 1 and "keeps another part of its own weights after step 1" in fails[0], fails
+    assert "0.9005 E + 0.1 W" in fails[0], fails
+    # the oracle: one update of each from the same copy and model weights
+    g = torch.Generator().manual_seed(2950)
+    e0, w = torch.randn(64, 4, generator=g), torch.randn(64, 4, generator=g)
+    torch.testing.assert_close(e0.clone().lerp_(w, 0.1), e0.clone().mul_(0.9).add_(w, alpha=0.1))
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(e0.clone().mul_(0.9005).add_(w, alpha=0.1), e0.clone().mul_(0.9).add_(w, alpha=0.1))
