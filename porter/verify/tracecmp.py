@@ -1424,6 +1424,8 @@ _SEED_FAMILIES = {
     "torch.Generator.manual_seed": "its torch.Generator objects",
     "torch.set_rng_state": "torch",
     "numpy.random.default_rng": "numpy's default_rng Generators",
+    "numpy.random.RandomState": "numpy's RandomState objects",
+    "numpy.random.RandomState.seed": "numpy's RandomState objects",
 }
 # the device seedings (kept, not compared: `_device_seeds` says where the sides' differ)
 _DEVICE_SEEDINGS = ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all")

@@ -195,3 +195,58 @@ def test_unnamed_parameter_groups_of_equal_counts_are_not_paired_by_order_unsaid
         assert res.verdict == "pass", text  # (not seen: said)
     else:
         assert res.verdict == "fail", text
+
+
+def test_a_numpy_random_state_seeded_otherwise_is_said_and_stays_numpy_s(tmp_path, monkeypatch):
+    """`numpy.random.RandomState(seed)` objects were not watched (twenty-eighth read's leftover):
+    a port that seeded its RandomState otherwise (its data order, its augmentation) passed unsaid.
+    Their making and `.seed()` are watched now, said where the sides differ; isinstance (numpy's
+    own global one too) and pickling stay numpy's. The oracle: the draws of the two seeds differ
+    by torch.testing.assert_close."""
+    import pickle
+
+    import numpy
+    import torch
+
+    import tests.verify.test_trace_units as units
+    from porter.verify.rng import ProgramSeeds
+    from porter.verify.tracecmp import compare_traces
+    from porter.verify.tracefile import read_trace, write_trace
+
+    for name, value in (("torch", torch), ("read_trace", read_trace), ("write_trace", write_trace)):
+        monkeypatch.setattr(units, name, value)
+
+    def program(made: int, reseeded: int) -> tuple[list[dict], torch.Tensor]:
+        watch = ProgramSeeds(str(tmp_path))
+        watch.install()
+        try:
+            rs = numpy.random.RandomState(made)
+            rs.random_sample(3)
+            rs.seed(reseeded)
+            drawn = torch.from_numpy(rs.random_sample(4))
+            assert isinstance(numpy.random.mtrand._rand, numpy.random.RandomState)
+            again = pickle.loads(pickle.dumps(rs))
+            assert type(again) is numpy.random.mtrand.RandomState and again.randint(1 << 30) == rs.randint(1 << 30)
+        finally:
+            watch.uninstall()
+        assert numpy.random.RandomState is numpy.random.mtrand.RandomState
+        return watch.calls, drawn
+
+    ref_calls, ref_draws = program(2950, 2951)
+    assert [(c["call"], c["seed"]) for c in ref_calls] == [
+        ("numpy.random.RandomState", 2950),
+        ("numpy.random.RandomState.seed", 2951),
+    ], ref_calls
+    with pytest.raises(AssertionError):  # the oracle: another seed draws otherwise
+        torch.testing.assert_close(program(2950, 2952)[1], ref_draws)
+
+    def with_seeds(path, calls, label=None):
+        t = units.make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.manifest["program_seeds"] = calls
+        return read_trace(write_trace(path, t.manifest, {k: t.tensors[k] for k in t.tensors}))
+
+    ref = with_seeds(tmp_path / "r.safetensors", ref_calls)
+    for seeds, said in (((2950, 2951), None), ((2950, 2952), "seeds numpy's RandomState objects otherwise")):
+        r = compare_traces(ref, with_seeds(tmp_path / "p.safetensors", program(*seeds)[0], units.PORT))
+        lines = [w for w in r.warnings if "otherwise on the two sides" in w]
+        assert len(lines) == (said is not None) and (said is None or said in lines[0]), (seeds, r.warnings)
