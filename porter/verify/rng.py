@@ -539,7 +539,7 @@ class ProgramSeeds:
 
         class RandomState(base, metaclass=generator_metaclass(base)):  # type: ignore[misc,valid-type]
             def __init__(self, seed=None):
-                watch._note("numpy.random.RandomState", seed, None)
+                watch._note("numpy.random.RandomState", seed, False)  # (a new one: nothing drawn yet)
                 base.__init__(self, seed)
 
             def seed(self, seed=None):
