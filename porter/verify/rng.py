@@ -537,7 +537,7 @@ class ProgramSeeds:
 
         base, watch = numpy.random.RandomState, self
 
-        class RandomState(base, metaclass=generator_metaclass(base)):  # type: ignore[misc,valid-type]
+        class RandomState(base, metaclass=generator_metaclass(base)):  # type: ignore[misc,valid-type,metaclass]
             def __init__(self, seed=None):
                 watch._note("numpy.random.RandomState", seed, False)  # (a new one: nothing drawn yet)
                 base.__init__(self, seed)
@@ -547,4 +547,5 @@ class ProgramSeeds:
                 return base.seed(self, seed)
 
         self._restore.append((numpy.random, "RandomState", base))
-        numpy.random.RandomState = RandomState
+        patched: Any = numpy.random
+        patched.RandomState = RandomState

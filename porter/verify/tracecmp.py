@@ -1304,10 +1304,10 @@ def _shrinks(c: dict) -> list:
 def _shrink_tolerance(a: dict, b: dict) -> float:
     """How far two copies' shrinks may part (`COPY_SHRINK_FLOOR`); a trace of an older porter
     (no `shrink_noise`) keeps the rates' widened tolerance."""
-    noise = [c.get("shrink_noise") for c in (a, b)]
-    if any(n is None for n in noise):
+    na, nb = a.get("shrink_noise"), b.get("shrink_noise")
+    if na is None or nb is None:
         return COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"])
-    return COPY_SHRINK_FLOOR + 2 * (noise[0] + noise[1])
+    return COPY_SHRINK_FLOOR + 2 * (na + nb)
 
 
 def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple, float] | None:
