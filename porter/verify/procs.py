@@ -9,7 +9,9 @@ the work folders before porter exits.
 User code can leave its process group (`setsid()`, a daemon's double fork): killing the
 group misses it. On Linux porter is made a child subreaper while workers run, so anything a
 worker leaves behind is handed to porter when its parent ends, and porter ends every such
-process (a child of porter's in another session) once the worker is done.
+process (a child of porter's in another session) once the worker is done. Where porter itself
+is killed outright, a watchdog ends the worker's group and every process that inherited the
+worker's mark (`WORKER_MARK`); one that cleared its environment is out of its reach.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -80,6 +83,18 @@ def _stray_children() -> list[int]:
         if len(fields) > 3 and int(fields[1]) == me and int(fields[3]) != mine:
             out.append(int(entry))
     return out
+
+
+# the variable each worker's environment holds (a value of its own), inherited by whatever it
+# starts, even outside its process group: what the watchdog finds them by after porter's kill -9
+WORKER_MARK = "PORTER_WORKER_MARK"
+# the watchdog's shell (`WorkerSet._watchdog`; $0 the group, $1 the mark): the group first, then
+# every process whose environment holds the mark, twice (one may have been forking)
+_WATCHDOG = (
+    'read -r _; kill -s KILL -- "-$0"; for _ in 1 2; do '
+    'for e in $(grep -lsxzF -- "$1" /proc/[0-9]*/environ); do p=${e#/proc/}; kill -s KILL "${p%/environ}"; done; '
+    "done"
+)
 
 
 class WorkerSet:
@@ -158,17 +173,19 @@ class WorkerSet:
         self._old.clear()
         raise SystemExit(128 + signum)
 
-    def _watchdog(self, group: int) -> tuple[subprocess.Popen, int] | None:
+    def _watchdog(self, group: int, mark: str) -> tuple[subprocess.Popen, int] | None:
         """A shell that kills the worker's process group when porter ends outright: the
         parent-death signal (`_before_exec`) reaches the worker alone, so what it started (a
         launcher's `python`) ran on after a kill -9 (twenty-eighth trace2 read). It waits on a
         pipe only porter can write to, at whose end (porter gone: the kernel closes it) it kills
-        the group; in its own session, so the group's kill misses it. Called off when the worker
-        is done (`_call_off`), before the pipe is closed."""
+        the group, then every process whose environment holds the worker's `mark`
+        (`WORKER_MARK`): a child that left the group (`setsid()`, a daemon) ran on, handed to
+        init (twenty-eighth trace2 read's leftover). In its own session, so the group's kill
+        misses it. Called off when the worker is done (`_call_off`), before the pipe is closed."""
         r, w = os.pipe()  # (neither inherited by the workers)
         try:
             dog = subprocess.Popen(
-                ["/bin/sh", "-c", 'read -r _; kill -s KILL -- "-$0"', str(group)],
+                ["/bin/sh", "-c", _WATCHDOG, str(group), mark],
                 stdin=r,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -196,12 +213,13 @@ class WorkerSet:
     ) -> ProcResult:
         """Run one worker to completion (or its timeout); its output goes to `log_path`; its
         standard input is the file `stdin`, read from its start (each run the same bytes), else
-        empty."""
+        empty. Its environment holds its own `WORKER_MARK` (what the watchdog finds it by)."""
+        mark = f"{WORKER_MARK}={secrets.token_hex(8)}"
         with open(stdin, "rb") if stdin is not None else contextlib.nullcontext(subprocess.DEVNULL) as given:
             proc = subprocess.Popen(
                 argv,
                 cwd=cwd,
-                env=env,
+                env={**env, WORKER_MARK: mark.partition("=")[2]},
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=given,
@@ -209,7 +227,7 @@ class WorkerSet:
                 preexec_fn=_before_exec(memory_limit),
             )
         self.procs.append(proc)
-        dog = self._watchdog(proc.pid)
+        dog = self._watchdog(proc.pid, mark)
         stdout = proc.stdout
         assert stdout is not None  # stdout=PIPE
         pump = _Pump(stdout, log_path, max_output)

@@ -434,9 +434,11 @@ def _flat_weights(module: torch.nn.Module) -> torch.Tensor:
 
 
 def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple | None:
-    """(s, q, residual, now) with now - start = s start + q (w - start) + r fitted by least
-    squares (Gram-Schmidt on two vectors: no solver needed), residual = |r| / |now - start|.
-    None where w - start is nothing or lies along start (the two coefficients not separable)."""
+    """(s, q, residual, now, shrink_noise) with now - start = s start + q (w - start) + r fitted
+    by least squares (Gram-Schmidt on two vectors: no solver needed), residual = |r| / |now -
+    start|, and shrink_noise the most s can move by for noise of r's size (|r| / |start|, more
+    where w - start leans along start). None where w - start is nothing or lies along start
+    (the two coefficients not separable)."""
     toward = w - start
     ee = float(start.dot(start))
     perp = toward - (float(toward.dot(start)) / ee) * start if ee > 0.0 else toward
@@ -446,8 +448,10 @@ def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple
     moved = now - start
     q = float(moved.dot(perp)) / pp
     s = float((moved - q * toward).dot(start)) / ee if ee > 0.0 else 0.0
-    off = float((moved - s * start - q * toward).norm()) / max(float(moved.norm()), span**0.5 * 1e-12)
-    return s, q, off, now
+    rest = float((moved - s * start - q * toward).norm())
+    off = rest / max(float(moved.norm()), span**0.5 * 1e-12)
+    lean = abs(float(toward.dot(start))) / (ee * pp) ** 0.5 if ee > 0.0 else 0.0
+    return s, q, off, now, rest / ee**0.5 * (1.0 + lean) if ee > 0.0 else 0.0
 
 
 def _group_names(opt, named: dict[int, list[str]], bound: int) -> list[list[str]]:
@@ -1250,7 +1254,7 @@ class Recorder:
         found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
         copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
         with self.own_work():
-            self.copy_rates = [{"rates": [], "shrinks": [], "residual": 0.0} for _ in copies]
+            self.copy_rates = [{"rates": [], "shrinks": [], "residual": 0.0, "shrink_noise": 0.0} for _ in copies]
             self.copy_starts = [(weakref.ref(c), _flat_weights(c), e) for c, e in zip(copies, self.copy_rates)]
         return len(copies)
 
@@ -1262,7 +1266,8 @@ class Recorder:
         relative, the largest) says whether it was such an update. Each side's rates are its own
         tensors' (no device noise between the sides). A port whose update is no average
         (0.9 E + 0.2 W) was said "not compared" only (twenty-seventh read's leftover): its
-        `shrinks` (s) are compared too. Read at every step: an `AveragedModel`'s first update is a copy."""
+        `shrinks` (s) are compared too, to the most noise of the residual's size moves them by
+        (`shrink_noise`). Read at every step: an `AveragedModel`'s first update is a copy."""
         w = _flat_weights(self._roots()[0])
         starts = []
         for ref, start, entry in self.copy_starts:
@@ -1273,6 +1278,7 @@ class Recorder:
             entry["rates"].append(fit[1])
             entry["shrinks"].append(fit[0])
             entry["residual"] = max(entry["residual"], fit[2])
+            entry["shrink_noise"] = max(entry["shrink_noise"], fit[4])
             starts.append((ref, fit[3], entry))
         self.copy_starts = starts
 

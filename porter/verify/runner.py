@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter.verify.config import ParityConfig
-from porter.verify.procs import WorkerSet, log_tail
+from porter.verify.procs import WorkerSet, log_tail, sweep_left
 from porter.verify.sides import classify, read_record, side_env
 
 
@@ -83,7 +83,10 @@ def run_side(
 def run_both(cfg: ParityConfig, workdir: Path | None = None) -> tuple[SideRun, SideRun | None, Path]:
     """Reference first; the ported side only when the reference completed (without a valid
     reference there is nothing to compare with, and a reference whose outputs hold NaN/Inf
-    is no baseline)."""
+    is no baseline). The `porter-parity-*` folders a porter killed outright left are removed
+    first, as `trace record`'s and script mode's are (twenty-eighth trace2 read's leftover)."""
+    if workdir is None:
+        sweep_left("porter-parity-")
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="porter-parity-"))
     with WorkerSet() as workers:
         if workdir is None:
