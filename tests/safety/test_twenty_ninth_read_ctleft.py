@@ -1,0 +1,62 @@
+"""The twenty-ninth read's cache and terminal leftovers (ctleft): `rewrite` behind a reader that
+left, ruff's long `extend` chains, the note for many refused shard folders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.safety.conftest import CUDA, PORTED, REPO, committed_repo
+
+# a file porter cannot port: its warning is printed while the run goes on
+BROKEN = b"import torch\nx = torch.randn(3).cuda(\n"
+
+
+def _to_a_reader_gone(args: list[str], cwd: Path) -> int:
+    """`porter ARGS 2>&1 | head -c 0`: stdout and stderr a pipe whose reader left before the
+    first write (each write is EPIPE). The exit code."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        run = subprocess.Popen([sys.executable, "-m", "porter", *args], cwd=cwd, env=env, stdout=write, stderr=write)
+    finally:
+        os.close(write)
+    return run.wait(timeout=300)
+
+
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["rewrite", ".", "-t", "xla", "--no-cache"], 2),
+        (["rewrite", "a.py", "b.py", "-t", "xla", "--no-cache", "--report", "r.md"], 0),
+        (["rewrite", ".", "-t", "xla", "--no-cache", "--out-dir", "../copy"], 2),
+    ],
+)
+def test_a_rewrite_whose_reader_left_still_writes_its_files_and_report(tmp_path, args, code):
+    """`porter rewrite . 2>&1 | head -1`: the first line said (a warning, the progress) met the
+    broken pipe and rich's handler ended the run before anything was written, exit 0; with
+    `--report` the report was never written. ruff 0.17.6's `check --fix` writes every fix
+    behind the same pipe. Now the output stops and the work does not: the files, the copy and
+    the report are written, and the run leaves with its own code (2: a file not ported)."""
+    tree = committed_repo(tmp_path / "t", {"a.py": CUDA, "b.py": CUDA, "c.py": BROKEN})
+    if "a.py" in args:
+        (tree / "c.py").unlink()
+    got = _to_a_reader_gone(args, tree)
+    where = tmp_path / "copy" if "--out-dir" in args else tree
+    assert (where / "a.py").read_bytes() == (where / "b.py").read_bytes() == PORTED, got
+    assert got == code
+    if "--report" in args:
+        assert (tree / "r.md").read_text().strip()
+
+
+def test_a_diff_whose_reader_left_still_stops_with_ruffs_code(tmp_path):
+    """`rewrite --diff` writes nothing: its output is its work, and a reader that left ends it
+    with 0, nothing said, as before (twenty-eighth read); the files are untouched."""
+    tree = committed_repo(tmp_path / "t", {"a.py": CUDA})
+    assert _to_a_reader_gone(["rewrite", ".", "-t", "xla", "--no-cache", "--diff"], tree) == 0
+    assert (tree / "a.py").read_bytes() == CUDA
