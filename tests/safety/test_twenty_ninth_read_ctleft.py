@@ -60,3 +60,19 @@ def test_a_diff_whose_reader_left_still_stops_with_ruffs_code(tmp_path):
     tree = committed_repo(tmp_path / "t", {"a.py": CUDA})
     assert _to_a_reader_gone(["rewrite", ".", "-t", "xla", "--no-cache", "--diff"], tree) == 0
     assert (tree / "a.py").read_bytes() == CUDA
+
+
+def test_a_ruff_extend_chain_past_256_files_is_followed(tmp_path):
+    """ruff 0.17.6 follows a chain of 1,000 `extend`s (`--show-settings`: 77); porter read 256
+    files and then fitted to no limit, unsaid. A cycle at the chain's end still gives none."""
+    from porter.config.line_length import forget, line_length
+
+    for top, last in (("p", "line-length = 77"), ("q", 'extend = "c150.toml"')):
+        (tmp_path / top).mkdir()
+        (tmp_path / top / "ruff.toml").write_text('extend = "c1.toml"\n')
+        for i in range(1, 300):
+            (tmp_path / top / f"c{i}.toml").write_text(f'extend = "c{i + 1}.toml"\n')
+        (tmp_path / top / "c300.toml").write_text(last + "\n")
+        (tmp_path / top / "m.py").write_text("x = 1\n")
+    forget()
+    assert (line_length(str(tmp_path / "p" / "m.py")), line_length(str(tmp_path / "q" / "m.py"))) == (77, None)
