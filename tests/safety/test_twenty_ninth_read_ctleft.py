@@ -76,3 +76,28 @@ def test_a_ruff_extend_chain_past_256_files_is_followed(tmp_path):
         (tmp_path / top / "m.py").write_text("x = 1\n")
     forget()
     assert (line_length(str(tmp_path / "p" / "m.py")), line_length(str(tmp_path / "q" / "m.py"))) == (77, None)
+
+
+def test_many_folders_of_the_cache_that_refuse_a_write_are_counted_in_the_one_note(tmp_path):
+    """A shared cache folder whose shard folders other users made (0755, theirs): the one note
+    named the first folder that refused a write and said to remove it, and removing it showed
+    the next on the next run (53 folders of 5 owners: twenty-eighth read's leftover). The note
+    now says how many others and whose they are; still one note, the results a cold run's."""
+    from tests.safety.test_cache_trust import _as_a_teammate, _entries
+
+    for name in ("c.py", "d.py", "e.py", "f.py", "g.py", "h.py"):
+        (tmp_path / name).write_bytes(CUDA)
+    prefix, run, env, cache, cold = _as_a_teammate(tmp_path)
+    shards = sorted({entry.parent for entry in _entries(cache)})
+    assert len(shards) >= 3
+    os.chmod(cache / "v3", 0o777)
+    for path in (cache / "v3").rglob("*"):  # the stat index too: else it answers, nothing written
+        os.chown(path, 65534, 65534)
+    for number, shard in enumerate(shards):
+        os.chown(shard, 65534 - number % 2, 65534 - number % 2)
+    out = subprocess.run([*prefix, *run], cwd=tmp_path, env=env, capture_output=True, timeout=300)
+    err = out.stderr.decode()
+    assert out.stdout == cold and "Traceback" not in err, err
+    said = [line for line in err.splitlines() if "cannot write" in line]
+    assert len(said) == 1, err
+    assert f"and {len(shards) - 1} other folders of the cache (of users 65533, 65534)" in said[0], err
