@@ -55,7 +55,9 @@ def _ruff_length(path: Path, options: dict[str, Any]) -> int | None:
         extend = options.get("extend")
         if type(extend) is not str:
             return None
-        path = path.parent / os.path.expandvars(os.path.expanduser(extend))  # (from the link's folder, as ruff)
+        # from the link's folder, `..` taken off lexically, as ruff: a chain across folders grew its
+        # path by each step's `../` until past PATH_MAX (a chain of 500 got no limit, unsaid)
+        path = Path(os.path.normpath(path.parent / os.path.expandvars(os.path.expanduser(extend))))
         if (real := os.path.realpath(path)) in seen:
             return None
         seen.add(real)

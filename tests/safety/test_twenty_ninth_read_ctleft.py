@@ -101,3 +101,22 @@ def test_many_folders_of_the_cache_that_refuse_a_write_are_counted_in_the_one_no
     said = [line for line in err.splitlines() if "cannot write" in line]
     assert len(said) == 1, err
     assert f"and {len(shards) - 1} other folders of the cache (of users 65533, 65534)" in said[0], err
+
+
+def test_a_ruff_extend_chain_across_folders_is_followed_past_a_long_path(tmp_path):
+    """200 `extend`s each naming the next through `../`: porter joined each to the last path as
+    written, which grew by every step's `../../../../s.../d/e/f` past PATH_MAX, and the chain got
+    no limit, unsaid; ruff 0.17.6 takes `..` off lexically (`--show-settings`: 79). Found by
+    random chains (`47-ctleft-tools/ruffextend29.py.txt`: 7 of 40 differed)."""
+    from porter.config.line_length import forget, line_length
+
+    steps = [f"s{i}/d/e/f/r.toml" for i in range(200)]
+    (tmp_path / "ruff.toml").write_text(f'extend = "{steps[0]}"\n')
+    for step, after in zip(steps, steps[1:]):
+        (tmp_path / step).parent.mkdir(parents=True)
+        (tmp_path / step).write_text(f'extend = "../../../../{after}"\n')
+    (tmp_path / steps[-1]).parent.mkdir(parents=True)
+    (tmp_path / steps[-1]).write_text("line-length = 79\n")
+    (tmp_path / "m.py").write_text("x = 1\n")
+    forget()
+    assert line_length(str(tmp_path / "m.py")) == 79
