@@ -575,7 +575,8 @@ class Cache:
         line = f"{_REFUSED}: {_unwritable(first, exc).replace('new results', 'its new results')}"
         if others:
             owners = sorted({owner for owner in self._refused.values() if owner is not None})
-            line += f"; and {len(others)} other folders of the cache (of users {', '.join(map(str, owners))})"
+            users = f"user{'s' * (len(owners) > 1)} {', '.join(map(str, owners))}"
+            line += f"; and {len(others)} other folders of the cache (of {users})"
         at = next((i for i, w in enumerate(NOT_KEPT) if w.startswith(_REFUSED)), len(NOT_KEPT))
         NOT_KEPT[at : at + 1] = [line]
 
