@@ -22,6 +22,7 @@ from porter.cli.common import (
     err_console,
     settings_of,
     usage_error,
+    work_outlives_the_reader,
 )
 from porter.cli.options import (
     AllowDirty,
@@ -42,7 +43,6 @@ from porter.cli.options import (
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.core.findings import FileStatus
 from porter.report import ReportModel, report_format, series, write_report
-from porter.report.console import PorterConsole
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
 from porter.pipeline.runner import display_path, relative_name, run
@@ -120,8 +120,7 @@ def rewrite(
     )
     settings = settings_of(eff, unsafe_fixes=unsafe_fixes, annotate=annotate)
     _check_outputs(paths, out_dir=out_dir, split=split, report=report, force=force, diff=diff)
-    # files to write: a reader that leaves stops the output, not the work (`PorterConsole`)
-    PorterConsole.goes_on_without_a_reader = out_dir is not None or split is not None or not diff
+    work_outlives_the_reader(out_dir is not None or split is not None or not diff)
     # with --diff, stdout carries the patch and nothing else
     out = err_console if diff else console
 

@@ -35,6 +35,7 @@ def _to_a_reader_gone(args: list[str], cwd: Path) -> int:
         (["rewrite", ".", "-t", "xla", "--no-cache"], 2),
         (["rewrite", "a.py", "b.py", "-t", "xla", "--no-cache", "--report", "r.md"], 0),
         (["rewrite", ".", "-t", "xla", "--no-cache", "--out-dir", "../copy"], 2),
+        (["lint", ".", "-t", "xla", "--no-cache", "--fix"], 0),
     ],
 )
 def test_a_rewrite_whose_reader_left_still_writes_its_files_and_report(tmp_path, args, code):
@@ -42,7 +43,8 @@ def test_a_rewrite_whose_reader_left_still_writes_its_files_and_report(tmp_path,
     broken pipe and rich's handler ended the run before anything was written, exit 0; with
     `--report` the report was never written. ruff 0.17.6's `check --fix` writes every fix
     behind the same pipe. Now the output stops and the work does not: the files, the copy and
-    the report are written, and the run leaves with its own code (2: a file not ported)."""
+    the report are written, and the run leaves with its own code (2: a file not ported).
+    `lint --fix` the same: its fixes are written; its report met the pipe, 0 as ruff."""
     tree = committed_repo(tmp_path / "t", {"a.py": CUDA, "b.py": CUDA, "c.py": BROKEN})
     if "a.py" in args:
         (tree / "c.py").unlink()
