@@ -126,7 +126,17 @@ def main() -> None:
             _leave(*ending(exc.code))
         if isinstance(exc.__context__, BrokenPipeError):  # typer's handler: exit 1, silent
             _leave(_code_when_the_reader_left(exc.__context__))
+        if _reader_left_the_work_done():  # the run's own code; what is still buffered is dropped
+            _leave(exc.code if isinstance(exc.code, int) else int(exc.code is not None))
         raise
+
+
+def _reader_left_the_work_done() -> bool:
+    """Whether a reader left while a command that writes files went on (`PorterConsole`): its
+    output's last piece is still buffered, and Python's flush at exit would say
+    "Exception ignored … BrokenPipeError" and leave with 120."""
+    shown = sys.modules.get("porter.report.console")  # not imported: no console, no reader left
+    return shown is not None and shown.PorterConsole.reader_left
 
 
 def _code_when_the_reader_left(error: BaseException | None) -> int:

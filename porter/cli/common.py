@@ -346,3 +346,14 @@ def command_stdin(command: str):
     if dropped is not None:
         typer.echo(f"porter {command}: {dropped}", err=True)
     return stdin
+
+
+def work_outlives_the_reader(writes: bool) -> None:
+    """Where the command writes files (`rewrite` but `--diff` alone, `lint --fix`): a reader of its
+    output that leaves (`2>&1 | head -1`) stops the output, not the writes
+    (`PorterConsole.on_broken_pipe`). rich's handler ended the run at its first line, nothing
+    written, exit 0; ruff's `--fix` writes every fix (twenty-ninth read)."""
+    if writes:
+        from porter.report.console import PorterConsole  # (rich: only for a command that writes)
+
+        PorterConsole.goes_on_without_a_reader = True

@@ -31,6 +31,7 @@ from porter.cli.common import (
     err_console,
     settings_of,
     usage_error,
+    work_outlives_the_reader,
 )
 from porter.cli.options import (
     AllowDirty,
@@ -118,6 +119,7 @@ def lint(
     _refuse_with_diff(diff, {"--output-file": output_file, "--statistics": statistics or None})
     check_paths(paths)
     check_cache_dir(cache_dir, paths, no_cache)
+    work_outlives_the_reader(fix)
     eff = effective_config(
         paths,
         config=config,

@@ -22,6 +22,7 @@ from porter.cli.common import (
     err_console,
     settings_of,
     usage_error,
+    work_outlives_the_reader,
 )
 from porter.cli.options import (
     AllowDirty,
@@ -119,6 +120,7 @@ def rewrite(
     )
     settings = settings_of(eff, unsafe_fixes=unsafe_fixes, annotate=annotate)
     _check_outputs(paths, out_dir=out_dir, split=split, report=report, force=force, diff=diff)
+    work_outlives_the_reader(out_dir is not None or split is not None or not diff)
     # with --diff, stdout carries the patch and nothing else
     out = err_console if diff else console
 

@@ -43,22 +43,21 @@ def _limit_in(folder: Path) -> int | None | bool:
     return value if value is not None else _ruff_length(path, _table(tool.get("ruff")))
 
 
-# ruff follows an `extend` chain of any length; porter reads up to this many files (a cycle is
-# told by the files' real paths: a chain of 40 was taken for one and got no limit)
-_MAX_EXTENDS = 256
-
-
 def _ruff_length(path: Path, options: dict[str, Any]) -> int | None:
     """The line length of ruff's configuration `options`, read from `path`: its own, else that of
     the file its `extend` names, as ruff resolves it (from `path`'s folder, `~` and variables
     expanded; a `pyproject.toml` read for its `[tool.ruff]`). None where the chain sets none, or
-    loops (ruff refuses a cycle)."""
+    loops (ruff refuses a cycle). A chain of any length is followed, as ruff follows it: each
+    step names a file not read before (by real path), so it ends; a bound of 256 files gave a
+    longer chain no limit, unsaid (twenty-ninth read)."""
     seen = {os.path.realpath(path)}
     while (value := _length(options.get("line-length", options.get("line_length")))) is None:
         extend = options.get("extend")
-        if type(extend) is not str or len(seen) > _MAX_EXTENDS:
+        if type(extend) is not str:
             return None
-        path = path.parent / os.path.expandvars(os.path.expanduser(extend))  # (from the link's folder, as ruff)
+        # from the link's folder, `..` taken off lexically, as ruff: a chain across folders grew its
+        # path by each step's `../` until past PATH_MAX (a chain of 500 got no limit, unsaid)
+        path = Path(os.path.normpath(path.parent / os.path.expandvars(os.path.expanduser(extend))))
         if (real := os.path.realpath(path)) in seen:
             return None
         seen.add(real)

@@ -402,6 +402,7 @@ class Cache:
         self.entries = self.directory / _ENTRIES  # (named in notes; opened once: `_fd`)
         self._fd: int | None = None
         self.hits = self.misses = 0
+        self._refused: dict[Path, int | None] = {}  # the folders that refused a write: their owners
         self._salt: str | None = None
         self.mac_key, why = user_key()
         # what the run's note says of the cache (`cli.common.note_if_cache_off`), if anything
@@ -559,9 +560,25 @@ class Cache:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not any(w.startswith(_FULL) for w in NOT_KEPT):
             NOT_KEPT.append(f"{_FULL}: cannot write {self.entries}: {exc.strerror}: new results are not kept")
         elif exc.errno in (errno.EACCES, errno.EPERM) and self.problem is None:
-            if not any(w.startswith(_REFUSED) for w in NOT_KEPT):
-                where = self.entries / shard if shard else self.entries
-                NOT_KEPT.append(f"{_REFUSED}: {_unwritable(where, exc).replace('new results', 'its new results')}")
+            self._refused_in(self.entries / shard if shard else self.entries, exc)
+
+    def _refused_in(self, where: Path, exc: OSError) -> None:
+        """The one note for the folders of the cache that refused a write: the first named, and
+        how many others and whose they are. It named one of 53 folders of 5 owners, and removing
+        that one showed the next on the next run (twenty-eighth read's leftover)."""
+        if where in self._refused:
+            return
+        with suppress(OSError):
+            self._refused[where] = where.lstat().st_uid
+        self._refused.setdefault(where, None)
+        first, *others = self._refused
+        line = f"{_REFUSED}: {_unwritable(first, exc).replace('new results', 'its new results')}"
+        if others:
+            owners = sorted({owner for owner in self._refused.values() if owner is not None})
+            users = f"user{'s' * (len(owners) > 1)} {', '.join(map(str, owners))}"
+            line += f"; and {len(others)} other folders of the cache (of {users})"
+        at = next((i for i, w in enumerate(NOT_KEPT) if w.startswith(_REFUSED)), len(NOT_KEPT))
+        NOT_KEPT[at : at + 1] = [line]
 
     def _unreadable(self, name: Path, folder: int) -> None:
         """Note, once a run, an entry this user cannot read: porter writes entries for their

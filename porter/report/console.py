@@ -105,6 +105,19 @@ class PorterConsole(Console):
     def size(self, new: tuple[int, int]) -> None:
         Console.size.fset(self, new)  # type: ignore[attr-defined]  # mypy models a property with a setter as an overload
 
+    # set by a command whose work is writing files (`rewrite`): a reader that left (`2>&1 | head`)
+    # then silences the console and the files are still written, as ruff's `--fix` writes them;
+    # rich's own handler ended the run at the first progress line, nothing written, exit 0
+    # (twenty-ninth read). `reader_left`: it happened (`cli.main` then leaves with the run's code)
+    goes_on_without_a_reader = False
+    reader_left = False
+
+    def on_broken_pipe(self) -> None:
+        if not PorterConsole.goes_on_without_a_reader:
+            super().on_broken_pipe()
+        self.quiet = True
+        PorterConsole.reader_left = True
+
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """`Console.print`; a table the console cannot fit (a terminal's width, or `COLUMNS` off
         one: rich then squeezed columns to one character or none, and dropped their text) is
