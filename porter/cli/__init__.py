@@ -192,8 +192,9 @@ def _settle_terminal() -> None:
     """The environment the output is written to, made safe to print to before anything prints:
     a terminal size that is not a positive decimal a terminal can have is ignored (POSIX leaves
     such a `COLUMNS` unspecified), so is an empty `FORCE_COLOR`, text the stream's encoding
-    lacks (an ASCII locale, PYTHONIOENCODING) is written as `\\uXXXX` rather than raised, and a
-    closed stdout or stderr (`>&-`) takes the output away as Python's print does."""
+    lacks (an ASCII locale, PYTHONIOENCODING) is written as `\\uXXXX` rather than raised, a
+    closed stdout or stderr (`>&-`) takes the output away as Python's print does, and a
+    non-blocking one is waited on when full (`streams`)."""
     for var in _SIZES:
         value = os.environ.get(var)
         if value is not None and not (value.isascii() and value.isdigit() and 0 < int(value) <= _LARGEST_SIZE):
@@ -203,6 +204,7 @@ def _settle_terminal() -> None:
     # printed its Markdown source, `rewrite` drew no bar, nothing had colour (twenty-sixth read)
     if os.environ.get("FORCE_COLOR") == "":
         del os.environ["FORCE_COLOR"]
+    from porter.cli.streams import waiting_when_full
     from porter.core.textsafe import UNENCODABLE, unencodable_escaped
 
     codecs.register_error(UNENCODABLE, unencodable_escaped)
@@ -212,6 +214,7 @@ def _settle_terminal() -> None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115  # lives as long as the process
         elif isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors=UNENCODABLE)
+            setattr(sys, name, waiting_when_full(stream))  # a non-blocking pipe: wait, lose nothing
 
 
 def _escape_usage_errors() -> None:

@@ -1,0 +1,54 @@
+"""The twenty-ninth read of terminal and report output (term): each test failed on 944c10d."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import termios
+import time
+
+import pytest
+
+from tests.safety.conftest import CUDA, REPO, porter
+
+_PIPE_SIZE = getattr(fcntl, "F_SETPIPE_SZ", None)
+
+
+def _read_once_full(args: tuple[str, ...], cwd, env: dict) -> tuple[int, bytes, str]:
+    """`porter ARGS` on a non-blocking pipe of one page that is read only once it is full (or
+    porter is gone): whatever porter writes while it is full meets EAGAIN."""
+    read, write = os.pipe()
+    fcntl.fcntl(write, _PIPE_SIZE, 4096)
+    os.set_blocking(write, False)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "porter", *args], cwd=cwd, env=env, stdout=write, stderr=subprocess.PIPE
+    )
+    os.close(write)
+    capacity = fcntl.fcntl(read, fcntl.F_GETPIPE_SZ)
+    waiting = bytearray(4)
+    while run.poll() is None:
+        fcntl.ioctl(read, termios.FIONREAD, waiting)
+        if int.from_bytes(waiting, sys.byteorder) >= capacity:
+            break
+        time.sleep(0.05)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.close(read)
+    return run.wait(timeout=180), data, run.stderr.read().decode()
+
+
+@pytest.mark.skipif(_PIPE_SIZE is None, reason="F_SETPIPE_SZ is Linux's")
+@pytest.mark.parametrize("fmt", ["full", "concise", "json"])
+def test_a_non_blocking_stdout_that_fills_loses_no_byte(tmp_path, fmt):
+    # CPython's buffered stream drops what a full non-blocking pipe will not take: `full` lost a
+    # third of its text, the run left with 1 and said nothing (json: 2, "the output took no bytes")
+    (tmp_path / "m.py").write_bytes(CUDA + b"y = torch.zeros(2).cuda()\n" * 300)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    args = ("lint", ".", "--target", "xla", "--output-format", fmt)
+    whole = porter(*args, cwd=tmp_path, env={"XDG_CACHE_HOME": str(tmp_path / ".c")})
+    assert whole.returncode == 1 and len(whole.stdout) > 3 * 4096, whole.stderr
+    code, data, said = _read_once_full(args, tmp_path, env)
+    assert (code, said) == (1, "") and data == whole.stdout, (code, said, len(data), len(whole.stdout))
