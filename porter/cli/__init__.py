@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 import typer
 
 from porter import __version__
-from porter.cli.interrupt import ending, exit_code
+from porter.cli.interrupt import INTERRUPTED, ending, exit_code
 from porter.cli.interrupt import install as install_sigterm
 
 # command name -> (module, attribute): a function registered with `app.command`, or a Typer
@@ -99,7 +99,7 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     _names_as_utf8()
-    install_sigterm()  # SIGTERM cleans up as Ctrl-C does (workers, temporaries, a summary)
+    install_sigterm()  # SIGTERM and SIGHUP clean up as Ctrl-C does (workers, temporaries, a summary)
     # a run holds many small long-lived objects (the stat index's records, every finding): at
     # the default thresholds (700, 10) the collector scanned them over and over, a sixth of a
     # warm lint's CPU on the 1.2M-line corpus; young cycles are still collected, less often
@@ -122,7 +122,7 @@ def main() -> None:
         # stdout on a full disk (`> /dev/full`) or gone: one line, as coreutils say it
         _leave(2, f"porter: cannot write the output: {exc.strerror or exc}")
     except SystemExit as exc:
-        if exc.code in _INTERRUPTED:
+        if exc.code in INTERRUPTED:
             _leave(*ending(exc.code))
         if isinstance(exc.__context__, BrokenPipeError):  # typer's handler: exit 1, silent
             _leave(_code_when_the_reader_left(exc.__context__))
@@ -401,10 +401,6 @@ def _names_unwrapped(table: Any) -> None:
     for column in table.columns[:-1]:  # `<int range> [x>=1]` may wrap at its space
         column.width = max((cell_len(word) for cell in column.cells for word in str(cell).split()), default=0)
     table.columns[-1].ratio = 1
-
-
-# 128 + SIGINT / SIGTERM: the run was interrupted and has said what it left
-_INTERRUPTED = (130, 143)
 
 
 def _leave(code: int, line: str | None = None) -> NoReturn:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import termios
@@ -52,3 +54,57 @@ def test_a_non_blocking_stdout_that_fills_loses_no_byte(tmp_path, fmt):
     assert whole.returncode == 1 and len(whole.stdout) > 3 * 4096, whole.stderr
     code, data, said = _read_once_full(args, tmp_path, env)
     assert (code, said) == (1, "") and data == whole.stdout, (code, said, len(data), len(whole.stdout))
+
+
+_HANG_UP = """
+import os, signal, importlib
+mod = importlib.import_module({module!r})
+real, calls = getattr(mod, {name!r}), []
+def wrapped(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == {nth}:
+        os.kill(os.getpid(), signal.SIGHUP)  # the terminal closes while porter is in this call
+    return real(*args, **kwargs)
+setattr(mod, {name!r}, wrapped)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "module", "name", "nth"),
+    [
+        (["kernels", "src", "--target", "xla"], "porter.kernels.inventory", "scan", 1),
+        (["rewrite", "src", "--target", "xla", "--split", "series"], "porter.report.series", "_put", 2),
+    ],
+)
+def test_a_terminal_that_closes_ends_the_run_as_sigterm_does(tmp_path, args, module, name, nth):
+    # SIGHUP (an ssh session dropped, a terminal window closed) killed porter outright, wherever it
+    # was: no cleanup, no word of what was written, a series cut short; SIGINT and SIGTERM end the
+    # run with both. A SIGHUP ignored by whoever started porter (`nohup`) stays ignored.
+    (tmp_path / "src").mkdir()
+    for i in range(3):
+        (tmp_path / "src" / f"m{i}").mkdir()
+        (tmp_path / "src" / f"m{i}" / "m.py").write_bytes(CUDA)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_HANG_UP.format(module=module, name=name, nth=nth))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "NO_COLOR": "1"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / ".cache")
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, capture_output=True, timeout=180
+    )
+    err = out.stderr.decode()
+    assert (out.returncode, "Traceback" in err) == (128 + signal.SIGHUP, False), (out.returncode, err)
+    assert "interrupted (SIGHUP)" in err, err
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".tmp", ".porter-tmp"))]
+    if "--split" in args:
+        assert "holds 1 of the series' " in err, err
+        shutil.rmtree(tmp_path / "series")
+    ignored = subprocess.run(
+        [sys.executable, "-m", "porter", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=180,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    assert ignored.returncode in (0, 1) and b"interrupted" not in ignored.stderr, ignored.stderr
