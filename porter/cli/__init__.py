@@ -109,8 +109,10 @@ def main() -> None:
     _help_at_natural_width()
     # `porter CMD ...` needs CMD alone; options before it, `--help` or a typo get every command
     first = sys.argv[1] if len(sys.argv) > 1 else None
-    app = build(first) if first in COMMANDS else _full()
     try:
+        # (a signal while the command's modules import, a second or more on a busy host, is one
+        # too: it was a traceback and exit 1; twenty-ninth read)
+        app = build(first) if first in COMMANDS else _full()
         app()
     except KeyboardInterrupt as exc:
         _leave(*ending(exit_code(exc)))
@@ -194,7 +196,7 @@ def _settle_terminal() -> None:
     such a `COLUMNS` unspecified), so is an empty `FORCE_COLOR`, text the stream's encoding
     lacks (an ASCII locale, PYTHONIOENCODING) is written as `\\uXXXX` rather than raised, a
     closed stdout or stderr (`>&-`) takes the output away as Python's print does, and a
-    non-blocking one is waited on when full (`streams`)."""
+    non-blocking one is waited on when full, and a stderr whose reader left is dropped (`streams`)."""
     for var in _SIZES:
         value = os.environ.get(var)
         if value is not None and not (value.isascii() and value.isdigit() and 0 < int(value) <= _LARGEST_SIZE):
@@ -204,7 +206,7 @@ def _settle_terminal() -> None:
     # printed its Markdown source, `rewrite` drew no bar, nothing had colour (twenty-sixth read)
     if os.environ.get("FORCE_COLOR") == "":
         del os.environ["FORCE_COLOR"]
-    from porter.cli.streams import waiting_when_full
+    from porter.cli.streams import settled
     from porter.core.textsafe import UNENCODABLE, unencodable_escaped
 
     codecs.register_error(UNENCODABLE, unencodable_escaped)
@@ -214,7 +216,7 @@ def _settle_terminal() -> None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115  # lives as long as the process
         elif isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors=UNENCODABLE)
-            setattr(sys, name, waiting_when_full(stream))  # a non-blocking pipe: wait, lose nothing
+            setattr(sys, name, settled(stream, stderr=name == "stderr"))  # a full or a left pipe (`streams`)
 
 
 def _escape_usage_errors() -> None:

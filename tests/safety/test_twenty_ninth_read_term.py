@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import signal
@@ -108,3 +109,49 @@ def test_a_terminal_that_closes_ends_the_run_as_sigterm_does(tmp_path, args, mod
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
     )
     assert ignored.returncode in (0, 1) and b"interrupted" not in ignored.stderr, ignored.stderr
+
+
+@pytest.mark.skipif(_PIPE_SIZE is None, reason="F_SETPIPE_SZ is Linux's")
+def test_a_stderr_whose_reader_left_still_writes_the_findings_and_their_exit_code(tmp_path):
+    # `porter lint . -o r.json 2>&1 | head`: stderr's reader left while porter still said which files it
+    # could not check, and the run ended there with 0, "no findings", its `-o` file never written
+    for i in range(200):
+        (tmp_path / f"bad{i}.py").write_bytes(b"import torch\ndef f(:\n    x = torch.zeros(1).cuda()\n")
+    (tmp_path / "m.py").write_bytes(CUDA)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    read, write = os.pipe()
+    fcntl.fcntl(write, _PIPE_SIZE, 4096)  # (200 lines of errors do not fit: a write after the reader left)
+    args = ("lint", ".", "--target", "xla", "--output-format", "json", "-o", "r.json")
+    run = subprocess.Popen([sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, stderr=write)
+    os.close(write)
+    assert os.read(read, 1)
+    os.close(read)
+    assert run.wait(timeout=180) == 1
+    found = json.loads((tmp_path / "r.json").read_text())
+    assert {f["code"] for f in found} == {"DEV001", "PORT001"} and len(found) == 201, len(found)
+
+
+_SIGNAL_ON_IMPORT = """
+import importlib, os, signal
+real = importlib.import_module
+def import_module(name, *args, **kwargs):
+    if name == "porter.cli.info":
+        os.kill(os.getpid(), signal.{signal})  # while the command's module imports
+    return real(name, *args, **kwargs)
+importlib.import_module = import_module
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_signal_while_the_command_imports_ends_as_a_signal_not_a_traceback(tmp_path, name):
+    # the command's modules import before the run's own handling of an interrupt: a SIGTERM in
+    # that second (more on a busy host) printed a traceback and left with 1, lint's "findings found"
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_SIGNAL_ON_IMPORT.format(signal=name))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "NO_COLOR": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "rules"], cwd=tmp_path, env=env, capture_output=True, timeout=180
+    )
+    err = out.stderr.decode()
+    assert (out.returncode, err) == (128 + getattr(signal, name), f"porter: interrupted ({name}).\n")
