@@ -155,3 +155,16 @@ def test_a_signal_while_the_command_imports_ends_as_a_signal_not_a_traceback(tmp
     )
     err = out.stderr.decode()
     assert (out.returncode, err) == (128 + getattr(signal, name), f"porter: interrupted ({name}).\n")
+
+
+def test_a_hangup_while_parity_workers_run_removes_their_work_folders(tmp_path):
+    # parity-check's and `trace record`'s worker set ended its workers and removed its work folders on
+    # SIGINT and SIGTERM only: a SIGHUP killed porter and left the folders (the side's trace in them)
+    body = (
+        "import os, signal, sys, tempfile, time\nfrom pathlib import Path\nfrom porter.verify.procs import WorkerSet\n"
+        "w = WorkerSet().__enter__()\nd = w.add_temp_dir(Path(tempfile.mkdtemp(prefix='porter-trace-')))\n"
+        "(d / 'trace.safetensors').write_bytes(b'x')\nos.kill(os.getpid(), signal.SIGHUP)\ntime.sleep(60)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", body], env=env, timeout=120, check=False)
+    assert (out.returncode, list(tmp_path.glob("porter-trace-*"))) == (128 + signal.SIGHUP, [])
