@@ -84,7 +84,7 @@ def _stray_children() -> list[int]:
 
 # the signals that end the workers and remove the work folders: SIGHUP too (a closed terminal: its
 # folders were left to the next run's sweep; twenty-ninth read), unless whoever started porter ignores it
-_ENDING = (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []))
+_ENDS_WORKERS = (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []))
 
 
 class WorkerSet:
@@ -99,7 +99,7 @@ class WorkerSet:
 
     def __enter__(self) -> WorkerSet:
         if threading.current_thread() is threading.main_thread():
-            for sig in _ENDING:
+            for sig in _ENDS_WORKERS:
                 if sig != getattr(signal, "SIGHUP", None) or signal.getsignal(sig) is not signal.SIG_IGN:  # (`nohup`)
                     self._old[sig] = signal.signal(sig, self._on_signal)
         self._reaping = _subreaper(True)
