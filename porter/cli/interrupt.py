@@ -61,7 +61,7 @@ def install() -> None:
     point); a SIGHUP ignored by whoever started porter (`nohup`) stays ignored."""
     for signum in _ENDING:
         try:
-            if signal.getsignal(signum) is not signal.SIG_IGN:
+            if signum == signal.SIGTERM or signal.getsignal(signum) is not signal.SIG_IGN:
                 signal.signal(signum, _on_sigterm)
         except (ValueError, OSError):  # not the main thread, or no such signal here
             pass
