@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 import typer
 
 from porter import __version__
-from porter.cli.interrupt import ending, exit_code
+from porter.cli.interrupt import INTERRUPTED, ending, exit_code
 from porter.cli.interrupt import install as install_sigterm
 
 # command name -> (module, attribute): a function registered with `app.command`, or a Typer
@@ -99,7 +99,7 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     _names_as_utf8()
-    install_sigterm()  # SIGTERM cleans up as Ctrl-C does (workers, temporaries, a summary)
+    install_sigterm()  # SIGTERM and SIGHUP clean up as Ctrl-C does (workers, temporaries, a summary)
     # a run holds many small long-lived objects (the stat index's records, every finding): at
     # the default thresholds (700, 10) the collector scanned them over and over, a sixth of a
     # warm lint's CPU on the 1.2M-line corpus; young cycles are still collected, less often
@@ -109,8 +109,10 @@ def main() -> None:
     _help_at_natural_width()
     # `porter CMD ...` needs CMD alone; options before it, `--help` or a typo get every command
     first = sys.argv[1] if len(sys.argv) > 1 else None
-    app = build(first) if first in COMMANDS else _full()
     try:
+        # (a signal while the command's modules import, a second or more on a busy host, is one
+        # too: it was a traceback and exit 1; twenty-ninth read)
+        app = build(first) if first in COMMANDS else _full()
         app()
     except KeyboardInterrupt as exc:
         _leave(*ending(exit_code(exc)))
@@ -122,7 +124,7 @@ def main() -> None:
         # stdout on a full disk (`> /dev/full`) or gone: one line, as coreutils say it
         _leave(2, f"porter: cannot write the output: {exc.strerror or exc}")
     except SystemExit as exc:
-        if exc.code in _INTERRUPTED:
+        if exc.code in INTERRUPTED:
             _leave(*ending(exc.code))
         if isinstance(exc.__context__, BrokenPipeError):  # typer's handler: exit 1, silent
             _leave(_code_when_the_reader_left(exc.__context__))
@@ -202,8 +204,9 @@ def _settle_terminal() -> None:
     """The environment the output is written to, made safe to print to before anything prints:
     a terminal size that is not a positive decimal a terminal can have is ignored (POSIX leaves
     such a `COLUMNS` unspecified), so is an empty `FORCE_COLOR`, text the stream's encoding
-    lacks (an ASCII locale, PYTHONIOENCODING) is written as `\\uXXXX` rather than raised, and a
-    closed stdout or stderr (`>&-`) takes the output away as Python's print does."""
+    lacks (an ASCII locale, PYTHONIOENCODING) is written as `\\uXXXX` rather than raised, a
+    closed stdout or stderr (`>&-`) takes the output away as Python's print does, and a
+    non-blocking one is waited on when full, and a stderr whose reader left is dropped (`streams`)."""
     for var in _SIZES:
         value = os.environ.get(var)
         if value is not None and not (value.isascii() and value.isdigit() and 0 < int(value) <= _LARGEST_SIZE):
@@ -213,6 +216,7 @@ def _settle_terminal() -> None:
     # printed its Markdown source, `rewrite` drew no bar, nothing had colour (twenty-sixth read)
     if os.environ.get("FORCE_COLOR") == "":
         del os.environ["FORCE_COLOR"]
+    from porter.cli.streams import settled
     from porter.core.textsafe import UNENCODABLE, unencodable_escaped
 
     codecs.register_error(UNENCODABLE, unencodable_escaped)
@@ -222,6 +226,7 @@ def _settle_terminal() -> None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115  # lives as long as the process
         elif isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors=UNENCODABLE)
+            setattr(sys, name, settled(stream, stderr=name == "stderr"))  # a full or a left pipe (`streams`)
 
 
 def _escape_usage_errors() -> None:
@@ -408,10 +413,6 @@ def _names_unwrapped(table: Any) -> None:
     for column in table.columns[:-1]:  # `<int range> [x>=1]` may wrap at its space
         column.width = max((cell_len(word) for cell in column.cells for word in str(cell).split()), default=0)
     table.columns[-1].ratio = 1
-
-
-# 128 + SIGINT / SIGTERM: the run was interrupted and has said what it left
-_INTERRUPTED = (130, 143)
 
 
 def _leave(code: int, line: str | None = None) -> NoReturn:

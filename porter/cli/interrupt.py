@@ -1,9 +1,11 @@
-"""SIGINT and SIGTERM end a run the same way: workers killed, temporaries removed, and the
-user told what was written.
+"""SIGINT, SIGTERM and SIGHUP end a run the same way: workers killed, temporaries removed, and
+the user told what was written.
 
-SIGTERM (what `timeout`, CI runners and `docker stop` send) is turned into `Terminated`, a
-KeyboardInterrupt, so one path of cleanup serves both signals. While one file is written the
-two signals wait (`deferred`): a file is counted as written exactly when it was.
+SIGTERM (what `timeout`, CI runners and `docker stop` send) and SIGHUP (the terminal closed: an
+ssh session dropped) are turned into `Terminated`, a KeyboardInterrupt, so one path of cleanup
+serves every signal. A SIGHUP killed porter outright, wherever it was: mid-write, a tree partly
+ported with no list of what was written (twenty-ninth read). While one file is written the
+signals wait (`deferred`): a file is counted as written exactly when it was.
 """
 
 from __future__ import annotations
@@ -12,22 +14,28 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# the signals that end a run with its cleanup (SIGHUP where the platform has one)
+_ENDING = (signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []))
+_SIGNALS = (signal.SIGINT, *_ENDING)
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived."""
+    """SIGTERM (or SIGHUP: `signum`) arrived."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__()
+        self.signum = signum
 
 
 # what the run was told and whether it has said so: a command without a cleanup path of its
 # own (kernels, backends, trace, the --split series, the report) still ends as its signal
 # says, 143 for SIGTERM (typer turns any KeyboardInterrupt into exit 130), with one line
-_state = {"sigterm": False, "said": False}
+_state = {"signum": 0, "said": False}
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
-    _state["sigterm"] = True
-    raise Terminated()
+    _state["signum"] = signum
+    raise Terminated(signum)
 
 
 def said() -> None:
@@ -35,31 +43,37 @@ def said() -> None:
     _state["said"] = True
 
 
+# the exit codes of a run a signal ended: 128 + the signal
+INTERRUPTED = tuple(128 + s for s in _SIGNALS)
+
+
 def ending(code: int) -> tuple[int, str | None]:
-    """For an exit 130 or 143: the code the signal that arrived gives, and the line to print
+    """For an exit in `INTERRUPTED`: the code the signal that arrived gives, and the line to print
     if the run has not said it was interrupted (None if it has)."""
     # the code says it too: a worker set's own handler ends the run with SystemExit(128 + signal)
     # without going through `_on_sigterm` (`trace record` and parity-check said "SIGINT" on a SIGTERM)
-    term = _state["sigterm"] or code == 128 + signal.SIGTERM
-    how = "SIGTERM" if term else "SIGINT"
-    return (143 if term else code), (None if _state["said"] else f"porter: interrupted ({how}).")
+    signum = _state["signum"] or code - 128
+    return 128 + signum, (None if _state["said"] else f"porter: interrupted ({signal.Signals(signum).name}).")
 
 
 def install() -> None:
-    """Make SIGTERM raise `Terminated` in the main thread (once, from the entry point)."""
-    try:
-        signal.signal(signal.SIGTERM, _on_sigterm)
-    except (ValueError, OSError):  # not the main thread, or no such signal here
-        pass
+    """Make SIGTERM and SIGHUP raise `Terminated` in the main thread (once, from the entry
+    point); a SIGHUP ignored by whoever started porter (`nohup`) stays ignored."""
+    for signum in _ENDING:
+        try:
+            if signum == signal.SIGTERM or signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, _on_sigterm)
+        except (ValueError, OSError):  # not the main thread, or no such signal here
+            pass
 
 
 def exit_code(exc: BaseException) -> int:
     """128 + the signal number, as a shell reports a process a signal ended."""
-    return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+    return 128 + (exc.signum if isinstance(exc, Terminated) else signal.SIGINT)
 
 
 def signal_name(exc: BaseException) -> str:
-    return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+    return signal.Signals(exit_code(exc) - 128).name
 
 
 @contextmanager

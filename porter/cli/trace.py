@@ -4,6 +4,7 @@ and read which of its operators a target runs natively before renting the hardwa
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import typer
@@ -212,14 +213,14 @@ def _floor_interrupted(exc: BaseException, rec, dest: Path) -> None:
     from rich.text import Text
 
     from porter.cli.common import err_console
-    from porter.cli.interrupt import Terminated, deferred, said
+    from porter.cli.interrupt import INTERRUPTED, deferred, said, signal_name
     from porter.verify.script import attach_floor
 
     code = exc.code if isinstance(exc, SystemExit) else None
-    if isinstance(exc, SystemExit) and code not in (130, 143):
+    if isinstance(exc, SystemExit) and code not in INTERRUPTED:
         _placed(rec, dest)
         return  # not a signal: ends as it would have
-    how = "SIGTERM" if isinstance(exc, Terminated) or code == 143 else "SIGINT"
+    how = signal.Signals(code - 128).name if isinstance(code, int) else signal_name(exc)
     with deferred():
         attach_floor(rec, {"measured": False, "why": f"its run was interrupted ({how})"}, None)
         try:

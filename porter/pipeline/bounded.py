@@ -91,6 +91,8 @@ def _child(fd: int, parent: int, fn: Callable[..., object], args: tuple[object, 
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if hasattr(signal, "SIGHUP"):  # a closed terminal's SIGHUP: the parent ends the run, as on SIGINT
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
         _die_with_parent(parent)
         try:
             message: tuple[str, object] = ("ok", fn(*args))

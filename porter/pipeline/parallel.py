@@ -18,7 +18,7 @@ reaches the limit. Its batch's workers are then killed (a running task cannot be
 other way), the file is reported, and the batch's other files are retried alone; a file whose
 attempt was cut short because another file was stopped is not charged for it.
 
-Workers ignore SIGINT and never outlive porter: Ctrl-C or SIGTERM stops the parent, which
+Workers ignore SIGINT and SIGHUP and never outlive porter: Ctrl-C, SIGTERM or SIGHUP stops the parent, which
 kills them; if the parent dies without cleaning up (SIGKILL), the kernel kills them
 (PR_SET_PDEATHSIG on Linux) or a watcher thread notices the parent is gone.
 """
@@ -149,6 +149,8 @@ def _init_worker(parent: int, starts: Any = None) -> None:
     _STARTS = starts
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "SIGHUP"):  # a closed terminal's SIGHUP: the parent ends the run, as on SIGINT
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     _die_with_parent(parent)
     import porter.codemods.apply  # noqa: F401 - import once per worker, not per batch
 

@@ -3,7 +3,7 @@
 Each worker runs in its own session and process group (so a timeout or a signal ends
 everything it started), with its output capped (a model that prints in a loop cannot fill the disk: past
 `max_output` bytes only a rolling tail is kept), optionally under an address-space limit
-(RLIMIT_AS). SIGINT/SIGTERM to porter while workers run ends their process groups and removes
+(RLIMIT_AS). SIGINT/SIGTERM/SIGHUP to porter while workers run ends their process groups and removes
 the work folders before porter exits.
 
 User code can leave its process group (`setsid()`, a daemon's double fork): killing the
@@ -96,6 +96,10 @@ _WATCHDOG = (
     "done"
 )
 
+# the signals that end the workers and remove the work folders: SIGHUP too (a closed terminal: its
+# folders were left to the next run's sweep; twenty-ninth read), unless whoever started porter ignores it
+_ENDS_WORKERS = (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []))
+
 
 class WorkerSet:
     """Context manager: the workers and temporary folders of one porter command."""
@@ -109,8 +113,9 @@ class WorkerSet:
 
     def __enter__(self) -> WorkerSet:
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._old[sig] = signal.signal(sig, self._on_signal)
+            for sig in _ENDS_WORKERS:
+                if sig != getattr(signal, "SIGHUP", None) or signal.getsignal(sig) is not signal.SIG_IGN:  # (`nohup`)
+                    self._old[sig] = signal.signal(sig, self._on_signal)
         self._reaping = _subreaper(True)
         return self
 

@@ -1,0 +1,78 @@
+"""stdout and stderr that wait while a non-blocking pipe is full, rather than lose what is left,
+and a stderr whose reader left that takes no more, rather than end the run.
+
+A parent can hand porter a pipe in non-blocking mode (a shell after a program that set its own
+stdout so, a job runner's log reader). CPython's buffered stream then drops what the full pipe
+would not take and goes on: `lint` wrote 215 kB of a 335 kB `full` report, left with 1, "findings
+found", and said nothing (ruff 0.17.6 says "Resource temporarily unavailable" and leaves with 2;
+twenty-ninth read). Each write waits until the pipe takes bytes again, as on a blocking pipe; the
+pipe's own mode, shared with the parent, is left as it is.
+
+stderr carries notes and progress, not the findings: where its reader left (`porter lint . -o
+r.sarif 2>&1 | head`) the run ended there with 0, "no findings", and wrote no `-o` file (same read).
+What stderr would have said is dropped, as `2>/dev/null` drops it, and the run goes on to its own
+output and exit code. A stdout whose reader left still ends the run (as ruff).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import stat
+from typing import Any
+
+
+class _SettledWriter(io.RawIOBase):
+    """Writes to `fd` that wait (`select`) while it takes no bytes, and, for stderr (`drop`),
+    are dropped once its reader has left. The fd is not closed here: it is the process's."""
+
+    def __init__(self, fd: int, drop: bool) -> None:
+        super().__init__()
+        self._fd = fd
+        self._drop = drop
+        self._gone = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: Any, /) -> int:
+        while not self._gone:
+            try:
+                return os.write(self._fd, data)
+            except BlockingIOError:
+                select.select([], [self._fd], [])
+            except BrokenPipeError:
+                if not self._drop:
+                    raise
+                self._gone = True
+        return len(data)
+
+
+def settled(stream: io.TextIOWrapper, stderr: bool) -> io.TextIOWrapper:
+    """`stream`, or, where its fd is in non-blocking mode or is stderr on a pipe or a socket, a
+    stream like it over that fd that writes as `_SettledWriter` does (nothing has been written
+    yet: the run has not printed)."""
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+        piped = stderr and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
+        if os.name != "posix" or (os.get_blocking(fd) and not piped):
+            return stream
+    except (OSError, ValueError):  # no fd (a test's capture), or a closed one
+        return stream
+    stream.flush()
+    return io.TextIOWrapper(
+        io.BufferedWriter(_SettledWriter(fd, drop=stderr)),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        newline="\n",
+        line_buffering=stream.line_buffering,
+        write_through=stream.write_through,
+    )
