@@ -25,6 +25,7 @@ from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.context import one_line
 from porter.codemods.family import Family, replace_string, string_value
 from porter.codemods.flow import (
+    Reading,
     binding_before,
     bindings,
     is_param,
@@ -466,6 +467,7 @@ class HfFamily(Family):
         self._assign: cst.Assign | None = None  # the assignment being visited: where a replaced copy is bound
         self._mappings: list[dict[str, set[str]] | None] | None = None  # HF016: the file's kernel mappings, read once
         self._defs: dict[str, cst.ClassDef | cst.FunctionDef] | None = None  # `_top_defs`, read at a `with` only
+        self._reading = Reading(self._swallows, ctx.qualname, self._own_def)  # HF016's reading of what runs
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -992,7 +994,7 @@ class HfFamily(Family):
         use, path = self._statement_at(original)
         at: _At = (self.ctx.scopes.innermost or self.ctx.module, use, path)
         body = at[0] if isinstance(at[0], cst.Module) else at[0].body
-        if use is not None and path and not reached(body, use, path, self._swallows):
+        if use is not None and path and not reached(body, use, path, self._reading):
             return  # dead code (after a `return`, a `try` that returns ...): Python never runs the call
         table = kernels_no_fallback()
         arg = self.kwarg(original, "use_fallback")
@@ -1156,11 +1158,11 @@ class HfFamily(Family):
             return None
         use, path = at[1:]
         if next_pass:
-            reaching = reaching_next_pass(name, use, path, self._swallows) if use is not None and path else []
+            reaching = reaching_next_pass(name, use, path, self._reading) if use is not None and path else []
         elif at_end or use is None:
-            reaching = reaching_bindings(scope, name, self._swallows)
+            reaching = reaching_bindings(scope, name, self._reading)
         else:
-            reaching = reaching_before(scope, name, use, path, self._swallows)
+            reaching = reaching_before(scope, name, use, path, self._reading)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         if len(codes) != 1 or None in codes:
             return None
@@ -1213,8 +1215,8 @@ class HfFamily(Family):
         statement is not known."""
         use, path = self._statement_at(node)
         if use is None:
-            return reaching_bindings(scope, name, self._swallows)
-        return reaching_before(scope, name, use, path, self._swallows)
+            return reaching_bindings(scope, name, self._reading)
+        return reaching_before(scope, name, use, path, self._reading)
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""
@@ -1671,6 +1673,11 @@ class HfFamily(Family):
         if isinstance(called, cst.Name) and called.value in self._top_defs():
             return True
         return self.ctx.qualname(called) in _SWALLOWING or _swallowing_method(called)
+
+    def _own_def(self, name: str) -> cst.ClassDef | cst.FunctionDef | None:
+        """The file's top-level class or function a name read in the walk's scope stands for (None where a function
+        of the walk binds the name itself, or the file defines none)."""
+        return None if self.ctx.scopes.shadows(name) else self._top_defs().get(name)
 
     def _top_defs(self) -> dict[str, cst.ClassDef | cst.FunctionDef]:
         """The classes and functions the module defines at its top level, by name (read at a `with` only)."""

@@ -1,0 +1,111 @@
+"""The twenty-ninth read of HF016/HF017's reading of what runs (rleft: the rules' leftovers of the twenty-eighth
+read; docs/reads/47-rleft-attempts.md). Each case was seen failing on 944c10d."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import port
+
+# what Python runs (each function run, `docs/reads/47-rleft-tools/run_oracle.py.txt`) and mypy's
+# `--warn-unreachable` agree on: the calls at 24-43 never run; 48 and 54 never run (TYPE_CHECKING is False when
+# Python runs, true for mypy alone); the others run
+NO_RETURN = """\
+import os
+import sys
+from sys import exit as bye
+from typing import TYPE_CHECKING, NoReturn
+
+from kernels import KernelizeFallback as K, kernelize
+from typing_extensions import Never
+
+
+def die() -> NoReturn:
+    raise SystemExit(1)
+
+
+def stop(why) -> Never:
+    raise RuntimeError(why)
+
+
+def maybe() -> int:
+    return 1
+
+
+def exits(model):
+    sys.exit(1)
+    kernelize(model, use_fallback=False)
+
+
+def exits_by_alias(model):
+    bye(2)
+    kernelize(model, use_fallback=False)
+
+
+def ends_process(model):
+    os._exit(0); kernelize(model, use_fallback=False)
+
+
+def no_return(model):
+    die()
+    kernelize(model, use_fallback=False)
+
+
+def never(model):
+    stop("x")
+    kernelize(model, use_fallback=False)
+
+
+def type_checking(model):
+    if TYPE_CHECKING:
+        kernelize(model, use_fallback=False)
+
+
+def not_type_checking(model):
+    if not TYPE_CHECKING:
+        return model
+    kernelize(model, use_fallback=False)
+
+
+def typed_binding(model):
+    E = K.NONE
+    if TYPE_CHECKING:
+        E = K.ALL
+    kernelize(model, use_fallback=E)
+
+
+def shadowed(model, die):
+    die()
+    kernelize(model, use_fallback=False)
+
+
+def branch_exit(model, c):
+    if c:
+        sys.exit(1)
+    kernelize(model, use_fallback=False)
+
+
+def caught_exit(model):
+    try:
+        sys.exit(1)
+    except SystemExit:
+        pass
+    kernelize(model, use_fallback=False)
+
+
+def returns(model):
+    maybe()
+    kernelize(model, use_fallback=False)
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_reads_a_call_that_never_returns_and_type_checking_as_python_runs_them(target):
+    """`sys.exit(...)` (under another name too), `os._exit(...)`, a function of the file annotated `NoReturn` or
+    `Never`, and `if TYPE_CHECKING:` (false when Python runs) were read as running on: HF016 reported the calls
+    after them, which never run, and read `E = K.ALL` under `if TYPE_CHECKING:` as a branch beside `K.NONE`
+    (silent at 61, where `K.NONE` always reaches). Reached: a parameter named `die` (66), an exit in a branch (72),
+    a caught `SystemExit` (80), a function that returns (85)."""
+    new, findings = port(NO_RETURN, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (61, 66, 72, 80, 85)]
+    assert new == NO_RETURN
