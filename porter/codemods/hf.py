@@ -134,6 +134,13 @@ _SWALLOWING = frozenset(("contextlib.suppress", "pytest.raises"))
 # ... and `unittest.TestCase`'s methods that do the same (`with self.assertRaises(E):`; by the method's name: the
 # test case is `self`, an instance no import names)
 _SWALLOWING_METHODS = frozenset(("assertRaises", "assertRaisesRegex"))
+# ... and those whose `__exit__` never swallows (twenty-ninth read: each run with a `ValueError` raised in its body,
+# which came out: docs/reads/47-rleft-tools/managers_exit.py.txt): read as running their body, said nothing of
+_NOT_SWALLOWING = frozenset(
+    ("builtins.open", "io.open", "contextlib.nullcontext", "contextlib.redirect_stdout", "contextlib.redirect_stderr")
+    + ("warnings.catch_warnings", "tempfile.TemporaryDirectory", "tempfile.NamedTemporaryFile", "torch.no_grad")
+    + ("torch.enable_grad", "torch.inference_mode", "torch.autocast", "torch.amp.autocast")
+)
 _CONTEXT_MAKERS = frozenset(("contextlib.contextmanager", "contextlib.asynccontextmanager"))
 _EXITS = ("__exit__", "__aexit__")
 # HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
@@ -994,19 +1001,42 @@ class HfFamily(Family):
         use, path = self._statement_at(original)
         at: _At = (self.ctx.scopes.innermost or self.ctx.module, use, path)
         body = at[0] if isinstance(at[0], cst.Module) else at[0].body
-        if use is not None and path and not reached(body, use, path, self._reading):
+        dead = "" if use is None or not path else self._dead_unless_swallowed(body, use, path)
+        if dead is None:
             return  # dead code (after a `return`, a `try` that returns ...): Python never runs the call
         table = kernels_no_fallback()
         arg = self.kwarg(original, "use_fallback")
         if arg is None:  # kernelize's default, `True`: `DEFAULT`
-            default = " (the default, `True`: `KernelizeFallback.DEFAULT`)"
+            default = f" (the default, `True`: `KernelizeFallback.DEFAULT`){dead}"
             self._hub_build_unknown(original, "use_fallback", default, table["flags"][table["booleans"]["True"]])
             return
         for given, bound, given_at in self._fallback_reads(arg.value, at):
             boolean = table["booleans"].get(self.ctx.code(given))
             flags = table["flags"][boolean] if boolean else self._fallback_flags(given, given_at)
-            if flags is not None and self._fallback_finding(arg, bound, flags):
+            if flags is not None and self._fallback_finding(arg, bound + dead, flags):
                 return
+
+    def _dead_unless_swallowed(self, body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode]) -> str | None:
+        """What a finding at a `kernelize` call adds of whether Python runs it: nothing where it may; None where it
+        never does (`reached`); where it runs only if a context manager `_manager_read` does not read swallows an
+        exception of a `with` body that ends before it (`async with lock: return`), those managers (twenty-ninth
+        read: silent before)."""
+        if reached(body, use, path, self._reading):
+            return ""
+        unread = [
+            s for s in iter_statements(body, into_defs=False) if isinstance(s, cst.With) and self._unread_items([s])
+        ]
+        if not reached(body, use, path, self._swallowing_too(unread)):
+            return None
+        needed = [w for w in unread if reached(body, use, path, self._swallowing_too([w]))]
+        return (
+            f" (after `with {', '.join(self._unread_items(needed or unread))}`, whose body ends and whose context "
+            "manager is not read here: the call runs only where it swallows an exception, which is not known here)"
+        )
+
+    def _swallowing_too(self, withs: Sequence[cst.With]) -> Reading:
+        """The flow's reading with `withs` read as swallowing an exception of their body (what if they do)."""
+        return self._reading._replace(swallows=lambda w: any(w is s for s in withs) or self._swallows(w))
 
     def _fallback_finding(self, arg: cst.Arg, bound: str, flags: int) -> bool:
         """HF016 for one value `use_fallback` may hold (`_kernelize_no_fallback`); whether it made a finding."""
@@ -1653,13 +1683,7 @@ class HfFamily(Family):
         file (imported, or an instance bound to a name): its body is read as running whole, as Python runs it
         unless that manager's `__exit__` returns true, which is not known here (twenty-eighth read); "" where
         each is read (`_swallows`)."""
-        unread = [
-            one_line(self.ctx.code(item.item), 60)
-            for w in withs
-            if isinstance(w, cst.With)
-            for item in w.items
-            if not self._manager_read(_manager_of(item.item))
-        ]
+        unread = self._unread_items(withs)
         if not unread:
             return ""
         return (
@@ -1667,12 +1691,32 @@ class HfFamily(Family):
             "of this file): read as running its body (whether it swallows an exception is not known here)"
         )
 
+    def _unread_items(self, withs: Sequence[cst.CSTNode]) -> list[str]:
+        """The items of `with` statements whose context manager `_manager_read` does not read, quoted on one line."""
+        return [
+            one_line(self.ctx.code(item.item), 60)
+            for w in withs
+            if isinstance(w, cst.With)
+            for item in w.items
+            if not self._manager_read(_manager_of(item.item))
+        ]
+
     def _manager_read(self, called: cst.BaseExpression) -> bool:
         """Whether `_swallows` reads a context manager: one of the file's top-level classes or generators, or one
-        it knows swallows (`_SWALLOWING`, `_SWALLOWING_METHODS`)."""
+        it knows swallows (`_SWALLOWING`, `_SWALLOWING_METHODS`) or never does (`_NOT_SWALLOWING`)."""
         if isinstance(called, cst.Name) and called.value in self._top_defs():
             return True
-        return self.ctx.qualname(called) in _SWALLOWING or _swallowing_method(called)
+        known = _SWALLOWING | _NOT_SWALLOWING
+        return self._manager_name(called) in known or _swallowing_method(called)
+
+    def _manager_name(self, called: cst.BaseExpression) -> str | None:
+        """A context manager's qualified name; a builtin's (`open`: `builtins.open`) where the name is neither
+        imported, nor bound by the walk's functions, nor defined at the file's top level."""
+        qual = self.ctx.qualname(called)
+        if qual is not None or not isinstance(called, cst.Name):
+            return qual
+        local = self.ctx.scopes.shadows(called.value) or called.value in self._top_defs()
+        return None if local else f"builtins.{called.value}"
 
     def _own_def(self, name: str) -> cst.ClassDef | cst.FunctionDef | None:
         """The file's top-level class or function a name read in the walk's scope stands for (None where a function

@@ -109,3 +109,86 @@ def test_kernelize_fallback_reads_a_call_that_never_returns_and_type_checking_as
     new, findings = port(NO_RETURN, target)
     assert [(f.code, f.start.line) for f in findings] == [("HF016", n) for n in (61, 66, 72, 80, 85)]
     assert new == NO_RETURN
+
+
+# a dead call only if `lock` / `quiet()` (imported: not read here) do not swallow (9, 15); dead whatever they do
+# (34); `open` and `torch.no_grad()` never swallow (each run with a ValueError raised in its body, which came out:
+# docs/reads/47-rleft-tools/managers_exit.py.txt), so 21 and 27 are dead and 40, 46 and 51 read through them
+MANAGERS = """\
+import torch
+from kernels import KernelizeFallback as K, kernelize
+from .locks import lock, quiet
+
+
+async def after_async_with(model):
+    async with lock:
+        return model
+    kernelize(model, use_fallback=False)
+
+
+def after_with(model):
+    with quiet(), torch.no_grad():
+        raise ValueError(model)
+    kernelize(model, use_fallback=False)
+
+
+def after_open(model, p):
+    with open(p):
+        return model
+    kernelize(model, use_fallback=False)
+
+
+def after_no_grad(model):
+    with torch.no_grad():
+        return model
+    kernelize(model, use_fallback=False)
+
+
+def after_return(model):
+    with quiet():
+        pass
+    return model
+    kernelize(model, use_fallback=False)
+
+
+def no_grad_binding(model):
+    with torch.no_grad():
+        E = K.NONE
+    kernelize(model, use_fallback=E)
+
+
+def open_binding(model, p):
+    with open(p):
+        E = K.NONE
+    kernelize(model, use_fallback=E)
+
+
+def load():
+    with torch.inference_mode():
+        import gptqmodel
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_call_dead_only_if_an_unread_manager_does_not_swallow_is_reported_naming_it(target):
+    """A `kernelize` call after a `with` whose body ends and whose context manager is not read here (`async with
+    lock: return`) was silent, though it runs where that manager swallows (twenty-eighth rules2 read's leftover):
+    now reported, naming the managers it depends on (`lock`; `quiet()`, not `torch.no_grad()`). Silent: after
+    `open(p)` and `torch.no_grad()`, which never swallow, and after a `return`."""
+    new, findings = port(MANAGERS, target)
+    dead = [(f.code, f.start.line) for f in findings if f.start.line < 40]
+    assert dead == [("HF016", 9), ("HF016", 15)]
+    after = "after `with {}`, whose body ends and whose context manager is not read here: the call runs only where"
+    assert after.format("lock") in findings[0].message
+    assert after.format("quiet()") in findings[1].message
+    assert new == MANAGERS
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_finding_read_through_open_or_no_grad_does_not_say_their_manager_is_not_read(target):
+    """`open(...)`, `torch.no_grad()` and `torch.inference_mode()`, which never swallow, were said "not read here
+    (whether it swallows an exception is not known here)" in a finding read through them (HF016's binding under
+    them, HF017's import): now read (`_NOT_SWALLOWING`), their findings the same but for that note."""
+    findings = [f for f in port(MANAGERS, target)[1] if f.start.line >= 40]
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", 40), ("HF016", 46), ("HF017", 51)]
+    assert all("not read here" not in f.message for f in findings), [f.message for f in findings]
