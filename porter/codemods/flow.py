@@ -305,7 +305,7 @@ def _always_run(statements: Sequence[cst.CSTNode], reading: Reading) -> set[int]
 
 def dead_statements(body: cst.CSTNode, reading: Reading) -> set[int]:
     """The ids of the statements of a scope's `body` that never run (twenty-eighth read): those after a
-    statement of their block that never ends normally (`_ends`: a `return`, a `try` whose body returns and
+    statement of their block that never ends normally (`ends`: a `return`, a `try` whose body returns and
     whose handlers all do ...), and what they hold; a block that never runs (`_dead_blocks`). A walk of the
     statements only, made at the site that asks."""
     blocks: list[cst.CSTNode] = [body]
@@ -317,7 +317,7 @@ def dead_statements(body: cst.CSTNode, reading: Reading) -> set[int]:
             blocks += _compound_blocks(stmt)
     for block in blocks:
         statements = _block_statements(block)
-        ending = next((at for at, s in enumerate(statements) if _ends(s, reading)), len(statements))
+        ending = next((at for at, s in enumerate(statements) if ends(s, reading)), len(statements))
         for later in statements[ending + 1 :]:
             dead.update(id(s) for s in iter_statements(later, into_defs=False))
     return dead
@@ -346,7 +346,7 @@ def reached(body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode], re
     for small in smalls:
         if small is use:
             break
-        if _small_ends(small, reading):
+        if small_ends(small, reading):
             return False
     dead = dead_statements(body, reading)
     return not any(id(s) in dead for s in (*path, use))
@@ -356,7 +356,7 @@ def reached(body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode], re
 _ENDING = (cst.Return, cst.Raise, cst.Break, cst.Continue)
 
 
-def _small_ends(small: cst.BaseSmallStatement, reading: Reading) -> bool:
+def small_ends(small: cst.BaseSmallStatement, reading: Reading) -> bool:
     """Whether the rest of a small statement's block never runs after it: a `return`, `raise`, `break` or
     `continue`, or a call that never returns (`sys.exit(1)`, a function of the file annotated `NoReturn`)."""
     if isinstance(small, _ENDING):
@@ -372,17 +372,17 @@ def _small_ends(small: cst.BaseSmallStatement, reading: Reading) -> bool:
 
 
 def _block_ends(block: cst.CSTNode | None, reading: Reading) -> bool:
-    """Whether a block never runs to its end: one of its statements ends (`_ends`)."""
-    return block is not None and any(_ends(s, reading) for s in _block_statements(block))
+    """Whether a block never runs to its end: one of its statements ends (`ends`)."""
+    return block is not None and any(ends(s, reading) for s in _block_statements(block))
 
 
-def _ends(stmt: cst.CSTNode, reading: Reading) -> bool:
+def ends(stmt: cst.CSTNode, reading: Reading) -> bool:
     """Whether a statement never ends normally, as Python runs it: a line with a `return`, `raise`, `break` or
     `continue`; an `if` whose every branch ends; a `with` whose body ends (unless its context manager may
     swallow: the code after it then runs); a `try` (`_try_ends`); a loop or a `match` (`_loop_ends`,
     `_match_ends`, twenty-eighth rules2 read)."""
     if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return any(_small_ends(s, reading) for s in stmt.body)
+        return any(small_ends(s, reading) for s in stmt.body)
     if isinstance(stmt, cst.If):
         return _if_ends(stmt, reading)
     if isinstance(stmt, cst.With):
@@ -457,8 +457,8 @@ def _takes_any(pattern: cst.MatchPattern) -> bool:
 
 
 def _ends_else(other: cst.If | cst.Else, reading: Reading) -> bool:
-    """`_ends` for an `if`'s `elif` (itself an `if`) or `else`."""
-    return _ends(other, reading) if isinstance(other, cst.If) else _block_ends(other.body, reading)
+    """`ends` for an `if`'s `elif` (itself an `if`) or `else`."""
+    return ends(other, reading) if isinstance(other, cst.If) else _block_ends(other.body, reading)
 
 
 def _breaks(loop: cst.For | cst.While) -> bool:

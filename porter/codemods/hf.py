@@ -28,6 +28,7 @@ from porter.codemods.flow import (
     Reading,
     binding_before,
     bindings,
+    ends,
     is_param,
     last_binding,
     holding_small,
@@ -35,6 +36,7 @@ from porter.codemods.flow import (
     reaching_bindings,
     reaching_next_pass,
     reached,
+    small_ends,
     statement_path,
 )
 from porter.codemods.library_api import PACKAGES
@@ -250,7 +252,7 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
 def _unguarded_imports(
     block: Sequence[cst.BaseStatement],
     function: str | None,
-    swallows: Callable[[cst.With], bool],
+    reading: Reading,
     withs: tuple[cst.With, ...] = (),
 ) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None, tuple[cst.With, ...]]]:
     """The imports a module, or a function when called (its name), runs whenever it runs past them: its block's
@@ -259,15 +261,23 @@ def _unguarded_imports(
     is_gptqmodel_available():`), nor one after a statement that may return (peft's `if not
     is_gptqmodel_available(): return None`; both seen on 41-rleft's tree), which are optional. One after an `if`
     that raises is run on every call that does not fail: a call needs it (twenty-sixth read: the same rule for
-    `with` and `raise`). Each with the `with` statements it is under (`withs`: in its function)."""
+    `with` and `raise`). Each with the `with` statements it is under (`withs`: in its function). Nothing after a
+    statement that never ends normally (`flow.ends`: a `raise`, `sys.exit(...)`, `while True:` with no `break`) is
+    run: Python never reaches it (twenty-ninth read)."""
     for stmt in block:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            yield from ((s, function, withs) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    yield small, function, withs
+                if small_ends(small, reading):
+                    return
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             inner = stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
-            yield from _unguarded_imports(_block_of(stmt), inner, swallows)
-        elif isinstance(stmt, cst.With) and not swallows(stmt):
-            yield from _unguarded_imports(_block_of(stmt), function, swallows, (*withs, stmt))
+            yield from _unguarded_imports(_block_of(stmt), inner, reading)
+        elif isinstance(stmt, cst.With) and not reading.swallows(stmt):
+            yield from _unguarded_imports(_block_of(stmt), function, reading, (*withs, stmt))
+        if ends(stmt, reading):
+            return
         if function is not None and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
                 return
@@ -1653,7 +1663,7 @@ class HfFamily(Family):
         `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
         for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        for stmt, function, withs in _unguarded_imports(node.body, None, self._swallows):
+        for stmt, function, withs in _unguarded_imports(node.body, None, self._reading):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
             else:

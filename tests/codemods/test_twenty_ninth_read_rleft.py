@@ -192,3 +192,53 @@ def test_a_finding_read_through_open_or_no_grad_does_not_say_their_manager_is_no
     findings = [f for f in port(MANAGERS, target)[1] if f.start.line >= 40]
     assert [(f.code, f.start.line) for f in findings] == [("HF016", 40), ("HF016", 46), ("HF017", 51)]
     assert all("not read here" not in f.message for f in findings), [f.message for f in findings]
+
+
+# mypy's `--warn-unreachable` says 6, 11, 19 and 25 are unreachable; 31 is reached where `c` is false
+DEAD_IMPORTS = """\
+import sys
+
+
+def load():
+    raise NotImplementedError("gptqmodel is not supported")
+    import gptqmodel
+
+
+def load_exit():
+    sys.exit("no gptqmodel here")
+    from gptqmodel import GPTQModel
+
+
+def load_try():
+    try:
+        return 1
+    finally:
+        pass
+    import gptqmodel.utils
+
+
+def load_while():
+    while True:
+        pass
+    import gptqmodel
+
+
+def load_live(c):
+    if c:
+        raise ValueError(c)
+    import gptqmodel
+
+
+def load_line():
+    raise KeyError("x"); import gptqmodel
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_gptqmodel_import_after_a_statement_that_never_ends_is_not_said_run(target):
+    """HF017 said an import after a `raise`, `sys.exit(...)` or `while True:` with no `break` "is imported by
+    `load`, unchecked (a call needs it)", though no call ever runs it (mypy: unreachable). Now nothing after a
+    statement that never ends (`flow.ends`) is read as run; one after an `if` that raises still is (31)."""
+    new, findings = port(DEAD_IMPORTS, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF017", 31)]
+    assert new == DEAD_IMPORTS
