@@ -266,11 +266,7 @@ def _unguarded_imports(
     run: Python never reaches it (twenty-ninth read)."""
     for stmt in block:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for small in stmt.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)):
-                    yield small, function, withs
-                if small_ends(small, reading):
-                    return
+            yield from ((s, function, withs) for s in _imports_run(stmt, reading))
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             inner = stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
             yield from _unguarded_imports(_block_of(stmt), inner, reading)
@@ -281,6 +277,19 @@ def _unguarded_imports(
         if function is not None and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
                 return
+
+
+def _imports_run(
+    line: cst.SimpleStatementLine | cst.SimpleStatementSuite, reading: Reading
+) -> list[cst.Import | cst.ImportFrom]:
+    """A line's imports up to a small statement after which the rest of it never runs (`raise E; import m`)."""
+    out: list[cst.Import | cst.ImportFrom] = []
+    for small in line.body:
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            out.append(small)
+        if small_ends(small, reading):
+            break
+    return out
 
 
 def _swallowing_def(node: cst.CSTNode | None, qualname: Callable[[cst.BaseExpression], str | None]) -> bool:
