@@ -37,7 +37,7 @@ class Reading(NamedTuple):
 # process ended or replaced (typeshed gives each `NoReturn`, and mypy's `--warn-unreachable` reads them so)
 NEVER_RETURNING = frozenset(
     ("sys.exit", "os._exit", "os.abort", "os.execv", "os.execve", "os.execl", "os.execle", "os.execlp", "os.execvp")
-    + ("os.execlpe", "os.execvpe")
+    + ("os.execlpe", "os.execvpe", "builtins.exit", "builtins.quit")
 )
 # ... and the return annotations that say so of a function of the file (`def die() -> NoReturn:`)
 NO_RETURN_TYPES = frozenset(f"{m}.{t}" for m in ("typing", "typing_extensions") for t in ("NoReturn", "Never"))
@@ -366,9 +366,28 @@ def small_ends(small: cst.BaseSmallStatement, reading: Reading) -> bool:
         return False
     if reading.qualname(call.func) in NEVER_RETURNING:
         return True
-    own = reading.own(call.func.value) if isinstance(call.func, cst.Name) else None
-    returns = own.returns if isinstance(own, cst.FunctionDef) else None
-    return returns is not None and reading.qualname(returns.annotation) in NO_RETURN_TYPES
+    own = _own_function(call.func, reading)
+    returns = own.returns.annotation if own is not None and own.returns is not None else None
+    if isinstance(returns, cst.SimpleString):  # `-> "NoReturn"`
+        try:
+            returns = cst.parse_expression(str(returns.evaluated_value))
+        except (cst.ParserSyntaxError, TypeError):
+            return False
+    return returns is not None and reading.qualname(returns) in NO_RETURN_TYPES
+
+
+def _own_function(func: cst.BaseExpression, reading: Reading) -> cst.FunctionDef | None:
+    """The file's own function a call calls: a top-level one (`die()`), or a method of a top-level class called
+    through the class (`Fatal.die()`); None for any other callee."""
+    if isinstance(func, cst.Name):
+        own = reading.own(func.value)
+        return own if isinstance(own, cst.FunctionDef) else None
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return None
+    cls = reading.own(func.value.value)
+    body = cls.body.body if isinstance(cls, cst.ClassDef) and isinstance(cls.body, cst.IndentedBlock) else ()
+    methods = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value]
+    return methods[-1] if methods else None
 
 
 def _block_ends(block: cst.CSTNode | None, reading: Reading) -> bool:
@@ -429,17 +448,19 @@ def _forever(loop: cst.For | cst.While, reading: Reading) -> bool:
 
 
 def _constant_truth(test: cst.BaseExpression, reading: Reading) -> bool | None:
-    """The truth of a test that is a constant (`True`, `False`, `None`, an integer), as CPython's compiler reads
-    it (it drops the branch never taken), or `TYPE_CHECKING` (`RUN_TIME_FALSE`), and `not` of one; None for any
-    other test."""
+    """The truth of a test that is a constant (`True`, `False`, `None`, a number, a string, `...`), as CPython's
+    compiler reads it (it drops the branch never taken), or `TYPE_CHECKING` (`RUN_TIME_FALSE`), and `not` of one;
+    None for any other test."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = _constant_truth(test.expression, reading)
         return None if inner is None else not inner
     if isinstance(test, cst.Name) and test.value in ("True", "False", "None"):
         return test.value == "True"
-    if reading.qualname(test) in RUN_TIME_FALSE:
-        return False
-    return test.evaluated_value != 0 if isinstance(test, cst.Integer) else None
+    if isinstance(test, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):  # `if "":`, `while 1.0:`
+        return bool(test.evaluated_value)
+    if isinstance(test, cst.Ellipsis):
+        return True
+    return False if reading.qualname(test) in RUN_TIME_FALSE else None
 
 
 def _match_ends(stmt: cst.Match, reading: Reading) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
-from porter.analysis.resolve import dotted, import_bindings, iter_statements, small_statements
+from porter.analysis.resolve import dotted, import_bindings, iter_statements, name_assignments, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.context import one_line
 from porter.codemods.family import Family, replace_string, string_value
@@ -493,7 +493,8 @@ class HfFamily(Family):
         self._assign: cst.Assign | None = None  # the assignment being visited: where a replaced copy is bound
         self._mappings: list[dict[str, set[str]] | None] | None = None  # HF016: the file's kernel mappings, read once
         self._defs: dict[str, cst.ClassDef | cst.FunctionDef] | None = None  # `_top_defs`, read at a `with` only
-        self._reading = Reading(self._swallows, ctx.qualname, self._own_def)  # HF016's reading of what runs
+        self._assigned: frozenset[str] | None = None  # `_module_names`, read at a builtin's name only
+        self._reading = Reading(self._swallows, self._name_or_builtin, self._own_def)  # HF016's reading of what runs
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -1726,16 +1727,23 @@ class HfFamily(Family):
         if isinstance(called, cst.Name) and called.value in self._top_defs():
             return True
         known = _SWALLOWING | _NOT_SWALLOWING
-        return self._manager_name(called) in known or _swallowing_method(called)
+        return self._name_or_builtin(called) in known or _swallowing_method(called)
 
-    def _manager_name(self, called: cst.BaseExpression) -> str | None:
-        """A context manager's qualified name; a builtin's (`open`: `builtins.open`) where the name is neither
-        imported, nor bound by the walk's functions, nor defined at the file's top level."""
-        qual = self.ctx.qualname(called)
-        if qual is not None or not isinstance(called, cst.Name):
+    def _name_or_builtin(self, node: cst.BaseExpression) -> str | None:
+        """A name's qualified name; a builtin's (`open`: `builtins.open`, `exit`) where the name is neither imported,
+        nor bound by the walk's functions, nor bound at the file's top level."""
+        qual = self.ctx.qualname(node)
+        if qual is not None or not isinstance(node, cst.Name):
             return qual
-        local = self.ctx.scopes.shadows(called.value) or called.value in self._top_defs()
-        return None if local else f"builtins.{called.value}"
+        name = node.value
+        local = self.ctx.scopes.shadows(name) or name in self._top_defs() or name in self._module_names()
+        return None if local else f"builtins.{name}"
+
+    def _module_names(self) -> frozenset[str]:
+        """The names the file's top-level statements assign (`exit = ...`), read once, at a builtin's name only."""
+        if self._assigned is None:
+            self._assigned = frozenset(name for name, _ in name_assignments(self.ctx.module))
+        return self._assigned
 
     def _own_def(self, name: str) -> cst.ClassDef | cst.FunctionDef | None:
         """The file's top-level class or function a name read in the walk's scope stands for (None where a function

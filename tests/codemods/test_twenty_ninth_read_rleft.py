@@ -242,3 +242,69 @@ def test_gptqmodel_import_after_a_statement_that_never_ends_is_not_said_run(targ
     new, findings = port(DEAD_IMPORTS, target)
     assert [(f.code, f.start.line) for f in findings] == [("HF017", 31)]
     assert new == DEAD_IMPORTS
+
+
+# CPython's compiler drops 18, 23 and 29 (`dis`: no line of them in the code); mypy's `--warn-unreachable` says 29,
+# 34, 39 and 44 are unreachable; 49 runs where the parameter `exit` returns
+CONSTANTS_AND_CALLEES = """\
+from typing import NoReturn
+
+from kernels import kernelize
+
+
+def fail(msg) -> "NoReturn":
+    raise RuntimeError(msg)
+
+
+class Fatal:
+    @staticmethod
+    def die() -> NoReturn:
+        raise SystemExit(1)
+
+
+def string_test(model):
+    if "":
+        kernelize(model, use_fallback=False)
+
+
+def float_test(model):
+    if 0.0:
+        kernelize(model, use_fallback=False)
+
+
+def ellipsis_loop(model):
+    while ...:
+        pass
+    kernelize(model, use_fallback=False)
+
+
+def method_no_return(model):
+    Fatal.die()
+    kernelize(model, use_fallback=False)
+
+
+def string_annotation(model):
+    fail("x")
+    kernelize(model, use_fallback=False)
+
+
+def exit_builtin(model):
+    exit(1)
+    kernelize(model, use_fallback=False)
+
+
+def exit_parameter(model, exit):
+    exit(1)
+    kernelize(model, use_fallback=False)
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_kernelize_fallback_reads_every_constant_test_and_more_callees_that_never_return(target):
+    """`if "":`, `if 0.0:` and `while ...:` (constants CPython's compiler reads, dropping the branch never taken),
+    a `NoReturn` method called through the file's class, a `-> "NoReturn"` written as a string, and the builtin
+    `exit(1)` were read as running on: their dead calls reported (18-44). A parameter named `exit` is not the
+    builtin (49, reported)."""
+    new, findings = port(CONSTANTS_AND_CALLEES, target)
+    assert [(f.code, f.start.line) for f in findings] == [("HF016", 49)]
+    assert new == CONSTANTS_AND_CALLEES
