@@ -253,6 +253,7 @@ def _unguarded_imports(
     block: Sequence[cst.BaseStatement],
     function: str | None,
     reading: Reading,
+    ending: Reading,
     withs: tuple[cst.With, ...] = (),
 ) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None, tuple[cst.With, ...]]]:
     """The imports a module, or a function when called (its name), runs whenever it runs past them: its block's
@@ -262,17 +263,18 @@ def _unguarded_imports(
     is_gptqmodel_available(): return None`; both seen on 41-rleft's tree), which are optional. One after an `if`
     that raises is run on every call that does not fail: a call needs it (twenty-sixth read: the same rule for
     `with` and `raise`). Each with the `with` statements it is under (`withs`: in its function). Nothing after a
-    statement that never ends normally (`flow.ends`: a `raise`, `sys.exit(...)`, `while True:` with no `break`) is
-    run: Python never reaches it (twenty-ninth read)."""
+    statement that never ends normally (`flow.ends` by `ending`, where a `with` whose context manager is not read
+    here may swallow: a `raise`, `sys.exit(...)`, `while True:` with no `break`) is run: Python never reaches it
+    (twenty-ninth read)."""
     for stmt in block:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield from ((s, function, withs) for s in _imports_run(stmt, reading))
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             inner = stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
-            yield from _unguarded_imports(_block_of(stmt), inner, reading)
+            yield from _unguarded_imports(_block_of(stmt), inner, reading, ending)
         elif isinstance(stmt, cst.With) and not reading.swallows(stmt):
-            yield from _unguarded_imports(_block_of(stmt), function, reading, (*withs, stmt))
-        if ends(stmt, reading):
+            yield from _unguarded_imports(_block_of(stmt), function, reading, ending, (*withs, stmt))
+        if ends(stmt, ending):
             return
         if function is not None and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
@@ -1043,9 +1045,7 @@ class HfFamily(Family):
         read: silent before)."""
         if reached(body, use, path, self._reading):
             return ""
-        unread = [
-            s for s in iter_statements(body, into_defs=False) if isinstance(s, cst.With) and self._unread_items([s])
-        ]
+        unread = self._unread_withs(body, into_defs=False)
         if not reached(body, use, path, self._swallowing_too(unread)):
             return None
         needed = [w for w in unread if reached(body, use, path, self._swallowing_too([w]))]
@@ -1053,6 +1053,11 @@ class HfFamily(Family):
             f" (after `with {', '.join(self._unread_items(needed or unread))}`, whose body ends and whose context "
             "manager is not read here: the call runs only where it swallows an exception, which is not known here)"
         )
+
+    def _unread_withs(self, body: cst.CSTNode, into_defs: bool = True) -> list[cst.With]:
+        """The `with` statements of `body` with a context manager `_manager_read` does not read."""
+        found = iter_statements(body, into_defs=into_defs)
+        return [s for s in found if isinstance(s, cst.With) and self._unread_items([s])]
 
     def _swallowing_too(self, withs: Sequence[cst.With]) -> Reading:
         """The flow's reading with `withs` read as swallowing an exception of their body (what if they do)."""
@@ -1673,7 +1678,9 @@ class HfFamily(Family):
         `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
         for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        for stmt, function, withs in _unguarded_imports(node.body, None, self._reading):
+        for stmt, function, withs in _unguarded_imports(
+            node.body, None, self._reading, self._swallowing_too(self._unread_withs(node))
+        ):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
             else:

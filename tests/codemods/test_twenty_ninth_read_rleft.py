@@ -194,7 +194,8 @@ def test_a_finding_read_through_open_or_no_grad_does_not_say_their_manager_is_no
     assert all("not read here" not in f.message for f in findings), [f.message for f in findings]
 
 
-# mypy's `--warn-unreachable` says 6, 11, 19 and 25 are unreachable; 31 is reached where `c` is false
+# mypy's `--warn-unreachable` says 6, 11, 19, 25 and 35 are unreachable; 31 is reached where `c` is false; mypy
+# says 41 too (it reads an untyped manager's `__exit__` as not swallowing): porter reads it as it did on 944c10d
 DEAD_IMPORTS = """\
 import sys
 
@@ -231,6 +232,12 @@ def load_live(c):
 
 def load_line():
     raise KeyError("x"); import gptqmodel
+
+
+def load_lock(lock):
+    with lock:
+        raise ValueError("x")
+    import gptqmodel
 """
 
 
@@ -238,9 +245,10 @@ def load_line():
 def test_gptqmodel_import_after_a_statement_that_never_ends_is_not_said_run(target):
     """HF017 said an import after a `raise`, `sys.exit(...)` or `while True:` with no `break` "is imported by
     `load`, unchecked (a call needs it)", though no call ever runs it (mypy: unreachable). Now nothing after a
-    statement that never ends (`flow.ends`) is read as run; one after an `if` that raises still is (31)."""
+    statement that never ends (`flow.ends`) is read as run; one after an `if` that raises still is (31), and one
+    after a `with` whose body raises where its manager is not read here (41: it runs where `lock` swallows)."""
     new, findings = port(DEAD_IMPORTS, target)
-    assert [(f.code, f.start.line) for f in findings] == [("HF017", 31)]
+    assert [(f.code, f.start.line) for f in findings] == [("HF017", 31), ("HF017", 41)]
     assert new == DEAD_IMPORTS
 
 
