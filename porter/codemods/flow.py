@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -19,9 +20,30 @@ from porter.analysis.resolve import dotted, iter_statements, small_statements
 from porter.codemods import cstwalk
 from porter.config.settings import Settings
 
-# whether a `with` statement's context manager may swallow an exception its body raises (the caller's reading:
-# `contextlib.suppress(...)`, one the file defines): its body may then stop part way and the code after it run
-Swallows = Callable[[cst.With], bool]
+
+class Reading(NamedTuple):
+    """What the caller reads of the file's names for the flow's reading of which statements run: whether a `with`
+    statement's context manager may swallow an exception its body raises (`contextlib.suppress(...)`, one the file
+    defines: its body may then stop part way and the code after it run), a name's qualified name (`sys.exit`,
+    `typing.TYPE_CHECKING`), and the file's own top-level class or function a name called in the walk's scope
+    stands for (None: another, or none)."""
+
+    swallows: Callable[[cst.With], bool]
+    qualname: Callable[[cst.BaseExpression], str | None]
+    own: Callable[[str], cst.CSTNode | None]
+
+
+# the calls after which Python runs nothing more of their block (twenty-ninth read): `SystemExit` raised, the
+# process ended or replaced (typeshed gives each `NoReturn`, and mypy's `--warn-unreachable` reads them so)
+NEVER_RETURNING = frozenset(
+    ("sys.exit", "os._exit", "os.abort", "os.execv", "os.execve", "os.execl", "os.execle", "os.execlp", "os.execvp")
+    + ("os.execlpe", "os.execvpe", "builtins.exit", "builtins.quit")
+)
+# ... and the return annotations that say so of a function of the file (`def die() -> NoReturn:`)
+NO_RETURN_TYPES = frozenset(f"{m}.{t}" for m in ("typing", "typing_extensions") for t in ("NoReturn", "Never"))
+# the names that are a constant `False` when Python runs the code (true for type checkers alone): `if
+# TYPE_CHECKING:` never runs
+RUN_TIME_FALSE = frozenset(("typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"))
 
 
 def assigned_values(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> list[cst.BaseExpression]:
@@ -79,15 +101,15 @@ def binding_before(
 
 
 def reaching_bindings(
-    scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, swallows: Swallows
+    scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str, reading: Reading
 ) -> list[tuple[cst.BaseExpression, int | None]]:
     """The bindings of `name` that may hold at the end of `scope`: the last one written directly in its
     body (or in a block that always runs with it: `_always_run`) and every one after it in a branch or loop
     (`if c: name = a` / `else: name = b`: both), the last in the source first; all of them where none is
     written directly in the body."""
     body = scope if isinstance(scope, cst.Module) else scope.body
-    top = _always_run(body.body if isinstance(body, (cst.Module, cst.IndentedBlock)) else (), swallows)
-    dead = dead_statements(body, swallows)
+    top = _always_run(body.body if isinstance(body, (cst.Module, cst.IndentedBlock)) else (), reading)
+    dead = dead_statements(body, reading)
     out: list[tuple[cst.BaseExpression, int | None]] = []
     for stmt in iter_statements(body, into_defs=False):
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and id(stmt) not in dead:
@@ -105,7 +127,7 @@ def reaching_before(
     name: str,
     use: cst.CSTNode,
     path: Sequence[cst.CSTNode],
-    swallows: Swallows,
+    reading: Reading,
 ) -> list[tuple[cst.BaseExpression, int | None]]:
     """The bindings of `name` that may reach `use`, a small statement of `scope`, or a compound one whose header
     reads it (`if kernelize(...):`; `path`: the statements that hold it, outermost first, as the rewrite's walk
@@ -114,9 +136,9 @@ def reaching_before(
     F = True`), or in the blocks of the compound statement whose header it is, is not read, nor one later in a
     loop."""
     body = scope if isinstance(scope, cst.Module) else scope.body
-    passed = _blocks_on_path(body, path, swallows)
+    passed = _blocks_on_path(body, path, reading)
     out: list[tuple[cst.BaseExpression, int | None]] = []
-    for stmt, small, before in _smalls_around(body, use, _other_branches(path) | dead_statements(body, swallows)):
+    for stmt, small, before in _smalls_around(body, use, _other_branches(path) | dead_statements(body, reading)):
         found = _binding(small, name) if before else None
         if found is not None:
             out.append(found)
@@ -126,7 +148,7 @@ def reaching_before(
 
 
 def reaching_next_pass(
-    name: str, use: cst.CSTNode, path: Sequence[cst.CSTNode], swallows: Swallows
+    name: str, use: cst.CSTNode, path: Sequence[cst.CSTNode], reading: Reading
 ) -> list[tuple[cst.BaseExpression, int | None]]:
     """The bindings of `name` after `use` in each loop of `path` that holds it, which reach `use` at that loop's
     next pass (`for m in ms: kernelize(m, use_fallback=F); F = False`; an outer loop's too, after the inner
@@ -136,20 +158,20 @@ def reaching_next_pass(
     for at in range(len(path) - 1, -1, -1):
         loop = path[at]
         if isinstance(loop, cst.While) or (isinstance(loop, cst.For) and loop is not use):
-            out += _next_pass(name, use, loop, path[at:], swallows)
+            out += _next_pass(name, use, loop, path[at:], reading)
     return out
 
 
 def _next_pass(
-    name: str, use: cst.CSTNode, loop: cst.For | cst.While, path: Sequence[cst.CSTNode], swallows: Swallows
+    name: str, use: cst.CSTNode, loop: cst.For | cst.While, path: Sequence[cst.CSTNode], reading: Reading
 ) -> list[tuple[cst.BaseExpression, int | None]]:
     """`reaching_next_pass` for one loop (`path` starts at it): the last binding after `use` in a block every
     pass runs and those in branches after that one; none where such a block binds `name` before `use` (the
     next pass rebinds it first)."""
-    passed = _blocks_on_path(loop.body, path, swallows)
+    passed = _blocks_on_path(loop.body, path, reading)
     out: list[tuple[cst.BaseExpression, int | None]] = []
     stop = False
-    for stmt, small, before in _smalls_around(loop.body, use, dead_statements(loop.body, swallows)):
+    for stmt, small, before in _smalls_around(loop.body, use, dead_statements(loop.body, reading)):
         found = _binding(small, name)
         if found is not None and before and id(stmt) in passed:
             return []
@@ -244,7 +266,7 @@ def _other_branches(path: Sequence[cst.CSTNode]) -> set[int]:
     return other
 
 
-def _blocks_on_path(body: cst.CSTNode, path: Sequence[cst.CSTNode], swallows: Swallows) -> set[int]:
+def _blocks_on_path(body: cst.CSTNode, path: Sequence[cst.CSTNode], reading: Reading) -> set[int]:
     """The ids of the statements in the scope's body and in each block of `path` that holds the next
     statement of it (an `if`'s body or its `else`, a handler), and of the blocks that always run with
     them (`_always_run`): those run on every way to the last."""
@@ -259,10 +281,10 @@ def _blocks_on_path(body: cst.CSTNode, path: Sequence[cst.CSTNode], swallows: Sw
                 passed.append(block)
             elif isinstance(block, cst.IndentedBlock) and any(s is child for s in block.body):
                 passed += block.body
-    return _always_run(passed, swallows)
+    return _always_run(passed, reading)
 
 
-def _always_run(statements: Sequence[cst.CSTNode], swallows: Swallows) -> set[int]:
+def _always_run(statements: Sequence[cst.CSTNode], reading: Reading) -> set[int]:
     """The ids of `statements` and of the statements of the blocks Python runs whole whenever one of them runs
     to its end (twenty-seventh read): a `with`'s body (unless its context manager may swallow an exception:
     `swallows`), a `finally`, a loop's `else` where the loop has no `break` of its own. A binding there is
@@ -272,7 +294,7 @@ def _always_run(statements: Sequence[cst.CSTNode], swallows: Swallows) -> set[in
     while stack:
         stmt = stack.pop()
         out.add(id(stmt))
-        if isinstance(stmt, cst.With) and not swallows(stmt):
+        if isinstance(stmt, cst.With) and not reading.swallows(stmt):
             stack += _block_statements(stmt.body)
         elif isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.finalbody is not None:
             stack += _block_statements(stmt.finalbody.body)
@@ -281,41 +303,41 @@ def _always_run(statements: Sequence[cst.CSTNode], swallows: Swallows) -> set[in
     return out
 
 
-def dead_statements(body: cst.CSTNode, swallows: Swallows) -> set[int]:
+def dead_statements(body: cst.CSTNode, reading: Reading) -> set[int]:
     """The ids of the statements of a scope's `body` that never run (twenty-eighth read): those after a
-    statement of their block that never ends normally (`_ends`: a `return`, a `try` whose body returns and
+    statement of their block that never ends normally (`ends`: a `return`, a `try` whose body returns and
     whose handlers all do ...), and what they hold; a block that never runs (`_dead_blocks`). A walk of the
     statements only, made at the site that asks."""
     blocks: list[cst.CSTNode] = [body]
     dead: set[int] = set()
     for stmt in iter_statements(body, into_defs=False):
-        for never in _dead_blocks(stmt, swallows):
+        for never in _dead_blocks(stmt, reading):
             dead.update(id(s) for s in iter_statements(never, into_defs=False))
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.FunctionDef, cst.ClassDef)):
             blocks += _compound_blocks(stmt)
     for block in blocks:
         statements = _block_statements(block)
-        ending = next((at for at, s in enumerate(statements) if _ends(s, swallows)), len(statements))
+        ending = next((at for at, s in enumerate(statements) if ends(s, reading)), len(statements))
         for later in statements[ending + 1 :]:
             dead.update(id(s) for s in iter_statements(later, into_defs=False))
     return dead
 
 
-def _dead_blocks(stmt: cst.CSTNode, swallows: Swallows) -> list[cst.CSTNode]:
+def _dead_blocks(stmt: cst.CSTNode, reading: Reading) -> list[cst.CSTNode]:
     """A statement's blocks that never run: a `try`'s `else` after a body that ends; the branch a constant test
     never takes (`if False:`, `while 0:`, an `if True:`'s `else`, which CPython's compiler drops; a `while
     True:`'s `else` too, `break` or not: only a test that fails runs it)."""
-    if isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.orelse is not None and _block_ends(stmt.body, swallows):
+    if isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.orelse is not None and _block_ends(stmt.body, reading):
         return [stmt.orelse.body]
     if not isinstance(stmt, (cst.If, cst.While)):
         return []
-    known = _constant_truth(stmt.test)
+    known = _constant_truth(stmt.test, reading)
     if known is False:
         return [stmt.body]
     return [stmt.orelse] if known is True and stmt.orelse is not None else []
 
 
-def reached(body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode], swallows: Swallows) -> bool:
+def reached(body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode], reading: Reading) -> bool:
     """Whether Python may run `use` (a small statement of the scope's `body`, or a compound one; `path`: the
     statements that hold it, outermost first, as the rewrite's walk keeps them): not where a statement
     before it in its line or in a block on the way ends (`dead_statements`)."""
@@ -324,9 +346,9 @@ def reached(body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode], sw
     for small in smalls:
         if small is use:
             break
-        if isinstance(small, _ENDING):
+        if small_ends(small, reading):
             return False
-    dead = dead_statements(body, swallows)
+    dead = dead_statements(body, reading)
     return not any(id(s) in dead for s in (*path, use))
 
 
@@ -334,76 +356,118 @@ def reached(body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode], sw
 _ENDING = (cst.Return, cst.Raise, cst.Break, cst.Continue)
 
 
-def _block_ends(block: cst.CSTNode | None, swallows: Swallows) -> bool:
-    """Whether a block never runs to its end: one of its statements ends (`_ends`)."""
-    return block is not None and any(_ends(s, swallows) for s in _block_statements(block))
+def small_ends(small: cst.BaseSmallStatement, reading: Reading) -> bool:
+    """Whether the rest of a small statement's block never runs after it: a `return`, `raise`, `break` or
+    `continue`, or a call that never returns (`sys.exit(1)`, a function of the file annotated `NoReturn`)."""
+    if isinstance(small, _ENDING):
+        return True
+    call = small.value if isinstance(small, cst.Expr) else None
+    if not isinstance(call, cst.Call):
+        return False
+    if reading.qualname(call.func) in NEVER_RETURNING:
+        return True
+    own = _own_function(call.func, reading)
+    returns = own.returns.annotation if own is not None and own.returns is not None else None
+    if isinstance(returns, cst.SimpleString):  # `-> "NoReturn"`
+        try:
+            returns = cst.parse_expression(str(returns.evaluated_value))
+        except (cst.ParserSyntaxError, TypeError):
+            return False
+    return returns is not None and reading.qualname(returns) in NO_RETURN_TYPES
 
 
-def _ends(stmt: cst.CSTNode, swallows: Swallows) -> bool:
+def _own_function(func: cst.BaseExpression, reading: Reading) -> cst.FunctionDef | None:
+    """The file's own function a call calls: a top-level one (`die()`), or a method of a top-level class called
+    through the class (`Fatal.die()`); None for any other callee."""
+    if isinstance(func, cst.Name):
+        own = reading.own(func.value)
+        return own if isinstance(own, cst.FunctionDef) else None
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return None
+    cls = reading.own(func.value.value)
+    body = cls.body.body if isinstance(cls, cst.ClassDef) and isinstance(cls.body, cst.IndentedBlock) else ()
+    methods = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value]
+    return methods[-1] if methods else None
+
+
+def _block_ends(block: cst.CSTNode | None, reading: Reading) -> bool:
+    """Whether a block never runs to its end: one of its statements ends (`ends`)."""
+    return block is not None and any(ends(s, reading) for s in _block_statements(block))
+
+
+def ends(stmt: cst.CSTNode, reading: Reading) -> bool:
     """Whether a statement never ends normally, as Python runs it: a line with a `return`, `raise`, `break` or
     `continue`; an `if` whose every branch ends; a `with` whose body ends (unless its context manager may
     swallow: the code after it then runs); a `try` (`_try_ends`); a loop or a `match` (`_loop_ends`,
     `_match_ends`, twenty-eighth rules2 read)."""
     if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return any(isinstance(s, _ENDING) for s in stmt.body)
+        return any(small_ends(s, reading) for s in stmt.body)
     if isinstance(stmt, cst.If):
-        return _if_ends(stmt, swallows)
+        return _if_ends(stmt, reading)
     if isinstance(stmt, cst.With):
-        return not swallows(stmt) and _block_ends(stmt.body, swallows)
+        return not reading.swallows(stmt) and _block_ends(stmt.body, reading)
     if isinstance(stmt, (cst.For, cst.While)):
-        return _loop_ends(stmt, swallows)
+        return _loop_ends(stmt, reading)
     if isinstance(stmt, cst.Match):
-        return _match_ends(stmt, swallows)
-    return isinstance(stmt, (cst.Try, cst.TryStar)) and _try_ends(stmt, swallows)
+        return _match_ends(stmt, reading)
+    return isinstance(stmt, (cst.Try, cst.TryStar)) and _try_ends(stmt, reading)
 
 
-def _if_ends(stmt: cst.If, swallows: Swallows) -> bool:
+def _if_ends(stmt: cst.If, reading: Reading) -> bool:
     """An `if` never ends normally where every branch ends, or where its test is a constant (`if True:`) the
     branch it always takes ends."""
-    body = _block_ends(stmt.body, swallows)
-    other = stmt.orelse is not None and _ends_else(stmt.orelse, swallows)
-    known = _constant_truth(stmt.test)
+    body = _block_ends(stmt.body, reading)
+    other = stmt.orelse is not None and _ends_else(stmt.orelse, reading)
+    known = _constant_truth(stmt.test, reading)
     if known is None:
         return body and other
     return body if known else other
 
 
-def _try_ends(stmt: cst.Try | cst.TryStar, swallows: Swallows) -> bool:
+def _try_ends(stmt: cst.Try | cst.TryStar, reading: Reading) -> bool:
     """A `try` never ends normally where its `finally` ends, or its body (or `else`) and every handler end (a
     handler may run after any statement of the body)."""
-    if stmt.finalbody is not None and _block_ends(stmt.finalbody.body, swallows):
+    if stmt.finalbody is not None and _block_ends(stmt.finalbody.body, reading):
         return True
-    body = _block_ends(stmt.body, swallows) or (stmt.orelse is not None and _block_ends(stmt.orelse.body, swallows))
-    return body and all(_block_ends(h.body, swallows) for h in stmt.handlers)
+    body = _block_ends(stmt.body, reading) or (stmt.orelse is not None and _block_ends(stmt.orelse.body, reading))
+    return body and all(_block_ends(h.body, reading) for h in stmt.handlers)
 
 
-def _loop_ends(loop: cst.For | cst.While, swallows: Swallows) -> bool:
+def _loop_ends(loop: cst.For | cst.While, reading: Reading) -> bool:
     """A loop with no `break` of its own never ends normally where it never stops (`while True:`) or its `else`,
     which then always runs, ends. One with a `break` goes on after it."""
     if _breaks(loop):
         return False
-    return _forever(loop) or (loop.orelse is not None and _block_ends(loop.orelse.body, swallows))
+    return _forever(loop, reading) or (loop.orelse is not None and _block_ends(loop.orelse.body, reading))
 
 
-def _forever(loop: cst.For | cst.While) -> bool:
+def _forever(loop: cst.For | cst.While, reading: Reading) -> bool:
     """Whether a loop's test is a constant Python reads as true (`while True:`, `while 1:`): it stops only by a
     `break`, `return` or `raise` (CPython compiles no test for it)."""
-    return isinstance(loop, cst.While) and _constant_truth(loop.test) is True
+    return isinstance(loop, cst.While) and _constant_truth(loop.test, reading) is True
 
 
-def _constant_truth(test: cst.BaseExpression) -> bool | None:
-    """The truth of a test that is a constant (`True`, `False`, `None`, an integer), as CPython's compiler reads
-    it (it drops the branch never taken); None for any other test."""
+def _constant_truth(test: cst.BaseExpression, reading: Reading) -> bool | None:
+    """The truth of a test that is a constant (`True`, `False`, `None`, a number, a string, `...`), as CPython's
+    compiler reads it (it drops the branch never taken), or `TYPE_CHECKING` (`RUN_TIME_FALSE`), and `not` of one;
+    None for any other test."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _constant_truth(test.expression, reading)
+        return None if inner is None else not inner
     if isinstance(test, cst.Name) and test.value in ("True", "False", "None"):
         return test.value == "True"
-    return test.evaluated_value != 0 if isinstance(test, cst.Integer) else None
+    if isinstance(test, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):  # `if "":`, `while 1.0:`
+        return bool(test.evaluated_value)
+    if isinstance(test, cst.Ellipsis):
+        return True
+    return False if reading.qualname(test) in RUN_TIME_FALSE else None
 
 
-def _match_ends(stmt: cst.Match, swallows: Swallows) -> bool:
+def _match_ends(stmt: cst.Match, reading: Reading) -> bool:
     """A `match` never ends normally where every case's body ends and one case takes any subject (`case _:`, a
     bare capture, with no guard): without one, a subject no case takes goes on after the `match`."""
     catch_all = any(c.guard is None and _takes_any(c.pattern) for c in stmt.cases)
-    return catch_all and all(_block_ends(c.body, swallows) for c in stmt.cases)
+    return catch_all and all(_block_ends(c.body, reading) for c in stmt.cases)
 
 
 def _takes_any(pattern: cst.MatchPattern) -> bool:
@@ -413,9 +477,9 @@ def _takes_any(pattern: cst.MatchPattern) -> bool:
     return isinstance(pattern, cst.MatchAs) and pattern.pattern is None
 
 
-def _ends_else(other: cst.If | cst.Else, swallows: Swallows) -> bool:
-    """`_ends` for an `if`'s `elif` (itself an `if`) or `else`."""
-    return _ends(other, swallows) if isinstance(other, cst.If) else _block_ends(other.body, swallows)
+def _ends_else(other: cst.If | cst.Else, reading: Reading) -> bool:
+    """`ends` for an `if`'s `elif` (itself an `if`) or `else`."""
+    return ends(other, reading) if isinstance(other, cst.If) else _block_ends(other.body, reading)
 
 
 def _breaks(loop: cst.For | cst.While) -> bool:

@@ -20,13 +20,15 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
-from porter.analysis.resolve import dotted, import_bindings, iter_statements, small_statements
+from porter.analysis.resolve import dotted, import_bindings, iter_statements, name_assignments, small_statements
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.context import one_line
 from porter.codemods.family import Family, replace_string, string_value
 from porter.codemods.flow import (
+    Reading,
     binding_before,
     bindings,
+    ends,
     is_param,
     last_binding,
     holding_small,
@@ -34,6 +36,7 @@ from porter.codemods.flow import (
     reaching_bindings,
     reaching_next_pass,
     reached,
+    small_ends,
     statement_path,
 )
 from porter.codemods.library_api import PACKAGES
@@ -133,6 +136,13 @@ _SWALLOWING = frozenset(("contextlib.suppress", "pytest.raises"))
 # ... and `unittest.TestCase`'s methods that do the same (`with self.assertRaises(E):`; by the method's name: the
 # test case is `self`, an instance no import names)
 _SWALLOWING_METHODS = frozenset(("assertRaises", "assertRaisesRegex"))
+# ... and those whose `__exit__` never swallows (twenty-ninth read: each run with a `ValueError` raised in its body,
+# which came out: docs/reads/47-rleft-tools/managers_exit.py.txt): read as running their body, said nothing of
+_NOT_SWALLOWING = frozenset(
+    ("builtins.open", "io.open", "contextlib.nullcontext", "contextlib.redirect_stdout", "contextlib.redirect_stderr")
+    + ("warnings.catch_warnings", "tempfile.TemporaryDirectory", "tempfile.NamedTemporaryFile", "torch.no_grad")
+    + ("torch.enable_grad", "torch.inference_mode", "torch.autocast", "torch.amp.autocast")
+)
 _CONTEXT_MAKERS = frozenset(("contextlib.contextmanager", "contextlib.asynccontextmanager"))
 _EXITS = ("__exit__", "__aexit__")
 # HF016: the `kernels` package's own entry point (kernels 0.18.3: `kernels.kernelize` re-exports it)
@@ -242,7 +252,8 @@ def _late_given(value: cst.BaseExpression, wanted: str | None, code: str) -> str
 def _unguarded_imports(
     block: Sequence[cst.BaseStatement],
     function: str | None,
-    swallows: Callable[[cst.With], bool],
+    reading: Reading,
+    ending: Reading,
     withs: tuple[cst.With, ...] = (),
 ) -> Iterator[tuple[cst.Import | cst.ImportFrom, str | None, tuple[cst.With, ...]]]:
     """The imports a module, or a function when called (its name), runs whenever it runs past them: its block's
@@ -251,18 +262,36 @@ def _unguarded_imports(
     is_gptqmodel_available():`), nor one after a statement that may return (peft's `if not
     is_gptqmodel_available(): return None`; both seen on 41-rleft's tree), which are optional. One after an `if`
     that raises is run on every call that does not fail: a call needs it (twenty-sixth read: the same rule for
-    `with` and `raise`). Each with the `with` statements it is under (`withs`: in its function)."""
+    `with` and `raise`). Each with the `with` statements it is under (`withs`: in its function). Nothing after a
+    statement that never ends normally (`flow.ends` by `ending`, where a `with` whose context manager is not read
+    here may swallow: a `raise`, `sys.exit(...)`, `while True:` with no `break`) is run: Python never reaches it
+    (twenty-ninth read)."""
     for stmt in block:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            yield from ((s, function, withs) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+            yield from ((s, function, withs) for s in _imports_run(stmt, reading))
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             inner = stmt.name.value if isinstance(stmt, cst.FunctionDef) else function
-            yield from _unguarded_imports(_block_of(stmt), inner, swallows)
-        elif isinstance(stmt, cst.With) and not swallows(stmt):
-            yield from _unguarded_imports(_block_of(stmt), function, swallows, (*withs, stmt))
+            yield from _unguarded_imports(_block_of(stmt), inner, reading, ending)
+        elif isinstance(stmt, cst.With) and not reading.swallows(stmt):
+            yield from _unguarded_imports(_block_of(stmt), function, reading, ending, (*withs, stmt))
+        if ends(stmt, ending):
+            return
         if function is not None and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             if any(isinstance(s, cst.Return) for s in small_statements(stmt, into_defs=False)):
                 return
+
+
+def _imports_run(
+    line: cst.SimpleStatementLine | cst.SimpleStatementSuite, reading: Reading
+) -> list[cst.Import | cst.ImportFrom]:
+    """A line's imports up to a small statement after which the rest of it never runs (`raise E; import m`)."""
+    out: list[cst.Import | cst.ImportFrom] = []
+    for small in line.body:
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            out.append(small)
+        if small_ends(small, reading):
+            break
+    return out
 
 
 def _swallowing_def(node: cst.CSTNode | None, qualname: Callable[[cst.BaseExpression], str | None]) -> bool:
@@ -466,6 +495,8 @@ class HfFamily(Family):
         self._assign: cst.Assign | None = None  # the assignment being visited: where a replaced copy is bound
         self._mappings: list[dict[str, set[str]] | None] | None = None  # HF016: the file's kernel mappings, read once
         self._defs: dict[str, cst.ClassDef | cst.FunctionDef] | None = None  # `_top_defs`, read at a `with` only
+        self._assigned: frozenset[str] | None = None  # `_module_names`, read at a builtin's name only
+        self._reading = Reading(self._swallows, self._name_or_builtin, self._own_def)  # HF016's reading of what runs
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -992,19 +1023,45 @@ class HfFamily(Family):
         use, path = self._statement_at(original)
         at: _At = (self.ctx.scopes.innermost or self.ctx.module, use, path)
         body = at[0] if isinstance(at[0], cst.Module) else at[0].body
-        if use is not None and path and not reached(body, use, path, self._swallows):
+        dead = "" if use is None or not path else self._dead_unless_swallowed(body, use, path)
+        if dead is None:
             return  # dead code (after a `return`, a `try` that returns ...): Python never runs the call
         table = kernels_no_fallback()
         arg = self.kwarg(original, "use_fallback")
         if arg is None:  # kernelize's default, `True`: `DEFAULT`
-            default = " (the default, `True`: `KernelizeFallback.DEFAULT`)"
+            default = f" (the default, `True`: `KernelizeFallback.DEFAULT`){dead}"
             self._hub_build_unknown(original, "use_fallback", default, table["flags"][table["booleans"]["True"]])
             return
         for given, bound, given_at in self._fallback_reads(arg.value, at):
             boolean = table["booleans"].get(self.ctx.code(given))
             flags = table["flags"][boolean] if boolean else self._fallback_flags(given, given_at)
-            if flags is not None and self._fallback_finding(arg, bound, flags):
+            if flags is not None and self._fallback_finding(arg, bound + dead, flags):
                 return
+
+    def _dead_unless_swallowed(self, body: cst.CSTNode, use: cst.CSTNode, path: Sequence[cst.CSTNode]) -> str | None:
+        """What a finding at a `kernelize` call adds of whether Python runs it: nothing where it may; None where it
+        never does (`reached`); where it runs only if a context manager `_manager_read` does not read swallows an
+        exception of a `with` body that ends before it (`async with lock: return`), those managers (twenty-ninth
+        read: silent before)."""
+        if reached(body, use, path, self._reading):
+            return ""
+        unread = self._unread_withs(body, into_defs=False)
+        if not reached(body, use, path, self._swallowing_too(unread)):
+            return None
+        needed = [w for w in unread if reached(body, use, path, self._swallowing_too([w]))]
+        return (
+            f" (after `with {', '.join(self._unread_items(needed or unread))}`, whose body ends and whose context "
+            "manager is not read here: the call runs only where it swallows an exception, which is not known here)"
+        )
+
+    def _unread_withs(self, body: cst.CSTNode, into_defs: bool = True) -> list[cst.With]:
+        """The `with` statements of `body` with a context manager `_manager_read` does not read."""
+        found = iter_statements(body, into_defs=into_defs)
+        return [s for s in found if isinstance(s, cst.With) and self._unread_items([s])]
+
+    def _swallowing_too(self, withs: Sequence[cst.With]) -> Reading:
+        """The flow's reading with `withs` read as swallowing an exception of their body (what if they do)."""
+        return self._reading._replace(swallows=lambda w: any(w is s for s in withs) or self._swallows(w))
 
     def _fallback_finding(self, arg: cst.Arg, bound: str, flags: int) -> bool:
         """HF016 for one value `use_fallback` may hold (`_kernelize_no_fallback`); whether it made a finding."""
@@ -1156,11 +1213,11 @@ class HfFamily(Family):
             return None
         use, path = at[1:]
         if next_pass:
-            reaching = reaching_next_pass(name, use, path, self._swallows) if use is not None and path else []
+            reaching = reaching_next_pass(name, use, path, self._reading) if use is not None and path else []
         elif at_end or use is None:
-            reaching = reaching_bindings(scope, name, self._swallows)
+            reaching = reaching_bindings(scope, name, self._reading)
         else:
-            reaching = reaching_before(scope, name, use, path, self._swallows)
+            reaching = reaching_before(scope, name, use, path, self._reading)
         codes = {self.ctx.code(value) if index is None else None for value, index in reaching}
         if len(codes) != 1 or None in codes:
             return None
@@ -1213,8 +1270,8 @@ class HfFamily(Family):
         statement is not known."""
         use, path = self._statement_at(node)
         if use is None:
-            return reaching_bindings(scope, name, self._swallows)
-        return reaching_before(scope, name, use, path, self._swallows)
+            return reaching_bindings(scope, name, self._reading)
+        return reaching_before(scope, name, use, path, self._reading)
 
     def _set_use_kernels(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         """HF016: `model.set_use_kernels(True)` kernelizes on the model's device: it fails if that is XLA."""
@@ -1621,7 +1678,9 @@ class HfFamily(Family):
         `read_not_cuda_only`: kernels in plain torch for every device), so not KERN003; its kernels are selected
         for no target's device, which `[gptqmodel_on]` says per target (twenty-fifth read)."""
         why = gptqmodel_configs()[1][self.ctx.target.name]
-        for stmt, function, withs in _unguarded_imports(node.body, None, self._swallows):
+        for stmt, function, withs in _unguarded_imports(
+            node.body, None, self._reading, self._swallowing_too(self._unread_withs(node))
+        ):
             if isinstance(stmt, cst.Import):
                 modules = [dotted(a.name) or "" for a in stmt.names]
             else:
@@ -1651,13 +1710,7 @@ class HfFamily(Family):
         file (imported, or an instance bound to a name): its body is read as running whole, as Python runs it
         unless that manager's `__exit__` returns true, which is not known here (twenty-eighth read); "" where
         each is read (`_swallows`)."""
-        unread = [
-            one_line(self.ctx.code(item.item), 60)
-            for w in withs
-            if isinstance(w, cst.With)
-            for item in w.items
-            if not self._manager_read(_manager_of(item.item))
-        ]
+        unread = self._unread_items(withs)
         if not unread:
             return ""
         return (
@@ -1665,12 +1718,44 @@ class HfFamily(Family):
             "of this file): read as running its body (whether it swallows an exception is not known here)"
         )
 
+    def _unread_items(self, withs: Sequence[cst.CSTNode]) -> list[str]:
+        """The items of `with` statements whose context manager `_manager_read` does not read, quoted on one line."""
+        return [
+            one_line(self.ctx.code(item.item), 60)
+            for w in withs
+            if isinstance(w, cst.With)
+            for item in w.items
+            if not self._manager_read(_manager_of(item.item))
+        ]
+
     def _manager_read(self, called: cst.BaseExpression) -> bool:
         """Whether `_swallows` reads a context manager: one of the file's top-level classes or generators, or one
-        it knows swallows (`_SWALLOWING`, `_SWALLOWING_METHODS`)."""
+        it knows swallows (`_SWALLOWING`, `_SWALLOWING_METHODS`) or never does (`_NOT_SWALLOWING`)."""
         if isinstance(called, cst.Name) and called.value in self._top_defs():
             return True
-        return self.ctx.qualname(called) in _SWALLOWING or _swallowing_method(called)
+        known = _SWALLOWING | _NOT_SWALLOWING
+        return self._name_or_builtin(called) in known or _swallowing_method(called)
+
+    def _name_or_builtin(self, node: cst.BaseExpression) -> str | None:
+        """A name's qualified name; a builtin's (`open`: `builtins.open`, `exit`) where the name is neither imported,
+        nor bound by the walk's functions, nor bound at the file's top level."""
+        qual = self.ctx.qualname(node)
+        if qual is not None or not isinstance(node, cst.Name):
+            return qual
+        name = node.value
+        local = self.ctx.scopes.shadows(name) or name in self._top_defs() or name in self._module_names()
+        return None if local else f"builtins.{name}"
+
+    def _module_names(self) -> frozenset[str]:
+        """The names the file's top-level statements assign (`exit = ...`), read once, at a builtin's name only."""
+        if self._assigned is None:
+            self._assigned = frozenset(name for name, _ in name_assignments(self.ctx.module))
+        return self._assigned
+
+    def _own_def(self, name: str) -> cst.ClassDef | cst.FunctionDef | None:
+        """The file's top-level class or function a name read in the walk's scope stands for (None where a function
+        of the walk binds the name itself, or the file defines none)."""
+        return None if self.ctx.scopes.shadows(name) else self._top_defs().get(name)
 
     def _top_defs(self) -> dict[str, cst.ClassDef | cst.FunctionDef]:
         """The classes and functions the module defines at its top level, by name (read at a `with` only)."""
