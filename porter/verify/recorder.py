@@ -50,6 +50,29 @@ if TYPE_CHECKING:
 OUTPUT_NOISE = 2.0**-17
 
 
+def _loss_of(tensors, seeds) -> torch.Tensor | None:
+    """The float64 scalar a backward call takes the gradient of: a scalar loss itself (unscaled,
+    where a `GradScaler` scaled it), a tensor given its gradient the sum of the two's product, a
+    list of them the sum; None where a part is neither (complex, sparse, of no values). Only a
+    lone scalar was recorded: a port that called `per_sample.backward(weights)` or
+    `torch.autograd.backward([l1, l2])` recorded no loss, and failed though faithful (twenty-ninth read)."""
+    many = isinstance(tensors, (tuple, list))
+    ts = list(tensors) if many else [tensors]
+    gs = list(seeds) if isinstance(seeds, (tuple, list)) else [seeds] * len(ts)
+    total = None
+    for t, g in zip(ts, gs):
+        if not isinstance(t, torch.Tensor) or t.is_complex() or unsampled(t) is not None:
+            return None
+        if t.numel() == 1:
+            part = getattr(t, "_porter_unscaled", t).detach().reshape(()).to(torch.float64)
+        elif isinstance(g, torch.Tensor) and g.shape == t.shape and not g.is_complex() and unsampled(g) is None:
+            part = (t.detach().to(torch.float64) * g.detach().to(device=t.device, dtype=torch.float64)).sum()
+        else:
+            return None
+        total = part if total is None else total + part.to(total.device)
+    return total
+
+
 def _versions(output) -> tuple[tuple[int, int | None], ...]:
     """Each tensor of a module's output (`_tensors_of`: a dataclass's fields too) by identity and
     version counter (None for a tensor without one, made under inference mode): an in-place
@@ -677,6 +700,11 @@ class Recorder:
         self.step = 0
         self.steps: list[dict] = []
         self.pending: list[torch.Tensor] = []  # backward scalars since the last step
+        # the scalars `torch.autograd.grad` took the gradient of since the last step: the step's
+        # loss where it called no backward (a program that sets `p.grad` from `autograd.grad`
+        # recorded no loss, and its faithful port failed on "the loss curves part": twenty-ninth read)
+        self.grad_pending: list[torch.Tensor] = []
+        self.grads_open = 0  # `torch.autograd.grad` calls running (the recorder's wrapper)
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
@@ -797,14 +825,7 @@ class Recorder:
     def install(self) -> None:
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-        self._orig_backward = torch.autograd.backward
-        recorder = self
-
-        def backward(tensors, *args, **kwargs):
-            recorder.on_backward(tensors)
-            return recorder._orig_backward(tensors, *args, **kwargs)
-
-        torch.autograd.backward = backward
+        self._wrap_gradients()
         scaler_cls = torch.amp.grad_scaler.GradScaler
         orig_scale = scaler_cls.scale
 
@@ -843,17 +864,45 @@ class Recorder:
             self.shape_log.install_syncs()
             self.shape_log.__enter__()
 
+    def _wrap_gradients(self) -> None:
+        """Record the scalar each `torch.autograd.backward` and `torch.autograd.grad` call of the
+        program takes the gradient of (`on_backward`)."""
+        self._orig_backward = torch.autograd.backward
+        recorder = self
+
+        def backward(tensors, grad_tensors=None, *args, **kwargs):
+            recorder.on_backward(tensors, grad_tensors, recorder.pending)
+            return recorder._orig_backward(tensors, grad_tensors, *args, **kwargs)
+
+        def grad(outputs, *args, **kwargs):
+            # a torch function mode (porter's probes among them) calls it again, by its public name
+            if recorder.grads_open:
+                return recorder._orig_grad(outputs, *args, **kwargs)
+            seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
+            if not kwargs.get("is_grads_batched"):
+                recorder.on_backward(outputs, seeds, recorder.grad_pending)
+            recorder.grads_open += 1
+            try:
+                return recorder._orig_grad(outputs, *args, **kwargs)
+            finally:
+                recorder.grads_open -= 1
+
+        torch.autograd.backward = backward
+        self._orig_grad = torch.autograd.grad
+        torch.autograd.grad = grad
+
     # ------------------------------------------------------------------ hooks
     @_held
-    def on_backward(self, tensors) -> None:
-        if self.finished:
+    def on_backward(self, tensors, seeds, into: list) -> None:
+        """The scalar a `torch.autograd.backward` (or `.grad`) call takes the gradient of, kept in
+        `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own."""
+        if self.finished or torch._C._current_graph_task_id() != -1:
             return
-        t = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
-        if isinstance(t, torch.Tensor) and t.numel() == 1:
-            self.loss_devices.add(t.device.type)
-            base = getattr(t, "_porter_unscaled", t)
-            with self.own_work():
-                self.pending.append(base.detach().reshape(()).to(torch.float64))
+        with self.own_work():
+            loss = _loss_of(tensors, seeds)
+        if loss is not None:
+            self.loss_devices.add(loss.device.type)
+            into.append(loss)
 
     @_held
     def on_first_call(self, module, args) -> None:
@@ -1180,7 +1229,7 @@ class Recorder:
         self.step += 1
         pre = getattr(self, "_pre", {"grad_norm": None, "lr": []})
         entry = {
-            "losses": self.pending,
+            "losses": self.pending or self.grad_pending,
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),
@@ -1193,7 +1242,7 @@ class Recorder:
         if counts is not None:  # collectives since the last step (porter.verify.collectives)
             entry["collectives"] = dict(counts)
             counts.clear()
-        self.pending = []
+        self.pending, self.grad_pending = [], []
         self.t_last = now
         self.steps.append(entry)
         if self.xla is not None:
@@ -1532,6 +1581,7 @@ class Recorder:
         if threading.get_ident() != self._thread:
             return  # another thread ends the run: the hooks stay, and the main thread waits at its next
         torch.autograd.backward = self._orig_backward
+        torch.autograd.grad = self._orig_grad
         for h in self.handles:
             h.remove()
 
