@@ -1064,9 +1064,13 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | 
     holds (`_group_pairs`): paired by count, a port that split the reference's groups of other
     rates failed on the rate, and one that swapped two groups' rates passed (twenty-seventh read).
     Unnamed groups are paired by count where the counts agree, else alike only if every group of
-    both runs at one rate; None (not compared) where they cannot be paired."""
+    both runs at one rate; None (not compared) where they cannot be paired. Groups no pair holds (one
+    `add_param_group` added after step 1, unfreezing a layer) are unnamed groups: left out, a port
+    that unfroze it at another rate passed (twenty-ninth read); there, other counts and rates fail."""
     if pairs is not None:
-        return all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in pairs)
+        rest = [[r for k, r in enumerate(lrs) if k not in {p[side] for p in pairs}] for side, lrs in enumerate((a, b))]
+        paired = all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in pairs)
+        return paired and bool(_lrs_close(rest[0], rest[1], None))
     if len(a) == len(b):
         return all(_close(x, y, LR_RTOL, 0.0) for x, y in zip(a, b))
     if bool(a and b) and all(_close(a[0], y, LR_RTOL, 0.0) for y in (*a, *b)):

@@ -90,3 +90,51 @@ def test_the_loss_of_every_way_of_taking_gradients_is_recorded(tmp_path):
     torch.testing.assert_close(
         torch.tensor(recorded, dtype=torch.float64), torch.tensor(expected, dtype=torch.float64), rtol=1e-6, atol=1e-7
     )
+
+
+def _unfrozen_weights(torch, rates: list[float]) -> list:
+    """The oracle of `add_param_group`: two Linears, SGD on the first, the second unfrozen before
+    the third step's update in one group a rate of `rates` (its weight, then its bias)."""
+    torch.manual_seed(0)
+    a, b = torch.nn.Linear(4, 8), torch.nn.Linear(8, 2)
+    opt = torch.optim.SGD(a.parameters(), lr=0.1)
+    x = torch.randn(16, 4)
+    for step in range(1, 4):
+        opt.zero_grad()
+        b(torch.tanh(a(x))).pow(2).mean().backward()
+        if step == 3:
+            for p, lr in zip(b.parameters(), rates if len(rates) == 2 else rates * 2):
+                opt.add_param_group({"params": [p], "lr": lr})
+        opt.step()
+    return [p.detach().clone() for p in (*a.parameters(), *b.parameters())]
+
+
+def test_a_parameter_group_added_after_step_one_has_its_learning_rate_compared():
+    """Step 1's groups name their parameters, and each step's rates were compared by those pairs
+    alone: a group `add_param_group` added later (a layer unfrozen at step 3) was no pair, and a
+    port that unfroze it at 0.5 where the reference used 0.1 PASSED ("learning rate agree"), its
+    weights not the reference's (assert_close). Groups no pair holds are now compared as unnamed
+    groups are: the 0.5 fails; the same rate, or the new group split in two at that rate, passes."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _group_pairs, _step_row
+
+    manifest = {"param_groups": [["0.weight", "0.bias"]]}
+    pairs = _group_pairs(manifest, manifest)
+
+    def lr_ok(ref_lrs: list[float], port_lrs: list[float]) -> bool | None:
+        a = {"loss": 1.0, "grad_norm": 1.0, "lr": ref_lrs}
+        b = {"loss": 1.0, "grad_norm": 1.0, "lr": port_lrs}
+        return _step_row(2, a, b, None, ((1e-4, 1e-5), (1e-3, 1e-5)), pairs)["lr_ok"]
+
+    reference = _unfrozen_weights(torch, [0.1])
+    torch.testing.assert_close(_unfrozen_weights(torch, [0.1, 0.1]), reference)  # split: faithful
+    try:
+        torch.testing.assert_close(_unfrozen_weights(torch, [0.5]), reference)
+    except AssertionError:
+        pass
+    else:
+        raise AssertionError("the oracle: another rate for the unfrozen layer gives other weights")
+    assert lr_ok([0.1, 0.1], [0.1, 0.5]) is False
+    assert lr_ok([0.1, 0.1], [0.1, 0.1]) is True
+    assert lr_ok([0.1, 0.1], [0.1, 0.1, 0.1]) is True
+    assert lr_ok([0.1, 0.1], [0.1]) is False  # the port never unfroze it: the rates past the pairs differ
