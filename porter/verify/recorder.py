@@ -1181,10 +1181,38 @@ class Recorder:
             self.opt_ref = weakref.ref(opt)
         return self.opt_ref() is opt
 
-    @_held
-    def on_pre_step(self, opt, args, kwargs) -> None:
+    def on_pre_step(self, opt, args, kwargs) -> tuple | None:
         if self.finished or not self._counted(opt):
-            return
+            return None
+        closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # (args[0]: the optimizer)
+        if not callable(closure):
+            self._before_step(opt)
+            return None
+        return self._closure_wrapped(opt, closure, args, kwargs)
+
+    def _closure_wrapped(self, opt, closure, args: tuple, kwargs: dict) -> tuple:
+        """The step's arguments, its closure recording the step's start after its first call: a
+        step given a closure (LBFGS's form; every optimizer takes one) runs the forward and
+        backward inside it, after the pre-step hook, so its initial weights were named
+        `<optimizer>.paramN` (no module called yet) and its gradient norm was the last step's,
+        NaN at step 1 (twenty-ninth read)."""
+        first = [True]
+
+        def closure_recorded():
+            out = closure()
+            if first[0]:
+                first[0] = False
+                self._before_step(opt)
+            return out
+
+        if len(args) > 1:
+            return (args[0], closure_recorded, *args[2:]), kwargs
+        return args, {**kwargs, "closure": closure_recorded}
+
+    @_held
+    def _before_step(self, opt) -> None:
+        """The step's start: step 1's initial weights, the copies' rates, the gradient norm, the
+        learning rates and the parameters without a gradient."""
         with self.own_work():
             if self.step == 0:
                 self._first_step_params(opt)

@@ -138,3 +138,51 @@ def test_a_parameter_group_added_after_step_one_has_its_learning_rate_compared()
     assert lr_ok([0.1, 0.1], [0.1, 0.1]) is True
     assert lr_ok([0.1, 0.1], [0.1, 0.1, 0.1]) is True
     assert lr_ok([0.1, 0.1], [0.1]) is False  # the port never unfroze it: the rates past the pairs differ
+
+
+_CLOSURE_STEPS = """\
+import json, sys
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(16, 4)
+norms = []
+
+
+def closure():
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    norms.append(float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))))
+    return loss
+
+
+for step in range(3):
+    opt.step(closure)
+    if len(sys.argv) > 1:
+        json.dump(norms, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_step_given_a_closure_records_its_weights_by_name_and_its_own_gradient_norm(tmp_path):
+    """`opt.step(closure)` (LBFGS's form; SGD and Adam take it too) runs the forward and backward
+    inside the step, after the pre-step hook: the initial weights were recorded before any module
+    was called, named `<optimizer>.param0..3` (a FAIL said "first: <optimizer>.param3[0]", not
+    `2.bias`), and the gradient norm was read before the closure made the gradients: NaN at step 1,
+    the last step's after. The recorder now reads them after the closure's first call: the model's
+    names, and each step's norm the program's own (assert_close)."""
+    torch = need("torch")
+    tree = _tree(tmp_path, _CLOSURE_STEPS)
+    oracle = tmp_path / "norms.json"
+    subprocess.run([sys.executable, "train.py", str(oracle)], cwd=tree, check=True, timeout=300)
+    rec = _record(tmp_path, tree, timeout=300, steps=3)
+    assert rec.status == "ok", (rec.status, rec.error)
+    manifest = rec.trace.manifest
+    assert [p["name"] for p in manifest["parameters"]] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    torch.testing.assert_close(
+        torch.tensor([s["grad_norm"] for s in manifest["steps"]], dtype=torch.float64),
+        torch.tensor(json.loads(oracle.read_text()), dtype=torch.float64),
+        rtol=1e-6,
+        atol=1e-7,
+    )
