@@ -50,6 +50,29 @@ if TYPE_CHECKING:
 OUTPUT_NOISE = 2.0**-17
 
 
+def _loss_of(tensors, seeds) -> torch.Tensor | None:
+    """The float64 scalar a backward call takes the gradient of: a scalar loss itself (unscaled,
+    where a `GradScaler` scaled it), a tensor given its gradient the sum of the two's product, a
+    list of them the sum; None where a part is neither (complex, sparse, of no values). Only a
+    lone scalar was recorded: a port that called `per_sample.backward(weights)` or
+    `torch.autograd.backward([l1, l2])` recorded no loss, and failed though faithful (twenty-ninth read)."""
+    many = isinstance(tensors, (tuple, list))
+    ts = list(tensors) if many else [tensors]
+    gs = list(seeds) if isinstance(seeds, (tuple, list)) else [seeds] * len(ts)
+    total = None
+    for t, g in zip(ts, gs):
+        if not isinstance(t, torch.Tensor) or t.is_complex() or unsampled(t) is not None:
+            return None
+        if t.numel() == 1:
+            part = getattr(t, "_porter_unscaled", t).detach().reshape(()).to(torch.float64)
+        elif isinstance(g, torch.Tensor) and g.shape == t.shape and not g.is_complex() and unsampled(g) is None:
+            part = (t.detach().to(torch.float64) * g.detach().to(device=t.device, dtype=torch.float64)).sum()
+        else:
+            return None
+        total = part if total is None else total + part.to(total.device)
+    return total
+
+
 def _versions(output) -> tuple[tuple[int, int | None], ...]:
     """Each tensor of a module's output (`_tensors_of`: a dataclass's fields too) by identity and
     version counter (None for a tensor without one, made under inference mode): an in-place
@@ -681,6 +704,11 @@ class Recorder:
         self.step = 0
         self.steps: list[dict] = []
         self.pending: list[torch.Tensor] = []  # backward scalars since the last step
+        # the scalars `torch.autograd.grad` took the gradient of since the last step: the step's
+        # loss where it called no backward (a program that sets `p.grad` from `autograd.grad`
+        # recorded no loss, and its faithful port failed on "the loss curves part": twenty-ninth read)
+        self.grad_pending: list[torch.Tensor] = []
+        self.grads_open = 0  # `torch.autograd.grad` calls running (the recorder's wrapper)
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
@@ -801,14 +829,7 @@ class Recorder:
     def install(self) -> None:
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-        self._orig_backward = torch.autograd.backward
-        recorder = self
-
-        def backward(tensors, *args, **kwargs):
-            recorder.on_backward(tensors)
-            return recorder._orig_backward(tensors, *args, **kwargs)
-
-        torch.autograd.backward = backward
+        self._wrap_gradients()
         scaler_cls = torch.amp.grad_scaler.GradScaler
         orig_scale = scaler_cls.scale
 
@@ -847,17 +868,45 @@ class Recorder:
             self.shape_log.install_syncs()
             self.shape_log.__enter__()
 
+    def _wrap_gradients(self) -> None:
+        """Record the scalar each `torch.autograd.backward` and `torch.autograd.grad` call of the
+        program takes the gradient of (`on_backward`)."""
+        self._orig_backward = torch.autograd.backward
+        recorder = self
+
+        def backward(tensors, grad_tensors=None, *args, **kwargs):
+            recorder.on_backward(tensors, grad_tensors, recorder.pending)
+            return recorder._orig_backward(tensors, grad_tensors, *args, **kwargs)
+
+        def grad(outputs, *args, **kwargs):
+            # a torch function mode (porter's probes among them) calls it again, by its public name
+            if recorder.grads_open:
+                return recorder._orig_grad(outputs, *args, **kwargs)
+            seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
+            if not kwargs.get("is_grads_batched"):
+                recorder.on_backward(outputs, seeds, recorder.grad_pending)
+            recorder.grads_open += 1
+            try:
+                return recorder._orig_grad(outputs, *args, **kwargs)
+            finally:
+                recorder.grads_open -= 1
+
+        torch.autograd.backward = backward
+        self._orig_grad = torch.autograd.grad
+        torch.autograd.grad = grad
+
     # ------------------------------------------------------------------ hooks
     @_held
-    def on_backward(self, tensors) -> None:
-        if self.finished:
+    def on_backward(self, tensors, seeds, into: list) -> None:
+        """The scalar a `torch.autograd.backward` (or `.grad`) call takes the gradient of, kept in
+        `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own."""
+        if self.finished or torch._C._current_graph_task_id() != -1:
             return
-        t = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
-        if isinstance(t, torch.Tensor) and t.numel() == 1:
-            self.loss_devices.add(t.device.type)
-            base = getattr(t, "_porter_unscaled", t)
-            with self.own_work():
-                self.pending.append(base.detach().reshape(()).to(torch.float64))
+        with self.own_work():
+            loss = _loss_of(tensors, seeds)
+        if loss is not None:
+            self.loss_devices.add(loss.device.type)
+            into.append(loss)
 
     @_held
     def on_first_call(self, module, args) -> None:
@@ -1136,10 +1185,38 @@ class Recorder:
             self.opt_ref = weakref.ref(opt)
         return self.opt_ref() is opt
 
-    @_held
-    def on_pre_step(self, opt, args, kwargs) -> None:
+    def on_pre_step(self, opt, args, kwargs) -> tuple | None:
         if self.finished or not self._counted(opt):
-            return
+            return None
+        closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # (args[0]: the optimizer)
+        if not callable(closure):
+            self._before_step(opt)
+            return None
+        return self._closure_wrapped(opt, closure, args, kwargs)
+
+    def _closure_wrapped(self, opt, closure, args: tuple, kwargs: dict) -> tuple:
+        """The step's arguments, its closure recording the step's start after its first call: a
+        step given a closure (LBFGS's form; every optimizer takes one) runs the forward and
+        backward inside it, after the pre-step hook, so its initial weights were named
+        `<optimizer>.paramN` (no module called yet) and its gradient norm was the last step's,
+        NaN at step 1 (twenty-ninth read)."""
+        first = [True]
+
+        def closure_recorded():
+            out = closure()
+            if first[0]:
+                first[0] = False
+                self._before_step(opt)
+            return out
+
+        if len(args) > 1:
+            return (args[0], closure_recorded, *args[2:]), kwargs
+        return args, {**kwargs, "closure": closure_recorded}
+
+    @_held
+    def _before_step(self, opt) -> None:
+        """The step's start: step 1's initial weights, the copies' rates, the gradient norm, the
+        learning rates and the parameters without a gradient."""
         with self.own_work():
             if self.step == 0:
                 self._first_step_params(opt)
@@ -1184,7 +1261,7 @@ class Recorder:
         self.step += 1
         pre = getattr(self, "_pre", {"grad_norm": None, "lr": []})
         entry = {
-            "losses": self.pending,
+            "losses": self.pending or self.grad_pending,
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),
@@ -1197,7 +1274,7 @@ class Recorder:
         if counts is not None:  # collectives since the last step (porter.verify.collectives)
             entry["collectives"] = dict(counts)
             counts.clear()
-        self.pending = []
+        self.pending, self.grad_pending = [], []
         self.t_last = now
         self.steps.append(entry)
         if self.xla is not None:
@@ -1538,6 +1615,7 @@ class Recorder:
         if threading.get_ident() != self._thread:
             return  # another thread ends the run: the hooks stay, and the main thread waits at its next
         torch.autograd.backward = self._orig_backward
+        torch.autograd.grad = self._orig_grad
         for h in self.handles:
             h.remove()
 

@@ -121,7 +121,9 @@ def _loss_curves(r: ScriptResult) -> list[Section]:
                     f"precision regime: {r.regime}; loss tolerance rtol/atol {t.get('loss')}",
                     floor_note + " (the column 'noise allows' is that margin times the floor)",
                     "loss = the sum of the scalars backward() was called on in the step "
-                    "(gradient accumulation: the micro-batch losses); step time = wall time "
+                    "(gradient accumulation: the micro-batch losses; a tensor given its gradient: "
+                    "the sum of their product; a step with no backward: what torch.autograd.grad "
+                    "took the gradient of); step time = wall time "
                     "between optimizer steps (the first includes start-up)",
                 ],
             )

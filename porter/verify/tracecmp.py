@@ -1067,9 +1067,13 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | 
     rate. Of equal counts: alike where their rates agree in order (said: `_groups_by_order`),
     differing where a rate of one side is no group's on the other, else (the same rates in
     another order: a faithful port that listed its groups otherwise failed, paired by order;
-    twenty-eighth read's leftover) None, not compared, as where the counts differ."""
+    twenty-eighth read's leftover) None, not compared, as where the counts differ. Groups no pair
+    holds (one `add_param_group` added after step 1, unfreezing a layer) are read as unnamed groups
+    and must be alike: left out, a port that unfroze it at another rate passed (twenty-ninth read)."""
     if pairs is not None:
-        return all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in pairs)
+        rest = [[r for k, r in enumerate(lrs) if k not in {p[side] for p in pairs}] for side, lrs in enumerate((a, b))]
+        paired = all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in pairs)
+        return paired and bool(_lrs_close(rest[0], rest[1], None))
     if bool(a and b) and all(_close(a[0], y, LR_RTOL, 0.0) for y in (*a, *b)):
         return True
     if len(a) != len(b):
