@@ -57,6 +57,11 @@ def test_a_non_blocking_stdout_that_fills_loses_no_byte(tmp_path, fmt):
     assert (code, said) == (1, "") and data == whole.stdout, (code, said, len(data), len(whole.stdout))
 
 
+def _hang_up_default() -> None:
+    """A child's SIGHUP as a terminal's session gives it: a suite run under `nohup` starts porter with it ignored."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 _HANG_UP = """
 import os, signal, importlib
 mod = importlib.import_module({module!r})
@@ -91,7 +96,12 @@ def test_a_terminal_that_closes_ends_the_run_as_sigterm_does(tmp_path, args, mod
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "NO_COLOR": "1"}
     env["XDG_CACHE_HOME"] = str(tmp_path / ".cache")
     out = subprocess.run(
-        [sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, capture_output=True, timeout=180
+        [sys.executable, "-m", "porter", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=180,
+        preexec_fn=_hang_up_default,
     )
     err = out.stderr.decode()
     assert (out.returncode, "Traceback" in err) == (128 + signal.SIGHUP, False), (out.returncode, err)
@@ -151,7 +161,12 @@ def test_a_signal_while_the_command_imports_ends_as_a_signal_not_a_traceback(tmp
     (hook / "sitecustomize.py").write_text(_SIGNAL_ON_IMPORT.format(signal=name))
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "NO_COLOR": "1"}
     out = subprocess.run(
-        [sys.executable, "-m", "porter", "rules"], cwd=tmp_path, env=env, capture_output=True, timeout=180
+        [sys.executable, "-m", "porter", "rules"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=180,
+        preexec_fn=_hang_up_default,
     )
     err = out.stderr.decode()
     assert (out.returncode, err) == (128 + getattr(signal, name), f"porter: interrupted ({name}).\n")
@@ -166,5 +181,5 @@ def test_a_hangup_while_parity_workers_run_removes_their_work_folders(tmp_path):
         "(d / 'trace.safetensors').write_bytes(b'x')\nos.kill(os.getpid(), signal.SIGHUP)\ntime.sleep(60)\n"
     )
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", body], env=env, timeout=120, check=False)
+    out = subprocess.run([sys.executable, "-c", body], env=env, timeout=120, check=False, preexec_fn=_hang_up_default)
     assert (out.returncode, list(tmp_path.glob("porter-trace-*"))) == (128 + signal.SIGHUP, [])
