@@ -331,6 +331,7 @@ _INCLUDE_DEPTH = 2  # the file's headers and theirs
 
 # a header `headers` read: its path (from the working folder), its `stat` before it was read and
 # its bytes, comments blanked; None and b"" where none could be read (a header made later is read then)
+# or none is read (a link out of the tree: its `stat` is still recorded, so a copy put in its place is read)
 Header = tuple[Path, os.stat_result | None, bytes]
 
 
@@ -348,20 +349,29 @@ def headers(source: bytes, path: Path, tree: Path | None = None, dirs: tuple[Pat
     each read as a source is): where a key macro of the file is looked for (`_included_defines`), so
     what the cache's key of its registrations hashes beside its own bytes (`sha256_with`). A header
     whose real path is not in `tree` (by default `tree_of(path)`: a link out of it) is not read, as
-    the kernels' own include search reads none (it was: twenty-eighth read's leftover)."""
+    the kernels' own include search reads none (it was: twenty-eighth read's leftover); its `stat`
+    is kept with the rest, so that a copy put in its place is read (the stat index vouched for the
+    source on, and its old key: twenty-ninth cache2 read). An `#include` in a comment or in a branch
+    no default build compiles (`#ifdef USE_ROCM`) is none: its header's `#define`s came first, and
+    the ROCm build's key was read (twenty-ninth cache2 read)."""
     top = os.path.realpath(tree if tree is not None else tree_of(path))
     out: list[Header] = []
-    queue = [(source, path.parent, 1)]
+    queue = [(blank_comments(source), path, 1)]
     seen: set[Path] = set()
     while queue:
-        text, folder, depth = queue.pop(0)
+        text, at, depth = queue.pop(0)
+        folder, unbuilt = at.parent, None
         for m in _INCLUDE.finditer(text):
+            unbuilt = unbuilt or _unbuilt_at(text, at)  # (an `#include` in `#ifdef USE_ROCM` is none)
             name = os.fsdecode(m.group(1))
+            if unbuilt(m.start()):
+                continue
             target = next((f / name for f in (folder, *dirs) if os.path.isfile(f / name)), folder / name)
             if os.path.isabs(name) or target in seen or len(seen) >= _INCLUDES:
                 continue
             seen.add(target)
             if not _in_tree(os.path.realpath(target), top):
+                out.append((target, None, b""))  # (not read, but its `stat` looked at: a copy put there is read)
                 continue
             try:
                 st, data = read_regular_stat(target, MAX_PARSE_BYTES)
@@ -371,7 +381,7 @@ def headers(source: bytes, path: Path, tree: Path | None = None, dirs: tuple[Pat
             data = blank_comments(data)  # (`#define KEY CUDA /* the device */` was "no key porter reads")
             out.append((target, st, data))
             if depth < _INCLUDE_DEPTH:
-                queue.append((data, target.parent, depth + 1))
+                queue.append((data, target, depth + 1))
     return out
 
 
