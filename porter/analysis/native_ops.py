@@ -362,7 +362,7 @@ def headers(source: bytes, path: Path, tree: Path | None = None, dirs: tuple[Pat
         text, at, depth = queue.pop(0)
         folder, unbuilt = at.parent, None
         for m in _INCLUDE.finditer(text):
-            unbuilt = unbuilt or _unbuilt_at(text, at)  # (an `#include` in `#ifdef USE_ROCM` is none)
+            unbuilt = unbuilt or _unbuilt_at(text, path)  # (in `#ifdef USE_ROCM`: none, as `_included_defines`)
             name = os.fsdecode(m.group(1))
             if unbuilt(m.start()):
                 continue
@@ -402,7 +402,10 @@ def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, .
     definition of a name is kept."""
     out: dict[bytes, bytes] = {}
     for target, _, data in headers(source, path, tree, dirs):
-        unbuilt = _unbuilt_at(data, target)  # (a `#define` under `#ifdef USE_ROCM` is none)
+        # (a `#define` under `#ifdef USE_ROCM` is none; `#ifdef __CUDACC__` is decided by the compiler of
+        # the source that includes the header: keys.h's `#ifndef __CUDACC__` / `#define KEY CPU` was read
+        # in a .cu, and its op not CUDA-only: twenty-ninth cache2 read)
+        unbuilt = _unbuilt_at(data, path)
         for d in _DEFINE.finditer(data):
             if not unbuilt(d.start()):
                 out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))

@@ -76,3 +76,13 @@ def test_an_include_no_build_compiles_is_not_read(project, include):
     (project / "csrc/hip_keys.h").write_text("#define DEVICE_KEY HIP\n")
     (project / "csrc/mla.cu").write_text(REGISTERS.replace('#include "keys.h"\n', include))
     assert "GUARD004" in _codes(None)["pkg/backend.py"]
+
+
+def test_a_header_s_cuda_branches_are_decided_by_the_source_that_includes_it(project):
+    """keys.h: `#ifndef __CUDACC__` / `#define DEVICE_KEY CPU` / `#else` / `#define DEVICE_KEY CUDA`.
+    Included by csrc/mla.cu, nvcc compiles it with `__CUDACC__` defined: the op's key is CUDA, and it
+    is CUDA-only (GUARD004). The header's branches were decided by its own suffix (`.h`: a host
+    compiler's, `__CUDACC__` not decided), both were read, the first won: CPU, and lint said nothing
+    (twenty-ninth cache2 read)."""
+    (project / "csrc/keys.h").write_text("#ifndef __CUDACC__\n#define DEVICE_KEY CPU\n#else\n#define DEVICE_KEY CUDA\n#endif\n")
+    assert "GUARD004" in _codes(None)["pkg/backend.py"]
