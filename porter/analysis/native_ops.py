@@ -401,7 +401,7 @@ def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, .
     with a CUDA kernel only not CUDA-only to lint (twenty-seventh read's leftover). The first
     definition of a name is kept."""
     out: dict[bytes, bytes] = {}
-    for target, _, data in headers(source, path, tree, dirs):
+    for _, _, data in headers(source, path, tree, dirs):
         # (a `#define` under `#ifdef USE_ROCM` is none; `#ifdef __CUDACC__` is decided by the compiler of
         # the source that includes the header: keys.h's `#ifndef __CUDACC__` / `#define KEY CPU` was read
         # in a .cu, and its op not CUDA-only: twenty-ninth cache2 read)

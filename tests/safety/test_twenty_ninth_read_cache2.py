@@ -84,5 +84,7 @@ def test_a_header_s_cuda_branches_are_decided_by_the_source_that_includes_it(pro
     is CUDA-only (GUARD004). The header's branches were decided by its own suffix (`.h`: a host
     compiler's, `__CUDACC__` not decided), both were read, the first won: CPU, and lint said nothing
     (twenty-ninth cache2 read)."""
-    (project / "csrc/keys.h").write_text("#ifndef __CUDACC__\n#define DEVICE_KEY CPU\n#else\n#define DEVICE_KEY CUDA\n#endif\n")
+    (project / "csrc/keys.h").write_text(
+        "#ifndef __CUDACC__\n#define DEVICE_KEY CPU\n#else\n#define DEVICE_KEY CUDA\n#endif\n"
+    )
     assert "GUARD004" in _codes(None)["pkg/backend.py"]
