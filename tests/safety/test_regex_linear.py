@@ -140,6 +140,9 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.kernels.scaffold._c_writes": {"name": "out", "alt": "out|p"},
     "porter.kernels.scaffold._passed": {"alt": "out|p"},
     "porter.kernels.scaffold._functor": {"name": "op"},
+    # (the first wave's two, merged without samples: twenty-ninth cache2 read)
+    "porter.analysis.native_ops.__init__": {"self": type("Registering", (), {"_macros": {b"REG": 0, b"IMPL": 0}})()},
+    "porter.kernels.inventory._unread_marks": {"marks": "\u0303\u0301"},
 }
 
 # Call-time patterns (by site) only ever matched at one place, like ANCHORED (re.match and
