@@ -1,0 +1,111 @@
+"""The twenty-ninth read of terminal output, second wave (term2, on ca53b8b): each test failed there."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import signal
+import subprocess
+import sys
+import termios
+
+import pytest
+
+from tests.safety.conftest import CUDA, REPO
+
+_WAIT = """
+import importlib, os, time
+mod = importlib.import_module({module!r})
+real, calls = getattr(mod, {name!r}), []
+def wrapped(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == {nth}:
+        open({marker!r}, "w").close()
+        time.sleep(60)  # the terminal closes while porter is in this call
+    return real(*args, **kwargs)
+setattr(mod, {name!r}, wrapped)
+"""
+
+
+def _own_terminal() -> None:
+    """The child leads a session whose controlling terminal is its stdin (a pty's far end), as a
+    login shell's command does: closing the near end hangs the terminal up and sends SIGHUP."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _closed_under(argv: list[str], cwd, env: dict, marker) -> int:
+    """`argv` on a pty of its own that is closed once `marker` exists; its exit status."""
+    near, far = os.openpty()
+    run = subprocess.Popen(argv, cwd=cwd, env=env, stdin=far, stdout=far, stderr=far, preexec_fn=_own_terminal)
+    os.close(far)
+    while not marker.exists() and run.poll() is None:
+        if select.select([near], [], [], 0.1)[0]:
+            try:
+                os.read(near, 1 << 16)  # (what it says before: the pty must not fill)
+            except OSError:
+                break
+    os.close(near)
+    return run.wait(timeout=180)
+
+
+@pytest.mark.skipif(not hasattr(termios, "TIOCSCTTY"), reason="a controlling terminal is POSIX's")
+def test_a_closed_terminal_ends_the_run_with_sighups_code_and_its_cleanup(tmp_path):
+    # the terminal closes (an ssh session dropped): the kernel hangs it up, then sends SIGHUP. The
+    # run's cleanup said what was written to the terminal, met EIO and ended as "cannot write the
+    # output", exit 2, where SIGHUP's code is 129 (the first wave's test sent SIGHUP to a live pipe)
+    (tmp_path / "src").mkdir()
+    for i in range(3):
+        (tmp_path / "src" / f"m{i}").mkdir()
+        (tmp_path / "src" / f"m{i}" / "m.py").write_bytes(CUDA)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    marker = tmp_path / "marker"
+    (hook / "sitecustomize.py").write_text(
+        _WAIT.format(module="porter.report.series", name="_put", nth=2, marker=str(marker))
+    )
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    argv = [sys.executable, "-m", "porter", "rewrite", "src", "--target", "xla", "--split", "series"]
+    code = _closed_under(argv, tmp_path, env, marker)
+    assert code == 128 + signal.SIGHUP, code
+    assert sorted(p.name for p in (tmp_path / "series").iterdir()) == ["0001-m0-devices.patch"]
+
+
+_WORKERS = """
+import os, sys, tempfile, time
+from pathlib import Path
+from porter.verify.procs import WorkerSet
+w = WorkerSet().__enter__()
+d = w.add_temp_dir(Path(tempfile.mkdtemp(prefix="porter-trace-")))
+open({marker!r}, "w").close()
+try:
+    time.sleep(60)
+except SystemExit:
+    print("porter: interrupted (SIGHUP).", file=sys.stderr, flush=True)  # as `trace record` says it
+    raise
+"""
+
+
+@pytest.mark.skipif(not hasattr(termios, "TIOCSCTTY"), reason="a controlling terminal is POSIX's")
+def test_a_closed_terminal_while_parity_workers_run_ends_with_sighups_code(tmp_path):
+    # parity-check's and `trace record`'s worker set ends its workers on SIGHUP, then the command
+    # says it was interrupted: on a hung-up terminal that line raised EIO, a traceback and exit 1
+    marker = tmp_path / "marker"
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    code = _closed_under([sys.executable, "-c", _WORKERS.format(marker=str(marker))], tmp_path, env, marker)
+    assert (code, list(tmp_path.glob("porter-trace-*"))) == (128 + signal.SIGHUP, [])
+
+
+def test_a_terminal_still_there_is_not_taken_for_a_hung_up_one(tmp_path):
+    from porter.core.hangup import hung_up
+
+    near, far = os.openpty()
+    try:
+        assert hung_up(far) is False
+    finally:
+        os.close(near)
+        os.close(far)
+    with open(tmp_path / "f", "w") as f:
+        assert hung_up(f.fileno()) is False
