@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import termios
 
 _STREAMS = (1, 2)  # stdout, stderr
 
@@ -19,6 +18,10 @@ _STREAMS = (1, 2)  # stdout, stderr
 def hung_up(fd: int) -> bool:
     """Whether `fd` is a terminal that has hung up: the kernel answers its every request with
     EIO (a terminal that is there answers `tcgetattr`; a file or a pipe, ENOTTY)."""
+    try:
+        import termios
+    except ImportError:  # no terminals of POSIX's kind
+        return False
     try:
         termios.tcgetattr(fd)
     except termios.error as exc:

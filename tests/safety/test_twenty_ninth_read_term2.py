@@ -22,24 +22,32 @@ def wrapped(*args, **kwargs):
     calls.append(1)
     if len(calls) == {nth}:
         open({marker!r}, "w").close()
-        time.sleep(60)  # the terminal closes while porter is in this call
+        end = time.monotonic() + 60
+        while not os.path.exists({marker!r} + ".closed") and time.monotonic() < end:
+            time.sleep(0.05)  # the terminal closes while porter is in this call
     return real(*args, **kwargs)
 setattr(mod, {name!r}, wrapped)
 """
 
 
-def _own_terminal() -> None:
+def _own_terminal(hang_up=signal.SIG_DFL):
     """The child leads a session whose controlling terminal is its stdin (a pty's far end), as a
-    login shell's command does: closing the near end hangs the terminal up and sends SIGHUP."""
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    login shell's command does: closing the near end hangs the terminal up and sends SIGHUP
+    (`hang_up`: its handler; SIG_IGN as `trap '' HUP`, or a job the shell was told to `disown`)."""
+
+    def start() -> None:
+        signal.signal(signal.SIGHUP, hang_up)
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    return start
 
 
-def _closed_under(argv: list[str], cwd, env: dict, marker) -> int:
-    """`argv` on a pty of its own that is closed once `marker` exists; its exit status."""
+def _closed_under(argv: list[str], cwd, env: dict, marker, hang_up=signal.SIG_DFL) -> int:
+    """`argv` on a pty of its own that is closed once `marker` exists (then `marker`.closed is
+    made); its exit status."""
     near, far = os.openpty()
-    run = subprocess.Popen(argv, cwd=cwd, env=env, stdin=far, stdout=far, stderr=far, preexec_fn=_own_terminal)
+    run = subprocess.Popen(argv, cwd=cwd, env=env, stdin=far, stdout=far, stderr=far, preexec_fn=_own_terminal(hang_up))
     os.close(far)
     while not marker.exists() and run.poll() is None:
         if select.select([near], [], [], 0.1)[0]:
@@ -48,6 +56,7 @@ def _closed_under(argv: list[str], cwd, env: dict, marker) -> int:
             except OSError:
                 break
     os.close(near)
+    marker.with_name(marker.name + ".closed").touch()
     return run.wait(timeout=180)
 
 
@@ -71,6 +80,30 @@ def test_a_closed_terminal_ends_the_run_with_sighups_code_and_its_cleanup(tmp_pa
     code = _closed_under(argv, tmp_path, env, marker)
     assert code == 128 + signal.SIGHUP, code
     assert sorted(p.name for p in (tmp_path / "series").iterdir()) == ["0001-m0-devices.patch"]
+
+
+@pytest.mark.skipif(not hasattr(termios, "TIOCSCTTY"), reason="a controlling terminal is POSIX's")
+def test_a_rewrite_whose_terminal_hung_up_without_a_sighup_still_writes_its_files(tmp_path):
+    # `porter rewrite . & disown` (or under `trap '' HUP`), then the terminal closes: no SIGHUP, and
+    # every write to the terminal fails with EIO. The next progress line ended the run with "cannot
+    # write the output", exit 2, none of the files written; a pipe whose reader left goes on
+    (tmp_path / "src").mkdir()
+    for i in range(4):
+        (tmp_path / "src" / f"m{i}.py").write_bytes(CUDA)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    marker = tmp_path / "marker"
+    (hook / "sitecustomize.py").write_text(
+        _WAIT.format(module="porter.cli.rewrite._Collector", name="__call__", nth=2, marker=str(marker)).replace(
+            "importlib.import_module('porter.cli.rewrite._Collector')",
+            "importlib.import_module('porter.cli.rewrite')._Collector",
+        )
+    )
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    argv = [sys.executable, "-m", "porter", "rewrite", "src", "--target", "xla", "--allow-no-vcs"]
+    code = _closed_under(argv, tmp_path, env, marker, hang_up=signal.SIG_IGN)
+    ported = [p.name for p in sorted((tmp_path / "src").iterdir()) if p.read_bytes() != CUDA]
+    assert (code, ported) == (0, ["m0.py", "m1.py", "m2.py", "m3.py"])
 
 
 _WORKERS = """
