@@ -160,3 +160,25 @@ def test_every_exit_code_of_a_signal_is_documented(doc, where):
     text = (REPO / doc).read_text(encoding="utf-8")
     section = text[text.index(where) :][:2000]
     assert [c for c in INTERRUPTED if str(c) not in section] == [], doc
+
+
+def test_a_diff_of_the_copy_whose_reader_left_still_writes_the_copy(tmp_path):
+    # `rewrite --diff --out-dir` writes the copy and prints its patch: the patch goes past the
+    # console, so the first wave's rule (a command that writes files goes on without its reader)
+    # missed it; the broken pipe ended the run, no copy written, exit 0. `--diff` alone keeps 0.
+    (tmp_path / "src").mkdir()
+    for i in range(3):
+        (tmp_path / "src" / f"m{i}.py").write_bytes(CUDA)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    gone, write = os.pipe()
+    os.close(gone)
+    try:
+        args = ["rewrite", "src", "--target", "xla", "--diff", "--out-dir", "copy"]
+        out = subprocess.run(
+            [sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, stdout=write, stderr=subprocess.PIPE
+        )
+    finally:
+        os.close(write)
+    copy = tmp_path / "copy"
+    ported = sorted(p.name for p in copy.iterdir() if p.read_bytes() != CUDA) if copy.is_dir() else []
+    assert (out.returncode, ported) == (0, ["m0.py", "m1.py", "m2.py"]), out.stderr.decode()[-600:]
