@@ -35,6 +35,10 @@ _state = {"signum": 0, "said": False}
 
 def _on_sigterm(signum: int, frame: object) -> None:
     _state["signum"] = signum
+    if signum != signal.SIGTERM:  # SIGHUP: the cleanup's lines must not meet a closed terminal's EIO
+        from porter.core.hangup import drop_a_hung_up_terminal
+
+        drop_a_hung_up_terminal()
     raise Terminated(signum)
 
 

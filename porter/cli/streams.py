@@ -12,15 +12,23 @@ stderr carries notes and progress, not the findings: where its reader left (`por
 r.sarif 2>&1 | head`) the run ended there with 0, "no findings", and wrote no `-o` file (same read).
 What stderr would have said is dropped, as `2>/dev/null` drops it, and the run goes on to its own
 output and exit code. A stdout whose reader left still ends the run (as ruff).
+
+A terminal that has hung up (closed with SIGHUP ignored or not sent: `porter rewrite . & disown`,
+`trap '' HUP`) is a reader that left, as a pipe's: each write failed with EIO, and `rewrite` ended
+at its next line with "cannot write the output", exit 2, none of its files written (twenty-ninth
+read, second wave). It now meets the same rules as a pipe whose reader left (EPIPE).
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import select
 import stat
 from typing import Any
+
+from porter.core.hangup import hung_up
 
 
 class _SettledWriter(io.RawIOBase):
@@ -48,7 +56,11 @@ class _SettledWriter(io.RawIOBase):
                 return os.write(self._fd, data)
             except BlockingIOError:
                 select.select([], [self._fd], [])
-            except BrokenPipeError:
+            except OSError as exc:
+                if not (isinstance(exc, BrokenPipeError) or (exc.errno == errno.EIO and hung_up(self._fd))):
+                    raise
+                if not self._drop and exc.errno == errno.EIO:
+                    raise BrokenPipeError(errno.EPIPE, "the terminal has hung up") from exc
                 if not self._drop:
                     raise
                 self._gone = True
@@ -56,14 +68,14 @@ class _SettledWriter(io.RawIOBase):
 
 
 def settled(stream: io.TextIOWrapper, stderr: bool) -> io.TextIOWrapper:
-    """`stream`, or, where its fd is in non-blocking mode or is stderr on a pipe or a socket, a
-    stream like it over that fd that writes as `_SettledWriter` does (nothing has been written
+    """`stream`, or, where its fd is in non-blocking mode, a terminal, or stderr on a pipe or a
+    socket, a stream like it over that fd that writes as `_SettledWriter` does (nothing has been written
     yet: the run has not printed)."""
     try:
         fd = stream.fileno()
         mode = os.fstat(fd).st_mode
         piped = stderr and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
-        if os.name != "posix" or (os.get_blocking(fd) and not piped):
+        if os.name != "posix" or (os.get_blocking(fd) and not piped and not os.isatty(fd)):
             return stream
     except (OSError, ValueError):  # no fd (a test's capture), or a closed one
         return stream

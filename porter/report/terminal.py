@@ -65,13 +65,19 @@ def _print_diff_text(console: Console, text: str) -> None:
     if console.record:
         console.out(name(text), end="", highlight=False)
         return
-    if raw is None:  # a text stream: the patch's text as it is (a console would escape CRs)
-        console.file.write(name(text))
+    # written past the console, so a reader that left is the console's to handle (`on_broken_pipe`):
+    # where the command writes files (`rewrite --diff --out-dir`) the run goes on without the patch;
+    # the BrokenPipeError ended it, no copy written, exit 0 (twenty-ninth read, second wave)
+    try:
+        if raw is None:  # a text stream: the patch's text as it is (a console would escape CRs)
+            console.file.write(name(text))
+            console.file.flush()
+            return
         console.file.flush()
-        return
-    console.file.flush()
-    raw.write(text.encode("utf-8", "surrogateescape"))
-    raw.flush()
+        raw.write(text.encode("utf-8", "surrogateescape"))
+        raw.flush()
+    except BrokenPipeError:
+        console.on_broken_pipe()
 
 
 def print_diff(console: Console, result: FileResult | FileReport, path: str | None = None) -> None:

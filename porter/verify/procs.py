@@ -170,6 +170,10 @@ class WorkerSet:
                     pass
 
     def _on_signal(self, signum, frame) -> None:
+        if signum == getattr(signal, "SIGHUP", None):  # (a closed terminal: `core.hangup`)
+            from porter.core.hangup import drop_a_hung_up_terminal
+
+            drop_a_hung_up_terminal()
         self.kill_all()
         for d in self.temp_dirs:
             shutil.rmtree(d, ignore_errors=True)
