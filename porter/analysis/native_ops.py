@@ -69,7 +69,7 @@ _KEY_WORD = re.compile(rb"(?<!\w)(?:(?:torch::)?dispatch\s*\(\s*)?([A-Za-z_]\w*)
 # (`#define KEY \` then `torch::kCPU`: said "a macro this file defines as no key", untrue: twenty-ninth read)
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^\n])*)", re.M)
 _CONTINUED = re.compile(rb"\\\r?\n")
-_DIRECTIVE_LINE = re.compile(rb"[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
+_DIRECTIVE_LINE = re.compile(rb"(?<![ \t])[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
 # as a key is a macro, read where the file defines it
 _CAPITAL_KEYS = frozenset({"CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "MTIA", "MAIA"})
@@ -108,7 +108,7 @@ def registrations(
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body = _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt)
-        body = macros.expand(body) if macros is not None else body
+        body = macros.expand(body, body_start) if macros is not None else body
         for call in _CALL.finditer(body):
             if call.group(1) != var:
                 continue
@@ -404,16 +404,20 @@ def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, .
     return out
 
 
-# `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro, or
-# an object-like one (`#define REG_FOO m.impl(...)`); `F(a...)` (variadic) is neither
-_FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:\(([\w \t,]*)\)|(?!\())((?:\\\r?\n|[^\n])*)", re.M)
+# `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro (its last
+# parameter may be `...`, `__VA_ARGS__` in its body), or an object-like one (`#define REG_FOO m.impl(...)`)
+_FUNCTION_MACRO = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:\(([\w \t,]*(?:\.\.\.)?[ \t]*)\)|(?!\())((?:\\\r?\n|[^\n])*)", re.M
+)
 _TOKEN_PASTE = re.compile(rb"(?<!\s)\s*##\s*")  # (from a run's first space only: linear)
 # a macro body's string literals (one unclosed to where it stops: a scan from each `"` was quadratic),
 # `#param`s and words
 _MACRO_PARTS = re.compile(rb'("(?:[^"\\\n]|\\.)*"?)|(?<!#)#(?!#)[ \t]*(\w+)|\w+')
 _EXPANSIONS = 256  # uses of registering macros expanded at most, in one file
 _OPEN = re.compile(rb"\s*\(")
-_Macro = tuple[list[bytes] | None, bytes]  # (parameters, None for an object-like macro; body)
+_VARIADIC = b"..."
+# (parameters, None for an object-like macro; body; where its `#define` is)
+_Macro = tuple[list[bytes] | None, bytes, int]
 
 
 class _Registering:
@@ -424,63 +428,70 @@ class _Registering:
     build compiles is none, and of two the last built one counts; an object-like one (`REG_FOO;`) and one
     that uses another (`#define REG_CPU(op) REG(op, kCPU)`) were none, and the op said CUDA-only, and
     of `#ifndef USE_ROCM` / `#define REG(op) ...kCUDA...` / `#else` / `#define REG(op) ...kCPU...` the
-    second was read (twenty-ninth read, second wave). A use of another number of arguments, or past
-    `_EXPANSIONS`, is left as written."""
+    second was read (twenty-ninth read, second wave); so was a variadic one's use (`REG(...)`,
+    `__VA_ARGS__`) and one whose arguments a backslash-newline splits (an op said CUDA-only), and a use
+    before the macro's `#define` was expanded (the preprocessor leaves it: a CPU kernel read that no
+    build registers). A use of another number of arguments, or past `_EXPANSIONS`, is left as written."""
 
     def __init__(self, source: bytes, unbuilt: Callable[[int], bool]) -> None:
         defined: dict[bytes, _Macro] = {}
         for m in _FUNCTION_MACRO.finditer(source) if b"define" in source else ():
             if not unbuilt(m.start()):
                 params = None if m.group(2) is None else [p.strip() for p in m.group(2).split(b",")]
-                defined[m.group(1)] = (params, _CONTINUED.sub(b" ", m.group(3)).strip())
+                defined[m.group(1)] = (params, _CONTINUED.sub(b" ", m.group(3)).strip(), m.start())
         self._macros = _registering_of(defined)
         self._use = re.compile(rb"(?<!\w)(" + b"|".join(map(re.escape, self._macros)) + rb")(?!\w)")
         self._left = _EXPANSIONS
 
-    def expand(self, body: bytes, hidden: frozenset[bytes] = frozenset()) -> bytes:
-        """`body` with its uses of the macros expanded, but of those in `hidden` (being expanded)."""
+    def expand(self, body: bytes, start: int, hidden: frozenset[bytes] = frozenset()) -> bytes:
+        """`body` (from offset `start` of the source) with its uses of the macros defined before them
+        expanded, but of those in `hidden` (being expanded: `start` is then where their use is)."""
         if not self._macros:
             return body
         out, at, closes = [], 0, None
         for use in self._use.finditer(body):
             name = use.group(1)
-            if use.start() < at or name in hidden or self._left <= 0:
+            params, text, defined_at = self._macros[name]
+            where = start if hidden else start + use.start()
+            if use.start() < at or name in hidden or self._left <= 0 or defined_at > where:
                 continue
-            params, text = self._macros[name]
             closes = _closing_parens(body) if closes is None and params is not None else closes
-            args, end = self._arguments(body, use.end(), params, closes or {})
-            if args is None:
+            given, end = _arguments(body, use.end(), params, closes or {})
+            if given is None:
                 continue
             self._left -= 1
-            made = self.expand(_substituted(text, dict(zip(params or [], args, strict=True))), hidden | {name})
-            out += [body[at : use.start()], made]
+            out += [body[at : use.start()], self.expand(_substituted(text, given), where, hidden | {name})]
             at = end
         return b"".join([*out, body[at:]])
 
-    @staticmethod
-    def _arguments(
-        body: bytes, at: int, params: list[bytes] | None, closes: dict[int, int]
-    ) -> tuple[list[bytes] | None, int]:
-        """A use's arguments from `at` (after its name) and where the use ends, or None where it is no use
-        (`closes`: `_closing_parens` of `body`)."""
-        if params is None:
-            return [], at
-        opened = _OPEN.match(body, at)
-        close = closes.get(opened.end(), -1) if opened else -1
-        if opened is None or close < 0:
-            return None, at
-        args = [a.strip() for a in _top_commas(body[opened.end() : close])]
-        return (args, close + 1) if len(args) == len(params) else (None, at)
+
+def _arguments(
+    body: bytes, at: int, params: list[bytes] | None, closes: dict[int, int]
+) -> tuple[dict[bytes, bytes] | None, int]:
+    """A macro use's arguments from `at` (after its name), by parameter (`__VA_ARGS__` the variadic
+    ones), and where the use ends; None where it is no use (`closes`: `_closing_parens` of `body`)."""
+    if params is None:
+        return {}, at
+    opened = _OPEN.match(body, at)
+    close = closes.get(opened.end(), -1) if opened else -1
+    if opened is None or close < 0:
+        return None, at
+    args = [_CONTINUED.sub(b"", a).strip() for a in _top_commas(body[opened.end() : close])]
+    fixed = params[:-1] if params[-1:] == [_VARIADIC] else params
+    if len(args) != len(params) and (fixed is params or len(args) < len(fixed)):
+        return None, at
+    given = dict(zip(fixed, args, strict=False))
+    return ({**given, b"__VA_ARGS__": b", ".join(args[len(fixed) :])} if fixed is not params else given), close + 1
 
 
 def _registering_of(defined: dict[bytes, _Macro]) -> dict[bytes, _Macro]:
     """Those of the macros `defined` that register: whose body calls `.impl(`/`.def(`, or uses one that
     does (followed from the callers back to their users, each macro once)."""
     users: dict[bytes, list[bytes]] = {}
-    for name, (_, body) in defined.items():
+    for name, (_, body, _) in defined.items():
         for word in set(re.findall(rb"\w+", body)) & defined.keys():
             users.setdefault(word, []).append(name)
-    queue = [name for name, (_, body) in defined.items() if _CALL.search(body)]
+    queue = [name for name, (_, body, _) in defined.items() if _CALL.search(body)]
     found = set(queue)
     while queue:
         for user in users.get(queue.pop(), []):

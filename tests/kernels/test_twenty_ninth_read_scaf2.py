@@ -76,3 +76,33 @@ def test_many_unclosed_uses_of_a_registering_macro_are_read_in_linear_time():
     worker.start()
     worker.join(60)
     assert found == [[]]
+
+
+def test_a_variadic_macro_and_a_use_split_by_a_backslash_newline_are_expanded():
+    # cpp -E: `m.impl("foo", torch::kCPU, &foo)` both times; porter read no CPU kernel: "CUDA-only"
+    variadic = (
+        b"#define REG(...) m.impl(__VA_ARGS__)\n"
+        + _CUDA_FOO
+        + b'TORCH_LIBRARY(ns, m) { REG("foo", torch::kCPU, &foo); }\n'
+    )
+    assert _keys(variadic) == ["CPU", "CUDA"]
+    assert not _cuda_only(variadic)
+    one_more = (
+        b"#define REG(op, ...) m.impl(#op, __VA_ARGS__)\n" + b"TORCH_LIBRARY(ns, m) { REG(foo, torch::kCPU, &foo); }\n"
+    )
+    assert _keys(one_more) == ["CPU"]
+    spliced = (
+        b"#define REG(op) m.impl(#op, torch::kCPU, &op)\n" + _CUDA_FOO + b"TORCH_LIBRARY(ns, m) { REG(\\\nfoo); }\n"
+    )
+    assert _keys(spliced) == ["CPU", "CUDA"]
+
+
+def test_a_use_before_the_macro_is_defined_is_not_expanded():
+    # cpp -E leaves `REG(foo);` as written (no registration): porter read a CPU kernel, and the op
+    # registered for CUDA only was not said to be
+    source = _CUDA_FOO + b"TORCH_LIBRARY(ns, m) { REG(foo); }\n#define REG(op) m.impl(#op, torch::kCPU, &op)\n"
+    assert _keys(source) == ["CUDA"]
+    assert _cuda_only(source)
+    # (defined before the block, it is expanded)
+    before = b"#define REG(op) m.impl(#op, torch::kCPU, &op)\n" + _CUDA_FOO + b"TORCH_LIBRARY(ns, m) { REG(foo); }\n"
+    assert _keys(before) == ["CPU", "CUDA"]
