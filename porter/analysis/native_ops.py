@@ -69,6 +69,7 @@ _KEY_WORD = re.compile(rb"(?<!\w)(?:(?:torch::)?dispatch\s*\(\s*)?([A-Za-z_]\w*)
 # (`#define KEY \` then `torch::kCPU`: said "a macro this file defines as no key", untrue: twenty-ninth read)
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^\n])*)", re.M)
 _CONTINUED = re.compile(rb"\\\r?\n")
+_DIRECTIVE_LINE = re.compile(rb"(?<![ \t])[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
 # as a key is a macro, read where the file defines it
 _CAPITAL_KEYS = frozenset({"CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "MTIA", "MAIA"})
@@ -101,13 +102,13 @@ def registrations(
     out: list[tuple[str | None, str, str]] = _old_registrations(source, keys, unbuilt) if OLD_TOKEN in source else []
     blocks = list(_blocks(source))
     braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
-    macros = _Registering(source) if blocks else None
+    macros = _Registering(source, unbuilt) if blocks else None
     for i, (impl, ns_text, key_text, var, body_start, _) in enumerate(blocks):
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body = _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt)
-        body = macros.expand(body) if macros is not None else body
+        body = macros.expand(body, body_start) if macros is not None else body
         for call in _CALL.finditer(body):
             if call.group(1) != var:
                 continue
@@ -146,11 +147,15 @@ def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
 
 def _built_lines(text: bytes, start: int, unbuilt: Callable[[int], bool]) -> bytes:
     """`text` (from offset `start` of the source) with its lines in a branch no default build compiles
-    blanked (lines and offsets kept), before a registering macro's use is expanded: an offset of the
-    expanded text is not the source's."""
-    out, at = [], start
-    for line in text.splitlines(keepends=True):
-        out.append(re.sub(rb"[^\n]", b" ", line) if unbuilt(at) else line)
+    and its directives' lines blanked (lines and offsets kept), before a registering macro's use is
+    expanded: an offset of the expanded text is not the source's. A use whose arguments span an
+    `#ifdef` (`REG(` / `#ifdef USE_ROCM` / `bar` / `#else` / `foo` / `#endif` / `)`) took `#else` and
+    `#endif` for its argument, and its registration was none (twenty-ninth read, second wave)."""
+    out, at, directive = [], start, False
+    for i, line in enumerate(text.splitlines(keepends=True)):
+        directive = directive or (i > 0 and _DIRECTIVE_LINE.match(line) is not None)
+        out.append(re.sub(rb"[^\n]", b" ", line) if directive or unbuilt(at) else line)
+        directive = directive and line.rstrip(b"\r\n").endswith(b"\\")  # (a directive's continued lines too)
         at += len(line)
     return b"".join(out)
 
@@ -412,47 +417,101 @@ def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, .
     return out
 
 
-# `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro
-_FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([\w \t,]*)\)((?:\\\r?\n|[^\n])*)", re.M)
+# `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro (its last
+# parameter may be `...`, `__VA_ARGS__` in its body), or an object-like one (`#define REG_FOO m.impl(...)`)
+_FUNCTION_MACRO = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:\(([\w \t,]*(?:\.\.\.)?[ \t]*)\)|(?!\())((?:\\\r?\n|[^\n])*)", re.M
+)
 _TOKEN_PASTE = re.compile(rb"(?<!\s)\s*##\s*")  # (from a run's first space only: linear)
 # a macro body's string literals (one unclosed to where it stops: a scan from each `"` was quadratic),
 # `#param`s and words
 _MACRO_PARTS = re.compile(rb'("(?:[^"\\\n]|\\.)*"?)|(?<!#)#(?!#)[ \t]*(\w+)|\w+')
 _EXPANSIONS = 256  # uses of registering macros expanded at most, in one file
+_OPEN = re.compile(rb"\s*\(")
+_VARIADIC = b"..."
+# (parameters, None for an object-like macro; body; where its `#define` is)
+_Macro = tuple[list[bytes] | None, bytes, int]
 
 
 class _Registering:
-    """The function-like macros of a file that register (their body calls `.impl(` or `.def(`), and
-    their uses in a library block expanded as the preprocessor does (`#op` a string, `a ## b` one
-    word): `TORCH_LIBRARY_IMPL(ns, CPU, m) { REG(c); }` was no registration, unsaid (twenty-eighth
-    read's leftover). A use of another number of arguments, or past `_EXPANSIONS`, is left as written."""
+    """The macros of a file that register (their body calls `.impl(` or `.def(`, or uses such a macro),
+    and their uses in a library block expanded as the preprocessor does (`#op` a string, `a ## b` one
+    word, the expansion read again for macros but its own): `TORCH_LIBRARY_IMPL(ns, CPU, m) { REG(c); }`
+    was no registration, unsaid (twenty-eighth read's leftover). A definition in a branch no default
+    build compiles is none, and of two the last built one counts; an object-like one (`REG_FOO;`) and one
+    that uses another (`#define REG_CPU(op) REG(op, kCPU)`) were none, and the op said CUDA-only, and
+    of `#ifndef USE_ROCM` / `#define REG(op) ...kCUDA...` / `#else` / `#define REG(op) ...kCPU...` the
+    second was read (twenty-ninth read, second wave); so was a variadic one's use (`REG(...)`,
+    `__VA_ARGS__`) and one whose arguments a backslash-newline splits (an op said CUDA-only), and a use
+    before the macro's `#define` was expanded (the preprocessor leaves it: a CPU kernel read that no
+    build registers). A use of another number of arguments, or past `_EXPANSIONS`, is left as written."""
 
-    def __init__(self, source: bytes) -> None:
-        self._macros: dict[bytes, tuple[list[bytes], bytes]] = {}
-        if b"define" in source:
-            for m in _FUNCTION_MACRO.finditer(source):
-                body = re.sub(rb"\\\r?\n", b" ", m.group(3))
-                if _CALL.search(body):
-                    self._macros[m.group(1)] = ([p.strip() for p in m.group(2).split(b",")], body.strip())
-        self._use = re.compile(rb"(?<!\w)(" + b"|".join(map(re.escape, self._macros)) + rb")\s*\(")
+    def __init__(self, source: bytes, unbuilt: Callable[[int], bool]) -> None:
+        defined: dict[bytes, _Macro] = {}
+        for m in _FUNCTION_MACRO.finditer(source) if b"define" in source else ():
+            if not unbuilt(m.start()):
+                params = None if m.group(2) is None else [p.strip() for p in m.group(2).split(b",")]
+                defined[m.group(1)] = (params, _CONTINUED.sub(b" ", m.group(3)).strip(), m.start())
+        self._macros = _registering_of(defined)
+        self._use = re.compile(rb"(?<!\w)(" + b"|".join(map(re.escape, self._macros)) + rb")(?!\w)")
         self._left = _EXPANSIONS
 
-    def expand(self, body: bytes) -> bytes:
+    def expand(self, body: bytes, start: int, hidden: frozenset[bytes] = frozenset()) -> bytes:
+        """`body` (from offset `start` of the source) with its uses of the macros defined before them
+        expanded, but of those in `hidden` (being expanded: `start` is then where their use is)."""
         if not self._macros:
             return body
-        out, at = [], 0
+        out, at, closes = [], 0, None
         for use in self._use.finditer(body):
-            close = _paren_end(body, use.end())
-            if use.start() < at or close < 0 or self._left <= 0:
+            name = use.group(1)
+            params, text, defined_at = self._macros[name]
+            where = start if hidden else start + use.start()
+            if use.start() < at or name in hidden or self._left <= 0 or defined_at > where:
                 continue
-            params, text = self._macros[use.group(1)]
-            args = [a.strip() for a in _top_commas(body[use.end() : close])]
-            if len(args) != len(params):
+            closes = _closing_parens(body) if closes is None and params is not None else closes
+            given, end = _arguments(body, use.end(), params, closes or {})
+            if given is None:
                 continue
             self._left -= 1
-            out += [body[at : use.start()], _substituted(text, dict(zip(params, args, strict=True)))]
-            at = close + 1
+            out += [body[at : use.start()], self.expand(_substituted(text, given), where, hidden | {name})]
+            at = end
         return b"".join([*out, body[at:]])
+
+
+def _arguments(
+    body: bytes, at: int, params: list[bytes] | None, closes: dict[int, int]
+) -> tuple[dict[bytes, bytes] | None, int]:
+    """A macro use's arguments from `at` (after its name), by parameter (`__VA_ARGS__` the variadic
+    ones), and where the use ends; None where it is no use (`closes`: `_closing_parens` of `body`)."""
+    if params is None:
+        return {}, at
+    opened = _OPEN.match(body, at)
+    close = closes.get(opened.end(), -1) if opened else -1
+    if opened is None or close < 0:
+        return None, at
+    args = [_CONTINUED.sub(b"", a).strip() for a in _top_commas(body[opened.end() : close])]
+    fixed = params[:-1] if params[-1:] == [_VARIADIC] else params
+    if len(args) != len(params) and (fixed is params or len(args) < len(fixed)):
+        return None, at
+    given = dict(zip(fixed, args, strict=False))
+    return ({**given, b"__VA_ARGS__": b", ".join(args[len(fixed) :])} if fixed is not params else given), close + 1
+
+
+def _registering_of(defined: dict[bytes, _Macro]) -> dict[bytes, _Macro]:
+    """Those of the macros `defined` that register: whose body calls `.impl(`/`.def(`, or uses one that
+    does (followed from the callers back to their users, each macro once)."""
+    users: dict[bytes, list[bytes]] = {}
+    for name, (_, body, _) in defined.items():
+        for word in set(re.findall(rb"\w+", body)) & defined.keys():
+            users.setdefault(word, []).append(name)
+    queue = [name for name, (_, body, _) in defined.items() if _CALL.search(body)]
+    found = set(queue)
+    while queue:
+        for user in users.get(queue.pop(), []):
+            if user not in found:
+                found.add(user)
+                queue.append(user)
+    return {name: defined[name] for name in found}
 
 
 def _substituted(text: bytes, given: dict[bytes, bytes]) -> bytes:
@@ -469,14 +528,17 @@ def _substituted(text: bytes, given: dict[bytes, bytes]) -> bytes:
     return _TOKEN_PASTE.sub(b"", _MACRO_PARTS.sub(one, text))
 
 
-def _paren_end(text: bytes, at: int) -> int:
-    """Where the `)` that closes the parenthesis open before `at` is, or -1."""
-    depth = 1
-    for i in range(at, len(text)):
-        depth += (text[i] == 40) - (text[i] == 41)  # `(` and `)`
-        if depth == 0:
-            return i
-    return -1
+def _closing_parens(text: bytes) -> dict[int, int]:
+    """Where the `)` that closes each `(` of `text` is, by the offset after the `(` (an unclosed one
+    has none): found in one pass, where a scan from each use of a macro to its `)` was quadratic
+    (`REG(` 50,000 times, unclosed: lint never ended; twenty-ninth read, second wave)."""
+    out, opened = {}, []
+    for i, byte in enumerate(text):
+        if byte == 40:  # `(`
+            opened.append(i + 1)
+        elif byte == 41 and opened:  # `)`
+            out[opened.pop()] = i
+    return out
 
 
 def _top_commas(text: bytes) -> list[bytes]:

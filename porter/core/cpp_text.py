@@ -26,6 +26,23 @@ _BUT_STRINGS = re.compile(_LINE_COMMENT + r"|/\*.*?(?:\*/|\Z)|'(?:\\.|[^'\\\n])'
 _BUT_STRINGS_START = re.compile(r"//|/\*|'")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
+# C++'s digraphs, each as the token it is, padded to its length (offsets kept): `<% %>` bodies were
+# none, their launches unsaid (twenty-eighth read); `%:define`, `%:if 0` and `<: :>` were not read as
+# `#define`, `#if 0` and `[ ]` (a macro's parameter listed as a kernel, its uses' kernels nowhere:
+# twenty-eighth read's leftover). `<::` is `<` then `::` unless `:` or `>` follows, as C++11 reads it.
+_DIGRAPH = re.compile(r"%:%:|%:|<%|%>|<:(?!:(?![:>]))|:>")
+_DIGRAPH_TOKEN = {"%:%:": "##  ", "%:": "# ", "<%": "{ ", "%>": " }", "<:": "[ ", ":>": " ]"}
+
+
+def undigraphed(code: str) -> str:
+    """`code` (no comment or literal in it) with its digraphs as the tokens they are, offsets kept."""
+    return _DIGRAPH.sub(lambda m: _DIGRAPH_TOKEN[m.group()], code)
+
+
+def has_digraphs(text: str) -> bool:
+    """Whether `text` may hold a digraph (the cheap test before `undigraphed`)."""
+    return any(d in text for d in ("<%", "%:", "<:"))
+
 
 def not_code(text: str) -> Iterator[re.Match[str]]:
     """The comments and literals of `text`, in time linear in it. A `"` whose string does not
@@ -55,18 +72,20 @@ def is_comment(m: re.Match[str]) -> bool:
 
 
 def blank_comments(source: bytes) -> bytes:
-    """`source` with each comment's bytes as spaces (its newlines kept), its literals as they are:
-    the same length and lines, so offsets into it are the source's. A registration in a comment
-    (`// TORCH_LIBRARY_IMPL(ns, CPU, m) { ... }`, a CPU kernel not built yet) was read as one, and
-    an op registered for CUDA only was not said to be (twenty-ninth read)."""
-    if b"/" not in source:
-        return source
+    """`source` with each comment's bytes as spaces (its newlines kept), its literals as they are and
+    its digraphs as the tokens they are (`undigraphed`): the same length and lines, so offsets into it
+    are the source's. A registration in a comment (`// TORCH_LIBRARY_IMPL(ns, CPU, m) { ... }`, a CPU
+    kernel not built yet) was read as one, and an op registered for CUDA only was not said to be
+    (twenty-ninth read); one in `<% %>` (or by a `%:define`d macro) was none, and an op with a CPU
+    kernel was said to be CUDA-only (twenty-ninth read, second wave)."""
     text = source.decode("latin-1")  # one character a byte: offsets kept
+    if "/" not in text and not has_digraphs(text):
+        return source
+    spelled = undigraphed if has_digraphs(text) else str
     out: list[str] = []
     at = 0
     for m in not_code(text):
-        if is_comment(m):
-            out += [text[at : m.start()], _NOT_NEWLINE.sub(" ", m.group(0))]
-            at = m.end()
-    out.append(text[at:])
+        out += [spelled(text[at : m.start()]), m.group(0) if not is_comment(m) else _NOT_NEWLINE.sub(" ", m.group(0))]
+        at = m.end()
+    out.append(spelled(text[at:]))
     return "".join(out).encode("latin-1")

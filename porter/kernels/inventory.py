@@ -54,7 +54,7 @@ from porter.core.reading import (
 )
 from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
-from porter.core.cpp_text import is_comment, not_code
+from porter.core.cpp_text import has_digraphs, is_comment, not_code, undigraphed
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack, _import_statements, dotted
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -222,25 +222,13 @@ def _blank(text: str, strings: bool) -> str:
     and offsets kept: a kernel commented out or quoted in a string is not a kernel."""
     out: list[str] = []
     at = 0
-    spelled = _undigraphed if any(d in text for d in ("<%", "%:", "<:")) else str
+    spelled = undigraphed if has_digraphs(text) else str
     for m in not_code(text):
         kept = not strings and not is_comment(m)
         out += [spelled(text[at : m.start()]), m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
         at = m.end()
     out.append(spelled(text[at:]))
     return "".join(out)
-
-
-# C++'s digraphs, each as the token it is, padded to its length (offsets kept): `<% %>` bodies were
-# none, their launches unsaid (twenty-eighth read); `%:define`, `%:if 0` and `<: :>` were not read as
-# `#define`, `#if 0` and `[ ]` (a macro's parameter listed as a kernel, its uses' kernels nowhere:
-# twenty-eighth read's leftover). `<::` is `<` then `::` unless `:` or `>` follows, as C++11 reads it.
-_DIGRAPH = re.compile(r"%:%:|%:|<%|%>|<:(?!:(?![:>]))|:>")
-_DIGRAPH_TOKEN = {"%:%:": "##  ", "%:": "# ", "<%": "{ ", "%>": " }", "<:": "[ ", ":>": " ]"}
-
-
-def _undigraphed(code: str) -> str:
-    return _DIGRAPH.sub(lambda m: _DIGRAPH_TOKEN[m.group()], code)
 
 
 @dataclass
