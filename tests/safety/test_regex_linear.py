@@ -105,7 +105,9 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.analysis.cuda_only_index._op_patterns": {"aten": b"_fused_adam|_fused_sdp_choice", "torch": b"_C._nccl"},
     "porter.analysis.cuda_only_index._package_string": {"names": b"apex|flash_attn|xformers"},
     "porter.analysis.device_backends.cuda_backend_facts": {"name": "a.set_device"},
-    "porter.analysis.native_ops.__init__": {"self": type("Registering", (), {"_macros": {b"REG": 0, b"REG_CPU": 0}})()},
+    "porter.analysis.native_ops.__init__": {
+        "self": type("Registering", (), {"_macros": {b"REG": 0, b"REG_CPU": 0, b"IMPL": 0}})()
+    },
     "porter.analysis.prefilter._subscripted": {"name": b"ops.scale"},
     "porter.analysis.device_backends._accessor_facts": {"accessors": {"device_type": "", "kind": ""}},
     "porter.analysis.device_backends._call_facts": {"name": "get_device"},
@@ -142,9 +144,6 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.kernels.scaffold._c_writes": {"name": "out", "alt": "out|p"},
     "porter.kernels.scaffold._passed": {"alt": "out|p"},
     "porter.kernels.scaffold._functor": {"name": "op"},
-    # (the first wave's two, merged without samples: twenty-ninth cache2 read)
-    "porter.analysis.native_ops.__init__": {"self": type("Registering", (), {"_macros": {b"REG": 0, b"IMPL": 0}})()},
-    "porter.kernels.inventory._unread_marks": {"marks": "\u0303\u0301"},
 }
 
 # Call-time patterns (by site) only ever matched at one place, like ANCHORED (re.match and
