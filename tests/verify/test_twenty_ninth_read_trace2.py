@@ -1,0 +1,90 @@
+"""The twenty-ninth read's second wave on the recorder and the compare (helper `trace2`,
+docs/reads/47-trace2-attempts.md): what the first wave added, the parameter groups an
+`add_param_group` adds after step 1 above all. torch.testing.assert_close on the program's own
+weights, taken without porter, is the oracle of each verdict."""
+
+from __future__ import annotations
+
+from tests.deps import need
+
+STEP1 = {"param_groups": [["0.weight", "0.bias"]]}  # step 1's one group, named on both sides
+TOLS = ((1e-4, 1e-5), (1e-3, 1e-5))
+
+
+def _added_later(torch, seed: int, added: list[tuple[int, float]]) -> list:
+    """Two Linears, SGD on the first; before step 3's update the second's parameters are added one
+    group each (`added`: which parameter, 0 its weight or 1 its bias, at which rate, in order)."""
+    torch.manual_seed(seed)
+    a, b = torch.nn.Linear(4, 8), torch.nn.Linear(8, 2)
+    opt = torch.optim.SGD(a.parameters(), lr=0.1)
+    x = torch.randn(16, 4)
+    for step in range(1, 5):
+        opt.zero_grad()
+        b(torch.tanh(a(x))).pow(2).mean().backward()
+        if step == 3:
+            for which, lr in added:
+                opt.add_param_group({"params": [list(b.parameters())[which]], "lr": lr})
+        opt.step()
+    return [p.detach().clone() for p in (*a.parameters(), *b.parameters())]
+
+
+def _alike(torch, one: list, other: list) -> bool:
+    try:
+        torch.testing.assert_close(one, other)
+    except AssertionError:
+        return False
+    return True
+
+
+def _rows(ref_lrs: list[float], port_lrs: list[float]) -> list[dict]:
+    from porter.verify.tracecmp import _group_pairs, _step_row
+
+    pairs = _group_pairs(STEP1, STEP1)
+    a = {"loss": 1.0, "grad_norm": 1.0, "lr": ref_lrs}
+    b = {"loss": 1.0, "grad_norm": 1.0, "lr": port_lrs}
+    return [_step_row(2, a, b, None, TOLS, pairs)]
+
+
+def test_groups_added_after_step_one_in_another_order_are_not_said_to_differ():
+    """The merge of `_lrs_close` read the groups no pair holds as unnamed ones and took their None
+    (the same rates in another order: not to be paired by order) as "not alike": a faithful port
+    that added the unfrozen layer's bias group before its weight group failed on "the learning rate
+    differs" (reference [0.1, 0.01, 0.02], ported [0.1, 0.02, 0.01]), though its weights are the
+    reference's. The same rates lists come of an unfaithful port (each rate on the other parameter),
+    so neither verdict is the traces' to give: not compared, said why (added after step 1)."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _unpaired_groups
+
+    for seed in (2960, 2961):
+        reference = _added_later(torch, seed, [(0, 0.01), (1, 0.02)])
+        assert _alike(torch, _added_later(torch, seed, [(1, 0.02), (0, 0.01)]), reference)  # faithful
+        assert not _alike(torch, _added_later(torch, seed, [(1, 0.01), (0, 0.02)]), reference)  # not
+    rows = _rows([0.1, 0.01, 0.02], [0.1, 0.02, 0.01])
+    assert rows[0]["lr_ok"] is None
+    said = _unpaired_groups(rows, STEP1, STEP1)
+    assert len(said) == 1 and "added after step 1" in said[0] and "[0.01, 0.02]" in said[0], said
+    assert "older porter" not in said[0]
+    # what held: a rate on one side only, a group on one side only, the same rate split in two
+    assert _rows([0.1, 0.01, 0.02], [0.1, 0.01, 0.5])[0]["lr_ok"] is False
+    assert _rows([0.1, 0.01], [0.1])[0]["lr_ok"] is False
+    assert _rows([0.1, 0.01], [0.1, 0.01, 0.01])[0]["lr_ok"] is True
+    assert _rows([0.2, 0.01], [0.1, 0.01])[0]["lr_ok"] is False
+
+
+def test_groups_added_after_step_one_paired_by_their_order_are_said_so():
+    """Groups added after step 1 at the same rates in the same order were passed silently: a port
+    that put each rate on the other parameter (weight 0.02, bias 0.01 where the reference has
+    weight 0.01, bias 0.02) has other weights (the oracle) and passed unsaid, though the traces
+    cannot tell it from a faithful one. Now said, as for an older porter's unnamed groups."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _groups_by_order
+
+    reference = _added_later(torch, 2962, [(0, 0.01), (1, 0.02)])
+    assert not _alike(torch, _added_later(torch, 2962, [(0, 0.02), (1, 0.01)]), reference)
+    rows = _rows([0.1, 0.01, 0.02], [0.1, 0.01, 0.02])
+    assert rows[0]["lr_ok"] is True
+    said = _groups_by_order(rows, STEP1, STEP1)
+    assert len(said) == 1 and "paired by their order" in said[0] and "added after step 1" in said[0], said
+    # one group added (nothing to pair otherwise), and one rate for all: nothing said
+    assert _groups_by_order(_rows([0.1, 0.01], [0.1, 0.01]), STEP1, STEP1) == []
+    assert _groups_by_order(_rows([0.1, 0.1, 0.1], [0.1, 0.1, 0.1]), STEP1, STEP1) == []
