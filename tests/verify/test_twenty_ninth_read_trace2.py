@@ -88,3 +88,36 @@ def test_groups_added_after_step_one_paired_by_their_order_are_said_so():
     # one group added (nothing to pair otherwise), and one rate for all: nothing said
     assert _groups_by_order(_rows([0.1, 0.01], [0.1, 0.01]), STEP1, STEP1) == []
     assert _groups_by_order(_rows([0.1, 0.1, 0.1], [0.1, 0.1, 0.1]), STEP1, STEP1) == []
+
+
+def test_the_watched_generator_classes_pickle_as_their_public_names(tmp_path):
+    """`numpy.random.RandomState` (watched since the first wave) and `torch.Generator` are local
+    classes under `porter trace record`: a program that pickled the class itself (a spawn DataLoader
+    worker's `worker_init_fn=partial(RandomState, seed)`, a config dict `torch.save`d) failed under
+    porter only, "Can't pickle local object". The class now pickles by its public name: the watched
+    class where porter runs, numpy's and torch's own in a process without porter."""
+    torch, numpy = need("torch"), need("numpy")
+    import functools
+    import pickle
+    import subprocess
+    import sys
+
+    from porter.verify.rng import ProgramSeeds
+
+    watch = ProgramSeeds(str(tmp_path))
+    watch.install()
+    try:
+        data = pickle.dumps({"make": functools.partial(numpy.random.RandomState, 2963), "gen": torch.Generator})
+        again = pickle.loads(data)
+        assert again["gen"] is torch.Generator and again["make"].func is numpy.random.RandomState
+        again["make"]()
+    finally:
+        watch.uninstall()
+    assert [(c["call"], c["seed"]) for c in watch.calls] == [("numpy.random.RandomState", 2963)], watch.calls
+    assert b"porter" not in data
+    oracle = numpy.random.RandomState(2963).randint(1 << 30)
+    code = (
+        "import pickle, sys; d = pickle.loads(sys.stdin.buffer.read()); print(d['make']().randint(1 << 30), d['gen'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, check=True).stdout.decode()
+    assert out.split() == [str(oracle), "<class", "'torch._C.Generator'>"], out
