@@ -1052,14 +1052,22 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, tols: 
     return row
 
 
-def _group_pairs(rm: dict, pm: dict) -> list[tuple[int, int]] | None:
+def _group_pairs(rm: dict, pm: dict) -> list[tuple[int | None, int | None]] | None:
     """(reference group, port group) of each parameter both sides' groups name
-    (`recorder._group_names`); None where none is named on both (a trace of an older porter)."""
-    where = [{n: i for i, g in enumerate(m.get("param_groups") or []) for n in g} for m in (rm, pm)]
-    return sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()}) or None
+    (`recorder._group_names`); None where none is named on both (a trace of an older porter).
+    A group step 1 holds empty (a `no_decay` group of a model without biases) is held by no group
+    of the other side, (k, None) or (None, k): its rate moves nothing. Read as added after step 1,
+    a faithful port without it failed on "the learning rate differs" (twenty-ninth trace2 read)."""
+    groups = [m.get("param_groups") or [] for m in (rm, pm)]
+    where = [{n: i for i, g in enumerate(gs) for n in g} for gs in groups]
+    pairs = sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()})
+    if not pairs:
+        return None
+    empty = [[k for k, g in enumerate(gs) if not g] for gs in groups]
+    return [*pairs, *((k, None) for k in empty[0]), *((None, k) for k in empty[1])]
 
 
-def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | None:
+def _lrs_close(a: list, b: list, pairs: list[tuple[int | None, int | None]] | None) -> bool | None:
     """Each parameter's learning rate alike, its group on each side paired by the parameters it
     holds (`_group_pairs`): paired by count, a port that split the reference's groups of other
     rates failed on the rate, and one that swapped two groups' rates passed (twenty-seventh read).
@@ -1073,7 +1081,7 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | 
     their None stays None (said: `_unpaired_groups`): read as not alike, a faithful port that added
     two groups in another order failed on "the learning rate differs" (twenty-ninth trace2 read)."""
     if pairs is not None:
-        if not all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in pairs):
+        if not all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in _both(pairs)):
             return False
         rest = _unnamed_groups(a, b, pairs)
         if bool(rest[0]) != bool(rest[1]):
@@ -1090,14 +1098,19 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | 
     return None
 
 
-def _unnamed_groups(a: list, b: list, pairs: list[tuple[int, int]] | None) -> tuple[list, list]:
+def _both(pairs: list[tuple[int | None, int | None]]) -> list[tuple[int, int]]:
+    """The pairs of a group on each side (`_group_pairs`: not an empty group's)."""
+    return [(i, j) for i, j in pairs if i is not None and j is not None]
+
+
+def _unnamed_groups(a: list, b: list, pairs: list[tuple[int | None, int | None]] | None) -> tuple[list, list]:
     """Each side's rates of the groups no pair (`_group_pairs`) holds: all of them in a trace of an
     older porter, else the groups `add_param_group` added after step 1 (the traces name step 1's only)."""
     held = [{p[side] for p in pairs or ()} for side in (0, 1)]
     return [r for k, r in enumerate(a) if k not in held[0]], [r for k, r in enumerate(b) if k not in held[1]]
 
 
-def _unnamed_words(pairs: list[tuple[int, int]] | None) -> str:
+def _unnamed_words(pairs: list | None) -> str:
     """Why `_unnamed_groups` cannot be told apart by their parameters, in words."""
     if pairs is None:
         return "the traces do not say which parameters each holds (recorded by an older porter?)"

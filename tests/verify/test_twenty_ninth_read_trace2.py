@@ -121,3 +121,48 @@ def test_the_watched_generator_classes_pickle_as_their_public_names(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, check=True).stdout.decode()
     assert out.split() == [str(oracle), "<class", "'torch._C.Generator'>"], out
+
+
+def _adamw(torch, split: bool) -> list:
+    """A model without biases trained by AdamW, its parameters in a decay and a no_decay group (the
+    latter empty: nothing is a bias) or in one group: the same update."""
+    torch.manual_seed(2964)
+    m = torch.nn.Sequential(torch.nn.Linear(4, 8, bias=False), torch.nn.Tanh(), torch.nn.Linear(8, 2, bias=False))
+    decay = [p for n, p in m.named_parameters() if "bias" not in n]
+    no_decay = [p for n, p in m.named_parameters() if "bias" in n]
+    groups = [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups if split else m.parameters(), lr=1e-2, weight_decay=0.01)
+    x, y = torch.randn(32, 4), torch.randn(32, 2)
+    for _ in range(4):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(m(x), y).backward()
+        opt.step()
+    return [p.detach().clone() for p in m.parameters()]
+
+
+def test_an_empty_parameter_group_is_no_group_to_compare():
+    """The merge read every group no pair holds as added after step 1: a reference whose `no_decay`
+    group is empty (a model without biases; the weight-decay split of most training scripts) and a
+    port with one group failed on "the learning rate differs at step 1: reference [0.01, 0.01],
+    ported [0.01]" (seen on a recorded pair: docs/reads/47-trace2-tools/emptygroup.sh.txt), though
+    their weights are alike. A group step 1 holds empty moves nothing: it is left out."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _group_pairs, _groups_by_order, _step_row, _unpaired_groups
+
+    assert _alike(torch, _adamw(torch, True), _adamw(torch, False))
+    split, one = {"param_groups": [["0.weight", "2.weight"], []]}, {"param_groups": [["0.weight", "2.weight"]]}
+
+    def rows(rm: dict, pm: dict, ref_lrs: list[float], port_lrs: list[float]) -> list[dict]:
+        a = {"loss": 1.0, "grad_norm": 1.0, "lr": ref_lrs}
+        b = {"loss": 1.0, "grad_norm": 1.0, "lr": port_lrs}
+        return [_step_row(1, a, b, None, TOLS, _group_pairs(rm, pm))]
+
+    assert rows(split, one, [0.01, 0.01], [0.01])[0]["lr_ok"] is True
+    assert rows(one, split, [0.01], [0.01, 0.5])[0]["lr_ok"] is True
+    assert rows(split, split, [0.01, 0.01], [0.01, 0.5])[0]["lr_ok"] is True
+    assert _unpaired_groups(rows(split, one, [0.01, 0.01], [0.01]), split, one) == []
+    assert _groups_by_order(rows(split, one, [0.01, 0.01], [0.01]), split, one) == []
+    # what held: the named group's own rate, and a group added later beside the empty one
+    assert rows(split, one, [0.01, 0.01], [0.02])[0]["lr_ok"] is False
+    assert rows(split, one, [0.01, 0.01, 0.001], [0.01, 0.001])[0]["lr_ok"] is True
+    assert rows(split, one, [0.01, 0.01, 0.001], [0.01, 0.005])[0]["lr_ok"] is False
