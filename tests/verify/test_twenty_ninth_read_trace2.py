@@ -166,3 +166,50 @@ def test_an_empty_parameter_group_is_no_group_to_compare():
     assert rows(split, one, [0.01, 0.01], [0.02])[0]["lr_ok"] is False
     assert rows(split, one, [0.01, 0.01, 0.001], [0.01, 0.001])[0]["lr_ok"] is True
     assert rows(split, one, [0.01, 0.01, 0.001], [0.01, 0.005])[0]["lr_ok"] is False
+
+
+_SCALED = """\
+import json, sys, torch
+torch.manual_seed(2965)
+m = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+x, y, w = torch.randn(8, 4), torch.randn(8, 1), torch.full((8,), 1 / 8)
+own = []
+for step in range(3):
+    opt.zero_grad()
+    per = (m(x) - y).pow(2).squeeze(1)
+    own.append(float((per * w).sum()))
+    if sys.argv[1] == "weights":
+        scaler.scale(per).backward(w)
+    else:
+        torch.autograd.backward(scaler.scale([(per[:4] * w[:4]).sum(), (per[4:] * w[4:]).sum()]))
+    scaler.step(opt)
+    scaler.update()
+json.dump(own, open("own.json", "w"))
+"""
+
+
+def test_a_scaled_loss_given_its_weights_or_listed_is_recorded_unscaled(tmp_path):
+    """The first wave recorded the loss of `per_sample.backward(weights)` and of
+    `torch.autograd.backward([l1, l2])`, but a `GradScaler`'s were recorded scaled: 144152 where the
+    program's loss was 2.1996 (65536 times), so a port that dropped the scaler (bf16 on a TPU) failed
+    on "the loss curves part". Each is now recorded as the program computed it (its own values, the
+    oracle)."""
+    torch = need("torch")
+    import json
+    import sys
+
+    from porter.verify.procs import WorkerSet
+    from porter.verify.script import ScriptConfig, record
+    from porter.verify.tracefile import read_trace
+
+    (tmp_path / "train.py").write_text(_SCALED)
+    for mode in ("weights", "list"):
+        out = tmp_path / f"{mode}.safetensors"
+        cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py", mode))
+        with WorkerSet() as workers:
+            record("reference", tmp_path, cfg, out, tmp_path / f"work-{mode}", workers)
+        losses = [s["loss"] for s in read_trace(out).manifest["steps"]]
+        own = json.loads((tmp_path / "own.json").read_text())
+        torch.testing.assert_close(torch.tensor(losses), torch.tensor(own), rtol=1e-6, atol=0.0)
