@@ -63,14 +63,27 @@ def _loss_of(tensors, seeds) -> torch.Tensor | None:
     for t, g in zip(ts, gs):
         if not isinstance(t, torch.Tensor) or t.is_complex() or unsampled(t) is not None:
             return None
+        t = getattr(t, "_porter_unscaled", t)  # (`_keep_unscaled`: a weighted one's too)
         if t.numel() == 1:
-            part = getattr(t, "_porter_unscaled", t).detach().reshape(()).to(torch.float64)
+            part = t.detach().reshape(()).to(torch.float64)
         elif isinstance(g, torch.Tensor) and g.shape == t.shape and not g.is_complex() and unsampled(g) is None:
             part = (t.detach().to(torch.float64) * g.detach().to(device=t.device, dtype=torch.float64)).sum()
         else:
             return None
         total = part if total is None else total + part.to(total.device)
     return total
+
+
+def _keep_unscaled(scaled, outputs) -> None:
+    """Each tensor `GradScaler.scale` made, given the one it scaled (`_loss_of` records that): of
+    a list or tuple too (`scale` takes them). Kept for a lone tensor only, a list's scaled losses
+    (`torch.autograd.backward(scaler.scale([l1, l2]))`) were recorded times the scale, 65536 times
+    the program's loss (twenty-ninth trace2 read)."""
+    if isinstance(scaled, torch.Tensor) and isinstance(outputs, torch.Tensor) and scaled is not outputs:
+        scaled._porter_unscaled = outputs  # type: ignore[attr-defined]
+    elif isinstance(scaled, (list, tuple)) and isinstance(outputs, (list, tuple)) and len(scaled) == len(outputs):
+        for one, given in zip(scaled, outputs):
+            _keep_unscaled(one, given)
 
 
 def _versions(output) -> tuple[tuple[int, int | None], ...]:
@@ -835,8 +848,7 @@ class Recorder:
 
         def scale(self_, outputs):
             out = orig_scale(self_, outputs)
-            if isinstance(out, torch.Tensor) and out is not outputs:
-                out._porter_unscaled = outputs  # record the loss, not loss * scale
+            _keep_unscaled(out, outputs)  # record the loss, not loss * scale
             return out
 
         scaler_cls.scale = scale  # type: ignore[method-assign]  # the loss is recorded before scaling

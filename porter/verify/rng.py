@@ -537,7 +537,7 @@ class ProgramSeeds:
 
         base, watch = numpy.random.RandomState, self
 
-        class RandomState(base, metaclass=generator_metaclass(base)):  # type: ignore[misc,valid-type,metaclass]
+        class RandomState(base, metaclass=generator_metaclass(base, "numpy.random:RandomState")):  # type: ignore[misc,valid-type,metaclass]
             def __init__(self, seed=None):
                 watch._note("numpy.random.RandomState", seed, False)  # (a new one: nothing drawn yet)
                 base.__init__(self, seed)

@@ -23,7 +23,9 @@ process. ``torch.Generator(device="cuda")`` makes a CPU generator. Not covered:
 from __future__ import annotations
 
 import contextlib
+import copyreg
 import os
+import pkgutil
 import sys
 import time
 import types
@@ -340,10 +342,11 @@ def default_device_on_cpu(kinds: set[str]) -> None:
 _RealGenerator = torch.Generator
 
 
-def generator_metaclass(real: Any) -> Any:
+def generator_metaclass(real: Any, name: str = "torch:Generator") -> Any:
     """A metaclass for a class made in place of `torch.Generator` (here, and
     `rng.ProgramSeeds`'s): isinstance(g, torch.Generator) stays true of every generator (torch's
-    own default one too), not only of those made after the patch. Derived from the metaclass
+    own default one too), not only of those made after the patch; the class pickles as `name`
+    (its public place: the patched class here, the real one elsewhere). Derived from the metaclass
     torch gives its Generator (torch 2.13's is `OpaqueBaseMeta`; a plain `type` here was
     "metaclass conflict" at the program's start: every reference run under torch 2.13 ended
     before its first line)."""
@@ -355,6 +358,11 @@ def generator_metaclass(real: Any) -> Any:
         def __subclasscheck__(cls, sub) -> bool:
             return issubclass(sub, real)
 
+    # the class itself pickles by its public name (`pkgutil.resolve_name`, found again where porter
+    # is not): a local class, a program that pickled it (a spawn DataLoader worker's
+    # `partial(RandomState, seed)`) failed under porter only, "Can't pickle local object"
+    # (twenty-ninth trace2 read)
+    copyreg.pickle(AnyGenerator, lambda cls: (pkgutil.resolve_name, (name,)))
     return AnyGenerator
 
 

@@ -1052,14 +1052,22 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, tols: 
     return row
 
 
-def _group_pairs(rm: dict, pm: dict) -> list[tuple[int, int]] | None:
+def _group_pairs(rm: dict, pm: dict) -> list[tuple[int | None, int | None]] | None:
     """(reference group, port group) of each parameter both sides' groups name
-    (`recorder._group_names`); None where none is named on both (a trace of an older porter)."""
-    where = [{n: i for i, g in enumerate(m.get("param_groups") or []) for n in g} for m in (rm, pm)]
-    return sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()}) or None
+    (`recorder._group_names`); None where none is named on both (a trace of an older porter).
+    A group step 1 holds empty (a `no_decay` group of a model without biases) is held by no group
+    of the other side, (k, None) or (None, k): its rate moves nothing. Read as added after step 1,
+    a faithful port without it failed on "the learning rate differs" (twenty-ninth trace2 read)."""
+    groups = [m.get("param_groups") or [] for m in (rm, pm)]
+    where = [{n: i for i, g in enumerate(gs) for n in g} for gs in groups]
+    pairs = sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()})
+    if not pairs:
+        return None
+    empty = [[k for k, g in enumerate(gs) if not g] for gs in groups]
+    return [*pairs, *((k, None) for k in empty[0]), *((None, k) for k in empty[1])]
 
 
-def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | None:
+def _lrs_close(a: list, b: list, pairs: list[tuple[int | None, int | None]] | None) -> bool | None:
     """Each parameter's learning rate alike, its group on each side paired by the parameters it
     holds (`_group_pairs`): paired by count, a port that split the reference's groups of other
     rates failed on the rate, and one that swapped two groups' rates passed (twenty-seventh read).
@@ -1069,11 +1077,16 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | 
     another order: a faithful port that listed its groups otherwise failed, paired by order;
     twenty-eighth read's leftover) None, not compared, as where the counts differ. Groups no pair
     holds (one `add_param_group` added after step 1, unfreezing a layer) are read as unnamed groups
-    and must be alike: left out, a port that unfroze it at another rate passed (twenty-ninth read)."""
+    (`_unnamed_groups`): left out, a port that unfroze it at another rate passed (twenty-ninth read);
+    their None stays None (said: `_unpaired_groups`): read as not alike, a faithful port that added
+    two groups in another order failed on "the learning rate differs" (twenty-ninth trace2 read)."""
     if pairs is not None:
-        rest = [[r for k, r in enumerate(lrs) if k not in {p[side] for p in pairs}] for side, lrs in enumerate((a, b))]
-        paired = all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in pairs)
-        return paired and bool(_lrs_close(rest[0], rest[1], None))
+        if not all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in _both(pairs)):
+            return False
+        rest = _unnamed_groups(a, b, pairs)
+        if bool(rest[0]) != bool(rest[1]):
+            return False  # groups added on one side only
+        return _lrs_close(rest[0], rest[1], None)
     if bool(a and b) and all(_close(a[0], y, LR_RTOL, 0.0) for y in (*a, *b)):
         return True
     if len(a) != len(b):
@@ -1085,33 +1098,52 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int, int]] | None) -> bool | 
     return None
 
 
-def _unpaired_groups(compared: list[dict]) -> list[str]:
+def _both(pairs: list[tuple[int | None, int | None]]) -> list[tuple[int, int]]:
+    """The pairs of a group on each side (`_group_pairs`: not an empty group's)."""
+    return [(i, j) for i, j in pairs if i is not None and j is not None]
+
+
+def _unnamed_groups(a: list, b: list, pairs: list[tuple[int | None, int | None]] | None) -> tuple[list, list]:
+    """Each side's rates of the groups no pair (`_group_pairs`) holds: all of them in a trace of an
+    older porter, else the groups `add_param_group` added after step 1 (the traces name step 1's only)."""
+    held = [{p[side] for p in pairs or ()} for side in (0, 1)]
+    return [r for k, r in enumerate(a) if k not in held[0]], [r for k, r in enumerate(b) if k not in held[1]]
+
+
+def _unnamed_words(pairs: list | None) -> str:
+    """Why `_unnamed_groups` cannot be told apart by their parameters, in words."""
+    if pairs is None:
+        return "the traces do not say which parameters each holds (recorded by an older porter?)"
+    return "they were added after step 1 (`add_param_group`), and the traces name step 1's groups' parameters only"
+
+
+def _unpaired_groups(compared: list[dict], rm: dict, pm: dict) -> list[str]:
     """A line where the sides' parameter groups could not be paired (`_lrs_close` None)."""
     row = next((r for r in compared if r["lr_ok"] is None), None)
     if row is None:
         return []
+    pairs = _group_pairs(rm, pm)
+    a, b = _unnamed_groups(row["reference_lr"] or [], row["ported_lr"] or [], pairs)
     return [
         f"the learning rates are not compared from step {row['step']}: the reference's parameter groups "
-        f"({row['reference_lr']}) and the port's ({row['ported_lr']}) are of other counts and rates, or of the "
-        "same rates in another order, and the traces do not say which parameters each holds (recorded by an "
-        "older porter?), so they cannot be paired"
+        f"({a}) and the port's ({b}) are of other counts and rates, or of the same rates in another order, "
+        f"and {_unnamed_words(pairs)}, so they cannot be paired"
     ]
 
 
 def _groups_by_order(compared: list[dict], rm: dict, pm: dict) -> list[str]:
     """A line where unnamed groups of other rates were paired by their order (`_lrs_close`): a
     port whose groups hold other parameters at those rates agrees there, unseen; the pass was said
-    nowhere (twenty-eighth read's leftover)."""
-    if _group_pairs(rm, pm) is not None:
-        return []
+    nowhere (twenty-eighth read's leftover), nor where the groups were added after step 1
+    (twenty-ninth trace2 read)."""
+    pairs = _group_pairs(rm, pm)
     for row in compared:
-        a, b = row.get("reference_lr") or [], row.get("ported_lr") or []
-        if row["lr_ok"] and len(a) == len(b) and not all(_close(a[0], y, LR_RTOL, 0.0) for y in (*a, *b)):
+        a, b = _unnamed_groups(row.get("reference_lr") or [], row.get("ported_lr") or [], pairs)
+        if row["lr_ok"] and len(a) == len(b) > 1 and not all(_close(a[0], y, LR_RTOL, 0.0) for y in (*a, *b)):
             return [
-                f"the parameter groups ({len(a)}, at {a} from step {row['step']}) are paired by their order: the "
-                "traces do not say which parameters each holds (recorded by an older porter?), so a port whose "
-                "groups hold other parameters at these rates is not seen; record both sides again to pair them "
-                "by the parameters they hold"
+                f"the parameter groups ({len(a)}, at {a} from step {row['step']}) are paired by their order: "
+                f"{_unnamed_words(pairs)}, so a port whose groups hold other parameters at these rates is not "
+                "seen; record both sides again to pair them by the parameters they hold"
             ]
     return []
 
@@ -1143,7 +1175,7 @@ def _fails(
         + _program_seeds(rm, pm)
         + _device_seeds(rm, pm)
         + _model_copies(rm, pm)
-        + _unpaired_groups(compared)
+        + _unpaired_groups(compared, rm, pm)
         + _groups_by_order(compared, rm, pm)
     )
     fails += device_fails
