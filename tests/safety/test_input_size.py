@@ -299,8 +299,10 @@ def test_a_gitignore_of_many_wildcard_lines_sharing_one_text_is_not_tried_line_b
         name = f"{i}_m.py" if shape.endswith("none matching") else f"{'adzq'[i % 4]}{'efxy'[i // 4 % 4]}_{i}.py"
         (tmp_path / f"p{i % 5}" / name).write_text("")
     _, spent = _found_as_git_lists(tmp_path)
-    # (none matching: each line is still read once, in its group, as git reads each: ~7 CPU s)
-    assert spent < (12 if shape.endswith("none matching") else 5), spent
+    # (none matching: each line is still read once, in its group, as git reads each: ~7 CPU s where
+    # this was written, 13.4 on a slower machine, where 944c10d failed the old bound of 12; the
+    # per-path tries this guards against took 64.5, so the bound sits between them)
+    assert spent < (30 if shape.endswith("none matching") else 5), spent
 
 
 def test_gitignore_lines_with_a_bracket_naming_a_slash_are_tried_only_on_paths_holding_their_text(
