@@ -524,7 +524,9 @@ def test_an_exclude_of_many_patterns_costs_time_linear_in_them(tmp_path):
     kept = [c.path.name for c in discover([tmp_path], settings.exclude) if not excluded(settings, c.path)]
     spent = time.process_time() - start
     assert sorted(k for k in kept if k.endswith(".py")) == sorted(f"m{i}.py" for i in range(40)), kept
-    assert spent < 4, spent
+    # (4.2-4.7 CPU s on a slower machine, where 944c10d failed the old bound of 4 too; the cost this
+    # guards against was 7.9 where the bound was set, about 11 there)
+    assert spent < 6, spent
 
 
 def _found_as_git_lists(tmp_path) -> tuple[list[str], float]:
