@@ -71,9 +71,24 @@ def is_comment(m: re.Match[str]) -> bool:
     return m.group(0)[0] == "/"
 
 
+def blanked(text: str, strings: bool) -> str:
+    """`text` with its comments (and, where `strings`, its string literals) as spaces and its digraphs
+    as the tokens they are (`undigraphed`), lines and offsets kept: a kernel or a registration
+    commented out (or quoted in a string) is none."""
+    spelled = undigraphed if has_digraphs(text) else str
+    out: list[str] = []
+    at = 0
+    for m in not_code(text):
+        kept = not strings and not is_comment(m)
+        out += [spelled(text[at : m.start()]), m.group(0) if kept else _NOT_NEWLINE.sub(" ", m.group(0))]
+        at = m.end()
+    out.append(spelled(text[at:]))
+    return "".join(out)
+
+
 def blank_comments(source: bytes) -> bytes:
     """`source` with each comment's bytes as spaces (its newlines kept), its literals as they are and
-    its digraphs as the tokens they are (`undigraphed`): the same length and lines, so offsets into it
+    its digraphs as the tokens they are (`blanked`): the same length and lines, so offsets into it
     are the source's. A registration in a comment (`// TORCH_LIBRARY_IMPL(ns, CPU, m) { ... }`, a CPU
     kernel not built yet) was read as one, and an op registered for CUDA only was not said to be
     (twenty-ninth read); one in `<% %>` (or by a `%:define`d macro) was none, and an op with a CPU
@@ -81,11 +96,4 @@ def blank_comments(source: bytes) -> bytes:
     text = source.decode("latin-1")  # one character a byte: offsets kept
     if "/" not in text and not has_digraphs(text):
         return source
-    spelled = undigraphed if has_digraphs(text) else str
-    out: list[str] = []
-    at = 0
-    for m in not_code(text):
-        out += [spelled(text[at : m.start()]), m.group(0) if not is_comment(m) else _NOT_NEWLINE.sub(" ", m.group(0))]
-        at = m.end()
-    out.append(spelled(text[at:]))
-    return "".join(out).encode("latin-1")
+    return blanked(text, strings=False).encode("latin-1")

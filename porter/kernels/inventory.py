@@ -54,7 +54,7 @@ from porter.core.reading import (
 )
 from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
-from porter.core.cpp_text import has_digraphs, is_comment, not_code, undigraphed
+from porter.core.cpp_text import blanked
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack, _import_statements, dotted
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -215,20 +215,6 @@ def _unread_marks(code: str, rel: str) -> list[str]:
         f"{path_name(rel)}:{line}: a name goes on with a combining mark ({mark}) that composes with no letter, "
         "which porter does not read as part of a name: a kernel or launch so named is not listed"
     ]
-
-
-def _blank(text: str, strings: bool) -> str:
-    """`text` with its comments (and, where `strings`, its string literals) as spaces, lines
-    and offsets kept: a kernel commented out or quoted in a string is not a kernel."""
-    out: list[str] = []
-    at = 0
-    spelled = undigraphed if has_digraphs(text) else str
-    for m in not_code(text):
-        kept = not strings and not is_comment(m)
-        out += [spelled(text[at : m.start()]), m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
-        at = m.end()
-    out.append(spelled(text[at:]))
-    return "".join(out)
 
 
 @dataclass
@@ -536,7 +522,7 @@ def _preludes(
     out: dict[str, tuple[tuple[_Key, str], ...]] = {}
     first: dict[str, tuple[Path, dict[str, str]]] = {}  # (the file that gave it, and what its macros stand for)
     for path, data in sorted(definers):
-        commented = _blank(_cxx_text(data), strings=False)
+        commented = blanked(_cxx_text(data), strings=False)
         found: list[str] = []
         texts = [((), commented), *_headers(commented, path, search, [], found)]
         events = sorted(((*key, d.start()), d) for key, text in texts for d in _DEFINE_OR_UNDEF.finditer(text))
@@ -1561,8 +1547,8 @@ def _host_api_launches(data: bytes, rel: str) -> list[tuple[str, str | CallSite]
     of a `.cu` launched there through the runtime's or the driver's API was listed with no launch,
     unsaid (`.cu`/`.cuh` were read only)."""
     text = _cxx_text(data)
-    commented = _blank(text, strings=False)
-    return _api_launches(_spliced(_blank(text, strings=True)), _Lines(text), rel, commented)
+    commented = blanked(text, strings=False)
+    return _api_launches(_spliced(blanked(text, strings=True)), _Lines(text), rel, commented)
 
 
 # a plain local of a host function, of a number type (or `auto`), initialized where it is declared:
@@ -1814,7 +1800,7 @@ def _dispatched(launches: list[tuple[str, CallSite]], code: str, included: _Incl
     macros: dict[str, list[_Macro]] = {}
     texts = [code]
     if any(_DISPATCH_MACRO.fullmatch(c.split("(")[0]) is None for s in sites for c in s.dispatch.split("\n")):
-        texts += [_blank(text, strings=True) for _, text in included.headers()]
+        texts += [blanked(text, strings=True) for _, text in included.headers()]
     for text in texts:
         for macro in _function_macros(text):
             macros.setdefault(macro.name, []).append(macro)
@@ -2619,7 +2605,7 @@ def _inline_kernels(s: _Scan, what: str, call: cst.Call, rel: str, line: int) ->
     text = "\n".join(_strings(given))
     if "__global__" not in text:
         return []
-    code = _blank(text, strings=True)
+    code = blanked(text, strings=True)
     detail = f"__global__, in the cuda_sources of load_inline at line {line}"
     return [
         Kernel(name, "cuda", rel, line, params, detail, source=body, typenames=typenames, template=template)
@@ -2999,7 +2985,7 @@ def _header_aliases(code: str, included: _Included) -> list[tuple[int, str, str]
             break
         for i in new:
             done.add(i)
-            found = _type_aliases(_blank(headers[i][1], strings=True))
+            found = _type_aliases(blanked(headers[i][1], strings=True))
             out += found
             wanted.update(w for _, name, value in found if name in wanted for w in _type_words(value + " _"))
     return out
@@ -3308,7 +3294,7 @@ class _Defs:
             for i in new:
                 done.add(i)
                 key, text = headers[i]
-                defs.add(_blank(text, strings=True), key)
+                defs.add(blanked(text, strings=True), key)
         for table in (defs.macros, defs.aliases):
             for history in table.values():
                 history.sort(key=lambda e: e[0])
@@ -3509,8 +3495,8 @@ def _scan_cuda(
             inv.problems.append(f"{path_name(rel)}: {why}")
         return
     text = _cxx_text(data)
-    commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
-    code = _blank(text, strings=True)
+    commented = blanked(text, strings=False)  # `m.def("name", ...)` names its op in a string
+    code = blanked(text, strings=True)
     inv.problems.extend(_unread_marks(code, rel))
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)

@@ -297,7 +297,8 @@ def test_a_cuda_source_line_of_unclosed_strings_is_blanked_once(tmp_path):
     """`porter kernels` blanks a .cu source's comments and strings: a `"` whose string does not
     close on its line was tried again from each `"` after it (`"\\` 4,096 times: 0.4 s, 60,000 times: no end in 150 s,
     quadratic; within the file's time limit, but a file that should list its kernels ran out)."""
-    from porter.kernels.inventory import _blank, scan
+    from porter.core.cpp_text import blanked as _blank
+    from porter.kernels.inventory import scan
 
     (tmp_path / "k.cu").write_bytes(b'__global__ void k(float* x) {}\nconst char* s = "' + b'"\\' * 60000 + b"\n")
     inventory = _quick(lambda _: scan(tmp_path, limit=None), b"")
