@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from porter.core import preprocessor
-from porter.core.cpp_text import blank_comments
+from porter.core.cpp_text import blank_comments, blanked
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular, read_regular_stat
 from porter.core.textsafe import name_bytes
 
@@ -61,8 +61,12 @@ _OLD_KEY = re.compile(rb"DispatchKey::(\w+)")
 _OLD_KERNEL_KEY = re.compile(
     rb"\.\s*kernel\s*(?:<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>\s*)?\(\s*(?:(?:c10|at|torch)\s*::\s*)?([A-Za-z_]\w*)\s*[,)]"
 )
-# a dispatch key: `torch::kCPU`, `c10::DispatchKey::CUDA`, in `torch::dispatch(key, fn)` or not
-_KEY = re.compile(rb"(?:(?:torch::)?dispatch\s*\(\s*)?(?:torch::|c10::|at::)?(?:DispatchKey::|k)([A-Z]\w*)")
+# a dispatch key: `torch::kCPU`, `c10::DispatchKey::CUDA`, in `torch::dispatch(key, fn)` or not; or a device
+# type, which torch's `dispatch(c10::DeviceType, fn)` maps to the key of its name (`c10::DeviceType::CUDA`
+# was read as no key, "any", and an op with a CUDA kernel only was not said to be: thirtieth read)
+_KEY = re.compile(
+    rb"(?:(?:torch::)?dispatch\s*\(\s*)?(?:torch::|c10::|at::)?(?:DispatchKey::|DeviceType::|k)([A-Z]\w*)"
+)
 # a word given where a key goes (`m.impl("op", DEVICE_KEY, &fn)`: a key by a macro was "any")
 _KEY_WORD = re.compile(rb"(?<!\w)(?:(?:torch::)?dispatch\s*\(\s*)?([A-Za-z_]\w*)\s*,")
 # `#define NAME body`: the macros a key may be given by, the body over its continued lines
@@ -97,11 +101,14 @@ def registrations(
     if not registers(source):
         return []
     source = blank_comments(source)  # (a registration commented out is none)
-    unbuilt = _unbuilt_at(source, path)
-    keys = _Keys(source, path, unbuilt, tree, dirs)
-    out: list[tuple[str | None, str, str]] = _old_registrations(source, keys, unbuilt) if OLD_TOKEN in source else []
-    blocks = list(_blocks(source))
-    braces = (NextOf(source, b"{"), NextOf(source, b"}"))  # one search of the file for all blocks
+    code = _code_of(source)
+    unbuilt = _unbuilt_at(code, path)
+    keys = _Keys(source, path, unbuilt, tree, dirs)  # (its headers are named by strings)
+    out: list[tuple[str | None, str, str]] = []
+    if OLD_TOKEN in code:
+        out = _old_registrations(source, code, keys, unbuilt)
+    blocks = list(_blocks(code))
+    braces = (NextOf(code, b"{"), NextOf(code, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt) if blocks else None
     for i, (impl, ns_text, key_text, var, body_start, _) in enumerate(blocks):
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
@@ -125,6 +132,16 @@ def registrations(
                 continue  # `m.def("schema")`: no implementation
             out.append((ns, op.group(1).decode(), _key_name(body, rest, keys if call.group(2) == b"impl" else None)))
     return out
+
+
+def _code_of(source: bytes) -> bytes:
+    """`source` (comments blanked) with its string literals blanked too, offsets kept: where a block's
+    head, its braces and the directives are looked for. A `TORCH_LIBRARY_IMPL(ns, CPU, m) { ... }` quoted
+    in a string (a help text, a raw string of generated code) was read as a CPU kernel, and a `"}"` in
+    a block ended it (thirtieth read); the op names are still read from the source's strings."""
+    if b'"' not in source:
+        return source
+    return blanked(source.decode("latin-1"), strings=True).encode("latin-1")
 
 
 def registers(source: bytes) -> bool:
@@ -160,14 +177,17 @@ def _built_lines(text: bytes, start: int, unbuilt: Callable[[int], bool]) -> byt
     return b"".join(out)
 
 
-def _old_registrations(source: bytes, keys: _Keys, unbuilt: Callable[[int], bool]) -> list[tuple[str | None, str, str]]:
+def _old_registrations(
+    source: bytes, code: bytes, keys: _Keys, unbuilt: Callable[[int], bool]
+) -> list[tuple[str | None, str, str]]:
     """`registrations` of `torch::RegisterOperators()` statements: each `.op("ns::op", &fn)` an
     implementation every device runs (a catch-all kernel), one whose options name a key that key's
-    (a macro's as `keys` reads it). Linear: each statement is read once, from `RegisterOperators` to its `;`."""
+    (a macro's as `keys` reads it). Linear: each statement is read once, from `RegisterOperators` to its `;`
+    (both looked for in `code`, the source with its strings blanked: one in a string is none)."""
     out: list[tuple[str | None, str, str]] = []
-    at = source.find(OLD_TOKEN)
+    at = code.find(OLD_TOKEN)
     while at >= 0:
-        end = source.find(b";", at)
+        end = code.find(b";", at)
         end = len(source) if end < 0 else end
         ops = list(_OLD_OP.finditer(source, at, end))
         # each op's options run to the next op; a statement of none (`// torch::RegisterOperators`
@@ -181,7 +201,7 @@ def _old_registrations(source: bytes, keys: _Keys, unbuilt: Callable[[int], bool
             word = None if key else _OLD_KERNEL_KEY.search(source, op.end(), after)
             found = key.group(1).decode() if key else keys.of(word.group(1)) if word else "any"
             out.append((op.group(1).decode(), op.group(2).decode(), found))
-        at = source.find(OLD_TOKEN, end)
+        at = code.find(OLD_TOKEN, end)
     return out
 
 

@@ -1,0 +1,67 @@
+"""The thirtieth read of the scaffold writers (issue 24): each test failed on 34fb428."""
+
+from __future__ import annotations
+
+from porter.analysis import native_ops
+from porter.kernels.inventory import scan
+
+DEVICE_TYPES = b"""#include <torch/library.h>
+TORCH_LIBRARY(myops, m) {
+  m.def("a(Tensor x) -> Tensor");
+  m.def("b(Tensor x) -> Tensor");
+  m.def("c(Tensor x) -> Tensor");
+  m.impl("a", torch::dispatch(c10::DeviceType::CUDA, TORCH_FN(a_cuda)));
+  m.impl("b", torch::dispatch(at::DeviceType::CUDA, &b_cuda));
+  m.impl("c", torch::dispatch(torch::kCUDA, &c_cuda));
+}
+"""
+
+
+def test_a_key_given_as_a_device_type_is_read(tmp_path):
+    # torch's `dispatch(c10::DeviceType, fn)` maps a device type to the key of its name (torch/library.h),
+    # but `c10::DeviceType::CUDA` was read as no key ("any", every device): `a` and `b` have a CUDA kernel
+    # only and were not said to (`torch::kCUDA`, a DeviceType constant already read, the control)
+    assert native_ops.registrations(DEVICE_TYPES) == [
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+        ("myops", "c", "CUDA"),
+    ]
+    assert set(native_ops.cuda_only_ops([("reg.cpp", DEVICE_TYPES)])["myops"]) == {"a", "b", "c"}
+    (tmp_path / "reg.cpp").write_bytes(DEVICE_TYPES)
+    assert [(r.op, r.key) for r in scan(tmp_path).registered] == [("a", "CUDA"), ("b", "CUDA"), ("c", "CUDA")]
+
+
+QUOTED = b"""#include <torch/library.h>
+static const char* kHelp = "TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl(\\"a\\", &a_cpu); }";
+static const char* kRaw = R"doc(
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  m.impl("b", &b_cpu);
+}
+static auto r = torch::RegisterOperators().op("myops::a", &a_any);
+)doc";
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  m.impl("c", &c_cuda);
+}
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  m.impl("d", [](const at::Tensor& x) { TORCH_CHECK(x.dim() > 0, "want {dims}, got }"); return x; });
+  m.impl("c", &c_cpu);
+}
+"""
+
+
+def test_a_registration_quoted_in_a_string_is_none_and_a_brace_in_one_ends_no_block(tmp_path):
+    # a block in a string (a help text, a raw string of generated code) was read as a CPU registration
+    # of `a` and `b`, so neither was said to be CUDA-only; a `}` in a string ended its block, and the
+    # CPU kernel of `c` after it was lost: `c` was said to be CUDA-only (`d`'s lambda, the control)
+    assert native_ops.registrations(QUOTED) == [
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+        ("myops", "c", "CUDA"),
+        ("myops", "d", "CPU"),
+        ("myops", "c", "CPU"),
+    ]
+    assert set(native_ops.cuda_only_ops([("reg.cpp", QUOTED)])["myops"]) == {"a", "b"}
+    (tmp_path / "reg.cpp").write_bytes(QUOTED)
+    assert [(r.op, r.key) for r in scan(tmp_path).registered][:3] == [("a", "CUDA"), ("b", "CUDA"), ("c", "CUDA")]
