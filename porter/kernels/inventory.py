@@ -192,12 +192,26 @@ _BIND = re.compile(r"\b\w+\s*\.\s*(?:def|impl)\(\s*\"(?:\w+\s*::\s*)?(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL|_FRAGMENT)?\s*\(\s*(\w+)")
 
 
+# a universal character name, C++'s spelling of a letter in an ASCII source (`k\\u00f6` is `kö` to the compiler)
+_UCN = re.compile(r"(?<!\\)\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
+
+
 def _cxx_text(data: bytes) -> str:
     """A C++ source's text, composed (NFC: lines kept): a kernel named in decomposed letters (`ko` and
     U+0308, which `\\w` does not take) was listed nowhere and its launch dropped, unsaid (twenty-eighth
-    read's leftover); composed, it is `kö`, as its launch is."""
+    read's leftover); composed, it is `kö`, as its launch is. A universal character name that spells a
+    letter is read as it (`__global__ void k\\u00f6(`, libclang's `kö`, was listed nowhere, and its
+    launch said as one of `u00f6`: thirtieth read)."""
     text = data.decode("utf-8", errors="replace")
+    text = _UCN.sub(_ucn_letter, text) if "\\u" in text or "\\U" in text else text
     return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+def _ucn_letter(m: re.Match[str]) -> str:
+    """The letter a universal character name spells, or the name as written where it spells none."""
+    code = int(m.group(1) or m.group(2), 16)
+    letter = chr(code) if code <= 0x10FFFF else ""
+    return letter if ("a" + letter).isidentifier() and len(letter) == 1 else m.group(0)
 
 
 def _unread_marks(code: str, rel: str) -> list[str]:

@@ -65,3 +65,27 @@ def test_a_registration_quoted_in_a_string_is_none_and_a_brace_in_one_ends_no_bl
     assert set(native_ops.cuda_only_ops([("reg.cpp", QUOTED)])["myops"]) == {"a", "b"}
     (tmp_path / "reg.cpp").write_bytes(QUOTED)
     assert [(r.op, r.key) for r in scan(tmp_path).registered][:3] == [("a", "CUDA"), ("b", "CUDA"), ("c", "CUDA")]
+
+
+UCN = (
+    "__global__ void k\\u00f6(float* w, int n) { w[0] = n; }\n"
+    "__global__ void plain_k(float* w, int n) { w[0] = n; }\n"
+    'const char* kName = "k\\\\u00f6";\n'
+    "void go(float* w, int n) {\n"
+    "  k\\u00f6<<<1, 32>>>(w, n);\n"
+    "  plain_k<<<1, 32>>>(w, n);\n"
+    "}\n"
+)
+
+
+def test_a_kernel_named_by_a_universal_character_name_is_listed_with_its_launch(tmp_path):
+    # `k\u00f6` is C++'s ASCII spelling of `kö` (libclang 18 declares `kö`): the kernel was listed nowhere
+    # and its launch said as one of a kernel named `u00f6` (`plain_k`, the control; an escaped `\\u00f6`
+    # in a string is no name)
+    (tmp_path / "k.cu").write_text(UCN)
+    inventory = scan(tmp_path)
+    assert [(k.name, k.line, [(c.line, c.args) for c in k.calls]) for k in inventory.kernels] == [
+        ("kö", 1, [(5, ["w", "n"])]),
+        ("plain_k", 2, [(6, ["w", "n"])]),
+    ]
+    assert not any("u00f6" in p for p in inventory.problems)
