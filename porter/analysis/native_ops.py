@@ -478,11 +478,14 @@ class _Registering:
 
     def expand(self, body: bytes, start: int, hidden: frozenset[bytes] = frozenset()) -> bytes:
         """`body` (from offset `start` of the source) with its uses of the macros defined before them
-        expanded, but of those in `hidden` (being expanded: `start` is then where their use is)."""
+        expanded, but of those in `hidden` (being expanded: `start` is then where their use is) and of
+        those in a string literal (expanded there, `TORCH_WARN("REG(b) is gone")` was a registration of
+        `b`, and an op with a CUDA kernel only was not said to be: thirtieth read)."""
         if not self._macros:
             return body
         out, at, closes = [], 0, None
-        for use in self._use.finditer(body):
+        code = _code_of(body)  # (where the uses are looked for: none in a string)
+        for use in self._use.finditer(code):
             name = use.group(1)
             params, text, defined_at = self._macros[name]
             where = start if hidden else start + use.start()

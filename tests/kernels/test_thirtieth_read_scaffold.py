@@ -89,3 +89,27 @@ def test_a_kernel_named_by_a_universal_character_name_is_listed_with_its_launch(
         ("plain_k", 2, [(6, ["w", "n"])]),
     ]
     assert not any("u00f6" in p for p in inventory.problems)
+
+
+MACRO_IN_STRING = b"""#include <torch/library.h>
+#define REG(op) m.impl(#op, &op##_cpu)
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  REG(a);
+  TORCH_WARN("REG(b) is gone");
+}
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+}
+"""
+
+
+def test_a_registering_macro_named_in_a_string_is_not_expanded():
+    # the registering macro's name in a string of a block (`"REG(b) is gone"`) was expanded there, and
+    # read as a CPU registration of `b`: `b`, with a CUDA kernel only, was not said to be (`REG(a)`, the control)
+    assert native_ops.registrations(MACRO_IN_STRING) == [
+        ("myops", "a", "CPU"),
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+    ]
+    assert set(native_ops.cuda_only_ops([("reg.cpp", MACRO_IN_STRING)])["myops"]) == {"b"}
