@@ -48,6 +48,11 @@ _OP = re.compile(rb'"\s*(?:\w+\s*::\s*)?(\w+)')
 # where two string literals meet (`"ns::" "op"`, as `#op` makes one in a macro): the compiler joins them
 _STRING_PARTS = re.compile(rb'"\s*"')
 _SELECTIVE = re.compile(rb"\s*TORCH_SELECTIVE_(?:NAME|SCHEMA)\s*\(")
+# what `m.def(schema, ...)` may take after its schema that is no implementation: its tags (torch's
+# `def(const char* schema, const std::vector<at::Tag>& tags = {})`): `m.def("f(Tensor x) -> Tensor",
+# {at::Tag::pt2_compliant_tag})` (torch-harmonics 0.8.1) was read as an implementation every device runs,
+# and an op with a CUDA kernel only was not said to be (thirtieth read)
+_TAGS = re.compile(rb"\{|(?:std\s*::\s*)?vector\s*<\s*(?:at|c10)\s*::\s*Tag\b|(?:at|c10)\s*::\s*Tag\s*::")
 _CLOSE = re.compile(rb"\s*\)")
 _MACRO = re.compile(rb"[A-Z][A-Z0-9_]+")
 # an op of `RegisterOperators()`, chained (`.op("ns::a", &a).op("ns::b", &b)`), by its schema's
@@ -128,8 +133,8 @@ def registrations(
                 if call.group(2) == b"impl":
                     out.append((ns, op.group(1).decode(), keys.of(key_text)))
                 continue
-            if rest is None:
-                continue  # `m.def("schema")`: no implementation
+            if rest is None or (call.group(2) == b"def" and _TAGS.match(body, rest)):
+                continue  # `m.def("schema")`, `m.def("schema", {at::Tag::...})`: no implementation
             out.append((ns, op.group(1).decode(), _key_name(body, rest, keys if call.group(2) == b"impl" else None)))
     return out
 

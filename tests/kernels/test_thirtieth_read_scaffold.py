@@ -113,3 +113,30 @@ def test_a_registering_macro_named_in_a_string_is_not_expanded():
         ("myops", "b", "CUDA"),
     ]
     assert set(native_ops.cuda_only_ops([("reg.cpp", MACRO_IN_STRING)])["myops"]) == {"b"}
+
+
+TAGGED = b"""#include <torch/library.h>
+TORCH_LIBRARY(myops, m) {
+  m.def("a(Tensor x) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("b(Tensor x) -> Tensor", std::vector<at::Tag>{at::Tag::needs_fixed_stride_order});
+  m.def("c(Tensor x) -> Tensor", &c_any, {at::Tag::pt2_compliant_tag});
+}
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  m.impl("c", &c_cuda);
+}
+"""
+
+
+def test_a_schema_defined_with_tags_is_no_implementation():
+    # torch's `def(schema, tags)` (torch-harmonics 0.8.1 writes `{at::Tag::pt2_compliant_tag}`): the tags were
+    # read as an implementation every device runs, so `a` and `b`, with a CUDA kernel only, were not said to
+    # be (`c`, given a function before its tags, the control)
+    assert native_ops.registrations(TAGGED) == [
+        ("myops", "c", "any"),
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+        ("myops", "c", "CUDA"),
+    ]
+    assert set(native_ops.cuda_only_ops([("reg.cpp", TAGGED)])["myops"]) == {"a", "b"}
