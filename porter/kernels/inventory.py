@@ -108,7 +108,14 @@ def _head_text(void: str, spelled: str = "__global__", voided: str = "") -> str:
     head = r"(?:" + spelled + r")\s+" + bounds + returns + bounds
     if voided:
         head = r"(?:(?:" + spelled + r")\s+" + bounds + returns + r"|(?:" + voided + r")\s+)" + bounds
-    return head + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
+    return head + _NOT_A_NAME + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
+
+
+# the C++ keywords that may follow a kernel's parameters with their own parentheses (`noexcept(true)`,
+# `throw()`, a trailing `requires (...)`): no kernel is so named. `__global__ void k(float* x) noexcept(true)`
+# was listed as a kernel named `noexcept` of the parameter `true` (its parameters read as an attribute
+# macro's arguments), `k` nowhere and its launch "a name no kernel porter lists has" (thirtieth read)
+_NOT_A_NAME = r"(?!(?:noexcept|throw|requires|decltype|alignas|sizeof|alignof|static_assert)(?!\w))"
 
 
 _GLOBAL = re.compile(_head_text("void"))

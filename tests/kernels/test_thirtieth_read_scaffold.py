@@ -140,3 +140,34 @@ def test_a_schema_defined_with_tags_is_no_implementation():
         ("myops", "c", "CUDA"),
     ]
     assert set(native_ops.cuda_only_ops([("reg.cpp", TAGGED)])["myops"]) == {"a", "b"}
+
+
+EXCEPTION_SPECS = """template <typename T>
+__global__ void spec_k(float* __restrict__ x, const int n) noexcept(true) { x[0] = n; }
+__global__ void thr_k(float* x, int n) throw() { x[0] = n; }
+template <typename T>
+__global__ void req_k(T* x, int n) requires (sizeof(T) == 4) { x[0] = n; }
+__global__ void plain_k(float* x, int n) noexcept { x[0] = n; }
+void go(float* x, int n) {
+  spec_k<float><<<1, 1>>>(x, n);
+  thr_k<<<1, 1>>>(x, n);
+  req_k<float><<<1, 1>>>(x, n);
+  plain_k<<<1, 1>>>(x, n);
+}
+"""
+
+
+def test_a_kernel_whose_parameters_a_noexcept_throw_or_requires_clause_follows_is_listed(tmp_path):
+    # `noexcept(true)`, `throw()` and a trailing `requires (...)` after the parameters (libclang 18: each a
+    # `__global__` definition of its name): listed as kernels named `noexcept`, `throw` and `requires` (of the
+    # "parameters" `true` and `sizeof(T) == 4`), the kernels nowhere, their launches said to run "a name no
+    # kernel porter lists has" (a bare `noexcept`, the control)
+    (tmp_path / "f.cu").write_text(EXCEPTION_SPECS)
+    inventory = scan(tmp_path)
+    assert [(k.name, k.line, k.params, [c.line for c in k.calls]) for k in inventory.kernels] == [
+        ("spec_k", 2, ["float* __restrict__ x", "const int n"], [8]),
+        ("thr_k", 3, ["float* x", "int n"], [9]),
+        ("req_k", 5, ["T* x", "int n"], [10]),
+        ("plain_k", 6, ["float* x", "int n"], [11]),
+    ]
+    assert inventory.problems == []
