@@ -105,10 +105,14 @@ def _head_text(void: str, spelled: str = "__global__", voided: str = "") -> str:
     bounds = r"(?:(?:" + word + r"|\[\[[^\]]*\]\]|" + _DIRECTIVE_IN_HEAD + r")\s*)*"
     returns = r"(?:(?:" + void + r")\s+|auto\s+|(?:typename\s+)?(?:::\s*)?\w+(?:\s*::\s*\w+)*\s*" + _ANGLES
     returns += r"(?:\s*::\s*\w+)?\s*)"
-    head = r"(?:" + spelled + r")\s+" + bounds + returns + bounds
+    # the name in parentheses just after the return type (`__global__ void (k)(float* x)`, libclang's `k`: it
+    # was listed nowhere, its launch "a name no kernel porter lists has": thirtieth read); after a word it is
+    # a macro's argument (`void KNAME(k)(`), no name
+    named = r"(?:\(\s*(?=\w+\s*\)\s*\()|" + bounds + r")"
+    head = r"(?:" + spelled + r")\s+" + bounds + returns + named
     if voided:
-        head = r"(?:(?:" + spelled + r")\s+" + bounds + returns + r"|(?:" + voided + r")\s+)" + bounds
-    return head + _NOT_A_NAME + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
+        head = r"(?:(?:" + spelled + r")\s+" + bounds + returns + r"|(?:" + voided + r")\s+)" + named
+    return head + _NOT_A_NAME + r"((?:\w+\s*##\s*)*\w+)(?:\s*\))?\s*" + _TEMPLATE_ARGS + r"\("
 
 
 # the C++ keywords that may follow a kernel's parameters with their own parentheses (`noexcept(true)`,

@@ -171,3 +171,27 @@ def test_a_kernel_whose_parameters_a_noexcept_throw_or_requires_clause_follows_i
         ("plain_k", 6, ["float* x", "int n"], [11]),
     ]
     assert inventory.problems == []
+
+
+PARENTHESIZED = """__global__ void (paren_k)(float* y, int n) { y[0] = n; }
+__global__ void ( spaced_k )  (float* y) { y[0] = 1; }
+__global__ void plain_k(float* y) { y[0] = 2; }
+void go(float* y, int n) {
+  paren_k<<<1, 32>>>(y, n);
+  spaced_k<<<1, 32>>>(y);
+  plain_k<<<1, 32>>>(y);
+}
+"""
+
+
+def test_a_kernel_whose_name_is_in_parentheses_is_listed(tmp_path):
+    # `__global__ void (paren_k)(float* y, int n)` declares `paren_k` (libclang 18): it was listed nowhere
+    # and its launch said to run "a name no kernel porter lists has" (`plain_k`, the control)
+    (tmp_path / "k.cu").write_text(PARENTHESIZED)
+    inventory = scan(tmp_path)
+    assert [(k.name, k.line, k.params, [c.line for c in k.calls]) for k in inventory.kernels] == [
+        ("paren_k", 1, ["float* y", "int n"], [5]),
+        ("spaced_k", 2, ["float* y"], [6]),
+        ("plain_k", 3, ["float* y"], [7]),
+    ]
+    assert inventory.problems == []
