@@ -40,6 +40,7 @@ _NVCC_OR_NOT: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": None, "_
 _HEAD = re.compile(rb"\b(?:STABLE_)?TORCH_LIBRARY(_IMPL)?(?:_FRAGMENT|_EXPAND)?(?:_EXPAND)?\s*\(\s*")
 _NOT_ARGUMENT = re.compile(rb"[^\w()\s,]")  # what no argument list of a block holds (`{` among it)
 _CALL = re.compile(rb"\b(\w+)\s*\.\s*(impl|def)\s*\(")
+_CHAINED = re.compile(rb"\s*\.\s*(impl|def)\s*\(")  # (a call chained to one of them: `m.impl(...).impl(`)
 # the string literals that open a call's arguments (a schema may be several, side by side)
 _STRINGS = re.compile(rb'\s*(?:"(?:[^"\\\n]|\\.)*"\s*)+')
 # the op a schema or name opens with; `"ns::op(...)"` names its block's namespace (torch refuses
@@ -121,22 +122,39 @@ def registrations(
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body = _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt)
         body = macros.expand(body, body_start) if macros is not None else body
-        for call in _CALL.finditer(body):
-            if call.group(1) != var:
-                continue
-            strings, end = _op_strings(body, call.end())
+        for kind, at in _library_calls(body, var):
+            strings, end = _op_strings(body, at)
             op = _OP.match(_STRING_PARTS.sub(b"", strings.group(0).strip())) if strings else None
             if strings is None or op is None:
                 continue
             rest = _after_strings(body, end)
             if impl is not None and key_text is not None:
-                if call.group(2) == b"impl":
+                if kind == b"impl":
                     out.append((ns, op.group(1).decode(), keys.of(key_text)))
                 continue
-            if rest is None or (call.group(2) == b"def" and _TAGS.match(body, rest)):
+            if rest is None or (kind == b"def" and _TAGS.match(body, rest)):
                 continue  # `m.def("schema")`, `m.def("schema", {at::Tag::...})`: no implementation
-            out.append((ns, op.group(1).decode(), _key_name(body, rest, keys if call.group(2) == b"impl" else None)))
+            out.append((ns, op.group(1).decode(), _key_name(body, rest, keys if kind == b"impl" else None)))
     return out
+
+
+def _library_calls(body: bytes, var: bytes) -> Iterator[tuple[bytes, int]]:
+    """(`impl` or `def`, where its arguments begin) of each call of the library `var` in a block's `body`,
+    chained ones too (`Library::impl` returns the library): of `m.impl("a", &a_cpu).impl("b", &b_cpu)` only
+    `a` was read, and `b`, with a CPU kernel, was said to be CUDA-only (thirtieth read)."""
+    closes: dict[int, int] | None = None
+    for call in _CALL.finditer(body):
+        if call.group(1) != var:
+            continue
+        kind, at = call.group(2), call.end()
+        while True:
+            yield kind, at
+            closes = _closing_parens(_code_of(body)) if closes is None else closes  # (a schema's parentheses)
+            close = closes.get(at, -1)
+            chained = _CHAINED.match(body, close + 1) if close >= 0 else None
+            if chained is None:
+                break
+            kind, at = chained.group(1), chained.end()
 
 
 def _code_of(source: bytes) -> bytes:

@@ -195,3 +195,38 @@ def test_a_kernel_whose_name_is_in_parentheses_is_listed(tmp_path):
         ("plain_k", 3, ["float* y"], [7]),
     ]
     assert inventory.problems == []
+
+
+CHAINED = b"""#include <torch/library.h>
+TORCH_LIBRARY(myops, m) {
+  m.def("c(Tensor x) -> Tensor", &c_any)
+   .def("d(Tensor x) -> Tensor", &d_any)
+   .def("e(Tensor x) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  m.impl("a", &a_cpu).impl("b", &b_cpu);
+}
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  m.impl("c", &c_cuda).impl("d", &d_cuda).impl("e", &e_cuda);
+}
+"""
+
+
+def test_calls_chained_to_a_library_s_call_are_read():
+    # `Library::impl` and `def` return the library, so calls chain: only the first of a chain was read, and
+    # `b` (a CPU kernel) and `d` (a kernel every device runs) were said to be CUDA-only (`e`, defined with no
+    # function in a chain, the control: CUDA-only)
+    assert native_ops.registrations(CHAINED) == [
+        ("myops", "c", "any"),
+        ("myops", "d", "any"),
+        ("myops", "a", "CPU"),
+        ("myops", "b", "CPU"),
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+        ("myops", "c", "CUDA"),
+        ("myops", "d", "CUDA"),
+        ("myops", "e", "CUDA"),
+    ]
+    assert set(native_ops.cuda_only_ops([("reg.cpp", CHAINED)])["myops"]) == {"e"}
