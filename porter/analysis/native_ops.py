@@ -79,6 +79,10 @@ _KEY_WORD = re.compile(rb"(?<!\w)(?:(?:torch::)?dispatch\s*\(\s*)?([A-Za-z_]\w*)
 # (`#define KEY \` then `torch::kCPU`: said "a macro this file defines as no key", untrue: twenty-ninth read)
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^\n])*)", re.M)
 _CONTINUED = re.compile(rb"\\\r?\n")
+# a directive and its continued lines, blanked where blocks are looked for: vllm's `#define
+# TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)` was read as the
+# head of the next block, whose namespace (`myops`) was then none, and its CUDA-only ops unsaid (thirtieth read)
+_DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
 _DIRECTIVE_LINE = re.compile(rb"(?<![ \t])[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
 # as a key is a macro, read where the file defines it
@@ -110,6 +114,7 @@ def registrations(
     code = _code_of(source)
     unbuilt = _unbuilt_at(code, path)
     keys = _Keys(source, path, unbuilt, tree, dirs)  # (its headers are named by strings)
+    code = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), code) if b"#" in code else code
     out: list[tuple[str | None, str, str]] = []
     if OLD_TOKEN in code:
         out = _old_registrations(source, code, keys, unbuilt)

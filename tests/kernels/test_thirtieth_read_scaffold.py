@@ -230,3 +230,25 @@ def test_calls_chained_to_a_library_s_call_are_read():
         ("myops", "e", "CUDA"),
     ]
     assert set(native_ops.cuda_only_ops([("reg.cpp", CHAINED)])["myops"]) == {"e"}
+
+
+EXPAND_DEFINED = b"""#include <torch/library.h>
+#define TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) \\
+  TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)
+
+// the CUDA kernels
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+}
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("b", &b_cuda);
+}
+"""
+
+
+def test_a_library_head_in_a_define_is_no_block_s_head():
+    # vllm's `#define TORCH_LIBRARY_IMPL_EXPAND(...) TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)`, with only a
+    # comment before the next block: the define's head was read as that block's, its namespace the text
+    # between (none), so `a`, with a CUDA kernel only, was not said to be (`b`'s block, the control)
+    assert native_ops.registrations(EXPAND_DEFINED) == [("myops", "a", "CUDA"), ("myops", "b", "CUDA")]
+    assert set(native_ops.cuda_only_ops([("reg.cpp", EXPAND_DEFINED)])["myops"]) == {"a", "b"}
