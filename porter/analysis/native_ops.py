@@ -629,6 +629,12 @@ def _body(source: bytes, start: int, brackets: tuple[NextOf, NextOf], end: int) 
     return source[start : at - 1]
 
 
+# the keys whose kernels no tensor but a CUDA one reaches (and Meta's, which computes no values): c10's
+# `Autocast` is `AutocastCUDA` (DispatchKey.h), read as another device's, so xformers 0.0.28.post3's five
+# ops with a CUDA kernel, a Meta one and an `Autocast` one (`silu_bw_fused`, ...) were not CUDA-only (thirtieth read)
+_CUDA_TENSORS_ONLY = frozenset({"CUDA", "AutogradCUDA", "Autocast", "AutocastCUDA", "Meta"})
+
+
 def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, str]]:
     """namespace -> {op: why} for each op the sources give a CUDA kernel and no other."""
     keys: dict[tuple[str | None, str], set[str]] = {}
@@ -642,7 +648,7 @@ def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, s
     out: dict[str, dict[str, str]] = {}
     for (ns, op), at in where.items():
         found = keys[(ns, op)] | keys.get((None, op), set())
-        if found - {"CUDA", "AutogradCUDA", "Meta"}:
+        if found - _CUDA_TENSORS_ONLY:
             continue
         out.setdefault(ns, {})[op] = (
             f"the project's op `{ns}::{op}` has a CUDA kernel only: registered for CUDA in {at}, for no other device"

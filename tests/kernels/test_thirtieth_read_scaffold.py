@@ -252,3 +252,22 @@ def test_a_library_head_in_a_define_is_no_block_s_head():
     # between (none), so `a`, with a CUDA kernel only, was not said to be (`b`'s block, the control)
     assert native_ops.registrations(EXPAND_DEFINED) == [("myops", "a", "CUDA"), ("myops", "b", "CUDA")]
     assert set(native_ops.cuda_only_ops([("reg.cpp", EXPAND_DEFINED)])["myops"]) == {"a", "b"}
+
+
+AUTOCAST = b"""#include <torch/library.h>
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  m.impl("c", &c_cuda);
+}
+TORCH_LIBRARY_IMPL(myops, Autocast, m) { m.impl("a", &a_autocast); }
+TORCH_LIBRARY_IMPL(myops, AutocastCUDA, m) { m.impl("b", &b_autocast); }
+TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl("c", &c_cpu); }
+"""
+
+
+def test_an_op_whose_other_kernel_is_for_autocast_is_cuda_only():
+    # c10's `Autocast` key is `AutocastCUDA` (DispatchKey.h): only a CUDA tensor reaches its kernel, but it
+    # was read as another device's, and xformers 0.0.28.post3's five CUDA ops with one (`silu_bw_fused`,
+    # `gemm_fused_operand_sum`, ...) were not said to be CUDA-only (`c`, with a CPU kernel, the control)
+    assert set(native_ops.cuda_only_ops([("reg.cpp", AUTOCAST)]).get("myops", {})) == {"a", "b"}
