@@ -40,7 +40,8 @@ _NVCC_OR_NOT: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": None, "_
 _HEAD = re.compile(rb"\b(?:STABLE_)?TORCH_LIBRARY(_IMPL)?(?:_FRAGMENT|_EXPAND)?(?:_EXPAND)?\s*\(\s*")
 _NOT_ARGUMENT = re.compile(rb"[^\w()\s,]")  # what no argument list of a block holds (`{` among it)
 _CALL = re.compile(rb"\b(\w+)\s*\.\s*(impl|def)\s*\(")
-_CHAINED = re.compile(rb"\s*\.\s*(impl|def)\s*\(")  # (a call chained to one of them: `m.impl(...).impl(`)
+# a call chained to one of them (`m.impl(...).impl(`), matched after the `)` (from a run's first space only: linear)
+_CHAINED = re.compile(rb"(?<!\s)\s*\.\s*(impl|def)\s*\(")
 # the string literals that open a call's arguments (a schema may be several, side by side)
 _STRINGS = re.compile(rb'\s*(?:"(?:[^"\\\n]|\\.)*"\s*)+')
 # the op a schema or name opens with; `"ns::op(...)"` names its block's namespace (torch refuses
