@@ -1,0 +1,51 @@
+"""The thirtieth read of the cache and the state porter reads back (issue 24): a full file
+system under the project, and what the run then says it did."""
+
+from __future__ import annotations
+
+import errno
+import json
+import sys
+
+from typer.testing import CliRunner
+
+from tests.safety.conftest import CUDA, PORTED, committed_repo
+
+
+def _full_for(monkeypatch, name: str) -> None:
+    """`atomic_write` of the file `name` fails as on a full disk (ENOSPC); the others are written."""
+    mod = sys.modules["porter.cli.writes"]
+    real = mod.atomic_write
+
+    def full(path, data, *args, **kwargs):
+        if path.name == name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(mod, "atomic_write", full)
+
+
+def test_a_rewrite_that_could_not_write_a_file_does_not_count_its_sites_as_ported(tmp_path, monkeypatch):
+    """On a full disk `rewrite` wrote neither file ("Files: 2 scanned, 0 rewritten, 2 failed",
+    exit 2), yet its headline, by-rule table and `--report` said "Readiness: 100% — 2 of 2
+    CUDA-specific sites ported automatically" (the JSON report: `ported` 2, `share` 1.0): a PR
+    comment or a CI step reading the report saw a finished port of an untouched tree (thirtieth
+    cache read, a 256 KiB tmpfs). A file whose port was not written is now a failed file."""
+    from porter.cli import app
+
+    repo = committed_repo(tmp_path / "repo", {"a.py": CUDA, "b.py": CUDA})
+    _full_for(monkeypatch, "b.py")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    report = tmp_path / "r.json"
+    result = CliRunner().invoke(app, ["rewrite", ".", "--target", "xla", "--jobs", "1", "--report", str(report)])
+    assert result.exit_code == 2, result.output
+    assert (repo / "a.py").read_bytes() == PORTED
+    assert (repo / "b.py").read_bytes() == CUDA
+    summary = json.loads(report.read_text())["summary"]
+    assert summary["files"]["changed"] == 1 and summary["files"]["errors"] == 1
+    assert summary["not_checked"] == ["b.py"]
+    assert summary["readiness"]["ported"] == 1, summary["readiness"]
+    assert "1 of 1 CUDA-specific sites ported" in result.output
+    assert "1 file not checked" in result.output
+    assert "failed b.py: cannot write: No space left on device; left unchanged" in result.output
