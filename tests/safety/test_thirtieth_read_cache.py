@@ -1,5 +1,5 @@
 """The thirtieth read of the cache and the state porter reads back (issue 24): a full file
-system under the project, and what the run then says it did."""
+system under the project, and what the run then says it did; the guard's view of git."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import errno
 import json
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
-from tests.safety.conftest import CUDA, PORTED, committed_repo
+from tests.safety.conftest import CUDA, PORTED, committed_repo, git
 
 
 def _full_for(monkeypatch, name: str) -> None:
@@ -49,3 +50,27 @@ def test_a_rewrite_that_could_not_write_a_file_does_not_count_its_sites_as_porte
     assert "1 of 1 CUDA-specific sites ported" in result.output
     assert "1 file not checked" in result.output
     assert "failed b.py: cannot write: No space left on device; left unchanged" in result.output
+
+
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_a_file_git_is_told_to_overlook_is_not_written_over(tmp_path, monkeypatch, flag):
+    """A tracked file with an uncommitted edit that `git update-index --skip-worktree` (or
+    `--assume-unchanged`) hides: `git status --porcelain` lists nothing, so the guard took it for
+    committed and clean, `rewrite` wrote over it (exit 0), and afterwards `git status` and `git
+    diff` showed neither the edit nor the port: git could give back neither (thirtieth cache read,
+    git 2.39.5). Now such a file is refused, as a file with uncommitted changes is."""
+    from porter.cli import app
+
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA})
+    edited = CUDA + b"# work not committed\n"
+    (repo / "m.py").write_bytes(edited)
+    git("update-index", flag, "m.py", cwd=repo)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    result = CliRunner().invoke(app, ["rewrite", ".", "--target", "xla", "--jobs", "1", "-q"])
+    assert result.exit_code == 2, result.output
+    assert (repo / "m.py").read_bytes() == edited
+    assert "m.py: git is told to overlook its changes" in " ".join(result.output.split())
+    allowed = CliRunner().invoke(app, ["rewrite", ".", "--target", "xla", "--jobs", "1", "-q", "--allow-dirty"])
+    assert allowed.exit_code == 0, allowed.output
+    assert (repo / "m.py").read_bytes() != edited
