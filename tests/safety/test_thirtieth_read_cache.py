@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import sys
 
 import pytest
@@ -52,19 +53,30 @@ def test_a_rewrite_that_could_not_write_a_file_does_not_count_its_sites_as_porte
     assert "failed b.py: cannot write: No space left on device; left unchanged" in result.output
 
 
-@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def _ignore_stat(repo):
+    """`core.ignoreStat`: git marks the files it commits assume-unchanged (for slow disks)."""
+    git("config", "core.ignoreStat", "true", cwd=repo)
+    os.utime(repo / "m.py", (0, 0))  # its stat changed, its bytes not: `git add` sets the bit
+    git("add", "m.py", cwd=repo)
+
+
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged", "core.ignoreStat"])
 def test_a_file_git_is_told_to_overlook_is_not_written_over(tmp_path, monkeypatch, flag):
     """A tracked file with an uncommitted edit that `git update-index --skip-worktree` (or
     `--assume-unchanged`) hides: `git status --porcelain` lists nothing, so the guard took it for
     committed and clean, `rewrite` wrote over it (exit 0), and afterwards `git status` and `git
     diff` showed neither the edit nor the port: git could give back neither (thirtieth cache read,
-    git 2.39.5). Now such a file is refused, as a file with uncommitted changes is."""
+    git 2.39.5; `core.ignoreStat` sets the same bit on the files git adds). Now such a file is
+    refused, as a file with uncommitted changes is."""
     from porter.cli import app
 
     repo = committed_repo(tmp_path / "repo", {"m.py": CUDA})
+    if flag == "core.ignoreStat":
+        _ignore_stat(repo)
     edited = CUDA + b"# work not committed\n"
     (repo / "m.py").write_bytes(edited)
-    git("update-index", flag, "m.py", cwd=repo)
+    if flag != "core.ignoreStat":
+        git("update-index", flag, "m.py", cwd=repo)
     monkeypatch.chdir(repo)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     result = CliRunner().invoke(app, ["rewrite", ".", "--target", "xla", "--jobs", "1", "-q"])
