@@ -267,7 +267,7 @@ def _dirty(repo: _Repo, files: list[tuple[Path, Path]]) -> list[Refusal]:
             rel.append(str(real))
     try:
         filters, named = _filters_off(repo), _hook_index(repo) or dict(repo.named)
-        tracked = _git(top, "ls-files", "-z", "--", *rel, filters=filters, named=named)
+        tracked = _git(top, "ls-files", "-v", "-z", "--", *rel, filters=filters, named=named)
         status = _git(
             top, "status", "--porcelain", "-z", "--untracked-files=all", "--", *rel, filters=filters, named=named
         )
@@ -277,11 +277,12 @@ def _dirty(repo: _Repo, files: list[tuple[Path, Path]]) -> list[Refusal]:
         if proc.returncode != 0:
             why = f"git cannot tell whether it has uncommitted changes: {_why(proc)}"
             return [Refusal(given, why) for given, _ in files]
-    known = {(top / p.decode(errors="surrogateescape")).resolve() for p in tracked.stdout.split(b"\0") if p}
+    known = _tracked_tags(top, tracked.stdout)
     changed = _status_letters(top, status.stdout)
     out = []
     for given, real in files:
-        reason = _why_dirty(changed.get(real), tracked=real in known)
+        tag = known.get(real)
+        reason = _OVERLOOKED if tag in _OVERLOOKING_TAGS else _why_dirty(changed.get(real), tracked=tag is not None)
         if reason is not None:
             out.append(Refusal(given, reason))
     return _say_case_twins(repo, named, out)
@@ -322,6 +323,26 @@ def _twin_refusal(refusal: Refusal, twin: str | None) -> Refusal:
         f"git (core.ignoreCase) takes it for the tracked {twin!r}, another file on this disk: "
         "git cannot give it back (pass --allow-dirty)",
     )
+
+
+# `git ls-files -v` tags of a tracked file git is told to overlook: skip-worktree (`S`, `s`) and
+# assume-unchanged (a lower-case tag): `git status` and `git diff` list no change of it, so an
+# edit the user made was written over unseen, and the port itself was then invisible to git
+_OVERLOOKING_TAGS = frozenset("Sshm")
+_OVERLOOKED = (
+    "git is told to overlook its changes (skip-worktree or assume-unchanged): git can neither say whether it "
+    "has uncommitted changes nor show the port (clear it with `git update-index --no-skip-worktree "
+    "--no-assume-unchanged FILE`, or pass --allow-dirty)"
+)
+
+
+def _tracked_tags(top: Path, listing: bytes) -> dict[Path, str]:
+    """Each path of `git ls-files -v -z` output with its tag (`H`, `S`, `h`, ...)."""
+    tags: dict[Path, str] = {}
+    for entry in listing.split(b"\0"):
+        if len(entry) > 2:
+            tags[(top / entry[2:].decode(errors="surrogateescape")).resolve()] = entry[:1].decode(errors="replace")
+    return tags
 
 
 def _status_letters(top: Path, porcelain: bytes) -> dict[Path, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -41,7 +42,7 @@ from porter.cli.options import (
     written_path,
 )
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
-from porter.core.findings import FileStatus
+from porter.core.findings import FileResult, FileStatus
 from porter.report import ReportModel, report_format, series, write_report
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
@@ -166,11 +167,13 @@ def rewrite(
         # the guard first: a run it refuses writes nothing and removes nothing
         refuse_unless_allowed(changed, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
         clean_stale(paths, quiet)
-        _, failed = write_in_place(changed)
+        problems: dict[Path, str] = {}
+        _, failed = write_in_place(changed, problems)
         wrote = "rewritten"
-        # a file left unchanged (warned above) is not rewritten: the summary says it failed
-        model.counts["changed"] -= failed
-        model.counts["errors"] += failed
+        if failed:
+            # a file left unchanged (warned above) is not rewritten, nor are its sites: the
+            # summary, the readiness and the report say it failed (a full disk read "100% ported")
+            model = ReportModel.from_run(collect.unwritten(results, problems), summary, settings, kind="rewrite")
     _finish(out, model, wrote, report=report, quiet=quiet)
     raise typer.Exit(EXIT_ERROR if failed or unported else EXIT_OK)
 
@@ -184,6 +187,7 @@ class _Collector:
         self.split, self.diff, self.quiet = split, diff, quiet
         self.changed: list[Change] = []
         self.ported: list[series.PortedFile] = []
+        self.result_of: dict[int, FileResult] = {}  # id of a change -> the result it came from
 
     def __call__(self, cand, result) -> None:
         if self.split and (result.status is FileStatus.CHANGED or result.findings):
@@ -194,6 +198,7 @@ class _Collector:
             )
         if result.status is FileStatus.CHANGED:
             self.changed.append(Change(cand.path, result.original_source, result.new_source))
+            self.result_of[id(self.changed[-1])] = result
             if self.diff:  # the diff is the output asked for: --quiet only drops the rest
                 print_diff(console, result, relative_name(cand.path))
         elif result.status is FileStatus.ERROR:
@@ -201,6 +206,16 @@ class _Collector:
             err_console.print(f"[yellow]warning:[/] {plain(where)}: {plain(result.reason)}", soft_wrap=True)
         elif cand.problem is not None and not self.quiet:
             err_console.print(f"note: {plain(result.path)}: {plain(result.reason)}", soft_wrap=True)
+
+    def unwritten(self, results: list[FileResult], problems: dict[Path, str]) -> list[FileResult]:
+        """`results`, each file whose change could not be written (`problems`: why, by path)
+        failed: its port is not on disk, so no site of it is ported."""
+        why = {id(self.result_of[id(c)]): problems[c.path] for c in self.changed if c.path in problems}
+        return [_not_written(r, why[id(r)]) if id(r) in why else r for r in results]
+
+
+def _not_written(result: FileResult, problem: str) -> FileResult:
+    return replace(result, status=FileStatus.ERROR, findings=[], new_source=None, reason=f"{problem}; left unchanged")
 
 
 def _check_outputs(

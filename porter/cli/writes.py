@@ -56,9 +56,10 @@ def refuse_unless_allowed(changes: list[Change], *, allow_dirty: bool, allow_no_
     raise typer.Exit(EXIT_ERROR)
 
 
-def write_in_place(changes: list[Change]) -> tuple[list[Change], int]:
-    """Write each change; (the ones written, how many failed). A failure is reported and the
-    rest go on; an interrupt lists what was written and exits 130 (SIGINT) or 143 (SIGTERM)."""
+def write_in_place(changes: list[Change], problems: dict[Path, str] | None = None) -> tuple[list[Change], int]:
+    """Write each change; (the ones written, how many failed). A failure is reported (and kept
+    in `problems`, by path, where given) and the rest go on; an interrupt lists what was written
+    and exits 130 (SIGINT) or 143 (SIGTERM)."""
     written: list[Change] = []
     failed = 0
     pending = Counter(_file_id(c.path) for c in changes)  # names of one file this run writes
@@ -86,6 +87,8 @@ def write_in_place(changes: list[Change]) -> tuple[list[Change], int]:
                     problem = problem if problem.startswith("changed on disk") else f"cannot write: {problem}"
             if problem is not None:
                 failed += 1
+                if problems is not None:
+                    problems[change.path] = problem
                 err_console.print(
                     f"[yellow]warning:[/] {plain(display_path(change.path))}: {plain(problem)}; left unchanged",
                     soft_wrap=True,
