@@ -721,6 +721,10 @@ class Recorder:
         # loss where it called no backward (a program that sets `p.grad` from `autograd.grad`
         # recorded no loss, and its faithful port failed on "the loss curves part": twenty-ninth read)
         self.grad_pending: list[torch.Tensor] = []
+        # those of calls that made a graph of their gradients (`create_graph=True`): a gradient
+        # penalty's or a meta-learning inner step's, differentiated again, not the step's loss
+        # unless the step took no other (they were summed into it: thirtieth read)
+        self.graph_pending: list[torch.Tensor] = []
         self.grads_open = 0  # `torch.autograd.grad` calls running (the recorder's wrapper)
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
         self.t_last: float | None = None
@@ -895,8 +899,9 @@ class Recorder:
             if recorder.grads_open:
                 return recorder._orig_grad(outputs, *args, **kwargs)
             seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
+            graphed = args[3] if len(args) > 3 else kwargs.get("create_graph", False)
             if not kwargs.get("is_grads_batched"):
-                recorder.on_backward(outputs, seeds, recorder.grad_pending)
+                recorder.on_backward(outputs, seeds, recorder.graph_pending if graphed else recorder.grad_pending)
             recorder.grads_open += 1
             try:
                 return recorder._orig_grad(outputs, *args, **kwargs)
@@ -1273,7 +1278,7 @@ class Recorder:
         self.step += 1
         pre = getattr(self, "_pre", {"grad_norm": None, "lr": []})
         entry = {
-            "losses": self.pending or self.grad_pending,
+            "losses": self.pending or self.grad_pending or self.graph_pending,
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),
@@ -1286,7 +1291,7 @@ class Recorder:
         if counts is not None:  # collectives since the last step (porter.verify.collectives)
             entry["collectives"] = dict(counts)
             counts.clear()
-        self.pending, self.grad_pending = [], []
+        self.pending, self.grad_pending, self.graph_pending = [], [], []
         self.t_last = now
         self.steps.append(entry)
         if self.xla is not None:

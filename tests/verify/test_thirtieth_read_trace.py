@@ -1,0 +1,83 @@
+"""The thirtieth read of the trace reader, the recorder and parity-check's I/O (helper `trace`,
+docs/reads/48-trace-attempts.md). Each test records a real program (a subprocess, as `porter trace
+record` runs it) and checks porter's view against the program's own values, taken without porter
+(torch.testing.assert_close is the oracle)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from porter.verify.procs import WorkerSet
+from tests.deps import need
+
+# steps whose gradients all come from `torch.autograd.grad`, one of its calls making a graph of
+# its gradients (a gradient penalty's, a meta-learning inner step's); each writes its own loss
+_GRAPHED_GRADIENTS = """\
+import json, sys
+import torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+opt = torch.optim.SGD(m.parameters(), lr=0.05)
+g = torch.Generator().manual_seed(3010)
+losses = []
+for way in ("penalty", "inner", "penalty", "hessian"):
+    x = torch.randn(32, 8, generator=g).requires_grad_(True)
+    y = torch.randn(32, 1, generator=g)
+    opt.zero_grad()
+    params = list(m.parameters())
+    if way == "inner":  # MAML: the outer loss of the weights one inner step on
+        fast = torch.autograd.grad((m(x) - y).pow(2).mean(), params, create_graph=True)
+        w1, b1, w2, b2 = [p - 0.1 * f for p, f in zip(params, fast)]
+        out = torch.nn.functional.linear(torch.tanh(torch.nn.functional.linear(x, w1, b1)), w2, b2)
+        loss = (out - y).pow(2).mean()
+    else:
+        out = m(x)
+        loss = (out - y).pow(2).mean()
+    if way == "penalty":  # WGAN-GP's: the gradient of the output by the input, kept differentiable
+        (gx,) = torch.autograd.grad(out, x, grad_outputs=torch.ones_like(out), create_graph=True)
+        loss = loss + 10.0 * (gx.norm(dim=1) - 1).pow(2).mean()
+    grads = torch.autograd.grad(loss, params, create_graph=way == "hessian")  # the step's own call
+    for p, gr in zip(params, grads):
+        p.grad = gr.detach()
+    losses.append(float(loss.detach()))
+    opt.step()
+    if len(sys.argv) > 1:
+        json.dump(losses, open(sys.argv[1], "w"))
+"""
+
+
+def _record(tmp_path: Path, body: str, steps: int):
+    from porter.verify.script import ScriptConfig, record
+
+    tree = tmp_path / "tree"
+    tree.mkdir(exist_ok=True)
+    (tree / "train.py").write_text(body)
+    oracle = tmp_path / "losses.json"
+    subprocess.run([sys.executable, "train.py", str(oracle)], cwd=tree, check=True, timeout=300)
+    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=300, steps=steps)
+    with WorkerSet() as workers:
+        rec = record("reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers)
+    assert rec.status == "ok", (rec.status, rec.error)
+    return rec, json.loads(oracle.read_text())
+
+
+def test_a_step_taking_every_gradient_by_autograd_grad_records_its_loss_not_the_penalty_s_output(tmp_path):
+    """A step that took its gradients by `torch.autograd.grad` alone recorded the sum of every
+    such call's scalar: a gradient penalty's (the critic's output summed, WGAN-GP) or a MAML inner
+    step's loss was added to the step's loss (6.877 recorded -2.459 + 6.877), so a faithful port
+    of a `loss.backward()` reference FAILed "the loss curves part". A call that makes a graph of
+    its gradients (`create_graph=True`) is now the step's loss only where the step took no other
+    (a Hessian's step: its own call makes one): each step's recorded loss is the program's own."""
+    torch = need("torch")
+    rec, expected = _record(tmp_path, _GRAPHED_GRADIENTS, steps=4)
+    steps = rec.trace.manifest["steps"]
+    assert [s["backward_calls"] for s in steps] == [1, 1, 1, 1], steps
+    torch.testing.assert_close(
+        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
+        torch.tensor(expected, dtype=torch.float64),
+        rtol=1e-6,
+        atol=1e-7,
+    )
