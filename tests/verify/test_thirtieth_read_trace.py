@@ -81,3 +81,45 @@ def test_a_step_taking_every_gradient_by_autograd_grad_records_its_loss_not_the_
         rtol=1e-6,
         atol=1e-7,
     )
+
+
+# LBFGS through its closure: its line search calls the closure again each step
+_LBFGS = """\
+import json, sys
+import torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+opt = torch.optim.LBFGS(m.parameters(), lr=0.5, max_iter=4)
+g = torch.Generator().manual_seed(3011)
+x, y = torch.randn(64, 8, generator=g), torch.randn(64, 1, generator=g)
+losses = []
+calls = [0]
+def closure():
+    calls[0] += 1
+    opt.zero_grad()
+    loss = (m(x) - y).pow(2).mean()
+    loss.backward()
+    return loss
+for step in range(3):
+    losses.append(float(opt.step(closure).detach()))  # the first call's loss, as step() returns it
+    if len(sys.argv) > 1:
+        json.dump(losses, open(sys.argv[1], "w"))
+assert calls[0] > 3, calls  # (the line search did call it again)
+"""
+
+
+def test_a_step_whose_closure_the_optimizer_calls_again_records_the_first_call_s_loss(tmp_path):
+    """LBFGS calls its closure up to `max_iter` times a step, and each call's loss was summed into
+    the step's: 3.67 recorded for the program's 0.961 (four calls), and a faithful port whose line
+    search stopped a call sooner would fail on the loss. The step's loss is now its closure's first
+    call's, the one `step` returns: the program's own, by assert_close."""
+    torch = need("torch")
+    rec, expected = _record(tmp_path, _LBFGS, steps=3)
+    steps = rec.trace.manifest["steps"]
+    assert [s["backward_calls"] for s in steps] == [1, 1, 1], steps
+    torch.testing.assert_close(
+        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
+        torch.tensor(expected, dtype=torch.float64),
+        rtol=1e-6,
+        atol=1e-7,
+    )
