@@ -32,6 +32,7 @@ import time
 import types
 import weakref
 from collections import Counter
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import torch
@@ -72,6 +73,15 @@ def _loss_of(tensors, seeds) -> torch.Tensor | None:
             return None
         total = part if total is None else total + part.to(total.device)
     return total
+
+
+def _read_once(tensors):
+    """An iterable of tensors that is neither a list nor a tuple (a dict's values, a generator,
+    the `map` `GradScaler.scale` gives back for one) as a tuple: read by the recorder, then by
+    torch. Only lists and tuples were read, and such a step's loss was NaN (thirtieth read)."""
+    if tensors is None or isinstance(tensors, (list, tuple, str, bytes)) or torch.overrides.is_tensor_like(tensors):
+        return tensors  # (a tuple: a `GradientEdge` too)
+    return tuple(tensors) if isinstance(tensors, Iterable) else tensors
 
 
 def _keep_unscaled(scaled, outputs) -> None:
@@ -851,9 +861,10 @@ class Recorder:
         orig_scale = scaler_cls.scale
 
         def scale(self_, outputs):
-            out = orig_scale(self_, outputs)
-            _keep_unscaled(out, outputs)  # record the loss, not loss * scale
-            return out
+            given = _read_once(outputs)
+            out = orig_scale(self_, given)
+            _keep_unscaled(out, given)  # record the loss, not loss * scale
+            return iter(out) if given is not outputs else out  # (an iterator still, as torch's `map`)
 
         scaler_cls.scale = scale  # type: ignore[method-assign]  # the loss is recorded before scaling
         self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
@@ -891,6 +902,7 @@ class Recorder:
         recorder = self
 
         def backward(tensors, grad_tensors=None, *args, **kwargs):
+            tensors, grad_tensors = _read_once(tensors), _read_once(grad_tensors)
             recorder.on_backward(tensors, grad_tensors, recorder.pending)
             return recorder._orig_backward(tensors, grad_tensors, *args, **kwargs)
 
@@ -898,6 +910,11 @@ class Recorder:
             # a torch function mode (porter's probes among them) calls it again, by its public name
             if recorder.grads_open:
                 return recorder._orig_grad(outputs, *args, **kwargs)
+            outputs = _read_once(outputs)
+            if len(args) > 1:
+                args = (args[0], _read_once(args[1]), *args[2:])
+            elif "grad_outputs" in kwargs:
+                kwargs["grad_outputs"] = _read_once(kwargs["grad_outputs"])
             seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
             graphed = args[3] if len(args) > 3 else kwargs.get("create_graph", False)
             if not kwargs.get("is_grads_batched"):

@@ -123,3 +123,59 @@ def test_a_step_whose_closure_the_optimizer_calls_again_records_the_first_call_s
         rtol=1e-6,
         atol=1e-7,
     )
+
+
+# losses kept in a dict and given to torch as its values, a generator or the `map` that
+# `GradScaler.scale` makes of them: torch takes any iterable of tensors
+_ITERABLE_LOSSES = """\
+import json, sys
+import torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+g = torch.Generator().manual_seed(3012)
+losses = []
+for way in ("values", "generator", "scaled", "grad"):
+    x, y = torch.randn(32, 8, generator=g), torch.randint(0, 4, (32,), generator=g)
+    opt.zero_grad()
+    out = m(x)
+    parts = {"ce": torch.nn.functional.cross_entropy(out, y), "l2": 0.01 * out.pow(2).mean()}
+    if way == "values":
+        torch.autograd.backward(parts.values())
+    elif way == "generator":
+        torch.autograd.backward(v for v in parts.values())
+    elif way == "scaled":
+        torch.autograd.backward(scaler.scale(parts.values()))
+    else:
+        params = list(m.parameters())
+        for p, gr in zip(params, torch.autograd.grad((v for v in parts.values()), params)):
+            p.grad = gr
+    if way == "scaled":
+        scaler.step(opt)
+        scaler.update()
+    else:
+        opt.step()
+    losses.append(float(sum(parts.values()).detach()))
+    if len(sys.argv) > 1:
+        json.dump(losses, open(sys.argv[1], "w"))
+"""
+
+
+def test_losses_given_as_a_dict_s_values_a_generator_or_scaled_so_are_recorded(tmp_path):
+    """`torch.autograd.backward` and `torch.autograd.grad` take any iterable of tensors, and
+    `GradScaler.scale` gives back a `map` for one that is not a list or tuple: a step that called
+    `torch.autograd.backward(losses.values())`, on a generator, or on `scaler.scale(losses.values())`
+    recorded its loss as NaN (only a list or tuple was read), and its faithful port of a
+    `sum(losses.values()).backward()` reference would FAIL on the loss. The iterable is now read
+    once, as a tuple, by the recorder and torch alike: each step's loss is the program's own
+    (unscaled), and the program's gradients are untouched."""
+    torch = need("torch")
+    rec, expected = _record(tmp_path, _ITERABLE_LOSSES, steps=4)
+    steps = rec.trace.manifest["steps"]
+    torch.testing.assert_close(
+        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
+        torch.tensor(expected, dtype=torch.float64),
+        rtol=1e-6,
+        atol=1e-7,
+    )
