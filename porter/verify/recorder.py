@@ -857,16 +857,7 @@ class Recorder:
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
         self._wrap_gradients()
-        scaler_cls = torch.amp.grad_scaler.GradScaler
-        orig_scale = scaler_cls.scale
-
-        def scale(self_, outputs):
-            given = _read_once(outputs)
-            out = orig_scale(self_, given)
-            _keep_unscaled(out, given)  # record the loss, not loss * scale
-            return iter(out) if given is not outputs else out  # (an iterator still, as torch's `map`)
-
-        scaler_cls.scale = scale  # type: ignore[method-assign]  # the loss is recorded before scaling
+        self._wrap_scaler()
         self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
         if self.perturb is not None:
             self.handles.append(register_optimizer_step_pre_hook(self.perturb_ulp))
@@ -894,6 +885,31 @@ class Recorder:
             self.shape_log = ShapeLog(self.root, xla_compiles)
             self.shape_log.install_syncs()
             self.shape_log.__enter__()
+
+    def _wrap_scaler(self) -> None:
+        """`GradScaler.scale` records the loss, not the loss times the scale; `GradScaler.step`
+        drops the losses of an iteration whose step it skipped (inf gradients: a scale too high,
+        as at a run's start): they were added to the next step's (169.9 recorded for the
+        program's 57.2, two skipped), so a port without a scaler (bf16) failed on the loss."""
+        scaler_cls = torch.amp.grad_scaler.GradScaler
+        orig_scale, orig_step = scaler_cls.scale, scaler_cls.step
+        recorder = self
+
+        def scale(self_, outputs):
+            given = _read_once(outputs)
+            out = orig_scale(self_, given)
+            _keep_unscaled(out, given)
+            return iter(out) if given is not outputs else out  # (an iterator still, as torch's `map`)
+
+        def step(self_, optimizer, *args, **kwargs):
+            before = recorder.step
+            out = orig_step(self_, optimizer, *args, **kwargs)
+            if recorder.step == before and not recorder.finished and recorder._counted(optimizer):
+                recorder.pending, recorder.grad_pending, recorder.graph_pending = [], [], []
+            return out
+
+        scaler_cls.scale = scale  # type: ignore[method-assign]
+        scaler_cls.step = step  # type: ignore[assignment]
 
     def _wrap_gradients(self) -> None:
         """Record the scalar each `torch.autograd.backward` and `torch.autograd.grad` call of the

@@ -179,3 +179,50 @@ def test_losses_given_as_a_dict_s_values_a_generator_or_scaled_so_are_recorded(t
         rtol=1e-6,
         atol=1e-7,
     )
+
+
+# a GradScaler whose scale starts too high: its first steps are skipped (inf gradients), as at
+# the start of most mixed-precision runs; writes the losses of the iterations that stepped
+_SKIPPED_STEPS = """\
+import json, sys
+import torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cpu", init_scale=2.0**124)
+g = torch.Generator().manual_seed(3013)
+stepped_losses, skipped = [], 0
+for it in range(6):
+    x, y = torch.randn(32, 8, generator=g), torch.randint(0, 4, (32,), generator=g)
+    opt.zero_grad()
+    loss = 40 * torch.nn.functional.cross_entropy(m(x), y)
+    scaler.scale(loss).backward()
+    before = scaler.get_scale()
+    scaler.step(opt)
+    scaler.update()
+    if scaler.get_scale() < before:  # (the step was skipped: the scale backed off)
+        skipped += 1
+    else:
+        stepped_losses.append(float(loss.detach()))
+    if len(sys.argv) > 1:
+        assert skipped, "the scaler skipped no step"
+        json.dump(stepped_losses, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_step_the_grad_scaler_skipped_leaves_its_loss_out_of_the_next_step_s(tmp_path):
+    """`GradScaler.step` skips the optimizer's step where the gradients hold an inf (its scale
+    too high, as at a mixed-precision run's start), and the skipped iterations' losses were
+    added to the next step's: 169.9 recorded at step 1 for the program's 57.2 (two skipped), so
+    a port without a scaler (bf16 on a TPU) failed on "the loss curves part". The losses of an
+    iteration whose step was skipped are now dropped: each step's loss is its own iteration's."""
+    torch = need("torch")
+    rec, expected = _record(tmp_path, _SKIPPED_STEPS, steps=3)
+    steps = rec.trace.manifest["steps"]
+    assert [s["backward_calls"] for s in steps] == [1, 1, 1], steps
+    torch.testing.assert_close(
+        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
+        torch.tensor(expected[:3], dtype=torch.float64),
+        rtol=1e-6,
+        atol=1e-7,
+    )
