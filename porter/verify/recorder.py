@@ -890,7 +890,7 @@ class Recorder:
         """`GradScaler.scale` records the loss, not the loss times the scale; `GradScaler.step`
         drops the losses of an iteration whose step it skipped (inf gradients: a scale too high,
         as at a run's start): they were added to the next step's (169.9 recorded for the
-        program's 57.2, two skipped), so a port without a scaler (bf16) failed on the loss."""
+        program's 57.2, two skipped: a loss no iteration had, quoted by the verdict)."""
         scaler_cls = torch.amp.grad_scaler.GradScaler
         orig_scale, orig_step = scaler_cls.scale, scaler_cls.step
         recorder = self

@@ -213,9 +213,10 @@ for it in range(6):
 def test_a_step_the_grad_scaler_skipped_leaves_its_loss_out_of_the_next_step_s(tmp_path):
     """`GradScaler.step` skips the optimizer's step where the gradients hold an inf (its scale
     too high, as at a mixed-precision run's start), and the skipped iterations' losses were
-    added to the next step's: 169.9 recorded at step 1 for the program's 57.2 (two skipped), so
-    a port without a scaler (bf16 on a TPU) failed on "the loss curves part". The losses of an
-    iteration whose step was skipped are now dropped: each step's loss is its own iteration's."""
+    added to the next step's: 169.9 recorded at step 1 for the program's 57.2 (two skipped), a
+    loss no iteration had, and what a verdict quoted ("the loss curves part at step 1: reference
+    169.9"). The losses of an iteration whose step was skipped are now dropped: each step's loss
+    is its own iteration's."""
     torch = need("torch")
     rec, expected = _record(tmp_path, _SKIPPED_STEPS, steps=3)
     steps = rec.trace.manifest["steps"]
