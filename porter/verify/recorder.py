@@ -32,6 +32,7 @@ import time
 import types
 import weakref
 from collections import Counter
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import torch
@@ -72,6 +73,15 @@ def _loss_of(tensors, seeds) -> torch.Tensor | None:
             return None
         total = part if total is None else total + part.to(total.device)
     return total
+
+
+def _read_once(tensors):
+    """An iterable of tensors that is neither a list nor a tuple (a dict's values, a generator,
+    the `map` `GradScaler.scale` gives back for one) as a tuple: read by the recorder, then by
+    torch. Only lists and tuples were read, and such a step's loss was NaN (thirtieth read)."""
+    if tensors is None or isinstance(tensors, (list, tuple, str, bytes)) or torch.overrides.is_tensor_like(tensors):
+        return tensors  # (a tuple: a `GradientEdge` too)
+    return tuple(tensors) if isinstance(tensors, Iterable) else tensors
 
 
 def _keep_unscaled(scaled, outputs) -> None:
@@ -721,6 +731,10 @@ class Recorder:
         # loss where it called no backward (a program that sets `p.grad` from `autograd.grad`
         # recorded no loss, and its faithful port failed on "the loss curves part": twenty-ninth read)
         self.grad_pending: list[torch.Tensor] = []
+        # those of calls that made a graph of their gradients (`create_graph=True`): a gradient
+        # penalty's or a meta-learning inner step's, differentiated again, not the step's loss
+        # unless the step took no other (they were summed into it: thirtieth read)
+        self.graph_pending: list[torch.Tensor] = []
         self.grads_open = 0  # `torch.autograd.grad` calls running (the recorder's wrapper)
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
         self.t_last: float | None = None
@@ -843,15 +857,7 @@ class Recorder:
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
         self._wrap_gradients()
-        scaler_cls = torch.amp.grad_scaler.GradScaler
-        orig_scale = scaler_cls.scale
-
-        def scale(self_, outputs):
-            out = orig_scale(self_, outputs)
-            _keep_unscaled(out, outputs)  # record the loss, not loss * scale
-            return out
-
-        scaler_cls.scale = scale  # type: ignore[method-assign]  # the loss is recorded before scaling
+        self._wrap_scaler()
         self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
         if self.perturb is not None:
             self.handles.append(register_optimizer_step_pre_hook(self.perturb_ulp))
@@ -880,6 +886,31 @@ class Recorder:
             self.shape_log.install_syncs()
             self.shape_log.__enter__()
 
+    def _wrap_scaler(self) -> None:
+        """`GradScaler.scale` records the loss, not the loss times the scale; `GradScaler.step`
+        drops the losses of an iteration whose step it skipped (inf gradients: a scale too high,
+        as at a run's start): they were added to the next step's (169.9 recorded for the
+        program's 57.2, two skipped: a loss no iteration had, quoted by the verdict)."""
+        scaler_cls = torch.amp.grad_scaler.GradScaler
+        orig_scale, orig_step = scaler_cls.scale, scaler_cls.step
+        recorder = self
+
+        def scale(self_, outputs):
+            given = _read_once(outputs)
+            out = orig_scale(self_, given)
+            _keep_unscaled(out, given)
+            return iter(out) if given is not outputs else out  # (an iterator still, as torch's `map`)
+
+        def step(self_, optimizer, *args, **kwargs):
+            before = recorder.step
+            out = orig_step(self_, optimizer, *args, **kwargs)
+            if recorder.step == before and not recorder.finished and recorder._counted(optimizer):
+                recorder.pending, recorder.grad_pending, recorder.graph_pending = [], [], []
+            return out
+
+        scaler_cls.scale = scale  # type: ignore[method-assign]
+        scaler_cls.step = step  # type: ignore[assignment]
+
     def _wrap_gradients(self) -> None:
         """Record the scalar each `torch.autograd.backward` and `torch.autograd.grad` call of the
         program takes the gradient of (`on_backward`)."""
@@ -887,6 +918,7 @@ class Recorder:
         recorder = self
 
         def backward(tensors, grad_tensors=None, *args, **kwargs):
+            tensors, grad_tensors = _read_once(tensors), _read_once(grad_tensors)
             recorder.on_backward(tensors, grad_tensors, recorder.pending)
             return recorder._orig_backward(tensors, grad_tensors, *args, **kwargs)
 
@@ -894,9 +926,15 @@ class Recorder:
             # a torch function mode (porter's probes among them) calls it again, by its public name
             if recorder.grads_open:
                 return recorder._orig_grad(outputs, *args, **kwargs)
+            outputs = _read_once(outputs)
+            if len(args) > 1:
+                args = (args[0], _read_once(args[1]), *args[2:])
+            elif "grad_outputs" in kwargs:
+                kwargs["grad_outputs"] = _read_once(kwargs["grad_outputs"])
             seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
+            graphed = args[3] if len(args) > 3 else kwargs.get("create_graph", False)
             if not kwargs.get("is_grads_batched"):
-                recorder.on_backward(outputs, seeds, recorder.grad_pending)
+                recorder.on_backward(outputs, seeds, recorder.graph_pending if graphed else recorder.grad_pending)
             recorder.grads_open += 1
             try:
                 return recorder._orig_grad(outputs, *args, **kwargs)
@@ -1211,14 +1249,22 @@ class Recorder:
         step given a closure (LBFGS's form; every optimizer takes one) runs the forward and
         backward inside it, after the pre-step hook, so its initial weights were named
         `<optimizer>.paramN` (no module called yet) and its gradient norm was the last step's,
-        NaN at step 1 (twenty-ninth read)."""
+        NaN at step 1 (twenty-ninth read). The step's loss is the first call's, the loss `step`
+        returns: LBFGS's line search calls it again, and its loss was recorded as the sum of every
+        call's (3.67 for the program's 0.961, four calls: thirtieth read)."""
         first = [True]
 
         def closure_recorded():
+            if not first[0]:
+                kept = self.pending, self.grad_pending, self.graph_pending
+                self.pending, self.grad_pending, self.graph_pending = [], [], []
+                try:
+                    return closure()
+                finally:
+                    self.pending, self.grad_pending, self.graph_pending = kept
             out = closure()
-            if first[0]:
-                first[0] = False
-                self._before_step(opt)
+            first[0] = False
+            self._before_step(opt)
             return out
 
         if len(args) > 1:
@@ -1273,7 +1319,7 @@ class Recorder:
         self.step += 1
         pre = getattr(self, "_pre", {"grad_norm": None, "lr": []})
         entry = {
-            "losses": self.pending or self.grad_pending,
+            "losses": self.pending or self.grad_pending or self.graph_pending,
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),
@@ -1286,7 +1332,7 @@ class Recorder:
         if counts is not None:  # collectives since the last step (porter.verify.collectives)
             entry["collectives"] = dict(counts)
             counts.clear()
-        self.pending, self.grad_pending = [], []
+        self.pending, self.grad_pending, self.graph_pending = [], [], []
         self.t_last = now
         self.steps.append(entry)
         if self.xla is not None:
