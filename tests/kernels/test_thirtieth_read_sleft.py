@@ -34,3 +34,43 @@ def test_a_block_comment_closed_through_a_line_splice_ends_there(tmp_path):
     source = b"/* was CUDA only *\\\n/\n" + _CUDA_FOO + b'TORCH_LIBRARY_IMPL(ns, CPU, m) { m.impl("foo", &f); }\n/* */\n'
     assert _keys(source) == ["CPU", "CUDA"]
     assert not _cuda_only(source)
+
+
+def test_a_key_macro_is_read_by_the_definition_in_effect_where_it_is_used():
+    # `#define KEY torch::kCUDA`, a block, `#undef KEY`, `#define KEY torch::kCPU`, a block (scaf2's
+    # `G_undef_rev.cu`; cpp -E: the first block's `foo` is CUDA's): the last definition was read for
+    # both, `foo` CPU, and the CUDA-only op was not said
+    source = (
+        b"#define KEY torch::kCUDA\n"
+        b'TORCH_LIBRARY_IMPL(ns, KEY, m) { m.impl("foo", &foo_cuda); }\n'
+        b'TORCH_LIBRARY(ns, m) { m.impl("bar", KEY, &bar); }\n'
+        b"#undef KEY\n#define KEY torch::kCPU\n"
+        b'TORCH_LIBRARY(ns, m) { m.impl("baz", KEY, &baz); }\n'
+        b"torch::RegisterOperators().op(\"ns::old\", torch::RegisterOperators::options().kernel<F>(KEY));\n"
+    )
+    found = sorted((op, key) for _, op, key in native_ops.registrations(source, Path("a.cu")))
+    assert found == [("bar", "CUDA"), ("baz", "CPU"), ("foo", "CUDA"), ("old", "CPU")]
+    assert _cuda_only(source)
+    # after an `#undef` with no new definition the word is no key porter reads
+    gone = b"#define KEY torch::kCPU\n#undef KEY\n" + _CUDA_FOO + b'TORCH_LIBRARY(ns, m) { m.impl("foo", KEY, &f); }\n'
+    assert _keys(gone) == ["CUDA", native_ops.UNREAD + "KEY"]
+
+
+def test_a_registering_macro_is_expanded_by_the_definition_in_effect_where_it_is_used():
+    # a use between two definitions of `REG` (cpp -E expands it with the first) was not expanded, the
+    # CPU kernel it registers lost and the op said CUDA-only (scaf2's leftover); and a use after `#undef
+    # REG` (cpp leaves it as written) was expanded, a CPU kernel no build registers read
+    between = (
+        b"#define REG(op) m.impl(#op, torch::kCPU, &op)\n"
+        + _CUDA_FOO
+        + b"TORCH_LIBRARY(ns, m) { REG(foo); }\n#undef REG\n#define REG(op) m.impl(#op, torch::kMeta, &op)\n"
+        b"TORCH_LIBRARY(other, m) { REG(bar); }\n"
+    )
+    assert _keys(between) == ["CPU", "CUDA"]
+    assert not _cuda_only(between)
+    assert ("bar", "Meta") in [(op, key) for _, op, key in native_ops.registrations(between, Path("a.cu"))]
+    undone = (
+        b"#define REG(op) m.impl(#op, torch::kCPU, &op)\n#undef REG\n" + _CUDA_FOO + b"TORCH_LIBRARY(ns, m) { REG(foo); }\n"
+    )
+    assert _keys(undone) == ["CUDA"]
+    assert _cuda_only(undone)
