@@ -31,8 +31,13 @@ TOKEN = b"TORCH_LIBRARY"
 OLD_TOKEN = b"RegisterOperators"
 # the C++ and CUDA sources read (discovery notes these beside the Python files)
 SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
-# those nvcc compiles (a `.cuh` by the `.cu` that includes it); the others' `__CUDACC__` is not decided
+# those nvcc compiles (a `.cuh` by the `.cu` that includes it); and what the others (C++ sources, whose
+# compiler may be nvcc: `__NVCC__` "defined when compiling C/C++/CUDA source files") never define:
+# `__CUDACC__` is "defined when compiling CUDA source files" (nvcc's documentation), and no device pass
+# reads them. Undecided, a header's `#ifdef __CUDACC__` / `#define KEY CUDA` / `#else` / `#define KEY CPU`
+# included by a `.cpp` gave CUDA (the first), and its CPU op was said CUDA-only (twenty-ninth read's leftover)
 _NVCC_SUFFIXES = (".cu", ".cuh")
+_HOST_COMPILER: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": False, "__CUDA_ARCH__": False}
 _NVCC_OR_NOT: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": None, "__CUDA_ARCH__": None}
 
 # `TORCH_LIBRARY_IMPL(ns, CUDA, m) {`, `STABLE_TORCH_LIBRARY_FRAGMENT(_C, ops) {`,
@@ -137,12 +142,13 @@ def registers(source: bytes) -> bool:
 def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
     """Whether an offset of `source` lies in an `#if` branch a default nvcc build does not compile
     (`#if 0`, `#ifdef USE_ROCM`): a registration there was read as one, and a CPU kernel kept
-    under `#if 0` hid an op's being CUDA-only (twenty-ninth read). A `.cpp` is the host
-    compiler's, which does not define nvcc's names (`#ifndef __CUDACC__`): those are not decided."""
+    under `#if 0` hid an op's being CUDA-only (twenty-ninth read). A `.cpp` is a C++ source, which no
+    compiler defines `__CUDACC__` or `__CUDA_ARCH__` for (`_HOST_COMPILER`); a source of no known file
+    decides none of nvcc's names."""
     if b"#" not in source:
         return lambda at: False
     text = source.decode("latin-1")  # one character a byte: offsets kept
-    known = {} if path is not None and path.suffix in _NVCC_SUFFIXES else _NVCC_OR_NOT
+    known = _NVCC_OR_NOT if path is None else {} if path.suffix in _NVCC_SUFFIXES else _HOST_COMPILER
     conditions = preprocessor.Conditions(text, lambda at: 0, known)  # (no line asked: only whether a branch is taken)
     return lambda at: preprocessor.compiled(conditions.around(at)) is False
 

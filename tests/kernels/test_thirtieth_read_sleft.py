@@ -74,3 +74,21 @@ def test_a_registering_macro_is_expanded_by_the_definition_in_effect_where_it_is
     )
     assert _keys(undone) == ["CUDA"]
     assert _cuda_only(undone)
+
+
+def test_a_cpp_source_is_compiled_without_cudacc(tmp_path):
+    # nvcc: `__CUDACC__` is "defined when compiling CUDA source files", never for a `.cpp` (a C++ source).
+    # keys.h's `#ifdef __CUDACC__` / `#define KEY CUDA` / `#else` / `#define KEY CPU`, included by a
+    # `.cpp`, was undecided, the first definition read: the `.cpp`'s CPU kernel was read CUDA, and the op
+    # said CUDA-only (twenty-ninth cache2 read's leftover); a `.cu` including it still reads CUDA
+    (tmp_path / "keys.h").write_bytes(b"#ifdef __CUDACC__\n#define KEY CUDA\n#else\n#define KEY CPU\n#endif\n")
+    host = b'#include "keys.h"\nTORCH_LIBRARY_IMPL(ns, KEY, m) { m.impl("foo", &foo_cpu); }\n'
+    (tmp_path / "host.cpp").write_bytes(host)
+    (tmp_path / "dev.cu").write_bytes(host.replace(b"foo_cpu", b"foo_cuda"))
+    assert native_ops.registrations(host, tmp_path / "host.cpp", tmp_path) == [("ns", "foo", "CPU")]
+    assert native_ops.registrations(host, tmp_path / "dev.cu", tmp_path) == [("ns", "foo", "CUDA")]
+    sources = [(str(tmp_path / name), (tmp_path / name).read_bytes()) for name in ("host.cpp", "dev.cu")]
+    assert native_ops.cuda_only_ops(sources) == {}
+    # and the `.cpp`'s own `#ifdef __CUDACC__` branch is none there (its `#ifndef` one still read)
+    own = b'#ifdef __CUDACC__\nTORCH_LIBRARY_IMPL(ns, CUDA, m) { m.impl("foo", &f); }\n#endif\n'
+    assert native_ops.registrations(own, Path("reg.cpp")) == []
