@@ -217,6 +217,33 @@ def _unread_marks(code: str, rel: str) -> list[str]:
     ]
 
 
+# a name with the combining marks of Unicode's combining blocks in it (`ko` and U+0308), as written
+_NAME_AS_WRITTEN = re.compile(r"(?:\w|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f])+")
+
+
+def _two_spellings(text: str, rel: str) -> list[str]:
+    """A note where a name of `text` (a C++ source as decoded, not composed) is spelled both in
+    decomposed letters (NFD: `ko` and U+0308) and composed (`kö`): porter reads the file composed, so
+    as one name, where a compiler reads two (libclang 18: a launch of the composed one is of an
+    undeclared name), and a launch of the one was attached to the other's kernel, unsaid (twenty-ninth
+    read's leftover)."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return []
+    first: dict[str, int] = {}
+    for m in _NAME_AS_WRITTEN.finditer(blanked(text, strings=True)):
+        first.setdefault(m.group(), m.start())
+    for word, at in first.items():
+        composed = unicodedata.normalize("NFC", word)
+        if composed != word and composed in first:
+            return [
+                f"{path_name(rel)}:{text.count(chr(10), 0, at) + 1}: `{composed}` is spelled here in decomposed "
+                "letters (NFD) and elsewhere in the file composed (NFC): porter reads both as one name, where a "
+                "compiler reads two (C++23 asks names composed), so a launch of the one is listed with the "
+                "other's kernel"
+            ]
+    return []
+
+
 @dataclass
 class CallSite:
     path: str
@@ -3498,6 +3525,7 @@ def _scan_cuda(
     commented = blanked(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = blanked(text, strings=True)
     inv.problems.extend(_unread_marks(code, rel))
+    inv.problems.extend(_two_spellings(data.decode("utf-8", errors="replace"), rel))
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
     search = search or _Search(Path(os.path.realpath(path.parent)))

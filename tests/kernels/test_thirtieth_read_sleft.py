@@ -92,3 +92,20 @@ def test_a_cpp_source_is_compiled_without_cudacc(tmp_path):
     # and the `.cpp`'s own `#ifdef __CUDACC__` branch is none there (its `#ifndef` one still read)
     own = b'#ifdef __CUDACC__\nTORCH_LIBRARY_IMPL(ns, CUDA, m) { m.impl("foo", &f); }\n#endif\n'
     assert native_ops.registrations(own, Path("reg.cpp")) == []
+
+
+def test_a_name_spelled_decomposed_and_composed_in_one_file_is_said(tmp_path):
+    # `ko` + U+0308 (NFD) declared, `k` + U+00F6 (NFC) launched: two names to a compiler (libclang 18:
+    # the launch's is undeclared), one to porter, which reads the file composed: the launch was listed
+    # with the kernel, unsaid (twenty-ninth sleft read's leftover); a file of one spelling is no note
+    nfd, nfc = "ko\u0308", "k\u00f6"
+    (tmp_path / "a.cu").write_text(
+        f"__global__ void {nfd}(float* x) {{ x[0] = 1; }}\n// {nfc}\nvoid go(float* x) {{ {nfc}<<<1, 1>>>(x); }}\n"
+    )
+    (tmp_path / "b.cu").write_text(f'__global__ void {nfd}2(float* x) {{ x[0] = 1; }}\nconst char* s = "{nfc}";\n')
+    inventory = scan(tmp_path)
+    assert inventory.problems == [
+        f"a.cu:1: `{nfc}` is spelled here in decomposed letters (NFD) and elsewhere in the file composed (NFC): "
+        "porter reads both as one name, where a compiler reads two (C++23 asks names composed), so a launch of "
+        "the one is listed with the other's kernel"
+    ]
