@@ -1589,11 +1589,14 @@ _LOCAL = re.compile(
 _WRITES = re.compile(r"(?:\+\+|--|&)\s*([A-Za-z_]\w*)|(?<!\w)([A-Za-z_]\w*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 # a pointer declared (a local, `int64_t* p =`, or a parameter, `const long *p,`): its type and name; the
-# `*` on one side of the spaces only (`(n_queries * n_keys)`, `a*b`: a product, no declaration)
+# `*` on one side of the spaces only (`(n_queries * n_keys)`, `a*b`: a product, no declaration), or on
+# neither (`int64_t * p`, group 2) where the type is a word no variable may be (`_TYPE_WORD`): it was read
+# as a product, and `T* x` of its launch a float tensor (twenty-ninth read's leftover)
 _POINTER_DECLARED = re.compile(
-    r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)(?:\*[ \t]+|[ \t]+\*)(?:(?:const|__restrict__)[ \t]+)*"
-    r"([A-Za-z_]\w*)[ \t]*[=;,)]"
+    r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)(?:\*[ \t]+|([ \t]+\*[ \t]+)|[ \t]+\*)"
+    r"(?:(?:const|__restrict__)[ \t]+)*([A-Za-z_]\w*)[ \t]*[=;,)]"
 )
+_TYPE_WORD = re.compile(r"(?:(?:unsigned|signed)[ \t]+)?(?:(?:std::)?\w+_t|char|short|int|long|bool|float|double|unsigned|signed)")
 _LOCALS_BACK = 16384  # how far back of a launch its host function's locals are read
 _FUNCTION_HEAD = re.compile(r"(?<!\w)(\w+)\s*$")
 _NOT_FUNCTIONS = frozenset(("if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"))
@@ -1645,8 +1648,8 @@ class _Scopes:
         start = max(0, region - _LAUNCH_BACK)
         out: dict[str, str] = {}
         for m in _POINTER_DECLARED.finditer(self.code, start, at):
-            if m.group(2) in names:
-                out[m.group(2)] = " ".join(m.group(1).split())  # (the last declaration before the launch)
+            if m.group(3) in names and (m.group(2) is None or _TYPE_WORD.fullmatch(m.group(1))):
+                out[m.group(3)] = " ".join(m.group(1).split())  # (the last declaration before the launch)
         return out
 
     def _value(self, name: str, declarations: list[tuple[int, int, str]], at: int) -> tuple[str, int] | None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from porter.analysis import native_ops
 from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
 
 _CUDA_FOO = b'TORCH_LIBRARY_IMPL(ns, CUDA, m) { m.impl("foo", &foo_cuda); }\n'
 
@@ -109,3 +110,34 @@ def test_a_name_spelled_decomposed_and_composed_in_one_file_is_said(tmp_path):
         "porter reads both as one name, where a compiler reads two (C++23 asks names composed), so a launch of "
         "the one is listed with the other's kernel"
     ]
+
+
+SPACED_POINTERS = (
+    "template <typename T> __global__ void kc(T* x, int n) { x[0] = n; }\n"
+    "template <typename T> __global__ void kh(T* x, int n) { x[0] = n; }\n"
+    "template <typename T> __global__ void kp(T* x, int n) { x[0] = n; }\n"
+    "void go(torch::Tensor t, const unsigned long * q, int n, int rows, int * cols) {\n"
+    "  int64_t * p = t.data_ptr<int64_t>();\n"
+    "  kc<<<1, 1>>>(p, n);\n"
+    "  kh<<<1, 1>>>(q, n);\n"
+    "  int64_t prod = rows * cols;\n"
+    "  kp<<<1, 1>>>(cols, n);\n"
+    "}\n"
+)
+
+
+def test_a_pointer_declared_with_spaces_on_both_sides_of_its_star_gives_its_type(tmp_path):
+    # `int64_t * p = ...; kc<<<...>>>(p, n)` and a host parameter `const unsigned long * q` (twenty-ninth
+    # sleft read's leftover): read as products, so `T* x` was a tensor of random floats; `rows * cols`
+    # (a variable's name before the `*`) is still no declaration
+    (tmp_path / "k.cu").write_text(SPACED_POINTERS)
+    write_scaffolds(scan(tmp_path, limit=None), tmp_path / "out", "xla")
+    made = {}
+    for name in ("kc", "kh", "kp"):
+        text = (tmp_path / "out" / f"test_{name}_xla_parity.py").read_text()
+        made[name] = next(line.strip() for line in text.splitlines() if line.strip().startswith("x = torch."))
+    assert made == {
+        "kc": "x = torch.randint(0, 64, (4, 256), dtype=torch.int64, device=device)",
+        "kh": "x = torch.randint(0, 64, (4, 256), dtype=torch.uint64, device=device)",
+        "kp": "x = torch.randint(0, 64, (4, 256), dtype=torch.int32, device=device)",
+    }
