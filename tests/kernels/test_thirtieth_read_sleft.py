@@ -141,3 +141,14 @@ def test_a_pointer_declared_with_spaces_on_both_sides_of_its_star_gives_its_type
         "kh": "x = torch.randint(0, 64, (4, 256), dtype=torch.uint64, device=device)",
         "kp": "x = torch.randint(0, 64, (4, 256), dtype=torch.int32, device=device)",
     }
+
+
+def test_a_registration_split_by_a_backslash_newline_in_a_block_is_read():
+    # `m.im\` newline `pl("foo", ...)` and a name `"fo\` newline `o"` in a block's own code (cpp -E joins
+    # the lines first: `m.impl("foo", ...)`): no registration was read, the CPU kernel lost and the op
+    # said CUDA-only (twenty-ninth scaf2 read's leftover: splices were joined in a macro's arguments only);
+    # a splice between arguments (`\\` then CR LF) the control, read before too
+    for spliced in (b'm.im\\\npl("foo", &foo_cpu);', b'm.impl("fo\\\no", &foo_cpu);', b'm.impl("foo", \\\r\n&f);'):
+        source = _CUDA_FOO + b"TORCH_LIBRARY_IMPL(ns, CPU, m) { " + spliced + b" }\n"
+        assert _keys(source) == ["CPU", "CUDA"], spliced
+        assert not _cuda_only(source)
