@@ -13,6 +13,7 @@ namespace. Read with regular expressions, without running or compiling anything.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -151,9 +152,33 @@ def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
     if b"#" not in source:
         return lambda at: False
     text = source.decode("latin-1")  # one character a byte: offsets kept
-    known = _NVCC_OR_NOT if path is None else {} if path.suffix in _NVCC_SUFFIXES else _HOST_COMPILER
-    conditions = preprocessor.Conditions(text, lambda at: 0, known)  # (no line asked: only whether a branch is taken)
+    conditions = preprocessor.Conditions(text, lambda at: 0, _known(path))  # (no line asked: only whether taken)
     return lambda at: preprocessor.compiled(conditions.around(at)) is False
+
+
+def _known(path: Path | None) -> dict[str, bool | None]:
+    """What nvcc's names are to the compiler of the file `path` (None: not known)."""
+    return _NVCC_OR_NOT if path is None else {} if path.suffix in _NVCC_SUFFIXES else _HOST_COMPILER
+
+
+def undecided(source: bytes, path: Path | None = None) -> list[tuple[int, str]]:
+    """(line, the branch) of each registration of `source` (a library block's head, a `RegisterOperators`)
+    in an `#if` branch porter cannot decide (`#ifdef WITH_CPU`: the build's `-D`): `registrations` reads
+    it as compiled, and it was read so unsaid (twenty-ninth read's leftover); the listing says it."""
+    if not registers(source) or b"#" not in source:
+        return []
+    source = blank_comments(source)
+    text = source.decode("latin-1")  # one character a byte: offsets kept
+    newlines = [i for i, c in enumerate(source) if c == 10]
+    conditions = preprocessor.Conditions(text, lambda at: bisect.bisect_left(newlines, at) + 1, _known(path))
+    heads = [m.start() for m in _HEAD.finditer(source)] + [m.start() for m in re.finditer(OLD_TOKEN, source)]
+    out = []
+    for at in sorted(heads):
+        branches = conditions.around(at)
+        if preprocessor.compiled(branches) is None:
+            line, branch, _ = next(b for b in branches if b[2] is None)
+            out.append((bisect.bisect_left(newlines, at) + 1, f"`{branch}` of the `#if` at line {line}"))
+    return out
 
 
 def _built_lines(text: bytes, start: int, unbuilt: Callable[[int], bool]) -> bytes:

@@ -391,8 +391,17 @@ class Registered:
         return {"op": self.name, "device": self.device, "path": path_name(self.path)}
 
 
-def _native_registered(data: bytes, rel: str, path: Path, search: _Search) -> list[Registered]:
+def _native_registered(data: bytes, rel: str, path: Path, search: _Search, problems: list[str]) -> list[Registered]:
+    """The ops `data` (the file `path`) registers; a note in `problems` where one is in a branch porter
+    cannot decide (`#ifdef WITH_CPU`), which is read as compiled: said nowhere before (twenty-ninth read)."""
     found = native_ops.registrations(data, path, search.base, search.dirs)
+    unsure = native_ops.undecided(data, path) if found else []
+    if unsure:
+        more = f" (and {len(unsure) - 1} more)" if len(unsure) > 1 else ""
+        problems.append(
+            f"{path_name(rel)}:{unsure[0][0]}: a registration in {unsure[0][1]}{more}, a branch porter cannot "
+            "decide (the build's `-D` does): read as compiled, so the op is not taken for CUDA-only"
+        )
     return [Registered(rel, ns, op, key) for ns, op, key in found]
 
 
@@ -1147,7 +1156,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
-        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, search))
+        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, search, inv.problems))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -3532,7 +3541,8 @@ def _scan_cuda(
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
     search = search or _Search(Path(os.path.realpath(path.parent)))
-    registered = _native_registered(data, rel, path, search)
+    unsure: list[str] = []  # (said with the registrations, by the first read)
+    registered = _native_registered(data, rel, path, search, unsure)
     # (and `RegisterOperators().op("ns::op", &fn)`'s, which `_BIND` does not read)
     bound = list(dict.fromkeys([*_BIND.findall(commented), *(r.op for r in registered)]))
     libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))
@@ -3552,6 +3562,7 @@ def _scan_cuda(
         inv.kernels.extend(_aliased(made, defs, lines))
         return
     inv.registered = registered
+    inv.problems.extend(unsure)
     own = _macros(code, rel, lines)
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]

@@ -152,3 +152,22 @@ def test_a_registration_split_by_a_backslash_newline_in_a_block_is_read():
         source = _CUDA_FOO + b"TORCH_LIBRARY_IMPL(ns, CPU, m) { " + spliced + b" }\n"
         assert _keys(source) == ["CPU", "CUDA"], spliced
         assert not _cuda_only(source)
+
+
+def test_a_registration_in_a_branch_porter_cannot_decide_is_said(tmp_path):
+    # `#ifdef WITH_CPU` around a CPU block (the build's `-D` decides): read as compiled, so the op is
+    # not CUDA-only to lint, and said nowhere (twenty-ninth scaffold read's leftover); now the listing
+    # says it. `#if 0` (decided: none) and a plain block are no note
+    (tmp_path / "reg.cpp").write_bytes(
+        b"#include <torch/library.h>\n#ifdef WITH_CPU\n"
+        b'TORCH_LIBRARY_IMPL(ns, CPU, m) { m.impl("foo", &foo_cpu); }\n'
+        b'torch::RegisterOperators().op("ns::old", &old_cpu);\n#endif\n'
+        b'#if 0\nTORCH_LIBRARY_IMPL(ns, Meta, m) { m.impl("foo", &foo_meta); }\n#endif\n'
+    )
+    (tmp_path / "k.cu").write_bytes(b"__global__ void k(float* x) { x[0] = 1; }\n" + _CUDA_FOO)
+    inventory = scan(tmp_path)
+    assert sorted((r.op, r.key) for r in inventory.registered) == [("foo", "CPU"), ("foo", "CUDA"), ("old", "any")]
+    assert inventory.problems == [
+        "reg.cpp:3: a registration in `#ifdef WITH_CPU` of the `#if` at line 2 (and 1 more), a branch porter "
+        "cannot decide (the build's `-D` does): read as compiled, so the op is not taken for CUDA-only"
+    ]
