@@ -378,7 +378,9 @@ def _defines_by_offset(source: bytes, unbuilt: Callable[[int], bool]) -> dict[by
     """Each macro's `#define`s (its body) and `#undef`s (None) in `source`, by offset, those in a branch
     no default build compiles left out."""
     out: dict[bytes, list[tuple[int, bytes | None]]] = {}
-    found = [(m.start(), m.group(1), _CONTINUED.sub(b" ", m.group(2))) for m in _DEFINE.finditer(source)]
+    found: list[tuple[int, bytes, bytes | None]] = [
+        (m.start(), m.group(1), _CONTINUED.sub(b" ", m.group(2))) for m in _DEFINE.finditer(source)
+    ]
     found += [(m.start(), m.group(1), None) for m in _UNDEF.finditer(source)]
     for offset, name, body in sorted(found, key=lambda one: one[0]):
         if not unbuilt(offset):

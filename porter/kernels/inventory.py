@@ -1605,7 +1605,9 @@ _POINTER_DECLARED = re.compile(
     r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)(?:\*[ \t]+|([ \t]+\*[ \t]+)|[ \t]+\*)"
     r"(?:(?:const|__restrict__)[ \t]+)*([A-Za-z_]\w*)[ \t]*[=;,)]"
 )
-_TYPE_WORD = re.compile(r"(?:(?:unsigned|signed)[ \t]+)?(?:(?:std::)?\w+_t|char|short|int|long|bool|float|double|unsigned|signed)")
+_TYPE_WORD = re.compile(
+    r"(?:(?:unsigned|signed)[ \t]+)?(?:(?:std::)?\w+_t|char|short|int|long|bool|float|double|unsigned|signed)"
+)
 _LOCALS_BACK = 16384  # how far back of a launch its host function's locals are read
 _FUNCTION_HEAD = re.compile(r"(?<!\w)(\w+)\s*$")
 _NOT_FUNCTIONS = frozenset(("if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"))

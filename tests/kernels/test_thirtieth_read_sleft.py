@@ -32,7 +32,9 @@ def test_a_block_comment_closed_through_a_line_splice_ends_there(tmp_path):
     inventory = scan(tmp_path)
     assert [(k.name, [c.line for c in k.calls]) for k in inventory.kernels] == [("shown_k", [5])]
     # the registration reader reads comments so too: a CPU kernel after such a comment is one
-    source = b"/* was CUDA only *\\\n/\n" + _CUDA_FOO + b'TORCH_LIBRARY_IMPL(ns, CPU, m) { m.impl("foo", &f); }\n/* */\n'
+    source = (
+        b"/* was CUDA only *\\\n/\n" + _CUDA_FOO + b'TORCH_LIBRARY_IMPL(ns, CPU, m) { m.impl("foo", &f); }\n/* */\n'
+    )
     assert _keys(source) == ["CPU", "CUDA"]
     assert not _cuda_only(source)
 
@@ -47,7 +49,7 @@ def test_a_key_macro_is_read_by_the_definition_in_effect_where_it_is_used():
         b'TORCH_LIBRARY(ns, m) { m.impl("bar", KEY, &bar); }\n'
         b"#undef KEY\n#define KEY torch::kCPU\n"
         b'TORCH_LIBRARY(ns, m) { m.impl("baz", KEY, &baz); }\n'
-        b"torch::RegisterOperators().op(\"ns::old\", torch::RegisterOperators::options().kernel<F>(KEY));\n"
+        b'torch::RegisterOperators().op("ns::old", torch::RegisterOperators::options().kernel<F>(KEY));\n'
     )
     found = sorted((op, key) for _, op, key in native_ops.registrations(source, Path("a.cu")))
     assert found == [("bar", "CUDA"), ("baz", "CPU"), ("foo", "CUDA"), ("old", "CPU")]
@@ -71,7 +73,9 @@ def test_a_registering_macro_is_expanded_by_the_definition_in_effect_where_it_is
     assert not _cuda_only(between)
     assert ("bar", "Meta") in [(op, key) for _, op, key in native_ops.registrations(between, Path("a.cu"))]
     undone = (
-        b"#define REG(op) m.impl(#op, torch::kCPU, &op)\n#undef REG\n" + _CUDA_FOO + b"TORCH_LIBRARY(ns, m) { REG(foo); }\n"
+        b"#define REG(op) m.impl(#op, torch::kCPU, &op)\n#undef REG\n"
+        + _CUDA_FOO
+        + b"TORCH_LIBRARY(ns, m) { REG(foo); }\n"
     )
     assert _keys(undone) == ["CUDA"]
     assert _cuda_only(undone)
