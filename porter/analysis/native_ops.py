@@ -152,11 +152,11 @@ def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
     if b"#" not in source:
         return lambda at: False
     text = source.decode("latin-1")  # one character a byte: offsets kept
-    conditions = preprocessor.Conditions(text, lambda at: 0, _known(path))  # (no line asked: only whether taken)
+    conditions = preprocessor.Conditions(text, lambda at: 0, _compiler_knows(path))  # (no line asked: only whether taken)
     return lambda at: preprocessor.compiled(conditions.around(at)) is False
 
 
-def _known(path: Path | None) -> dict[str, bool | None]:
+def _compiler_knows(path: Path | None) -> dict[str, bool | None]:
     """What nvcc's names are to the compiler of the file `path` (None: not known)."""
     return _NVCC_OR_NOT if path is None else {} if path.suffix in _NVCC_SUFFIXES else _HOST_COMPILER
 
@@ -170,7 +170,7 @@ def undecided(source: bytes, path: Path | None = None) -> list[tuple[int, str]]:
     source = blank_comments(source)
     text = source.decode("latin-1")  # one character a byte: offsets kept
     newlines = [i for i, c in enumerate(source) if c == 10]
-    conditions = preprocessor.Conditions(text, lambda at: bisect.bisect_left(newlines, at) + 1, _known(path))
+    conditions = preprocessor.Conditions(text, lambda at: bisect.bisect_left(newlines, at) + 1, _compiler_knows(path))
     heads = [m.start() for m in _HEAD.finditer(source)] + [m.start() for m in re.finditer(OLD_TOKEN, source)]
     out = []
     for at in sorted(heads):
