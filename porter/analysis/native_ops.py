@@ -152,7 +152,7 @@ def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
     if b"#" not in source:
         return lambda at: False
     text = source.decode("latin-1")  # one character a byte: offsets kept
-    conditions = preprocessor.Conditions(text, lambda at: 0, _compiler_knows(path))  # (no line asked: only whether taken)
+    conditions = preprocessor.Conditions(text, lambda at: 0, _compiler_knows(path))  # (no line: only if taken)
     return lambda at: preprocessor.compiled(conditions.around(at)) is False
 
 
