@@ -1605,8 +1605,8 @@ _POINTER_DECLARED = re.compile(
     r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)(?:\*[ \t]+|([ \t]+\*[ \t]+)|[ \t]+\*)"
     r"(?:(?:const|__restrict__)[ \t]+)*([A-Za-z_]\w*)[ \t]*[=;,)]"
 )
-_TYPE_WORD = re.compile(
-    r"(?:(?:unsigned|signed)[ \t]+)?(?:(?:std::)?\w+_t|char|short|int|long|bool|float|double|unsigned|signed)"
+_TYPE_WORD = re.compile(  # (from a word's start only: `\w+_t` tried from each letter of a run was quadratic)
+    r"(?<![\w:])(?:(?:unsigned|signed)[ \t]+)?(?:(?:std::)?\w+_t|char|short|int|long|bool|float|double|unsigned|signed)"
 )
 _LOCALS_BACK = 16384  # how far back of a launch its host function's locals are read
 _FUNCTION_HEAD = re.compile(r"(?<!\w)(\w+)\s*$")
