@@ -13,6 +13,7 @@ namespace. Read with regular expressions, without running or compiling anything.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -31,8 +32,13 @@ TOKEN = b"TORCH_LIBRARY"
 OLD_TOKEN = b"RegisterOperators"
 # the C++ and CUDA sources read (discovery notes these beside the Python files)
 SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
-# those nvcc compiles (a `.cuh` by the `.cu` that includes it); the others' `__CUDACC__` is not decided
+# those nvcc compiles (a `.cuh` by the `.cu` that includes it); and what the others (C++ sources, whose
+# compiler may be nvcc: `__NVCC__` "defined when compiling C/C++/CUDA source files") never define:
+# `__CUDACC__` is "defined when compiling CUDA source files" (nvcc's documentation), and no device pass
+# reads them. Undecided, a header's `#ifdef __CUDACC__` / `#define KEY CUDA` / `#else` / `#define KEY CPU`
+# included by a `.cpp` gave CUDA (the first), and its CPU op was said CUDA-only (twenty-ninth read's leftover)
 _NVCC_SUFFIXES = (".cu", ".cuh")
+_HOST_COMPILER: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": False, "__CUDA_ARCH__": False}
 _NVCC_OR_NOT: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": None, "__CUDA_ARCH__": None}
 
 # `TORCH_LIBRARY_IMPL(ns, CUDA, m) {`, `STABLE_TORCH_LIBRARY_FRAGMENT(_C, ops) {`,
@@ -84,6 +90,7 @@ _CONTINUED = re.compile(rb"\\\r?\n")
 # TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)` was read as the
 # head of the next block, whose namespace (`myops`) was then none, and its CUDA-only ops unsaid (thirtieth read)
 _DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
+_UNDEF = re.compile(rb"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _DIRECTIVE_LINE = re.compile(rb"(?<![ \t])[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
 # as a key is a macro, read where the file defines it
@@ -127,6 +134,9 @@ def registrations(
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body = _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt)
+        # (a backslash-newline is nothing, in a name or a string: `m.im\` then `pl("foo", ...)` was none, and
+        # the op said CUDA-only: twenty-ninth scaf2 read's leftover; the offsets move by two bytes a splice)
+        body = _CONTINUED.sub(b"", body) if b"\\\n" in body or b"\\\r\n" in body else body
         body = macros.expand(body, body_start) if macros is not None else body
         for kind, at in _library_calls(body, var):
             strings, end = _op_strings(body, at)
@@ -136,11 +146,12 @@ def registrations(
             rest = _after_strings(body, end)
             if impl is not None and key_text is not None:
                 if kind == b"impl":
-                    out.append((ns, op.group(1).decode(), keys.of(key_text)))
+                    out.append((ns, op.group(1).decode(), keys.of(key_text, blocks[i][5])))
                 continue
             if rest is None or (kind == b"def" and _TAGS.match(body, rest)):
                 continue  # `m.def("schema")`, `m.def("schema", {at::Tag::...})`: no implementation
-            out.append((ns, op.group(1).decode(), _key_name(body, rest, keys if kind == b"impl" else None)))
+            key = _key_name(body, rest, keys if kind == b"impl" else None, body_start)
+            out.append((ns, op.group(1).decode(), key))
     return out
 
 
@@ -181,14 +192,39 @@ def registers(source: bytes) -> bool:
 def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
     """Whether an offset of `source` lies in an `#if` branch a default nvcc build does not compile
     (`#if 0`, `#ifdef USE_ROCM`): a registration there was read as one, and a CPU kernel kept
-    under `#if 0` hid an op's being CUDA-only (twenty-ninth read). A `.cpp` is the host
-    compiler's, which does not define nvcc's names (`#ifndef __CUDACC__`): those are not decided."""
+    under `#if 0` hid an op's being CUDA-only (twenty-ninth read). A `.cpp` is a C++ source, which no
+    compiler defines `__CUDACC__` or `__CUDA_ARCH__` for (`_HOST_COMPILER`); a source of no known file
+    decides none of nvcc's names."""
     if b"#" not in source:
         return lambda at: False
     text = source.decode("latin-1")  # one character a byte: offsets kept
-    known = {} if path is not None and path.suffix in _NVCC_SUFFIXES else _NVCC_OR_NOT
-    conditions = preprocessor.Conditions(text, lambda at: 0, known)  # (no line asked: only whether a branch is taken)
+    conditions = preprocessor.Conditions(text, lambda at: 0, _compiler_knows(path))  # (no line: only if taken)
     return lambda at: preprocessor.compiled(conditions.around(at)) is False
+
+
+def _compiler_knows(path: Path | None) -> dict[str, bool | None]:
+    """What nvcc's names are to the compiler of the file `path` (None: not known)."""
+    return _NVCC_OR_NOT if path is None else {} if path.suffix in _NVCC_SUFFIXES else _HOST_COMPILER
+
+
+def undecided(source: bytes, path: Path | None = None) -> list[tuple[int, str]]:
+    """(line, the branch) of each registration of `source` (a library block's head, a `RegisterOperators`)
+    in an `#if` branch porter cannot decide (`#ifdef WITH_CPU`: the build's `-D`): `registrations` reads
+    it as compiled, and it was read so unsaid (twenty-ninth read's leftover); the listing says it."""
+    if not registers(source) or b"#" not in source:
+        return []
+    source = blank_comments(source)
+    text = source.decode("latin-1")  # one character a byte: offsets kept
+    newlines = [i for i, c in enumerate(source) if c == 10]
+    conditions = preprocessor.Conditions(text, lambda at: bisect.bisect_left(newlines, at) + 1, _compiler_knows(path))
+    heads = [m.start() for m in _HEAD.finditer(source)] + [m.start() for m in re.finditer(OLD_TOKEN, source)]
+    out = []
+    for at in sorted(heads):
+        branches = conditions.around(at)
+        if preprocessor.compiled(branches) is None:
+            line, branch, _ = next(b for b in branches if b[2] is None)
+            out.append((bisect.bisect_left(newlines, at) + 1, f"`{branch}` of the `#if` at line {line}"))
+    return out
 
 
 def _built_lines(text: bytes, start: int, unbuilt: Callable[[int], bool]) -> bytes:
@@ -228,7 +264,7 @@ def _old_registrations(
             after = ops[i + 1].start() if i + 1 < len(ops) else end
             key = _OLD_KEY.search(source, op.end(), after)
             word = None if key else _OLD_KERNEL_KEY.search(source, op.end(), after)
-            found = key.group(1).decode() if key else keys.of(word.group(1)) if word else "any"
+            found = key.group(1).decode() if key else keys.of(word.group(1), word.start()) if word else "any"
             out.append((op.group(1).decode(), op.group(2).decode(), found))
         at = code.find(OLD_TOKEN, end)
     return out
@@ -315,23 +351,28 @@ def _tail(source: bytes, stop: int) -> _Tail | None:
     return (0, -1), None, comma_run, source[var_start:var_end]
 
 
-def _key_name(text: bytes, at: int, keys: _Keys | None) -> str:
+def _key_name(text: bytes, at: int, keys: _Keys | None, where: int) -> str:
     """The key of `m.impl("op", key, fn)`'s arguments from `at`: "any" where none is given (a word
-    then no comma is the function), a macro's as `keys` reads it (`m.def` takes none: no `keys`)."""
+    then no comma is the function), a macro's as `keys` reads it at offset `where` of the source (the
+    block's body: `m.def` takes none, no `keys`)."""
     match = _KEY.match(text, at)
     if match:
         return match.group(1).decode()
     if keys is None:
         return "any"
     word = _KEY_WORD.match(text, at)
-    return keys.of(word.group(1)) if word else "any"
+    return keys.of(word.group(1), where) if word else "any"
 
 
 class _Keys:
     """The dispatch key a word given as one stands for: itself where it is torch's (`CUDA`,
     `CompositeExplicitAutograd`), else the key of the macro the file defines by that name
     (`#define DEVICE_KEY c10::DispatchKey::CUDA`), else `UNREAD` and the word. The file's
-    `#define`s are read once, when a word first needs them."""
+    `#define`s and `#undef`s are read once, when a word first needs them, and a word is read by the
+    definition in effect where it is used: of `#define KEY torch::kCUDA`, a block, `#undef KEY`,
+    `#define KEY torch::kCPU`, the first block's op was read CPU, the last definition, and a CUDA-only
+    op was not said (twenty-ninth scaf2 read's leftover). Where the file defines it only after the
+    use, its headers' definition counts, else that later one (as before)."""
 
     _DEPTH = 4  # macros of macros followed (`#define K KEY`, `#define KEY CUDA`)
 
@@ -344,24 +385,15 @@ class _Keys:
         dirs: tuple[Path, ...] = (),
     ) -> None:
         self._source, self._path, self._tree, self._dirs = source, path, tree, dirs
-        self._defines: dict[bytes, bytes] | None = None
+        self._own: dict[bytes, list[tuple[int, bytes | None]]] | None = None
+        self._included: dict[bytes, bytes] | None = None
         # a `#define` in a branch no default build compiles is none (`#ifndef USE_ROCM` / `#define KEY CUDA` /
         # `#else` / `#define KEY HIP`: the last, HIP, was read, and the op was not CUDA-only: twenty-ninth read)
         self._unbuilt = unbuilt
 
-    def of(self, word: bytes, depth: int = 0) -> str:
-        if self._defines is None:
-            self._defines = {
-                m.group(1): _CONTINUED.sub(b" ", m.group(2))
-                for m in _DEFINE.finditer(self._source)
-                if not self._unbuilt(m.start())
-            }
-        if word not in self._defines and self._path is not None and not self._torchs(word):
-            tree = self._tree if self._tree is not None else self._path.parent
-            found = _included_defines(self._source, self._path, tree, self._dirs)
-            self._defines = {**found, **self._defines}
-            self._path = None  # (the headers read once)
-        body = self._defines.get(word)
+    def of(self, word: bytes, at: int, depth: int = 0) -> str:
+        """The key `word`, used at offset `at` of the source, stands for."""
+        body = self._definition(word, at)
         if body is None:
             return word.decode() if self._torchs(word) else UNREAD + word.decode()
         body = body.split(b"//")[0].strip()
@@ -369,12 +401,40 @@ class _Keys:
         if key:
             return key.group(1).decode()
         followed = depth < self._DEPTH and re.fullmatch(rb"\w+", body)
-        return self.of(body, depth + 1) if followed else UNFOLLOWED + word.decode()
+        return self.of(body, at, depth + 1) if followed else UNFOLLOWED + word.decode()
+
+    def _definition(self, word: bytes, at: int) -> bytes | None:
+        """The body of the macro `word` in effect at `at` (None where none is, or after its `#undef`)."""
+        if self._own is None:
+            self._own = _defines_by_offset(self._source, self._unbuilt)
+        events = self._own.get(word, [])
+        before = [body for offset, body in events if offset < at]
+        if before:
+            return before[-1]
+        if self._included is None and self._path is not None and not self._torchs(word):
+            tree = self._tree if self._tree is not None else self._path.parent
+            self._included = _included_defines(self._source, self._path, tree, self._dirs)  # (read once)
+        found = (self._included or {}).get(word)
+        return found if found is not None or not events else events[-1][1]
 
     @staticmethod
     def _torchs(word: bytes) -> bool:
         """Whether `word` is one of torch's keys (`CUDA`, `CompositeExplicitAutograd`), no macro."""
         return word.decode() in _CAPITAL_KEYS or (word[:1].isupper() and not _MACRO.fullmatch(word))
+
+
+def _defines_by_offset(source: bytes, unbuilt: Callable[[int], bool]) -> dict[bytes, list[tuple[int, bytes | None]]]:
+    """Each macro's `#define`s (its body) and `#undef`s (None) in `source`, by offset, those in a branch
+    no default build compiles left out."""
+    out: dict[bytes, list[tuple[int, bytes | None]]] = {}
+    found: list[tuple[int, bytes, bytes | None]] = [
+        (m.start(), m.group(1), _CONTINUED.sub(b" ", m.group(2))) for m in _DEFINE.finditer(source)
+    ]
+    found += [(m.start(), m.group(1), None) for m in _UNDEF.finditer(source)]
+    for offset, name, body in sorted(found, key=lambda one: one[0]):
+        if not unbuilt(offset):
+            out.setdefault(name, []).append((offset, body))
+    return out
 
 
 # `#include "name"`: a header the compiler looks for beside the including file first
@@ -480,6 +540,7 @@ _OPEN = re.compile(rb"\s*\(")
 _VARIADIC = b"..."
 # (parameters, None for an object-like macro; body; where its `#define` is)
 _Macro = tuple[list[bytes] | None, bytes, int]
+_Defined = dict[bytes, list[tuple[int, _Macro | None]]]  # (each name's definitions and `#undef`s, by offset)
 
 
 class _Registering:
@@ -493,14 +554,23 @@ class _Registering:
     second was read (twenty-ninth read, second wave); so was a variadic one's use (`REG(...)`,
     `__VA_ARGS__`) and one whose arguments a backslash-newline splits (an op said CUDA-only), and a use
     before the macro's `#define` was expanded (the preprocessor leaves it: a CPU kernel read that no
-    build registers). A use of another number of arguments, or past `_EXPANSIONS`, is left as written."""
+    build registers). A use is expanded by the definition in effect where it is: of two (or one, an
+    `#undef`, another) the last was kept, so a use between them was not expanded, and one after an
+    `#undef` with no new definition was (twenty-ninth scaf2 read's leftover). A use of another number of
+    arguments, or past `_EXPANSIONS`, is left as written."""
 
     def __init__(self, source: bytes, unbuilt: Callable[[int], bool]) -> None:
-        defined: dict[bytes, _Macro] = {}
+        defined: _Defined = {}
         for m in _FUNCTION_MACRO.finditer(source) if b"define" in source else ():
             if not unbuilt(m.start()):
                 params = None if m.group(2) is None else [p.strip() for p in m.group(2).split(b",")]
-                defined[m.group(1)] = (params, _CONTINUED.sub(b" ", m.group(3)).strip(), m.start())
+                macro = (params, _CONTINUED.sub(b" ", m.group(3)).strip(), m.start())
+                defined.setdefault(m.group(1), []).append((m.start(), macro))
+        for m in _UNDEF.finditer(source) if defined else ():
+            if m.group(1) in defined and not unbuilt(m.start()):
+                defined[m.group(1)].append((m.start(), None))
+        for events in defined.values():
+            events.sort(key=lambda event: event[0])
         self._macros = _registering_of(defined)
         self._use = re.compile(rb"(?<!\w)(" + b"|".join(map(re.escape, self._macros)) + rb")(?!\w)")
         self._left = _EXPANSIONS
@@ -516,10 +586,11 @@ class _Registering:
         code = _code_of(body)  # (where the uses are looked for: none in a string)
         for use in self._use.finditer(code):
             name = use.group(1)
-            params, text, defined_at = self._macros[name]
             where = start if hidden else start + use.start()
-            if use.start() < at or name in hidden or self._left <= 0 or defined_at > where:
+            macro = next((m for offset, m in reversed(self._macros[name]) if offset < where), None)
+            if use.start() < at or name in hidden or self._left <= 0 or macro is None:
                 continue
+            params, text, _ = macro
             closes = _closing_parens(body) if closes is None and params is not None else closes
             given, end = _arguments(body, use.end(), params, closes or {})
             if given is None:
@@ -549,14 +620,16 @@ def _arguments(
     return ({**given, b"__VA_ARGS__": b", ".join(args[len(fixed) :])} if fixed is not params else given), close + 1
 
 
-def _registering_of(defined: dict[bytes, _Macro]) -> dict[bytes, _Macro]:
-    """Those of the macros `defined` that register: whose body calls `.impl(`/`.def(`, or uses one that
-    does (followed from the callers back to their users, each macro once)."""
+def _registering_of(defined: _Defined) -> _Defined:
+    """Those of the macros `defined` (each name's definitions and `#undef`s, None, by offset) that register:
+    one of whose bodies calls `.impl(`/`.def(`, or uses one that does (followed from the callers back to their
+    users, each macro once)."""
+    bodies = {name: b" ".join(m[1] for _, m in events if m is not None) for name, events in defined.items()}
     users: dict[bytes, list[bytes]] = {}
-    for name, (_, body, _) in defined.items():
+    for name, body in bodies.items():
         for word in set(re.findall(rb"\w+", body)) & defined.keys():
             users.setdefault(word, []).append(name)
-    queue = [name for name, (_, body, _) in defined.items() if _CALL.search(body)]
+    queue = [name for name, body in bodies.items() if _CALL.search(body)]
     found = set(queue)
     while queue:
         for user in users.get(queue.pop(), []):

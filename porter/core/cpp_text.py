@@ -15,15 +15,18 @@ from collections.abc import Iterator
 # or a comment that blanked the kernels after it, and a `__global__` in it was listed
 # (twenty-eighth read). A `//` comment runs on over a line that ends in a backslash (the lines are
 # spliced before comments are read): the kernel on the next line is commented out too, and was
-# listed (twenty-ninth read)
-_LINE_COMMENT = r"//(?:\\\r?\n|[^\n])*"
+# listed (twenty-ninth read). A splice may join a comment's own `/` and `*` too: `/* ... *\` then `/`
+# closes the comment there, and a comment read on to the next `*/` hid the kernels between (its leftover)
+_SPLICES = r"(?:\\\r?\n)*"
+_LINE_COMMENT = r"/" + _SPLICES + r"/(?:\\\r?\n|[^\n])*"
+_BLOCK_COMMENT = r"/" + _SPLICES + r"\*.*?(?:\*" + _SPLICES + r"/|\Z)"
 NOT_CODE = re.compile(
-    _LINE_COMMENT + r"|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(\"?)"
+    _LINE_COMMENT + "|" + _BLOCK_COMMENT + r"|\"(?:\\.|[^\"\\\n])*(\"?)"
     r"|(?<!\w)(?:u8|[uUL])?R\"(?P<raw>[^()\\\s]{0,16})\(.*?(?:\)(?P=raw)\"|\Z)|'(?:\\.|[^'\\\n])'",
     re.S,
 )
-_BUT_STRINGS = re.compile(_LINE_COMMENT + r"|/\*.*?(?:\*/|\Z)|'(?:\\.|[^'\\\n])'", re.S)
-_BUT_STRINGS_START = re.compile(r"//|/\*|'")
+_BUT_STRINGS = re.compile(_LINE_COMMENT + "|" + _BLOCK_COMMENT + r"|'(?:\\.|[^'\\\n])'", re.S)
+_BUT_STRINGS_START = re.compile(r"/" + _SPLICES + r"[/*]|'")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 # C++'s digraphs, each as the token it is, padded to its length (offsets kept): `<% %>` bodies were

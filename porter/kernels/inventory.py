@@ -242,6 +242,33 @@ def _unread_marks(code: str, rel: str) -> list[str]:
     ]
 
 
+# a name with the combining marks of Unicode's combining blocks in it (`ko` and U+0308), as written
+_NAME_AS_WRITTEN = re.compile(r"(?:\w|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f])+")
+
+
+def _two_spellings(text: str, rel: str) -> list[str]:
+    """A note where a name of `text` (a C++ source as decoded, not composed) is spelled both in
+    decomposed letters (NFD: `ko` and U+0308) and composed (`kö`): porter reads the file composed, so
+    as one name, where a compiler reads two (libclang 18: a launch of the composed one is of an
+    undeclared name), and a launch of the one was attached to the other's kernel, unsaid (twenty-ninth
+    read's leftover)."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return []
+    first: dict[str, int] = {}
+    for m in _NAME_AS_WRITTEN.finditer(blanked(text, strings=True)):
+        first.setdefault(m.group(), m.start())
+    for word, at in first.items():
+        composed = unicodedata.normalize("NFC", word)
+        if composed != word and composed in first:
+            return [
+                f"{path_name(rel)}:{text.count(chr(10), 0, at) + 1}: `{composed}` is spelled here in decomposed "
+                "letters (NFD) and elsewhere in the file composed (NFC): porter reads both as one name, where a "
+                "compiler reads two (C++23 asks names composed), so a launch of the one is listed with the "
+                "other's kernel"
+            ]
+    return []
+
+
 @dataclass
 class CallSite:
     path: str
@@ -389,8 +416,17 @@ class Registered:
         return {"op": self.name, "device": self.device, "path": path_name(self.path)}
 
 
-def _native_registered(data: bytes, rel: str, path: Path, search: _Search) -> list[Registered]:
+def _native_registered(data: bytes, rel: str, path: Path, search: _Search, problems: list[str]) -> list[Registered]:
+    """The ops `data` (the file `path`) registers; a note in `problems` where one is in a branch porter
+    cannot decide (`#ifdef WITH_CPU`), which is read as compiled: said nowhere before (twenty-ninth read)."""
     found = native_ops.registrations(data, path, search.base, search.dirs)
+    unsure = native_ops.undecided(data, path) if found else []
+    if unsure:
+        more = f" (and {len(unsure) - 1} more)" if len(unsure) > 1 else ""
+        problems.append(
+            f"{path_name(rel)}:{unsure[0][0]}: a registration in {unsure[0][1]}{more}, a branch porter cannot "
+            "decide (the build's `-D` does): read as compiled, so the op is not taken for CUDA-only"
+        )
     return [Registered(rel, ns, op, key) for ns, op, key in found]
 
 
@@ -1145,7 +1181,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
-        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, search))
+        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, search, inv.problems))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -1587,10 +1623,15 @@ _LOCAL = re.compile(
 _WRITES = re.compile(r"(?:\+\+|--|&)\s*([A-Za-z_]\w*)|(?<!\w)([A-Za-z_]\w*)\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 # a pointer declared (a local, `int64_t* p =`, or a parameter, `const long *p,`): its type and name; the
-# `*` on one side of the spaces only (`(n_queries * n_keys)`, `a*b`: a product, no declaration)
+# `*` on one side of the spaces only (`(n_queries * n_keys)`, `a*b`: a product, no declaration), or on
+# neither (`int64_t * p`, group 2) where the type is a word no variable may be (`_TYPE_WORD`): it was read
+# as a product, and `T* x` of its launch a float tensor (twenty-ninth read's leftover)
 _POINTER_DECLARED = re.compile(
-    r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)(?:\*[ \t]+|[ \t]+\*)(?:(?:const|__restrict__)[ \t]+)*"
-    r"([A-Za-z_]\w*)[ \t]*[=;,)]"
+    r"(?<![\w.>:])((?:(?:unsigned|signed)[ \t]+)?[A-Za-z_][\w:]*)(?:\*[ \t]+|([ \t]+\*[ \t]+)|[ \t]+\*)"
+    r"(?:(?:const|__restrict__)[ \t]+)*([A-Za-z_]\w*)[ \t]*[=;,)]"
+)
+_TYPE_WORD = re.compile(  # (from a word's start only: `\w+_t` tried from each letter of a run was quadratic)
+    r"(?<![\w:])(?:(?:unsigned|signed)[ \t]+)?(?:(?:std::)?\w+_t|char|short|int|long|bool|float|double|unsigned|signed)"
 )
 _LOCALS_BACK = 16384  # how far back of a launch its host function's locals are read
 _FUNCTION_HEAD = re.compile(r"(?<!\w)(\w+)\s*$")
@@ -1643,8 +1684,8 @@ class _Scopes:
         start = max(0, region - _LAUNCH_BACK)
         out: dict[str, str] = {}
         for m in _POINTER_DECLARED.finditer(self.code, start, at):
-            if m.group(2) in names:
-                out[m.group(2)] = " ".join(m.group(1).split())  # (the last declaration before the launch)
+            if m.group(3) in names and (m.group(2) is None or _TYPE_WORD.fullmatch(m.group(1))):
+                out[m.group(3)] = " ".join(m.group(1).split())  # (the last declaration before the launch)
         return out
 
     def _value(self, name: str, declarations: list[tuple[int, int, str]], at: int) -> tuple[str, int] | None:
@@ -3523,10 +3564,12 @@ def _scan_cuda(
     commented = blanked(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = blanked(text, strings=True)
     inv.problems.extend(_unread_marks(code, rel))
+    inv.problems.extend(_two_spellings(data.decode("utf-8", errors="replace"), rel))
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
     search = search or _Search(Path(os.path.realpath(path.parent)))
-    registered = _native_registered(data, rel, path, search)
+    unsure: list[str] = []  # (said with the registrations, by the first read)
+    registered = _native_registered(data, rel, path, search, unsure)
     # (and `RegisterOperators().op("ns::op", &fn)`'s, which `_BIND` does not read)
     bound = list(dict.fromkeys([*_BIND.findall(commented), *(r.op for r in registered)]))
     libs = list(dict.fromkeys(_TORCH_LIB.findall(code)))
@@ -3546,6 +3589,7 @@ def _scan_cuda(
         inv.kernels.extend(_aliased(made, defs, lines))
         return
     inv.registered = registered
+    inv.problems.extend(unsure)
     own = _macros(code, rel, lines)
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]
