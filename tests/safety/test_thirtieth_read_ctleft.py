@@ -1,0 +1,97 @@
+"""The twenty-ninth read's cache and terminal leftovers, taken up by the thirtieth (ctleft): a file
+named through a link and its line length, a cache folder flagged append-only or immutable."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+
+def _flag(flag: str, *paths) -> None:
+    """`chattr FLAG PATHS`; the test is skipped where it cannot be set (not root, a file system
+    that keeps no such flag)."""
+    try:
+        done = subprocess.run(["chattr", flag, *map(str, paths)], capture_output=True, timeout=60)
+    except OSError:
+        pytest.skip("no chattr here")
+    if done.returncode:
+        pytest.skip(f"chattr {flag}: {done.stderr.decode().strip()}")
+
+
+def test_a_file_named_through_a_link_is_fitted_to_the_length_ruff_reads_for_it(tmp_path):
+    """`proj/l.py -> ../elsewhere/src/m.py`, `proj/src -> ../elsewhere/src`: ruff 0.17.6 reads
+    `proj/ruff.toml` (40) for both names (`check --show-settings`, `format --show-settings`), where
+    porter resolved the path and fitted to `elsewhere/ruff.toml` (200): the lengthened line was left
+    at 53 columns, past ruff's E501 in the project. black resolves its sources: a `[tool.black]`
+    length is still read from the real path."""
+    from porter.config.line_length import forget, line_length
+
+    proj, elsewhere, blacks = tmp_path / "proj", tmp_path / "elsewhere", tmp_path / "blacks"
+    for folder in (proj, elsewhere / "src", blacks):
+        folder.mkdir(parents=True)
+    (proj / "ruff.toml").write_text("line-length = 40\n")
+    (elsewhere / "ruff.toml").write_text("line-length = 200\n")
+    (elsewhere / "src" / "m.py").write_text("x = 1\n")
+    (proj / "l.py").symlink_to("../elsewhere/src/m.py")
+    (proj / "src").symlink_to("../elsewhere/src")
+    (blacks / "pyproject.toml").write_text("[tool.black]\nline-length = 50\n")
+    (blacks / "b.py").symlink_to("../elsewhere/src/m.py")
+    forget()
+    got = [
+        line_length(str(p)) for p in (proj / "l.py", proj / "src" / "m.py", elsewhere / "src" / "m.py", blacks / "b.py")
+    ]
+    assert got == [40, 40, 200, 200]
+
+
+def _cache(tmp_path, monkeypatch):
+    """A cache of this user's under `tmp_path`, with an empty list of this run's notes."""
+    from porter.pipeline import cache
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.delenv("PORTER_CACHE_KEY", raising=False)
+    monkeypatch.setattr(cache, "NOT_KEPT", [])
+    store = cache.Cache(tmp_path / "cache")
+    assert store.enabled and store.problem is None, store.problem
+    return cache, store
+
+
+def test_an_append_only_cache_folder_is_left_no_temporary_it_cannot_remove(tmp_path, monkeypatch):
+    """`chattr +a` on `v3/`: each write made its temporary, could neither rename it over the entry
+    nor remove it, and left it for good (four a run: 47-cache's `chattr29.sh`; the same in an
+    append-only shard folder), said as "Operation not permitted". Now such a folder is not written
+    and the note says why."""
+    cache, store = _cache(tmp_path, monkeypatch)
+    _flag("+a", store.entries)
+    try:
+        store.salt()  # its memo is written in `v3/`
+        (shard := store.entries / "ab").mkdir()
+        _flag("+a", shard)
+        with pytest.raises(OSError) as raised:
+            store.write("c" * 62 + ".json", b"{}", shard="ab")
+        store.not_kept(raised.value, "ab")
+        left = [p.name for p in store.entries.rglob("*.tmp")]
+    finally:
+        _flag("-a", store.entries, *store.entries.iterdir())
+    assert left == []
+    assert len(cache.NOT_KEPT) == 1 and "the folder is append-only (chattr +a)" in cache.NOT_KEPT[0], cache.NOT_KEPT
+
+
+def test_an_immutable_entry_is_said_as_an_entry_not_as_a_folder(tmp_path, monkeypatch):
+    """Immutable entries (`chattr +i`): the note said "the cache holds folders this user cannot
+    write: cannot write …/v3: Operation not permitted", a folder this user can write. Now it names
+    the entry and its flag."""
+    cache, store = _cache(tmp_path, monkeypatch)
+    name = "index-" + "d" * 64 + ".json"
+    store.write(name, b"{}")
+    _flag("+i", store.entries / name)
+    try:
+        with pytest.raises(OSError) as raised:
+            store.write(name, b"{ }")
+        store.not_kept(raised.value)
+    finally:
+        _flag("-i", store.entries / name)
+    assert cache.NOT_KEPT == [
+        f"the cache holds entries that cannot be replaced: {store.entries / name} is immutable (chattr +i): "
+        "a result that changed is not kept in its place"
+    ]
