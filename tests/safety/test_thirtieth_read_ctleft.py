@@ -95,3 +95,69 @@ def test_an_immutable_entry_is_said_as_an_entry_not_as_a_folder(tmp_path, monkey
         f"the cache holds entries that cannot be replaced: {store.entries / name} is immutable (chattr +i): "
         "a result that changed is not kept in its place"
     ]
+
+
+def _on_a_hung_up_terminal(args: list[str], cwd) -> int:
+    """`porter ARGS` with stdout and stderr a terminal that hung up before it started (a pty whose
+    near end is closed: each write is EIO), SIGHUP ignored (a disowned job's next command)."""
+    import os
+    import signal
+    import sys
+
+    from tests.safety.conftest import REPO
+
+    near, far = os.openpty()
+    os.close(near)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(cwd / ".c")}
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "porter", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=far,
+            stderr=far,
+            timeout=300,
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+        )
+    finally:
+        os.close(far)
+    return run.returncode
+
+
+def test_a_rewrite_started_on_a_terminal_that_had_hung_up_still_writes_its_files(tmp_path):
+    """The second wave made a terminal that hangs up during `rewrite` a reader that left (the files
+    written); one that had hung up before the run began is no tty to `isatty`, was not wrapped,
+    and its EIO ended the run at its first line: exit 2, none of the 4 files written."""
+    from tests.safety.conftest import CUDA, committed_repo
+
+    tree = committed_repo(tmp_path / "t", {f"m{i}.py": CUDA for i in range(4)})
+    code = _on_a_hung_up_terminal(["rewrite", ".", "-t", "xla", "--no-cache"], tree)
+    ported = [p.name for p in sorted(tree.glob("*.py")) if p.read_bytes() != CUDA]
+    assert (code, ported) == (0, ["m0.py", "m1.py", "m2.py", "m3.py"])
+
+
+def test_a_lint_whose_terminal_hung_up_leaves_with_2_as_ruff(tmp_path):
+    """`lint` (no `--fix`: its output is its work) whose terminal hung up during the run (SIGHUP
+    ignored) left with 0, "no findings", the findings gone nowhere, since the second wave read a
+    hung-up terminal as a pipe's reader that left. ruff 0.17.6's `check` on a hung-up terminal
+    leaves with 2 ("Input/output error"; 0 behind a pipe whose reader left), as porter itself did
+    where the terminal had hung up before it started (`48-ctleft-tools/hungup30.py.txt`)."""
+    import os
+    import signal
+    import sys
+
+    from tests.safety.conftest import CUDA, REPO
+    from tests.safety.test_twenty_ninth_read_term2 import _WAIT, _closed_under
+
+    (tmp_path / "a.py").write_bytes(CUDA)
+    assert _on_a_hung_up_terminal(["lint", ".", "-t", "xla", "--no-cache"], tmp_path) == 2
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    marker = tmp_path / "marker"
+    (hook / "sitecustomize.py").write_text(
+        _WAIT.format(module="porter.cli.lint", name="_emit", nth=1, marker=str(marker))
+    )
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    argv = [sys.executable, "-m", "porter", "lint", "a.py", "-t", "xla", "--no-cache"]
+    assert _closed_under(argv, tmp_path, env, marker, hang_up=signal.SIG_IGN) == 2
