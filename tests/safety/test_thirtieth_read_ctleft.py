@@ -161,3 +161,32 @@ def test_a_lint_whose_terminal_hung_up_leaves_with_2_as_ruff(tmp_path):
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "XDG_CACHE_HOME": str(tmp_path / ".c")}
     argv = [sys.executable, "-m", "porter", "lint", "a.py", "-t", "xla", "--no-cache"]
     assert _closed_under(argv, tmp_path, env, marker, hang_up=signal.SIG_IGN) == 2
+
+
+_TRAIN = (
+    "import torch\ntorch.manual_seed(0)\nm = torch.nn.Linear(4, 2)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+    "for step in range(3):\n    loss = m(torch.randn(8, 4)).pow(2).mean()\n"
+    "    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
+)
+
+
+@pytest.mark.slow
+def test_a_parity_check_whose_reader_left_still_writes_its_report(tmp_path):
+    """`parity-check --report r.json -- python train.py` whose output's reader left (or, alike,
+    whose terminal hung up with SIGHUP ignored: `48-ctleft-tools/paritypty30.py.txt`): its plain
+    tables went to the stream past the console, the BrokenPipeError ended the run after both
+    sides had trained, exit 0, no report. Now the report is written and the run leaves with its
+    verdict's code."""
+    pytest.importorskip("torch")
+    import json
+    import sys
+
+    from tests.safety.test_twenty_ninth_read_ctleft import _to_a_reader_gone
+
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "train.py").write_text(_TRAIN)
+    args = ["parity-check", "--original", "tree", "--ported", "tree", "--timeout", "600", "--report", "r.json"]
+    code = _to_a_reader_gone([*args, "--", sys.executable, "train.py"], tmp_path)
+    assert (tmp_path / "r.json").exists(), code
+    verdict = json.loads((tmp_path / "r.json").read_text())["verdict"]
+    assert code == {"pass": 0, "fail": 1}.get(verdict, 2)
