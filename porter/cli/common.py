@@ -354,6 +354,8 @@ def work_outlives_the_reader(writes: bool) -> None:
     (`PorterConsole.on_broken_pipe`). rich's handler ended the run at its first line, nothing
     written, exit 0; ruff's `--fix` writes every fix (twenty-ninth read)."""
     if writes:
+        from porter.cli.streams import work_goes_on_after_a_hangup
         from porter.report.console import PorterConsole  # (rich: only for a command that writes)
 
         PorterConsole.goes_on_without_a_reader = True
+        work_goes_on_after_a_hangup()

@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import typer
 
-from porter.cli.common import command_stdin, console
+from porter.cli.common import command_stdin, console, work_outlives_the_reader
 from porter.cli.options import (
     Atol,
     CountOps,
@@ -89,6 +89,9 @@ def parity_check(
         )
         raise typer.Exit(2)
     _check_report(report)
+    # its --report is its work (a run of minutes): a terminal that hung up, or a reader that left,
+    # before the verdict was printed lost it, exit 2 (thirtieth read, ctleft)
+    work_outlives_the_reader(report is not None)
     if command:
         _script_mode(
             original,

@@ -27,20 +27,20 @@ def forget() -> None:
 
 
 @lru_cache(maxsize=256)
-def _limit_in(folder: Path) -> int | None | bool:
-    """The line length the formatter configuration in `folder` sets; None where it sets none;
-    False where `folder` is no project root (look further up)."""
+def _limit_in(folder: Path) -> tuple[int | None, str] | None:
+    """The line length the formatter configuration in `folder` sets (None where it sets none) and
+    whose it is ("black" or "ruff"); None where `folder` is no project root (look further up)."""
     for name in (".ruff.toml", "ruff.toml"):  # ruff's order: `.ruff.toml` wins over `ruff.toml`
         path = folder / name
         if path.is_file():
-            return _ruff_length(path, _read(path))
+            return _ruff_length(path, _read(path)), "ruff"
     path = folder / "pyproject.toml"
     if not path.is_file():
-        return None if (folder / ".git").exists() else False
+        return (None, "ruff") if (folder / ".git").exists() else None
     tool = _table(_read(path).get("tool"))
     black = _table(tool.get("black"))
     value = _length(black.get("line-length", black.get("line_length")))
-    return value if value is not None else _ruff_length(path, _table(tool.get("ruff")))
+    return (value, "black") if value is not None else (_ruff_length(path, _table(tool.get("ruff"))), "ruff")
 
 
 def _ruff_length(path: Path, options: dict[str, Any]) -> int | None:
@@ -87,13 +87,26 @@ def _read(path: Path) -> dict[str, Any]:
         return {}
 
 
+def _nearest(file: Path) -> tuple[int | None, str]:
+    """The length set in the nearest of `file`'s folders that is a project root, and whose it is."""
+    for folder in file.parents:
+        if (found := _limit_in(folder)) is not None:
+            return found
+    return None, "ruff"
+
+
 def line_length(path: str) -> int | None:
-    """The formatter's line length for the file at `path` (None: none declared, or no such file)."""
+    """The formatter's line length for the file at `path` (None: none declared, or no such file).
+    Read where each formatter reads it: ruff from the folders the file is named in (a link to a
+    file, or a path through a linked folder, is not resolved: ruff 0.17.6's `--show-settings`
+    names the link's `ruff.toml`), black from its real path's (black resolves its sources).
+    Resolved for both, a file named through a link was fitted to the length of its target's
+    project where ruff reads the link's (200 for 40; twenty-ninth read's leftover)."""
     file = Path(path)
     if not file.is_file():
         return None
-    for folder in file.resolve().parents:
-        found = _limit_in(folder)
-        if found is not False:
-            return found or None
-    return None
+    named = Path(os.path.abspath(file))  # (`..` taken off lexically, as ruff makes a path absolute)
+    value, whose = _nearest(named)
+    if whose == "black" and (real := named.resolve()) != named:
+        value, whose = _nearest(real)
+    return value

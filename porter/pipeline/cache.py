@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from porter.core import programs
+from porter.core.fileflags import write_forbidden
 from porter.core.kinds import PYTHON, enabled_kinds, kind_of
 from porter.core.reading import open_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
@@ -383,6 +384,7 @@ NOT_KEPT: list[str] = []
 _FULL = "the cache is full"
 _UNREAD = "the cache holds entries this user cannot read"
 _REFUSED = "the cache holds folders this user cannot write"
+_FLAGGED = "the cache holds entries that cannot be replaced"
 
 
 def named_dir(cache_dir: Path | None) -> Path | None:
@@ -557,10 +559,18 @@ class Cache:
         sharing one cache folder, each under a umask of 022, cannot write in each other's shard
         folders (0755), unsaid (twenty-seventh read's leftover). (A folder that cannot be
         written at all is said before the run: `problem`.)"""
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not any(w.startswith(_FULL) for w in NOT_KEPT):
+        if isinstance(exc, _FlaggedEntry):
+            self._flagged(exc, shard)
+        elif exc.errno in (errno.ENOSPC, errno.EDQUOT) and not any(w.startswith(_FULL) for w in NOT_KEPT):
             NOT_KEPT.append(f"{_FULL}: cannot write {self.entries}: {exc.strerror}: new results are not kept")
         elif exc.errno in (errno.EACCES, errno.EPERM) and self.problem is None:
             self._refused_in(self.entries / shard if shard else self.entries, exc)
+
+    def _flagged(self, exc: OSError, shard: str | None) -> None:
+        """Note, once a run, an entry a flag forbids replacing (`_FlaggedEntry`), named as a file."""
+        if not any(w.startswith(_FLAGGED) for w in NOT_KEPT):
+            where = (self.entries / shard if shard else self.entries) / str(exc.filename)
+            NOT_KEPT.append(f"{_FLAGGED}: {where} is {exc.strerror}: a result that changed is not kept in its place")
 
     def _refused_in(self, where: Path, exc: OSError) -> None:
         """The one note for the folders of the cache that refused a write: the first named, and
@@ -878,7 +888,11 @@ def _write_at(folder: int, name: str, data: bytes, mode: int = 0o600) -> None:
     """`data` as `name` in the folder open as `folder`: the cache's one form of a write. A new
     temporary (O_EXCL, O_NOFOLLOW: never a link's target nor a FIFO) renamed over the name, which
     is never opened. (By hand: `tempfile.mkstemp` takes no folder descriptor.) A folder where the
-    file belongs is replaced (Python 3.11+). `mode`: for the writer only, but for the marks."""
+    file belongs is replaced (Python 3.11+). `mode`: for the writer only, but for the marks.
+    A folder flagged append-only (`chattr +a`) or immutable is not written: a temporary made in
+    it could be neither renamed nor removed (four a run were left; thirtieth read)."""
+    if (flag := write_forbidden(folder)) is not None:
+        raise OSError(errno.EPERM, f"the folder is {flag}")
     tmp = f".{name}.{secrets.token_hex(8)}.tmp"
     fd = os.open(tmp, _NEW, mode, dir_fd=folder)
     try:
@@ -886,6 +900,10 @@ def _write_at(folder: int, name: str, data: bytes, mode: int = 0o600) -> None:
             fh.write(data)
         try:
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except PermissionError:
+            if (flag := _flag_of(folder, name)) is not None:
+                raise _FlaggedEntry(errno.EPERM, flag, name) from None
+            raise
         except IsADirectoryError:
             if sys.version_info < (3, 11):
                 raise  # (`rmtree` takes a folder's descriptor from 3.11: on 3.10 the entry is not kept)
@@ -897,6 +915,26 @@ def _write_at(folder: int, name: str, data: bytes, mode: int = 0o600) -> None:
         except OSError:
             pass
         raise
+
+
+class _FlaggedEntry(OSError):
+    """A file of the cache that a flag forbids replacing (`chattr +i`): its `filename`, in the
+    folder written, and the flag in words (`strerror`). Said as such: "folders this user cannot
+    write" named `v3/`, which this user could write (twenty-ninth read's leftover)."""
+
+
+def _flag_of(folder: int, name: str) -> str | None:
+    """The flag that forbids replacing `name` in the folder open as `folder` (`write_forbidden`),
+    if any; never opened through a link, nor waited on (a FIFO)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(name, flags, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        return write_forbidden(fd)
+    finally:
+        os.close(fd)
 
 
 def _read_entry(name: str, folder: int) -> tuple[bytes, int]:

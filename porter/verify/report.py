@@ -494,13 +494,19 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
         for name, header, rows, notes in secs
     ]  # fmt: skip
     if not on_a_terminal(console):
-        _write_lines(console.file, [_line(title)])
-        for name, header, rows, notes in secs:
-            _write_lines(console.file, ["", _line(name)])  # text from the run is shown, never obeyed
-            if rows:
-                _write_lines(console.file, plain_lines(header, rows))
-            _write_lines(console.file, [f"  {_line(n)}" for n in notes])
-        console.file.flush()
+        # written past the console, so a reader that left (or a terminal that hung up) is the
+        # console's to handle: with `--report` the run goes on and writes it; the BrokenPipeError
+        # ended a parity-check of minutes before its report, exit 0 (thirtieth read, ctleft)
+        try:
+            _write_lines(console.file, [_line(title)])
+            for name, header, rows, notes in secs:
+                _write_lines(console.file, ["", _line(name)])  # text from the run is shown, never obeyed
+                if rows:
+                    _write_lines(console.file, plain_lines(header, rows))
+                _write_lines(console.file, [f"  {_line(n)}" for n in notes])
+            console.file.flush()
+        except BrokenPipeError:
+            console.on_broken_pipe()
         return
     colour = {"pass": "green", "fail": "red"}.get(verdict, "yellow")
     console.print(Text(_line(title), style=f"bold {colour}"))
