@@ -25,7 +25,6 @@ from porter.pipeline.cache import NOT_KEPT, Cache, named_dir
 from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
-from porter.files.port import device_siblings
 from porter.analysis.kinds import BackendKind
 from porter.pipeline import discover as discovery
 from porter.pipeline.discover import Candidate, discover
@@ -768,6 +767,10 @@ class _Serial:
         at = (os.path.dirname(path), os.path.splitext(path)[1])
         known = self.siblings.get(at)
         if known is None:
+            # imported here: porter.files.port brings its verifiers (configparser, the targets'
+            # data) with it, ~35M instructions at the start of every run that reads no such file
+            from porter.files.port import device_siblings
+
             known = self.siblings[at] = device_siblings(path)
         return known
 
