@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import typer
 
-from porter.cli.common import command_stdin, console
+from porter.cli.common import command_stdin, console, work_outlives_the_reader
 from porter.cli.options import (
     Atol,
     CountOps,
@@ -89,6 +89,7 @@ def parity_check(
         )
         raise typer.Exit(2)
     _check_report(report)
+    work_outlives_the_reader(report is not None)  # the report is written, the verdict kept
     if command:
         _script_mode(
             original,

@@ -28,7 +28,7 @@ import select
 import stat
 from typing import Any
 
-from porter.core.hangup import hung_up
+from porter.core.hangup import TerminalHungUp, hung_up
 
 
 class _SettledWriter(io.RawIOBase):
@@ -60,7 +60,7 @@ class _SettledWriter(io.RawIOBase):
                 if not (isinstance(exc, BrokenPipeError) or (exc.errno == errno.EIO and hung_up(self._fd))):
                     raise
                 if not self._drop and exc.errno == errno.EIO:
-                    raise BrokenPipeError(errno.EPIPE, "the terminal has hung up") from exc
+                    raise TerminalHungUp(errno.EPIPE, "the terminal has hung up") from exc
                 if not self._drop:
                     raise
                 self._gone = True
