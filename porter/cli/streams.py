@@ -16,7 +16,9 @@ output and exit code. A stdout whose reader left still ends the run (as ruff).
 A terminal that has hung up (closed with SIGHUP ignored or not sent: `porter rewrite . & disown`,
 `trap '' HUP`) is a reader that left, as a pipe's: each write failed with EIO, and `rewrite` ended
 at its next line with "cannot write the output", exit 2, none of its files written (twenty-ninth
-read, second wave). It now meets the same rules as a pipe whose reader left (EPIPE).
+read, second wave). It now meets the same rules as a pipe whose reader left (EPIPE); so does one
+that had hung up before porter started (no longer a terminal to `isatty`: `rewrite` left with 2,
+none of its files written; thirtieth read).
 """
 
 from __future__ import annotations
@@ -68,14 +70,14 @@ class _SettledWriter(io.RawIOBase):
 
 
 def settled(stream: io.TextIOWrapper, stderr: bool) -> io.TextIOWrapper:
-    """`stream`, or, where its fd is in non-blocking mode, a terminal, or stderr on a pipe or a
-    socket, a stream like it over that fd that writes as `_SettledWriter` does (nothing has been written
-    yet: the run has not printed)."""
+    """`stream`, or, where its fd is in non-blocking mode, a terminal (one that hung up too), or
+    stderr on a pipe or a socket, a stream like it over that fd that writes as `_SettledWriter`
+    does (nothing has been written yet: the run has not printed)."""
     try:
         fd = stream.fileno()
         mode = os.fstat(fd).st_mode
         piped = stderr and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
-        if os.name != "posix" or (os.get_blocking(fd) and not piped and not os.isatty(fd)):
+        if os.name != "posix" or (os.get_blocking(fd) and not piped and not os.isatty(fd) and not hung_up(fd)):
             return stream
     except (OSError, ValueError):  # no fd (a test's capture), or a closed one
         return stream

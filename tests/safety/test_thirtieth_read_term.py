@@ -102,3 +102,40 @@ def test_a_trace_compare_whose_terminal_hung_up_does_not_say_parity_holds(tmp_pa
     marker.with_name("marker.closed").unlink()
     code = _closed_under([*argv, "--report", "r.md"], tmp_path, env, marker, hang_up=signal.SIG_IGN)
     assert (code, (tmp_path / "r.md").is_file()) == (1, True)
+
+
+def _on_a_hung_up_terminal(argv: list[str], cwd) -> int:
+    """porter `argv` with stdout and stderr a pty that hung up before it started (its near end
+    closed: every write is EIO), SIGHUP ignored (`trap '' HUP` in a script whose ssh session
+    dropped); its exit status."""
+    near, far = os.openpty()
+    os.close(near)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(cwd / ".c")}
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "porter", *argv],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=far,
+            stderr=far,
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+            timeout=300,
+        )
+    finally:
+        os.close(far)
+    return run.returncode
+
+
+def test_a_rewrite_on_a_terminal_that_hung_up_before_it_started_still_writes_its_files(tmp_path):
+    # a terminal that hung up is no terminal to `isatty`: its stream was left unwrapped, the first
+    # progress line's EIO ended the run with 2, none of the files written (a terminal that hangs up
+    # mid-run was mended in the twenty-ninth read); `lint`'s output, its work, still ends with 2
+    (tmp_path / "src").mkdir()
+    for i in range(3):
+        (tmp_path / "src" / f"m{i}.py").write_bytes(CUDA)
+    code = _on_a_hung_up_terminal(["rewrite", "src", "--target", "xla", "--allow-no-vcs"], tmp_path)
+    ported = [p.name for p in sorted((tmp_path / "src").iterdir()) if p.read_bytes() != CUDA]
+    assert (code, ported) == (0, ["m0.py", "m1.py", "m2.py"])
+    (tmp_path / "l.py").write_bytes(CUDA)
+    assert _on_a_hung_up_terminal(["lint", "l.py", "--target", "xla"], tmp_path) == 2
