@@ -122,6 +122,7 @@ def record_cmd(
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
     dest = _output(output)
+    work_outlives_the_reader(True)  # the trace is the work: written, with its own code
     role = "reference" if side == "original" else "ported"
     stdin = command_stdin("trace")
     try:

@@ -139,3 +139,28 @@ def test_a_rewrite_on_a_terminal_that_hung_up_before_it_started_still_writes_its
     assert (code, ported) == (0, ["m0.py", "m1.py", "m2.py"])
     (tmp_path / "l.py").write_bytes(CUDA)
     assert _on_a_hung_up_terminal(["lint", "l.py", "--target", "xla"], tmp_path) == 2
+
+
+@pytest.mark.torch
+def test_a_trace_record_on_a_terminal_that_hung_up_writes_its_trace_with_its_own_code(tmp_path):
+    # the trace is the command's work: it was written, but the "wrote" line met the hung-up
+    # terminal and the run left with 2, "not written from a run that finished"
+    need("torch")
+    (tmp_path / "train.py").write_text(
+        "import torch\nm = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), 0.1)\n"
+        "for _ in range(2):\n    m(torch.ones(1, 2)).sum().backward()\n    opt.step()\n    opt.zero_grad()\n"
+    )
+    argv = [
+        "trace",
+        "record",
+        "-o",
+        "t.safetensors",
+        "--steps",
+        "2",
+        "--no-noise-floor",
+        "--",
+        sys.executable,
+        "train.py",
+    ]
+    code = _on_a_hung_up_terminal(argv, tmp_path)
+    assert (code, (tmp_path / "t.safetensors").is_file()) == (0, True)
