@@ -24,6 +24,7 @@ import typer
 from porter import __version__
 from porter.cli.interrupt import INTERRUPTED, ending, exit_code
 from porter.cli.interrupt import install as install_sigterm
+from porter.core.hangup import TerminalHungUp
 
 # command name -> (module, attribute): a function registered with `app.command`, or a Typer
 # added with `app.add_typer` (name ends the list: `porter --help` lists them in this order)
@@ -118,7 +119,7 @@ def main() -> None:
         _leave(*ending(exit_code(exc)))
     except OSError as exc:
         if exc.errno == errno.EPIPE:
-            _leave(_code_when_the_reader_left(exc))
+            _leave(*_when_the_reader_left(exc))
         if exc.errno not in _OUTPUT_LOST and not (exc.errno == errno.EBADF and _a_stream_is_read_only()):
             raise
         # stdout on a full disk (`> /dev/full`) or gone: one line, as coreutils say it
@@ -127,7 +128,7 @@ def main() -> None:
         if exc.code in INTERRUPTED:
             _leave(*ending(exc.code))
         if isinstance(exc.__context__, BrokenPipeError):  # typer's handler: exit 1, silent
-            _leave(_code_when_the_reader_left(exc.__context__))
+            _leave(*_when_the_reader_left(exc.__context__))
         if _reader_left_the_work_done():  # the run's own code; what is still buffered is dropped
             _leave(exc.code if isinstance(exc.code, int) else int(exc.code is not None))
         raise
@@ -141,17 +142,20 @@ def _reader_left_the_work_done() -> bool:
     return shown is not None and shown.PorterConsole.reader_left
 
 
-def _code_when_the_reader_left(error: BaseException | None) -> int:
+def _when_the_reader_left(error: BaseException | None) -> tuple[int, str | None]:
     """The exit code of a run whose output's reader left (`porter rules | head -1`): 0, said
     nothing, as ruff and ripgrep; typer's own handler left with 1, lint's "findings found", for
     every command (twenty-eighth read). A usage error keeps its 2 where saying it is what broke
-    (`porter lint --bogus 2>&1 | true`; ruff too)."""
+    (`porter lint --bogus 2>&1 | true`; ruff too). A terminal that hung up is no reader that
+    chose to stop: the output is lost, 2 (`TerminalHungUp`), the line for a stderr elsewhere."""
     while error is not None:
+        if isinstance(error, TerminalHungUp):
+            return 2, f"porter: cannot write the output: {error.strerror}"
         code = getattr(error, "exit_code", None)  # click's usage error, typer's own fork of it
         if isinstance(code, int):
-            return code
+            return code, None
         error = error.__context__
-    return 0
+    return 0, None
 
 
 def _a_stream_is_read_only() -> bool:

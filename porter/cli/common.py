@@ -349,13 +349,12 @@ def command_stdin(command: str):
 
 
 def work_outlives_the_reader(writes: bool) -> None:
-    """Where the command writes files (`rewrite` but `--diff` alone, `lint --fix`): a reader of its
+    """Where the command writes files (`rewrite` but `--diff` alone, `lint --fix`, a `--report` of
+    `trace compare`, `trace ops`, `parity-check`, and `trace record`'s trace): a reader of its
     output that leaves (`2>&1 | head -1`) stops the output, not the writes
     (`PorterConsole.on_broken_pipe`). rich's handler ended the run at its first line, nothing
     written, exit 0; ruff's `--fix` writes every fix (twenty-ninth read)."""
     if writes:
-        from porter.cli.streams import work_goes_on_after_a_hangup
         from porter.report.console import PorterConsole  # (rich: only for a command that writes)
 
         PorterConsole.goes_on_without_a_reader = True
-        work_goes_on_after_a_hangup()

@@ -89,9 +89,7 @@ def parity_check(
         )
         raise typer.Exit(2)
     _check_report(report)
-    # its --report is its work (a run of minutes): a terminal that hung up, or a reader that left,
-    # before the verdict was printed lost it, exit 2 (thirtieth read, ctleft)
-    work_outlives_the_reader(report is not None)
+    work_outlives_the_reader(report is not None)  # the report is written, the verdict kept
     if command:
         _script_mode(
             original,

@@ -16,12 +16,11 @@ output and exit code. A stdout whose reader left still ends the run (as ruff).
 A terminal that has hung up (closed with SIGHUP ignored or not sent: `porter rewrite . & disown`,
 `trap '' HUP`) is a reader that left, as a pipe's: each write failed with EIO, and `rewrite` ended
 at its next line with "cannot write the output", exit 2, none of its files written (twenty-ninth
-read, second wave). Where the command writes files it now meets the same rules as a pipe whose
-reader left (EPIPE): the output stops, the work goes on. Where the output is the work (`lint`
-without `--fix`), a terminal that hung up is an output that could not be written, exit 2, as
-ruff 0.17.6 leaves its `check` ("Input/output error", 2; 0 behind a pipe whose reader left) and
-as porter left one whose terminal had hung up before it started: it left with 0, "no findings",
-where the findings went nowhere (thirtieth read, ctleft: `48-ctleft-tools/hungup30.py.txt`).
+read, second wave). It now meets the same rules as a pipe whose reader left (EPIPE); so does one
+that had hung up before porter started (no longer a terminal to `isatty`: `rewrite` left with 2,
+none of its files written; thirtieth read). Where the output is the work (`lint` without `--fix`,
+`trace compare`), a terminal that hung up is an output lost, exit 2 (`TerminalHungUp`), as ruff
+0.17.6's `check` ("Input/output error", 2; `48-ctleft-tools/hungup30.py.txt`).
 """
 
 from __future__ import annotations
@@ -33,16 +32,12 @@ import select
 import stat
 from typing import Any
 
-from porter.core.hangup import hung_up
+from porter.core.hangup import TerminalHungUp, hung_up
 
 
 class _SettledWriter(io.RawIOBase):
     """Writes to `fd` that wait (`select`) while it takes no bytes, and, for stderr (`drop`),
     are dropped once its reader has left. The fd is not closed here: it is the process's."""
-
-    # whether the command's work outlives its reader (`work_goes_on_after_a_hangup`): then a
-    # hung-up terminal on stdout is a reader that left; else its EIO is an output not written
-    outlives_a_hangup = False
 
     def __init__(self, fd: int, drop: bool) -> None:
         super().__init__()
@@ -68,31 +63,22 @@ class _SettledWriter(io.RawIOBase):
             except OSError as exc:
                 if not (isinstance(exc, BrokenPipeError) or (exc.errno == errno.EIO and hung_up(self._fd))):
                     raise
-                if not self._drop and exc.errno == errno.EIO and not _SettledWriter.outlives_a_hangup:
-                    raise
                 if not self._drop and exc.errno == errno.EIO:
-                    raise BrokenPipeError(errno.EPIPE, "the terminal has hung up") from exc
+                    raise TerminalHungUp(errno.EPIPE, "the terminal has hung up") from exc
                 if not self._drop:
                     raise
                 self._gone = True
         return len(data)
 
 
-def work_goes_on_after_a_hangup() -> None:
-    """The command writes files (`common.work_outlives_the_reader`): a terminal on stdout that
-    hangs up stops its output, as a pipe's reader that left, not its work."""
-    _SettledWriter.outlives_a_hangup = True
-
-
 def settled(stream: io.TextIOWrapper, stderr: bool) -> io.TextIOWrapper:
-    """`stream`, or, where its fd is in non-blocking mode, a terminal (one hung up too), or stderr on a pipe or a
-    socket, a stream like it over that fd that writes as `_SettledWriter` does (nothing has been written
-    yet: the run has not printed)."""
+    """`stream`, or, where its fd is in non-blocking mode, a terminal (one that hung up too), or
+    stderr on a pipe or a socket, a stream like it over that fd that writes as `_SettledWriter`
+    does (nothing has been written yet: the run has not printed)."""
     try:
         fd = stream.fileno()
         mode = os.fstat(fd).st_mode
         piped = stderr and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
-        # (a terminal hung up before the run is no tty to `isatty`: its `tcgetattr` is EIO)
         if os.name != "posix" or (os.get_blocking(fd) and not piped and not os.isatty(fd) and not hung_up(fd)):
             return stream
     except (OSError, ValueError):  # no fd (a test's capture), or a closed one

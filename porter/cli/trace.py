@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import command_stdin, console
+from porter.cli.common import command_stdin, console, work_outlives_the_reader
 from porter.cli.options import (
     Atol,
     CountOps,
@@ -122,6 +122,7 @@ def record_cmd(
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
     dest = _output(output)
+    work_outlives_the_reader(True)  # the trace is the work: written, with its own code
     role = "reference" if side == "original" else "ported"
     stdin = command_stdin("trace")
     try:
@@ -251,6 +252,7 @@ def compare_cmd(
     from porter.verify.tracefile import MALFORMED, TraceError, read_trace
 
     _not_an_input(report, reference, ported)
+    work_outlives_the_reader(report is not None)  # the report is written, the verdict kept
     try:
         ref, port = read_trace(reference), read_trace(ported)
     except TraceError as exc:
@@ -319,6 +321,7 @@ def ops_cmd(
             else f"--target {target!r}: choose one of neuron, tpu or xla"
         )
     _not_an_input(report, trace)
+    work_outlives_the_reader(report is not None)
     try:
         t = read_trace(trace)
     except TraceError as exc:

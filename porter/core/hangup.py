@@ -15,6 +15,14 @@ import os
 _STREAMS = (1, 2)  # stdout, stderr
 
 
+class TerminalHungUp(BrokenPipeError):
+    """A write to a terminal that has hung up: a reader that left, so a command that writes
+    files goes on (`PorterConsole.on_broken_pipe`), but not one that chose to stop, as
+    `| head -1` does: `lint` and `trace compare` left with 0, "no findings" and "parity holds",
+    their verdict lost with the terminal (thirtieth read). Such a run ends with 2, as ruff's
+    "Input/output error" does."""
+
+
 def hung_up(fd: int) -> bool:
     """Whether `fd` is a terminal that has hung up: the kernel answers its every request with
     EIO (a terminal that is there answers `tcgetattr`; a file or a pipe, ENOTTY)."""

@@ -456,16 +456,32 @@ def plain_lines(header: list[str], rows: list[list[str]]) -> Iterator[str]:
 RICH_ROWS = 1000
 
 
-def _write_lines(file, lines: Iterable[str], chunk: int = 2048) -> None:
-    """`lines` into `file` a chunk at a time, each line shown as text, never obeyed."""
+def _write_lines(console, lines: Iterable[str], chunk: int = 2048) -> None:
+    """`lines` into the console's file a chunk at a time, each line shown as text, never obeyed.
+    Written past the console, so a reader that left is the console's to handle (`on_broken_pipe`):
+    `trace compare --report r.md | head -1` ended at its title, no report, exit 0 where parity
+    failed (thirtieth read); a `--report` now goes on to be written, with the verdict's code."""
     batch: list[str] = []
     for text in lines:
         batch.append(text)
         if len(batch) >= chunk:
-            file.write(lines_printable("\n".join(batch)) + "\n")
+            _write_batch(console, batch)
             batch = []
     if batch:
-        file.write(lines_printable("\n".join(batch)) + "\n")
+        _write_batch(console, batch)
+
+
+def _write_batch(console, batch: list[str] | None) -> None:
+    """`batch`'s lines written, or (None) what the file holds flushed."""
+    if console.quiet:  # (the reader left and the run goes on)
+        return
+    try:
+        if batch is None:
+            console.file.flush()
+        else:
+            console.file.write(lines_printable("\n".join(batch)) + "\n")
+    except BrokenPipeError:
+        console.on_broken_pipe()
 
 
 def _line(text: str) -> str:
@@ -494,19 +510,13 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
         for name, header, rows, notes in secs
     ]  # fmt: skip
     if not on_a_terminal(console):
-        # written past the console, so a reader that left (or a terminal that hung up) is the
-        # console's to handle: with `--report` the run goes on and writes it; the BrokenPipeError
-        # ended a parity-check of minutes before its report, exit 0 (thirtieth read, ctleft)
-        try:
-            _write_lines(console.file, [_line(title)])
-            for name, header, rows, notes in secs:
-                _write_lines(console.file, ["", _line(name)])  # text from the run is shown, never obeyed
-                if rows:
-                    _write_lines(console.file, plain_lines(header, rows))
-                _write_lines(console.file, [f"  {_line(n)}" for n in notes])
-            console.file.flush()
-        except BrokenPipeError:
-            console.on_broken_pipe()
+        _write_lines(console, [_line(title)])
+        for name, header, rows, notes in secs:
+            _write_lines(console, ["", _line(name)])  # text from the run is shown, never obeyed
+            if rows:
+                _write_lines(console, plain_lines(header, rows))
+            _write_lines(console, [f"  {_line(n)}" for n in notes])
+        _write_batch(console, None)
         return
     colour = {"pass": "green", "fail": "red"}.get(verdict, "yellow")
     console.print(Text(_line(title), style=f"bold {colour}"))
@@ -525,8 +535,8 @@ def _print_section(console, section: Section) -> None:
     name, header, rows, notes = section
     if len(rows) > RICH_ROWS or any(columns(c) > PAD_MAX for row in rows for c in row):
         console.print(Text(_line(name), style="italic"))
-        console.file.flush()
-        _write_lines(console.file, plain_lines(header, rows))
+        _write_batch(console, None)
+        _write_lines(console, plain_lines(header, rows))
     elif rows:
         table = Table(title=Text(_line(name)), show_lines=False, title_justify="left")
         for h in header:
