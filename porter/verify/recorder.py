@@ -731,6 +731,10 @@ class Recorder:
         # per call in `calls`, whether every tensor it got was a recorded output (`_note_fed`);
         # the flags of the calls begun and not ended, by module; the recorded outputs (weakly)
         self.fed: list[bool | None] = []
+        # per call in `calls` with outputs not sampled (`unsampled`), why: a call inside a torch.func
+        # transform recorded no output, and a faithful port failed on "1 output tensor(s) on the
+        # reference, 0 ported" (thirtieth read)
+        self.unsampled_calls: dict[int, list[str]] = {}
         self.fed_pending: dict[int, list[bool | None]] = {}
         self.made: dict[int, weakref.ref] = {}
         # the port's side: the reference's calls by module type and call number, each with its
@@ -1058,7 +1062,6 @@ class Recorder:
         if len(self.calls) >= self.max_entries or self.outputs_recorded >= self.max_outputs:
             self.calls_left += 1
             return
-        recs = []
         outputs = _tensors_of(output)
         wanted = self._regions(module, n, outputs)
         room = min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)
@@ -1066,11 +1069,22 @@ class Recorder:
             self.cut_calls.append((type(module).__name__, len(outputs)))
             outputs = outputs[:room]
         self.outputs_recorded += len(outputs)
+        recs, skipped = self._records_of_call(outputs, wanted)
+        if skipped:
+            self.unsampled_calls[len(self.calls)] = skipped
+        self.calls.append((mid, n, recs))
+        self.fed.append(fed)
+        self._made(outputs)
+
+    def _records_of_call(self, outputs: list, wanted: list[dict]) -> tuple[list, list[str]]:
+        """A call's output records, and why each output left out was not sampled."""
+        recs, skipped = [], []
         with self.own_work():
             for j, t in enumerate(outputs):
                 why = unsampled(t)
                 if why is not None:  # a sparse, nested, quantized or meta output: said, not sampled
                     self.unrecorded[("module output", why)] += 1
+                    skipped.append(why)
                     continue
                 dev = t.device.type
                 if torch.is_autocast_enabled(dev):
@@ -1078,9 +1092,7 @@ class Recorder:
                 if t.is_floating_point():
                     self.output_dtypes[str(t.dtype).removeprefix("torch.")] += 1
                 recs.append(self._output_record(t, wanted[j] if j < len(wanted) else {}))
-        self.calls.append((mid, n, recs))
-        self.fed.append(fed)
-        self._made(outputs)
+        return recs, skipped
 
     def _regions(self, module, n: int, outputs: list) -> list[dict]:
         """Per output of this call (the `n`-th of `module`), the regions it may be recorded on:
@@ -1701,6 +1713,8 @@ class Recorder:
                 "outputs": outs,
                 "fed": self.fed[k],
             }
+            if k in self.unsampled_calls:
+                entry["unsampled"] = self.unsampled_calls[k]
             if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
                 entry["calls"] = self.call_counts[mid]
             modules.append(entry)

@@ -282,7 +282,14 @@ _MANIFEST = {
         }
     ),
     "modules": _list(
-        {"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "calls": _opt(int), "fed": _opt(bool)}
+        {
+            "key": _req(str),
+            "type": _opt(str),
+            "outputs": _req(_list(_OUTPUT)),
+            "calls": _opt(int),
+            "fed": _opt(bool),
+            "unsampled": _opt(_list(str)),
+        }
     ),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
     "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
