@@ -722,6 +722,7 @@ class Recorder:
         # recorded no loss, and its faithful port failed on "the loss curves part": twenty-ninth read)
         self.grad_pending: list[torch.Tensor] = []
         self.grads_open = 0  # `torch.autograd.grad` calls running (the recorder's wrapper)
+        self._pre: dict | None = None  # the step's start (`_before_step`), None until it is read
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
@@ -1213,9 +1214,11 @@ class Recorder:
         if self.finished or not self._counted(opt):
             return None
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # (args[0]: the optimizer)
-        if not callable(closure):
+        if not callable(closure) or self.pending or self.grad_pending:
+            # (gradients taken before the step: its start is now, whether the closure is called or not)
             self._before_step(opt)
             return None
+        self._pre = None  # (`on_post_step`: a closure never called)
         return self._closure_wrapped(opt, closure, args, kwargs)
 
     def _closure_wrapped(self, opt, closure, args: tuple, kwargs: dict) -> tuple:
@@ -1246,6 +1249,12 @@ class Recorder:
                 self._first_step_params(opt)
             elif self.copy_starts:
                 self._copy_rates()
+        self._pre = self._gradient_state(opt)
+
+    def _gradient_state(self, opt) -> dict:
+        """The gradient norm, the learning rates and the parameters without a gradient, as the
+        optimizer holds them now."""
+        with self.own_work():
             grads = [v for g in opt.param_groups for p in g["params"] if (v := self._norm_values(p.grad)) is not None]
             norm = torch.linalg.vector_norm(torch.stack([_grad_norm(g) for g in grads])) if grads else None
         lrs = []
@@ -1255,7 +1264,7 @@ class Recorder:
         # the optimizer's parameters left without a gradient: one replaced by a new `nn.Parameter`
         # mid-run failed on the gradient norm, its why naming clipping and scaling (twenty-eighth read)
         without = sum(p.grad is None for g in opt.param_groups for p in g["params"])
-        self._pre = {"grad_norm": norm, "lr": lrs, "without_grad": without}
+        return {"grad_norm": norm, "lr": lrs, "without_grad": without}
 
     def _norm_values(self, grad: torch.Tensor | None) -> torch.Tensor | None:
         """The values of a gradient the global norm is taken over: a sparse gradient's stored
@@ -1283,7 +1292,12 @@ class Recorder:
             return
         now = time.perf_counter()
         self.step += 1
-        pre = getattr(self, "_pre", {"grad_norm": None, "lr": []})
+        pre = self._pre
+        if pre is None:
+            # a closure the optimizer never called (nor a backward before the step): the state it
+            # stepped with, read now (the update leaves the gradients and rates); it carried the
+            # last step's values (twenty-ninth read's leftover)
+            pre = self._gradient_state(opt)
         entry = {
             "losses": self.pending or self.grad_pending,
             "grad_norm": pre["grad_norm"],

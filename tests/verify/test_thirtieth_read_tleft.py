@@ -101,3 +101,66 @@ def test_a_step_whose_gradients_come_from_torch_func_is_not_failed_on_what_no_ho
     assert res.verdict == "fail" and "the gradient norm differs at step 1" in text, text
     assert "curves part" not in text and "output tensor(s) on the reference" not in text, text
 
+
+# three steps of an optimizer of the program's own that takes a closure and never calls it (the
+# gradients are taken before the step); CALL: "opt.step()" (the reference) or "opt.step(closure)"
+_UNCALLED_CLOSURE = """\
+import json, sys
+import torch
+
+class Plain(torch.optim.Optimizer):
+    def __init__(self, params, lr):
+        super().__init__(params, {"lr": lr})
+
+    @torch.no_grad()
+    def step(self, closure=None):  # the closure is taken and never called
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-group["lr"])
+
+torch.manual_seed(3052)
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+opt = Plain(m.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: 0.5 ** k)
+g = torch.Generator().manual_seed(3053)
+own = {"loss": [], "grad_norm": [], "lr": []}
+for step in range(3):
+    x, y = torch.randn(32, 8, generator=g), torch.randint(0, 4, (32,), generator=g)
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(m(x), y)
+    loss.backward()
+    def closure():
+        raise AssertionError("never called")
+    own["loss"].append(float(loss))
+    own["grad_norm"].append(float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in m.parameters()]))))
+    own["lr"].append(opt.param_groups[0]["lr"])
+    CALL
+    sched.step()
+if len(sys.argv) > 1:
+    json.dump(own, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_a_closure_the_optimizer_never_calls_leaves_the_step_s_own_norm_and_rate(tmp_path, monkeypatch):
+    """The step's start (step 1's weights, the gradient norm, the rates) was recorded at the
+    closure's first call: an optimizer that takes a closure and never calls it (the program took
+    its gradients before the step) left every step's norm NaN and its rates empty, and a faithful
+    port FAILed on them. Where a backward ran before the step, the start is now recorded at the
+    step; the norms and rates are the program's own (assert_close), and the port passes."""
+    torch = need("torch")
+    ref, own_ref = _recorded(tmp_path, "ref", _UNCALLED_CLOSURE.replace("CALL", "opt.step()"))
+    port, own_port = _recorded(tmp_path, "port", _UNCALLED_CLOSURE.replace("CALL", "opt.step(closure)"))
+    assert own_port == own_ref  # (the oracle: the programs' own values, alike)
+    steps = port.manifest["steps"]
+    for what in ("grad_norm", "loss"):
+        torch.testing.assert_close(
+            torch.tensor([s[what] for s in steps], dtype=torch.float64),
+            torch.tensor(own_port[what], dtype=torch.float64),
+            rtol=1e-5,
+            atol=1e-7,
+        )
+    assert [s["lr"] for s in steps] == [[r] for r in own_port["lr"]], steps
+    res, text = _compared(monkeypatch, ref, port)
+    assert res.verdict == "pass", text
