@@ -470,10 +470,11 @@ def _flat_weights(module: torch.nn.Module) -> torch.Tensor:
 
 
 def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple | None:
-    """(s, q, residual, now, shrink_noise) with now - start = s start + q (w - start) + r fitted
-    by least squares (Gram-Schmidt on two vectors: no solver needed), residual = |r| / |now -
-    start|, and shrink_noise the most s can move by for noise of r's size (|r| / |start|, more
-    where w - start leans along start). None where w - start is nothing or lies along start
+    """(s, q, residual, now, shrink_noise, rate_noise) with now - start = s start + q (w - start)
+    + r fitted by least squares (Gram-Schmidt on two vectors: no solver needed), residual = |r| /
+    |now - start|, shrink_noise the most s can move by for noise of r's size (|r| / |start|, more
+    where w - start leans along start) and rate_noise the most q can (|r| / |the part of w - start
+    across start|). None where w - start is nothing or lies along start
     (the two coefficients not separable)."""
     toward = w - start
     ee = float(start.dot(start))
@@ -487,7 +488,7 @@ def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple
     rest = float((moved - s * start - q * toward).norm())
     off = rest / max(float(moved.norm()), span**0.5 * 1e-12)
     lean = abs(float(toward.dot(start))) / (ee * pp) ** 0.5 if ee > 0.0 else 0.0
-    return s, q, off, now, rest / ee**0.5 * (1.0 + lean) if ee > 0.0 else 0.0
+    return s, q, off, now, rest / ee**0.5 * (1.0 + lean) if ee > 0.0 else 0.0, rest / pp**0.5
 
 
 def _group_names(opt, named: dict[int, list[str]], bound: int) -> list[list[str]]:
@@ -1369,7 +1370,9 @@ class Recorder:
         found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
         copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
         with self.own_work():
-            self.copy_rates = [{"rates": [], "shrinks": [], "residual": 0.0, "shrink_noise": 0.0} for _ in copies]
+            self.copy_rates = [
+                {"rates": [], "shrinks": [], "residual": 0.0, "shrink_noise": 0.0, "rate_noise": 0.0} for _ in copies
+            ]
             self.copy_starts = [(weakref.ref(c), _flat_weights(c), e) for c, e in zip(copies, self.copy_rates)]
         return len(copies)
 
@@ -1394,6 +1397,7 @@ class Recorder:
             entry["shrinks"].append(fit[0])
             entry["residual"] = max(entry["residual"], fit[2])
             entry["shrink_noise"] = max(entry["shrink_noise"], fit[4])
+            entry["rate_noise"] = max(entry["rate_noise"], fit[5])
             starts.append((ref, fit[3], entry))
         self.copy_starts = starts
 

@@ -1370,6 +1370,10 @@ COPY_RATE_RTOL = 1e-3
 # floor (float32's rounding of the update's own constants) plus twice both sides' noise. Within
 # COPY_RATE_RTOL a copy kept 1.0005 of itself each step, growing without bound, and passed
 COPY_SHRINK_FLOOR = 1e-6
+# the rate's tolerance where both sides say what noise moves it by (`rate_noise`): this part of
+# the rate (float32's rounding of the update's own constants) plus twice both sides' noise. Within
+# COPY_RATE_RTOL an EMA decay of 0.9989995 passed for 0.999 (twenty-ninth read's leftover)
+COPY_RATE_FLOOR = 1e-6
 
 
 def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
@@ -1398,16 +1402,26 @@ def _shrink_tolerance(a: dict, b: dict) -> float:
     return COPY_SHRINK_FLOOR + 2 * (na + nb)
 
 
-def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple, float] | None:
+def _rate_tolerance(a: dict, b: dict, x: float, y: float) -> float:
+    """How far two copies' rates x and y may part: the noise each side's fit saw (`rate_noise`),
+    or for a trace of an older porter 1e-3 of the rate, widened by the residuals."""
+    na, nb = a.get("rate_noise"), b.get("rate_noise")
+    if na is None or nb is None:
+        return max(abs(x), abs(y)) * (COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"]))
+    return max(abs(x), abs(y)) * COPY_RATE_FLOOR + 2 * (na + nb)
+
+
+def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple, float, bool] | None:
     """The first step (from 1) whose update moved a pair of copies (`_copy_rates`) otherwise:
     another rate q, or another shrink s (E' = (1 + s - q) E + q W), with each side's (s, q) and
-    the shrinks' tolerance."""
+    the shrinks' tolerance, and whether the rates part."""
     for a, b in zip(*paired) if paired is not None else ():
-        widen, tol = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"]), _shrink_tolerance(a, b)
+        tol = _shrink_tolerance(a, b)
         steps = zip(a["rates"], b["rates"], _shrinks(a), _shrinks(b))
         for step, (x, y, sx, sy) in enumerate(steps, 1):
-            if abs(x - y) > max(abs(x), abs(y)) * widen or abs(sx - sy) > tol:
-                return step, (sx, x), (sy, y), tol
+            rate_bad = abs(x - y) > _rate_tolerance(a, b, x, y)
+            if rate_bad or abs(sx - sy) > tol:
+                return step, (sx, x), (sy, y), tol, rate_bad
     return None
 
 
@@ -1428,9 +1442,8 @@ def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
     found = _rate_differs(_copy_rates(rm, pm))
     if found is None:
         return []
-    step, x, y, tol = found
-    same = abs(x[1] - y[1]) <= max(abs(x[1]), abs(y[1])) * COPY_RATE_RTOL
-    how = "keeps another part of its own weights" if same else "is averaged at another rate"
+    step, x, y, tol, rate_bad = found
+    how = "is averaged at another rate" if rate_bad else "keeps another part of its own weights"
     return [
         f"a copy of the model that no optimizer steps (an EMA or averaged copy) {how} after step {step}: "
         f"reference {_update_words(x, tol)}, ported {_update_words(y, tol)} (its update moved it that part of the "

@@ -304,7 +304,13 @@ _MANIFEST = {
     "model_nograd_calls": _opt(int),
     "model_copies": _opt(int),
     "model_copy_rates": _list(
-        {"rates": _req(_list(_NUMBER)), "shrinks": _list(_NUMBER), "residual": _req(_NUMBER), "shrink_noise": _NUMBER}
+        {
+            "rates": _req(_list(_NUMBER)),
+            "shrinks": _list(_NUMBER),
+            "residual": _req(_NUMBER),
+            "shrink_noise": _NUMBER,
+            "rate_noise": _NUMBER,
+        }
     ),
     # read by `trace compare`'s lines on step 1 (its evaluations, calls past those recorded): a
     # `limits` of another type was an AttributeError in every comparison, a text shown as a count

@@ -164,3 +164,41 @@ def test_a_closure_the_optimizer_never_calls_leaves_the_step_s_own_norm_and_rate
     assert [s["lr"] for s in steps] == [[r] for r in own_port["lr"]], steps
     res, text = _compared(monkeypatch, ref, port)
     assert res.verdict == "pass", text
+
+
+@pytest.mark.slow
+def test_an_ema_rate_off_by_less_than_a_thousandth_fails_a_faithful_one_passes(tmp_path):
+    """An EMA copy's rate q was compared to 1e-3 of itself (widened by the residuals): a port
+    averaging at 0.10005 where the reference averages at 0.1 (decay 0.89995 for 0.9) passed
+    (twenty-ninth read's leftover). The rates are now compared to the noise each side's fit saw
+    (`rate_noise`): it fails on the rate; the same average written with `lerp_` passes;
+    torch.testing.assert_close of the copies after one update is the oracle."""
+    torch = need("torch")
+    from porter.verify.tracecmp import _copy_rate_fails
+    from tests.verify.test_script_safety import _EMA_PROGRAM, _record, _tree
+
+    updates = {
+        "ref": "e.mul_(0.9).add_(p, alpha=0.1)",
+        "lerp": "e.lerp_(p, 0.1)",
+        "off": "e.mul_(0.89995).add_(p, alpha=0.10005)",
+    }
+    m = {}
+    for name, update in updates.items():
+        (tmp_path / name).mkdir()
+        rec = _record(
+            tmp_path / name, _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", update)), timeout=300, steps=3
+        )
+        assert rec.status == "ok", (rec.status, rec.error)
+        m[name] = rec.trace.manifest
+    assert _copy_rate_fails(m["ref"], m["lerp"]) == []
+    fails = _copy_rate_fails(m["ref"], m["off"])
+    assert len(fails) == 1 and "is averaged at another rate after step 1" in fails[0], fails
+    assert "ported 0.10005" in fails[0], fails
+    # the oracle: one update of each from the same copy and model weights
+    g = torch.Generator().manual_seed(3056)
+    e0, w = torch.randn(64, 4, generator=g), torch.randn(64, 4, generator=g)
+    torch.testing.assert_close(e0.clone().lerp_(w, 0.1), e0.clone().mul_(0.9).add_(w, alpha=0.1))
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(
+            e0.clone().mul_(0.89995).add_(w, alpha=0.10005), e0.clone().mul_(0.9).add_(w, alpha=0.1)
+        )
