@@ -955,12 +955,14 @@ def _compare_one(
     if res.verdict == "pass":
         emu = " (the port on emulation, not hardware)" if port_side.emulated else ""
         outputs = sum(m.get("compared", True) and m["type"] != "input" for m in res.modules)
-        unseen = sum(r["loss_ok"] is None for r in compared)
+        unseen = sum(r["loss_ok"] is None for r in compared)  # (`_loss_unseen`)
+        agree = (
+            f"learning rate and gradient norm agree, the loss not compared at {unseen}"
+            if unseen
+            else "loss, learning rate and gradient norm agree"
+        )
         res.reasons.append(
-            f"{n} optimizer step(s): "
-            + (f"learning rate and gradient norm agree, the loss not compared at {unseen}; " if unseen else "")
-            + ("" if unseen else "loss, learning rate and gradient norm agree; ")
-            + f"{outputs} module output(s) at step 1 and "
+            f"{n} optimizer step(s): {agree}; {outputs} module output(s) at step 1 and "
             f"{res.parameters['compared']} initial parameter(s) match{emu}"
         )
     res.reasons.append(tol_text)
