@@ -1265,7 +1265,10 @@ class Recorder:
         # the optimizer's parameters left without a gradient: one replaced by a new `nn.Parameter`
         # mid-run failed on the gradient norm, its why naming clipping and scaling (twenty-eighth read)
         without = sum(p.grad is None for g in opt.param_groups for p in g["params"])
-        return {"grad_norm": norm, "lr": lrs, "without_grad": without}
+        # each group's count of parameters: one emptied or filled after step 1 is still named by
+        # step 1's parameters, its rate compared by them (`tracecmp._groups_resized` says it)
+        sizes = [len(g["params"]) for g in opt.param_groups]
+        return {"grad_norm": norm, "lr": lrs, "without_grad": without, "group_sizes": sizes}
 
     def _norm_values(self, grad: torch.Tensor | None) -> torch.Tensor | None:
         """The values of a gradient the global norm is taken over: a sparse gradient's stored
@@ -1304,6 +1307,7 @@ class Recorder:
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),
+            "group_sizes": pre.get("group_sizes"),
             "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
             "since_start": self.t_last is None,
         }
@@ -1789,6 +1793,7 @@ class Recorder:
                     "grad_norm": norm,
                     "lr": s["lr"],
                     "without_grad": s["without_grad"],
+                    "group_sizes": s["group_sizes"],
                     "step_time_s": s["time_s"],
                     **({"collectives": s["collectives"]} if "collectives" in s else {}),
                     **(

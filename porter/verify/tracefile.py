@@ -279,6 +279,7 @@ _MANIFEST = {
             "lr": _req(_list(_NUMBER)),
             "step_time_s": _opt(_NUMBER),
             "without_grad": _opt(int),
+            "group_sizes": _opt(_list(int)),
         }
     ),
     "modules": _list(

@@ -202,3 +202,47 @@ def test_an_ema_rate_off_by_less_than_a_thousandth_fails_a_faithful_one_passes(t
         torch.testing.assert_close(
             e0.clone().mul_(0.89995).add_(w, alpha=0.10005), e0.clone().mul_(0.9).add_(w, alpha=0.1)
         )
+
+
+# three steps; the biases' group is empty at step 1 and filled before step 2's update at RATE
+_FILLED_LATER = """\
+import json, sys
+import torch
+torch.manual_seed(3057)
+m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+weights = [m[0].weight, m[2].weight]
+biases = [m[0].bias, m[2].bias]
+opt = torch.optim.SGD([{"params": weights, "lr": 0.1}, {"params": [], "lr": RATE}])
+x = torch.randn(16, 4, generator=torch.Generator().manual_seed(3058))
+for step in range(1, 4):
+    opt.zero_grad()
+    m(x).pow(2).mean().backward()
+    if step == 2:
+        opt.param_groups[1]["params"].extend(biases)
+    opt.step()
+if len(sys.argv) > 1:
+    json.dump([p.detach().reshape(-1).tolist() for p in m.parameters()], open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_a_parameter_group_empty_at_step_one_and_filled_later_has_its_rate_compared(tmp_path, monkeypatch):
+    """A group step 1 holds empty was taken as no group to compare (its rate moves nothing: the
+    twenty-ninth trace2 read), and the traces name groups by step 1's parameters only: a port that
+    filled the group later at 0.02 where the reference used 0.01 PASSED unsaid, its weights not the
+    reference's (assert_close). The recorder now keeps each step's group sizes (`group_sizes`):
+    a group filled later is compared as one added after step 1 (the 0.02 fails, the same rate
+    passes), and a group whose count changed after step 1 is said."""
+    torch = need("torch")
+    traces, own = {}, {}
+    for name, rate in (("ref", "0.01"), ("same", "0.01"), ("other", "0.02")):
+        traces[name], own[name] = _recorded(tmp_path, name, _FILLED_LATER.replace("RATE", rate))
+    # the oracle: the programs' own weights after three steps
+    torch.testing.assert_close([torch.tensor(p) for p in own["same"]], [torch.tensor(p) for p in own["ref"]])
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close([torch.tensor(p) for p in own["other"]], [torch.tensor(p) for p in own["ref"]])
+    res, text = _compared(monkeypatch, traces["ref"], traces["same"])
+    assert res.verdict == "pass", text
+    assert "held [2, 0] parameter(s) at step 1 and [2, 2] at step 2" in text, text
+    res, text = _compared(monkeypatch, traces["ref"], traces["other"])
+    assert res.verdict == "fail" and "the learning rate differs at step 1" in text, text
