@@ -229,10 +229,11 @@ if len(sys.argv) > 1:
 def test_a_parameter_group_empty_at_step_one_and_filled_later_has_its_rate_compared(tmp_path, monkeypatch):
     """A group step 1 holds empty was taken as no group to compare (its rate moves nothing: the
     twenty-ninth trace2 read), and the traces name groups by step 1's parameters only: a port that
-    filled the group later at 0.02 where the reference used 0.01 PASSED unsaid, its weights not the
-    reference's (assert_close). The recorder now keeps each step's group sizes (`group_sizes`):
-    a group filled later is compared as one added after step 1 (the 0.02 fails, the same rate
-    passes), and a group whose count changed after step 1 is said."""
+    filled the group later at 0.02 where the reference used 0.01 (its weights not the reference's,
+    assert_close) failed on the loss curves alone, the verdict saying step 2's "learning rate
+    agree". The recorder now keeps each step's group sizes (`group_sizes`): a group filled later is
+    compared as one added after step 1 (the 0.02 fails on the rate, the same rate passes), and a
+    group whose count changed after step 1 is said."""
     torch = need("torch")
     traces, own = {}, {}
     for name, rate in (("ref", "0.01"), ("same", "0.01"), ("other", "0.02")):
