@@ -480,10 +480,11 @@ def _flat_weights(module: torch.nn.Module) -> torch.Tensor:
 
 
 def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple | None:
-    """(s, q, residual, now, shrink_noise) with now - start = s start + q (w - start) + r fitted
-    by least squares (Gram-Schmidt on two vectors: no solver needed), residual = |r| / |now -
-    start|, and shrink_noise the most s can move by for noise of r's size (|r| / |start|, more
-    where w - start leans along start). None where w - start is nothing or lies along start
+    """(s, q, residual, now, shrink_noise, rate_noise) with now - start = s start + q (w - start)
+    + r fitted by least squares (Gram-Schmidt on two vectors: no solver needed), residual = |r| /
+    |now - start|, shrink_noise the most s can move by for noise of r's size (|r| / |start|, more
+    where w - start leans along start) and rate_noise the most q can (|r| / |the part of w - start
+    across start|). None where w - start is nothing or lies along start
     (the two coefficients not separable)."""
     toward = w - start
     ee = float(start.dot(start))
@@ -497,7 +498,7 @@ def _plane_fit(start: torch.Tensor, w: torch.Tensor, now: torch.Tensor) -> tuple
     rest = float((moved - s * start - q * toward).norm())
     off = rest / max(float(moved.norm()), span**0.5 * 1e-12)
     lean = abs(float(toward.dot(start))) / (ee * pp) ** 0.5 if ee > 0.0 else 0.0
-    return s, q, off, now, rest / ee**0.5 * (1.0 + lean) if ee > 0.0 else 0.0
+    return s, q, off, now, rest / ee**0.5 * (1.0 + lean) if ee > 0.0 else 0.0, rest / pp**0.5
 
 
 def _group_names(opt, named: dict[int, list[str]], bound: int) -> list[list[str]]:
@@ -736,6 +737,7 @@ class Recorder:
         # unless the step took no other (they were summed into it: thirtieth read)
         self.graph_pending: list[torch.Tensor] = []
         self.grads_open = 0  # `torch.autograd.grad` calls running (the recorder's wrapper)
+        self._pre: dict | None = None  # the step's start (`_before_step`), None until it is read
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
@@ -745,6 +747,10 @@ class Recorder:
         # per call in `calls`, whether every tensor it got was a recorded output (`_note_fed`);
         # the flags of the calls begun and not ended, by module; the recorded outputs (weakly)
         self.fed: list[bool | None] = []
+        # per call in `calls` with outputs not sampled (`unsampled`), why: a call inside a torch.func
+        # transform recorded no output, and a faithful port failed on "1 output tensor(s) on the
+        # reference, 0 ported" (thirtieth read)
+        self.unsampled_calls: dict[int, list[str]] = {}
         self.fed_pending: dict[int, list[bool | None]] = {}
         self.made: dict[int, weakref.ref] = {}
         # the port's side: the reference's calls by module type and call number, each with its
@@ -1096,7 +1102,6 @@ class Recorder:
         if len(self.calls) >= self.max_entries or self.outputs_recorded >= self.max_outputs:
             self.calls_left += 1
             return
-        recs = []
         outputs = _tensors_of(output)
         wanted = self._regions(module, n, outputs)
         room = min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)
@@ -1104,11 +1109,22 @@ class Recorder:
             self.cut_calls.append((type(module).__name__, len(outputs)))
             outputs = outputs[:room]
         self.outputs_recorded += len(outputs)
+        recs, skipped = self._records_of_call(outputs, wanted)
+        if skipped:
+            self.unsampled_calls[len(self.calls)] = skipped
+        self.calls.append((mid, n, recs))
+        self.fed.append(fed)
+        self._made(outputs)
+
+    def _records_of_call(self, outputs: list, wanted: list[dict]) -> tuple[list, list[str]]:
+        """A call's output records, and why each output left out was not sampled."""
+        recs, skipped = [], []
         with self.own_work():
             for j, t in enumerate(outputs):
                 why = unsampled(t)
                 if why is not None:  # a sparse, nested, quantized or meta output: said, not sampled
                     self.unrecorded[("module output", why)] += 1
+                    skipped.append(why)
                     continue
                 dev = t.device.type
                 if torch.is_autocast_enabled(dev):
@@ -1116,9 +1132,7 @@ class Recorder:
                 if t.is_floating_point():
                     self.output_dtypes[str(t.dtype).removeprefix("torch.")] += 1
                 recs.append(self._output_record(t, wanted[j] if j < len(wanted) else {}))
-        self.calls.append((mid, n, recs))
-        self.fed.append(fed)
-        self._made(outputs)
+        return recs, skipped
 
     def _regions(self, module, n: int, outputs: list) -> list[dict]:
         """Per output of this call (the `n`-th of `module`), the regions it may be recorded on:
@@ -1239,9 +1253,11 @@ class Recorder:
         if self.finished or not self._counted(opt):
             return None
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # (args[0]: the optimizer)
-        if not callable(closure):
+        if not callable(closure) or self.pending or self.grad_pending:
+            # (gradients taken before the step: its start is now, whether the closure is called or not)
             self._before_step(opt)
             return None
+        self._pre = None  # (`on_post_step`: a closure never called)
         return self._closure_wrapped(opt, closure, args, kwargs)
 
     def _closure_wrapped(self, opt, closure, args: tuple, kwargs: dict) -> tuple:
@@ -1280,6 +1296,12 @@ class Recorder:
                 self._first_step_params(opt)
             elif self.copy_starts:
                 self._copy_rates()
+        self._pre = self._gradient_state(opt)
+
+    def _gradient_state(self, opt) -> dict:
+        """The gradient norm, the learning rates and the parameters without a gradient, as the
+        optimizer holds them now."""
+        with self.own_work():
             grads = [v for g in opt.param_groups for p in g["params"] if (v := self._norm_values(p.grad)) is not None]
             norm = torch.linalg.vector_norm(torch.stack([_grad_norm(g) for g in grads])) if grads else None
         lrs = []
@@ -1289,7 +1311,10 @@ class Recorder:
         # the optimizer's parameters left without a gradient: one replaced by a new `nn.Parameter`
         # mid-run failed on the gradient norm, its why naming clipping and scaling (twenty-eighth read)
         without = sum(p.grad is None for g in opt.param_groups for p in g["params"])
-        self._pre = {"grad_norm": norm, "lr": lrs, "without_grad": without}
+        # each group's count of parameters: one emptied or filled after step 1 is still named by
+        # step 1's parameters, its rate compared by them (`tracecmp._groups_resized` says it)
+        sizes = [len(g["params"]) for g in opt.param_groups]
+        return {"grad_norm": norm, "lr": lrs, "without_grad": without, "group_sizes": sizes}
 
     def _norm_values(self, grad: torch.Tensor | None) -> torch.Tensor | None:
         """The values of a gradient the global norm is taken over: a sparse gradient's stored
@@ -1317,12 +1342,18 @@ class Recorder:
             return
         now = time.perf_counter()
         self.step += 1
-        pre = getattr(self, "_pre", {"grad_norm": None, "lr": []})
+        pre = self._pre
+        if pre is None:
+            # a closure the optimizer never called (nor a backward before the step): the state it
+            # stepped with, read now (the update leaves the gradients and rates); it carried the
+            # last step's values (twenty-ninth read's leftover)
+            pre = self._gradient_state(opt)
         entry = {
             "losses": self.pending or self.grad_pending or self.graph_pending,
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),
+            "group_sizes": pre.get("group_sizes"),
             "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
             "since_start": self.t_last is None,
         }
@@ -1389,7 +1420,9 @@ class Recorder:
         found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
         copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
         with self.own_work():
-            self.copy_rates = [{"rates": [], "shrinks": [], "residual": 0.0, "shrink_noise": 0.0} for _ in copies]
+            self.copy_rates = [
+                {"rates": [], "shrinks": [], "residual": 0.0, "shrink_noise": 0.0, "rate_noise": 0.0} for _ in copies
+            ]
             self.copy_starts = [(weakref.ref(c), _flat_weights(c), e) for c, e in zip(copies, self.copy_rates)]
         return len(copies)
 
@@ -1414,6 +1447,7 @@ class Recorder:
             entry["shrinks"].append(fit[0])
             entry["residual"] = max(entry["residual"], fit[2])
             entry["shrink_noise"] = max(entry["shrink_noise"], fit[4])
+            entry["rate_noise"] = max(entry["rate_noise"], fit[5])
             starts.append((ref, fit[3], entry))
         self.copy_starts = starts
 
@@ -1747,6 +1781,8 @@ class Recorder:
                 "outputs": outs,
                 "fed": self.fed[k],
             }
+            if k in self.unsampled_calls:
+                entry["unsampled"] = self.unsampled_calls[k]
             if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
                 entry["calls"] = self.call_counts[mid]
             modules.append(entry)
@@ -1803,6 +1839,7 @@ class Recorder:
                     "grad_norm": norm,
                     "lr": s["lr"],
                     "without_grad": s["without_grad"],
+                    "group_sizes": s["group_sizes"],
                     "step_time_s": s["time_s"],
                     **({"collectives": s["collectives"]} if "collectives" in s else {}),
                     **(

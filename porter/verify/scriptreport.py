@@ -80,7 +80,7 @@ def _loss_curves(r: ScriptResult) -> list[Section]:
                 _g(s["ported_loss"], ".7g"),
                 _g(s["abs_diff"]),
                 _g(s.get("noise_allowed")),
-                "ok" if s["loss_ok"] else "DIFFERS",
+                {True: "ok", None: "not compared"}.get(s["loss_ok"], "DIFFERS"),
                 _g(s["reference_grad_norm"], ".5g"),
                 _g(s["ported_grad_norm"], ".5g"),
                 _g((s["reference_lr"] or [None])[0], ".4g"),

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
+from porter.codemods.context import one_line
 from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.devices import TARGET_KINDS
@@ -484,6 +485,23 @@ def calls_by_shape(pairs: list[tuple[dict, dict | None]], port: Trace) -> list[t
     return out
 
 
+def _uncompared_call(m: dict, pm: dict) -> str | None:
+    """Why a module call's outputs cannot be compared: nothing recorded on either side (a
+    generator, an object of a class porter does not read, None: the row said "pass" having
+    compared nothing), or an output either side left unsampled (`recorder.unsampled`: inside a
+    torch.func transform, sparse, nested), which of them not known, so none is paired: a faithful
+    port that called its model inside `torch.func.grad` failed on "1 output tensor(s) on the
+    reference, 0 ported" (thirtieth read)."""
+    said = []
+    for role, e in (("reference", m), ("port", pm)):
+        whys = e.get("unsampled")
+        if isinstance(whys, list) and whys:
+            said.append(f"{len(whys)} output(s) not recorded on the {role} ({one_line(str(whys[0]), 80)})")
+    if said:
+        return "; ".join(said) + ": not compared"
+    return NO_TENSOR if not m["outputs"] and not pm["outputs"] else None
+
+
 def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trace, port: Trace, rtol, atol) -> dict:
     """One module output's row of `compare_modules` (`pm`: the port's of the same key, if any)."""
     key = m["key"]
@@ -504,10 +522,10 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
         )
     else:
         row["ported_type"] = pm.get("type")
-        if not m["outputs"] and not pm["outputs"]:
-            # nothing recorded on either side (a generator, an object of a class porter does not
-            # read, None): the row said "pass" having compared nothing
-            row.update(compared=False, problem=NO_TENSOR)
+        uncompared = _uncompared_call(m, pm)
+        if uncompared:
+            row.update(compared=False, problem=uncompared, unsampled=uncompared != NO_TENSOR)
+            return row
         if len(pm["outputs"]) != len(m["outputs"]):
             row.update(
                 passed=False,
@@ -897,11 +915,12 @@ def _compare_one(
         b = port_steps[i] if i < len(port_steps) else None
         res.steps.append(_step_row(i, a, b, floor, (loss_tol, gn_tol), pairs))
     compared = [r for r in res.steps[:n]]
-    if compared:
-        res.max_loss_abs = max(r["abs_diff"] for r in compared)
-        rels = [r["rel_diff"] for r in compared if r["rel_diff"] is not None]
+    seen = [r for r in compared if r["loss_ok"] is not None]  # (`_loss_unseen`: not compared)
+    if seen:
+        res.max_loss_abs = max(r["abs_diff"] for r in seen)
+        rels = [r["rel_diff"] for r in seen if r["rel_diff"] is not None]
         res.max_loss_rel = max(rels) if rels else None
-    parted = next((r for r in compared if not r["loss_ok"]), None)
+    parted = next((r for r in compared if r["loss_ok"] is False), None)
     if parted is not None:
         res.parted_at = parted["step"]
     # structure and start
@@ -936,9 +955,14 @@ def _compare_one(
     if res.verdict == "pass":
         emu = " (the port on emulation, not hardware)" if port_side.emulated else ""
         outputs = sum(m.get("compared", True) and m["type"] != "input" for m in res.modules)
+        unseen = sum(r["loss_ok"] is None for r in compared)  # (`_loss_unseen`)
+        agree = (
+            f"learning rate and gradient norm agree, the loss not compared at {unseen}"
+            if unseen
+            else "loss, learning rate and gradient norm agree"
+        )
         res.reasons.append(
-            f"{n} optimizer step(s): loss, learning rate and gradient norm agree; "
-            f"{outputs} module output(s) at step 1 and "
+            f"{n} optimizer step(s): {agree}; {outputs} module output(s) at step 1 and "
             f"{res.parameters['compared']} initial parameter(s) match{emu}"
         )
     res.reasons.append(tol_text)
@@ -974,9 +998,10 @@ def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSumma
     device_errors, device_fails = causes.device_findings(rm, pm)
     errors += device_errors
     rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
-    if ref_steps and not bool(rl.isfinite().all()):
-        bad = int((~rl.isfinite()).nonzero()[0]) + 1
-        errors.append(f"the reference's loss is not finite at step {bad}: it is no baseline")
+    unseen = [i for i, s in enumerate(ref_steps) if _loss_unseen(s)]  # (not compared: `_unseen_losses` says it)
+    bad = [i + 1 for i in (~rl.isfinite()).nonzero().flatten().tolist() if i not in unseen]
+    if ref_steps and bad:
+        errors.append(f"the reference's loss is not finite at step {bad[0]}: it is no baseline")
     return errors, device_fails
 
 
@@ -1046,10 +1071,63 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, tols: 
         row["rel_diff"] = diff / abs(ra) if ra else None
         row["noise_allowed"] = allowed
         row["loss_ok"] = _close(ra, pa, *loss_tol) or diff <= (allowed or 0.0)
+        if _loss_unseen(a) or _loss_unseen(b):
+            row["loss_ok"] = None
         ga, gb = float(a["grad_norm"]), float(b["grad_norm"])
         row["grad_norm_ok"] = _close(ga, gb, *gn_tol) or abs(gb - ga) <= noise.allowed(floor, "grad_norm_envelope", i)
         row["lr_ok"] = _lrs_close(a["lr"], b["lr"], pairs)
     return row
+
+
+def _loss_unseen(step: dict | None) -> bool:
+    """Whether a recorded step holds no loss: it called no backward porter sees (its gradients
+    came from `torch.func.grad` or `vjp`, whose loss no hook reaches), so the recorder wrote NaN.
+    Compared, a faithful port of a `loss.backward()` reference failed on "the loss curves part at
+    step 1: reference 1.37, ported nan ... the loss is made from it otherwise", and such a
+    reference was "not finite ... no baseline" (twenty-ninth read's leftover)."""
+    if not isinstance(step, dict) or type(step.get("backward_calls")) is not int or step["backward_calls"] != 0:
+        return False
+    loss = step.get("loss")
+    return isinstance(loss, float) and math.isnan(loss)
+
+
+def _unseen_losses(compared: list[dict], ref_steps: list, port_steps: list) -> list[str]:
+    """A line per side whose loss was not recorded at a compared step (`_loss_unseen`)."""
+    out = []
+    for role, steps in (("reference", ref_steps), ("port", port_steps)):
+        at = [r["step"] for r in compared if r["loss_ok"] is None and _loss_unseen(steps[r["step"] - 1])]
+        if at:
+            out.append(
+                f"the {role}'s loss is not recorded at {len(at)} step(s) (first: step {at[0]}): those steps called "
+                "no backward porter sees (gradients taken by torch.func.grad, grad_and_value or vjp), so the loss "
+                "is not compared there; the gradient norm, the learning rate and the initial weights are"
+            )
+    return out
+
+
+def _groups_resized(rm: dict, pm: dict) -> list[str]:
+    """A line per side where a parameter group held another count of parameters after step 1
+    (`group_sizes`: parameters appended to or removed from a group's list): the traces name each
+    group by step 1's parameters, so a group empty at step 1 and filled later is held by no pair
+    and its rate was not compared, unsaid (twenty-ninth trace2 read's leftover)."""
+    out = []
+    for role, m in (("reference", rm), ("port", pm)):
+        sizes = [s.get("group_sizes") for s in m.get("steps") or []]
+        first = sizes[0] if sizes and isinstance(sizes[0], list) else None
+        changed = next((i for i, x in enumerate(sizes) if isinstance(x, list) and x[: len(first or [])] != first), None)
+        if first is not None and changed is not None:
+            out.append(
+                f"the {role}'s parameter groups held {first} parameter(s) at step 1 and {sizes[changed]} at step "
+                f"{changed + 1} (parameters added to or removed from a group's list): the traces name each group by "
+                "step 1's parameters, so the rates of a group emptied or filled later are compared by those names "
+                "(a group empty at step 1 not at all)"
+            )
+    return out
+
+
+def _filled_later(m: dict) -> set[int]:
+    """The groups a side's steps after step 1 hold parameters in (`group_sizes`)."""
+    return {k for s in m.get("steps") or [] for k, n in enumerate(s.get("group_sizes") or []) if n}
 
 
 def _group_pairs(rm: dict, pm: dict) -> list[tuple[int | None, int | None]] | None:
@@ -1063,7 +1141,9 @@ def _group_pairs(rm: dict, pm: dict) -> list[tuple[int | None, int | None]] | No
     pairs = sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()})
     if not pairs:
         return None
-    empty = [[k for k, g in enumerate(gs) if not g] for gs in groups]
+    # (one filled after step 1 holds parameters: compared as a group no pair holds, as one added later)
+    filled = [_filled_later(m) for m in (rm, pm)]
+    empty = [[k for k, g in enumerate(gs) if not g and k not in f] for gs, f in zip(groups, filled)]
     return [*pairs, *((k, None) for k in empty[0]), *((None, k) for k in empty[1])]
 
 
@@ -1177,6 +1257,8 @@ def _fails(
         + _model_copies(rm, pm)
         + _unpaired_groups(compared, rm, pm)
         + _groups_by_order(compared, rm, pm)
+        + _unseen_losses(compared, ref_steps, port_steps)
+        + _groups_resized(rm, pm)
     )
     fails += device_fails
     seeds = _other_seeds(rm, pm)
@@ -1318,6 +1400,10 @@ COPY_RATE_RTOL = 1e-3
 # floor (float32's rounding of the update's own constants) plus twice both sides' noise. Within
 # COPY_RATE_RTOL a copy kept 1.0005 of itself each step, growing without bound, and passed
 COPY_SHRINK_FLOOR = 1e-6
+# the rate's tolerance where both sides say what noise moves it by (`rate_noise`): this part of
+# the rate (float32's rounding of the update's own constants) plus twice both sides' noise. Within
+# COPY_RATE_RTOL an EMA decay of 0.9989995 passed for 0.999 (twenty-ninth read's leftover)
+COPY_RATE_FLOOR = 1e-6
 
 
 def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
@@ -1346,16 +1432,26 @@ def _shrink_tolerance(a: dict, b: dict) -> float:
     return COPY_SHRINK_FLOOR + 2 * (na + nb)
 
 
-def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple, float] | None:
+def _rate_tolerance(a: dict, b: dict, x: float, y: float) -> float:
+    """How far two copies' rates x and y may part: the noise each side's fit saw (`rate_noise`),
+    or for a trace of an older porter 1e-3 of the rate, widened by the residuals."""
+    na, nb = a.get("rate_noise"), b.get("rate_noise")
+    if na is None or nb is None:
+        return max(abs(x), abs(y)) * (COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"]))
+    return max(abs(x), abs(y)) * COPY_RATE_FLOOR + 2 * (na + nb)
+
+
+def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple, float, bool] | None:
     """The first step (from 1) whose update moved a pair of copies (`_copy_rates`) otherwise:
     another rate q, or another shrink s (E' = (1 + s - q) E + q W), with each side's (s, q) and
-    the shrinks' tolerance."""
+    the shrinks' tolerance, and whether the rates part."""
     for a, b in zip(*paired) if paired is not None else ():
-        widen, tol = COPY_RATE_RTOL + 2 * (a["residual"] + b["residual"]), _shrink_tolerance(a, b)
+        tol = _shrink_tolerance(a, b)
         steps = zip(a["rates"], b["rates"], _shrinks(a), _shrinks(b))
         for step, (x, y, sx, sy) in enumerate(steps, 1):
-            if abs(x - y) > max(abs(x), abs(y)) * widen or abs(sx - sy) > tol:
-                return step, (sx, x), (sy, y), tol
+            rate_bad = abs(x - y) > _rate_tolerance(a, b, x, y)
+            if rate_bad or abs(sx - sy) > tol:
+                return step, (sx, x), (sy, y), tol, rate_bad
     return None
 
 
@@ -1376,9 +1472,8 @@ def _copy_rate_fails(rm: dict, pm: dict) -> list[str]:
     found = _rate_differs(_copy_rates(rm, pm))
     if found is None:
         return []
-    step, x, y, tol = found
-    same = abs(x[1] - y[1]) <= max(abs(x[1]), abs(y[1])) * COPY_RATE_RTOL
-    how = "keeps another part of its own weights" if same else "is averaged at another rate"
+    step, x, y, tol, rate_bad = found
+    how = "is averaged at another rate" if rate_bad else "keeps another part of its own weights"
     return [
         f"a copy of the model that no optimizer steps (an EMA or averaged copy) {how} after step {step}: "
         f"reference {_update_words(x, tol)}, ported {_update_words(y, tol)} (its update moved it that part of the "
@@ -1668,7 +1763,15 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             f"{len(moved)} module call(s) were compared with the port's call of the same output shapes, "
             f"made in another order (first: {moved[0]['module']} with the port's {moved[0]['ported_call']})"
         )
+    unsampled = [m for m in modules if m.get("unsampled")]
+    if unsampled:
+        warnings.append(
+            f"{len(unsampled)} module output(s) were not compared (first: {unsampled[0]['module']}: "
+            f"{unsampled[0]['problem']}): porter samples no output made inside a torch.func transform, "
+            "nor a sparse, nested, quantized or meta one, and which of a call's outputs is missing is not known"
+        )
     other = [m for m in modules if not m.get("compared", True) and m["problem"] != NO_TENSOR]
+    other = [m for m in other if not m.get("unsampled")]
     if other:
         warnings.append(
             f"{len(other)} module output(s) had other shapes on the two sides and were not "

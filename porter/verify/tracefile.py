@@ -279,10 +279,18 @@ _MANIFEST = {
             "lr": _req(_list(_NUMBER)),
             "step_time_s": _opt(_NUMBER),
             "without_grad": _opt(int),
+            "group_sizes": _opt(_list(int)),
         }
     ),
     "modules": _list(
-        {"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "calls": _opt(int), "fed": _opt(bool)}
+        {
+            "key": _req(str),
+            "type": _opt(str),
+            "outputs": _req(_list(_OUTPUT)),
+            "calls": _opt(int),
+            "fed": _opt(bool),
+            "unsampled": _opt(_list(str)),
+        }
     ),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
     "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
@@ -297,7 +305,13 @@ _MANIFEST = {
     "model_nograd_calls": _opt(int),
     "model_copies": _opt(int),
     "model_copy_rates": _list(
-        {"rates": _req(_list(_NUMBER)), "shrinks": _list(_NUMBER), "residual": _req(_NUMBER), "shrink_noise": _NUMBER}
+        {
+            "rates": _req(_list(_NUMBER)),
+            "shrinks": _list(_NUMBER),
+            "residual": _req(_NUMBER),
+            "shrink_noise": _NUMBER,
+            "rate_noise": _NUMBER,
+        }
     ),
     # read by `trace compare`'s lines on step 1 (its evaluations, calls past those recorded): a
     # `limits` of another type was an AttributeError in every comparison, a text shown as a count
