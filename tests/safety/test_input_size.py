@@ -527,7 +527,8 @@ def test_an_exclude_of_many_patterns_costs_time_linear_in_them(tmp_path, monkeyp
     from porter.pipeline.runner import excluded
 
     lines = "".join(f'  "gen/f{i}.py",\n  "skip{i}.py",\n' for i in range(50_000))
-    (tmp_path / "porter.toml").write_text(f"exclude = [\n{lines}]\n")
+    # (one anchored pattern: the anchored ones are compiled once a run, not once a file)
+    (tmp_path / "porter.toml").write_text(f'exclude = [\n{lines}  "/nowhere/x.py",\n]\n')
     for i in range(40):
         (tmp_path / f"m{i}.py").write_text("")
     (tmp_path / "gen").mkdir()
@@ -543,7 +544,7 @@ def test_an_exclude_of_many_patterns_costs_time_linear_in_them(tmp_path, monkeyp
     # 100,000 patterns, 43 files: the anchored ones compiled for each file was 43 Specs, each pattern
     # read for each was 4,300,000 reads (1.5 a pattern here, 1 check; 85 verdicts: file or folder)
     assert compiled[0] <= 2 and matched[0] <= 4 * 43, (compiled[0], matched[0])
-    assert read[0] <= 2 * 100_000 and checked[0] <= 100_000, (read[0], checked[0])
+    assert read[0] <= 2 * 100_001 and checked[0] <= 100_001, (read[0], checked[0])
 
 
 def _found_as_git_lists(tmp_path) -> list[str]:
