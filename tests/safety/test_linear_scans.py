@@ -5,8 +5,6 @@ file's (adversarial read 14)."""
 
 from __future__ import annotations
 
-import time
-
 from porter.analysis import extensions
 from porter.analysis.cuda_only_index import _cuda_extension_name, _module_attributes, from_statements
 from porter.analysis.device_backends import class_statements, classes
@@ -14,41 +12,40 @@ from porter.analysis.index import parameter_loop
 from porter.analysis.native_ops import registrations
 from porter.analysis.program import defines_is_cuda
 
-LIMIT_S = 10  # each input below took minutes to hours before (measured: see each test)
+from tests.growth import linear
 
 
-def _quick(fn, source: bytes) -> object:
-    """The process's CPU time, not the clock's: at a load average of 17 on two cores the clock gave
-    these scans 11-13 s where they take under 2 CPU s; a scan gone quadratic takes minutes of CPU."""
-    began = time.process_time()
-    out = fn(source)
-    took = time.process_time() - began
-    assert took < LIMIT_S, f"{fn.__name__} took {took:.1f} CPU s on {len(source)} bytes"
-    return out
+def _quick(fn, make, n: int) -> object:
+    """`fn(make(n))`, whose CPU time is checked to grow linearly from `make(n // 4)` (a ratio in the
+    same test, not seconds: each input below took minutes to hours before, quadratic or worse)."""
+    return linear(fn, make, n)
 
 
 def test_class_statements_whose_brackets_never_close():
     """`class CudaA(` on 40,000 lines: `\\([^)]*\\)` searched to the end of the file from each
     (5,000 lines 3.4 s, 20,000 54 s: a lint with --file-timeout 10 took 66 CPU s)."""
-    assert _quick(lambda s: list(class_statements(s)), b"class CudaA(\n" * 40000) == []
-    assert _quick(lambda s: classes("m.py", s), b"class CudaA(\n" * 40000) == []
+    assert _quick(lambda s: list(class_statements(s)), lambda n: b"class CudaA(\n" * n, 40000) == []
+    assert _quick(lambda s: classes("m.py", s), lambda n: b"class CudaA(\n" * n, 40000) == []
     # heads whose brackets close at one `)`, then a run of tabs and no colon: each head read the
     # run again (8,000 heads and 80 KB of tabs: 10.5 s; this input 64 s)
-    assert _quick(lambda s: list(class_statements(s)), b"class CudaA(\n" * 20000 + b")" + b"\t" * 200000) == []
+    assert (
+        _quick(lambda s: list(class_statements(s)), lambda n: b"class CudaA(\n" * (n // 10) + b")" + b"\t" * n, 200000)
+        == []
+    )
     found = list(class_statements(b"class CUDA_A(Base,\n    Other):\n    pass\nclass CPU_A:\n"))
     assert [(n, b) for _, n, b in found] == [(b"CUDA_A", b"Base,\n    Other"), (b"CPU_A", None)]
 
 
 def test_from_imports_whose_brackets_never_close():
     """`from a import (` on 40,000 lines (5,000 lines cost 1.2 s)."""
-    assert len(_quick(lambda s: list(from_statements(s)), b"from a import (\n" * 40000)) == 40000  # type: ignore[arg-type]
+    assert len(_quick(lambda s: list(from_statements(s)), lambda n: b"from a import (\n" * n, 40000)) == 40000  # type: ignore[arg-type]
 
 
 def test_a_from_import_head_of_a_long_run_of_blanks():
     """`from` and 200,000 spaces: the blanks before and after the module (`\\.*[\\w.]*`, which could
     be empty) split the run every way (100,000: 8 CPU s; seventeenth read)."""
-    assert _quick(lambda s: list(from_statements(s)), b"from" + b" " * 200000 + b"x\n") == []
-    assert _quick(lambda s: list(from_statements(s)), b"from\t" + b"\t" * 200000 + b"x import y\n") != []
+    assert _quick(lambda s: list(from_statements(s)), lambda n: b"from" + b" " * n + b"x\n", 200000) == []
+    assert _quick(lambda s: list(from_statements(s)), lambda n: b"from\t" + b"\t" * n + b"x import y\n", 200000) != []
     assert [t for _, _, t in from_statements(b"from . import a\n  from ..b.c  import (d,\n e)\n")] == [
         b"from . import a",
         b"from ..b.c  import (d,\n e)",
@@ -58,9 +55,9 @@ def test_a_from_import_head_of_a_long_run_of_blanks():
 def test_library_blocks_of_a_hostile_cpp_source():
     """A C++ source the index reads for its TORCH_LIBRARY blocks: 2,000 spaces after
     `TORCH_LIBRARY(` cost 15 s (cubic: 20,000 did not end), 1,000 unclosed blocks 1 s."""
-    assert _quick(registrations, b"TORCH_LIBRARY(" + b" " * 200000) == []
-    assert _quick(registrations, b"TORCH_LIBRARY(a, m) {\n" * 100000) == []
-    assert len(_quick(registrations, b"TORCH_LIBRARY(a, m) {\n" + b'm.def("x",\n' * 100000)) == 99999  # type: ignore[arg-type]
+    assert _quick(registrations, lambda n: b"TORCH_LIBRARY(" + b" " * n, 200000) == []
+    assert _quick(registrations, lambda n: b"TORCH_LIBRARY(a, m) {\n" * n, 100000) == []
+    assert len(_quick(registrations, lambda n: b"TORCH_LIBRARY(a, m) {\n" + b'm.def("x",\n' * n, 100000)) == 99999  # type: ignore[arg-type]
     ok = b'TORCH_LIBRARY_IMPL(_C, CUDA, m) {\n  m.impl("mla", &mla);\n}\nTORCH_LIBRARY(_C, ops) { ops.def("f(Tensor x) -> Tensor", &f); }\n'
     assert registrations(ok) == [("_C", "mla", "CUDA"), ("_C", "f", "any")]
 
@@ -71,13 +68,13 @@ def test_the_kinds_of_file_the_incremental_index_keeps_are_found_in_one_pass():
     was cubic (18 KB of `for x in ` on one line: 28 s, and a lint 27 CPU s past
     --file-timeout 5), and `is_cuda`'s `^\\s*def` / `: [^=\\n]*` quadratic (100 KB of
     `x.is_cuda:` 20 s, 40 KB of blank lines 4.8 s)."""
-    assert _quick(parameter_loop, b"parameters(\n" + b"for x in " * 200000) is False
-    assert _quick(parameter_loop, b"for x in " * 200000 + b"m.parameters(") is True
+    assert _quick(parameter_loop, lambda n: b"parameters(\n" + b"for x in " * n, 200000) is False
+    assert _quick(parameter_loop, lambda n: b"for x in " * n + b"m.parameters(", 200000) is True
     assert parameter_loop(b"for p in m.parameters():\n") and parameter_loop(b"for\np in m.parameters(")
     assert not parameter_loop(b"for p in m\n.parameters()") and not parameter_loop(b"for p in m.parameters")
-    assert _quick(defines_is_cuda, b"x.is_cuda:" * 200000) is False
-    assert _quick(defines_is_cuda, b"\n" * 400000 + b"x = t.is_cuda\n") is False
-    assert _quick(defines_is_cuda, b" \n" * 200000 + b"  def is_cuda(self):\n") is True
+    assert _quick(defines_is_cuda, lambda n: b"x.is_cuda:" * n, 200000) is False
+    assert _quick(defines_is_cuda, lambda n: b"\n" * n + b"x = t.is_cuda\n", 400000) is False
+    assert _quick(defines_is_cuda, lambda n: b" \n" * n + b"  def is_cuda(self):\n", 200000) is True
     assert defines_is_cuda(b"self.is_cuda: bool = True") and defines_is_cuda(b"self.is_cuda = x")
     assert not defines_is_cuda(b"if t.is_cuda == True:") and not defines_is_cuda(b"x.is_cuda: bool\n= 1")
 
@@ -86,11 +83,14 @@ def test_import_lines_the_extension_scans_read():
     """`import` then a compiled module's name on the same line: from each of 20,000 `import`s
     on one line the scan ran to the line's end (120 KB: 14 s; adversarial read 15)."""
     hint = extensions.IMPORT_HINT.search
-    assert _quick(hint, b"import" * 400000) is None
+    assert _quick(hint, lambda n: b"import" * n, 400000) is None
     assert hint(b"from . import _C\n") and hint(b"import pkg.ops_cuda as k\n") and not hint(b"import os\n_C = 1\n")
     exported = {"pkg.ops": ("pkg/ops.py", {"f": "runs CUDA"})}
     running = {"pkg.ops": {"f"}}
-    assert _quick(lambda s: _module_attributes([("m.py", s)], exported, running, {}), b"import " * 400000) == {}
+    assert (
+        _quick(lambda s: _module_attributes([("m.py", s)], exported, running, {}), lambda n: b"import " * n, 400000)
+        == {}
+    )
 
 
 def test_a_class_registry_of_extensions_with_a_long_name():
@@ -99,8 +99,8 @@ def test_a_class_registry_of_extensions_with_a_long_name():
     import random
     import re
 
-    assert _quick(_cuda_extension_name, "Cuda" * 200000 + "_Extension") is False
-    assert _quick(_cuda_extension_name, "_" + "Cudax" * 200000 + "Extension") is False
+    assert _quick(_cuda_extension_name, lambda n: "Cuda" * n + "_Extension", 200000) is False
+    assert _quick(_cuda_extension_name, lambda n: "_" + "Cudax" * n + "Extension", 200000) is False
     old = re.compile(r"(?:Cuda|CUDA)(?:[A-Z][a-z]+)*(?:Extension|Builder)$")
     pieces = ["Cuda", "CUDA", "Extension", "Builder", "Fused", "x", "A", "a", "_", "Cud", "UDA", "C", "\u00e9"]
     rng = random.Random(11)
@@ -115,7 +115,10 @@ def test_a_requirements_file_of_blank_lines_is_read_for_a_cuda_build_once():
     lines: 27 s of the file's port; adversarial read 15)."""
     from porter.files.port import _cuda_build_evidence
 
-    assert _quick(lambda s: _cuda_build_evidence("requirements.txt", s.decode()), b"\n" * 400000 + b"cu\n") is None
+    assert (
+        _quick(lambda s: _cuda_build_evidence("requirements.txt", s.decode()), lambda n: b"\n" * n + b"cu\n", 400000)
+        is None
+    )
     found = _cuda_build_evidence("requirements.txt", "\n\n  torch==2.1.0+cu121\n")
     assert found is not None and "torch==2.1.0+cu121" in found
     wheel = _cuda_build_evidence("requirements.txt", "numpy\n\n cupy-cuda12x\n")
@@ -127,7 +130,7 @@ def test_a_requirement_line_with_a_long_run_of_spaces_is_cut_once():
     a run the scan ran to the run's end (20,000 spaces 0.55 s, quadratic; adversarial read 15)."""
     from porter.files.deps.reqfile import _REQ_OPTION
 
-    assert _quick(lambda s: _REQ_OPTION.search(s.decode()), b"a" + b" " * 400000 + b"b") is None
+    assert _quick(lambda s: _REQ_OPTION.search(s.decode()), lambda n: b"a" + b" " * n + b"b", 400000) is None
     cut = _REQ_OPTION.search("torch==2.1   --hash=sha256:x")
     assert cut is not None and cut.start() == len("torch==2.1")
 
@@ -147,7 +150,7 @@ def test_a_wheel_of_blank_lines_is_read_for_triton_and_the_targets_once():
             whl.writestr("pkg/m.py", source)
         return _python_evidence(zipfile.ZipFile(data), ["pkg/m.py"])
 
-    assert _quick(evidence, b" \n" * 30000 + b"x = 1\n") == ([], {})  # 60 KB: 40 s before
+    assert _quick(evidence, lambda n: b" \n" * n + b"x = 1\n", 30000) == ([], {})  # 60 KB: 40 s before
     found, targets = evidence(b"\n\n  import triton\nif x:\n\n    from torch_xla import core\n")
     assert any("import triton" in line for line in found) and targets == {"xla": "pkg/m.py"}
 
@@ -157,13 +160,15 @@ def test_a_module_of_blank_lines_is_read_for_a_relative_import_once(tmp_path):
     start over every blank line after it (8 KB of blank lines 0.1 s, quadratic)."""
     from types import SimpleNamespace
 
+    from porter.codemods import literals
     from porter.codemods.literals import in_package
     from porter.config.settings import Settings
 
     def package(source: bytes) -> bool:
+        literals._imports_relatively.cache_clear()  # each call reads its source
         return in_package(SimpleNamespace(path=str(tmp_path / "m.py"), source=source, settings=Settings(target="xla")))
 
-    assert _quick(package, b" \n" * 50000 + b"x = 1\n") is False  # 100 KB: 14 s before
+    assert _quick(package, lambda n: b" \n" * n + b"x = 1\n", 50000) is False  # 100 KB: 14 s before
     assert package(b"\n\n   from . import a\n") and not package(b"x = 'from .'\n")
 
 
@@ -177,8 +182,9 @@ def test_a_long_string_of_cuda_words_is_read_as_a_cuda_setting_once():
         return port_source(source, "m.py", Settings(target="xla"))
 
     named = b'import os\nimport torch\nos.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"\nx = torch.ones(1).cuda()\n'
-    crafted = named + b'os.environ["' + b"CUDA" * 30000 + b'a"] = "1"\n'
-    found = _quick(port, crafted).findings  # 120 KB: 28 s before
+    found = _quick(
+        port, lambda n: named + b'os.environ["' + b"CUDA" * n + b'a"] = "1"\n', 30000
+    ).findings  # 120 KB: 28 s before
     assert [f.code for f in found if f.code == "DIST003"] == ["DIST003"]
     assert [f.code for f in port(named).findings if f.code == "DIST003"] == ["DIST003"]
 
@@ -192,8 +198,8 @@ def test_a_long_dotted_name_is_read_as_a_kernel_loader_once():
 
     from porter.codemods.backends import _KERNEL_LOADER
 
-    assert _quick(lambda s: _KERNEL_LOADER.search(s.decode()), b"m." + b"load" * 30000 + b"x") is None
-    assert _quick(lambda s: _KERNEL_LOADER.search(s.decode()), b"get" * 40000 + b"_kernel.x") is None
+    assert _quick(lambda s: _KERNEL_LOADER.search(s.decode()), lambda n: b"m." + b"load" * n + b"x", 30000) is None
+    assert _quick(lambda s: _KERNEL_LOADER.search(s.decode()), lambda n: b"get" * n + b"_kernel.x", 40000) is None
     old = re.compile(r"(?i)(?:^|\.)\w*(?:load|get)\w*_kernel$")
     pieces = ["load", "GET", "get", "_kernel", "_KERNEL", "kernel", "_", ".", "a", "\n", " ", "ge", "t"]
     rng = random.Random(5)
@@ -213,7 +219,7 @@ def test_a_setup_cfg_line_of_a_bracket_and_spaces_is_read_once():
         return port_source(source, "setup.cfg", Settings(target="xla"))
 
     cfg = b"[options]\ninstall_requires =\n    torch==2.4.0+cu121\n"
-    assert _quick(port, cfg + b"[" + b" " * 100000 + b"a] x\n").status.value == "changed"
+    assert _quick(port, lambda n: cfg + b"[" + b" " * n + b"a] x\n", 100000).status.value == "changed"
     assert (
         port(cfg + b"[ extras ]\nx = 1\n").new_source
         == b"[options]\ninstall_requires =\n    torch==2.4.0\n[ extras ]\nx = 1\n"
@@ -237,11 +243,11 @@ def test_a_setup_cfg_line_of_a_long_run_of_blanks_is_checked_in_linear_time():
         return port_source(source, "setup.cfg", Settings(target="xla"))
 
     cfg = b"[options]\ninstall_requires =\n    torch==2.4.0+cu121\n"
-    result = _quick(port, cfg + b"[" + b" " * 100000 + b"a\n")
+    result = _quick(port, lambda n: cfg + b"[" + b" " * n + b"a\n", 100000)
     assert result.status.value == "error" and result.error_line == 4, (result.status, result.reason)
-    for ok in (b"key" + b"\t" * 100000 + b"x = 1 y\n", b"description = a" + b" " * 100000 + b"b\n"):
-        assert _quick(port, cfg + ok).status.value == "changed"
-    assert _quick(lambda s: problem(kinds.SETUP_CFG, s), cfg + b"[" + b" " * 100000 + b"a\n") is not None
+    for ok in (lambda n: b"key" + b"\t" * n + b"x = 1 y\n", lambda n: b"description = a" + b" " * n + b"b\n"):
+        assert _quick(port, lambda n: cfg + ok(n), 100000).status.value == "changed"  # noqa: B023 (called here)
+    assert _quick(lambda s: problem(kinds.SETUP_CFG, s), lambda n: cfg + b"[" + b" " * n + b"a\n", 100000) is not None
     assert problem(kinds.SETUP_CFG, cfg + b"[" + b" " * 100 + b"a] x\n") is None
     # indentation (a continuation) and line breaks are kept; only a run inside a line is cut
     text = "[a]\nk = v\n" + " " * 40 + "w" + " " * 40 + "x\n"
@@ -258,7 +264,7 @@ def test_a_dockerfile_variable_line_of_one_long_name_is_read_once():
         return port_source(source, "Dockerfile", Settings(target="xla"))
 
     base = b"FROM nvidia/cuda:12.1.0-base-ubuntu22.04\n"
-    assert _quick(port, base + b"ARG " + b"A" * 80000 + b" x\n").status.value != "error"
+    assert _quick(port, lambda n: base + b"ARG " + b"A" * n + b" x\n", 80000).status.value != "error"
     found = port(base + b"ARG 1X=1 CUDA_VISIBLE_DEVICES=0\n").findings
     assert [f.message.split()[0] for f in found if f.code == "ENV001"] == ["`CUDA_VISIBLE_DEVICES`"]
 
@@ -272,7 +278,7 @@ def test_a_pip_install_word_of_open_brackets_is_read_for_extras_once():
     def port(source: bytes):
         return port_source(source, "install.sh", Settings(target="xla"))
 
-    assert _quick(port, b"pip install flash-attn -e .[" + b"[" * 80000 + b"\n").status.value != "error"
+    assert _quick(port, lambda n: b"pip install flash-attn -e .[" + b"[" * n + b"\n", 80000).status.value != "error"
     found = port(b"pip install -e .[[dev]x[flash-attn,cupy-cuda12x]\n").findings
     assert [f.message.split()[3] for f in found if f.code == "DEP005"] == ["`flash-attn`", "`cupy-cuda12x`"]
 
@@ -284,8 +290,8 @@ def test_a_makefile_rule_line_with_long_runs_of_spaces_is_read_once():
     tree-sitter-make does not read is the parser's choice, not this test's)."""
     from porter.files.shell.makefile import _RULE_LINE
 
-    for line in (b";" + b" " * 100000, b"a" + b" " * 100000 + b":=", b"a:" + b" " * 100000 + b"="):
-        assert _quick(lambda s: _RULE_LINE.match(s.decode()), line) is None
+    for line in (lambda n: b";" + b" " * n, lambda n: b"a" + b" " * n + b":=", lambda n: b"a:" + b" " * n + b"="):
+        assert _quick(lambda s: _RULE_LINE.match(s.decode()), line, 100000) is None
     rule = _RULE_LINE.match("build cuda :  main.o  util.o ; echo")
     assert rule is not None and (rule.group(1).split(), rule.group(2).split()) == (
         ["build", "cuda"],
@@ -300,8 +306,14 @@ def test_a_cuda_source_line_of_unclosed_strings_is_blanked_once(tmp_path):
     from porter.core.cpp_text import blanked as _blank
     from porter.kernels.inventory import scan
 
-    (tmp_path / "k.cu").write_bytes(b'__global__ void k(float* x) {}\nconst char* s = "' + b'"\\' * 60000 + b"\n")
-    inventory = _quick(lambda _: scan(tmp_path, limit=None), b"")
+    def folder(n: int):
+        (tmp_path / str(n)).mkdir()
+        (tmp_path / str(n) / "k.cu").write_bytes(
+            b'__global__ void k(float* x) {}\nconst char* s = "' + b'"\\' * n + b"\n"
+        )
+        return tmp_path / str(n)
+
+    inventory = _quick(lambda top: scan(top, limit=None), folder, 60000)
     assert [k.name for k in inventory.kernels] == ["k"]  # type: ignore[attr-defined]
     text = 'a "b\\" c // d\n"e" \'f\' /* g */ "h'
     assert _blank(text, strings=True) == 'a "b\\" c' + " " * 5 + "\n" + " " * 16 + '"h'
@@ -318,8 +330,9 @@ def test_a_command_word_of_a_long_path_is_read_for_nvidia_files_once():
     def port(source: bytes):
         return port_source(source, "setup.sh", Settings(target="xla"))
 
-    for word in (b"/" * 100000 + b"nvidia", b"-Llibnvidia-" * 10000):
-        assert _quick(port, b"export CUDA_HOME=/usr/local/cuda\nldconfig " + word + b"\n").status.value != "error"
+    for word in (lambda n: b"/" * n + b"nvidia", lambda n: b"-Llibnvidia-" * (n // 10)):
+        made = lambda n: b"export CUDA_HOME=/usr/local/cuda\nldconfig " + word(n) + b"\n"  # noqa: B023, E731
+        assert _quick(port, made, 100000).status.value != "error"
     assert nvidia_file("-L/opt/x -Llibnvidia-ml.so.1") == "libnvidia-ml.so.1"
     assert nvidia_file("$X/usr/share/vulkan/icd.d/nvidia_icd.json") == "usr/share/vulkan/icd.d/nvidia_icd.json"
     assert nvidia_file("/etc/OpenCL/vendors/nvidia.icd:/dev/nvidia0") == "/etc/OpenCL/vendors/nvidia.icd"
@@ -340,14 +353,21 @@ def test_a_cuda_source_of_many_kernels_is_read_in_linear_time(tmp_path):
         return inv.kernels
 
     # 38,000 kernels: 2.0 MB, within the 2 MiB a .cu source is read to (40,000 are 2.1 MB)
-    found = _quick(kernels, b"".join(b"__global__ void k%d(float* x, int n) { x[0] = n; }\n" % i for i in range(38000)))
-    assert len(found) == 38000 and (found[-1].name, found[-1].line) == ("k37999", 38000)  # type: ignore[attr-defined]
-    made = b"#define K(name) __global__ void name(float* x) { x[0] = 0; }\n" + b"".join(
-        b"K(k%d)\n" % i for i in range(40000)
+    found = _quick(
+        kernels,
+        lambda n: b"".join(b"__global__ void k%d(float* x, int n) { x[0] = n; }\n" % i for i in range(n)),
+        38000,
     )
-    found = _quick(kernels, made)
+    assert len(found) == 38000 and (found[-1].name, found[-1].line) == ("k37999", 38000)  # type: ignore[attr-defined]
+
+    def made(n: int) -> bytes:
+        return b"#define K(name) __global__ void name(float* x) { x[0] = 0; }\n" + b"".join(
+            b"K(k%d)\n" % i for i in range(n)
+        )
+
+    found = _quick(kernels, made, 40000)
     assert len(found) == 40000 and (found[-1].name, found[-1].line) == ("k39999", 40001)  # type: ignore[attr-defined]
-    assert _quick(kernels, b"__global__ void k(" * 200000) == []
+    assert _quick(kernels, lambda n: b"__global__ void k(" * n, 200000) == []
 
 
 def test_a_cuda_source_of_many_aliases_of_void_is_read_in_bounded_time(tmp_path):
@@ -356,12 +376,18 @@ def test_a_cuda_source_of_many_aliases_of_void_is_read_in_bounded_time(tmp_path)
     first `_VOID_ALIASES` are read (a 2 MB file of 90,000 of them)."""
     from porter.kernels.inventory import Inventory, _scan_cuda
 
-    aliases = b"".join(b"typedef void V%d;\n" % i for i in range(90000))
-    heads = (b"__global__ " + b"a " * 2000 + b"\n") * 20
-    (tmp_path / "k.cu").write_bytes(aliases + heads + b"__global__ V1 k(float* x) { x[0] = 0; }\n")
-    inv = Inventory()
-    _quick(lambda _: _scan_cuda(tmp_path / "k.cu", "k.cu", inv), b"")
-    assert [k.name for k in inv.kernels] == ["k"]
+    def source(n: int):  # aliases and heads grow together: reading every alias at every word is quadratic
+        aliases = b"".join(b"typedef void V%d;\n" % i for i in range(n))
+        heads = (b"__global__ " + b"a " * 2000 + b"\n") * (n // 4500)
+        (tmp_path / f"k{n}.cu").write_bytes(aliases + heads + b"__global__ V1 k(float* x) { x[0] = 0; }\n")
+        return tmp_path / f"k{n}.cu"
+
+    def kernels(path) -> list:
+        inv = Inventory()
+        _scan_cuda(path, "k.cu", inv)
+        return inv.kernels
+
+    assert [k.name for k in _quick(kernels, source, 90000)] == ["k"]  # type: ignore[attr-defined]
 
 
 def test_a_cuda_source_of_many_launches_is_read_in_bounded_time(tmp_path):
@@ -377,7 +403,7 @@ def test_a_cuda_source_of_many_launches_is_read_in_bounded_time(tmp_path):
         _scan_cuda(path, "k.cu", inv)
         return inv.launches
 
-    assert _quick(calls, b"k<<<" * 500000) == []
-    assert _quick(calls, b"k<<<1,1>>>(" * 150000) == []
-    many = b"__global__ void k(float* x) {}\n" + b"k<float><<<1, 1>>>(x.data_ptr<float>());\n" * 45000
-    assert len(_quick(calls, many)) == 4096
+    assert _quick(calls, lambda n: b"k<<<" * n, 500000) == []
+    assert _quick(calls, lambda n: b"k<<<1,1>>>(" * n, 150000) == []
+    many = lambda n: b"__global__ void k(float* x) {}\n" + b"k<float><<<1, 1>>>(x.data_ptr<float>());\n" * n  # noqa: E731
+    assert len(_quick(calls, many, 45000)) == 4096  # type: ignore[arg-type]

