@@ -61,6 +61,7 @@ _SELECTIVE = re.compile(rb"\s*TORCH_SELECTIVE_(?:NAME|SCHEMA)\s*\(")
 # {at::Tag::pt2_compliant_tag})` (torch-harmonics 0.8.1) was read as an implementation every device runs,
 # and an op with a CUDA kernel only was not said to be (thirtieth read)
 _TAGS = re.compile(rb"\{|(?:std\s*::\s*)?vector\s*<\s*(?:at|c10)\s*::\s*Tag\b|(?:at|c10)\s*::\s*Tag\s*::")
+_TAG_WORD = re.compile(rb"(?<!\w)([A-Za-z_]\w*)\s*[,)]")  # (a macro given where tags go)
 _CLOSE = re.compile(rb"\s*\)")
 _MACRO = re.compile(rb"[A-Z][A-Z0-9_]+")
 # an op of `RegisterOperators()`, chained (`.op("ns::a", &a).op("ns::b", &b)`), by its schema's
@@ -90,6 +91,7 @@ _CONTINUED = re.compile(rb"\\\r?\n")
 # TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)` was read as the
 # head of the next block, whose namespace (`myops`) was then none, and its CUDA-only ops unsaid (thirtieth read)
 _DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
+_HEAD_SPLICE = re.compile(rb"\\(?=\r?\n)")  # (the backslash of a splice; offsets kept)
 _UNDEF = re.compile(rb"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _DIRECTIVE_LINE = re.compile(rb"(?<![ \t])[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
@@ -123,6 +125,9 @@ def registrations(
     unbuilt = _unbuilt_at(code, path)
     keys = _Keys(source, path, unbuilt, tree, dirs)  # (its headers are named by strings)
     code = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), code) if b"#" in code else code
+    # (a backslash-newline between a head's arguments is a space to them: `TORCH_LIBRARY_IMPL(myops, \` then
+    # `CPU, m) {` was no block, its CPU kernels lost and its ops said CUDA-only: thirtieth scaf2 read)
+    code = _HEAD_SPLICE.sub(b" ", code) if b"\\" in code else code
     out: list[tuple[str | None, str, str]] = []
     if OLD_TOKEN in code:
         out = _old_registrations(source, code, keys, unbuilt)
@@ -135,9 +140,9 @@ def registrations(
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body = _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt)
         # (a backslash-newline is nothing, in a name or a string: `m.im\` then `pl("foo", ...)` was none, and
-        # the op said CUDA-only: twenty-ninth scaf2 read's leftover; the offsets move by two bytes a splice)
-        body = _CONTINUED.sub(b"", body) if b"\\\n" in body or b"\\\r\n" in body else body
-        body = macros.expand(body, body_start) if macros is not None else body
+        # the op said CUDA-only: twenty-ninth scaf2 read's leftover)
+        body, origin = _unspliced(body, body_start)
+        body, origin = macros.expand(body, origin) if macros is not None else (body, origin)
         for kind, at in _library_calls(body, var):
             strings, end = _op_strings(body, at)
             op = _OP.match(_STRING_PARTS.sub(b"", strings.group(0).strip())) if strings else None
@@ -148,9 +153,9 @@ def registrations(
                 if kind == b"impl":
                     out.append((ns, op.group(1).decode(), keys.of(key_text, blocks[i][5])))
                 continue
-            if rest is None or (kind == b"def" and _TAGS.match(body, rest)):
+            if rest is None or (kind == b"def" and _are_tags(body, rest, keys, origin(at))):
                 continue  # `m.def("schema")`, `m.def("schema", {at::Tag::...})`: no implementation
-            key = _key_name(body, rest, keys if kind == b"impl" else None, body_start)
+            key = _key_name(body, rest, keys if kind == b"impl" else None, origin(at))
             out.append((ns, op.group(1).decode(), key))
     return out
 
@@ -172,6 +177,23 @@ def _library_calls(body: bytes, var: bytes) -> Iterator[tuple[bytes, int]]:
             if chained is None:
                 break
             kind, at = chained.group(1), chained.end()
+
+
+def _unspliced(body: bytes, start: int) -> tuple[bytes, Callable[[int], int]]:
+    """A block's `body` (from offset `start` of the source) with its backslash-newlines taken out, and where
+    each of its offsets was in the source: a macro is read by the definition in effect there, and with two
+    bytes lost a splice, of 40 split calls then `#undef REG` / `#define REG(x) ...kCPU...` / `REG(a);` the
+    use was expanded by the first `REG`, a CUDA one (`cpp`: the CPU one), and a key macro redefined in a
+    block was read at the block's start (thirtieth scaf2 read)."""
+    cuts, lost, spliced, at = [], [0], [], 0
+    for m in _CONTINUED.finditer(body):
+        spliced.append(body[at : m.start()])
+        at = m.end()
+        cuts.append(m.start() - lost[-1])
+        lost.append(lost[-1] + len(m.group()))
+    if not cuts:
+        return body, lambda i: start + i
+    return b"".join([*spliced, body[at:]]), lambda i: start + i + lost[bisect.bisect_right(cuts, i)]
 
 
 def _code_of(source: bytes) -> bytes:
@@ -351,6 +373,18 @@ def _tail(source: bytes, stop: int) -> _Tail | None:
     return (0, -1), None, comma_run, source[var_start:var_end]
 
 
+def _are_tags(text: bytes, at: int, keys: _Keys, where: int) -> bool:
+    """Whether a `def`'s argument from `at` (offset `where` of the source) is its tags: a braced list, a
+    `std::vector<at::Tag>`, an `at::Tag::`, or a macro defined as one there (`#define TAGS
+    {at::Tag::pt2_compliant_tag}`, `m.def("a(Tensor x) -> Tensor", TAGS)`: read as an implementation every
+    device runs, and `a`, with a CUDA kernel only, not said to be: thirtieth scaf2 read)."""
+    if _TAGS.match(text, at):
+        return True
+    word = _TAG_WORD.match(text, at)
+    definition = keys.definition(word.group(1), where) if word else None
+    return definition is not None and _TAGS.match(definition.strip()) is not None
+
+
 def _key_name(text: bytes, at: int, keys: _Keys | None, where: int) -> str:
     """The key of `m.impl("op", key, fn)`'s arguments from `at`: "any" where none is given (a word
     then no comma is the function), a macro's as `keys` reads it at offset `where` of the source (the
@@ -393,7 +427,7 @@ class _Keys:
 
     def of(self, word: bytes, at: int, depth: int = 0) -> str:
         """The key `word`, used at offset `at` of the source, stands for."""
-        body = self._definition(word, at)
+        body = self.definition(word, at)
         if body is None:
             return word.decode() if self._torchs(word) else UNREAD + word.decode()
         body = body.split(b"//")[0].strip()
@@ -403,7 +437,7 @@ class _Keys:
         followed = depth < self._DEPTH and re.fullmatch(rb"\w+", body)
         return self.of(body, at, depth + 1) if followed else UNFOLLOWED + word.decode()
 
-    def _definition(self, word: bytes, at: int) -> bytes | None:
+    def definition(self, word: bytes, at: int) -> bytes | None:
         """The body of the macro `word` in effect at `at` (None where none is, or after its `#undef`)."""
         if self._own is None:
             self._own = _defines_by_offset(self._source, self._unbuilt)
@@ -575,18 +609,21 @@ class _Registering:
         self._use = re.compile(rb"(?<!\w)(" + b"|".join(map(re.escape, self._macros)) + rb")(?!\w)")
         self._left = _EXPANSIONS
 
-    def expand(self, body: bytes, start: int, hidden: frozenset[bytes] = frozenset()) -> bytes:
-        """`body` (from offset `start` of the source) with its uses of the macros defined before them
-        expanded, but of those in `hidden` (being expanded: `start` is then where their use is) and of
-        those in a string literal (expanded there, `TORCH_WARN("REG(b) is gone")` was a registration of
-        `b`, and an op with a CUDA kernel only was not said to be: thirtieth read)."""
+    def expand(
+        self, body: bytes, origin: Callable[[int], int], hidden: frozenset[bytes] = frozenset()
+    ) -> tuple[bytes, Callable[[int], int]]:
+        """`body` (`origin`: where each of its offsets is in the source) with its uses of the macros defined
+        before them expanded, but of those in `hidden` (being expanded) and of those in a string literal
+        (expanded there, `TORCH_WARN("REG(b) is gone")` was a registration of `b`, and an op with a CUDA
+        kernel only was not said to be: thirtieth read); and where each offset of the expansion is in the
+        source (an expanded use's text: where the use is)."""
         if not self._macros:
-            return body
-        out, at, closes = [], 0, None
+            return body, origin
+        out, at, done, closes, pieces = [], 0, 0, None, [(0, 0, True)]  # (offset in the output, in `body`, copied)
         code = _code_of(body)  # (where the uses are looked for: none in a string)
         for use in self._use.finditer(code):
             name = use.group(1)
-            where = start if hidden else start + use.start()
+            where = origin(use.start())
             macro = next((m for offset, m in reversed(self._macros[name]) if offset < where), None)
             if use.start() < at or name in hidden or self._left <= 0 or macro is None:
                 continue
@@ -596,9 +633,23 @@ class _Registering:
             if given is None:
                 continue
             self._left -= 1
-            out += [body[at : use.start()], self.expand(_substituted(text, given), where, hidden | {name})]
+            expanded, _ = self.expand(_substituted(text, given), _use_site(where), hidden | {name})
+            out += [body[at : use.start()], expanded]
+            done += use.start() - at + len(expanded)
+            pieces += [(done - len(expanded), use.start(), False), (done, end, True)]
             at = end
-        return b"".join([*out, body[at:]])
+        starts = [piece[0] for piece in pieces]
+
+        def moved(i: int) -> int:
+            offset, was, copied = pieces[bisect.bisect_right(starts, i) - 1]
+            return origin(was + i - offset) if copied else origin(was)
+
+        return b"".join([*out, body[at:]]), moved
+
+
+def _use_site(where: int) -> Callable[[int], int]:
+    """Where each offset of a macro use's expansion is in the source: where the use is."""
+    return lambda _: where
 
 
 def _arguments(
