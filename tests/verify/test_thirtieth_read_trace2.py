@@ -108,3 +108,54 @@ def test_a_closure_never_called_leaves_the_initial_weights_and_the_ema_rate_reco
     assert res.verdict == "fail" and any("averaged at another rate" in r for r in res.reasons), res.reasons
     res = compare_traces(refs["graph"], refs["func"])  # (the same program's gradients taken otherwise)
     assert res.verdict == "pass" and "4 initial parameter(s) match" in res.reasons[0], res.reasons
+
+
+# three steps; the biases' group is empty at step 1 and filled before step 2's update (as
+# test_thirtieth_read_tleft's), writing its weights after the three
+_FILLED_LATER = """\
+import json, sys
+import torch
+torch.manual_seed(3064)
+m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+weights = [m[0].weight, m[2].weight]
+biases = [m[0].bias, m[2].bias]
+opt = torch.optim.SGD([{"params": weights, "lr": 0.1}, {"params": [], "lr": 0.01}])
+x = torch.randn(16, 4, generator=torch.Generator().manual_seed(3065))
+for step in range(1, 4):
+    opt.zero_grad()
+    m(x).pow(2).mean().backward()
+    if step == 2:
+        opt.param_groups[1]["params"].extend(biases)
+    opt.step()
+if len(sys.argv) > 1:
+    json.dump([p.detach().reshape(-1).tolist() for p in m.parameters()], open(sys.argv[1], "w"))
+"""
+
+
+def test_a_group_filled_later_against_a_trace_of_an_older_porter_is_no_rate_difference(tmp_path, monkeypatch):
+    """Each step's `group_sizes` is new (the thirtieth read's tleft): a group empty at step 1 and
+    filled later was taken as filled on the side whose trace says so and as empty (no group to
+    compare) on the other, a trace of an older porter, so the same program recorded by both
+    FAILed "the learning rate differs at step 1: reference [0.1, 0.01], ported [0.1, 0.01]",
+    either way round. The sizes are now read only where both sides have them: it passes, the
+    resized group said."""
+    torch = need("torch")
+    import copy
+
+    from porter.verify import causes
+    from porter.verify.tracecmp import compare_traces
+    from porter.verify.tracefile import Trace
+
+    monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))  # (both sides on the CPU)
+    rec, own = _record(tmp_path, _FILLED_LATER, steps=3)
+    again, own_again = _record(tmp_path, _FILLED_LATER, steps=3, name="again")
+    torch.testing.assert_close([torch.tensor(p) for p in own_again], [torch.tensor(p) for p in own])  # (the oracle)
+    older = copy.deepcopy(again.trace.manifest)
+    for s in older["steps"]:
+        del s["group_sizes"]  # (what a porter before the thirtieth read writes)
+    older_trace = Trace(manifest=older, tensors=again.trace.tensors)
+    for ref, port in ((rec.trace, older_trace), (older_trace, rec.trace), (rec.trace, again.trace)):
+        res = compare_traces(ref, port)
+        text = " | ".join(res.reasons)
+        assert res.verdict == "pass" and "learning rate differs" not in text, text
+        assert "held [2, 0] parameter(s) at step 1 and [2, 2] at step 2" in text, text
