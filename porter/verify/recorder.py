@@ -1258,13 +1258,19 @@ class Recorder:
             self._before_step(opt)
             return None
         self._pre = None  # (`on_post_step`: a closure never called)
-        # the weights the update starts from, read now where a module was called (the names):
+        # the weights the update starts from, read now where the model was called (its names):
         # a closure the optimizer never calls left step 1's initial weights and group names, and
         # every step's EMA rate, unrecorded ("0 initial parameter(s) match"; thirtieth trace2 read)
-        weighed = self.step > 0 or bool(self.calls)
+        weighed = self.step > 0 or self._model_called_before(opt)
         if weighed:
             self._step_weights(opt)
         return self._closure_wrapped(opt, closure, args, kwargs, weighed)
+
+    def _model_called_before(self, opt) -> bool:
+        """Whether a module called so far holds a parameter `opt` steps: a teacher called before
+        the closure that calls the student is not the model, whose names step 1 reads."""
+        stepped = {id(p) for g in opt.param_groups for p in g["params"]}
+        return any(id(p) in stepped for m in self.modules.values() for p in m.parameters())
 
     def _closure_wrapped(self, opt, closure, args: tuple, kwargs: dict, weighed: bool) -> tuple:
         """The step's arguments, its closure recording the step's start after its first call: a
