@@ -81,9 +81,9 @@ def test_a_closure_never_called_leaves_the_initial_weights_and_the_ema_rate_reco
     gradients taken before the step by torch.func or by a `create_graph=True` `autograd.grad`,
     recorded no initial weight (the faithful port passed on "0 initial parameter(s) match", a
     port initialised otherwise was failed on its first module, not its weights) and no EMA rate
-    (a port averaging at 0.2 passed). The weights are now read at the step where a module was
-    called before it: the initial weights are the program's own (assert_close), and the EMA's
-    rate is recorded and compared."""
+    (a port averaging at 0.2 passed, said "not compared"). The weights are now read at the step
+    where the model was called before it: the initial weights are the program's own
+    (assert_close), and the EMA's rate is recorded and compared."""
     torch = need("torch")
     from porter.verify import causes
     from porter.verify.tracecmp import compare_traces
