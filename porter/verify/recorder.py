@@ -1253,14 +1253,26 @@ class Recorder:
         if self.finished or not self._counted(opt):
             return None
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # (args[0]: the optimizer)
-        if not callable(closure) or self.pending or self.grad_pending:
+        if not callable(closure) or self.pending or self.grad_pending or self.graph_pending:
             # (gradients taken before the step: its start is now, whether the closure is called or not)
             self._before_step(opt)
             return None
         self._pre = None  # (`on_post_step`: a closure never called)
-        return self._closure_wrapped(opt, closure, args, kwargs)
+        # the weights the update starts from, read now where the model was called (its names):
+        # a closure the optimizer never calls left step 1's initial weights and group names, and
+        # every step's EMA rate, unrecorded ("0 initial parameter(s) match"; thirtieth trace2 read)
+        weighed = self.step > 0 or self._model_called_before(opt)
+        if weighed:
+            self._step_weights(opt)
+        return self._closure_wrapped(opt, closure, args, kwargs, weighed)
 
-    def _closure_wrapped(self, opt, closure, args: tuple, kwargs: dict) -> tuple:
+    def _model_called_before(self, opt) -> bool:
+        """Whether a module called so far holds a parameter `opt` steps: a teacher called before
+        the closure that calls the student is not the model, whose names step 1 reads."""
+        stepped = {id(p) for g in opt.param_groups for p in g["params"]}
+        return any(id(p) in stepped for m in self.modules.values() for p in m.parameters())
+
+    def _closure_wrapped(self, opt, closure, args: tuple, kwargs: dict, weighed: bool) -> tuple:
         """The step's arguments, its closure recording the step's start after its first call: a
         step given a closure (LBFGS's form; every optimizer takes one) runs the forward and
         backward inside it, after the pre-step hook, so its initial weights were named
@@ -1280,7 +1292,7 @@ class Recorder:
                     self.pending, self.grad_pending, self.graph_pending = kept
             out = closure()
             first[0] = False
-            self._before_step(opt)
+            self._before_step(opt, weighed)
             return out
 
         if len(args) > 1:
@@ -1288,15 +1300,20 @@ class Recorder:
         return args, {**kwargs, "closure": closure_recorded}
 
     @_held
-    def _before_step(self, opt) -> None:
-        """The step's start: step 1's initial weights, the copies' rates, the gradient norm, the
-        learning rates and the parameters without a gradient."""
+    def _before_step(self, opt, weighed: bool = False) -> None:
+        """The step's start: the weights (`_step_weights`, unless `weighed` already), the gradient
+        norm, the learning rates and the parameters without a gradient."""
+        if not weighed:
+            self._step_weights(opt)
+        self._pre = self._gradient_state(opt)
+
+    def _step_weights(self, opt) -> None:
+        """The weights before the update: step 1's initial ones, later the copies' rates."""
         with self.own_work():
             if self.step == 0:
                 self._first_step_params(opt)
             elif self.copy_starts:
                 self._copy_rates()
-        self._pre = self._gradient_state(opt)
 
     def _gradient_state(self, opt) -> dict:
         """The gradient norm, the learning rates and the parameters without a gradient, as the

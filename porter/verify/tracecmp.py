@@ -1125,9 +1125,15 @@ def _groups_resized(rm: dict, pm: dict) -> list[str]:
     return out
 
 
-def _filled_later(m: dict) -> set[int]:
-    """The groups a side's steps after step 1 hold parameters in (`group_sizes`)."""
-    return {k for s in m.get("steps") or [] for k, n in enumerate(s.get("group_sizes") or []) if n}
+def _filled_later(rm: dict, pm: dict) -> list[set[int]]:
+    """Per side, the groups its steps hold parameters in (`group_sizes`), where both sides say
+    them: read on one side only (the other's trace of an older porter), a group empty at step 1
+    and filled later was paired on that side alone, and a faithful port failed on "the learning
+    rate differs at step 1: reference [0.1, 0.01], ported [0.1, 0.01]" (thirtieth trace2 read)."""
+    steps = [[s for s in m.get("steps") or [] if isinstance(s, dict)] for m in (rm, pm)]
+    if not all(any(isinstance(s.get("group_sizes"), list) for s in side) for side in steps):
+        return [set(), set()]
+    return [{k for s in side for k, n in enumerate(s.get("group_sizes") or []) if n} for side in steps]
 
 
 def _group_pairs(rm: dict, pm: dict) -> list[tuple[int | None, int | None]] | None:
@@ -1142,7 +1148,7 @@ def _group_pairs(rm: dict, pm: dict) -> list[tuple[int | None, int | None]] | No
     if not pairs:
         return None
     # (one filled after step 1 holds parameters: compared as a group no pair holds, as one added later)
-    filled = [_filled_later(m) for m in (rm, pm)]
+    filled = _filled_later(rm, pm)
     empty = [[k for k, g in enumerate(gs) if not g and k not in f] for gs, f in zip(groups, filled)]
     return [*pairs, *((k, None) for k in empty[0]), *((None, k) for k in empty[1])]
 
