@@ -107,3 +107,16 @@ def test_a_backends_scaffold_whose_reader_left_is_written(tmp_path, as_json):
     argv = ["backends", "src", "--scaffold", "sc", "-t", "xla", *(["--json"] if as_json else [])]
     code = _reader_gone(argv, tmp_path)
     assert (code, sorted(p.name for p in (tmp_path / "sc").glob("*.py"))) == (0, ["xla_accelerator.py"])
+
+
+def test_a_rewrite_diff_report_whose_reader_left_is_written_with_the_runs_code(tmp_path):
+    # `porter rewrite . --diff --report plan.md | head -1`: the patch's broken pipe ended the run
+    # before the report, none written, exit 0 ("nothing to change"); `lint --report`, `trace
+    # compare --report` and `parity-check --report` write theirs
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_text(
+        'import torch\n\nx = torch.zeros(3).cuda()\ny = torch.ones(2, device="cuda")\n'
+    )
+    code = _reader_gone(["rewrite", "src", "-t", "xla", "--diff", "--report", "r.md"], tmp_path)
+    assert (code, (tmp_path / "r.md").is_file()) == (1, True)
+    assert ".cuda()" in (tmp_path / "src" / "m.py").read_text()  # --diff writes no source
