@@ -4,6 +4,7 @@ test failed there."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -69,19 +70,56 @@ def _reader_gone(argv: list[str], cwd, pythonpath: str = str(REPO)) -> int:
     return run.returncode
 
 
-@pytest.mark.parametrize("mode", [["--entry", "m:M"], ["--", "python", "train.py"]], ids=["model", "script"])
-def test_a_kept_parity_check_whose_reader_left_writes_its_report_with_the_verdicts_code(tmp_path, mode):
-    # `porter parity-check ... --keep --report parity.md | head -1` in a CI step: the "work folder"
-    # line was `typer.echo`, past the console: its broken pipe ended the run before the report,
-    # none written, exit 0 ("parity holds") where parity failed
+def _stdout_hung_up(argv: list[str], cwd, pythonpath: str) -> int:
+    """porter `argv` with its stdout a pty that hung up before it started (every write EIO),
+    stderr a file, SIGHUP ignored (`trap '' HUP; porter ... 2>log` in a dropped ssh session)."""
+    near, far = os.openpty()
+    os.close(near)
+    env = {**os.environ, "PYTHONPATH": pythonpath, "XDG_CACHE_HOME": str(cwd / ".c")}
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "porter", *argv],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=far,
+            stderr=subprocess.PIPE,
+            timeout=300,
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+        )
+    finally:
+        os.close(far)
+    assert b"Traceback" not in run.stderr, run.stderr
+    return run.returncode
+
+
+def _parity_tree(tmp_path) -> str:
+    """Two trees and the hook that fakes their comparison; the PYTHONPATH that loads it."""
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(_FAKE_PARITY)
     for side in ("orig", "port"):
         (tmp_path / side).mkdir()
         (tmp_path / side / "m.py").write_text("x = 1\n")
+    return f"{REPO}{os.pathsep}{hook}"
+
+
+@pytest.mark.parametrize("mode", [["--entry", "m:M"], ["--", "python", "train.py"]], ids=["model", "script"])
+def test_a_kept_parity_check_whose_reader_left_writes_its_report_with_the_verdicts_code(tmp_path, mode):
+    # `porter parity-check ... --keep --report parity.md | head -1` in a CI step: the "work folder"
+    # line was `typer.echo`, past the console: its broken pipe ended the run before the report,
+    # none written, exit 0 ("parity holds") where parity failed
+    pythonpath = _parity_tree(tmp_path)
     argv = ["parity-check", "--original", "orig", "--ported", "port", "--keep", "--report", "r.md", *mode]
-    code = _reader_gone(argv, tmp_path, f"{REPO}{os.pathsep}{hook}")
+    code = _reader_gone(argv, tmp_path, pythonpath)
+    assert (code, (tmp_path / "r.md").is_file()) == (1, True)
+
+
+def test_a_kept_parity_check_on_a_hung_up_terminal_writes_its_report_with_the_verdicts_code(tmp_path):
+    # the same line met the hung-up terminal's EIO: exit 2, no report
+    pythonpath = _parity_tree(tmp_path)
+    argv = ["parity-check", "--original", "orig", "--ported", "port", "--entry", "m:M", "--keep", "--report", "r.md"]
+    code = _stdout_hung_up(argv, tmp_path, pythonpath)
     assert (code, (tmp_path / "r.md").is_file()) == (1, True)
 
 
