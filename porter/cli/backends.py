@@ -10,7 +10,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from porter.cli.common import KEPT, cell, check_output_folder, check_target, console, err_console, usage_error
+from porter.cli.common import (
+    KEPT,
+    cell,
+    check_output_folder,
+    check_target,
+    console,
+    echo_document,
+    err_console,
+    usage_error,
+    work_outlives_the_reader,
+)
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import json_inert, path_name, plain
 
@@ -31,6 +41,7 @@ def backends(
         raise usage_error(f"{path}: no such file or directory")
     if scaffold is not None:
         check_output_folder("--scaffold", scaffold)
+    work_outlives_the_reader(scaffold is not None)  # the skeletons are the work: written, with the run's code
     found = scan(path)
     if as_json:
         _print_json(found, target)
@@ -52,7 +63,7 @@ def _print_json(found: list, target: str) -> None:
         }
         for f in found
     ]
-    typer.echo(json_inert(json.dumps({"families": rows}, indent=2)))
+    echo_document(json_inert(json.dumps({"families": rows}, indent=2)))
 
 
 def _print_table(found: list, target: str) -> None:

@@ -358,3 +358,13 @@ def work_outlives_the_reader(writes: bool) -> None:
         from porter.report.console import PorterConsole  # (rich: only for a command that writes)
 
         PorterConsole.goes_on_without_a_reader = True
+
+
+def echo_document(text: str) -> None:
+    """A document (`--json`) to stdout, past the console but under its rule for a reader that
+    left (`PorterConsole.on_broken_pipe`): `kernels --scaffold DIR --json | head -1` ended at the
+    broken pipe, no scaffold written, exit 0 (thirtieth read, second wave)."""
+    try:
+        typer.echo(text)
+    except BrokenPipeError:
+        console.on_broken_pipe()

@@ -16,9 +16,11 @@ from porter.cli.common import (
     check_output_folder,
     check_target,
     console,
+    echo_document,
     effective_config,
     err_console,
     usage_error,
+    work_outlives_the_reader,
 )
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import json_inert, path_name, plain
@@ -41,6 +43,7 @@ def kernels(
     scaffold_target = _scaffold_target(path, target) if scaffold is not None else None
     if scaffold is not None:
         check_output_folder("--scaffold", scaffold)
+    work_outlives_the_reader(scaffold is not None)  # the skeletons are the work: written, with the run's code
     if scaffold is None and target is not None:
         check_target(target)
     inv = scan(path, limit)
@@ -48,7 +51,7 @@ def kernels(
         # with the table's reference column: it was in no field of the document (twenty-sixth read)
         kernels = [k.to_dict() | {"reference": ref} for k, ref in zip(inv.kernels, _references(inv, limit))]
         document = {"kernels": kernels, "registered": [r.to_dict() for r in inv.registered], "problems": inv.problems}
-        typer.echo(json_inert(json.dumps(document, indent=2)))
+        echo_document(json_inert(json.dumps(document, indent=2)))
     else:
         _print_table(inv, limit)
     for problem in inv.problems:

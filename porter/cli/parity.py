@@ -25,7 +25,7 @@ from porter.cli.options import (
     Steps,
     Timeout,
 )
-from porter.core.textsafe import printable
+from porter.core.textsafe import plain, printable
 
 
 def parity_check(
@@ -136,7 +136,7 @@ def parity_check(
     result = run_parity(cfg, keep=keep)
     print_terminal(result, console)
     if keep:
-        typer.echo(f"work folder: {printable(result.workdir)}")
+        _say_work_folder(result.workdir)
     if cfg.report is not None:
         try:
             write_report(result, cfg.report)
@@ -214,7 +214,7 @@ def _script_mode(
     except MALFORMED as exc:
         _malformed_reference(reference_trace, exc)
     if keep:
-        typer.echo(f"work folder: {printable(result.workdir)}")
+        _say_work_folder(result.workdir)
     if report is not None:
         try:
             write_report(result, report)
@@ -226,6 +226,14 @@ def _script_mode(
         except MALFORMED as exc:
             _malformed_reference(reference_trace, exc)
     raise typer.Exit(result.exit_code)
+
+
+def _say_work_folder(workdir: str | None) -> None:
+    """--keep's line, on the console as the tables before it: a reader that left
+    (`parity-check --keep --report r.md | head -1`) is the console's to handle. `typer.echo`
+    wrote past it, and its broken pipe ended the run before the report: none written, exit 0
+    ("parity holds") where parity failed (thirtieth read, second wave)."""
+    console.print(f"work folder: {plain(workdir)}", soft_wrap=True, highlight=False)
 
 
 def _malformed_reference(reference_trace: Path | None, exc: BaseException) -> NoReturn:

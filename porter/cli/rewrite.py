@@ -121,7 +121,8 @@ def rewrite(
     )
     settings = settings_of(eff, unsafe_fixes=unsafe_fixes, annotate=annotate)
     _check_outputs(paths, out_dir=out_dir, split=split, report=report, force=force, diff=diff)
-    work_outlives_the_reader(out_dir is not None or split is not None or not diff)
+    # (`--diff --report`: the report is work, as `trace compare --report`'s; it was lost with the patch)
+    work_outlives_the_reader(out_dir is not None or split is not None or report is not None or not diff)
     # with --diff, stdout carries the patch and nothing else
     out = err_console if diff else console
 
