@@ -75,3 +75,22 @@ def test_an_output_named_in_an_append_only_folder_is_refused_before_the_run(tmp_
     assert left == []
     assert result.exit_code == 2, result.output
     assert f"cannot write {said} {name}: the folder is append-only (chattr +a)" in _said(result.output)
+
+
+def test_an_append_only_file_is_said_as_such(tmp_path, monkeypatch):
+    """`chattr +a m.py`: the rename over it fails, said as "cannot write: Operation not permitted"
+    (as root, a file porter may write by its mode). Now the flag is said."""
+    from porter.cli import app
+
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA})
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _flag("+a", repo / "m.py")
+    try:
+        result = CliRunner().invoke(app, ["rewrite", ".", "--target", "xla", "--jobs", "1", "-q"])
+        left = sorted(p.name for p in repo.iterdir())
+    finally:
+        _flag("-a", repo / "m.py")
+    assert left == [".git", "m.py"]
+    assert result.exit_code == 2, result.output
+    assert "m.py: cannot write: the file is append-only (chattr +a); left unchanged" in _said(result.output)
