@@ -94,3 +94,25 @@ def test_an_append_only_file_is_said_as_such(tmp_path, monkeypatch):
     assert left == [".git", "m.py"]
     assert result.exit_code == 2, result.output
     assert "m.py: cannot write: the file is append-only (chattr +a); left unchanged" in _said(result.output)
+
+
+def test_a_series_split_into_an_append_only_folder_leaves_no_temporary_there(tmp_path, monkeypatch):
+    """`--split out` where `out/` is an empty append-only folder: the first patch's temporary was
+    left there for good ("Operation not permitted"), and the folder was then "not empty" to the
+    next run. Now the flag is said and the folder stays empty."""
+    from porter.cli import app
+
+    (tmp_path / "m.py").write_bytes(CUDA)
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _flag("+a", out)
+    try:
+        result = CliRunner().invoke(app, ["rewrite", "m.py", "--target", "xla", "--no-cache", "-q", "--split", "out"])
+        left = sorted(p.name for p in out.iterdir())
+    finally:
+        _flag("-a", out)
+    assert left == []
+    assert result.exit_code == 2, result.output
+    assert "cannot write the series into --split out: the folder is append-only (chattr +a)" in _said(result.output)
