@@ -116,3 +116,21 @@ def test_a_series_split_into_an_append_only_folder_leaves_no_temporary_there(tmp
     assert left == []
     assert result.exit_code == 2, result.output
     assert "cannot write the series into --split out: the folder is append-only (chattr +a)" in _said(result.output)
+
+
+def test_an_immutable_file_is_said_as_such_not_as_read_only(tmp_path, monkeypatch):
+    """`chattr +i m.py` (mode 0644): `rewrite` said "no write permission (read-only file)", which
+    its mode denies (root may write it by its mode; the flag forbids it). Now the flag is said."""
+    from porter.cli import app
+
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA})
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _flag("+i", repo / "m.py")
+    try:
+        result = CliRunner().invoke(app, ["rewrite", ".", "--target", "xla", "--jobs", "1", "-q"])
+    finally:
+        _flag("-i", repo / "m.py")
+    assert result.exit_code == 2, result.output
+    assert (repo / "m.py").read_bytes() == CUDA
+    assert "m.py: cannot write: the file is immutable (chattr +i); left unchanged" in _said(result.output)
