@@ -4,6 +4,7 @@ what the first wave's file flags left to the project's own writes."""
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -134,3 +135,33 @@ def test_an_immutable_file_is_said_as_such_not_as_read_only(tmp_path, monkeypatc
     assert result.exit_code == 2, result.output
     assert (repo / "m.py").read_bytes() == CUDA
     assert "m.py: cannot write: the file is immutable (chattr +i); left unchanged" in _said(result.output)
+
+
+def test_an_out_dir_copy_that_failed_part_way_says_it_holds_a_partial_copy(tmp_path, monkeypatch):
+    """`--out-dir out` whose write of a port failed (a full disk) said only "cannot write into
+    --out-dir out", exit 2, and left a folder holding every file: `a.py` ported, `b.py` and `c.py`
+    still CUDA code. It is now said that the copy is partial (as an interrupted copy is)."""
+    import errno
+
+    from porter.cli import app
+
+    mod = sys.modules["porter.cli.rewrite"]
+    real = mod.write_under
+
+    def full(root, dest, data, mode=None):
+        if dest.name == "b.py":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(root, dest, data, mode)
+
+    monkeypatch.setattr(mod, "write_under", full)
+    (tmp_path / "src").mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / "src" / name).write_bytes(CUDA)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    result = CliRunner().invoke(app, ["rewrite", "src", "--target", "xla", "--no-cache", "--out-dir", "out"])
+    assert result.exit_code == 2, result.output
+    assert (tmp_path / "out" / "b.py").read_bytes() == CUDA  # copied as it was, never ported
+    said = _said(result.output)
+    assert "note: out holds a partial copy: some of its files are not ported" in said
+    assert "cannot write into --out-dir out: No space left on device" in said
