@@ -255,6 +255,7 @@ def _write_out_dir(paths: list[Path], out_dir: Path, changed: list[Change]) -> i
         err_console.print(f"note: {plain(out_dir)} holds a partial copy", soft_wrap=True)
         report_interrupt(exc, [], 0)
     except OSError as exc:
+        _say_partial_copy(out_dir)
         raise usage_error(f"cannot write into --out-dir {out_dir}: {why_unwritable(out_dir, exc)}") from None
     for path, why in passed:
         label = "note:" if why.skipped else "[yellow]warning:[/]"
@@ -264,6 +265,21 @@ def _write_out_dir(paths: list[Path], out_dir: Path, changed: list[Change]) -> i
             soft_wrap=True,
         )
     return failed
+
+
+def _say_partial_copy(out_dir: Path) -> None:
+    """A copy that failed part way holds the tree copied as it was and some of the ports: said, as
+    an interrupted one is. It was only "cannot write into --out-dir", a folder that held every file,
+    the first ported and the rest still CUDA code (thirtieth cache2 read)."""
+    try:
+        with os.scandir(out_dir) as entries:
+            started = next(entries, None) is not None
+    except OSError:
+        return
+    if started:
+        err_console.print(
+            f"note: {plain(out_dir)} holds a partial copy: some of its files are not ported", soft_wrap=True
+        )
 
 
 def _check_report(report: Path) -> None:

@@ -18,6 +18,7 @@ import typer
 from porter.cli.common import EXIT_ERROR, err_console
 from porter.cli.gitstate import check_writable
 from porter.cli.interrupt import deferred, exit_code, said, signal_name
+from porter.core.fileflags import refuse_a_flagged_replace
 from porter.pipeline.runner import display_path
 from porter.core.textsafe import plain
 from porter.pipeline.writer import atomic_write, hard_links, remove_stale_temporaries
@@ -126,9 +127,13 @@ def report_interrupt(exc: BaseException, written: list[Path], total: int) -> Non
 
 
 def unwritable(path: Path) -> str | None:
-    """Why porter will not replace `path` in place (a read-only file stays as it is), or None."""
+    """Why porter will not replace `path` in place (a read-only file stays as it is), or None. A
+    file or folder a flag forbids changing is said by its flag: an immutable file (`chattr +i`)
+    was "no write permission (read-only file)" to root, whom its mode lets write it."""
     try:
-        mode = path.resolve().stat().st_mode
+        real = path.resolve()
+        mode = real.stat().st_mode
+        refuse_a_flagged_replace(real)
     except OSError as exc:
         return f"cannot write: {exc.strerror or exc}"
     if not mode & 0o222 or not os.access(path, os.W_OK):

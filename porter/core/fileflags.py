@@ -6,6 +6,7 @@ cache folder, thirtieth read); an immutable file cannot be replaced. Read, never
 from __future__ import annotations
 
 import array
+import errno
 import os
 import stat
 import sys
@@ -17,6 +18,10 @@ _BSD_FLAGS = (
     (getattr(stat, "UF_APPEND", 0) | getattr(stat, "SF_APPEND", 0), "append-only (chflags uappnd)"),
     (getattr(stat, "UF_IMMUTABLE", 0) | getattr(stat, "SF_IMMUTABLE", 0), "immutable (chflags uchg)"),
 )
+_CLOSE = getattr(os, "O_CLOEXEC", 0)
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOSE
+# the file as it is: never through a link (a link's own flags are not its target's), never waited on (a FIFO)
+_ENTRY = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | _CLOSE
 
 
 def _flag_bits(fd: int) -> tuple[int, tuple[tuple[int, str], ...]]:
@@ -39,3 +44,25 @@ def write_forbidden(fd: int) -> str | None:
     words), or None where no flag forbids one."""
     flags, table = _flag_bits(fd)
     return next((words for bit, words in table if bit and flags & bit), None)
+
+
+def refuse_a_flagged_replace(path: str | os.PathLike[str]) -> None:
+    """OSError (EPERM, the flag in words) where a flag forbids replacing `path` by renaming a
+    temporary over it: its folder append-only or immutable (the temporary made there could be
+    neither renamed nor removed: one was left in the user's folder for good at every `rewrite`,
+    `-o` or `--report`; thirtieth cache2 read), or the file itself (said as such, not as "Operation
+    not permitted"). Asked before the temporary is made; a folder or file that cannot be opened
+    says nothing here (the write says why)."""
+    name = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(name))
+    for where, flags, what in ((folder, _FOLDER, "the folder"), (name, _ENTRY, "the file")):
+        try:
+            fd = os.open(where, flags)
+        except OSError:
+            continue
+        try:
+            flag = write_forbidden(fd)
+        finally:
+            os.close(fd)
+        if flag is not None:
+            raise OSError(errno.EPERM, f"{what} is {flag}", name)

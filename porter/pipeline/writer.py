@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from porter.core.fileflags import refuse_a_flagged_replace
 from porter.core.reading import Unreadable, open_regular, read_regular
 
 TMP_SUFFIX = ".porter-tmp"
@@ -67,7 +68,9 @@ def _tag(key: bytes, folder: Path, stem: str) -> str:
 def temporary(folder: Path, name: str) -> tuple[int, str]:
     """A new temporary file beside `folder/name`, named for the process that made it and
     tagged as porter's (the next run that writes removes one whose process is gone); without
-    a key (`porter config` says why) it has no tag and is never swept."""
+    a key (`porter config` says why) it has no tag and is never swept. None is made where a flag
+    forbids the rename (`refuse_a_flagged_replace`)."""
+    refuse_a_flagged_replace(os.path.join(folder, name))
     key = _key()
     if key is None:
         return tempfile.mkstemp(dir=folder, prefix=f".{_prefix(name)}.{os.getpid()}.", suffix=TMP_SUFFIX)
@@ -418,7 +421,8 @@ def check_output(path: Path) -> None:
     that ended before its write: a `--fix` the guard refused; twenty-sixth read's leftover). A
     name the write writes as it is (a device, a FIFO, an open descriptor) is not tried, nor a
     folder (the write says so). Raises the OSError the write would; a quota or a full disk
-    reached during the run is still said at the write (a probe reserves nothing)."""
+    reached during the run is still said at the write (a probe reserves nothing), and so is a
+    flag that forbids the rename (`refuse_a_flagged_replace`)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -427,6 +431,7 @@ def check_output(path: Path) -> None:
         return
     if first_not_folder(path.parent) is not None:
         raise not_a_folder(path)
+    refuse_a_flagged_replace(path)
     there = next(f for f in (path.parent, *path.parent.parents) if os.path.isdir(f))
     tempfile.TemporaryFile(dir=there).close()
 
@@ -456,6 +461,7 @@ def write_output(path: Path | str, text: str | bytes) -> None:
     if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(21, "is a folder", str(path))
     make_parent(path)
+    refuse_a_flagged_replace(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{_prefix(path.name)}.", suffix=".tmp")
     with removed_on_error(tmp):
         with os.fdopen(fd, "wb") as fh:

@@ -14,6 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from porter.core.fileflags import refuse_a_flagged_replace
 from porter.pipeline.writer import make_parent, removed_on_error
 from porter.report.model import SCHEMA_VERSION, FileReport, ReportModel, Section
 
@@ -52,6 +53,7 @@ def write_report(path: Path | str, model: ReportModel) -> Path:
         raise IsADirectoryError(21, "is a folder", str(path))
     text = render(model, report_format(path))
     make_parent(path)
+    refuse_a_flagged_replace(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with removed_on_error(tmp):
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -31,6 +31,7 @@ from porter.core.findings import Finding
 from porter.report.terminal import diff_text, lines_of, text_of
 from porter.report.markdown import _code, _name_cell
 from porter.core.textsafe import json_document, path_name, printable
+from porter.core.fileflags import refuse_a_flagged_replace
 from porter.pipeline.writer import removed_on_error
 
 # (kind, what its patch holds), in series order
@@ -394,6 +395,7 @@ def _put(path: Path, data: bytes) -> None:
     """One file of the series, whole or not at all (a temporary beside it, renamed over the
     name: an interrupt leaves no half patch, and a link of that name is replaced, never
     written through)."""
+    refuse_a_flagged_replace(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with removed_on_error(tmp):
         with os.fdopen(fd, "wb") as fh:
