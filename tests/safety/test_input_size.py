@@ -418,7 +418,9 @@ def test_many_gitignore_files_cost_the_walk_time_linear_in_them(tmp_path):
         (tmp_path / str(n) / "d00007" / "skip.py").write_text("")
         return tmp_path / str(n)
 
-    found = linear(lambda top: list(discover([top])), tree, 8_000)
+    # (8, not 10: the defect planted gave x8.4 at 8,000 folders, where its prefix checks are little
+    # more than the walk's own work: 48-timing-attempts.md)
+    found = linear(lambda top: list(discover([top])), tree, 8_000, limit=8)
     assert len(found) == 8_000 and not any(c.path.name == "skip.py" for c in found)
 
 
