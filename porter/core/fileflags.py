@@ -46,6 +46,20 @@ def write_forbidden(fd: int) -> str | None:
     return next((words for bit, words in table if bit and flags & bit), None)
 
 
+def flag_of(name: str, flags: int = _ENTRY, dir_fd: int | None = None) -> str | None:
+    """The flag that forbids changing `name` (in the folder open as `dir_fd`, where given), in
+    words, or None: none set, or `name` cannot be opened (the write says why). A file is opened
+    as `_ENTRY` says: never through a link, never waited on."""
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        return write_forbidden(fd)
+    finally:
+        os.close(fd)
+
+
 def refuse_a_flagged_replace(path: str | os.PathLike[str]) -> None:
     """OSError (EPERM, the flag in words) where a flag forbids replacing `path` by renaming a
     temporary over it: its folder append-only or immutable (the temporary made there could be
@@ -56,13 +70,5 @@ def refuse_a_flagged_replace(path: str | os.PathLike[str]) -> None:
     name = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(name))
     for where, flags, what in ((folder, _FOLDER, "the folder"), (name, _ENTRY, "the file")):
-        try:
-            fd = os.open(where, flags)
-        except OSError:
-            continue
-        try:
-            flag = write_forbidden(fd)
-        finally:
-            os.close(fd)
-        if flag is not None:
+        if (flag := flag_of(where, flags)) is not None:
             raise OSError(errno.EPERM, f"{what} is {flag}", name)

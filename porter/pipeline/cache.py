@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from porter.core import programs
-from porter.core.fileflags import write_forbidden
+from porter.core.fileflags import flag_of, write_forbidden
 from porter.core.kinds import PYTHON, enabled_kinds, kind_of
 from porter.core.reading import open_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
@@ -901,7 +901,7 @@ def _write_at(folder: int, name: str, data: bytes, mode: int = 0o600) -> None:
         try:
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
         except PermissionError:
-            if (flag := _flag_of(folder, name)) is not None:
+            if (flag := flag_of(name, dir_fd=folder)) is not None:
                 raise _FlaggedEntry(errno.EPERM, flag, name) from None
             raise
         except IsADirectoryError:
@@ -921,20 +921,6 @@ class _FlaggedEntry(OSError):
     """A file of the cache that a flag forbids replacing (`chattr +i`): its `filename`, in the
     folder written, and the flag in words (`strerror`). Said as such: "folders this user cannot
     write" named `v3/`, which this user could write (twenty-ninth read's leftover)."""
-
-
-def _flag_of(folder: int, name: str) -> str | None:
-    """The flag that forbids replacing `name` in the folder open as `folder` (`write_forbidden`),
-    if any; never opened through a link, nor waited on (a FIFO)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(name, flags, dir_fd=folder)
-    except OSError:
-        return None
-    try:
-        return write_forbidden(fd)
-    finally:
-        os.close(fd)
 
 
 def _read_entry(name: str, folder: int) -> tuple[bytes, int]:
