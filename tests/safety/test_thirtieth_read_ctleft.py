@@ -7,6 +7,8 @@ import subprocess
 
 import pytest
 
+from tests.deps import require
+
 
 def _flag(flag: str, *paths) -> None:
     """`chattr FLAG PATHS`; the test is skipped where it cannot be set (not root, a file system
@@ -177,7 +179,7 @@ def test_a_parity_check_whose_reader_left_still_writes_its_report(tmp_path):
     tables went to the stream past the console, the BrokenPipeError ended the run after both
     sides had trained, exit 0, no report. Now the report is written and the run leaves with its
     verdict's code."""
-    pytest.importorskip("torch")
+    require("torch")
     import json
     import sys
 
