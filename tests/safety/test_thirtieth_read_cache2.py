@@ -3,24 +3,13 @@ what the first wave's file flags left to the project's own writes."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
 from typer.testing import CliRunner
 
 from tests.safety.conftest import CUDA, committed_repo
-
-
-def _flag(flag: str, *paths) -> None:
-    """`chattr FLAG PATHS`; the test is skipped where it cannot be set (not root, a file system
-    that keeps no such flag)."""
-    try:
-        done = subprocess.run(["chattr", flag, *map(str, paths)], capture_output=True, timeout=60)
-    except OSError:
-        pytest.skip("no chattr here")
-    if done.returncode:
-        pytest.skip(f"chattr {flag}: {done.stderr.decode().strip()}")
+from tests.safety.test_thirtieth_read_ctleft import _flag
 
 
 def _said(output: str) -> str:
