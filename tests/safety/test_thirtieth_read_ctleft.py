@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from tests.deps import require
+from tests.safety.test_thirtieth_read_term import _on_a_hung_up_terminal
 
 
 def _flag(flag: str, *paths) -> None:
@@ -97,34 +98,6 @@ def test_an_immutable_entry_is_said_as_an_entry_not_as_a_folder(tmp_path, monkey
         f"the cache holds entries that cannot be replaced: {store.entries / name} is immutable (chattr +i): "
         "a result that changed is not kept in its place"
     ]
-
-
-def _on_a_hung_up_terminal(args: list[str], cwd) -> int:
-    """`porter ARGS` with stdout and stderr a terminal that hung up before it started (a pty whose
-    near end is closed: each write is EIO), SIGHUP ignored (a disowned job's next command)."""
-    import os
-    import signal
-    import sys
-
-    from tests.safety.conftest import REPO
-
-    near, far = os.openpty()
-    os.close(near)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(cwd / ".c")}
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "porter", *args],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=far,
-            stderr=far,
-            timeout=300,
-            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
-        )
-    finally:
-        os.close(far)
-    return run.returncode
 
 
 def test_a_rewrite_started_on_a_terminal_that_had_hung_up_still_writes_its_files(tmp_path):
