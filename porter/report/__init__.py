@@ -10,12 +10,9 @@ renderer shows them.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
-from porter.core.fileflags import refuse_a_flagged_replace
-from porter.pipeline.writer import make_parent, removed_on_error
+from porter.pipeline.writer import write_output
 from porter.report.model import SCHEMA_VERSION, FileReport, ReportModel, Section
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
@@ -47,21 +44,15 @@ def render(model: ReportModel, fmt: str) -> str:
 
 
 def write_report(path: Path | str, model: ReportModel) -> Path:
-    """Render `model` in the format the suffix names and write it (UTF-8); returns the path."""
+    """Render `model` in the format the suffix names and write it (UTF-8) as every file the user
+    names for output is (`write_output`); returns the path. Its own temporary-and-rename replaced
+    a FIFO (`mkfifo r.md`: the reader waited for good), made a 0600 report 0644 and could not write
+    a name of 245 bytes or more, where `-o` writes into the FIFO, keeps the bits, cuts the
+    temporary's name (thirty-first read)."""
     path = Path(path)
     if path.is_dir():  # first: a folder is not a file of another suffix (as `-o`; twenty-eighth read)
         raise IsADirectoryError(21, "is a folder", str(path))
-    text = render(model, report_format(path))
-    make_parent(path)
-    refuse_a_flagged_replace(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with removed_on_error(tmp):
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would have made it
-        os.replace(tmp, path)
+    write_output(path, render(model, report_format(path)))
     return path
 
 
