@@ -196,6 +196,9 @@ def _batches(
 
 
 _POLL_S = 1.0  # how often a batch none of whose files has started yet is looked at again
+# a look that comes this much later than asked: porter did not run meanwhile (stopped by Ctrl-Z
+# or SIGSTOP, or starved), and neither, counted, did the files in flight
+_PAUSE_S = 1.0
 
 
 class Pool:
@@ -211,6 +214,7 @@ class Pool:
         self._slots = max(64, (2 * workers + 4) * BATCH_FILES * 2) if self.file_timeout is not None else 0
         self._starts: Any = None  # made with the workers (a run that parses nothing makes neither)
         self._spent: dict[int, float] = {}  # slot -> seconds its file has been charged so far
+        self._pauses: list[tuple[float, float]] = []  # (when it ended, how long) porter did not run
         self._spared: set[int] = set()  # slots whose attempt was cut short for another file
 
     def _pool(self) -> ProcessPoolExecutor:
@@ -279,12 +283,19 @@ class Pool:
         assert self.file_timeout is not None
         return self.file_timeout - self._spent.get(slot, 0.0)
 
+    def _paused_since(self, started: float) -> float:
+        """The seconds porter was stopped (Ctrl-Z, then `fg`) since `started`: not the file's
+        time. `time.monotonic()` runs on while a job is stopped, and a file that needed a moment
+        was "took longer than 60 s", left unchecked, after a job stopped for a minute (thirty-first
+        read)."""
+        return sum(length for end, length in self._pauses if end > started)
+
     def _charge(self, slot: int, now: float) -> None:
         """Add the time of the attempt that just ended to the file's account (unless it was
         cut short for another file)."""
         started = self._started(slot)
         if started > 0 and slot not in self._spared:
-            self._spent[slot] = self._spent.get(slot, 0.0) + max(0.0, now - started)
+            self._spent[slot] = self._spent.get(slot, 0.0) + max(0.0, now - started - self._paused_since(started))
         self._spared.discard(slot)
         if self._starts is not None:
             self._starts[slot] = 0.0
@@ -326,19 +337,23 @@ class Pool:
                 return future.result(), None
             except (BrokenExecutor, CancelledError):
                 return None, None
+        due = None
         while True:
             now = time.monotonic()
+            if due is not None and now - due > _PAUSE_S:
+                self._pauses.append((now, now - due))
             running = [(slot, self._started(slot)) for slot in slots if self._started(slot) > 0]
             if running:
                 slot, started = running[0]
-                deadline = started + self._left(slot)
+                deadline = started + self._left(slot) + self._paused_since(started)
                 if now >= deadline:
                     return None, slot
-                wait = deadline - now
+                wait = min(deadline - now, _POLL_S)  # (looked at often: a stop is seen as a late look)
             else:
                 # queued behind other batches: no clock runs for these files yet; looked at again
                 # within the limit, so that a file cannot start and finish unseen past it
                 wait = min(_POLL_S, self.file_timeout / 2)
+            due = now + wait
             try:
                 return future.result(timeout=wait), None
             except FutureTimeout:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -56,3 +58,54 @@ def test_a_report_of_a_long_name_is_written(tmp_path):
     name = "r" * 248 + ".md"
     run = _porter(["lint", "m.py", "-t", "xla", "--report", name], tmp_path)
     assert (run.returncode, (tmp_path / name).is_file()) == (1, True), run.stderr
+
+
+_GATED = """
+import os, time, porter.pipeline.parallel as p
+real = p.port_one
+def gated(job):
+    if not os.path.exists({gate!r}):
+        open({marker!r}, "w").close()
+        while not os.path.exists({gate!r}):
+            time.sleep(0.05)
+    return real(job)
+p.port_one = gated
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="job control is POSIX's")
+def test_a_job_stopped_longer_than_the_file_timeout_does_not_fail_its_files(tmp_path):
+    # Ctrl-Z, then `fg` a while later: the limit is judged by `time.monotonic()`, which runs on while
+    # the job is stopped, so a file that needed a moment was "took longer than 6 s to port ... not
+    # checked". The file's port waits on a gate opened right after SIGCONT: its own time is ~0 s
+    (tmp_path / "m.py").write_bytes(CUDA)
+    hook, marker, gate = tmp_path / "hook", tmp_path / "inflight", tmp_path / "gate"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_GATED.format(gate=str(gate), marker=str(marker)))
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{REPO}{os.pathsep}{hook}",
+        "NO_COLOR": "1",
+        "XDG_CACHE_HOME": str(tmp_path / ".c"),
+    }
+    argv = ["lint", "m.py", "-t", "xla", "--no-cache", "--output-format", "concise", "--file-timeout", "6"]
+    run = subprocess.Popen(
+        [sys.executable, "-m", "porter", *argv],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # (an orphaned group: SIGTSTP is discarded there, so SIGSTOP stands in)
+    )
+    try:
+        end = time.monotonic() + 240
+        while not marker.exists() and run.poll() is None and time.monotonic() < end:
+            time.sleep(0.05)
+        os.killpg(run.pid, signal.SIGSTOP)
+        time.sleep(10)  # stopped past the limit
+        os.killpg(run.pid, signal.SIGCONT)
+    finally:
+        gate.touch()
+    out, err = run.communicate(timeout=300)
+    assert (run.returncode, b"took longer" in err) == (1, False), err
+    assert b"DEV001" in out
