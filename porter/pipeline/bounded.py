@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, _die_with_parent
+from porter.pipeline.parallel import _PAUSE_S, _POLL_S, DEFAULT_FILE_TIMEOUT, _die_with_parent
 
 R = TypeVar("R")
 
@@ -112,13 +112,20 @@ def _child(fd: int, parent: int, fn: Callable[..., object], args: tuple[object, 
 
 
 def _read_all(fd: int, limit: float | None) -> bytes | None:
-    """Everything the child writes until it closes the pipe; None past `limit` seconds."""
+    """Everything the child writes until it closes the pipe; None past `limit` seconds of the
+    child's time: a look later than asked (porter stopped by Ctrl-Z, then `fg`) moves the limit on
+    by the pause, as the pool does (`_PAUSE_S`; thirty-first read)."""
     deadline = None if limit is None else time.monotonic() + limit
     chunks: list[bytes] = []
+    due = None
     while True:
-        wait = None if deadline is None else deadline - time.monotonic()
+        now = time.monotonic()
+        if deadline is not None and due is not None and now - due > _PAUSE_S:
+            deadline += now - due
+        wait = None if deadline is None else min(deadline - now, _POLL_S)
         if wait is not None and wait <= 0:
             return None
+        due = None if wait is None else now + wait
         ready, _, _ = select.select([fd], [], [], wait)
         if not ready:
             continue

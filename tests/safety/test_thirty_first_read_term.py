@@ -61,37 +61,29 @@ def test_a_report_of_a_long_name_is_written(tmp_path):
 
 
 _GATED = """
-import os, time, porter.pipeline.parallel as p
-real = p.port_one
-def gated(job):
+import os, time, {module} as m
+real = m.{name}
+def gated(*args, **kwargs):
     if not os.path.exists({gate!r}):
         open({marker!r}, "w").close()
         while not os.path.exists({gate!r}):
             time.sleep(0.05)
-    return real(job)
-p.port_one = gated
+    return real(*args, **kwargs)
+m.{name} = gated
 """
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="job control is POSIX's")
-def test_a_job_stopped_longer_than_the_file_timeout_does_not_fail_its_files(tmp_path):
-    # Ctrl-Z, then `fg` a while later: the limit is judged by `time.monotonic()`, which runs on while
-    # the job is stopped, so a file that needed a moment was "took longer than 6 s to port ... not
-    # checked". The file's port waits on a gate opened right after SIGCONT: its own time is ~0 s
-    (tmp_path / "m.py").write_bytes(CUDA)
-    hook, marker, gate = tmp_path / "hook", tmp_path / "inflight", tmp_path / "gate"
+def _stopped_past_the_limit(argv: list[str], cwd, module: str, name: str) -> subprocess.CompletedProcess[bytes]:
+    """porter `argv`, stopped (SIGSTOP to its group, as Ctrl-Z stops a job) for 10 s while the
+    first call of `module.name` is in flight, then continued; that call waits on a gate opened
+    right after SIGCONT, so the file's own time is ~0 s."""
+    hook, marker, gate = cwd / "hook", cwd / "inflight", cwd / "gate"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_GATED.format(gate=str(gate), marker=str(marker)))
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{REPO}{os.pathsep}{hook}",
-        "NO_COLOR": "1",
-        "XDG_CACHE_HOME": str(tmp_path / ".c"),
-    }
-    argv = ["lint", "m.py", "-t", "xla", "--no-cache", "--output-format", "concise", "--file-timeout", "6"]
+    (hook / "sitecustomize.py").write_text(_GATED.format(module=module, name=name, gate=str(gate), marker=str(marker)))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
     run = subprocess.Popen(
         [sys.executable, "-m", "porter", *argv],
-        cwd=tmp_path,
+        cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -107,5 +99,28 @@ def test_a_job_stopped_longer_than_the_file_timeout_does_not_fail_its_files(tmp_
     finally:
         gate.touch()
     out, err = run.communicate(timeout=300)
-    assert (run.returncode, b"took longer" in err) == (1, False), err
-    assert b"DEV001" in out
+    return subprocess.CompletedProcess(argv, run.returncode, out, err)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="job control is POSIX's")
+def test_a_job_stopped_longer_than_the_file_timeout_does_not_fail_its_files(tmp_path):
+    # Ctrl-Z, then `fg` a while later: the limit is judged by `time.monotonic()`, which runs on while
+    # the job is stopped, so a file that needed a moment was "took longer than 6 s to port ... not
+    # checked"
+    (tmp_path / "m.py").write_bytes(CUDA)
+    argv = ["lint", "m.py", "-t", "xla", "--no-cache", "--output-format", "concise", "--file-timeout", "6"]
+    run = _stopped_past_the_limit(argv, tmp_path, "porter.pipeline.parallel", "port_one")
+    assert (run.returncode, b"took longer" in run.stderr) == (1, False), run.stderr
+    assert b"DEV001" in run.stdout
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="job control is POSIX's")
+def test_a_kernels_run_stopped_longer_than_the_file_timeout_lists_its_kernel(tmp_path):
+    # the same for the commands that read one file at a time in a forked child (`bounded`)
+    from tests.safety.test_thirtieth_read_term2 import _KERNEL
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.py").write_text(_KERNEL)
+    argv = ["kernels", "src", "--file-timeout", "6"]
+    run = _stopped_past_the_limit(argv, tmp_path, "porter.pipeline.bounded", "_child")
+    assert (b"took longer" in run.stdout + run.stderr, b"add_kernel" in run.stdout) == (False, True), run.stderr
