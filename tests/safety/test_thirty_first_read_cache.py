@@ -1,11 +1,16 @@
 """The thirty-first read of the cache and the state porter reads back (cache): the line length a
-monorepo package's own `pyproject.toml` hid from ruff's configuration above it."""
+monorepo package's own `pyproject.toml` hid from ruff's configuration above it; `lint --fix`'s SARIF
+on a fix it could not write."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from typer.testing import CliRunner
 
 from tests.helpers import write_files
+from tests.safety.conftest import CUDA, committed_repo
 
 
 @pytest.mark.parametrize(
@@ -40,3 +45,40 @@ def test_a_package_pyproject_without_a_formatter_table_leaves_ruffs_length_above
     write_files(tmp_path, {".git/HEAD": "", **files, "pkg/m.py": "x = 1\n"})
     forget()
     assert line_length(str(tmp_path / "pkg" / "m.py")) == want
+
+
+def test_a_lint_fix_that_could_not_write_a_file_is_no_successful_execution_in_sarif(tmp_path, monkeypatch):
+    """`lint --fix --output-format sarif` whose fix of `b.py` could not be written (a read-only
+    file) left with 2 and said on stderr "cannot write", but its SARIF said `"executionSuccessful":
+    true` with no notification: GitHub code scanning showed a run that went well. Now the run is
+    not successful and a notification names the file and why (as for a file not checked)."""
+    from porter.cli import app
+
+    repo = committed_repo(tmp_path / "repo", {"a.py": CUDA, "b.py": CUDA})
+    (repo / "b.py").chmod(0o444)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    result = CliRunner().invoke(app, ["lint", ".", "-t", "xla", "--fix", "--output-format", "sarif", "-o", "out.sarif"])
+    assert result.exit_code == 2, result.output
+    assert (repo / "b.py").read_bytes() == CUDA and (repo / "a.py").read_bytes() != CUDA
+    [invocation] = json.loads((repo / "out.sarif").read_text())["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    [note] = invocation["toolExecutionNotifications"]
+    assert note["message"]["text"] == "b.py: no write permission (read-only file); its fixes are not applied"
+    assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "b.py"
+
+
+def test_a_lint_fix_that_could_not_write_a_file_does_not_pass_by_writing_a_baseline(tmp_path, monkeypatch):
+    """`lint --fix --write-baseline FILE` ("fix what you can, record the rest") whose fix of `b.py`
+    could not be written said so on stderr and left with 0, where `lint --fix` alone (and with
+    `--exit-zero`) leaves with 2: a CI step passed over a tree it did not fix. The baseline is still
+    written (b.py's findings as they are), and the exit is 2."""
+    from porter.cli import app
+
+    repo = committed_repo(tmp_path / "repo", {"a.py": CUDA, "b.py": CUDA})
+    (repo / "b.py").chmod(0o444)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    result = CliRunner().invoke(app, ["lint", ".", "-t", "xla", "--fix", "--write-baseline", "base.json"])
+    assert result.exit_code == 2, result.output
+    assert {f["file"] for f in json.loads((repo / "base.json").read_text())["findings"]} == {"b.py"}
