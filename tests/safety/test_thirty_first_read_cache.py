@@ -82,3 +82,31 @@ def test_a_lint_fix_that_could_not_write_a_file_does_not_pass_by_writing_a_basel
     result = CliRunner().invoke(app, ["lint", ".", "-t", "xla", "--fix", "--write-baseline", "base.json"])
     assert result.exit_code == 2, result.output
     assert {f["file"] for f in json.loads((repo / "base.json").read_text())["findings"]} == {"b.py"}
+
+
+@pytest.mark.parametrize(
+    ("text", "cupy"),
+    [
+        # pip (join_lines) takes the next line into the comment: it installs no cupy from this file
+        ("torch==2.9.0  # pinned \\\ncupy-cuda12x\nnumpy\n", False),
+        # the last line ends in a backslash: pip reads it all the same
+        ("torch==2.9.0\nnumpy\ncupy-cuda12x \\\n", True),
+    ],
+    ids=["comment-then-backslash", "backslash-at-the-end"],
+)
+def test_requirement_lines_are_joined_as_pip_joins_them(tmp_path, text, cupy):
+    """pip 23.2.1's own parser (`parse_requirements`) is the oracle: `torch  # pinned \\` makes the
+    next line part of its comment, and a backslash on the last line is no requirement's text. porter
+    read the first `cupy-cuda12x` as a requirement (DEP005 on a line pip ignores) and put the target's
+    package inside the comment (`rewrite` inserted `torch-xla[tpu]==2.9.0` after line 1: pip then
+    installed no torch-xla), and missed the second (no DEP005 on a package pip installs)."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "requirements.txt").write_text(text)
+    [result] = run([tmp_path], Settings(target="xla"), jobs=1, cache=False)[0]
+    assert ("DEP005" in {f.code for f in result.findings}) is cupy
+    new = (result.new_source or b"").decode()
+    assert "torch-xla" in new
+    pip_reads = [ln.split("#")[0].strip() for ln in new.replace("\\\n", "").splitlines()]
+    assert any(r.startswith("torch-xla") for r in pip_reads), new
