@@ -110,3 +110,25 @@ def test_requirement_lines_are_joined_as_pip_joins_them(tmp_path, text, cupy):
     assert "torch-xla" in new
     pip_reads = [ln.split("#")[0].strip() for ln in new.replace("\\\n", "").splitlines()]
     assert any(r.startswith("torch-xla") for r in pip_reads), new
+
+
+@pytest.mark.parametrize(
+    ("text", "cupy"),
+    [
+        # configparser lower-cases keys: setuptools reads `Install_Requires` as install_requires
+        ("[options]\nInstall_Requires =\n    torch\n    cupy-cuda12x\n", True),
+        # configparser keeps a section name's spaces: setuptools knows no `[ options ]`
+        ("[ options ]\ninstall_requires =\n    torch\n    cupy-cuda12x\n", False),
+    ],
+    ids=["key-case", "section-spaces"],
+)
+def test_setup_cfg_is_read_as_setuptools_reads_it(tmp_path, text, cupy):
+    """setuptools 65.5's `read_configuration` is the oracle: it declares cupy-cuda12x for the first
+    file and nothing for the second. porter matched keys by case (no DEP005 on a package setuptools
+    declares) and stripped the section's name (a DEP005 on one it never reads)."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "setup.cfg").write_text(text)
+    results = run([tmp_path], Settings(target="xla"), jobs=1, cache=False)[0]
+    assert any(f.code == "DEP005" for r in results for f in r.findings) is cupy
