@@ -167,7 +167,9 @@ def lint(
     if report is not None:
         _write_migration_report(report, run, settings)
     if write_baseline_to is not None:
-        _write_baseline_and_exit(write_baseline_to, run, settings.target, settings.portable, fingerprint_base)
+        _write_baseline_and_exit(
+            write_baseline_to, run, settings.target, settings.portable, fingerprint_base, failed=write_failures > 0
+        )
     if known is not None:
         run.findings, run.baselined, run.stale_baseline = apply_baseline(
             run.findings, run.fingerprints, known, _checked(run, fingerprint_base)
@@ -322,12 +324,12 @@ def _write_fixes(run, paths: list[Path], *, allow_dirty: bool, allow_no_vcs: boo
     changes = [Change(*p) for p in run.pending]
     refuse_unless_allowed(changes, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)  # refused: nothing removed
     clean_stale(paths, quiet=False)
-    written, write_failures = write_in_place(changes)
+    problems: dict[Path, str] = {}
+    written, write_failures = write_in_place(changes, problems)
     if write_failures:
         from porter.lint import not_written
 
-        done = {c.path for c in written}
-        not_written(run, [c.path for c in changes if c.path not in done])
+        not_written(run, problems)
     return write_failures
 
 
@@ -342,8 +344,12 @@ def _write_migration_report(report: Path, run, settings) -> None:
         raise usage_error(f"cannot write --report {report}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
-def _write_baseline_and_exit(write_baseline_to: Path, run, target: str, portable: bool, base: Path | None) -> NoReturn:
-    """--write-baseline: record today's findings and exit 0 (the baseline accepts them)."""
+def _write_baseline_and_exit(
+    write_baseline_to: Path, run, target: str, portable: bool, base: Path | None, *, failed: bool = False
+) -> NoReturn:
+    """--write-baseline: record today's findings and exit 0 (the baseline accepts them); 2 where
+    `--fix` could not write a file (`failed`): `lint --fix --write-baseline` left with 0 over a fix
+    it could not write, a CI step that passed with the tree unfixed (thirty-first read)."""
     try:
         write_baseline(write_baseline_to, target, run.findings, run.fingerprints, run.version, portable, base)
     except OSError as exc:
@@ -353,7 +359,7 @@ def _write_baseline_and_exit(write_baseline_to: Path, run, target: str, portable
         f"Wrote {n} finding{'s' if n != 1 else ''} to baseline {plain(write_baseline_to)}",
         soft_wrap=True,
     )
-    raise typer.Exit(EXIT_OK)
+    raise typer.Exit(EXIT_ERROR if failed else EXIT_OK)
 
 
 def _print_diff_and_exit(run, *, exit_zero: bool) -> NoReturn:

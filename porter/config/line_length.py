@@ -27,9 +27,11 @@ def forget() -> None:
 
 
 @lru_cache(maxsize=256)
-def _limit_in(folder: Path) -> tuple[int | None, str] | None:
+def _limit_in(folder: Path, black_looks: bool = True) -> tuple[int | None, str] | None:
     """The line length the formatter configuration in `folder` sets (None where it sets none) and
-    whose it is ("black" or "ruff"); None where `folder` is no project root (look further up)."""
+    whose it is ("black" or "ruff"); None where `folder` holds no configuration (look further up).
+    `black_looks`: black has not yet met its project root below `folder` (black reads only the
+    nearest `pyproject.toml`; ruff passes over one without `[tool.ruff]`)."""
     for name in (".ruff.toml", "ruff.toml"):  # ruff's order: `.ruff.toml` wins over `ruff.toml`
         path = folder / name
         if path.is_file():
@@ -37,10 +39,19 @@ def _limit_in(folder: Path) -> tuple[int | None, str] | None:
     path = folder / "pyproject.toml"
     if not path.is_file():
         return (None, "ruff") if (folder / ".git").exists() else None
-    tool = _table(_read(path).get("tool"))
-    black = _table(tool.get("black"))
-    value = _length(black.get("line-length", black.get("line_length")))
-    return (value, "black") if value is not None else (_ruff_length(path, _table(tool.get("ruff"))), "ruff")
+    tool = _toml_at(path)
+    if tool is None:
+        return None, "ruff"  # a pyproject.toml that does not parse sets no limit (ruff refuses it)
+    tool = _table(tool.get("tool"))
+    black = tool.get("black") if black_looks else None
+    if isinstance(black, dict) and (value := _length(black.get("line-length", black.get("line_length")))):
+        return value, "black"
+    if isinstance(tool.get("ruff"), dict) or isinstance(black, dict):
+        return _ruff_length(path, _table(tool.get("ruff"))), "ruff"
+    # a pyproject.toml without [tool.ruff] (a monorepo package's own `[project]`) is no configuration
+    # to ruff, which reads on up: the length ruff read from the project's top was missed (ruff 0.17.6
+    # `--show-settings`: 40, porter: none; thirty-first read)
+    return (None, "ruff") if (folder / ".git").exists() else None
 
 
 def _ruff_length(path: Path, options: dict[str, Any]) -> int | None:
@@ -81,17 +92,24 @@ def _read(path: Path) -> dict[str, Any]:
     """The TOML file at `path` read as porter reads its own config (a regular file of 16 MiB at
     most); empty where it cannot be read or parsed: the limit is then the formatter's default,
     which porter does not apply."""
+    return _toml_at(path) or {}
+
+
+def _toml_at(path: Path) -> dict[str, Any] | None:
+    """The TOML file at `path` (as `_read`), or None where it cannot be read or parsed."""
     try:
         return tomllib.loads(read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, MemoryError, ValueError):
-        return {}
+        return None
 
 
 def _nearest(file: Path) -> tuple[int | None, str]:
     """The length set in the nearest of `file`'s folders that is a project root, and whose it is."""
+    black_looks = True
     for folder in file.parents:
-        if (found := _limit_in(folder)) is not None:
+        if (found := _limit_in(folder, black_looks)) is not None:
             return found
+        black_looks = black_looks and not (folder / "pyproject.toml").is_file()
     return None, "ruff"
 
 

@@ -6,7 +6,7 @@ the same findings for the same settings; lint only decides what to print and how
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from porter.pipeline.discover import Candidate
@@ -74,15 +74,18 @@ def lint(
     return run
 
 
-def not_written(run: LintRun, paths: Iterable[object]) -> None:
-    """--fix could not write these files (read-only, changed on disk): their fixes are not
-    applied, so they are not counted fixed, and what is reported of each is what the first pass
-    found in it, at its positions in the file as it is."""
-    for path in paths:
+def not_written(run: LintRun, problems: Mapping[Path, str]) -> None:
+    """--fix could not write these files (read-only, changed on disk; path -> why): their fixes
+    are not applied, so they are not counted fixed, and what is reported of each is what the first
+    pass found in it, at its positions in the file as it is. Each is kept with its reason in
+    `run.write_failures`, for the formats that say how the run went (SARIF's `executionSuccessful`
+    was true on a run that left with 2, unsaid: thirtieth read's leftover)."""
+    for path, why in problems.items():
         entry = run.unwritten.pop(path, None)
         if entry is None:
             continue
         result, here, report_unused, base = entry
+        run.write_failures.append((result.path, why))
         applied = {id(f) for f in result.findings}
         run.fixed = [f for f in run.fixed if id(f) not in applied]
         run.findings = [f for f in run.findings if f.path != result.path]  # the fixed text's

@@ -20,6 +20,7 @@ from porter.files.deps.target_packages import added_message, insertion, missing_
 from porter.files.sites import LINE_BREAK, Site, Text
 
 _COMMENT = re.compile(r"(?:^|\s)#")
+_COMMENT_LINE = re.compile(r"\s*#")  # (pip's `COMMENT_RE.match`: a line that starts with a comment)
 # (from the start of a run of spaces only: from each space of a run it ran to the run's end)
 _REQ_OPTION = re.compile(r"(?<!\s)\s+--?[A-Za-z]")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
@@ -37,7 +38,13 @@ class Line:
 
 
 def lines(text: str) -> list[Line]:
-    """The file's logical lines, ended as pip ends them (`str.splitlines`: CR-only files too)."""
+    """The file's logical lines, ended as pip ends them (`str.splitlines`: CR-only files too) and
+    joined as pip's `join_lines` joins them: a line ending in `\\` goes on to the next one unless
+    it starts with a comment, a comment after a requirement included (`torch  # pinned \\`: the
+    next line is part of that comment to pip, which installs nothing from it), and the last line
+    too; the comment is cut from the joined line. porter read such a next line as a requirement of
+    its own (DEP005 on a `cupy-cuda12x` pip never installs) and put its DEP004 line there, inside
+    the comment: the ported file installed no target package (thirty-first read)."""
     out: list[Line] = []
     at = 0
     n = len(text)
@@ -48,16 +55,16 @@ def lines(text: str) -> list[Line]:
             brk = LINE_BREAK.search(text, at)
             end = n if brk is None else brk.start()
             physical = text[at:end]
-            nxt = n if brk is None else brk.end()
-            comment = _COMMENT.search(physical)
-            if comment is None and physical.endswith("\\") and nxt < n:
-                parts.append(physical[:-1])
-                at = nxt
+            at = n if brk is None else brk.end()
+            starts_a_comment = _COMMENT_LINE.match(physical) is not None
+            if physical.endswith("\\") and not starts_a_comment:
+                parts.append(physical.strip("\\"))  # (pip strips each end of every backslash)
                 continue
-            parts.append(physical if comment is None else physical[: comment.start()])
-            at = nxt
+            parts.append(" " + physical if parts and starts_a_comment else physical)
             break
-        out.append(Line(start, end, at, "".join(parts)))
+        joined = "".join(parts)
+        comment = _COMMENT.search(joined)
+        out.append(Line(start, end, at, joined if comment is None else joined[: comment.start()]))
     return out
 
 

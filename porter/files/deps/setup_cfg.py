@@ -19,7 +19,7 @@ from porter.files.errors import Unreadable
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
 
-_SECTION = re.compile(r"\[([^\]]+)\]")  # its name stripped (`\[\s*([^\]]+?)\s*\]` was cubic in spaces)
+_SECTION = re.compile(r"\[([^\]]+)\]")  # (`\[\s*([^\]]+?)\s*\]` was cubic in spaces)
 _KEY = re.compile(r"([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)")
 _KEYS = {"options": {"install_requires", "setup_requires", "tests_require"}}
 
@@ -46,7 +46,8 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
             continue
         header = _SECTION.fullmatch(stripped) if not line[:1].isspace() else None
         if header is not None:
-            section, collecting = header.group(1).strip(), False
+            # as configparser names it, spaces kept: setuptools reads no `[ options ]` (thirty-first read)
+            section, collecting = header.group(1), False
             continue
         collecting, found = _line_value(line, start, section, collecting)
         if found is None:
@@ -93,7 +94,8 @@ def _line_value(line: str, start: int, section: str, collecting: bool) -> tuple[
     is it (a continuation line, which a removal may take; a key's own line never is)."""
     if not line[:1].isspace():
         key = _KEY.match(line)
-        collecting = key is not None and _wanted(section, key.group(1))
+        # configparser lower-cases a key (`optionxform`): `Install_Requires` is setuptools' `install_requires`
+        collecting = key is not None and _wanted(section, key.group(1).lower())
         if not collecting or key is None:
             return collecting, None
         value, value_at, whole = key.group(2), start + key.start(2), False

@@ -68,15 +68,22 @@ def _location(f: Finding) -> dict:
     return {"physicalLocation": {"artifactLocation": _artifact(f.path), "region": _region(f)}}
 
 
-def _notification(r) -> dict:
-    physical: dict = {"artifactLocation": _artifact(r.path)}
-    if r.error_line:
-        physical["region"] = {"startLine": r.error_line}
+def _notification(path: str, text: str, line: int | None = None) -> dict:
+    physical: dict = {"artifactLocation": _artifact(path)}
+    if line:
+        physical["region"] = {"startLine": line}
     return {
         "level": "error",
-        "message": {"text": f"{r.path}: {r.reason}"},
+        "message": {"text": f"{path}: {text}"},
         "locations": [{"physicalLocation": physical}],
     }
+
+
+def _notifications(run: LintRun) -> list[dict]:
+    """What kept the run from doing its work, one notification each: a file not checked, and (with
+    `--fix`) a file whose fixes could not be written (the run leaves with 2)."""
+    out = [_notification(r.path, r.reason or "not checked", r.error_line) for r in run.unchecked]
+    return out + [_notification(path, f"{why}; its fixes are not applied") for path, why in run.write_failures]
 
 
 def _result(run: LintRun, f: Finding, index: int) -> dict:
@@ -111,6 +118,7 @@ def _result(run: LintRun, f: Finding, index: int) -> dict:
 def render(run: LintRun) -> str:
     codes = sorted({f.code for f in run.findings})
     index = {c: i for i, c in enumerate(codes)}
+    notifications = _notifications(run)
     doc = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -129,8 +137,8 @@ def render(run: LintRun) -> str:
                 "results": (_result(run, f, index[f.code]) for f in run.findings),
                 "invocations": [
                     {
-                        "executionSuccessful": not run.unchecked,
-                        "toolExecutionNotifications": [_notification(r) for r in run.unchecked],
+                        "executionSuccessful": not notifications,
+                        "toolExecutionNotifications": notifications,
                     }
                 ],
             }
