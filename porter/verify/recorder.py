@@ -873,11 +873,15 @@ class Recorder:
         self._wrap_gradients()
         self._wrap_scaler()
         self._wrap_optimizers()
-        self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
+        # run eagerly where the program compiles its optimizer's step (`torch.compile(opt.step)`,
+        # torch's own recipe): traced, the post-step hook's `gc.get_objects()` raised a dynamo
+        # RecursionError said as the program's, and its later steps were not counted (thirty-first read)
+        eager = torch.compiler.disable
+        self.handles.append(register_optimizer_step_pre_hook(eager(self.on_pre_step)))
         if self.perturb is not None:
-            self.handles.append(register_optimizer_step_pre_hook(self.perturb_ulp))
+            self.handles.append(register_optimizer_step_pre_hook(eager(self.perturb_ulp)))
             self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.perturb_output))
-        self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
+        self.handles.append(register_optimizer_step_post_hook(eager(self.on_post_step)))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
         self.global_hook = self.handles[-1].id
         self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(self.hook_last))
