@@ -940,7 +940,7 @@ class Recorder:
             orig_init(self_, *args, **kwargs)
             built.add(self_)
 
-        torch.optim.Optimizer.__init__ = init  # type: ignore[method-assign]
+        torch.optim.Optimizer.__init__ = init  # type: ignore[method-assign, assignment]
 
     def _wrap_gradients(self) -> None:
         """Record the scalar each `torch.autograd.backward` and `torch.autograd.grad` call of the
