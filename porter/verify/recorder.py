@@ -5,9 +5,10 @@ Installed by `porter.verify.launch` before the script starts:
 * the loss: every scalar `torch.autograd.backward` is called on (`loss.backward()` goes
   through it); a `GradScaler`-scaled loss is recorded unscaled;
 * per optimizer step (`register_optimizer_step_pre_hook` / `_post_hook`; the one counted is
-  the optimizer whose parameters hold the most gradient elements at the first step, the
-  first to step among equals): the global gradient norm before the step, each param
-  group's learning rate, the wall time between steps, XLA compiles in the step;
+  the optimizer whose parameters hold the most gradient elements at the first step, of those
+  stepping other parameters than the first to step, that one among equals): the global
+  gradient norm before the step, each param group's learning rate, the wall time between
+  steps, XLA compiles in the step;
 * until the first step ends: every module's output statistics and a small strided sample
   (a global forward hook, names from the root module's `named_modules()`), the initial
   parameters, the tied-parameter groups, and the ATen operators run from the first module
@@ -1274,9 +1275,13 @@ class Recorder:
         parameters hold the most gradient elements (the one stepping now among equals). The first
         to step was counted: a port stepping its `Adam` before the `SparseAdam` of its embeddings
         (the reference after) FAILed "the gradient norm differs at step 1: reference 0.161,
-        ported 1.12", the same updates (thirty-first read)."""
+        ported 1.12", the same updates (thirty-first read). Only optimizers of other parameters
+        than `opt`'s are weighed: one built over the whole model and left unused while `opt` trains
+        its head would never step."""
         if self.opt_ref is None:
-            self.opt_ref = weakref.ref(max([opt, *self.optimizers], key=_gradient_elements))
+            mine = {id(p) for g in opt.param_groups for p in g["params"]}
+            others = [o for o in self.optimizers if not mine & {id(p) for g in o.param_groups for p in g["params"]}]
+            self.opt_ref = weakref.ref(max([opt, *others], key=_gradient_elements))
         return self.opt_ref() is opt
 
     def on_pre_step(self, opt, args, kwargs) -> tuple | None:

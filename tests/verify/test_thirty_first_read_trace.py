@@ -87,6 +87,20 @@ def test_two_optimizers_stepped_in_either_order_count_the_same_one(tmp_path, mon
     assert res.verdict == "pass", said
 
 
+def test_an_unused_optimizer_over_the_whole_model_does_not_take_the_count(tmp_path):
+    """The counted optimizer is chosen among those of other parameters than the one stepping: an
+    optimizer built over the whole model and left unused while another trains the head (both
+    holding gradients) is not counted, or no step would be recorded."""
+    torch = need("torch")
+    body = _TWO_OPTIMIZERS.replace(
+        "opt = torch.optim.Adam(head.parameters(), lr=1e-2)",
+        "opt = torch.optim.Adam(head.parameters(), lr=1e-2)\nunused = torch.optim.Adam(m.parameters(), lr=1e-2)",
+    ).replace("ORDER", "(opt, opt_s)")
+    trace, own = _recorded(tmp_path, "unused", body)
+    norms = [s["grad_norm"] for s in trace.manifest["steps"]]
+    torch.testing.assert_close(torch.tensor(norms, dtype=torch.float64), torch.tensor(own, dtype=torch.float64))
+
+
 # a Linear under weight_norm, by FORM: the deprecated hook form or the parametrization torch's
 # deprecation warning names; CHANGE is the port's line after it (`pass`: faithful)
 _WEIGHT_NORM = """\
