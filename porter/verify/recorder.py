@@ -4,9 +4,11 @@ Installed by `porter.verify.launch` before the script starts:
 
 * the loss: every scalar `torch.autograd.backward` is called on (`loss.backward()` goes
   through it); a `GradScaler`-scaled loss is recorded unscaled;
-* per optimizer step (`register_optimizer_step_pre_hook` / `_post_hook`, the first optimizer
-  that steps is the one counted): the global gradient norm before the step, each param
-  group's learning rate, the wall time between steps, XLA compiles in the step;
+* per optimizer step (`register_optimizer_step_pre_hook` / `_post_hook`; the one counted is
+  the optimizer whose parameters hold the most gradient elements at the first step, of those
+  stepping other parameters than the first to step, that one among equals): the global
+  gradient norm before the step, each param group's learning rate, the wall time between
+  steps, XLA compiles in the step;
 * until the first step ends: every module's output statistics and a small strided sample
   (a global forward hook, names from the root module's `named_modules()`), the initial
   parameters, the tied-parameter groups, and the ATen operators run from the first module
@@ -94,6 +96,11 @@ def _keep_unscaled(scaled, outputs) -> None:
     elif isinstance(scaled, (list, tuple)) and isinstance(outputs, (list, tuple)) and len(scaled) == len(outputs):
         for one, given in zip(scaled, outputs):
             _keep_unscaled(one, given)
+
+
+def _gradient_elements(opt) -> int:
+    """How many gradient elements the optimizer's parameters hold now."""
+    return sum(p.numel() for g in opt.param_groups for p in g["params"] if p.grad is not None)
 
 
 def _versions(output) -> tuple[tuple[int, int | None], ...]:
@@ -739,6 +746,8 @@ class Recorder:
         self.grads_open = 0  # `torch.autograd.grad` calls running (the recorder's wrapper)
         self._pre: dict | None = None  # the step's start (`_before_step`), None until it is read
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
+        self.optimizers: weakref.WeakSet = weakref.WeakSet()  # every one the program built
+        self.weights_read = False  # step 1's initial weights (read once, before any optimizer moves one)
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
@@ -864,11 +873,16 @@ class Recorder:
 
         self._wrap_gradients()
         self._wrap_scaler()
-        self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
+        self._wrap_optimizers()
+        # run eagerly where the program compiles its optimizer's step (`torch.compile(opt.step)`,
+        # torch's own recipe): traced, the post-step hook's `gc.get_objects()` raised a dynamo
+        # RecursionError said as the program's, and its later steps were not counted (thirty-first read)
+        eager = torch.compiler.disable
+        self.handles.append(register_optimizer_step_pre_hook(eager(self.on_pre_step)))
         if self.perturb is not None:
-            self.handles.append(register_optimizer_step_pre_hook(self.perturb_ulp))
+            self.handles.append(register_optimizer_step_pre_hook(eager(self.perturb_ulp)))
             self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.perturb_output))
-        self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
+        self.handles.append(register_optimizer_step_post_hook(eager(self.on_post_step)))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
         self.global_hook = self.handles[-1].id
         self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(self.hook_last))
@@ -916,6 +930,18 @@ class Recorder:
 
         scaler_cls.scale = scale  # type: ignore[method-assign]
         scaler_cls.step = step  # type: ignore[assignment]
+
+    def _wrap_optimizers(self) -> None:
+        """Keep every optimizer the program builds, among which `_counted` chooses."""
+        orig_init = torch.optim.Optimizer.__init__
+        built = self.optimizers
+
+        @functools.wraps(orig_init)
+        def init(self_, *args, **kwargs):
+            orig_init(self_, *args, **kwargs)
+            built.add(self_)
+
+        torch.optim.Optimizer.__init__ = init  # type: ignore[method-assign, assignment]
 
     def _wrap_gradients(self) -> None:
         """Record the scalar each `torch.autograd.backward` and `torch.autograd.grad` call of the
@@ -1245,12 +1271,26 @@ class Recorder:
         return tree_map(moved, output)
 
     def _counted(self, opt) -> bool:
+        """Whether `opt` is the optimizer counted: chosen at the first step of any, the one whose
+        parameters hold the most gradient elements (the one stepping now among equals). The first
+        to step was counted: a port stepping its `Adam` before the `SparseAdam` of its embeddings
+        (the reference after) FAILed "the gradient norm differs at step 1: reference 0.161,
+        ported 1.12", the same updates (thirty-first read). Only optimizers of other parameters
+        than `opt`'s are weighed: one built over the whole model and left unused while `opt` trains
+        its head would never step."""
         if self.opt_ref is None:
-            self.opt_ref = weakref.ref(opt)
+            mine = {id(p) for g in opt.param_groups for p in g["params"]}
+            others = [o for o in self.optimizers if not mine & {id(p) for g in o.param_groups for p in g["params"]}]
+            self.opt_ref = weakref.ref(max([opt, *others], key=_gradient_elements))
         return self.opt_ref() is opt
 
     def on_pre_step(self, opt, args, kwargs) -> tuple | None:
-        if self.finished or not self._counted(opt):
+        if self.finished:
+            return None
+        if not self._counted(opt):
+            counted = self.opt_ref() if self.opt_ref is not None else None
+            if self.step == 0 and counted is not None:
+                self._step_weights(counted)  # (before this optimizer moves any of them)
             return None
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # (args[0]: the optimizer)
         if not callable(closure) or self.pending or self.grad_pending or self.graph_pending:
@@ -1310,7 +1350,8 @@ class Recorder:
     def _step_weights(self, opt) -> None:
         """The weights before the update: step 1's initial ones, later the copies' rates."""
         with self.own_work():
-            if self.step == 0:
+            if self.step == 0 and not self.weights_read:
+                self.weights_read = True
                 self._first_step_params(opt)
             elif self.copy_starts:
                 self._copy_rates()

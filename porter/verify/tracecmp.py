@@ -9,6 +9,7 @@ bfloat16/float16 autocast), and are printed with the verdict.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
@@ -517,9 +518,7 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
         "compared": True,
     }
     if pm is None:
-        row.update(
-            passed=False, problem="not in the port" if m.get("type") == "buffer" else "not called on the ported side"
-        )
+        _uncalled(row, m, port)
     else:
         row["ported_type"] = pm.get("type")
         uncompared = _uncompared_call(m, pm)
@@ -568,6 +567,17 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
             if not ok or bad:
                 row["passed"] = False
     return row
+
+
+def _uncalled(row: dict, m: dict, port: Trace) -> None:
+    """A row of the reference the port has no entry for: a parametrization's call the port's hook
+    form makes without a module is not compared (`hook_form`, said by `_shape_warnings`)."""
+    if m.get("type") == "buffer":
+        row.update(passed=False, problem="not in the port")
+    elif _made_by_hook_form(m["key"], port):
+        row.update(compared=False, hook_form=True, problem="made by a deprecated hook form in the port")
+    else:
+        row.update(passed=False, problem="not called on the ported side")
 
 
 def _blocks_differ(
@@ -705,10 +715,59 @@ def compare_parameter(p: dict, q: dict, ref: Trace, port: Trace) -> dict | None:
     return None
 
 
+# the deprecated hook forms' parameters (`torch.nn.utils.weight_norm`) by the suffix of their
+# name, and the name `torch.nn.utils.parametrizations` gives the same parameter: a port that
+# followed torch's deprecation warning failed on "parameters on one side only: reference
+# ['2.weight_g', '2.weight_v'], ported ['2.parametrizations.weight.original0', ...]" (thirty-first read)
+HOOK_FORM_NAMES = (("_g", "original0"), ("_v", "original1"))
+
+
+def _parametrized_alias(name: str) -> str | None:
+    """The parametrization's name of a parameter named by a deprecated hook form; None for another."""
+    head, _, last = name.rpartition(".")
+    for suffix, new in HOOK_FORM_NAMES:
+        if last.endswith(suffix) and len(last) > len(suffix):
+            return f"{head}.parametrizations.{last[: -len(suffix)]}.{new}".lstrip(".")
+    return None
+
+
+def _hook_form_renames(ref_names: set[str], port_names: set[str]) -> dict[str, str]:
+    """Port name -> reference name for each parameter one side names by a hook form and the other
+    by its parametrization (only where neither side has the other's name)."""
+    renames = {}
+    for name in ref_names - port_names:
+        if (alias := _parametrized_alias(name)) in port_names - ref_names:
+            renames[alias] = name
+    for name in port_names - ref_names:
+        if (alias := _parametrized_alias(name)) in ref_names - port_names:
+            renames[name] = alias
+    return renames
+
+
+# a parametrization's module call (`2.parametrizations.weight.0`, its list `...weight`, `#2` a later call)
+PARAMETRIZATION_CALL = re.compile(r"(?:(?P<head>.*)\.)?parametrizations\.(?P<name>\w+)(?:\.\d+)?(?:#\d+)?")
+
+
+def _made_by_hook_form(key: str, port: Trace) -> bool:
+    """Whether a reference's parametrization call is one the port makes by a deprecated hook form
+    (no module, so no call to record): it FAILed "first diverging module at step 1:
+    2.parametrizations.weight.0: not called on the ported side" (thirty-first read)."""
+    found = PARAMETRIZATION_CALL.fullmatch(key)
+    if found is None:
+        return False
+    base = f"{found['head']}.{found['name']}" if found["head"] else found["name"]
+    names = {q.get("name") for q in port.manifest.get("parameters", []) if isinstance(q, dict)}
+    return all(base + suffix in names for suffix, _ in HOOK_FORM_NAMES)
+
+
 def compare_parameters(ref: Trace, port: Trace) -> dict:
-    pp = {p["name"]: p for p in port.manifest.get("parameters", [])}
+    ref_params = ref.manifest.get("parameters", [])
+    port_params = port.manifest.get("parameters", [])
+    renames = _hook_form_renames({p["name"] for p in ref_params}, {q["name"] for q in port_params})
+    port_params = [{**q, "name": renames.get(q["name"], q["name"])} for q in port_params]
+    pp = {p["name"]: p for p in port_params}
     differing, missing, summary = [], [], []
-    for p, q in paired(ref.manifest.get("parameters", []), port.manifest.get("parameters", []), "name"):
+    for p, q in paired(ref_params, port_params, "name"):
         if q is None:
             missing.append(p["name"])
             continue
@@ -719,9 +778,9 @@ def compare_parameters(ref: Trace, port: Trace) -> dict:
             stats = _stats_cmp(ref.tensor(p["stats"]), port.tensor(q["stats"]), 1e-6, 0.0)
             if stats:
                 summary.append({"name": p["name"], "statistics": stats})
-    names = {p["name"] for p in ref.manifest.get("parameters", [])}
+    names = {p["name"] for p in ref_params}
     return {
-        "compared": len(ref.manifest.get("parameters", [])) - len(missing),
+        "compared": len(ref_params) - len(missing),
         "differing": differing,
         "missing_in_port": missing,
         "only_in_port": [n for n in pp if n not in names],  # (recording order: the first the port made first)
@@ -1777,7 +1836,15 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             "nor a sparse, nested, quantized or meta one, and which of a call's outputs is missing is not known"
         )
     other = [m for m in modules if not m.get("compared", True) and m["problem"] != NO_TENSOR]
-    other = [m for m in other if not m.get("unsampled")]
+    other = [m for m in other if not m.get("unsampled") and not m.get("hook_form")]
+    hooked = [m for m in modules if m.get("hook_form")]
+    if hooked:
+        warnings.append(
+            f"{len(hooked)} parametrization call(s) of the reference were not compared (first: "
+            f"{hooked[0]['module']}): the port makes the same weights by the deprecated hook form "
+            "(torch.nn.utils.weight_norm), which calls no module; its parameters were compared by the "
+            "parametrization's names"
+        )
     if other:
         warnings.append(
             f"{len(other)} module output(s) had other shapes on the two sides and were not "
