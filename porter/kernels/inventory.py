@@ -3273,7 +3273,9 @@ def _macro_kernels(
 
 
 # `__global__ void NAME(args)(`: a kernel whose name a function-like macro makes (`#define KNAME(n) n##_kernel`)
-_MACRO_NAMED_HEAD = re.compile(r"\b__global__\s+void\s+([A-Za-z_]\w*)\s*\(")
+_MACRO_NAMED_HEAD = re.compile(
+    r"\b__global__\s+(?:(?:static|inline)\s+)*void\s+(?:__launch_bounds__\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*\("
+)
 
 
 def _macro_named(code: str, text: str, lines: _Lines, rel: str, detail: str) -> list[Kernel]:

@@ -138,7 +138,8 @@ __global__ void KNAME(foo)(float* x, int n) { x[0] = n; }
 #define ATTR(x)
 __global__ void ATTR(1)(float* x) { }
 __global__ void plain_k(float* y) { }
-void go(float* x, int n) { foo_kernel<<<1, 1>>>(x, n); plain_k<<<1, 1>>>(x); }
+void go(float* x, int n) { foo_kernel<<<1, 1>>>(x, n); plain_k<<<1, 1>>>(x); bar_kernel<<<1, 1>>>(x); }
+__global__ static void __launch_bounds__(256) KNAME(bar)(float* z) { }
 """
 
 
@@ -150,10 +151,11 @@ def test_a_kernel_whose_name_a_function_like_macro_makes_is_listed_with_its_laun
     (tmp_path / "k.cu").write_text(MACRO_NAMED)
     inventory = scan(tmp_path)
     assert sorted((k.name, k.line, k.params, [c.line for c in k.calls]) for k in inventory.kernels) == [
+        ("bar_kernel", 7, ["float* z"], [6]),
         ("foo_kernel", 2, ["float* x", "int n"], [6]),
         ("plain_k", 5, ["float* y"], [6]),
     ]
-    assert not any("foo_kernel" in p for p in inventory.problems)
+    assert not any("foo_kernel" in p or "bar_kernel" in p for p in inventory.problems)
 
 
 WRAPPED = b"""#include <torch/library.h>
