@@ -852,23 +852,34 @@ def _part(kinds: dict[str, str], name: str) -> tuple[str, ...]:
     return (kinds[name],) if name in kinds else ()
 
 
-# `torch.ops.NS.OP`: a call of a registered op
-_TORCH_OP = re.compile(rb"\btorch\.ops\.(\w+)\.(\w+)")
+# `torch.ops.NS.OP`: a call of a registered op, or of one of its overloads (`torch.ops.NS.OP.out`)
+_TORCH_OP = re.compile(rb"\btorch\.ops\.(\w+)\.(\w+)(?:\.(\w+))?")
 
 
 def _op_uses(files: list[tuple[str, bytes]], ops: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     """path -> {`torch.ops.NS.OP`: why} for each of the project's CUDA-only ops (`ops`:
-    namespace -> op -> why) the file names: only those, so a file's facts are what it uses."""
+    namespace -> op -> why, an overload its own op, `a.out`) the file names: only those, so a file's
+    facts are what it uses. A file that names an overload of an op that is not CUDA-only (`a.out`, with a
+    CPU kernel) gets no fact of the op's default overload (`a`): a fact of `torch.ops.NS.a` is one of every
+    name under it, and its `a.out` call would be said CUDA-only."""
     if not ops:
         return {}
     out: dict[str, dict[str, str]] = {}
     for path, source in files:
         if b"torch.ops." not in source:
             continue
+        found: dict[str, str] = {}
+        other: set[str] = set()  # (the file's overloads that are not CUDA-only, by their op's name)
         for m in _TORCH_OP.finditer(source):
-            ns, op = m.group(1).decode(), m.group(2).decode()
-            if op in ops.get(ns, ()):
-                out.setdefault(path, {})[f"torch.ops.{ns}.{op}"] = ops[ns][op]
+            ns, op, overload = m.group(1).decode(), m.group(2).decode(), m.group(3)
+            named = f"{op}.{overload.decode()}" if overload not in (None, b"default") else op
+            if named in ops.get(ns, ()):
+                found[f"torch.ops.{ns}.{named}"] = ops[ns][named]
+            elif named != op:
+                other.add(f"torch.ops.{ns}.{op}")
+        found = {name: why for name, why in found.items() if name not in other}
+        if found:
+            out[path] = found
     return out
 
 

@@ -51,8 +51,10 @@ _CHAINED = re.compile(rb"(?<!\s)\s*\.\s*(impl|def)\s*\(")
 # the string literals that open a call's arguments (a schema may be several, side by side)
 _STRINGS = re.compile(rb'\s*(?:"(?:[^"\\\n]|\\.)*"\s*)+')
 # the op a schema or name opens with; `"ns::op(...)"` names its block's namespace (torch refuses
-# another), and was read as an op `ns` (twenty-fourth read)
-_OP = re.compile(rb'"\s*(?:\w+\s*::\s*)?(\w+)')
+# another), and was read as an op `ns` (twenty-fourth read); with its overload (`"a.out"`: an op of its
+# own to torch's dispatcher, whose CPU kernel alone was read as `a`'s, so `a`, with a CUDA kernel only,
+# was not said to be: thirtieth scaffold read's leftover)
+_OP = re.compile(rb'"\s*(?:\w+\s*::\s*)?(\w+(?:\.\w+)?)')
 # where two string literals meet (`"ns::" "op"`, as `#op` makes one in a macro): the compiler joins them
 _STRING_PARTS = re.compile(rb'"\s*"')
 _SELECTIVE = re.compile(rb"\s*TORCH_SELECTIVE_(?:NAME|SCHEMA)\s*\(")
@@ -62,12 +64,17 @@ _SELECTIVE = re.compile(rb"\s*TORCH_SELECTIVE_(?:NAME|SCHEMA)\s*\(")
 # and an op with a CUDA kernel only was not said to be (thirtieth read)
 _TAGS = re.compile(rb"\{|(?:std\s*::\s*)?vector\s*<\s*(?:at|c10)\s*::\s*Tag\b|(?:at|c10)\s*::\s*Tag\s*::")
 _TAG_WORD = re.compile(rb"(?<!\w)([A-Za-z_]\w*)\s*[,)]")  # (a macro given where tags go)
+# a variable declared as tags (`const std::vector<at::Tag> tags = {...};`, `auto tags = std::vector<at::Tag>{...}`)
+_TAG_VARIABLE = re.compile(
+    rb"\bvector\s*<\s*(?:at|c10)\s*::\s*Tag\s*>[\s&]*(?:const\b[\s&]*)?([A-Za-z_]\w*)"
+    rb"|(?<!\w)([A-Za-z_]\w*)\s*=\s*(?:std\s*::\s*)?vector\s*<\s*(?:at|c10)\s*::\s*Tag\b"
+)
 _CLOSE = re.compile(rb"\s*\)")
 _MACRO = re.compile(rb"[A-Z][A-Z0-9_]+")
 # an op of `RegisterOperators()`, chained (`.op("ns::a", &a).op("ns::b", &b)`), by its schema's
 # `ns::op`, read up to the statement's `;`; and a key its options give (`.kernel<F>(DispatchKey::CUDA)`)
 _OLD_OP = re.compile(
-    rb'\.\s*op\s*\(\s*(?:torch::RegisterOperators::options\s*\(\s*\)\s*\.\s*schema\s*\(\s*)?"\s*(\w+)\s*::\s*(\w+)'
+    rb'\.\s*op\s*\(\s*(?:torch::RegisterOperators::options\s*\(\s*\)\s*\.\s*schema\s*\(\s*)?"\s*(\w+)\s*::\s*(\w+(?:\.\w+)?)'
 )
 _OLD_KEY = re.compile(rb"DispatchKey::(\w+)")
 # the key an op's options give by a word (`.kernel<F>(DEVICE_KEY)`, `.kernel(KEY, &fn)`): a macro, read
@@ -91,7 +98,6 @@ _CONTINUED = re.compile(rb"\\\r?\n")
 # TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE) TORCH_LIBRARY_IMPL(NAME, DEVICE, MODULE)` was read as the
 # head of the next block, whose namespace (`myops`) was then none, and its CUDA-only ops unsaid (thirtieth read)
 _DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
-_HEAD_SPLICE = re.compile(rb"\\(?=\r?\n)")  # (the backslash of a splice; offsets kept)
 _UNDEF = re.compile(rb"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _DIRECTIVE_LINE = re.compile(rb"(?<![ \t])[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
@@ -125,23 +131,24 @@ def registrations(
     unbuilt = _unbuilt_at(code, path)
     keys = _Keys(source, path, unbuilt, tree, dirs)  # (its headers are named by strings)
     code = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), code) if b"#" in code else code
-    # (a backslash-newline between a head's arguments is a space to them: `TORCH_LIBRARY_IMPL(myops, \` then
-    # `CPU, m) {` was no block, its CPU kernels lost and its ops said CUDA-only: thirtieth scaf2 read)
-    code = _HEAD_SPLICE.sub(b" ", code) if b"\\" in code else code
     out: list[tuple[str | None, str, str]] = []
     if OLD_TOKEN in code:
         out = _old_registrations(source, code, keys, unbuilt)
-    blocks = list(_blocks(code))
+    blocks = _heads(source, code, unbuilt)
     braces = (NextOf(code, b"{"), NextOf(code, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt) if blocks else None
-    for i, (impl, ns_text, key_text, var, body_start, _) in enumerate(blocks):
+    tag_names = _tag_variables(code) if blocks else frozenset()
+    for i, (impl, ns_text, key_text, var, body_start, head, inner) in enumerate(blocks):
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
-        body = _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt)
-        # (a backslash-newline is nothing, in a name or a string: `m.im\` then `pl("foo", ...)` was none, and
-        # the op said CUDA-only: twenty-ninth scaf2 read's leftover)
-        body, origin = _unspliced(body, body_start)
+        if inner is None:
+            body = _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt)
+            # (a backslash-newline is nothing, in a name or a string: `m.im\` then `pl("foo", ...)` was none, and
+            # the op said CUDA-only: twenty-ninth scaf2 read's leftover)
+            body, origin = _unspliced(body, body_start)
+        else:
+            body, origin = inner, _use_site(head)  # (a block a macro gives whole: its body is the expansion's)
         body, origin = macros.expand(body, origin) if macros is not None else (body, origin)
         for kind, at in _library_calls(body, var):
             strings, end = _op_strings(body, at)
@@ -153,11 +160,50 @@ def registrations(
                 if kind == b"impl":
                     out.append((ns, op.group(1).decode(), keys.of(key_text, blocks[i][5])))
                 continue
-            if rest is None or (kind == b"def" and _are_tags(body, rest, keys, origin(at))):
+            if rest is None or (kind == b"def" and _are_tags(body, rest, keys, origin(at), tag_names)):
                 continue  # `m.def("schema")`, `m.def("schema", {at::Tag::...})`: no implementation
             key = _key_name(body, rest, keys if kind == b"impl" else None, origin(at))
             out.append((ns, op.group(1).decode(), key))
     return out
+
+
+def _heads(source: bytes, code: bytes, unbuilt: Callable[[int], bool]) -> list[_Head]:
+    """The library blocks of `code` (`source` with its comments, strings and directives blanked), read with its
+    backslash-newlines taken out and the uses of the file's macros that open one expanded (`#define LIB(k)
+    TORCH_LIBRARY_IMPL(myops, k, m)`, `LIB(CPU) {`): a splice between a head's arguments, or in its word
+    (`TORCH_LIBRARY_IM\\` then `PL(`), and a head given by such a macro made no block, its CPU kernels lost
+    and its ops said CUDA-only (thirtieth scaf2 read; the splice in the word and the macro its leftovers), as
+    did a block a macro gives whole (`#define CPU_IMPL(op) TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl(#op,
+    ...); }`). Each block's offsets are the source's (a whole one's: its use's), with its body where a macro
+    gives it (`_expansion_of`)."""
+    text, origin = _unspliced(code, 0)
+    text, origin = _Registering(source, unbuilt, _HEAD).expand(text, origin)
+    out: list[_Head] = []
+    whole: tuple[bytes, tuple[NextOf, NextOf]] | None = None
+    for impl, ns_text, key_text, var, body_start, head in _blocks(text):
+        brace = origin(body_start - 1)
+        if code[brace : brace + 1] == b"{":
+            out.append((impl, ns_text, key_text, var, brace + 1, origin(head), None))
+            continue
+        whole = whole or _expansion_of(source, text, unbuilt)
+        if whole[0]:
+            inner = _body(whole[0], body_start, whole[1], len(text))
+            out.append((impl, ns_text, key_text, var, origin(head), origin(head), inner))
+    return out
+
+
+def _expansion_of(
+    source: bytes, expanded_code: bytes, unbuilt: Callable[[int], bool]
+) -> tuple[bytes, tuple[NextOf, NextOf]]:
+    """`source` (comments and directives blanked) expanded as `_heads` expands its code (`expanded_code`), its
+    strings kept: where the op names of a block a macro gives whole are read; and where the braces of the
+    expanded code are. Empty where the two differ in length (a string with a parenthesis or a splice in a
+    macro's use: its offsets are not the code's)."""
+    text = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), source) if b"#" in source else source
+    text, origin = _unspliced(text, 0)
+    text, _ = _Registering(source, unbuilt, _HEAD).expand(text, origin)
+    braces = (NextOf(expanded_code, b"{"), NextOf(expanded_code, b"}"))
+    return (text if len(text) == len(expanded_code) else b""), braces
 
 
 def _library_calls(body: bytes, var: bytes) -> Iterator[tuple[bytes, int]]:
@@ -313,6 +359,7 @@ def _after_strings(body: bytes, at: int) -> int | None:
 
 
 _Block = tuple[bytes | None, bytes, bytes | None, bytes, int, int]
+_Head = tuple[bytes | None, bytes, bytes | None, bytes, int, int, bytes | None]  # (a `_Block`, its body if a macro's)
 _Tail = tuple[tuple[int, int], bytes | None, tuple[int, int], bytes]
 
 
@@ -373,14 +420,24 @@ def _tail(source: bytes, stop: int) -> _Tail | None:
     return (0, -1), None, comma_run, source[var_start:var_end]
 
 
-def _are_tags(text: bytes, at: int, keys: _Keys, where: int) -> bool:
+def _tag_variables(code: bytes) -> frozenset[bytes]:
+    """The names `code` (strings and comments blanked) declares as tags (`_TAG_VARIABLE`)."""
+    if b"Tag" not in code:
+        return frozenset()
+    return frozenset(m.group(1) or m.group(2) for m in _TAG_VARIABLE.finditer(code))
+
+
+def _are_tags(text: bytes, at: int, keys: _Keys, where: int, variables: frozenset[bytes] = frozenset()) -> bool:
     """Whether a `def`'s argument from `at` (offset `where` of the source) is its tags: a braced list, a
-    `std::vector<at::Tag>`, an `at::Tag::`, or a macro defined as one there (`#define TAGS
+    `std::vector<at::Tag>`, an `at::Tag::`, a macro defined as one there (`#define TAGS
     {at::Tag::pt2_compliant_tag}`, `m.def("a(Tensor x) -> Tensor", TAGS)`: read as an implementation every
-    device runs, and `a`, with a CUDA kernel only, not said to be: thirtieth scaf2 read)."""
+    device runs, and `a`, with a CUDA kernel only, not said to be: thirtieth scaf2 read), or one of the
+    `variables` the file declares as tags (`std::vector<at::Tag> tags = {...}`: the same; its leftover)."""
     if _TAGS.match(text, at):
         return True
     word = _TAG_WORD.match(text, at)
+    if word is not None and word.group(1) in variables:
+        return True
     definition = keys.definition(word.group(1), where) if word else None
     return definition is not None and _TAGS.match(definition.strip()) is not None
 
@@ -593,7 +650,7 @@ class _Registering:
     `#undef` with no new definition was (twenty-ninth scaf2 read's leftover). A use of another number of
     arguments, or past `_EXPANSIONS`, is left as written."""
 
-    def __init__(self, source: bytes, unbuilt: Callable[[int], bool]) -> None:
+    def __init__(self, source: bytes, unbuilt: Callable[[int], bool], opens: re.Pattern[bytes] = _CALL) -> None:
         defined: _Defined = {}
         for m in _FUNCTION_MACRO.finditer(source) if b"define" in source else ():
             if not unbuilt(m.start()):
@@ -605,7 +662,7 @@ class _Registering:
                 defined[m.group(1)].append((m.start(), None))
         for events in defined.values():
             events.sort(key=lambda event: event[0])
-        self._macros = _registering_of(defined)
+        self._macros = _registering_of(defined, opens)
         self._use = re.compile(rb"(?<!\w)(" + b"|".join(map(re.escape, self._macros)) + rb")(?!\w)")
         self._left = _EXPANSIONS
 
@@ -671,16 +728,16 @@ def _arguments(
     return ({**given, b"__VA_ARGS__": b", ".join(args[len(fixed) :])} if fixed is not params else given), close + 1
 
 
-def _registering_of(defined: _Defined) -> _Defined:
+def _registering_of(defined: _Defined, opens: re.Pattern[bytes]) -> _Defined:
     """Those of the macros `defined` (each name's definitions and `#undef`s, None, by offset) that register:
-    one of whose bodies calls `.impl(`/`.def(`, or uses one that does (followed from the callers back to their
-    users, each macro once)."""
+    one of whose bodies `opens` finds in (calls `.impl(`/`.def(`; or opens a library block, `_HEAD`), or uses
+    one that does (followed from the callers back to their users, each macro once)."""
     bodies = {name: b" ".join(m[1] for _, m in events if m is not None) for name, events in defined.items()}
     users: dict[bytes, list[bytes]] = {}
     for name, body in bodies.items():
         for word in set(re.findall(rb"\w+", body)) & defined.keys():
             users.setdefault(word, []).append(name)
-    queue = [name for name, body in bodies.items() if _CALL.search(body)]
+    queue = [name for name, body in bodies.items() if opens.search(body)]
     found = set(queue)
     while queue:
         for user in users.get(queue.pop(), []):
@@ -758,6 +815,19 @@ def _body(source: bytes, start: int, brackets: tuple[NextOf, NextOf], end: int) 
 # `Autocast` is `AutocastCUDA` (DispatchKey.h), read as another device's, so xformers 0.0.28.post3's five
 # ops with a CUDA kernel, a Meta one and an `Autocast` one (`silu_bw_fused`, ...) were not CUDA-only (thirtieth read)
 _CUDA_TENSORS_ONLY = frozenset({"CUDA", "AutogradCUDA", "Autocast", "AutocastCUDA", "Meta"})
+
+
+# the keys of a kernel that wraps another (it records autograd, views, casts) and most often redispatches: an op
+# with a CUDA kernel and such kernels only reaches no kernel on a CPU tensor where it does (torch: a
+# redispatching Autograd kernel's op raises NotImplementedError there), and runs where it computes itself;
+# porter does not read which, so it takes no such op for CUDA-only, and says so (thirtieth read's leftover)
+_WRAPPER_KEYS = frozenset({"Autograd", "AutogradCPU", "AutogradOther", "ADInplaceOrView", "AutocastCPU"})
+
+
+def wrapped_only(keys: Iterable[str]) -> list[str]:
+    """The wrapper keys (`_WRAPPER_KEYS`) of an op whose kernels' `keys` are CUDA's and those only, else []."""
+    others = set(keys) - _CUDA_TENSORS_ONLY
+    return sorted(others) if "CUDA" in keys and others and others <= _WRAPPER_KEYS else []
 
 
 def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, str]]:

@@ -269,6 +269,37 @@ def _two_spellings(text: str, rel: str) -> list[str]:
     return []
 
 
+def _spellings(text: str, rel: str) -> list[tuple[str, str, bool]]:
+    """(`rel`, name composed, whether spelled decomposed) for the first spelling of each non-ASCII name of
+    `text` (a C++ source as decoded, not composed) of each kind: `_spelled_across` reads them over files."""
+    if text.isascii():
+        return []
+    seen: dict[tuple[str, bool], None] = {}
+    for m in _NAME_AS_WRITTEN.finditer(blanked(text, strings=True)):
+        if not m.group().isascii():
+            composed = unicodedata.normalize("NFC", m.group())
+            seen.setdefault((composed, composed != m.group()), None)
+    return [(rel, name, decomposed) for name, decomposed in seen]
+
+
+def _spelled_across(spelled: list[tuple[str, str, bool]]) -> list[str]:
+    """A note for each name one file spells decomposed (NFD) and another composed (NFC): porter reads both
+    as one name, a compiler as two, so a launch in the one file was listed with the other's kernel, unsaid
+    (`_two_spellings` says it within a file: twenty-ninth and thirtieth reads' leftover)."""
+    decomposed = {name: rel for rel, name, nfd in reversed(spelled) if nfd}
+    out = []
+    for rel, name, nfd in spelled:
+        other = decomposed.get(name)
+        if not nfd and other is not None and other != rel:
+            out.append(
+                f"{path_name(rel)}: `{name}` is spelled here composed (NFC) and in {path_name(other)} in decomposed "
+                "letters (NFD): porter reads both as one name, where a compiler reads two (C++23 asks names "
+                "composed), so a launch of the one is listed with the other's kernel"
+            )
+            decomposed.pop(name)
+    return out
+
+
 @dataclass
 class CallSite:
     path: str
@@ -383,6 +414,8 @@ class Inventory:
     # the ops the C++/CUDA sources register with torch, as lint reads them (`native_ops`): a host `.cpp`'s
     # (torch-sparse's `RegisterOperators`) were not listed (twenty-seventh read)
     registered: list[Registered] = field(default_factory=list)
+    # the non-ASCII names of a C++ source, composed, and whether it spells each decomposed: (path, name, NFD)
+    spelled: list[tuple[str, str, bool]] = field(default_factory=list)
 
 
 @dataclass
@@ -1178,6 +1211,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.launches.extend(one.launches)
         inv.api_launches.extend(one.api_launches)
         inv.registered.extend(one.registered)
+        inv.spelled.extend(one.spelled)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
@@ -1194,9 +1228,33 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         if k.kind == "cuda" and k.detail.startswith("__global__") and not k.source:
             k.detail += f"; {DECLARED_ONLY}"
     inv.kernels = _twins(inv.kernels)
+    inv.problems.extend(_wrapped_only_notes(inv.registered))
+    inv.problems.extend(_spelled_across(inv.spelled))
     _attach_launches(inv)
     _qualify(inv.kernels)
     return inv
+
+
+def _wrapped_only_notes(registered: list[Registered]) -> list[str]:
+    """A note for each op registered for CUDA and otherwise only for keys that wrap a kernel (`Autograd`,
+    `ADInplaceOrView`): such a kernel that redispatches reaches no kernel on another device (the op is then
+    CUDA-only), one that computes runs there; porter does not read which, and the op was counted as another
+    device's, unsaid (thirtieth read's leftover). A macro's namespace counts for every namespace."""
+    keys: dict[tuple[str | None, str], set[str]] = {}
+    where: dict[tuple[str | None, str], str] = {}
+    for r in registered:
+        keys.setdefault((r.namespace, r.op), set()).add(r.key)
+        where.setdefault((r.namespace, r.op), r.path)
+    out = []
+    for (ns, op), found in keys.items():
+        wrappers = native_ops.wrapped_only(found | keys.get((None, op), set())) if ns is not None else []
+        if wrappers:
+            out.append(
+                f"{path_name(where[(ns, op)])}: `{ns}::{op}` has a CUDA kernel and {', '.join(wrappers)} ones only: "
+                "if those redispatch (as most do) it runs on CUDA tensors only, if they compute it runs on others "
+                "too; porter does not read which, so it does not take the op for CUDA-only"
+            )
+    return out
 
 
 def _qualify(kernels: list[Kernel]) -> None:
@@ -3214,6 +3272,40 @@ def _macro_kernels(
     return out, used
 
 
+# `__global__ void NAME(args)(`: a kernel whose name a function-like macro makes (`#define KNAME(n) n##_kernel`)
+_MACRO_NAMED_HEAD = re.compile(
+    r"\b__global__\s+(?:(?:static|inline)\s+)*void\s+(?:__launch_bounds__\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*\("
+)
+
+
+def _macro_named(code: str, text: str, lines: _Lines, rel: str, detail: str) -> list[Kernel]:
+    """A kernel for each `__global__ void KNAME(foo)(float* x) {` of `code` (comments and strings blanked;
+    `text` the source, of the same offsets) whose `KNAME` the file defines as a function-like macro that
+    makes one name (`#define KNAME(n) n##_kernel`: `foo_kernel`, as libclang reads it): it was listed
+    nowhere, and its launch said to run "a name no kernel porter lists has" (thirtieth read's leftover)."""
+    if "__global__" not in code or "define" not in code:
+        return []
+    macros = {m.name: m for m in _function_macros(code, rel, lines)}
+    close = closing_parens(code) if macros else {}
+    out = []
+    for m in _MACRO_NAMED_HEAD.finditer(code) if macros else ():
+        macro, args_end = macros.get(m.group(1)), close.get(m.end() - 1)
+        opened = _OPEN_PAREN.match(code, args_end + 1) if macro is not None and args_end is not None else None
+        end = close.get(opened.end() - 1) if opened is not None else None
+        if macro is None or args_end is None or opened is None or end is None or _CALLED.match(code, end + 1):
+            continue
+        name = _expanded(macro, _top_level_split(code[m.end() : args_end])).strip()
+        if re.fullmatch(r"[A-Za-z_]\w*", name) is None:
+            continue  # (`ATTR(1)` that makes no name: no C++)
+        params = [" ".join(p.split()) for p in _top_level_split(joined(code[opened.end() : end])) if p.strip()]
+        why = f"{detail}; named by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
+        out.append(Kernel(name, "cuda", rel, lines.of(m.start()), params, why, source=_body(code, end + 1, text)))
+    return out
+
+
+_OPEN_PAREN = re.compile(r"\s*\(")
+
+
 def _use_body(expansion: str, code: str, end: int, text: str) -> str:
     """The body a macro's use at `code[..end]` gives the kernel its `expansion` ends with the
     parameters of: the `{...}` written after the use (flash-attn's `DEFINE_FLASH_FORWARD_KERNEL(k,
@@ -3565,6 +3657,7 @@ def _scan_cuda(
     code = blanked(text, strings=True)
     inv.problems.extend(_unread_marks(code, rel))
     inv.problems.extend(_two_spellings(data.decode("utf-8", errors="replace"), rel))
+    inv.spelled = _spellings(data.decode("utf-8", errors="replace"), rel)
     # each op and namespace once: one op is defined and implemented, one namespace has a
     # `TORCH_LIBRARY` and a `TORCH_LIBRARY_IMPL` (it was named twice)
     search = search or _Search(Path(os.path.realpath(path.parent)))
@@ -3616,6 +3709,7 @@ def _scan_cuda(
         inv.kernels.append(kernel)
     made, used = _macro_kernels(own, code, lines, rel, detail, inv, text=text)
     inv.kernels.extend(made)
+    inv.kernels.extend(_macro_named(spliced, text, lines, rel, detail))
     _branched(inv.kernels, code, lines)
     kept = _spliced(commented) if "<<<" in spliced and commented != code else ""  # (a literal in a launch)
     inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)], kept)
