@@ -322,12 +322,12 @@ def _write_fixes(run, paths: list[Path], *, allow_dirty: bool, allow_no_vcs: boo
     changes = [Change(*p) for p in run.pending]
     refuse_unless_allowed(changes, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)  # refused: nothing removed
     clean_stale(paths, quiet=False)
-    written, write_failures = write_in_place(changes)
+    problems: dict[Path, str] = {}
+    _, write_failures = write_in_place(changes, problems)
     if write_failures:
         from porter.lint import not_written
 
-        done = {c.path for c in written}
-        not_written(run, [c.path for c in changes if c.path not in done])
+        not_written(run, problems)
     return write_failures
 
 

@@ -6,7 +6,7 @@ the same findings for the same settings; lint only decides what to print and how
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from porter.pipeline.discover import Candidate
@@ -74,15 +74,17 @@ def lint(
     return run
 
 
-def not_written(run: LintRun, paths: Iterable[object]) -> None:
-    """--fix could not write these files (read-only, changed on disk): their fixes are not
-    applied, so they are not counted fixed, and what is reported of each is what the first pass
-    found in it, at its positions in the file as it is."""
-    for path in paths:
+def not_written(run: LintRun, problems: Mapping[Path, str]) -> None:
+    """--fix could not write these files (read-only, changed on disk; each with why): their fixes
+    are not applied, so they are not counted fixed, and what is reported of each is what the first
+    pass found in it, at its positions in the file as it is. Why is kept (`fixes_not_written`) for
+    the formats that say whether the run succeeded (SARIF's `executionSuccessful`)."""
+    for path, problem in problems.items():
         entry = run.unwritten.pop(path, None)
         if entry is None:
             continue
         result, here, report_unused, base = entry
+        run.fixes_not_written[result.path] = problem
         applied = {id(f) for f in result.findings}
         run.fixed = [f for f in run.fixed if id(f) not in applied]
         run.findings = [f for f in run.findings if f.path != result.path]  # the fixed text's

@@ -39,6 +39,8 @@ class LintRun:
     # --fix: pending path -> (first result, its settings, report_unused, fingerprint base), to
     # report the file as it is when its fix cannot be written (porter.lint.not_written)
     unwritten: dict = field(default_factory=dict, repr=False, compare=False)
+    # --fix: each file whose fixes could not be written -> why (its findings are the file's as it is)
+    fixes_not_written: dict[str, str] = field(default_factory=dict)
     baselined: int = 0  # findings hidden because the baseline already has them
     stale_baseline: int = 0  # baseline entries no longer found (fixed since)
     fix: bool = False

@@ -79,6 +79,16 @@ def _notification(r) -> dict:
     }
 
 
+def _fix_not_written(path: str, why: str) -> dict:
+    """`lint --fix` could not write `path`: its findings are listed, as in the file, but the run
+    did not do what it was asked ("executionSuccessful": true was said beside exit 2; thirty-first read)."""
+    return {
+        "level": "error",
+        "message": {"text": f"{path}: its fixes were not written ({why}); its findings are the file's as it is"},
+        "locations": [{"physicalLocation": {"artifactLocation": _artifact(path)}}],
+    }
+
+
 def _result(run: LintRun, f: Finding, index: int) -> dict:
     text = f.message
     if f.advice:
@@ -129,8 +139,10 @@ def render(run: LintRun) -> str:
                 "results": (_result(run, f, index[f.code]) for f in run.findings),
                 "invocations": [
                     {
-                        "executionSuccessful": not run.unchecked,
-                        "toolExecutionNotifications": [_notification(r) for r in run.unchecked],
+                        # a file not checked, or whose --fix could not be written (the run exits 2)
+                        "executionSuccessful": not (run.unchecked or run.fixes_not_written),
+                        "toolExecutionNotifications": [_notification(r) for r in run.unchecked]
+                        + [_fix_not_written(path, why) for path, why in run.fixes_not_written.items()],
                     }
                 ],
             }
