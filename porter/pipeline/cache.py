@@ -396,6 +396,17 @@ def named_dir(cache_dir: Path | None) -> Path | None:
     return Path(env) if env else None
 
 
+def _whose(owners: set[int | None]) -> str:
+    """Whose the refusing folders are, in words: "of user 0" read as another user's where root's
+    own folders refused root (an append-only flag; thirtieth read's leftover)."""
+    me = os.geteuid() if hasattr(os, "geteuid") else None
+    others = sorted(o for o in owners if o is not None and o != me)
+    words = [f"of user{'s' * (len(others) > 1)} {', '.join(map(str, others))}"] if others else []
+    if me in owners:
+        words.append("this user's own")
+    return "; ".join(words) or "whose owner cannot be read"
+
+
 class Cache:
     def __init__(self, directory: Path, default: bool = False) -> None:
         """`default`: the folder is the user's default (`for_paths`), not one named: run as
@@ -584,9 +595,7 @@ class Cache:
         first, *others = self._refused
         line = f"{_REFUSED}: {_unwritable(first, exc).replace('new results', 'its new results')}"
         if others:
-            owners = sorted({owner for owner in self._refused.values() if owner is not None})
-            users = f"user{'s' * (len(owners) > 1)} {', '.join(map(str, owners))}"
-            line += f"; and {len(others)} other folders of the cache (of {users})"
+            line += f"; and {len(others)} other folders of the cache ({_whose(set(self._refused.values()))})"
         at = next((i for i, w in enumerate(NOT_KEPT) if w.startswith(_REFUSED)), len(NOT_KEPT))
         NOT_KEPT[at : at + 1] = [line]
 
