@@ -90,6 +90,9 @@ def test_a_rewrite_whose_file_could_not_be_written_says_it_not_written_not_unche
     report = _words((tmp_path / "r.md").read_bytes())
     assert "of the files checked and written (1 file not written, listed below)" in report
     assert (tmp_path / "m.py").read_bytes() == CUDA
+    done = porter("rewrite", ".", "-t", "xla", "--allow-no-vcs", "--no-cache", "--report", "r.html", cwd=tmp_path)
+    page = _words((tmp_path / "r.html").read_bytes())
+    assert "<span>files not written</span>" in page and "files not checked" not in page
 
 
 def test_the_terminal_readiness_points_up_to_the_failed_files(tmp_path):
