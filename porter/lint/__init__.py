@@ -6,7 +6,7 @@ the same findings for the same settings; lint only decides what to print and how
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from porter.pipeline.discover import Candidate
