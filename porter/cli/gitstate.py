@@ -327,12 +327,16 @@ def _twin_refusal(refusal: Refusal, twin: str | None) -> Refusal:
 
 # `git ls-files -v` tags of a tracked file git is told to overlook: skip-worktree (`S`, `s`) and
 # assume-unchanged (a lower-case tag): `git status` and `git diff` list no change of it, so an
-# edit the user made was written over unseen, and the port itself was then invisible to git
+# edit the user made was written over unseen, and the port itself was then invisible to git. Refused
+# even where its bytes equal the index's: written, the port is still unseen by `git status`, `git diff`
+# and `git stash`, and `git restore` of a skip-worktree file says "did not match any file(s) known to
+# git" (git 2.39, thirty-first read); telling equal bytes would take hashing it through git's filters
 _OVERLOOKING_TAGS = frozenset("Sshm")
 _OVERLOOKED = (
     "git is told to overlook its changes (skip-worktree or assume-unchanged): git can neither say whether it "
-    "has uncommitted changes nor show the port (clear it with `git update-index --no-skip-worktree "
-    "--no-assume-unchanged FILE`, or pass --allow-dirty)"
+    "has uncommitted changes nor, whatever its bytes, show the port (`git status` and `git diff` list no change "
+    "of it; under skip-worktree `git restore` does not know it) (clear it with `git update-index "
+    "--no-skip-worktree --no-assume-unchanged FILE`, or pass --allow-dirty)"
 )
 
 

@@ -174,7 +174,9 @@ def rewrite(
         if failed:
             # a file left unchanged (warned above) is not rewritten, nor are its sites: the
             # summary, the readiness and the report say it failed (a full disk read "100% ported")
-            model = ReportModel.from_run(collect.unwritten(results, problems), summary, settings, kind="rewrite")
+            marked = collect.unwritten(results, problems)
+            model = ReportModel.from_run(marked, summary, settings, kind="rewrite")
+            model.not_written = [new.path for old, new in zip(results, marked) if new is not old]
     _finish(out, model, wrote, report=report, quiet=quiet)
     raise typer.Exit(EXIT_ERROR if failed or unported else EXIT_OK)
 

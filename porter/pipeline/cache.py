@@ -273,14 +273,54 @@ def _make_key(path: Path) -> None:
     if why is not None:
         raise KeyProblem(why)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    key = secrets.token_hex(_KEY_BYTES).encode() + b"\n"
+    if not _link_a_nameless_key(path, key):
+        _link_a_named_key(path, key)
+
+
+def _link_a_nameless_key(path: Path, key: bytes) -> bool:
+    """Where the system can (Linux's `O_TMPFILE`), write the key into a file with no name and
+    link it in whole: no temporary is left even where one could not be removed (a config folder
+    flagged append-only, `chattr +a`, kept a `.cache-key.XXXX.tmp` for good; thirtieth read's
+    leftover) or where the run is killed. False where it cannot, with nothing made."""
+    flags = getattr(os, "O_TMPFILE", 0)
+    if not flags or not os.path.isdir("/proc/self/fd"):
+        return False
+    close = getattr(os, "O_CLOEXEC", 0)
+    folder = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | close)
+    try:
+        fd = os.open(".", flags | os.O_WRONLY | close, 0o600, dir_fd=folder)
+    except OSError:
+        os.close(folder)
+        return False  # (a file system without it: EOPNOTSUPP, EISDIR on older kernels)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(key)
+            fh.flush()
+            os.fsync(fh.fileno())
+            # linkat(AT_SYMLINK_FOLLOW) of the file's /proc name, open(2)'s way (a `dst_dir_fd`
+            # makes Python call linkat: plain link(2) linked the /proc link itself, EXDEV)
+            os.link(f"/proc/self/fd/{fh.fileno()}", path.name, dst_dir_fd=folder)
+    except FileExistsError:
+        pass  # (a concurrent run made it first: its key is kept)
+    except OSError:
+        return False  # (the /proc name not linkable here: the named way)
+    finally:
+        os.close(folder)
+    return True
+
+
+def _link_a_named_key(path: Path, key: bytes) -> None:
+    """The key through a named temporary, linked in (never replaces a key that exists, never
+    follows a link), then removed."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache-key.", suffix=".tmp")  # 0600
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(secrets.token_hex(_KEY_BYTES).encode() + b"\n")
+            fh.write(key)
             fh.flush()
             os.fsync(fh.fileno())
         try:
-            os.link(tmp, path)  # never replaces a key that exists, never follows a link
+            os.link(tmp, path)
         except FileExistsError:
             pass
     finally:
@@ -394,6 +434,17 @@ def named_dir(cache_dir: Path | None) -> Path | None:
         return cache_dir
     env = os.environ.get("PORTER_CACHE_DIR")
     return Path(env) if env else None
+
+
+def _whose(owners: set[int | None]) -> str:
+    """Whose the refusing folders are, in words: "of user 0" read as another user's where root's
+    own folders refused root (an append-only flag; thirtieth read's leftover)."""
+    me = os.geteuid() if hasattr(os, "geteuid") else None
+    others = sorted(o for o in owners if o is not None and o != me)
+    words = [f"of user{'s' * (len(others) > 1)} {', '.join(map(str, others))}"] if others else []
+    if me in owners:
+        words.append("this user's own")
+    return "; ".join(words) or "whose owner cannot be read"
 
 
 class Cache:
@@ -584,9 +635,7 @@ class Cache:
         first, *others = self._refused
         line = f"{_REFUSED}: {_unwritable(first, exc).replace('new results', 'its new results')}"
         if others:
-            owners = sorted({owner for owner in self._refused.values() if owner is not None})
-            users = f"user{'s' * (len(owners) > 1)} {', '.join(map(str, owners))}"
-            line += f"; and {len(others)} other folders of the cache (of {users})"
+            line += f"; and {len(others)} other folders of the cache ({_whose(set(self._refused.values()))})"
         at = next((i for i, w in enumerate(NOT_KEPT) if w.startswith(_REFUSED)), len(NOT_KEPT))
         NOT_KEPT[at : at + 1] = [line]
 

@@ -243,11 +243,14 @@ def _summary_cards(model: ReportModel) -> list[str]:
     c = model.counts
     verb = "ported automatically" if model.kind == "rewrite" else "portable automatically"
     p = ['<section id="summary"><div class="cards">']
-    of = " of the files checked" if model.not_checked else ""
+    unwritten = len(model.not_written)  # (checked and ported, but the port is not on disk)
+    unchecked = len(model.not_checked) - unwritten
+    of = " of the files checked and written" if unwritten else " of the files checked" if unchecked else ""
     p.append(f'<div class="card" id="readiness"><b>{_e(r.percent())}</b><span>readiness{of}</span></div>')
-    if model.not_checked:  # a run that checked less than the tree is no full pass (twenty-fourth read)
-        n = len(model.not_checked)
-        p.append(f'<div class="card del" id="unchecked-card"><b>{n}</b><span>files not checked</span></div>')
+    if unchecked:  # a run that checked less than the tree is no full pass (twenty-fourth read)
+        p.append(f'<div class="card del" id="unchecked-card"><b>{unchecked}</b><span>files not checked</span></div>')
+    if unwritten:
+        p.append(f'<div class="card del" id="unwritten-card"><b>{unwritten}</b><span>files not written</span></div>')
     p.append(f'<div class="card"><b>{r.ported}/{r.sites}</b><span>CUDA-specific sites {verb}</span></div>')
     # the same count as the "Left for a person" table below: manual sites and unsafe fixes not applied
     left_note = (

@@ -458,6 +458,8 @@ class ReportModel:
     # the files no rule checked (a failed file, a Python file past the size porter parses): the
     # readiness counts none of them, so the headline says so (twenty-fourth read)
     not_checked: list[str] = field(default_factory=list)
+    # those of them that were checked and ported, but whose port could not be written (`rewrite`)
+    not_written: list[str] = field(default_factory=list)
     generated_at: str = ""
     version: str = __version__
 
@@ -588,19 +590,24 @@ class ReportModel:
         """Files worth a diff view: changed, or with sites a person has to look at."""
         return [f for f in self.files if f.changed or (f.sites and f.original is not None)]
 
-    def readiness_text(self) -> str:
+    def readiness_text(self, listed: str = "below") -> str:
         """The readiness sentence, plain (each renderer adds its own emphasis). A run that
         checked less than the tree says so in it: "Readiness: 100%" over a failed file or one
-        past the size porter parses read as a full pass (twenty-fourth read)."""
+        past the size porter parses read as a full pass (twenty-fourth read). A file whose port
+        could not be written is said as such, not as "not checked" (it was); `listed`: where the
+        renderer lists them, from the sentence ("below" was said under a terminal's list)."""
         text = self._readiness_sentence()
-        n = len(self.not_checked)
-        if not n:
+        unwritten = len(self.not_written)
+        unchecked = len(self.not_checked) - unwritten
+        if not unchecked and not unwritten:
             return text
-        files = f"{n} file{'s' if n != 1 else ''} not checked"
+        counts = {"checked": unchecked, "written": unwritten}
+        files = ", ".join(f"{n} file{'s' if n != 1 else ''} not {what}" for what, n in counts.items() if n)
+        of = "checked and written" if unwritten else "checked"
         if text.startswith("Readiness:"):
             head, rest = text.split(" — ", 1)
-            return f"{head} of the files checked ({files}, listed below) — {rest}"
-        return f"{text[:-1]} in the files checked; {files} (listed below)."
+            return f"{head} of the files {of} ({files}, listed {listed}) — {rest}"
+        return f"{text[:-1]} in the files {of}; {files} (listed {listed})."
 
     def _readiness_sentence(self) -> str:
         r = self.readiness

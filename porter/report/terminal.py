@@ -100,7 +100,7 @@ def _file_line(model: ReportModel, *, wrote: str) -> str:
 
 
 def readiness_line(model: ReportModel) -> str:
-    text = model.readiness_text()
+    text = model.readiness_text(listed="above")  # (the failed files are printed before it)
     return text.replace("Readiness:", "[bold]Readiness[/]:", 1) if text.startswith("Readiness:") else text
 
 

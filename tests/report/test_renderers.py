@@ -31,7 +31,8 @@ def test_terminal_table_readiness_and_advice(model):
     out = con.export_text()
     assert "Files: 4 scanned, 1 would change, 1 unchanged, 1 skipped, 1 failed" in out
     # the failed file is not counted, and the headline says so (twenty-fourth read)
-    head = "Readiness: 50% of the files checked (1 file not checked, listed below)"
+    # ("above": its "failed" line is printed before it; thirty-first read)
+    head = "Readiness: 50% of the files checked (1 file not checked, listed above)"
     assert f"{head} — 3 of 6 CUDA-specific sites ported automatically; 3 manual sites left." in out
     assert re.search(r"CUDA007 .*cuda-device-properties .*cuda-api .*2 .*0 .*0 .*2", out)
     assert "CUDA007 cuda-device-properties — 2 sites: Gate on the target" in out
