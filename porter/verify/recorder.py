@@ -736,6 +736,10 @@ class Recorder:
         # penalty's or a meta-learning inner step's, differentiated again, not the step's loss
         # unless the step took no other (they were summed into it: thirtieth read)
         self.graph_pending: list[torch.Tensor] = []
+        # the iterations a `GradScaler` skipped since the last step (inf gradients: no update),
+        # kept per step: they were dropped unsaid, and an EMA updated at each iteration read two
+        # updates for one step (0.19 for 0.1), failing a faithful port without a scaler
+        self.scaler_skips = 0
         self.grads_open = 0  # `torch.autograd.grad` calls running (the recorder's wrapper)
         self._pre: dict | None = None  # the step's start (`_before_step`), None until it is read
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
@@ -912,6 +916,7 @@ class Recorder:
             out = orig_step(self_, optimizer, *args, **kwargs)
             if recorder.step == before and not recorder.finished and recorder._counted(optimizer):
                 recorder.pending, recorder.grad_pending, recorder.graph_pending = [], [], []
+                recorder.scaler_skips += 1
             return out
 
         scaler_cls.scale = scale  # type: ignore[method-assign]
@@ -1371,6 +1376,7 @@ class Recorder:
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),
             "group_sizes": pre.get("group_sizes"),
+            "scaler_skipped": self.scaler_skips,
             "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
             "since_start": self.t_last is None,
         }
@@ -1381,6 +1387,7 @@ class Recorder:
             entry["collectives"] = dict(counts)
             counts.clear()
         self.pending, self.grad_pending, self.graph_pending = [], [], []
+        self.scaler_skips = 0
         self.t_last = now
         self.steps.append(entry)
         if self.xla is not None:
@@ -1857,6 +1864,7 @@ class Recorder:
                     "lr": s["lr"],
                     "without_grad": s["without_grad"],
                     "group_sizes": s["group_sizes"],
+                    "scaler_skipped": s["scaler_skipped"],
                     "step_time_s": s["time_s"],
                     **({"collectives": s["collectives"]} if "collectives" in s else {}),
                     **(

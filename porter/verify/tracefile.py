@@ -280,6 +280,7 @@ _MANIFEST = {
             "step_time_s": _opt(_NUMBER),
             "without_grad": _opt(int),
             "group_sizes": _opt(_list(int)),
+            "scaler_skipped": _opt(int),
         }
     ),
     "modules": _list(
