@@ -938,14 +938,16 @@ class Recorder:
             if recorder.grads_open:
                 return recorder._orig_grad(outputs, *args, **kwargs)
             outputs = _read_once(outputs)
-            if len(args) > 1:
-                args = (args[0], _read_once(args[1]), *args[2:])
-            elif "grad_outputs" in kwargs:
-                kwargs["grad_outputs"] = _read_once(kwargs["grad_outputs"])
+            args = tuple(_read_once(a) if i < 2 else a for i, a in enumerate(args))
+            for key in ("inputs", "grad_outputs"):
+                if key in kwargs:
+                    kwargs[key] = _read_once(kwargs[key])
+            inputs = args[0] if args else kwargs.get("inputs")
             seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
             graphed = args[3] if len(args) > 3 else kwargs.get("create_graph", False)
             if not kwargs.get("is_grads_batched"):
-                recorder.on_backward(outputs, seeds, recorder.graph_pending if graphed else recorder.grad_pending)
+                into = recorder.graph_pending if graphed else recorder.grad_pending
+                recorder.on_backward(outputs, seeds, into, inputs if graphed else None)
             recorder.grads_open += 1
             try:
                 return recorder._orig_grad(outputs, *args, **kwargs)
@@ -958,16 +960,29 @@ class Recorder:
 
     # ------------------------------------------------------------------ hooks
     @_held
-    def on_backward(self, tensors, seeds, into: list) -> None:
+    def on_backward(self, tensors, seeds, into: list, inputs=None) -> None:
         """The scalar a `torch.autograd.backward` (or `.grad`) call takes the gradient of, kept in
-        `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own."""
+        `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own. A
+        graphed call's `inputs` are kept on it (`_graphed_losses`)."""
         if self.finished or torch._C._current_graph_task_id() != -1:
             return
         with self.own_work():
             loss = _loss_of(tensors, seeds)
         if loss is not None:
             self.loss_devices.add(loss.device.type)
+            if inputs is not None:
+                ts = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+                loss._porter_inputs = {id(t) for t in ts}  # type: ignore[attr-defined]
             into.append(loss)
+
+    def _graphed_losses(self, opt) -> list[torch.Tensor]:
+        """The graphed calls' losses (`create_graph=True`) that took gradients of parameters `opt`
+        steps, or all where none did: a gradient penalty's call (WGAN-GP's, of the critic's input)
+        was summed with the loss's own graphed call, 2.373 recorded for the program's 6.264
+        (thirtieth trace read's leftover)."""
+        stepped = {id(p) for g in opt.param_groups for p in g["params"]}
+        own = [x for x in self.graph_pending if stepped & getattr(x, "_porter_inputs", set())]
+        return own or self.graph_pending
 
     @_held
     def on_first_call(self, module, args) -> None:
@@ -1371,7 +1386,7 @@ class Recorder:
             # last step's values (twenty-ninth read's leftover)
             pre = self._gradient_state(opt)
         entry = {
-            "losses": self.pending or self.grad_pending or self.graph_pending,
+            "losses": self.pending or self.grad_pending or self._graphed_losses(opt),
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),

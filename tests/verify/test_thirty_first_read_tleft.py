@@ -79,9 +79,7 @@ def _compared(monkeypatch, ref, port):
 
 
 @pytest.mark.slow
-def test_an_ema_read_across_a_skipped_scaler_step_is_no_rate_difference_and_the_skips_are_said(
-    tmp_path, monkeypatch
-):
+def test_an_ema_read_across_a_skipped_scaler_step_is_no_rate_difference_and_the_skips_are_said(tmp_path, monkeypatch):
     """A `GradScaler` that skips iterations (inf gradients) left the model standing while the
     program's EMA, updated at every iteration, moved again: the copy's rate read at the next
     step was 0.19 for a decay of 0.1, and a faithful port without a scaler (bf16 on a TPU) FAILed
@@ -98,9 +96,9 @@ def test_an_ema_read_across_a_skipped_scaler_step_is_no_rate_difference_and_the_
         [torch.tensor(w) for ws in own_ref["weights"] for w in ws],
         [torch.tensor(w) for ws in own_port["weights"] for w in ws],
     )
-    assert [s.get("scaler_skipped") for s in ref.manifest["steps"]] == own_ref["skipped"], ref.manifest["steps"]
     res, said = _compared(monkeypatch, ref, port)
     assert res.verdict == "pass", said
+    assert [s.get("scaler_skipped") for s in ref.manifest["steps"]] == own_ref["skipped"], ref.manifest["steps"]
     assert "is averaged at another rate" not in said, said
     skips = [w for w in res.warnings if "GradScaler skipped" in w]
     assert len(skips) == 1 and f"the reference's {sum(own_ref['skipped'])} (first before step 2)" in skips[0], said
@@ -108,3 +106,60 @@ def test_an_ema_read_across_a_skipped_scaler_step_is_no_rate_difference_and_the_
     off, _ = _recorded(tmp_path, "off", _EMA_SKIPPED.replace("SCALED", "True").replace("DECAY", "0.2"))
     res, said = _compared(monkeypatch, ref, off)
     assert res.verdict == "fail" and "is averaged at another rate after step 1" in said, said
+
+
+# a critic step with WGAN-GP's gradient penalty (`autograd.grad` of its output by its input, with
+# a graph); MODE "backward": the loss's gradients by `loss.backward()`, else by a second graphed
+# `autograd.grad` of the loss by the critic's parameters (a Hessian-regularised critic's form)
+_PENALTY_AND_GRAPHED_LOSS = """\
+import json, sys
+import torch
+torch.manual_seed(3084)
+critic = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+opt = torch.optim.SGD(critic.parameters(), lr=0.05)
+g = torch.Generator().manual_seed(3085)
+losses = []
+for step in range(3):
+    x = torch.randn(32, 8, generator=g).requires_grad_(True)
+    y = torch.randn(32, 1, generator=g)
+    opt.zero_grad()
+    out = critic(x)
+    # WGAN-GP's penalty: the gradient of the output by the input, kept differentiable
+    (gx,) = torch.autograd.grad(out, x, grad_outputs=torch.ones_like(out), create_graph=True)
+    loss = (out - y).pow(2).mean() + 10.0 * (gx.norm(dim=1) - 1).pow(2).mean()
+    if "MODE" == "backward":
+        loss.backward()
+    else:  # the loss's own gradients kept differentiable too (a Hessian-regularised critic's)
+        grads = torch.autograd.grad(loss, list(critic.parameters()), create_graph=True)
+        for p, gr in zip(critic.parameters(), grads):
+            p.grad = gr.detach()
+    losses.append(float(loss.detach()))
+    opt.step()
+if len(sys.argv) > 1:
+    json.dump(losses, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_a_penalty_and_a_loss_both_taken_with_a_graph_record_the_loss_alone(tmp_path, monkeypatch):
+    """A step whose gradient penalty and whose loss's own gradients were both taken by
+    `torch.autograd.grad(create_graph=True)` recorded the sum of both calls' scalars (2.373 for
+    the program's 6.264, `backward_calls` 2), so a faithful port of a `loss.backward()` reference
+    FAILed "the loss curves part at step 1". A graphed call that takes gradients of parameters
+    the optimizer steps is now the step's loss, the penalty's (of the critic's input) set aside:
+    the recorded losses are the program's own, and the pair passes."""
+    torch = need("torch")
+    ref, own_ref = _recorded(tmp_path, "backward", _PENALTY_AND_GRAPHED_LOSS.replace("MODE", "backward"))
+    port, own_port = _recorded(tmp_path, "graph", _PENALTY_AND_GRAPHED_LOSS.replace("MODE", "graph"))
+    # the oracle: the two programs' own losses agree
+    torch.testing.assert_close(torch.tensor(own_ref), torch.tensor(own_port))
+    res, said = _compared(monkeypatch, ref, port)
+    assert res.verdict == "pass", said
+    steps = port.manifest["steps"]
+    assert [s["backward_calls"] for s in steps] == [1, 1, 1], steps
+    torch.testing.assert_close(
+        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
+        torch.tensor(own_port, dtype=torch.float64),
+        rtol=1e-6,
+        atol=1e-7,
+    )
