@@ -801,6 +801,8 @@ class Recorder:
         self.forwarded = False
         self.tied: list[list[str]] = []
         self.param_groups: list[list[str]] = []  # `_group_names`
+        # the groups `add_param_group` added after step 1, named alike (`_name_added_groups`)
+        self.param_groups_added: list[list[str]] = []
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
         # on XLA the operators come from torch_xla's counters: a Python dispatch mode there drops
@@ -1410,6 +1412,9 @@ class Recorder:
         if self.step == 1:
             self._stop_counting()
             self._name_modules()
+        else:
+            with self.own_work():
+                self._name_added_groups(opt)
         if self.step >= self.steps_wanted:
             self._settle()
             raise StopRun()
@@ -1522,9 +1527,8 @@ class Recorder:
                 full = (f"{prefix}.{full}" if prefix and full else prefix or full) or "(model)"
                 self.names.setdefault(id(m), full)
 
-    def _first_step_params(self, opt) -> None:
-        """Initial weights (the step has not run yet) and tied groups, by the model's names.
-        Called inside own_work()."""
+    def _model_parameters(self) -> tuple[dict[int, list[str]], dict[int, torch.Tensor]]:
+        """The models' parameters by id: their names, and themselves."""
         from porter.verify.capture import normalize_name
 
         roots = self._roots()
@@ -1536,6 +1540,25 @@ class Recorder:
                     f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name)
                 )
                 objs[id(p)] = p
+        return named, objs
+
+    def _name_added_groups(self, opt) -> None:
+        """The groups `add_param_group` added after step 1, named by their parameters as step 1's
+        are (`_group_names`), once each holds a parameter of the model: paired by their order
+        alone, a port that added two groups in another order at each other's rates was said to
+        agree on the rate (thirtieth read's leftover). Called inside own_work()."""
+        added = opt.param_groups[len(self.param_groups) :]
+        if not self.param_groups or len(added) <= len(self.param_groups_added):
+            return
+        named, _ = self._model_parameters()
+        held = [{"params": [p for p in g["params"] if id(p) in named]} for g in added]
+        if all(g["params"] for g in held):
+            self.param_groups_added = _group_names(types.SimpleNamespace(param_groups=held), named, self.max_params)
+
+    def _first_step_params(self, opt) -> None:
+        """Initial weights (the step has not run yet) and tied groups, by the model's names.
+        Called inside own_work()."""
+        named, objs = self._model_parameters()
         # parameters the optimizer updates that no seen module owns
         k = 0
         for g in opt.param_groups:
@@ -1560,7 +1583,7 @@ class Recorder:
                 self.params_left += len(kept) - i
                 break
         self.params.sort(key=lambda p: made[p[0]])
-        self._first_step_buffers(roots, max(0, self.max_params - len(named)))
+        self._first_step_buffers(self._roots(), max(0, self.max_params - len(named)))
 
     def _record_param(self, t: torch.Tensor, names: list[str]) -> int:
         """Record one parameter's initial values; the bytes the trace then holds for it."""
@@ -1933,6 +1956,7 @@ class Recorder:
             "inputs": inputs,
             "tied": self.tied,
             "param_groups": self.param_groups,
+            "param_groups_added": self.param_groups_added,
             "model_nograd_calls": self.model_nograd,
             "model_copies": self.model_copies,
             "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rates"]),

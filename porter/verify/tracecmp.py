@@ -1164,7 +1164,8 @@ def _group_pairs(rm: dict, pm: dict) -> list[tuple[int | None, int | None]] | No
     A group step 1 holds empty (a `no_decay` group of a model without biases) is held by no group
     of the other side, (k, None) or (None, k): its rate moves nothing. Read as added after step 1,
     a faithful port without it failed on "the learning rate differs" (twenty-ninth trace2 read)."""
-    groups = [m.get("param_groups") or [] for m in (rm, pm)]
+    # (the groups added after step 1 follow step 1's, where named: `Recorder._name_added_groups`)
+    groups = [[*(m.get("param_groups") or []), *(m.get("param_groups_added") or [])] for m in (rm, pm)]
     where = [{n: i for i, g in enumerate(gs) for n in g} for gs in groups]
     pairs = sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()})
     if not pairs:
@@ -1189,7 +1190,9 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int | None, int | None]] | No
     their None stays None (said: `_unpaired_groups`): read as not alike, a faithful port that added
     two groups in another order failed on "the learning rate differs" (twenty-ninth trace2 read)."""
     if pairs is not None:
-        if not all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in _both(pairs)):
+        # (a pair of groups added after step 1 on neither side yet: `Recorder._name_added_groups`)
+        live = [(i, j) for i, j in _both(pairs) if i < len(a) or j < len(b)]
+        if not all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in live):
             return False
         rest = _unnamed_groups(a, b, pairs)
         if bool(rest[0]) != bool(rest[1]):
@@ -1204,6 +1207,18 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int | None, int | None]] | No
     if any(not any(_close(x, y, LR_RTOL, 0.0) for y in other) for one, other in ((a, b), (b, a)) for x in one):
         return False
     return None
+
+
+def _lr_group_words(row: dict, rm: dict, pm: dict) -> str:
+    """The first pair of groups (`_group_pairs`) whose rates differ at `row`'s step, by a parameter
+    it holds: two sides' groups in another order differ there with the same lists of rates."""
+    groups = [[*(m.get("param_groups") or []), *(m.get("param_groups_added") or [])] for m in (rm, pm)]
+    a, b = row.get("reference_lr") or [], row.get("ported_lr") or []
+    for i, j in _both(_group_pairs(rm, pm) or []):
+        if i < len(a) and j < len(b) and not _close(a[i], b[j], LR_RTOL, 0.0):
+            held = sorted(set(groups[0][i]) & set(groups[1][j]))
+            return f" (the group holding {held[0]}: reference {a[i]:g}, ported {b[j]:g})" if held else ""
+    return ""
 
 
 def _both(pairs: list[tuple[int | None, int | None]]) -> list[tuple[int, int]]:
@@ -1318,7 +1333,7 @@ def _fails(
     if lr_bad is not None:
         fails.append(
             f"the learning rate differs at step {lr_bad['step']}: reference "
-            f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}"
+            f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}" + _lr_group_words(lr_bad, rm, pm)
         )
     fails += _grad_norm_fail(compared, parted, bool(fd is not None or res.parameters["differing"]))
     fails += _copy_rate_fails(rm, pm)  # (after the training's own: a port that trains otherwise moves them too)

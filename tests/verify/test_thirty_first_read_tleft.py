@@ -163,3 +163,51 @@ def test_a_penalty_and_a_loss_both_taken_with_a_graph_record_the_loss_alone(tmp_
         rtol=1e-6,
         atol=1e-7,
     )
+
+
+# three layers, the optimizer holding the first only; after step 1 the others are unfrozen, each
+# its own group added by `add_param_group` in the order and at the rates ADDED gives: (layer, lr)
+_GROUPS_ADDED = """\
+import json, sys
+import torch
+torch.manual_seed(3087)
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+opt = torch.optim.SGD(m[0].parameters(), lr=0.1)
+g = torch.Generator().manual_seed(3088)
+x, y = torch.randn(32, 8, generator=g), torch.randn(32, 4, generator=g)
+for step in range(3):
+    m.zero_grad()
+    torch.nn.functional.mse_loss(m(x), y).backward()
+    opt.step()
+    if step == 0:  # the later layers unfrozen after step 1, a group each: ADDED
+        for layer, lr in ADDED:
+            opt.add_param_group({"params": list(m[layer].parameters()), "lr": lr})
+if len(sys.argv) > 1:
+    json.dump([p.tolist() for p in m.parameters()], open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_groups_added_after_step_one_are_paired_by_the_parameters_they_hold(tmp_path, monkeypatch):
+    """Groups `add_param_group` added after step 1 were paired by their order alone (the traces
+    named step 1's groups only): a port that added the two groups in the other order at each
+    other's rates (layer 2 at 0.001 for 0.01) PASSed with `--steps 2`, and a faithful port that
+    added them in the other order had its rates "not compared". Each added group is now named by
+    its parameters: the first FAILs "the learning rate differs at step 2", naming the group, the
+    second PASSes with its rates compared. The oracle: the programs' own weights after three
+    updates (torch.testing.assert_close)."""
+    torch = need("torch")
+    ref, own_ref = _recorded(tmp_path, "ref", _GROUPS_ADDED.replace("ADDED:", "((2, 0.01), (4, 0.001)):"), steps=2)
+    swap, own_swap = _recorded(tmp_path, "swap", _GROUPS_ADDED.replace("ADDED:", "((4, 0.01), (2, 0.001)):"), steps=2)
+    order, own_order = _recorded(
+        tmp_path, "order", _GROUPS_ADDED.replace("ADDED:", "((4, 0.001), (2, 0.01)):"), steps=2
+    )
+    torch.testing.assert_close(torch.tensor(own_ref[2]), torch.tensor(own_order[2]))
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(torch.tensor(own_ref[2]), torch.tensor(own_swap[2]))
+    res, said = _compared(monkeypatch, ref, swap)
+    assert res.verdict == "fail" and "the learning rate differs at step 2" in said, said
+    assert "(the group holding 2.bias: reference 0.01, ported 0.001)" in said, said
+    res, said = _compared(monkeypatch, ref, order)
+    assert res.verdict == "pass", said
+    assert "not compared" not in said and "paired by their order" not in said, said
