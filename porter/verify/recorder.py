@@ -743,6 +743,10 @@ class Recorder:
         # penalty's or a meta-learning inner step's, differentiated again, not the step's loss
         # unless the step took no other (they were summed into it: thirtieth read)
         self.graph_pending: list[torch.Tensor] = []
+        # the iterations a `GradScaler` skipped since the last step (inf gradients: no update),
+        # kept per step: they were dropped unsaid, and an EMA updated at each iteration read two
+        # updates for one step (0.19 for 0.1), failing a faithful port without a scaler
+        self.scaler_skips = 0
         self.grads_open = 0  # `torch.autograd.grad` calls running (the recorder's wrapper)
         self._pre: dict | None = None  # the step's start (`_before_step`), None until it is read
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
@@ -806,6 +810,8 @@ class Recorder:
         self.forwarded = False
         self.tied: list[list[str]] = []
         self.param_groups: list[list[str]] = []  # `_group_names`
+        # the groups `add_param_group` added after step 1, named alike (`_name_added_groups`)
+        self.param_groups_added: list[list[str]] = []
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
         # on XLA the operators come from torch_xla's counters: a Python dispatch mode there drops
@@ -926,6 +932,7 @@ class Recorder:
             out = orig_step(self_, optimizer, *args, **kwargs)
             if recorder.step == before and not recorder.finished and recorder._counted(optimizer):
                 recorder.pending, recorder.grad_pending, recorder.graph_pending = [], [], []
+                recorder.scaler_skips += 1
             return out
 
         scaler_cls.scale = scale  # type: ignore[method-assign]
@@ -959,14 +966,16 @@ class Recorder:
             if recorder.grads_open:
                 return recorder._orig_grad(outputs, *args, **kwargs)
             outputs = _read_once(outputs)
-            if len(args) > 1:
-                args = (args[0], _read_once(args[1]), *args[2:])
-            elif "grad_outputs" in kwargs:
-                kwargs["grad_outputs"] = _read_once(kwargs["grad_outputs"])
+            args = tuple(_read_once(a) if i < 2 else a for i, a in enumerate(args))
+            for key in ("inputs", "grad_outputs"):
+                if key in kwargs:
+                    kwargs[key] = _read_once(kwargs[key])
+            inputs = args[0] if args else kwargs.get("inputs")
             seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
             graphed = args[3] if len(args) > 3 else kwargs.get("create_graph", False)
             if not kwargs.get("is_grads_batched"):
-                recorder.on_backward(outputs, seeds, recorder.graph_pending if graphed else recorder.grad_pending)
+                into = recorder.graph_pending if graphed else recorder.grad_pending
+                recorder.on_backward(outputs, seeds, into, inputs if graphed else None)
             recorder.grads_open += 1
             try:
                 return recorder._orig_grad(outputs, *args, **kwargs)
@@ -979,16 +988,29 @@ class Recorder:
 
     # ------------------------------------------------------------------ hooks
     @_held
-    def on_backward(self, tensors, seeds, into: list) -> None:
+    def on_backward(self, tensors, seeds, into: list, inputs=None) -> None:
         """The scalar a `torch.autograd.backward` (or `.grad`) call takes the gradient of, kept in
-        `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own."""
+        `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own. A
+        graphed call's `inputs` are kept on it (`_graphed_losses`)."""
         if self.finished or torch._C._current_graph_task_id() != -1:
             return
         with self.own_work():
             loss = _loss_of(tensors, seeds)
         if loss is not None:
             self.loss_devices.add(loss.device.type)
+            if inputs is not None:
+                ts = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+                loss._porter_inputs = {id(t) for t in ts}  # type: ignore[attr-defined]
             into.append(loss)
+
+    def _graphed_losses(self, opt) -> list[torch.Tensor]:
+        """The graphed calls' losses (`create_graph=True`) that took gradients of parameters `opt`
+        steps, or all where none did: a gradient penalty's call (WGAN-GP's, of the critic's input)
+        was summed with the loss's own graphed call, 2.373 recorded for the program's 6.264
+        (thirtieth trace read's leftover)."""
+        stepped = {id(p) for g in opt.param_groups for p in g["params"]}
+        own = [x for x in self.graph_pending if stepped & getattr(x, "_porter_inputs", set())]
+        return own or self.graph_pending
 
     @_held
     def on_first_call(self, module, args) -> None:
@@ -1407,11 +1429,12 @@ class Recorder:
             # last step's values (twenty-ninth read's leftover)
             pre = self._gradient_state(opt)
         entry = {
-            "losses": self.pending or self.grad_pending or self.graph_pending,
+            "losses": self.pending or self.grad_pending or self._graphed_losses(opt),
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),
             "group_sizes": pre.get("group_sizes"),
+            "scaler_skipped": self.scaler_skips,
             "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
             "since_start": self.t_last is None,
         }
@@ -1422,6 +1445,7 @@ class Recorder:
             entry["collectives"] = dict(counts)
             counts.clear()
         self.pending, self.grad_pending, self.graph_pending = [], [], []
+        self.scaler_skips = 0
         self.t_last = now
         self.steps.append(entry)
         if self.xla is not None:
@@ -1429,6 +1453,9 @@ class Recorder:
         if self.step == 1:
             self._stop_counting()
             self._name_modules()
+        else:
+            with self.own_work():
+                self._name_added_groups(opt)
         if self.step >= self.steps_wanted:
             self._settle()
             raise StopRun()
@@ -1541,9 +1568,8 @@ class Recorder:
                 full = (f"{prefix}.{full}" if prefix and full else prefix or full) or "(model)"
                 self.names.setdefault(id(m), full)
 
-    def _first_step_params(self, opt) -> None:
-        """Initial weights (the step has not run yet) and tied groups, by the model's names.
-        Called inside own_work()."""
+    def _model_parameters(self) -> tuple[dict[int, list[str]], dict[int, torch.Tensor]]:
+        """The models' parameters by id: their names, and themselves."""
         from porter.verify.capture import normalize_name
 
         roots = self._roots()
@@ -1555,6 +1581,25 @@ class Recorder:
                     f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name)
                 )
                 objs[id(p)] = p
+        return named, objs
+
+    def _name_added_groups(self, opt) -> None:
+        """The groups `add_param_group` added after step 1, named by their parameters as step 1's
+        are (`_group_names`), once each holds a parameter of the model: paired by their order
+        alone, a port that added two groups in another order at each other's rates was said to
+        agree on the rate (thirtieth read's leftover). Called inside own_work()."""
+        added = opt.param_groups[len(self.param_groups) :]
+        if not self.param_groups or len(added) <= len(self.param_groups_added):
+            return
+        named, _ = self._model_parameters()
+        held = [{"params": [p for p in g["params"] if id(p) in named]} for g in added]
+        if all(g["params"] for g in held):
+            self.param_groups_added = _group_names(types.SimpleNamespace(param_groups=held), named, self.max_params)
+
+    def _first_step_params(self, opt) -> None:
+        """Initial weights (the step has not run yet) and tied groups, by the model's names.
+        Called inside own_work()."""
+        named, objs = self._model_parameters()
         # parameters the optimizer updates that no seen module owns
         k = 0
         for g in opt.param_groups:
@@ -1579,7 +1624,7 @@ class Recorder:
                 self.params_left += len(kept) - i
                 break
         self.params.sort(key=lambda p: made[p[0]])
-        self._first_step_buffers(roots, max(0, self.max_params - len(named)))
+        self._first_step_buffers(self._roots(), max(0, self.max_params - len(named)))
 
     def _record_param(self, t: torch.Tensor, names: list[str]) -> int:
         """Record one parameter's initial values; the bytes the trace then holds for it."""
@@ -1898,6 +1943,7 @@ class Recorder:
                     "lr": s["lr"],
                     "without_grad": s["without_grad"],
                     "group_sizes": s["group_sizes"],
+                    "scaler_skipped": s["scaler_skipped"],
                     "step_time_s": s["time_s"],
                     **({"collectives": s["collectives"]} if "collectives" in s else {}),
                     **(
@@ -1951,6 +1997,7 @@ class Recorder:
             "inputs": inputs,
             "tied": self.tied,
             "param_groups": self.param_groups,
+            "param_groups_added": self.param_groups_added,
             "model_nograd_calls": self.model_nograd,
             "model_copies": self.model_copies,
             "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rates"]),

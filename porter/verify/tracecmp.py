@@ -8,6 +8,7 @@ bfloat16/float16 autocast), and are printed with the verdict.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -1150,6 +1151,27 @@ def _loss_unseen(step: dict | None) -> bool:
     return isinstance(loss, float) and math.isnan(loss)
 
 
+def _skipped_iterations(rm: dict, pm: dict) -> list[str]:
+    """A line where a side's `GradScaler` skipped iterations (inf gradients: no update) and the
+    other's skipped other counts: each side's step k is its k-th update, so the two steps follow
+    other counts of iterations (other batches, where the data changes each iteration). They were
+    dropped unsaid (thirtieth trace read's leftover)."""
+    skips = [_scaler_skips(m) for m in (rm, pm)]
+    if skips[0] == skips[1] or not any(map(any, skips)):
+        return []
+    said = ", ".join(
+        f"the {role}'s {sum(n)} (first before step {next(k for k, x in enumerate(n, 1) if x)})"
+        if any(n)
+        else f"the {role}'s none"
+        for role, n in zip(("reference", "port"), skips)
+    )
+    return [
+        f"the GradScaler skipped iterations on one side or more (inf gradients: no update): {said}; each "
+        "side's step k is its k-th update, so where the data changes each iteration the steps compared "
+        "follow other batches, and a copy's (EMA's) rate read across a skip one side did not make is not compared"
+    ]
+
+
 def _unseen_losses(compared: list[dict], ref_steps: list, port_steps: list) -> list[str]:
     """A line per side whose loss was not recorded at a compared step (`_loss_unseen`)."""
     out = []
@@ -1201,7 +1223,8 @@ def _group_pairs(rm: dict, pm: dict) -> list[tuple[int | None, int | None]] | No
     A group step 1 holds empty (a `no_decay` group of a model without biases) is held by no group
     of the other side, (k, None) or (None, k): its rate moves nothing. Read as added after step 1,
     a faithful port without it failed on "the learning rate differs" (twenty-ninth trace2 read)."""
-    groups = [m.get("param_groups") or [] for m in (rm, pm)]
+    # (the groups added after step 1 follow step 1's, where named: `Recorder._name_added_groups`)
+    groups = [[*(m.get("param_groups") or []), *(m.get("param_groups_added") or [])] for m in (rm, pm)]
     where = [{n: i for i, g in enumerate(gs) for n in g} for gs in groups]
     pairs = sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()})
     if not pairs:
@@ -1226,7 +1249,9 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int | None, int | None]] | No
     their None stays None (said: `_unpaired_groups`): read as not alike, a faithful port that added
     two groups in another order failed on "the learning rate differs" (twenty-ninth trace2 read)."""
     if pairs is not None:
-        if not all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in _both(pairs)):
+        # (a pair of groups added after step 1 on neither side yet: `Recorder._name_added_groups`)
+        live = [(i, j) for i, j in _both(pairs) if i < len(a) or j < len(b)]
+        if not all(i < len(a) and j < len(b) and _close(a[i], b[j], LR_RTOL, 0.0) for i, j in live):
             return False
         rest = _unnamed_groups(a, b, pairs)
         if bool(rest[0]) != bool(rest[1]):
@@ -1241,6 +1266,18 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int | None, int | None]] | No
     if any(not any(_close(x, y, LR_RTOL, 0.0) for y in other) for one, other in ((a, b), (b, a)) for x in one):
         return False
     return None
+
+
+def _lr_group_words(row: dict, rm: dict, pm: dict) -> str:
+    """The first pair of groups (`_group_pairs`) whose rates differ at `row`'s step, by a parameter
+    it holds: two sides' groups in another order differ there with the same lists of rates."""
+    groups = [[*(m.get("param_groups") or []), *(m.get("param_groups_added") or [])] for m in (rm, pm)]
+    a, b = row.get("reference_lr") or [], row.get("ported_lr") or []
+    for i, j in _both(_group_pairs(rm, pm) or []):
+        if i < len(a) and j < len(b) and not _close(a[i], b[j], LR_RTOL, 0.0):
+            held = sorted(set(groups[0][i]) & set(groups[1][j]))
+            return f" (the group holding {held[0]}: reference {a[i]:g}, ported {b[j]:g})" if held else ""
+    return ""
 
 
 def _both(pairs: list[tuple[int | None, int | None]]) -> list[tuple[int, int]]:
@@ -1324,6 +1361,7 @@ def _fails(
         + _groups_by_order(compared, rm, pm)
         + _unseen_losses(compared, ref_steps, port_steps)
         + _groups_resized(rm, pm)
+        + _skipped_iterations(rm, pm)
     )
     fails += device_fails
     seeds = _other_seeds(rm, pm)
@@ -1354,7 +1392,7 @@ def _fails(
     if lr_bad is not None:
         fails.append(
             f"the learning rate differs at step {lr_bad['step']}: reference "
-            f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}"
+            f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}" + _lr_group_words(lr_bad, rm, pm)
         )
     fails += _grad_norm_fail(compared, parted, bool(fd is not None or res.parameters["differing"]))
     fails += _copy_rate_fails(rm, pm)  # (after the training's own: a port that trains otherwise moves them too)
@@ -1471,12 +1509,37 @@ COPY_SHRINK_FLOOR = 1e-6
 COPY_RATE_FLOOR = 1e-6
 
 
+def _scaler_skips(m: dict) -> list[int]:
+    """Per recorded step, the iterations the side's `GradScaler` skipped before it
+    (`scaler_skipped`; 0 where a trace of an older porter does not say)."""
+    return [s.get("scaler_skipped") or 0 for s in m.get("steps") or [] if isinstance(s, dict)]
+
+
+def _updates_across_skips(rm: dict, pm: dict) -> set[int]:
+    """The updates (after step k, from 1) whose copy rates are read across other counts of
+    skipped iterations on the two sides: an EMA updated at each iteration moves once more per
+    skip while the model stands still (0.19 read for a decay of 0.1, one skip), and a faithful
+    port without a scaler FAILed "is averaged at another rate" (thirtieth read's leftover)."""
+    a, b = _scaler_skips(rm), _scaler_skips(pm)
+    return {k for k in range(1, min(len(a), len(b))) if a[k] != b[k]}
+
+
+def _rates_kept(c: dict, across: set[int]) -> dict:
+    """A copy's rates and shrinks without the updates in `across`, each kept one's step in `after`."""
+    kept = [(k, r, s) for k, (r, s) in enumerate(zip(c["rates"], _shrinks(c)), 1) if k not in across]
+    return {**c, "after": [k for k, _, _ in kept], "rates": [r for _, r, _ in kept], "shrinks": [s for _, _, s in kept]}
+
+
 def _copy_rates(rm: dict, pm: dict) -> tuple[list, list] | None:
     """Both sides' copy rates where they can be paired: as many copies on each, every one read
-    at a step at least, every update a combination of the copy and the model."""
+    at a step at least, every update a combination of the copy and the model; the updates read
+    across skipped iterations that the other side did not skip set aside (`_updates_across_skips`)."""
     rates = [m.get("model_copy_rates") or [] for m in (rm, pm)]
     if not rates[0] or len(rates[0]) != len(rates[1]) or rm.get("model_copies") != pm.get("model_copies"):
         return None
+    across = _updates_across_skips(rm, pm)
+    if across:
+        rates = [[_rates_kept(c, across) for c in side] for side in rates]
     if any(not c["rates"] or c["residual"] > COPY_RESIDUAL for side in rates for c in side):
         return None
     return rates[0], rates[1]
@@ -1513,7 +1576,7 @@ def _rate_differs(paired: tuple[list, list] | None) -> tuple[int, tuple, tuple, 
     for a, b in zip(*paired) if paired is not None else ():
         tol = _shrink_tolerance(a, b)
         steps = zip(a["rates"], b["rates"], _shrinks(a), _shrinks(b))
-        for step, (x, y, sx, sy) in enumerate(steps, 1):
+        for step, (x, y, sx, sy) in zip(a.get("after") or itertools.count(1), steps):
             rate_bad = abs(x - y) > _rate_tolerance(a, b, x, y)
             if rate_bad or abs(sx - sy) > tol:
                 return step, (sx, x), (sy, y), tol, rate_bad
@@ -1561,9 +1624,10 @@ def _model_copies(rm: dict, pm: dict) -> list[str]:
         return []  # (the fail says it)
     if paired is not None:
         steps = min(len(c["rates"]) for side in paired for c in side)
+        which = "the first" if not _updates_across_skips(rm, pm) else "the (not across a skipped iteration)"
         return [
             f"copies of the model that step 1 did not call and no optimizer steps ({', '.join(said)}; an EMA or "
-            f"averaged copy, say): their rates of averaging agree after the first {steps} step(s) recorded "
+            f"averaged copy, say): their rates of averaging agree after {which} {steps} step(s) recorded "
             f"(reference {', '.join(f'{r:.4g}' for r in paired[0][0]['rates'][:steps])}); a rate that differs "
             "only later (past a warmup) is not compared"
         ]

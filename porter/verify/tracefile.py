@@ -280,6 +280,7 @@ _MANIFEST = {
             "step_time_s": _opt(_NUMBER),
             "without_grad": _opt(int),
             "group_sizes": _opt(_list(int)),
+            "scaler_skipped": _opt(int),
         }
     ),
     "modules": _list(
@@ -297,6 +298,7 @@ _MANIFEST = {
     "inputs": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "tied": _list(_list(str)),
     "param_groups": _list(_list(str)),
+    "param_groups_added": _list(_list(str)),
     "precision": {
         "regime": str,
         "autocast_dtypes": _list(str),
