@@ -2098,6 +2098,19 @@ _EMA_PROGRAM = (
 )
 
 
+def _ema_manifests(tmp_path: Path, updates: dict[str, str], timeout: float = 120) -> dict[str, dict]:
+    """The manifests of `_EMA_PROGRAM` recorded with each of `updates` (a name -> its UPDATE),
+    three steps, each in its own folder below `tmp_path`."""
+    m = {}
+    for name, update in updates.items():
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", update))
+        rec = _record(tmp_path / name, tree, timeout=timeout, steps=3)
+        assert rec.status == "ok", (rec.status, rec.error)
+        m[name] = rec.trace.manifest
+    return m
+
+
 @pytest.mark.parametrize("rate", ["0.1", "0.001"])
 def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(tmp_path, rate):
     """An EMA copy was said "not compared" only, and a port with another EMA rate passed
@@ -2115,12 +2128,7 @@ def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(
         "faithful": f"e.lerp_(p, {rate})",
         "other": f"e.mul_(1 - {high}).add_(p, alpha={high})",
     }
-    manifests = {}
-    for name, update in updates.items():
-        (tmp_path / name).mkdir()
-        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("UPDATE", update)), timeout=120, steps=3)
-        assert rec.status == "ok", (rec.status, rec.error)
-        manifests[name] = rec.trace.manifest
+    manifests = _ema_manifests(tmp_path, updates)
     (tmp_path / "one").mkdir()
     one = _record(
         tmp_path / "one", _tree(tmp_path / "one", body.replace("UPDATE", updates["ref"])), timeout=120, steps=1
@@ -2246,13 +2254,7 @@ def test_an_ema_update_that_is_no_average_is_compared_not_said_only(tmp_path):
     from porter.verify.tracecmp import _copy_rate_fails, _model_copies
 
     updates = {"ref": (0.9, 0.1), "wrong": (0.9, 0.2), "wrong2": (0.9, 0.2), "keeps": (0.95, 0.1)}
-    m = {}
-    for name, (p, q) in updates.items():
-        (tmp_path / name).mkdir()
-        tree = _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", f"e.mul_({p}).add_(p, alpha={q})"))
-        rec = _record(tmp_path / name, tree, timeout=120, steps=3)
-        assert rec.status == "ok", (rec.status, rec.error)
-        m[name] = rec.trace.manifest
+    m = _ema_manifests(tmp_path, {name: f"e.mul_({p}).add_(p, alpha={q})" for name, (p, q) in updates.items()})
     fails = _copy_rate_fails(m["ref"], m["wrong"])
     assert len(fails) == 1 and "another rate after step 1" in fails[0] and "0.9 E + 0.2 W" in fails[0], fails
     assert _model_copies(m["ref"], m["wrong"]) == []  # (the fail says it)

@@ -162,21 +162,14 @@ def test_an_ema_rate_off_by_less_than_a_thousandth_fails_a_faithful_one_passes(t
     torch.testing.assert_close of the copies after one update is the oracle."""
     torch = need("torch")
     from porter.verify.tracecmp import _copy_rate_fails
-    from tests.verify.test_script_safety import _EMA_PROGRAM, _record, _tree
+    from tests.verify.test_script_safety import _ema_manifests
 
     updates = {
         "ref": "e.mul_(0.9).add_(p, alpha=0.1)",
         "lerp": "e.lerp_(p, 0.1)",
         "off": "e.mul_(0.89995).add_(p, alpha=0.10005)",
     }
-    m = {}
-    for name, update in updates.items():
-        (tmp_path / name).mkdir()
-        rec = _record(
-            tmp_path / name, _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", update)), timeout=300, steps=3
-        )
-        assert rec.status == "ok", (rec.status, rec.error)
-        m[name] = rec.trace.manifest
+    m = _ema_manifests(tmp_path, updates, timeout=300)
     assert _copy_rate_fails(m["ref"], m["lerp"]) == []
     fails = _copy_rate_fails(m["ref"], m["off"])
     assert len(fails) == 1 and "is averaged at another rate after step 1" in fails[0], fails
