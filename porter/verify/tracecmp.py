@@ -1866,39 +1866,44 @@ def _unnamed_modules(pm: dict) -> list[str]:
     ]
 
 
+# the fields that mark a module output compared another way than block by block, or not at all,
+# and the warning for those marked: `n` their number, `m` the first
+_MARKED_OUTPUTS = (
+    (
+        "padded_from",
+        "{n} module output(s) were larger on the ported side and were compared on the reference's region "
+        "(first: {m[module]}: ported {m[padded_from]}, reference {m[reference_shape]}): the program pads its "
+        "inputs further on the target (a fixed length on XLA, say); the padding itself was not compared",
+    ),
+    (
+        "blocks_totals",
+        "{n} complex module output(s) hold block sums cut another way on each side (first: {m[module]}; a "
+        "trace of a porter before the twenty-fifth read): compared on the boundaries both cuts share (each "
+        "lcm of their widths; the totals, which no cut changes, where none is short of the last block), a "
+        "looser check than block by block",
+    ),
+    (
+        "ported_call",
+        "{n} module call(s) were compared with the port's call of the same output shapes, made in another "
+        "order (first: {m[module]} with the port's {m[ported_call]})",
+    ),
+    (
+        "unsampled",
+        "{n} module output(s) were not compared (first: {m[module]}: {m[problem]}): porter samples no output "
+        "made inside a torch.func transform, nor a sparse, nested, quantized or meta one, and which of a "
+        "call's outputs is missing is not known",
+    ),
+)
+
+
 def _shape_warnings(modules: list[dict]) -> list[str]:
     """Module outputs compared on the reference's region only (the port padded further), and
     those not compared at all (shapes differ): the comparison holds, with this said."""
-    warnings = []
-    region = [m for m in modules if m.get("padded_from")]
-    if region:
-        warnings.append(
-            f"{len(region)} module output(s) were larger on the ported side and were compared on "
-            f"the reference's region (first: {region[0]['module']}: ported {region[0]['padded_from']}, "
-            f"reference {region[0]['reference_shape']}): the program pads its inputs further on the target "
-            "(a fixed length on XLA, say); the padding itself was not compared"
-        )
-    totals = [m for m in modules if m.get("blocks_totals")]
-    if totals:
-        warnings.append(
-            f"{len(totals)} complex module output(s) hold block sums cut another way on each side (first: "
-            f"{totals[0]['module']}; a trace of a porter before the twenty-fifth read): compared on the "
-            "boundaries both cuts share (each lcm of their widths; the totals, which no cut changes, where "
-            "none is short of the last block), a looser check than block by block"
-        )
-    moved = [m for m in modules if m.get("ported_call")]
-    if moved:
-        warnings.append(
-            f"{len(moved)} module call(s) were compared with the port's call of the same output shapes, "
-            f"made in another order (first: {moved[0]['module']} with the port's {moved[0]['ported_call']})"
-        )
-    unsampled = [m for m in modules if m.get("unsampled")]
-    if unsampled:
-        warnings.append(
-            f"{len(unsampled)} module output(s) were not compared (first: {unsampled[0]['module']}: "
-            f"{unsampled[0]['problem']}): porter samples no output made inside a torch.func transform, "
-            "nor a sparse, nested, quantized or meta one, and which of a call's outputs is missing is not known"
-        )
+    warnings = [
+        say.format(n=len(marked), m=marked[0])
+        for field, say in _MARKED_OUTPUTS
+        if (marked := [m for m in modules if m.get(field)])
+    ]
     other = [m for m in modules if not m.get("compared", True) and m["problem"] != NO_TENSOR]
     other = [m for m in other if not m.get("unsampled") and not m.get("hook_form")]
     hooked = [m for m in modules if m.get("hook_form")]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from porter.analysis import native_ops
 
 
@@ -29,39 +31,36 @@ def test_a_registering_macro_after_many_splices_is_expanded_by_the_definition_in
     assert "a" not in _cuda_only(source) and "z0" in _cuda_only(source)  # (the split calls: the control)
 
 
-def test_a_key_macro_redefined_in_a_block_is_read_where_the_call_is():
-    # `#undef KEY` / `#define KEY torch::kCPU` inside the block: `b` was read by the definition in effect
-    # at the block's start (CUDA), and said CUDA-only; the same after a registering macro's expansion
-    source = (
-        b"#define KEY torch::kCUDA\n#define REG(x) m.impl(#x, KEY, &x##_k)\n"
-        b'TORCH_LIBRARY(myops, m) {\n  m.impl("a", KEY, &a_cuda);\n  REG(c);\n'
-        b'#undef KEY\n#define KEY torch::kCPU\n  m.impl("b", KEY, &b_cpu);\n  REG(d);\n}\n'
-    )
-    assert _regs(source) == [
-        ("myops", "a", "CUDA"),
-        ("myops", "b", "CPU"),
-        ("myops", "c", "CUDA"),
-        ("myops", "d", "CPU"),
-    ]
-    assert _cuda_only(source) == {"a", "c"}
-
-
-def test_a_block_head_split_by_a_backslash_newline_is_read():
-    # `TORCH_LIBRARY_IMPL(myops, \` then `KEY, m) {`: no block, its CPU kernel lost (cpp: one)
-    source = (
-        b"#define KEY CUDA\n"
-        b'TORCH_LIBRARY_IMPL(myops, KEY, m) { m.impl("a", &a_cuda); m.impl("b", &b_cuda); }\n'
-        b"#undef KEY\n#define KEY CPU\n"
-        b'TORCH_LIBRARY_IMPL(myops, \\\nKEY, m) { m.impl("b", &b_cpu); }\n'
-        b'TORCH_LIBRARY_IMPL(myops, \\\r\nCPU, m) \\\n{ m.impl("c", &c_cpu); }\n'
-    )
-    assert _regs(source) == [
-        ("myops", "a", "CUDA"),
-        ("myops", "b", "CPU"),
-        ("myops", "b", "CUDA"),
-        ("myops", "c", "CPU"),
-    ]
-    assert _cuda_only(source) == {"a"}
+@pytest.mark.parametrize(
+    "source, regs, cuda_only",
+    [
+        # `#undef KEY` / `#define KEY torch::kCPU` inside the block: `b` was read by the definition in
+        # effect at the block's start (CUDA), and said CUDA-only; the same after a registering macro's
+        # expansion
+        pytest.param(
+            b"#define KEY torch::kCUDA\n#define REG(x) m.impl(#x, KEY, &x##_k)\n"
+            b'TORCH_LIBRARY(myops, m) {\n  m.impl("a", KEY, &a_cuda);\n  REG(c);\n'
+            b'#undef KEY\n#define KEY torch::kCPU\n  m.impl("b", KEY, &b_cpu);\n  REG(d);\n}\n',
+            [("myops", "a", "CUDA"), ("myops", "b", "CPU"), ("myops", "c", "CUDA"), ("myops", "d", "CPU")],
+            {"a", "c"},
+            id="a key macro redefined in a block is read where the call is",
+        ),
+        # `TORCH_LIBRARY_IMPL(myops, \` then `KEY, m) {`: no block, its CPU kernel lost (cpp: one)
+        pytest.param(
+            b"#define KEY CUDA\n"
+            b'TORCH_LIBRARY_IMPL(myops, KEY, m) { m.impl("a", &a_cuda); m.impl("b", &b_cuda); }\n'
+            b"#undef KEY\n#define KEY CPU\n"
+            b'TORCH_LIBRARY_IMPL(myops, \\\nKEY, m) { m.impl("b", &b_cpu); }\n'
+            b'TORCH_LIBRARY_IMPL(myops, \\\r\nCPU, m) \\\n{ m.impl("c", &c_cpu); }\n',
+            [("myops", "a", "CUDA"), ("myops", "b", "CPU"), ("myops", "b", "CUDA"), ("myops", "c", "CPU")],
+            {"a"},
+            id="a block head split by a backslash-newline is read",
+        ),
+    ],
+)
+def test_a_registration_is_read_by_the_preprocessor_state_where_it_stands(source, regs, cuda_only):
+    assert _regs(source) == regs
+    assert _cuda_only(source) == cuda_only
 
 
 def test_a_schema_s_tags_given_by_a_macro_are_no_implementation():

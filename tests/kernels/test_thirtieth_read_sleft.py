@@ -6,7 +6,7 @@ from pathlib import Path
 
 from porter.analysis import native_ops
 from porter.kernels.inventory import scan
-from porter.kernels.scaffold import write_scaffolds
+from tests.kernels.test_twenty_ninth_read_sleft import _first_inputs
 
 _CUDA_FOO = b'TORCH_LIBRARY_IMPL(ns, CUDA, m) { m.impl("foo", &foo_cuda); }\n'
 
@@ -134,13 +134,7 @@ def test_a_pointer_declared_with_spaces_on_both_sides_of_its_star_gives_its_type
     # `int64_t * p = ...; kc<<<...>>>(p, n)` and a host parameter `const unsigned long * q` (twenty-ninth
     # sleft read's leftover): read as products, so `T* x` was a tensor of random floats; `rows * cols`
     # (a variable's name before the `*`) is still no declaration
-    (tmp_path / "k.cu").write_text(SPACED_POINTERS)
-    write_scaffolds(scan(tmp_path, limit=None), tmp_path / "out", "xla")
-    made = {}
-    for name in ("kc", "kh", "kp"):
-        text = (tmp_path / "out" / f"test_{name}_xla_parity.py").read_text()
-        made[name] = next(line.strip() for line in text.splitlines() if line.strip().startswith("x = torch."))
-    assert made == {
+    assert _first_inputs(tmp_path, SPACED_POINTERS, ("kc", "kh", "kp")) == {
         "kc": "x = torch.randint(0, 64, (4, 256), dtype=torch.int64, device=device)",
         "kh": "x = torch.randint(0, 64, (4, 256), dtype=torch.uint64, device=device)",
         "kp": "x = torch.randint(0, 64, (4, 256), dtype=torch.int32, device=device)",

@@ -240,17 +240,23 @@ POINTERS = (
 )
 
 
+def _first_inputs(tmp_path, source: str, names: tuple[str, ...]) -> dict[str, str]:
+    """The first `x = torch.` line of the parity test scaffolded for each kernel `names` of
+    `source` (k.cu): what tensor the kernel's pointer is given."""
+    (tmp_path / "k.cu").write_text(source)
+    write_scaffolds(scan(tmp_path, limit=None), tmp_path / "out", "xla")
+    made = {}
+    for name in names:
+        text = (tmp_path / "out" / f"test_{name}_xla_parity.py").read_text()
+        made[name] = next(line.strip() for line in text.splitlines() if line.strip().startswith("x = torch."))
+    return made
+
+
 def test_a_template_pointer_launched_with_a_pointer_local_or_parameter_takes_its_type(tmp_path):
     # `T* x` of `kc<<<...>>>(p, n)` after `int64_t* p = ...;`, or of a host parameter `const unsigned
     # long* q` (46-sleft's leftover): a tensor of random floats; now the dtype the pointer's type gives
     # (libclang, x86_64-linux: `unsigned long` 8 bytes), a `float*` local still floats
-    (tmp_path / "k.cu").write_text(POINTERS)
-    write_scaffolds(scan(tmp_path, limit=None), tmp_path / "out", "xla")
-    made = {}
-    for name in ("kc", "kh", "kf"):
-        text = (tmp_path / "out" / f"test_{name}_xla_parity.py").read_text()
-        made[name] = next(line.strip() for line in text.splitlines() if line.strip().startswith("x = torch."))
-    assert made == {
+    assert _first_inputs(tmp_path, POINTERS, ("kc", "kh", "kf")) == {
         "kc": "x = torch.randint(0, 64, (4, 256), dtype=torch.int64, device=device)",
         "kh": "x = torch.randint(0, 64, (4, 256), dtype=torch.uint64, device=device)",
         "kf": "x = torch.randn(4, 256, device=device)",

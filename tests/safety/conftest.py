@@ -8,6 +8,7 @@ show that the case failed there.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,36 @@ def porter(
     return subprocess.run(
         [sys.executable, "-m", "porter", *args], cwd=cwd, env=full, capture_output=True, timeout=timeout
     )
+
+
+def porter_with_output_gone(
+    argv: list[str], cwd: Path, *, pty: bool = False, stderr_too: bool = False, pythonpath: str = str(REPO)
+) -> int:
+    """porter `argv` with its stdout gone before it started; its exit status. A pipe whose reader
+    left before the first write (`| head -1` that has read its line, a log reader that died), or
+    with `pty` a terminal that hung up (its near end closed: every write is EIO), SIGHUP ignored
+    (`trap '' HUP` in a script whose ssh session dropped). stderr is read, and holds no
+    traceback; with `stderr_too` it goes where stdout goes."""
+    near, far = os.openpty() if pty else os.pipe()
+    os.close(near)
+    env = {**os.environ, "PYTHONPATH": pythonpath, "XDG_CACHE_HOME": str(cwd / ".c")}
+    if not pty:
+        env["NO_COLOR"] = "1"
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "porter", *argv],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=far,
+            stderr=far if stderr_too else subprocess.PIPE,
+            preexec_fn=(lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if pty else None,
+            timeout=300,
+        )
+    finally:
+        os.close(far)
+    assert stderr_too or b"Traceback" not in run.stderr, run.stderr
+    return run.returncode
 
 
 def git(*args: str, cwd: Path) -> None:

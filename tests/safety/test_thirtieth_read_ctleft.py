@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from tests.deps import require
-from tests.safety.test_thirtieth_read_term import _on_a_hung_up_terminal
+from tests.safety.conftest import porter_with_output_gone
 
 
 def _flag(flag: str, *paths) -> None:
@@ -107,7 +107,7 @@ def test_a_rewrite_started_on_a_terminal_that_had_hung_up_still_writes_its_files
     from tests.safety.conftest import CUDA, committed_repo
 
     tree = committed_repo(tmp_path / "t", {f"m{i}.py": CUDA for i in range(4)})
-    code = _on_a_hung_up_terminal(["rewrite", ".", "-t", "xla", "--no-cache"], tree)
+    code = porter_with_output_gone(["rewrite", ".", "-t", "xla", "--no-cache"], tree, pty=True, stderr_too=True)
     ported = [p.name for p in sorted(tree.glob("*.py")) if p.read_bytes() != CUDA]
     assert (code, ported) == (0, ["m0.py", "m1.py", "m2.py", "m3.py"])
 
@@ -126,7 +126,7 @@ def test_a_lint_whose_terminal_hung_up_leaves_with_2_as_ruff(tmp_path):
     from tests.safety.test_twenty_ninth_read_term2 import _WAIT, _closed_under
 
     (tmp_path / "a.py").write_bytes(CUDA)
-    assert _on_a_hung_up_terminal(["lint", ".", "-t", "xla", "--no-cache"], tmp_path) == 2
+    assert porter_with_output_gone(["lint", ".", "-t", "xla", "--no-cache"], tmp_path, pty=True, stderr_too=True) == 2
     hook = tmp_path / "hook"
     hook.mkdir()
     marker = tmp_path / "marker"

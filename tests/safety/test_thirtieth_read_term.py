@@ -5,32 +5,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import termios
 
 import pytest
 
 from tests.deps import need
-from tests.safety.conftest import CUDA, REPO
+from tests.safety.conftest import CUDA, REPO, porter_with_output_gone
 from tests.safety.test_trace_files import _sides, _tensors, _write
 from tests.safety.test_twenty_ninth_read_term2 import _WAIT, _closed_under
-
-
-def _reader_gone(argv: list[str], cwd) -> int:
-    """porter `argv` with its stdout a pipe whose reader left before the first write
-    (`| head -c 0`, a log reader that died); its exit status."""
-    near, far = os.pipe()
-    os.close(near)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "porter", *argv], cwd=cwd, env=env, stdout=far, stderr=subprocess.PIPE, timeout=300
-        )
-    finally:
-        os.close(far)
-    assert b"Traceback" not in run.stderr, run.stderr
-    return run.returncode
 
 
 def _diverging(tmp_path):
@@ -53,14 +36,14 @@ def test_a_trace_compare_report_whose_reader_left_is_written_with_the_verdicts_c
     # written past the console, the broken pipe ended the run at the title: no report, exit 0
     # ("parity holds") where parity failed
     ref, port = _diverging(tmp_path)
-    code = _reader_gone(["trace", "compare", str(ref), str(port), "--report", report], tmp_path)
+    code = porter_with_output_gone(["trace", "compare", str(ref), str(port), "--report", report], tmp_path)
     assert (code, (tmp_path / report).is_file()) == (1, True)
 
 
 @pytest.mark.torch
 def test_a_trace_ops_report_whose_reader_left_is_written(tmp_path):
     ref, _ = _sides(tmp_path)
-    code = _reader_gone(["trace", "ops", str(ref), "--target", "xla", "--report", "ops.json"], tmp_path)
+    code = porter_with_output_gone(["trace", "ops", str(ref), "--target", "xla", "--report", "ops.json"], tmp_path)
     assert (code in (0, 1), (tmp_path / "ops.json").is_file()) == (True, True), code
     assert json.loads((tmp_path / "ops.json").read_text())["schema"] == "porter.trace-ops/1"
 
@@ -105,29 +88,6 @@ def test_a_trace_compare_whose_terminal_hung_up_does_not_say_parity_holds(tmp_pa
     assert (code, (tmp_path / "r.md").is_file()) == (1, True)
 
 
-def _on_a_hung_up_terminal(argv: list[str], cwd) -> int:
-    """porter `argv` with stdout and stderr a pty that hung up before it started (its near end
-    closed: every write is EIO), SIGHUP ignored (`trap '' HUP` in a script whose ssh session
-    dropped); its exit status."""
-    near, far = os.openpty()
-    os.close(near)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(cwd / ".c")}
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "porter", *argv],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=far,
-            stderr=far,
-            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
-            timeout=300,
-        )
-    finally:
-        os.close(far)
-    return run.returncode
-
-
 def test_a_rewrite_on_a_terminal_that_hung_up_before_it_started_still_writes_its_files(tmp_path):
     # a terminal that hung up is no terminal to `isatty`: its stream was left unwrapped, the first
     # progress line's EIO ended the run with 2, none of the files written (a terminal that hangs up
@@ -135,11 +95,13 @@ def test_a_rewrite_on_a_terminal_that_hung_up_before_it_started_still_writes_its
     (tmp_path / "src").mkdir()
     for i in range(3):
         (tmp_path / "src" / f"m{i}.py").write_bytes(CUDA)
-    code = _on_a_hung_up_terminal(["rewrite", "src", "--target", "xla", "--allow-no-vcs"], tmp_path)
+    code = porter_with_output_gone(
+        ["rewrite", "src", "--target", "xla", "--allow-no-vcs"], tmp_path, pty=True, stderr_too=True
+    )
     ported = [p.name for p in sorted((tmp_path / "src").iterdir()) if p.read_bytes() != CUDA]
     assert (code, ported) == (0, ["m0.py", "m1.py", "m2.py"])
     (tmp_path / "l.py").write_bytes(CUDA)
-    assert _on_a_hung_up_terminal(["lint", "l.py", "--target", "xla"], tmp_path) == 2
+    assert porter_with_output_gone(["lint", "l.py", "--target", "xla"], tmp_path, pty=True, stderr_too=True) == 2
 
 
 @pytest.mark.torch
@@ -163,5 +125,5 @@ def test_a_trace_record_on_a_terminal_that_hung_up_writes_its_trace_with_its_own
         sys.executable,
         "train.py",
     ]
-    code = _on_a_hung_up_terminal(argv, tmp_path)
+    code = porter_with_output_gone(argv, tmp_path, pty=True, stderr_too=True)
     assert (code, (tmp_path / "t.safetensors").is_file()) == (0, True)

@@ -4,13 +4,10 @@ test failed there."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 
 import pytest
 
-from tests.safety.conftest import REPO
+from tests.safety.conftest import REPO, porter_with_output_gone
 
 # a parity run of seconds, not minutes: the comparison is replaced by its verdict (a failing one),
 # so what is tested is the command's output and report, not torch
@@ -48,51 +45,6 @@ _FAMILY = {
 }
 
 
-def _reader_gone(argv: list[str], cwd, pythonpath: str = str(REPO)) -> int:
-    """porter `argv` with its stdout a pipe whose reader left before the first write
-    (`| head -1` that has read its line); its exit status."""
-    near, far = os.pipe()
-    os.close(near)
-    env = {**os.environ, "PYTHONPATH": pythonpath, "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "porter", *argv],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=far,
-            stderr=subprocess.PIPE,
-            timeout=300,
-        )
-    finally:
-        os.close(far)
-    assert b"Traceback" not in run.stderr, run.stderr
-    return run.returncode
-
-
-def _stdout_hung_up(argv: list[str], cwd, pythonpath: str) -> int:
-    """porter `argv` with its stdout a pty that hung up before it started (every write EIO),
-    stderr a file, SIGHUP ignored (`trap '' HUP; porter ... 2>log` in a dropped ssh session)."""
-    near, far = os.openpty()
-    os.close(near)
-    env = {**os.environ, "PYTHONPATH": pythonpath, "XDG_CACHE_HOME": str(cwd / ".c")}
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "porter", *argv],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=far,
-            stderr=subprocess.PIPE,
-            timeout=300,
-            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
-        )
-    finally:
-        os.close(far)
-    assert b"Traceback" not in run.stderr, run.stderr
-    return run.returncode
-
-
 def _parity_tree(tmp_path) -> str:
     """Two trees and the hook that fakes their comparison; the PYTHONPATH that loads it."""
     hook = tmp_path / "hook"
@@ -111,7 +63,7 @@ def test_a_kept_parity_check_whose_reader_left_writes_its_report_with_the_verdic
     # none written, exit 0 ("parity holds") where parity failed
     pythonpath = _parity_tree(tmp_path)
     argv = ["parity-check", "--original", "orig", "--ported", "port", "--keep", "--report", "r.md", *mode]
-    code = _reader_gone(argv, tmp_path, pythonpath)
+    code = porter_with_output_gone(argv, tmp_path, pythonpath=pythonpath)
     assert (code, (tmp_path / "r.md").is_file()) == (1, True)
 
 
@@ -119,7 +71,7 @@ def test_a_kept_parity_check_on_a_hung_up_terminal_writes_its_report_with_the_ve
     # the same line met the hung-up terminal's EIO: exit 2, no report
     pythonpath = _parity_tree(tmp_path)
     argv = ["parity-check", "--original", "orig", "--ported", "port", "--entry", "m:M", "--keep", "--report", "r.md"]
-    code = _stdout_hung_up(argv, tmp_path, pythonpath)
+    code = porter_with_output_gone(argv, tmp_path, pty=True, pythonpath=pythonpath)
     assert (code, (tmp_path / "r.md").is_file()) == (1, True)
 
 
@@ -130,7 +82,7 @@ def test_a_kernels_scaffold_whose_reader_left_is_written(tmp_path, as_json):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "k.py").write_text(_KERNEL)
     argv = ["kernels", "src", "--scaffold", "sc", "-t", "xla", *(["--json"] if as_json else [])]
-    code = _reader_gone(argv, tmp_path)
+    code = porter_with_output_gone(argv, tmp_path)
     assert (code, sorted(p.name for p in (tmp_path / "sc").glob("*.py"))) == (
         1,
         ["add_kernel_op.py", "add_kernel_xla.py", "test_add_kernel_xla_parity.py"],
@@ -143,7 +95,7 @@ def test_a_backends_scaffold_whose_reader_left_is_written(tmp_path, as_json):
     for name, text in _FAMILY.items():
         (tmp_path / "src" / name).write_text(text)
     argv = ["backends", "src", "--scaffold", "sc", "-t", "xla", *(["--json"] if as_json else [])]
-    code = _reader_gone(argv, tmp_path)
+    code = porter_with_output_gone(argv, tmp_path)
     assert (code, sorted(p.name for p in (tmp_path / "sc").glob("*.py"))) == (0, ["xla_accelerator.py"])
 
 
@@ -155,6 +107,6 @@ def test_a_rewrite_diff_report_whose_reader_left_is_written_with_the_runs_code(t
     (tmp_path / "src" / "m.py").write_text(
         'import torch\n\nx = torch.zeros(3).cuda()\ny = torch.ones(2, device="cuda")\n'
     )
-    code = _reader_gone(["rewrite", "src", "-t", "xla", "--diff", "--report", "r.md"], tmp_path)
+    code = porter_with_output_gone(["rewrite", "src", "-t", "xla", "--diff", "--report", "r.md"], tmp_path)
     assert (code, (tmp_path / "r.md").is_file()) == (1, True)
     assert ".cuda()" in (tmp_path / "src" / "m.py").read_text()  # --diff writes no source

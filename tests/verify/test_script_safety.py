@@ -62,22 +62,25 @@ def test_endless_output_is_capped(tmp_path):
 
 
 def test_hang_is_killed_with_its_children(tmp_path):
-    pidfile = tmp_path / "child.pid"
+    """A run past its timeout is killed with its whole group, and the run returns then: not when
+    the script's own child, which holds the output pipe, ends by itself (an event: that child
+    leaves a file if its 300 s sleep ends, none if it was killed; was a bound in seconds)."""
+    pidfile, ended = tmp_path / "child.pid", tmp_path / "child-ended"
     tree = _tree(
         tmp_path,
         "import subprocess, time\n"
-        f"p = subprocess.Popen(['sleep', '300'])\nopen({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        f"p = subprocess.Popen(['sh', '-c', 'sleep 300 && : > \"$0\"', {str(ended)!r}])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
         "while True:\n    time.sleep(0.1)\n",
     )
     # the timeout counts from the worker's start, and a worker on a loaded machine can still
     # be importing torch after a few seconds: a run stopped there ("startup") is asked again
     # with twice the time, so the test waits seconds on a quiet machine, not a fixed 20
     for timeout in TIMEOUTS:
-        t0 = time.time()
         rec = _record(tmp_path / f"t{timeout}", tree, timeout=timeout)
         if not (rec.status == "timeout" and rec.error["phase"] == "startup"):
             break
-    assert time.time() - t0 < timeout + 70
+    assert not ended.exists(), "the run returned only when the script's child ended by itself"
     assert rec.status == "timeout" and f"no result after {timeout} s" in rec.error["message"]
     assert rec.error["phase"] == "running the command"
     time.sleep(0.5)
@@ -2095,6 +2098,19 @@ _EMA_PROGRAM = (
 )
 
 
+def _ema_manifests(tmp_path: Path, updates: dict[str, str], timeout: float = 120) -> dict[str, dict]:
+    """The manifests of `_EMA_PROGRAM` recorded with each of `updates` (a name -> its UPDATE),
+    three steps, each in its own folder below `tmp_path`."""
+    m = {}
+    for name, update in updates.items():
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", update))
+        rec = _record(tmp_path / name, tree, timeout=timeout, steps=3)
+        assert rec.status == "ok", (rec.status, rec.error)
+        m[name] = rec.trace.manifest
+    return m
+
+
 @pytest.mark.parametrize("rate", ["0.1", "0.001"])
 def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(tmp_path, rate):
     """An EMA copy was said "not compared" only, and a port with another EMA rate passed
@@ -2112,12 +2128,7 @@ def test_an_ema_copy_s_rate_is_compared_a_faithful_one_passes_and_another_fails(
         "faithful": f"e.lerp_(p, {rate})",
         "other": f"e.mul_(1 - {high}).add_(p, alpha={high})",
     }
-    manifests = {}
-    for name, update in updates.items():
-        (tmp_path / name).mkdir()
-        rec = _record(tmp_path / name, _tree(tmp_path / name, body.replace("UPDATE", update)), timeout=120, steps=3)
-        assert rec.status == "ok", (rec.status, rec.error)
-        manifests[name] = rec.trace.manifest
+    manifests = _ema_manifests(tmp_path, updates)
     (tmp_path / "one").mkdir()
     one = _record(
         tmp_path / "one", _tree(tmp_path / "one", body.replace("UPDATE", updates["ref"])), timeout=120, steps=1
@@ -2243,13 +2254,7 @@ def test_an_ema_update_that_is_no_average_is_compared_not_said_only(tmp_path):
     from porter.verify.tracecmp import _copy_rate_fails, _model_copies
 
     updates = {"ref": (0.9, 0.1), "wrong": (0.9, 0.2), "wrong2": (0.9, 0.2), "keeps": (0.95, 0.1)}
-    m = {}
-    for name, (p, q) in updates.items():
-        (tmp_path / name).mkdir()
-        tree = _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", f"e.mul_({p}).add_(p, alpha={q})"))
-        rec = _record(tmp_path / name, tree, timeout=120, steps=3)
-        assert rec.status == "ok", (rec.status, rec.error)
-        m[name] = rec.trace.manifest
+    m = _ema_manifests(tmp_path, {name: f"e.mul_({p}).add_(p, alpha={q})" for name, (p, q) in updates.items()})
     fails = _copy_rate_fails(m["ref"], m["wrong"])
     assert len(fails) == 1 and "another rate after step 1" in fails[0] and "0.9 E + 0.2 W" in fails[0], fails
     assert _model_copies(m["ref"], m["wrong"]) == []  # (the fail says it)

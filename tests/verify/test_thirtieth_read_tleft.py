@@ -4,15 +4,12 @@ verdict against the programs' own values, taken without porter (torch.testing.as
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from porter.verify.procs import WorkerSet
 from tests.deps import need
+from tests.verify.recording import recorded
 
 # three steps; MODE: "backward" (the reference), "func" (torch.func.grad_and_value: no hook sees
 # the loss, the model is called inside the transform), "func2" (the same of the loss doubled)
@@ -47,18 +44,8 @@ if len(sys.argv) > 1:
 
 def _recorded(tmp_path: Path, name: str, body: str, steps: int = 3):
     """The trace of `body` run as train.py, and the values it wrote itself (run without porter)."""
-    from porter.verify.script import ScriptConfig, record
-
-    tree = tmp_path / name / "tree"
-    tree.mkdir(parents=True)
-    (tree / "train.py").write_text(body)
-    own = tmp_path / name / "own.json"
-    subprocess.run([sys.executable, "train.py", str(own)], cwd=tree, check=True, timeout=300)
-    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=300, steps=steps)
-    with WorkerSet() as workers:
-        rec = record("reference", tree, cfg, tmp_path / name / "t.safetensors", tmp_path / name / "work", workers)
-    assert rec.status == "ok", (rec.status, rec.error)
-    return rec.trace, json.loads(own.read_text())
+    rec, own = recorded(tmp_path, body, steps, name)
+    return rec.trace, own
 
 
 def _compared(monkeypatch, ref, port):
@@ -175,21 +162,14 @@ def test_an_ema_rate_off_by_less_than_a_thousandth_fails_a_faithful_one_passes(t
     torch.testing.assert_close of the copies after one update is the oracle."""
     torch = need("torch")
     from porter.verify.tracecmp import _copy_rate_fails
-    from tests.verify.test_script_safety import _EMA_PROGRAM, _record, _tree
+    from tests.verify.test_script_safety import _ema_manifests
 
     updates = {
         "ref": "e.mul_(0.9).add_(p, alpha=0.1)",
         "lerp": "e.lerp_(p, 0.1)",
         "off": "e.mul_(0.89995).add_(p, alpha=0.10005)",
     }
-    m = {}
-    for name, update in updates.items():
-        (tmp_path / name).mkdir()
-        rec = _record(
-            tmp_path / name, _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", update)), timeout=300, steps=3
-        )
-        assert rec.status == "ok", (rec.status, rec.error)
-        m[name] = rec.trace.manifest
+    m = _ema_manifests(tmp_path, updates, timeout=300)
     assert _copy_rate_fails(m["ref"], m["lerp"]) == []
     fails = _copy_rate_fails(m["ref"], m["off"])
     assert len(fails) == 1 and "is averaged at another rate after step 1" in fails[0], fails

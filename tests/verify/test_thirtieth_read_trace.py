@@ -5,13 +5,9 @@ record` runs it) and checks porter's view against the program's own values, take
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
 
-from porter.verify.procs import WorkerSet
 from tests.deps import need
+from tests.verify.recording import recorded
 
 # steps whose gradients all come from `torch.autograd.grad`, one of its calls making a graph of
 # its gradients (a gradient penalty's, a meta-learning inner step's); each writes its own loss
@@ -49,19 +45,14 @@ for way in ("penalty", "inner", "penalty", "hessian"):
 """
 
 
-def _record(tmp_path: Path, body: str, steps: int):
-    from porter.verify.script import ScriptConfig, record
-
-    tree = tmp_path / "tree"
-    tree.mkdir(exist_ok=True)
-    (tree / "train.py").write_text(body)
-    oracle = tmp_path / "losses.json"
-    subprocess.run([sys.executable, "train.py", str(oracle)], cwd=tree, check=True, timeout=300)
-    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=300, steps=steps)
-    with WorkerSet() as workers:
-        rec = record("reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers)
-    assert rec.status == "ok", (rec.status, rec.error)
-    return rec, json.loads(oracle.read_text())
+def _same_losses(torch, steps: list[dict], expected: list[float]) -> None:
+    """The losses recorded for `steps` are the program's own (`expected`), by assert_close."""
+    torch.testing.assert_close(
+        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
+        torch.tensor(expected, dtype=torch.float64),
+        rtol=1e-6,
+        atol=1e-7,
+    )
 
 
 def test_a_step_taking_every_gradient_by_autograd_grad_records_its_loss_not_the_penalty_s_output(tmp_path):
@@ -72,15 +63,10 @@ def test_a_step_taking_every_gradient_by_autograd_grad_records_its_loss_not_the_
     its gradients (`create_graph=True`) is now the step's loss only where the step took no other
     (a Hessian's step: its own call makes one): each step's recorded loss is the program's own."""
     torch = need("torch")
-    rec, expected = _record(tmp_path, _GRAPHED_GRADIENTS, steps=4)
+    rec, expected = recorded(tmp_path, _GRAPHED_GRADIENTS, steps=4)
     steps = rec.trace.manifest["steps"]
     assert [s["backward_calls"] for s in steps] == [1, 1, 1, 1], steps
-    torch.testing.assert_close(
-        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
-        torch.tensor(expected, dtype=torch.float64),
-        rtol=1e-6,
-        atol=1e-7,
-    )
+    _same_losses(torch, steps, expected)
 
 
 # LBFGS through its closure: its line search calls the closure again each step
@@ -114,15 +100,10 @@ def test_a_step_whose_closure_the_optimizer_calls_again_records_the_first_call_s
     search stopped a call sooner would fail on the loss. The step's loss is now its closure's first
     call's, the one `step` returns: the program's own, by assert_close."""
     torch = need("torch")
-    rec, expected = _record(tmp_path, _LBFGS, steps=3)
+    rec, expected = recorded(tmp_path, _LBFGS, steps=3)
     steps = rec.trace.manifest["steps"]
     assert [s["backward_calls"] for s in steps] == [1, 1, 1], steps
-    torch.testing.assert_close(
-        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
-        torch.tensor(expected, dtype=torch.float64),
-        rtol=1e-6,
-        atol=1e-7,
-    )
+    _same_losses(torch, steps, expected)
 
 
 # losses kept in a dict and given to torch as its values, a generator or the `map` that
@@ -171,14 +152,9 @@ def test_losses_given_as_a_dict_s_values_a_generator_or_scaled_so_are_recorded(t
     once, as a tuple, by the recorder and torch alike: each step's loss is the program's own
     (unscaled), and the program's gradients are untouched."""
     torch = need("torch")
-    rec, expected = _record(tmp_path, _ITERABLE_LOSSES, steps=4)
+    rec, expected = recorded(tmp_path, _ITERABLE_LOSSES, steps=4)
     steps = rec.trace.manifest["steps"]
-    torch.testing.assert_close(
-        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
-        torch.tensor(expected, dtype=torch.float64),
-        rtol=1e-6,
-        atol=1e-7,
-    )
+    _same_losses(torch, steps, expected)
 
 
 # a GradScaler whose scale starts too high: its first steps are skipped (inf gradients), as at
@@ -218,12 +194,7 @@ def test_a_step_the_grad_scaler_skipped_leaves_its_loss_out_of_the_next_step_s(t
     169.9"). The losses of an iteration whose step was skipped are now dropped: each step's loss
     is its own iteration's."""
     torch = need("torch")
-    rec, expected = _record(tmp_path, _SKIPPED_STEPS, steps=3)
+    rec, expected = recorded(tmp_path, _SKIPPED_STEPS, steps=3)
     steps = rec.trace.manifest["steps"]
     assert [s["backward_calls"] for s in steps] == [1, 1, 1], steps
-    torch.testing.assert_close(
-        torch.tensor([s["loss"] for s in steps], dtype=torch.float64),
-        torch.tensor(expected[:3], dtype=torch.float64),
-        rtol=1e-6,
-        atol=1e-7,
-    )
+    _same_losses(torch, steps, expected[:3])

@@ -6,28 +6,9 @@ porter (torch.testing.assert_close is the oracle)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-from porter.verify.procs import WorkerSet
 from tests.deps import need
-
-
-def _record(tmp_path: Path, body: str, steps: int, name: str = "t"):
-    from porter.verify.script import ScriptConfig, record
-
-    tree = tmp_path / f"tree-{name}"
-    tree.mkdir(exist_ok=True)
-    (tree / "train.py").write_text(body)
-    oracle = tmp_path / f"{name}.json"
-    subprocess.run([sys.executable, "train.py", str(oracle)], cwd=tree, check=True, timeout=300)
-    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=300, steps=steps)
-    with WorkerSet() as workers:
-        rec = record("reference", tree, cfg, tmp_path / f"{name}.safetensors", tmp_path / f"work-{name}", workers)
-    assert rec.status == "ok", (rec.status, rec.error)
-    return rec, json.loads(oracle.read_text())
+from tests.verify.recording import recorded
+from tests.verify.test_thirtieth_read_tleft import _FILLED_LATER
 
 
 # an optimizer of the program's own that takes a closure and never calls it, its gradients taken
@@ -92,7 +73,7 @@ def test_a_closure_never_called_leaves_the_initial_weights_and_the_ema_rate_reco
     refs = {}
     for way in ("func", "graph"):
         body = _NEVER_CALLED.replace("RATE = 0.1", f"RATE = 0.1\nWAY = {way!r}")
-        ref, init = _record(tmp_path, body, steps=4, name=f"{way}-ref")
+        ref, init = recorded(tmp_path, body, steps=4, name=f"{way}-ref")
         refs[way] = ref.trace
         params = ref.trace.manifest["parameters"]
         assert [p["name"] for p in params] == ["0.weight", "0.bias", "2.weight", "2.bias"], way
@@ -103,33 +84,11 @@ def test_a_closure_never_called_leaves_the_initial_weights_and_the_ema_rate_reco
         rates = ref.trace.manifest["model_copy_rates"]
         assert rates and rates[0]["rates"], (way, rates)
         torch.testing.assert_close(torch.tensor(rates[0]["rates"]), torch.full((len(rates[0]["rates"]),), 0.1))
-    port, _ = _record(tmp_path, body.replace("RATE = 0.1", "RATE = 0.2"), steps=4, name="port")
+    port, _ = recorded(tmp_path, body.replace("RATE = 0.1", "RATE = 0.2"), steps=4, name="port")
     res = compare_traces(ref.trace, port.trace)
     assert res.verdict == "fail" and any("averaged at another rate" in r for r in res.reasons), res.reasons
     res = compare_traces(refs["graph"], refs["func"])  # (the same program's gradients taken otherwise)
     assert res.verdict == "pass" and "4 initial parameter(s) match" in res.reasons[0], res.reasons
-
-
-# three steps; the biases' group is empty at step 1 and filled before step 2's update (as
-# test_thirtieth_read_tleft's), writing its weights after the three
-_FILLED_LATER = """\
-import json, sys
-import torch
-torch.manual_seed(3064)
-m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
-weights = [m[0].weight, m[2].weight]
-biases = [m[0].bias, m[2].bias]
-opt = torch.optim.SGD([{"params": weights, "lr": 0.1}, {"params": [], "lr": 0.01}])
-x = torch.randn(16, 4, generator=torch.Generator().manual_seed(3065))
-for step in range(1, 4):
-    opt.zero_grad()
-    m(x).pow(2).mean().backward()
-    if step == 2:
-        opt.param_groups[1]["params"].extend(biases)
-    opt.step()
-if len(sys.argv) > 1:
-    json.dump([p.detach().reshape(-1).tolist() for p in m.parameters()], open(sys.argv[1], "w"))
-"""
 
 
 def test_a_group_filled_later_against_a_trace_of_an_older_porter_is_no_rate_difference(tmp_path, monkeypatch):
@@ -147,8 +106,8 @@ def test_a_group_filled_later_against_a_trace_of_an_older_porter_is_no_rate_diff
     from porter.verify.tracefile import Trace
 
     monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))  # (both sides on the CPU)
-    rec, own = _record(tmp_path, _FILLED_LATER, steps=3)
-    again, own_again = _record(tmp_path, _FILLED_LATER, steps=3, name="again")
+    rec, own = recorded(tmp_path, _FILLED_LATER.replace("RATE", "0.01"), steps=3)
+    again, own_again = recorded(tmp_path, _FILLED_LATER.replace("RATE", "0.01"), steps=3, name="again")
     torch.testing.assert_close([torch.tensor(p) for p in own_again], [torch.tensor(p) for p in own])  # (the oracle)
     older = copy.deepcopy(again.trace.manifest)
     for s in older["steps"]:

@@ -105,21 +105,14 @@ def test_an_ema_update_that_keeps_a_little_more_of_the_copy_fails_a_faithful_one
     import torch
 
     from porter.verify.tracecmp import _copy_rate_fails, _model_copies
-    from tests.verify.test_script_safety import _EMA_PROGRAM, _record, _tree
+    from tests.verify.test_script_safety import _ema_manifests
 
     updates = {
         "ref": "e.mul_(0.9).add_(p, alpha=0.1)",
         "lerp": "e.lerp_(p, 0.1)",
         "keeps": "e.mul_(0.9005).add_(p, alpha=0.1)",
     }
-    m = {}
-    for name, update in updates.items():
-        (tmp_path / name).mkdir()
-        rec = _record(
-            tmp_path / name, _tree(tmp_path / name, _EMA_PROGRAM.replace("UPDATE", update)), timeout=120, steps=3
-        )
-        assert rec.status == "ok", (rec.status, rec.error)
-        m[name] = rec.trace.manifest
+    m = _ema_manifests(tmp_path, updates)
     assert _copy_rate_fails(m["ref"], m["lerp"]) == []
     assert "agree after the first 2 step(s)" in _model_copies(m["ref"], m["lerp"])[0]
     fails = _copy_rate_fails(m["ref"], m["keeps"])
