@@ -1,0 +1,154 @@
+"""The thirty-first read of the scaffold writers (issue 24): each test failed on db3dd76."""
+
+from __future__ import annotations
+
+from porter.analysis import native_ops
+
+RAW_SCHEMAS = b"""#include <torch/library.h>
+TORCH_LIBRARY(myops, m) {
+  m.def(R"(a(Tensor x) -> Tensor)", &a_any);
+  m.def(R"sch(
+    b(Tensor x,
+      Tensor y) -> Tensor)sch", &b_any);
+  m.def(R"(c(Tensor x) -> Tensor)");
+  m.def("d(Tensor x) -> Tensor", &d_any);
+}
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  m.impl("c", &c_cuda);
+  m.impl("d", &d_cuda);
+}
+"""
+
+
+def test_a_schema_given_as_a_raw_string_is_read():
+    # `m.def(R"(a(Tensor x) -> Tensor)", &a_any)` (DeepGEMM's and Ascend extensions' schemas are raw strings)
+    # was no definition: its function, which every device runs, was lost, and `a` and `b` were said to have
+    # a CUDA kernel only (`c`, defined with no function, and `d`, a plain string: the controls)
+    assert ("myops", "a", "any") in native_ops.registrations(RAW_SCHEMAS)
+    assert ("myops", "b", "any") in native_ops.registrations(RAW_SCHEMAS)
+    assert set(native_ops.cuda_only_ops([("reg.cu", RAW_SCHEMAS)])["myops"]) == {"c"}
+
+
+SCHEMA_CALLS = b"""#include <torch/library.h>
+TORCH_LIBRARY(myops, m) {
+  m.def(torch::schema("a(Tensor x) -> Tensor", c10::AliasAnalysisKind::PURE_FUNCTION), &a_any);
+  m.def(torch::schema(
+            "myops::b(Tensor x, "
+            "Tensor y) -> Tensor",
+            c10::AliasAnalysisKind::CONSERVATIVE),
+        b_any);
+  m.def(torch::schema("c(Tensor x) -> Tensor", c10::AliasAnalysisKind::FROM_SCHEMA));
+}
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  m.impl("c", &c_cuda);
+}
+"""
+
+
+def test_a_schema_given_by_torch_schema_is_read():
+    # torch's `schema(const char*, c10::AliasAnalysisKind)` (intel-extension-for-pytorch's `m.def(torch::schema(
+    # ..., PURE_FUNCTION), fn)`): the definition and its function were none, and `a` and `b` were said to have a
+    # CUDA kernel only (`c`, defined with no function, the control)
+    found = native_ops.registrations(SCHEMA_CALLS)
+    assert ("myops", "a", "any") in found and ("myops", "b", "any") in found
+    assert set(native_ops.cuda_only_ops([("reg.cu", SCHEMA_CALLS)])["myops"]) == {"c"}
+
+
+QUOTED_CALLS = b"""#include <torch/library.h>
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+}
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  static const char* kMoved = R"(a moved: register it with m.impl("a", &a_cpu) in your own library)";
+  m.impl("b", &b_cpu);
+}
+"""
+
+
+def test_a_library_call_quoted_in_a_raw_string_is_none():
+    # a raw string in a CPU block holding `m.impl("a", &a_cpu)` (a help text) was read as a CPU kernel of `a`,
+    # an op with a CUDA kernel only, and it was not said to be (`b`'s CPU kernel, the control)
+    assert native_ops.registrations(QUOTED_CALLS) == [
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+        ("myops", "b", "CPU"),
+    ]
+    assert set(native_ops.cuda_only_ops([("reg.cu", QUOTED_CALLS)])["myops"]) == {"a"}
+
+
+GLOBAL_KEYS = b"""#include <torch/library.h>
+TORCH_LIBRARY(myops, m) {
+  m.def("a(Tensor x) -> Tensor");
+  m.def("b(Tensor x) -> Tensor");
+  m.def("c(Tensor x) -> Tensor");
+  m.impl("a", torch::dispatch(::c10::DispatchKey::CUDA, &a_cuda));
+  m.impl("b", ::torch::dispatch(::c10::DeviceType::CUDA, &b_cuda));
+  m.impl("c", c10::DispatchKey::CUDA, &c_cuda);
+}
+"""
+
+
+def test_a_key_named_from_the_global_namespace_is_read():
+    # `::c10::DispatchKey::CUDA` was read as no key ("any", every device), so `a` and `b`, with a CUDA kernel
+    # only, were not said to be (`c10::DispatchKey::CUDA`, the control)
+    assert native_ops.registrations(GLOBAL_KEYS) == [
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+        ("myops", "c", "CUDA"),
+    ]
+    assert set(native_ops.cuda_only_ops([("reg.cu", GLOBAL_KEYS)])["myops"]) == {"a", "b", "c"}
+
+
+LAYOUT_KEYS = b"""#include <torch/library.h>
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  m.impl("c", &c_cuda);
+  m.impl("d", &d_cuda);
+  m.impl("e", &e_cuda);
+}
+TORCH_LIBRARY_IMPL(myops, SparseCUDA, m) { m.impl("a", &a_sparse); }
+TORCH_LIBRARY_IMPL(myops, SparseCsrCUDA, m) { m.impl("b", &b_csr); }
+TORCH_LIBRARY_IMPL(myops, QuantizedCUDA, m) { m.impl("c", &c_quantized); }
+TORCH_LIBRARY_IMPL(myops, NestedTensorCUDA, m) { m.impl("d", &d_nested); }
+TORCH_LIBRARY_IMPL(myops, SparseCPU, m) { m.impl("e", &e_sparse_cpu); }
+"""
+
+
+def test_an_op_whose_other_kernel_is_for_a_cuda_layout_is_cuda_only():
+    # c10's `SparseCUDA`, `SparseCsrCUDA`, `QuantizedCUDA`, `NestedTensorCUDA` keys are reached by CUDA tensors
+    # only, but counted as another device's: `a`-`d` were not said to be CUDA-only (`e`, with a SparseCPU
+    # kernel, the control)
+    assert set(native_ops.cuda_only_ops([("reg.cu", LAYOUT_KEYS)]).get("myops", {})) == {"a", "b", "c", "d"}
+
+
+NO_KERNELS = b"""#include <torch/library.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  m.impl("c", &c_cuda);
+  m.impl("d", &d_cuda);
+}
+TORCH_LIBRARY_IMPL(myops, Autograd, m) {
+  m.impl("a", torch::autograd::autogradNotImplementedFallback());
+  m.impl("b", torch::CppFunction::makeFallthrough());
+  m.impl("d", &d_autograd);
+}
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  m.impl("c", torch::CppFunction::makeFallthrough());
+}
+"""
+
+
+def test_a_fallthrough_or_autograd_s_not_implemented_fallback_is_no_kernel():
+    # a fallthrough goes on to the next key and autograd's not-implemented fallback redispatches below autograd
+    # (torch 2.9: an op with a CUDA kernel and such an Autograd or CPU one fails on a CPU tensor), but each was
+    # read as another device's kernel: `a`-`c` were not said to be CUDA-only (`d`, whose Autograd kernel is a
+    # function porter cannot see into, the control)
+    assert set(native_ops.cuda_only_ops([("reg.cu", NO_KERNELS)]).get("myops", {})) == {"a", "b", "c"}
