@@ -219,10 +219,14 @@ def _cxx_text(data: bytes) -> str:
 
 
 def _ucn_letter(m: re.Match[str]) -> str:
-    """The letter a universal character name spells, or the name as written where it spells none."""
+    """The letter a universal character name spells, or the name as written where it spells none. A letter
+    is what a name of the file spelled in UTF-8 may hold (`\\w`: `k²` is a name to porter, as to C++17's
+    Annex E and libclang 18), or what a Python name may (`·`): `k\\u00b2` was read as `k` and `u00b2`, its
+    kernel listed nowhere and its launch said as one of `u00b2` (thirty-first read)."""
     code = int(m.group(1) or m.group(2), 16)
     letter = chr(code) if code <= 0x10FFFF else ""
-    return letter if ("a" + letter).isidentifier() and len(letter) == 1 else m.group(0)
+    named = letter.isalnum() or ("a" + letter).isidentifier()
+    return letter if named and len(letter) == 1 else m.group(0)
 
 
 def _unread_marks(code: str, rel: str) -> list[str]:
@@ -2024,7 +2028,9 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     while at and (before[at - 1].isalnum() or before[at - 1] == "_"):
         at -= 1
     name = before[at:]
-    if not name.isidentifier():  # (one past ASCII is a kernel's too: `ké<<<` was dropped, unsaid)
+    # (one past ASCII is a kernel's too: `ké<<<` was dropped, unsaid; and `k²<<<`, of a name porter lists, which
+    # Python's `isidentifier` refuses: thirty-first read)
+    if not name or not (name[0] == "_" or name[0].isalpha()):
         return None, []
     return _qualifier(before[:at]) + name, template
 

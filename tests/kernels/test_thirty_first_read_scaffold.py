@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from porter.analysis import native_ops
+from porter.kernels.inventory import scan
 
 RAW_SCHEMAS = b"""#include <torch/library.h>
 TORCH_LIBRARY(myops, m) {
@@ -152,3 +153,39 @@ def test_a_fallthrough_or_autograd_s_not_implemented_fallback_is_no_kernel():
     # read as another device's kernel: `a`-`c` were not said to be CUDA-only (`d`, whose Autograd kernel is a
     # function porter cannot see into, the control)
     assert set(native_ops.cuda_only_ops([("reg.cu", NO_KERNELS)]).get("myops", {})) == {"a", "b", "c"}
+
+
+SUPERSCRIPT = (
+    "__global__ void k\\u00b2(float* w, int n) { w[0] = n; }\n"
+    "__global__ void plain_k(float* w, int n) { w[0] = n; }\n"
+    "void go(float* w, int n) {\n"
+    "  k\\u00b2<<<1, 32>>>(w, n);\n"
+    "  plain_k<<<1, 32>>>(w, n);\n"
+    "}\n"
+)
+
+
+def test_a_kernel_named_by_a_universal_character_name_of_a_digit_is_listed_with_its_launch(tmp_path):
+    # `k\u00b2` is `k²` (C++17's Annex E takes U+00B2 in a name; libclang 18 declares `k²`), a name porter reads
+    # when spelled in UTF-8, but only a UCN Python takes in a name was read: the kernel was listed nowhere and
+    # its launch said as one of `u00b2` (`plain_k`, the control)
+    (tmp_path / "k.cu").write_text(SUPERSCRIPT)
+    inventory = scan(tmp_path)
+    assert [(k.name, k.line, [(c.line, c.args) for c in k.calls]) for k in inventory.kernels] == [
+        ("k²", 1, [(4, ["w", "n"])]),
+        ("plain_k", 2, [(5, ["w", "n"])]),
+    ]
+    assert not any("u00b2" in p for p in inventory.problems)
+
+
+def test_a_launch_of_a_kernel_whose_name_python_refuses_is_attached(tmp_path):
+    # `__global__ void k²(...)` (UTF-8) was listed, but its launch `k²<<<1, 32>>>(w, n)` was dropped, unsaid:
+    # a launch's name had to be a Python identifier (`ké`, the control)
+    (tmp_path / "k.cu").write_text(
+        "__global__ void k²(float* w, int n) { w[0] = n; }\n"
+        "__global__ void ké(float* w, int n) { w[0] = n; }\n"
+        "void go(float* w, int n) {\n  k²<<<1, 32>>>(w, n);\n  ké<<<1, 32>>>(w, n);\n}\n",
+        encoding="utf-8",
+    )
+    inventory = scan(tmp_path)
+    assert [(k.name, [c.line for c in k.calls]) for k in inventory.kernels] == [("k²", [4]), ("ké", [5])]
