@@ -118,8 +118,12 @@ def _head_text(void: str, spelled: str = "__global__", voided: str = "") -> str:
 # the C++ keywords that may follow a kernel's parameters with their own parentheses (`noexcept(true)`,
 # `throw()`, a trailing `requires (...)`): no kernel is so named. `__global__ void k(float* x) noexcept(true)`
 # was listed as a kernel named `noexcept` of the parameter `true` (its parameters read as an attribute
-# macro's arguments), `k` nowhere and its launch "a name no kernel porter lists has" (thirtieth read)
-_NOT_A_NAME = r"(?!(?:noexcept|throw|requires|decltype|alignas|sizeof|alignof|static_assert)(?!\w))"
+# macro's arguments), `k` nowhere and its launch "a name no kernel porter lists has" (thirtieth read); and the
+# compilers' attributes, which may follow them too (`__global__ void k(float* x) __attribute__((noinline)) {`,
+# which libclang reads as `k`, listed a kernel `__attribute__` of the parameter `(noinline)`: thirty-first read)
+_NOT_A_NAME = (
+    r"(?!(?:noexcept|throw|requires|decltype|alignas|sizeof|alignof|static_assert|__attribute__|__declspec)(?!\w))"
+)
 
 
 _GLOBAL = re.compile(_head_text("void"))
@@ -2013,8 +2017,11 @@ def _closing(text: str, at: int, brackets: re.Pattern[str], opening: str) -> int
 
 def _launch_head(before: str) -> tuple[str | None, list[str]]:
     """The name of the kernel a launch's `<<<` follows (`before`: the text before it), and the
-    template arguments given it (`k<float, 128><<<`)."""
+    template arguments given it (`k<float, 128><<<`); where it follows no name but an expression
+    (`kernel_ptrs_[idx]<<<`, `(*fp)<<<`), the expression (`_launch_expression`)."""
     before = before.rstrip()
+    if before.endswith((")", "]")):
+        return _launch_expression(before), []
     template: list[str] = []
     if before.endswith(">"):
         for at, depth in _template_angles(before, backwards=True):
@@ -2033,6 +2040,33 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     if not name or not (name[0] == "_" or name[0].isalpha()):
         return None, []
     return _qualifier(before[:at]) + name, template
+
+
+def _launch_expression(before: str) -> str | None:
+    """What a launch's `<<<` follows where `before` ends in a bracket: the name in `(k)` or `(*fp)` (a
+    function's name in parentheses, a pointer's dereferenced), else the expression as written (`kernel_ptrs_[idx]`,
+    a table of kernels: a launch of no name porter lists, said so). Such launches were dropped, unsaid
+    (thirty-first read); None where its brackets do not close in `before`."""
+    depth, at = 0, len(before)
+    while at:
+        at -= 1
+        depth += (before[at] in ")]") - (before[at] in "([")
+        if depth == 0:
+            break
+    if depth:
+        return None
+    head = before[:at].rstrip()
+    called = _CALLEE_END.search(head)  # (`get_kernel(i)<<<`, `ks[i]<<<`: what is called or indexed)
+    if before[at] == "(" and called is None:
+        inner = before[at + 1 : -1].strip().lstrip("*&").strip()
+        return _launch_head(inner)[0] if _LAUNCHED_NAME.fullmatch(inner) else " ".join(before[at:].split())
+    return " ".join(before[called.start() if called else at :].split())
+
+
+_LAUNCHED_NAME = re.compile(r"(?:::\s*)?\w+(?:\s*::\s*\w+)*")
+# the name an indexed or called launch's expression opens with (`params.kernels` of `params.kernels[i]<<<`), but
+# a keyword's (`return (k)<<<`)
+_CALLEE_END = re.compile(r"(?<![\w.:>])(?!(?:return|else|do|case)$)\w+(?:\s*(?:\.|::|->)\s*\w+)*\Z")
 
 
 def _qualifier(before: str) -> str:
