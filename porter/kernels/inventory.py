@@ -2066,7 +2066,7 @@ def _launch_expression(before: str) -> str | None:
 _LAUNCHED_NAME = re.compile(r"(?:::\s*)?\w+(?:\s*::\s*\w+)*")
 # the name an indexed or called launch's expression opens with (`params.kernels` of `params.kernels[i]<<<`), but
 # a keyword's (`return (k)<<<`)
-_CALLEE_END = re.compile(r"(?<![\w.:>])(?!(?:return|else|do|case)$)\w+(?:\s*(?:\.|::|->)\s*\w+)*\Z")
+_CALLEE_END = re.compile(r"(?<![\w.:>])(?!(?:return|else|do|case)\Z)\w+(?:(?:\.|::|->)\w+)*\Z")
 
 
 def _qualifier(before: str) -> str:
