@@ -250,7 +250,10 @@ def undecided(source: bytes, path: Path | None = None) -> list[tuple[int, str]]:
     text = source.decode("latin-1")  # one character a byte: offsets kept
     newlines = [i for i, c in enumerate(source) if c == 10]
     conditions = preprocessor.Conditions(text, lambda at: bisect.bisect_left(newlines, at) + 1, _compiler_knows(path))
-    heads = [m.start() for m in _HEAD.finditer(source)] + [m.start() for m in re.finditer(OLD_TOKEN, source)]
+    # (looked for with strings blanked: a `"TORCH_LIBRARY_IMPL(myops, CPU, m)"` in a help text under `#ifdef
+    # WITH_HELP` was said as a registration "read as compiled, so the op is not taken for CUDA-only": thirty-first read)
+    code = _code_of(source)
+    heads = [m.start() for m in _HEAD.finditer(code)] + [m.start() for m in re.finditer(OLD_TOKEN, code)]
     out = []
     for at in sorted(heads):
         branches = conditions.around(at)

@@ -235,3 +235,22 @@ def test_a_launch_of_a_parenthesised_name_or_of_a_table_of_kernels_is_read(tmp_p
     inventory = scan(tmp_path)
     assert [(k.name, [c.line for c in k.calls]) for k in inventory.kernels] == [("a_k", [5, 8]), ("b_k", [7, 10])]
     assert [p.split(", a name")[0] for p in inventory.problems] == ["k.cu:9: a launch of `kernel_ptrs_[idx]`"]
+
+
+QUOTED_UNDECIDED = b"""#include <torch/library.h>
+#ifdef WITH_HELP
+static const char* kHelp = "register with TORCH_LIBRARY_IMPL(myops, CPU, m) { ... } in your own source";
+static const char* kOld = "or torch::RegisterOperators().op(...)";
+#endif
+#ifdef WITH_CPU
+TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl("b", &b_cpu); }
+#endif
+TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); }
+"""
+
+
+def test_a_registration_quoted_in_an_undecided_branch_is_not_said_to_be_one():
+    # a help text's `"TORCH_LIBRARY_IMPL(myops, CPU, m) ..."` (and `"...RegisterOperators()..."`) under `#ifdef
+    # WITH_HELP` was said as a registration "read as compiled, so the op is not taken for CUDA-only" (`a` is; the
+    # block under `#ifdef WITH_CPU`, the control)
+    assert native_ops.undecided(QUOTED_UNDECIDED) == [(7, "`#ifdef WITH_CPU` of the `#if` at line 6")]
