@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from porter.analysis import native_ops
 from porter.kernels.inventory import scan
+from porter.kernels.triton_ref import why_not
 
 RAW_SCHEMAS = b"""#include <torch/library.h>
 TORCH_LIBRARY(myops, m) {
@@ -254,3 +255,20 @@ def test_a_registration_quoted_in_an_undecided_branch_is_not_said_to_be_one():
     # WITH_HELP` was said as a registration "read as compiled, so the op is not taken for CUDA-only" (`a` is; the
     # block under `#ifdef WITH_CPU`, the control)
     assert native_ops.undecided(QUOTED_UNDECIDED) == [(7, "`#ifdef WITH_CPU` of the `#if` at line 6")]
+
+
+def test_a_triton_statement_porter_cannot_translate_is_placed_by_the_kernel_s_own_lines(tmp_path):
+    # the TODO's "line N of the kernel" counted the lines of the text read, which holds the blank lines and
+    # comments above the decorator: `tl.device_print` on the kernel's 5th line (its `def` the 1st) was "line 10"
+    (tmp_path / "t.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n# a comment\n# and another\n@triton.jit\n"
+        "def pr_k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    x = x + 1.0\n"
+        "    tl.device_print('x', x)\n"
+        "    tl.store(y_ptr + offs, x, mask=offs < n)\n"
+    )
+    [kernel] = scan(tmp_path).kernels
+    assert kernel.line == 8
+    assert why_not(kernel.source, kernel.name).endswith("`tl.device_print('x', x)` (line 5 of the kernel)")
