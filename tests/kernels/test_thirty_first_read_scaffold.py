@@ -272,3 +272,19 @@ def test_a_triton_statement_porter_cannot_translate_is_placed_by_the_kernel_s_ow
     [kernel] = scan(tmp_path).kernels
     assert kernel.line == 8
     assert why_not(kernel.source, kernel.name).endswith("`tl.device_print('x', x)` (line 5 of the kernel)")
+
+
+def test_a_kernel_whose_name_an_attribute_follows_is_listed(tmp_path):
+    # `__global__ void a3_k [[deprecated]] (float* x, int n)` (an attribute after the declarator's name; libclang
+    # 18: `a3_k`) was listed nowhere and its launch said as "a name no kernel porter lists has" (`plain_k`, the control)
+    (tmp_path / "k.cu").write_text(
+        "__global__ void a3_k [[deprecated]] (float* x, int n) { x[0] = n; }\n"
+        "__global__ void plain_k(float* x, int n) { x[0] = n; }\n"
+        "void go(float* x, int n) {\n  a3_k<<<1, 32>>>(x, n);\n  plain_k<<<1, 32>>>(x, n);\n}\n"
+    )
+    inventory = scan(tmp_path)
+    assert [(k.name, k.params, [c.line for c in k.calls]) for k in inventory.kernels] == [
+        ("a3_k", ["float* x", "int n"], [4]),
+        ("plain_k", ["float* x", "int n"], [5]),
+    ]
+    assert inventory.problems == []
