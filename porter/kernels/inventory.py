@@ -109,7 +109,10 @@ def _head_text(void: str, spelled: str = "__global__", voided: str = "") -> str:
     # was listed nowhere, its launch "a name no kernel porter lists has": thirtieth read); after a word it is
     # a macro's argument (`void KNAME(k)(`), no name
     named = r"(?:\(\s*(?=\w+\s*\)\s*\()|" + bounds + r")"
-    head = r"(?:" + spelled + r")\s+" + bounds + returns + named
+    # (or `void` first: natten 0.21.7's `void __global__ fna_reference_kernel(`, libclang's kernel, was listed nowhere
+    # and its launches said as "a name no kernel porter lists has": thirty-first read)
+    returned_first = r"(?<!\w)(?:" + void + r")\s+(?:" + spelled + r")\s+" + bounds
+    head = r"(?:(?:" + spelled + r")\s+" + bounds + returns + r"|" + returned_first + r")" + named
     if voided:
         head = r"(?:(?:" + spelled + r")\s+" + bounds + returns + r"|(?:" + voided + r")\s+)" + named
     # (an attribute may follow the name: `__global__ void k [[deprecated]] (float* x)`, libclang's `k`, was listed

@@ -288,3 +288,22 @@ def test_a_kernel_whose_name_an_attribute_follows_is_listed(tmp_path):
         ("plain_k", ["float* x", "int n"], [5]),
     ]
     assert inventory.problems == []
+
+
+def test_a_kernel_whose_void_comes_before_global_is_listed(tmp_path):
+    # natten 0.21.7's reference kernels are `void __global__ fna_reference_kernel(...)` (libclang 18: four kernels):
+    # listed nowhere, their launches said as "a name no kernel porter lists has" (`plain_k`, the control)
+    (tmp_path / "k.hpp").write_text(
+        "template <typename T>\nvoid __global__ vg_k(T* x, int n) { x[0] = n; }\n"
+        "static void __global__ svg_k(float* x, int n) { x[0] = n; }\n"
+        "__global__ void plain_k(float* x, int n) { x[0] = n; }\n"
+        "void go(float* x, int n) {\n  vg_k<float><<<1, 32>>>(x, n);\n  svg_k<<<1, 32>>>(x, n);\n"
+        "  plain_k<<<1, 32>>>(x, n);\n}\n"
+    )
+    inventory = scan(tmp_path)
+    assert [(k.name, k.line, k.params, [c.line for c in k.calls]) for k in inventory.kernels] == [
+        ("vg_k", 2, ["T* x", "int n"], [6]),
+        ("svg_k", 3, ["float* x", "int n"], [7]),
+        ("plain_k", 4, ["float* x", "int n"], [8]),
+    ]
+    assert inventory.problems == []
