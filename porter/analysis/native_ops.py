@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from porter.core import preprocessor
-from porter.core.cpp_text import blank_comments, blanked
+from porter.core.cpp_text import blank_comments, blanked, not_code
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular, read_regular_stat
 from porter.core.textsafe import name_bytes
 
@@ -48,28 +48,34 @@ _NOT_ARGUMENT = re.compile(rb"[^\w()\s,]")  # what no argument list of a block h
 _CALL = re.compile(rb"\b(\w+)\s*\.\s*(impl|def)\s*\(")
 # a call chained to one of them (`m.impl(...).impl(`), matched after the `)` (from a run's first space only: linear)
 _CHAINED = re.compile(rb"(?<!\s)\s*\.\s*(impl|def)\s*\(")
-# the string literals that open a call's arguments (a schema may be several, side by side)
-_STRINGS = re.compile(rb'\s*(?:"(?:[^"\\\n]|\\.)*"\s*)+')
-# the op a schema or name opens with; `"ns::op(...)"` names its block's namespace (torch refuses
-# another), and was read as an op `ns` (twenty-fourth read); with its overload (`"a.out"`: an op of its
-# own to torch's dispatcher, whose CPU kernel alone was read as `a`'s, so `a`, with a CUDA kernel only,
-# was not said to be: thirtieth scaffold read's leftover)
-_OP = re.compile(rb'"\s*(?:\w+\s*::\s*)?(\w+(?:\.\w+)?)')
-# where two string literals meet (`"ns::" "op"`, as `#op` makes one in a macro): the compiler joins them
-_STRING_PARTS = re.compile(rb'"\s*"')
-_SELECTIVE = re.compile(rb"\s*TORCH_SELECTIVE_(?:NAME|SCHEMA)\s*\(")
+# where a call's code goes on after the string literals that open its arguments (blanked in its code)
+_CODE_AGAIN = re.compile(rb"\S")
+# the op a schema or name opens with (the literals' text, joined as the compiler joins `"ns::" "op"`);
+# `"ns::op(...)"` names its block's namespace (torch refuses another), and was read as an op `ns` (twenty-fourth read);
+# with its overload (`"a.out"`: an op of its own to torch's dispatcher, whose CPU kernel alone was read as `a`'s, so
+# `a`, with a CUDA kernel only, was not said to be: thirtieth scaffold read's leftover)
+_OP = re.compile(rb"\s*(?:\w+\s*::\s*)?(\w+(?:\.\w+)?)")
+# what a call's name or schema may be wrapped in: torch's `TORCH_SELECTIVE_NAME(...)`, and `torch::schema(
+# "...", c10::AliasAnalysisKind::...)` (intel-extension-for-pytorch's `m.def(torch::schema(...), fn)`: the def
+# and its function, which every device runs, were none, and an op with it and a CUDA kernel said CUDA-only)
+_WRAPPED = re.compile(rb"\s*(?:TORCH_SELECTIVE_(?:NAME|SCHEMA)|(?:(?:::\s*)?torch\s*::\s*)?schema)\s*\(")
 # what `m.def(schema, ...)` may take after its schema that is no implementation: its tags (torch's
 # `def(const char* schema, const std::vector<at::Tag>& tags = {})`): `m.def("f(Tensor x) -> Tensor",
 # {at::Tag::pt2_compliant_tag})` (torch-harmonics 0.8.1) was read as an implementation every device runs,
 # and an op with a CUDA kernel only was not said to be (thirtieth read)
 _TAGS = re.compile(rb"\{|(?:std\s*::\s*)?vector\s*<\s*(?:at|c10)\s*::\s*Tag\b|(?:at|c10)\s*::\s*Tag\s*::")
+# what `m.impl(op, ...)` may give that computes nothing: a fallthrough (`CppFunction::makeFallthrough()`) goes on to
+# the next key, and autograd's not-implemented fallbacks redispatch below autograd (torch 2.9 as the oracle: an op with
+# a CUDA kernel and such an `Autograd` or `CPU` one fails on a CPU tensor); read as a kernel, `TORCH_LIBRARY_IMPL(myops,
+# Autograd, m) { m.impl("a", torch::autograd::autogradNotImplementedFallback()); }` kept `a`, with a CUDA kernel
+# only, from being said to be (thirty-first read)
+_NO_KERNEL = re.compile(rb"\b(?:makeFallthrough|(?:basicA|a)utogradNotImplemented(?:InplaceOrView)?Fallback)\s*\(\s*\)")
 _TAG_WORD = re.compile(rb"(?<!\w)([A-Za-z_]\w*)\s*[,)]")  # (a macro given where tags go)
 # a variable declared as tags (`const std::vector<at::Tag> tags = {...};`, `auto tags = std::vector<at::Tag>{...}`)
 _TAG_VARIABLE = re.compile(
     rb"\bvector\s*<\s*(?:at|c10)\s*::\s*Tag\s*>[\s&]*(?:const\b[\s&]*)?([A-Za-z_]\w*)"
     rb"|(?<!\w)([A-Za-z_]\w*)\s*=\s*(?:std\s*::\s*)?vector\s*<\s*(?:at|c10)\s*::\s*Tag\b"
 )
-_CLOSE = re.compile(rb"\s*\)")
 _MACRO = re.compile(rb"[A-Z][A-Z0-9_]+")
 # an op of `RegisterOperators()`, chained (`.op("ns::a", &a).op("ns::b", &b)`), by its schema's
 # `ns::op`, read up to the statement's `;`; and a key its options give (`.kernel<F>(DispatchKey::CUDA)`)
@@ -84,9 +90,10 @@ _OLD_KERNEL_KEY = re.compile(
 )
 # a dispatch key: `torch::kCPU`, `c10::DispatchKey::CUDA`, in `torch::dispatch(key, fn)` or not; or a device
 # type, which torch's `dispatch(c10::DeviceType, fn)` maps to the key of its name (`c10::DeviceType::CUDA`
-# was read as no key, "any", and an op with a CUDA kernel only was not said to be: thirtieth read)
+# was read as no key, "any", and an op with a CUDA kernel only was not said to be: thirtieth read); from the
+# global namespace too (`::c10::DispatchKey::CUDA` was "any" the same way: thirty-first read)
 _KEY = re.compile(
-    rb"(?:(?:torch::)?dispatch\s*\(\s*)?(?:torch::|c10::|at::)?(?:DispatchKey::|DeviceType::|k)([A-Z]\w*)"
+    rb"(?:(?:(?:::)?torch::)?dispatch\s*\(\s*)?(?:::)?(?:torch::|c10::|at::)?(?:DispatchKey::|DeviceType::|k)([A-Z]\w*)"
 )
 # a word given where a key goes (`m.impl("op", DEVICE_KEY, &fn)`: a key by a macro was "any")
 _KEY_WORD = re.compile(rb"(?<!\w)(?:(?:torch::)?dispatch\s*\(\s*)?([A-Za-z_]\w*)\s*,")
@@ -142,20 +149,17 @@ def registrations(
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
-        if inner is None:
-            body = _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt)
-            # (a backslash-newline is nothing, in a name or a string: `m.im\` then `pl("foo", ...)` was none, and
-            # the op said CUDA-only: twenty-ninth scaf2 read's leftover)
-            body, origin = _unspliced(body, body_start)
-        else:
-            body, origin = inner, _use_site(head)  # (a block a macro gives whole: its body is the expansion's)
-        body, origin = macros.expand(body, origin) if macros is not None else (body, origin)
-        for kind, at in _library_calls(body, var):
-            strings, end = _op_strings(body, at)
-            op = _OP.match(_STRING_PARTS.sub(b"", strings.group(0).strip())) if strings else None
+        body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
+        body_code = _code_of(body)
+        closes = _closing_parens(body_code) if _CALL.search(body_code) else {}  # (a schema's parentheses)
+        for kind, at in _library_calls(body_code, var, closes):
+            strings, end = _op_strings(body, body_code, at, closes)
+            op = _OP.match(strings) if strings else None
             if strings is None or op is None:
                 continue
             rest = _after_strings(body, end)
+            if rest is not None and _NO_KERNEL.search(body_code, rest, closes.get(at, len(body_code))):
+                continue  # (a fallthrough, autograd's not-implemented fallback: no kernel)
             if impl is not None and key_text is not None:
                 if kind == b"impl":
                     out.append((ns, op.group(1).decode(), keys.of(key_text, blocks[i][5])))
@@ -165,6 +169,28 @@ def registrations(
             key = _key_name(body, rest, keys if kind == b"impl" else None, origin(at))
             out.append((ns, op.group(1).decode(), key))
     return out
+
+
+def _block_body(
+    source: bytes,
+    block: tuple[int, int, bytes | None],
+    braces: tuple[NextOf, NextOf],
+    limit: int,
+    unbuilt: Callable[[int], bool],
+    macros: _Registering | None,
+) -> tuple[bytes, Callable[[int], int]]:
+    """A block's body (`block`: where it starts, its head, its body where a macro gives it whole) as the
+    compiler reads it, with where each of its bytes is in the source: its unbuilt lines blanked, its
+    backslash-newlines taken out (`m.im\\` then `pl("foo", ...)` was none, and the op said CUDA-only:
+    twenty-ninth scaf2 read's leftover), its registering macros expanded."""
+    body_start, head, inner = block
+    if inner is None:
+        body, origin = _unspliced(
+            _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt), body_start
+        )
+    else:
+        body, origin = inner, _use_site(head)  # (a block a macro gives whole: its body is the expansion's)
+    return macros.expand(body, origin) if macros is not None else (body, origin)
 
 
 def _heads(source: bytes, code: bytes, unbuilt: Callable[[int], bool]) -> list[_Head]:
@@ -206,20 +232,20 @@ def _expansion_of(
     return (text if len(text) == len(expanded_code) else b""), braces
 
 
-def _library_calls(body: bytes, var: bytes) -> Iterator[tuple[bytes, int]]:
-    """(`impl` or `def`, where its arguments begin) of each call of the library `var` in a block's `body`,
-    chained ones too (`Library::impl` returns the library): of `m.impl("a", &a_cpu).impl("b", &b_cpu)` only
-    `a` was read, and `b`, with a CPU kernel, was said to be CUDA-only (thirtieth read)."""
-    closes: dict[int, int] | None = None
-    for call in _CALL.finditer(body):
+def _library_calls(code: bytes, var: bytes, closes: dict[int, int]) -> Iterator[tuple[bytes, int]]:
+    """(`impl` or `def`, where its arguments begin) of each call of the library `var` in a block's `code`
+    (its body, strings blanked: `R"(m.impl("d", &d_cpu))"`, a help text, was read as a CPU kernel of `d`, an op
+    with a CUDA kernel only: thirty-first read), chained ones too (`Library::impl` returns the library): of
+    `m.impl("a", &a_cpu).impl("b", &b_cpu)` only `a` was read, and `b`, with a CPU kernel, was said to be
+    CUDA-only (thirtieth read). `closes`: `_closing_parens(code)`."""
+    for call in _CALL.finditer(code):
         if call.group(1) != var:
             continue
         kind, at = call.group(2), call.end()
         while True:
             yield kind, at
-            closes = _closing_parens(_code_of(body)) if closes is None else closes  # (a schema's parentheses)
             close = closes.get(at, -1)
-            chained = _CHAINED.match(body, close + 1) if close >= 0 else None
+            chained = _CHAINED.match(code, close + 1) if close >= 0 else None
             if chained is None:
                 break
             kind, at = chained.group(1), chained.end()
@@ -285,7 +311,10 @@ def undecided(source: bytes, path: Path | None = None) -> list[tuple[int, str]]:
     text = source.decode("latin-1")  # one character a byte: offsets kept
     newlines = [i for i, c in enumerate(source) if c == 10]
     conditions = preprocessor.Conditions(text, lambda at: bisect.bisect_left(newlines, at) + 1, _compiler_knows(path))
-    heads = [m.start() for m in _HEAD.finditer(source)] + [m.start() for m in re.finditer(OLD_TOKEN, source)]
+    # (looked for with strings blanked: a `"TORCH_LIBRARY_IMPL(myops, CPU, m)"` in a help text under `#ifdef
+    # WITH_HELP` was said as a registration "read as compiled, so the op is not taken for CUDA-only": thirty-first read)
+    code = _code_of(source)
+    heads = [m.start() for m in _HEAD.finditer(code)] + [m.start() for m in re.finditer(OLD_TOKEN, code)]
     out = []
     for at in sorted(heads):
         branches = conditions.around(at)
@@ -338,16 +367,36 @@ def _old_registrations(
     return out
 
 
-def _op_strings(body: bytes, at: int) -> tuple[re.Match[bytes] | None, int]:
-    """The strings that open a call's arguments at `at`, bare or in torch's `TORCH_SELECTIVE_NAME(...)`
-    / `TORCH_SELECTIVE_SCHEMA(...)` (xformers' 50 `TORCH_LIBRARY_IMPL` blocks: every op was
-    dropped, unsaid: twenty-eighth read), and where the arguments go on after them."""
-    wrapped = _SELECTIVE.match(body, at)
-    strings = _STRINGS.match(body, wrapped.end() if wrapped else at)
-    if strings is None or wrapped is None:
-        return strings, strings.end() if strings else at
-    closed = _CLOSE.match(body, strings.end())
-    return (strings, closed.end()) if closed else (None, at)
+def _op_strings(body: bytes, code: bytes, at: int, closes: dict[int, int]) -> tuple[bytes | None, int]:
+    """The text of the string literals that open a call's arguments at `at` (`code`: the `body` with its
+    strings blanked; `closes`: its `_closing_parens`), joined, bare or wrapped (`_WRAPPED`: xformers' 50
+    `TORCH_SELECTIVE_NAME` blocks, every op dropped unsaid: twenty-eighth read), and where the arguments go
+    on after them. Raw strings too: `m.def(R"(a(Tensor x) -> Tensor)", &a_any)` (DeepGEMM's, Ascend's
+    schemas are raw) was none, and `a`, with a CUDA kernel beside the function every device runs, was said
+    CUDA-only (thirty-first read)."""
+    wrapped = _WRAPPED.match(code, at)
+    start = wrapped.end() if wrapped else at
+    again = _CODE_AGAIN.search(code, start)
+    end = again.start() if again else len(code)
+    text = _literals_text(body[start:end])
+    if text is None or wrapped is None:
+        return text, end
+    close = closes.get(wrapped.end(), -1)
+    return (text, close + 1) if close >= 0 else (None, at)
+
+
+def _literals_text(piece: bytes) -> bytes | None:
+    """What the string literals of `piece` (literals and spaces only) hold, joined as the compiler joins
+    them; None where it holds none."""
+    found = []
+    for m in not_code(piece.decode("latin-1")):
+        literal = m.group(0)
+        if m.group("raw") is not None:
+            end = len(literal) - len(m.group("raw")) - 2  # (before its `)delimiter"`)
+            found.append(literal[literal.index("(") + 1 : end] if literal.endswith(")" + m.group("raw") + '"') else "")
+        elif literal.startswith('"'):
+            found.append(literal[1:-1])
+    return "".join(found).encode("latin-1") if found else None
 
 
 def _after_strings(body: bytes, at: int) -> int | None:
@@ -814,7 +863,13 @@ def _body(source: bytes, start: int, brackets: tuple[NextOf, NextOf], end: int) 
 # the keys whose kernels no tensor but a CUDA one reaches (and Meta's, which computes no values): c10's
 # `Autocast` is `AutocastCUDA` (DispatchKey.h), read as another device's, so xformers 0.0.28.post3's five
 # ops with a CUDA kernel, a Meta one and an `Autocast` one (`silu_bw_fused`, ...) were not CUDA-only (thirtieth read)
-_CUDA_TENSORS_ONLY = frozenset({"CUDA", "AutogradCUDA", "Autocast", "AutocastCUDA", "Meta"})
+# c10's other per-backend keys of CUDA (`SparseCUDA`, `QuantizedCUDA`, ...: torch 2.9's `DispatchKey`) are reached
+# by a CUDA tensor of that layout only, and an op with a CUDA kernel and a `SparseCUDA` one was not CUDA-only
+# (thirty-first read)
+_CUDA_TENSORS_ONLY = frozenset(
+    {"CUDA", "AutogradCUDA", "Autocast", "AutocastCUDA", "Meta"}
+    | {"SparseCUDA", "SparseCsrCUDA", "QuantizedCUDA", "NestedTensorCUDA"}
+)
 
 
 # the keys of a kernel that wraps another (it records autograd, views, casts) and most often redispatches: an op

@@ -109,17 +109,27 @@ def _head_text(void: str, spelled: str = "__global__", voided: str = "") -> str:
     # was listed nowhere, its launch "a name no kernel porter lists has": thirtieth read); after a word it is
     # a macro's argument (`void KNAME(k)(`), no name
     named = r"(?:\(\s*(?=\w+\s*\)\s*\()|" + bounds + r")"
-    head = r"(?:" + spelled + r")\s+" + bounds + returns + named
+    # (or `void` first: natten 0.21.7's `void __global__ fna_reference_kernel(`, libclang's kernel, was listed nowhere
+    # and its launches said as "a name no kernel porter lists has": thirty-first read)
+    returned_first = r"(?<!\w)(?:" + void + r")\s+(?:" + spelled + r")\s+" + bounds
+    head = r"(?:(?:" + spelled + r")\s+" + bounds + returns + r"|" + returned_first + r")" + named
     if voided:
         head = r"(?:(?:" + spelled + r")\s+" + bounds + returns + r"|(?:" + voided + r")\s+)" + named
-    return head + _NOT_A_NAME + r"((?:\w+\s*##\s*)*\w+)(?:\s*\))?\s*" + _TEMPLATE_ARGS + r"\("
+    # (an attribute may follow the name: `__global__ void k [[deprecated]] (float* x)`, libclang's `k`, was listed
+    # nowhere and its launch "a name no kernel porter lists has": thirty-first read)
+    named_after = _TEMPLATE_ARGS + r"(?:\[\[[^\]]*\]\]\s*)?\("
+    return head + _NOT_A_NAME + r"((?:\w+\s*##\s*)*\w+)(?:\s*\))?\s*" + named_after
 
 
 # the C++ keywords that may follow a kernel's parameters with their own parentheses (`noexcept(true)`,
 # `throw()`, a trailing `requires (...)`): no kernel is so named. `__global__ void k(float* x) noexcept(true)`
 # was listed as a kernel named `noexcept` of the parameter `true` (its parameters read as an attribute
-# macro's arguments), `k` nowhere and its launch "a name no kernel porter lists has" (thirtieth read)
-_NOT_A_NAME = r"(?!(?:noexcept|throw|requires|decltype|alignas|sizeof|alignof|static_assert)(?!\w))"
+# macro's arguments), `k` nowhere and its launch "a name no kernel porter lists has" (thirtieth read); and the
+# compilers' attributes, which may follow them too (`__global__ void k(float* x) __attribute__((noinline)) {`,
+# which libclang reads as `k`, listed a kernel `__attribute__` of the parameter `(noinline)`: thirty-first read)
+_NOT_A_NAME = (
+    r"(?!(?:noexcept|throw|requires|decltype|alignas|sizeof|alignof|static_assert|__attribute__|__declspec)(?!\w))"
+)
 
 
 _GLOBAL = re.compile(_head_text("void"))
@@ -219,10 +229,14 @@ def _cxx_text(data: bytes) -> str:
 
 
 def _ucn_letter(m: re.Match[str]) -> str:
-    """The letter a universal character name spells, or the name as written where it spells none."""
+    """The letter a universal character name spells, or the name as written where it spells none. A letter
+    is what a name of the file spelled in UTF-8 may hold (`\\w`: `k²` is a name to porter, as to C++17's
+    Annex E and libclang 18), or what a Python name may (`·`): `k\\u00b2` was read as `k` and `u00b2`, its
+    kernel listed nowhere and its launch said as one of `u00b2` (thirty-first read)."""
     code = int(m.group(1) or m.group(2), 16)
     letter = chr(code) if code <= 0x10FFFF else ""
-    return letter if ("a" + letter).isidentifier() and len(letter) == 1 else m.group(0)
+    named = letter.isalnum() or ("a" + letter).isidentifier()
+    return letter if named and len(letter) == 1 else m.group(0)
 
 
 def _unread_marks(code: str, rel: str) -> list[str]:
@@ -2067,8 +2081,11 @@ def _closing(text: str, at: int, brackets: re.Pattern[str], opening: str) -> int
 
 def _launch_head(before: str) -> tuple[str | None, list[str]]:
     """The name of the kernel a launch's `<<<` follows (`before`: the text before it), and the
-    template arguments given it (`k<float, 128><<<`)."""
+    template arguments given it (`k<float, 128><<<`); where it follows no name but an expression
+    (`kernel_ptrs_[idx]<<<`, `(*fp)<<<`), the expression (`_launch_expression`)."""
     before = before.rstrip()
+    if before.endswith((")", "]")):
+        return _launch_expression(before), []
     template: list[str] = []
     if before.endswith(">"):
         for at, depth in _template_angles(before, backwards=True):
@@ -2082,9 +2099,38 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     while at and (before[at - 1].isalnum() or before[at - 1] == "_"):
         at -= 1
     name = before[at:]
-    if not name.isidentifier():  # (one past ASCII is a kernel's too: `ké<<<` was dropped, unsaid)
+    # (one past ASCII is a kernel's too: `ké<<<` was dropped, unsaid; and `k²<<<`, of a name porter lists, which
+    # Python's `isidentifier` refuses: thirty-first read)
+    if not name or not (name[0] == "_" or name[0].isalpha()):
         return None, []
     return _qualifier(before[:at]) + name, template
+
+
+def _launch_expression(before: str) -> str | None:
+    """What a launch's `<<<` follows where `before` ends in a bracket: the name in `(k)` or `(*fp)` (a
+    function's name in parentheses, a pointer's dereferenced), else the expression as written (`kernel_ptrs_[idx]`,
+    a table of kernels: a launch of no name porter lists, said so). Such launches were dropped, unsaid
+    (thirty-first read); None where its brackets do not close in `before`."""
+    depth, at = 0, len(before)
+    while at:
+        at -= 1
+        depth += (before[at] in ")]") - (before[at] in "([")
+        if depth == 0:
+            break
+    if depth:
+        return None
+    head = before[:at].rstrip()
+    called = _CALLEE_END.search(head)  # (`get_kernel(i)<<<`, `ks[i]<<<`: what is called or indexed)
+    if before[at] == "(" and called is None:
+        inner = before[at + 1 : -1].strip().lstrip("*&").strip()
+        return _launch_head(inner)[0] if _LAUNCHED_NAME.fullmatch(inner) else " ".join(before[at:].split())
+    return " ".join(before[called.start() if called else at :].split())
+
+
+_LAUNCHED_NAME = re.compile(r"(?:::\s*)?\w+(?:\s*::\s*\w+)*")
+# the name an indexed or called launch's expression opens with (`params.kernels` of `params.kernels[i]<<<`), but
+# a keyword's (`return (k)<<<`)
+_CALLEE_END = re.compile(r"(?<![\w.:>])(?!(?:return|else|do|case)\Z)\w+(?:(?:\.|::|->)\w+)*\Z")
 
 
 def _qualifier(before: str) -> str:

@@ -347,9 +347,10 @@ class _Translator:
             if base not in self.stored:
                 self.stored.append(base)
             return
-        raise Untranslatable(
-            f"statement not in the translatable forms: `{_shown(stmt)}` (line {stmt.lineno} of the kernel)"
-        )
+        # (counted from its `def`, the line the listing gives it: the line of the text read, which holds the blank
+        # lines and comments above the decorator, was 2 and more past it: thirty-first read)
+        line = stmt.lineno - self.fn.lineno + 1
+        raise Untranslatable(f"statement not in the translatable forms: `{_shown(stmt)}` (line {line} of the kernel)")
 
     def view(self, ptr_node: ast.AST, mask_node: ast.AST | None) -> str:
         ptr = self.expr(ptr_node)

@@ -64,13 +64,13 @@ ALLOWED: dict[str, str] = {
 # these would be quadratic; matched at one place each is linear (and checked so).
 ANCHORED: dict[str, str] = {
     "porter.analysis.device_backends._COLON": "class_statements: after a class head's `)`, once per `)`",
-    "porter.analysis.native_ops._STRINGS": "registrations: at the end of each `m.def(` / `m.impl(` call",
-    "porter.analysis.native_ops._SELECTIVE": "_op_strings: at the end of each `m.def(` / `m.impl(` call",
-    "porter.analysis.native_ops._CLOSE": "_op_strings: after the strings in a `TORCH_SELECTIVE_NAME(`",
+    "porter.analysis.native_ops._WRAPPED": "_op_strings: at the end of each `m.def(` / `m.impl(` call",
+    "porter.analysis.native_ops._OP": "registrations: at the start of the text of each call's first strings",
     "porter.kernels.inventory._BRANCH_END": "_head_branches: fullmatch after the `)` of a branch's parameters",
     "porter.analysis.prefilter._NOTEBOOK_TEXT": "_subscripted: match at a file's start",
     "porter.core.kinds._REQUIREMENTS": "kinds.kind: fullmatch of a file's base name",
     "porter.kernels.inventory._OPENS": "_launches: match once after each launch's `>>>`, then read past",
+    "porter.kernels.inventory._LAUNCHED_NAME": "_launch_expression: fullmatch of the inside of a launch's `(k)`",
     "porter.kernels.scaffold._DATA": "_c_values: fullmatch of one launch argument",
     "porter.core.kinds._DOCKERFILE": "kinds.kind, kinds.may_be_config: fullmatch of a file's (base) name",
     "porter.report.series._TEST_NAME": "is_test_file: fullmatch of a path's last part",
