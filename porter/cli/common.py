@@ -100,8 +100,32 @@ def not_an_input(option: str, path: Path | None, inputs: Iterable[str]) -> None:
             read = os.stat(name)
         except OSError:
             continue
-        if (read.st_dev, read.st_ino) == (out.st_dev, out.st_ino):
+        if (read.st_dev, read.st_ino) == (out.st_dev, out.st_ino) and not _porter_output(path):
             raise usage_error(f"{option} {path} is {name}, a file this run checks: writing it would replace its code")
+
+
+# how a file porter wrote begins (`--report r.json`, `--write-baseline`, `-o` in json, json-lines
+# or gitlab): a run over the tree reads it as a JSON config, and it holds no code to keep
+_PORTER_OUTPUTS = (
+    re.compile(rb'\{\s*"schema":\s*"porter-report"'),  # --report
+    re.compile(rb'\{\s*"version":\s*\d+,\s*"tool":\s*"porter '),  # --write-baseline
+    re.compile(rb'\[?\s*\{\s*"code":\s*"[A-Z]+[0-9]+",\s*"name":'),  # -o, json and json-lines: a finding first
+    re.compile(rb'\[\s*\{\s*"type":\s*"issue",\s*"check_name":'),  # -o, gitlab
+    re.compile(rb"\[\s*\]\s*\Z"),  # -o of a run without findings
+)
+
+
+def _porter_output(path: Path) -> bool:
+    """Whether `path` holds what porter wrote (`_PORTER_OUTPUTS`): the last run's `-o lint.json`,
+    `--write-baseline .porter-baseline.json` or `--report r.json` in the tree is read by the next
+    run as a JSON config, which then refused to replace it ("writing it would replace its code",
+    exit 2: no baseline could be refreshed; thirty-first read, second wave)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return False
+    return any(pattern.match(head) for pattern in _PORTER_OUTPUTS)
 
 
 def usage_error(message: str) -> typer.Exit:

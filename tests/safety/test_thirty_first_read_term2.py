@@ -71,3 +71,50 @@ def test_a_job_stopped_while_porter_reads_the_next_files_does_not_fail_the_files
     out, err = run.communicate(timeout=300)
     assert (run.returncode, b"took longer" in err) == (1, False), err
     assert out.count(b"DEV001") == 24, out
+
+
+def _porter(argv: list[str], cwd) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
+    return subprocess.run([sys.executable, "-m", "porter", *argv], cwd=cwd, env=env, capture_output=True, timeout=300)
+
+
+DS_CONFIG = b'{\n  "train_batch_size": 8,\n  "fp16": {"enabled": true}\n}\n'
+
+
+@pytest.mark.parametrize("extra", [[], ["--diff"]])
+def test_a_rewrite_report_named_as_a_json_config_the_run_reads_is_refused(tmp_path, extra):
+    # every *.json is read as a config: `rewrite . --report ds_config.json` replaced the DeepSpeed
+    # config with the report and left with 0 (`lint --report` refuses it, exit 2)
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "ds_config.json").write_bytes(DS_CONFIG)
+    run = _porter(
+        ["rewrite", ".", "-t", "xla", "--no-cache", "--allow-no-vcs", *extra, "--report", "ds_config.json"], tmp_path
+    )
+    assert run.returncode == 2, run.stderr
+    assert b"a file this run checks" in run.stderr
+    assert ((tmp_path / "ds_config.json").read_bytes(), (tmp_path / "m.py").read_bytes()) == (DS_CONFIG, CUDA)
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ("lint", ["--write-baseline", ".porter-baseline.json"]),
+        ("lint", ["--output-format", "json", "-o", "lint.json"]),
+        ("lint", ["--output-format", "json-lines", "-o", "lint.json"]),
+        ("lint", ["--output-format", "gitlab", "-o", "lint.json"]),
+        ("lint", ["--report", "r.json"]),
+        ("rewrite", ["--diff", "--report", "r.json"]),
+    ],
+)
+def test_porter_s_own_json_output_in_the_tree_is_replaced_on_the_next_run(tmp_path, command, option):
+    # the last run's output, in the tree, is read by the next run as a JSON config: the refresh of
+    # a baseline (`docs/ci.md`'s `.porter-baseline.json`) or of `-o lint.json` was refused, exit 2
+    (tmp_path / "m.py").write_bytes(CUDA)
+    argv = [command, ".", "-t", "xla", "--no-cache", *option]
+    first = _porter(argv, tmp_path)
+    written = (tmp_path / option[-1]).read_bytes()
+    (tmp_path / "m.py").write_bytes(CUDA + b"y = torch.zeros(2).cuda()\n")  # (so that the output changes)
+    second = _porter(argv, tmp_path)
+    assert b"a file this run checks" not in second.stderr, second.stderr
+    assert (first.returncode, second.returncode) in {(0, 0), (1, 1)}, (first.stderr, second.stderr)
+    assert (tmp_path / option[-1]).read_bytes() != written
