@@ -17,6 +17,7 @@ from porter.config.files import FAIL_ON, PASSED_OVER, ConfigError, Effective, re
 from porter.config.metacodes import meta_codes_named
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
+from porter.core.kinds import OUTPUT_HEAD, is_porter_output
 from porter.core.textsafe import encodable, plain, printable
 
 if TYPE_CHECKING:
@@ -104,28 +105,17 @@ def not_an_input(option: str, path: Path | None, inputs: Iterable[str]) -> None:
             raise usage_error(f"{option} {path} is {name}, a file this run checks: writing it would replace its code")
 
 
-# how a file porter wrote begins (`--report r.json`, `--write-baseline`, `-o` in json, json-lines
-# or gitlab): a run over the tree reads it as a JSON config, and it holds no code to keep
-_PORTER_OUTPUTS = (
-    re.compile(rb'\{\s*"schema":\s*"porter-report"'),  # --report
-    re.compile(rb'\{\s*"version":\s*\d+,\s*"tool":\s*"porter '),  # --write-baseline
-    re.compile(rb'\[?\s*\{\s*"code":\s*"[A-Z]+[0-9]+",\s*"name":'),  # -o, json and json-lines: a finding first
-    re.compile(rb'\[\s*\{\s*"type":\s*"issue",\s*"check_name":'),  # -o, gitlab
-    re.compile(rb"\[\s*\]\s*\Z"),  # -o of a run without findings
-)
-
-
 def _porter_output(path: Path) -> bool:
-    """Whether `path` holds what porter wrote (`_PORTER_OUTPUTS`): the last run's `-o lint.json`,
-    `--write-baseline .porter-baseline.json` or `--report r.json` in the tree is read by the next
-    run as a JSON config, which then refused to replace it ("writing it would replace its code",
-    exit 2: no baseline could be refreshed; thirty-first read, second wave)."""
+    """Whether `path` holds what porter wrote (`kinds.is_porter_output`): the last run's `-o
+    lint.json`, `--write-baseline .porter-baseline.json` or `--report r.json` in the tree, which
+    the next run then refused to replace ("writing it would replace its code", exit 2: no
+    baseline could be refreshed; thirty-first read, second wave)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(256)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(OUTPUT_HEAD)
     except OSError:
         return False
-    return any(pattern.match(head) for pattern in _PORTER_OUTPUTS)
+    return is_porter_output(head)
 
 
 def usage_error(message: str) -> typer.Exit:

@@ -118,3 +118,18 @@ def test_porter_s_own_json_output_in_the_tree_is_replaced_on_the_next_run(tmp_pa
     assert b"a file this run checks" not in second.stderr, second.stderr
     assert (first.returncode, second.returncode) in {(0, 0), (1, 1)}, (first.stderr, second.stderr)
     assert (tmp_path / option[-1]).read_bytes() != written
+
+
+def test_porter_s_own_json_report_is_no_config_of_the_next_run(tmp_path):
+    option = ["--report", "r.json"]
+    # the last run's report in the tree was read as a JSON config: "r.json:34:7: CFG005
+    # `kept_on_cuda` is a CUDA setting" four times, exit 1, on a tree with nothing left to port
+    (tmp_path / "n.py").write_bytes(CUDA)
+    _porter(["lint", ".", "-t", "xla", "--no-cache", *option], tmp_path)
+    assert (tmp_path / option[-1]).is_file()
+    (tmp_path / "n.py").write_bytes(b"import torch\nx = torch.randn(3)\n")
+    # (a real config beside it is still read)
+    (tmp_path / "ds_config.json").write_bytes(b'{"device": "cuda"}\n')
+    run = _porter(["lint", ".", "-t", "xla", "--no-cache", "--output-format", "concise"], tmp_path)
+    assert option[-1].encode() + b":" not in run.stdout, run.stdout
+    assert b"ds_config.json:" in run.stdout, run.stdout
