@@ -1,5 +1,6 @@
 """The thirty-first read of streams, timing and reports, second wave (term2, on 1bdd59f7): each test
-failed there."""
+failed there, but the `rewrite` case of the own-output test: the control that `rewrite`'s new refusal
+of an input as `--report` spares a report of porter's own (it fails with that refusal alone)."""
 
 from __future__ import annotations
 
