@@ -17,6 +17,7 @@ from porter.config.files import FAIL_ON, PASSED_OVER, ConfigError, Effective, re
 from porter.config.metacodes import meta_codes_named
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
+from porter.core.kinds import OUTPUT_HEAD, is_porter_output
 from porter.core.textsafe import encodable, plain, printable
 
 if TYPE_CHECKING:
@@ -100,8 +101,21 @@ def not_an_input(option: str, path: Path | None, inputs: Iterable[str]) -> None:
             read = os.stat(name)
         except OSError:
             continue
-        if (read.st_dev, read.st_ino) == (out.st_dev, out.st_ino):
+        if (read.st_dev, read.st_ino) == (out.st_dev, out.st_ino) and not _porter_output(path):
             raise usage_error(f"{option} {path} is {name}, a file this run checks: writing it would replace its code")
+
+
+def _porter_output(path: Path) -> bool:
+    """Whether `path` holds what porter wrote (`kinds.is_porter_output`): the last run's `-o
+    lint.json`, `--write-baseline .porter-baseline.json` or `--report r.json` in the tree, which
+    the next run then refused to replace ("writing it would replace its code", exit 2: no
+    baseline could be refreshed; thirty-first read, second wave)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(OUTPUT_HEAD)
+    except OSError:
+        return False
+    return is_porter_output(head)
 
 
 def usage_error(message: str) -> typer.Exit:

@@ -21,6 +21,7 @@ from porter.cli.common import (
     note_if_git_unread,
     note_if_cache_off,
     err_console,
+    not_an_input,
     settings_of,
     usage_error,
     work_outlives_the_reader,
@@ -146,6 +147,9 @@ def rewrite(
     if not quiet:
         note_if_cache_full()
         note_if_git_unread()
+    # before a file is written: `rewrite . --report ds_config.json` replaced the DeepSpeed config
+    # the run had just read (or ported) with the report, exit 0, where `lint` refuses it
+    not_an_input("--report", report, [r.path for r in results])
     model = ReportModel.from_run(results, summary, settings, kind="rewrite")
     changed = collect.changed
 

@@ -151,6 +151,27 @@ def _data_kind(base: str, lower: str, name: str) -> str | None:
     return None
 
 
+# how a JSON file porter wrote begins (`--report r.json`, `--write-baseline`, `-o` in json,
+# json-lines or gitlab): no config, though named as one. Read as a config, the last run's report
+# was "CFG005 `kept_on_cuda` is a CUDA setting" four times over (a CI step failed on porter's own
+# report), and its name was "a file this run checks" for the next run's `-o`, `--write-baseline`,
+# `--report` (thirty-first read, second wave)
+_PORTER_OUTPUTS = (
+    re.compile(r'\{\s*"schema":\s*"porter-report"'),  # --report
+    re.compile(r'\{\s*"version":\s*\d+,\s*"tool":\s*"porter '),  # --write-baseline
+    re.compile(r'\[?\s*\{\s*"code":\s*"[A-Z]+[0-9]+",\s*"name":'),  # -o, json and json-lines: a finding first
+    re.compile(r'\[\s*\{\s*"type":\s*"issue",\s*"check_name":'),  # -o, gitlab
+    re.compile(r"\[\s*\]\s*\Z"),  # -o of a run without findings
+)
+OUTPUT_HEAD = 256  # characters of a file that tell whether porter wrote it
+
+
+def is_porter_output(head: str) -> bool:
+    """Whether a JSON file beginning with `head` (its first `OUTPUT_HEAD` characters) is one
+    porter wrote (`_PORTER_OUTPUTS`)."""
+    return any(pattern.match(head) for pattern in _PORTER_OUTPUTS)
+
+
 def left_out(name: str) -> str | None:
     """Why the file at `name` is not read: its kind by name, where `PORTER_FILE_KINDS` leaves
     that kind out (None where the run reads it). A file so named on the command line was read as

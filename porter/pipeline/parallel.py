@@ -33,6 +33,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import BrokenExecutor, CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -199,6 +200,42 @@ _POLL_S = 1.0  # how often a batch none of whose files has started yet is looked
 # a look that comes this much later than asked: porter did not run meanwhile (stopped by Ctrl-Z
 # or SIGSTOP, or starved), and neither, counted, did the files in flight
 _PAUSE_S = 1.0
+_TICK_S = 0.25  # how often `_Stops` looks at the clock
+
+
+class _Stops:
+    """The times porter's process did not run (stopped by Ctrl-Z or SIGSTOP, then `fg`; or
+    starved), seen by a thread of its own that looks at the clock every `_TICK_S`: a look later
+    than that by more than `_PAUSE_S` is a pause. Wherever the stop lands: seen only by a late look
+    of `Pool._wait`, a stop while porter read the next batch's files (not waiting on the workers)
+    was charged to the files in flight, "took longer than 6 s" after a 10 s stop (thirty-first
+    read, second wave)."""
+
+    def __init__(self) -> None:
+        self._pauses: list[tuple[float, float]] = []  # (when it ended, how long)
+        self._last = time.monotonic()  # the thread's last look
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="porter-stop-watch", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(_TICK_S):
+            now = time.monotonic()
+            late = now - self._last - _TICK_S
+            if late > _PAUSE_S:
+                self._pauses.append((now, late))
+            self._last = now  # (after the append: `since` reads it first)
+
+    def since(self, started: float, now: float) -> float:
+        """The seconds porter did not run between `started` and `now`, a stop it is only now
+        coming out of included (its thread may not have looked yet)."""
+        last = self._last  # first: a pause recorded meanwhile is counted twice for a moment, never missed
+        pending = now - last - _TICK_S
+        seen = sum(length for end, length in self._pauses if end > started)
+        return seen + (pending if pending > _PAUSE_S else 0.0)
+
+    def close(self) -> None:
+        self._done.set()
 
 
 class Pool:
@@ -214,7 +251,7 @@ class Pool:
         self._slots = max(64, (2 * workers + 4) * BATCH_FILES * 2) if self.file_timeout is not None else 0
         self._starts: Any = None  # made with the workers (a run that parses nothing makes neither)
         self._spent: dict[int, float] = {}  # slot -> seconds its file has been charged so far
-        self._pauses: list[tuple[float, float]] = []  # (when it ended, how long) porter did not run
+        self._stops: _Stops | None = None  # watched while `map` runs under a file limit
         self._spared: set[int] = set()  # slots whose attempt was cut short for another file
 
     def _pool(self) -> ProcessPoolExecutor:
@@ -283,19 +320,19 @@ class Pool:
         assert self.file_timeout is not None
         return self.file_timeout - self._spent.get(slot, 0.0)
 
-    def _paused_since(self, started: float) -> float:
+    def _paused_since(self, started: float, now: float) -> float:
         """The seconds porter was stopped (Ctrl-Z, then `fg`) since `started`: not the file's
         time. `time.monotonic()` runs on while a job is stopped, and a file that needed a moment
         was "took longer than 60 s", left unchecked, after a job stopped for a minute (thirty-first
         read)."""
-        return sum(length for end, length in self._pauses if end > started)
+        return self._stops.since(started, now) if self._stops is not None else 0.0
 
     def _charge(self, slot: int, now: float) -> None:
         """Add the time of the attempt that just ended to the file's account (unless it was
         cut short for another file)."""
         started = self._started(slot)
         if started > 0 and slot not in self._spared:
-            self._spent[slot] = self._spent.get(slot, 0.0) + max(0.0, now - started - self._paused_since(started))
+            self._spent[slot] = self._spent.get(slot, 0.0) + max(0.0, now - started - self._paused_since(started, now))
         self._spared.discard(slot)
         if self._starts is not None:
             self._starts[slot] = 0.0
@@ -337,23 +374,19 @@ class Pool:
                 return future.result(), None
             except (BrokenExecutor, CancelledError):
                 return None, None
-        due = None
         while True:
             now = time.monotonic()
-            if due is not None and now - due > _PAUSE_S:
-                self._pauses.append((now, now - due))
             running = [(slot, self._started(slot)) for slot in slots if self._started(slot) > 0]
             if running:
                 slot, started = running[0]
-                deadline = started + self._left(slot) + self._paused_since(started)
+                deadline = started + self._left(slot) + self._paused_since(started, now)
                 if now >= deadline:
                     return None, slot
-                wait = min(deadline - now, _POLL_S)  # (looked at often: a stop is seen as a late look)
+                wait = min(deadline - now, _POLL_S)  # (looked at often: a pause `_Stops` sees moves it on)
             else:
                 # queued behind other batches: no clock runs for these files yet; looked at again
                 # within the limit, so that a file cannot start and finish unseen past it
                 wait = min(_POLL_S, self.file_timeout / 2)
-            due = now + wait
             try:
                 return future.result(timeout=wait), None
             except FutureTimeout:
@@ -452,13 +485,25 @@ class Pool:
                 yield tag, job, slot
 
         try:
-            for batch in _batches(numbered()):
-                pending.append((batch, self._submit(batch)))
-                while len(pending) >= window:
+            with self._watched():
+                for batch in _batches(numbered()):
+                    pending.append((batch, self._submit(batch)))
+                    while len(pending) >= window:
+                        yield from self._collect(*pending.popleft())
+                while pending:
                     yield from self._collect(*pending.popleft())
-            while pending:
-                yield from self._collect(*pending.popleft())
         except BaseException:
             self.close(cancel=True)
             raise
         self.close()
+
+    @contextmanager
+    def _watched(self) -> Iterator[None]:
+        """Stops watched for (`_Stops`) while files are in flight under a file limit."""
+        self._stops = _Stops() if self.file_timeout is not None else None
+        try:
+            yield
+        finally:
+            if self._stops is not None:
+                self._stops.close()
+            self._stops = None
