@@ -1,0 +1,106 @@
+"""The thirty-first read's second wave on the recorder and the compare (`trace2` helper,
+docs/reads/49-trace2-attempts.md): the first wave's additions (skipped scaler iterations, groups
+added after step 1, the weight_norm name table) in combination, and traces of an older porter
+against new ones. The recorded tests record real programs (a subprocess, as `porter trace record`
+runs them) and check porter's verdict against the programs' own values, taken without porter
+(torch.testing.assert_close)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from porter.verify.procs import WorkerSet
+from tests.deps import need
+
+
+def _recorded(tmp_path: Path, name: str, body: str, steps: int = 3):
+    """The trace of `body` run as train.py, and the values it wrote itself (run without porter)."""
+    from porter.verify.script import ScriptConfig, record
+
+    tree = tmp_path / name / "tree"
+    tree.mkdir(parents=True)
+    (tree / "train.py").write_text(body)
+    own = tmp_path / name / "own.json"
+    subprocess.run([sys.executable, "train.py", str(own)], cwd=tree, check=True, timeout=300)
+    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=300, steps=steps)
+    with WorkerSet() as workers:
+        rec = record("reference", tree, cfg, tmp_path / name / "t.safetensors", tmp_path / name / "work", workers)
+    assert rec.status == "ok", (rec.status, rec.error)
+    return rec.trace, json.loads(own.read_text())
+
+
+def _compared(monkeypatch, ref, port):
+    """The verdict of two CPU recordings (the device check set aside, as the earlier reads did)."""
+    from porter.verify import causes
+    from porter.verify.tracecmp import compare_traces
+
+    monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))
+    res = compare_traces(ref, port)
+    return res, " | ".join(res.reasons)
+
+
+# two bias-free layers weight-normed by FORM (the deprecated hook form `torch.nn.utils.weight_norm`
+# or its parametrization), frozen at step 1 and each added after it as its own group: ADDED gives
+# (layer, lr) in the order added. Written: each layer's weight after two updates (g * v / |v|)
+_WN_ADDED = """\
+import json, sys
+import torch
+torch.manual_seed(3094)
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 16, bias=False), torch.nn.Tanh(),
+                        torch.nn.Linear(16, 4, bias=False))
+for k in (2, 4):
+    FORM(m[k])
+    m[k].requires_grad_(False)
+opt = torch.optim.SGD(m[0].parameters(), lr=0.1)
+g = torch.Generator().manual_seed(3095)
+x, y = torch.randn(32, 8, generator=g), torch.randn(32, 4, generator=g)
+for step in range(2):
+    m.zero_grad()
+    torch.nn.functional.mse_loss(m(x), y).backward()
+    opt.step()
+    if step == 0:
+        for layer, lr in ADDED:
+            m[layer].requires_grad_(True)
+            opt.add_param_group({"params": list(m[layer].parameters()), "lr": lr})
+def weight(k):
+    p = getattr(m[k], "parametrizations", None)
+    g, v = (p.weight.original0, p.weight.original1) if p is not None else (m[k].weight_g, m[k].weight_v)
+    return torch._weight_norm(v, g, 0).tolist()
+if len(sys.argv) > 1:
+    json.dump([weight(2), weight(4)], open(sys.argv[1], "w"))
+"""
+_OLD, _NEW = "torch.nn.utils.weight_norm", "torch.nn.utils.parametrizations.weight_norm"
+
+
+def _wn_added(form: str, added: str) -> str:
+    return _WN_ADDED.replace("FORM(", f"{form}(").replace("ADDED:", f"{added}:")
+
+
+@pytest.mark.slow
+def test_weight_norm_groups_added_after_step_one_are_paired_through_the_name_table(tmp_path, monkeypatch):
+    """Groups added after step 1 are paired by the parameters they hold (the first wave's tleft),
+    and weight_norm's two forms by a name table (the first wave's trace), but the pairing of the
+    groups did not read the table: a port that moved to the parametrization and added the two
+    groups in the other order at each other's rates (another training: assert_close on the
+    weights) PASSed with `--steps 2`, the groups paired by their order. It now FAILs "the learning
+    rate differs at step 2", naming the group; the faithful migration, groups in another order,
+    PASSes with its rates compared."""
+    torch = need("torch")
+    ref, own_ref = _recorded(tmp_path, "ref", _wn_added(_OLD, "((2, 0.01), (4, 0.001))"), steps=2)
+    swap, own_swap = _recorded(tmp_path, "swap", _wn_added(_NEW, "((4, 0.01), (2, 0.001))"), steps=2)
+    order, own_order = _recorded(tmp_path, "order", _wn_added(_NEW, "((4, 0.001), (2, 0.01))"), steps=2)
+    for a, b in zip(own_ref, own_order):
+        torch.testing.assert_close(torch.tensor(a), torch.tensor(b))
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(torch.tensor(own_ref[0]), torch.tensor(own_swap[0]))
+    res, said = _compared(monkeypatch, ref, swap)
+    assert res.verdict == "fail" and "the learning rate differs at step 2" in said, said
+    assert "(the group holding 2.weight_g: reference 0.01, ported 0.001)" in said, said
+    res, said = _compared(monkeypatch, ref, order)
+    assert res.verdict == "pass", said
+    assert "paired by their order" not in said and "rates were not compared" not in said, said
