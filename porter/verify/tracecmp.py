@@ -1159,17 +1159,23 @@ def _skipped_iterations(rm: dict, pm: dict) -> list[str]:
     skips = [_scaler_skips(m) for m in (rm, pm)]
     if skips[0] == skips[1] or not any(map(any, skips)):
         return []
-    said = ", ".join(
-        f"the {role}'s {sum(n)} (first before step {next(k for k, x in enumerate(n, 1) if x)})"
-        if any(n)
-        else f"the {role}'s none"
-        for role, n in zip(("reference", "port"), skips)
-    )
+    said = ", ".join(_skips_said(role, n, m) for role, n, m in zip(("reference", "port"), skips, (rm, pm)))
     return [
         f"the GradScaler skipped iterations on one side or more (inf gradients: no update): {said}; each "
         "side's step k is its k-th update, so where the data changes each iteration the steps compared "
         "follow other batches, and a copy's (EMA's) rate read across a skip one side did not make is not compared"
     ]
+
+
+def _skips_said(role: str, skips: list[int], m: dict) -> str:
+    """A side's skipped iterations in words; a trace of an older porter does not say them (no
+    `scaler_skipped`): said as "none", a reference that skipped two iterations as the port did
+    was read as skipping none (thirty-first read)."""
+    if any(skips):
+        return f"the {role}'s {sum(skips)} (first before step {next(k for k, x in enumerate(skips, 1) if x)})"
+    if not any(isinstance(s, dict) and "scaler_skipped" in s for s in m.get("steps") or []):
+        return f"the {role}'s not recorded (a trace of an older porter: it may have skipped as many)"
+    return f"the {role}'s none"
 
 
 def _unseen_losses(compared: list[dict], ref_steps: list, port_steps: list) -> list[str]:

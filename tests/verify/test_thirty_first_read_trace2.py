@@ -104,3 +104,20 @@ def test_weight_norm_groups_added_after_step_one_are_paired_through_the_name_tab
     res, said = _compared(monkeypatch, ref, order)
     assert res.verdict == "pass", said
     assert "paired by their order" not in said and "rates were not compared" not in said, said
+
+
+def test_skipped_iterations_of_an_older_trace_are_not_said_as_none():
+    """A trace of an older porter (db3dd76) has no `scaler_skipped`: read as 0, the same program
+    recorded by the old porter and the new one (both skipped 2 iterations, the program's own count)
+    was said "the GradScaler skipped ...: the reference's none, the port's 2". The older side's
+    count is now said not recorded, and one that records no skip is still said none."""
+    from porter.verify.tracecmp import _skipped_iterations
+
+    old = {"steps": [{"loss": 1.0}, {"loss": 0.9}, {"loss": 0.8}]}  # (the fields db3dd76 wrote)
+    new = {"steps": [{"loss": 1.0, "scaler_skipped": n} for n in (0, 1, 1)]}
+    unscaled = {"steps": [{"loss": 1.0, "scaler_skipped": 0} for _ in range(3)]}
+    for rm, pm, role in ((old, new, "reference"), (new, old, "port")):
+        (said,) = _skipped_iterations(rm, pm)
+        assert f"the {role}'s none" not in said and f"the {role}'s not recorded" in said, said
+    (said,) = _skipped_iterations(unscaled, new)
+    assert "the reference's none, the port's 2 (first before step 2)" in said, said
