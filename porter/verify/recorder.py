@@ -751,7 +751,11 @@ class Recorder:
         self._pre: dict | None = None  # the step's start (`_before_step`), None until it is read
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
         self.optimizers: weakref.WeakSet = weakref.WeakSet()  # every one the program built
-        self.weights_read = False  # step 1's initial weights (read once, before any optimizer moves one)
+        # the step's weights (step 1's initial ones, later the copies' rates) are read once, at the
+        # first optimizer step of any in the iteration (`on_pre_step`): read at the counted one's
+        # own, another's update of part of the model came first, and a faithful EMA's rates (0.186
+        # for 0.19, residual 0.11) were "not compared" (thirty-first read, second wave)
+        self.weights_due = True
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
@@ -1311,8 +1315,10 @@ class Recorder:
             return None
         if not self._counted(opt):
             counted = self.opt_ref() if self.opt_ref is not None else None
-            if self.step == 0 and counted is not None:
-                self._step_weights(counted)  # (before this optimizer moves any of them)
+            # (before this optimizer moves any of them; after step 1, once the next iteration took a
+            # loss: one stepping after the counted one in the same iteration is no iteration's first)
+            if counted is not None and (self.step == 0 or self.pending or self.grad_pending or self.graph_pending):
+                self._step_weights(counted)
             return None
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # (args[0]: the optimizer)
         if not callable(closure) or self.pending or self.grad_pending or self.graph_pending:
@@ -1372,8 +1378,10 @@ class Recorder:
     def _step_weights(self, opt) -> None:
         """The weights before the update: step 1's initial ones, later the copies' rates."""
         with self.own_work():
-            if self.step == 0 and not self.weights_read:
-                self.weights_read = True
+            if not self.weights_due:
+                return
+            self.weights_due = False
+            if self.step == 0:
                 self._first_step_params(opt)
             elif self.copy_starts:
                 self._copy_rates()
@@ -1446,6 +1454,7 @@ class Recorder:
             counts.clear()
         self.pending, self.grad_pending, self.graph_pending = [], [], []
         self.scaler_skips = 0
+        self.weights_due = True
         self.t_last = now
         self.steps.append(entry)
         if self.xla is not None:
