@@ -1008,11 +1008,14 @@ class Recorder:
             into.append(loss)
 
     def _graphed_losses(self, opt) -> list[torch.Tensor]:
-        """The graphed calls' losses (`create_graph=True`) that took gradients of parameters `opt`
-        steps, or all where none did: a gradient penalty's call (WGAN-GP's, of the critic's input)
-        was summed with the loss's own graphed call, 2.373 recorded for the program's 6.264
-        (thirtieth trace read's leftover)."""
-        stepped = {id(p) for g in opt.param_groups for p in g["params"]}
+        """The graphed calls' losses (`create_graph=True`) that took gradients of parameters an
+        optimizer steps, or all where none did: a gradient penalty's call (WGAN-GP's, of the
+        critic's input) was summed with the loss's own graphed call, 2.373 recorded for the
+        program's 6.264 (thirtieth trace read's leftover). Any optimizer's, as `backward` calls
+        are all kept: of `opt`'s alone, a GAN's generator loss taken before the counted critic's
+        next step was dropped, and a port taking both losses so failed against `backward`
+        (1.454 for 2.055, the same losses; thirty-first read, second wave)."""
+        stepped = {id(p) for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]}
         own = [x for x in self.graph_pending if stepped & getattr(x, "_porter_inputs", set())]
         return own or self.graph_pending
 
