@@ -751,7 +751,11 @@ class Recorder:
         self._pre: dict | None = None  # the step's start (`_before_step`), None until it is read
         self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
         self.optimizers: weakref.WeakSet = weakref.WeakSet()  # every one the program built
-        self.weights_read = False  # step 1's initial weights (read once, before any optimizer moves one)
+        # the step's weights (step 1's initial ones, later the copies' rates) are read once, at the
+        # first optimizer step of any in the iteration (`on_pre_step`): read at the counted one's
+        # own, another's update of part of the model came first, and a faithful EMA's rates (0.186
+        # for 0.19, residual 0.11) were "not compared" (thirty-first read, second wave)
+        self.weights_due = True
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
@@ -1004,11 +1008,14 @@ class Recorder:
             into.append(loss)
 
     def _graphed_losses(self, opt) -> list[torch.Tensor]:
-        """The graphed calls' losses (`create_graph=True`) that took gradients of parameters `opt`
-        steps, or all where none did: a gradient penalty's call (WGAN-GP's, of the critic's input)
-        was summed with the loss's own graphed call, 2.373 recorded for the program's 6.264
-        (thirtieth trace read's leftover)."""
-        stepped = {id(p) for g in opt.param_groups for p in g["params"]}
+        """The graphed calls' losses (`create_graph=True`) that took gradients of parameters an
+        optimizer steps, or all where none did: a gradient penalty's call (WGAN-GP's, of the
+        critic's input) was summed with the loss's own graphed call, 2.373 recorded for the
+        program's 6.264 (thirtieth trace read's leftover). Any optimizer's, as `backward` calls
+        are all kept: of `opt`'s alone, a GAN's generator loss taken before the counted critic's
+        next step was dropped, and a port taking both losses so failed against `backward`
+        (1.454 for 2.055, the same losses; thirty-first read, second wave)."""
+        stepped = {id(p) for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]}
         own = [x for x in self.graph_pending if stepped & getattr(x, "_porter_inputs", set())]
         return own or self.graph_pending
 
@@ -1311,8 +1318,10 @@ class Recorder:
             return None
         if not self._counted(opt):
             counted = self.opt_ref() if self.opt_ref is not None else None
-            if self.step == 0 and counted is not None:
-                self._step_weights(counted)  # (before this optimizer moves any of them)
+            # (before this optimizer moves any of them; after step 1, once the next iteration took a
+            # loss: one stepping after the counted one in the same iteration is no iteration's first)
+            if counted is not None and (self.step == 0 or self.pending or self.grad_pending or self.graph_pending):
+                self._step_weights(counted)
             return None
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)  # (args[0]: the optimizer)
         if not callable(closure) or self.pending or self.grad_pending or self.graph_pending:
@@ -1372,8 +1381,10 @@ class Recorder:
     def _step_weights(self, opt) -> None:
         """The weights before the update: step 1's initial ones, later the copies' rates."""
         with self.own_work():
-            if self.step == 0 and not self.weights_read:
-                self.weights_read = True
+            if not self.weights_due:
+                return
+            self.weights_due = False
+            if self.step == 0:
                 self._first_step_params(opt)
             elif self.copy_starts:
                 self._copy_rates()
@@ -1446,6 +1457,7 @@ class Recorder:
             counts.clear()
         self.pending, self.grad_pending, self.graph_pending = [], [], []
         self.scaler_skips = 0
+        self.weights_due = True
         self.t_last = now
         self.steps.append(entry)
         if self.xla is not None:

@@ -1159,17 +1159,23 @@ def _skipped_iterations(rm: dict, pm: dict) -> list[str]:
     skips = [_scaler_skips(m) for m in (rm, pm)]
     if skips[0] == skips[1] or not any(map(any, skips)):
         return []
-    said = ", ".join(
-        f"the {role}'s {sum(n)} (first before step {next(k for k, x in enumerate(n, 1) if x)})"
-        if any(n)
-        else f"the {role}'s none"
-        for role, n in zip(("reference", "port"), skips)
-    )
+    said = ", ".join(_skips_said(role, n, m) for role, n, m in zip(("reference", "port"), skips, (rm, pm)))
     return [
         f"the GradScaler skipped iterations on one side or more (inf gradients: no update): {said}; each "
         "side's step k is its k-th update, so where the data changes each iteration the steps compared "
         "follow other batches, and a copy's (EMA's) rate read across a skip one side did not make is not compared"
     ]
+
+
+def _skips_said(role: str, skips: list[int], m: dict) -> str:
+    """A side's skipped iterations in words; a trace of an older porter does not say them (no
+    `scaler_skipped`): said as "none", a reference that skipped two iterations as the port did
+    was read as skipping none (thirty-first read)."""
+    if any(skips):
+        return f"the {role}'s {sum(skips)} (first before step {next(k for k, x in enumerate(skips, 1) if x)})"
+    if not any(isinstance(s, dict) and "scaler_skipped" in s for s in m.get("steps") or []):
+        return f"the {role}'s not recorded (a trace of an older porter: it may have skipped as many)"
+    return f"the {role}'s none"
 
 
 def _unseen_losses(compared: list[dict], ref_steps: list, port_steps: list) -> list[str]:
@@ -1217,14 +1223,24 @@ def _filled_later(rm: dict, pm: dict) -> list[set[int]]:
     return [{k for s in side for k, n in enumerate(s.get("group_sizes") or []) if n} for side in steps]
 
 
+def _named_groups(rm: dict, pm: dict) -> list[list[list[str]]]:
+    """Each side's groups by the parameters they hold, those added after step 1 after step 1's
+    (`Recorder._name_added_groups`), the port's parameters by the reference's names where one side
+    names them by weight_norm's hook form and the other by its parametrization (`_hook_form_renames`):
+    not read so, a migrated port's bias-free weight-normed groups were paired by their order, and
+    one that added two of them in another order at each other's rates passed (thirty-first read)."""
+    groups = [[*(m.get("param_groups") or []), *(m.get("param_groups_added") or [])] for m in (rm, pm)]
+    renames = _hook_form_renames(*({n for g in side for n in g} for side in groups))
+    return [groups[0], [[renames.get(n, n) for n in g] for g in groups[1]]]
+
+
 def _group_pairs(rm: dict, pm: dict) -> list[tuple[int | None, int | None]] | None:
     """(reference group, port group) of each parameter both sides' groups name
     (`recorder._group_names`); None where none is named on both (a trace of an older porter).
     A group step 1 holds empty (a `no_decay` group of a model without biases) is held by no group
     of the other side, (k, None) or (None, k): its rate moves nothing. Read as added after step 1,
     a faithful port without it failed on "the learning rate differs" (twenty-ninth trace2 read)."""
-    # (the groups added after step 1 follow step 1's, where named: `Recorder._name_added_groups`)
-    groups = [[*(m.get("param_groups") or []), *(m.get("param_groups_added") or [])] for m in (rm, pm)]
+    groups = _named_groups(rm, pm)
     where = [{n: i for i, g in enumerate(gs) for n in g} for gs in groups]
     pairs = sorted({(where[0][n], where[1][n]) for n in where[0].keys() & where[1].keys()})
     if not pairs:
@@ -1271,7 +1287,7 @@ def _lrs_close(a: list, b: list, pairs: list[tuple[int | None, int | None]] | No
 def _lr_group_words(row: dict, rm: dict, pm: dict) -> str:
     """The first pair of groups (`_group_pairs`) whose rates differ at `row`'s step, by a parameter
     it holds: two sides' groups in another order differ there with the same lists of rates."""
-    groups = [[*(m.get("param_groups") or []), *(m.get("param_groups_added") or [])] for m in (rm, pm)]
+    groups = _named_groups(rm, pm)
     a, b = row.get("reference_lr") or [], row.get("ported_lr") or []
     for i, j in _both(_group_pairs(rm, pm) or []):
         if i < len(a) and j < len(b) and not _close(a[i], b[j], LR_RTOL, 0.0):
