@@ -22,12 +22,21 @@ from porter.files.sites import Site, Text
 _SECTION = re.compile(r"\[([^\]]+)\]")  # (`\[\s*([^\]]+?)\s*\]` was cubic in spaces)
 _KEY = re.compile(r"([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)")
 _KEYS = {"options": {"install_requires", "setup_requires", "tests_require"}}
+_KEEPS_DASHES = {"options.extras_require", "options.data_files"}  # (setuptools' `warn_dash_deprecation`)
 
 
 def _wanted(section: str, key: str) -> bool:
     if section == "options.extras_require":
         return True
     return key in _KEYS.get(section, set())
+
+
+def _as_built(section: str, key: str) -> str:
+    """The key as setuptools' build reads it (`Distribution._parse_config_files`, what `pip install`
+    runs; 65.5 and since): its case kept (`optionxform = str`: `Install_Requires` is no key the build
+    knows, though `read_configuration`, distutils' lower-casing reader, declares it), a `-` read as
+    `_` outside `[options.extras_require]` (`install-requires`, deprecated, still declared)."""
+    return key if section in _KEEPS_DASHES else key.replace("-", "_")
 
 
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
@@ -94,8 +103,7 @@ def _line_value(line: str, start: int, section: str, collecting: bool) -> tuple[
     is it (a continuation line, which a removal may take; a key's own line never is)."""
     if not line[:1].isspace():
         key = _KEY.match(line)
-        # configparser lower-cases a key (`optionxform`): `Install_Requires` is setuptools' `install_requires`
-        collecting = key is not None and _wanted(section, key.group(1).lower())
+        collecting = key is not None and _wanted(section, _as_built(section, key.group(1)))
         if not collecting or key is None:
             return collecting, None
         value, value_at, whole = key.group(2), start + key.start(2), False
