@@ -63,6 +63,7 @@ def lines(text: str) -> list[Line]:
         start = at
         parts: list[str] = []
         pieces: list[tuple[int, int]] = []
+        joined_len = 0  # (kept, not summed per part: a run of continued lines would be quadratic)
         while True:
             brk = LINE_BREAK.search(text, at)
             end = n if brk is None else brk.start()
@@ -71,11 +72,12 @@ def lines(text: str) -> list[Line]:
             starts_a_comment = _COMMENT_LINE.match(physical) is not None
             if physical.endswith("\\") and not starts_a_comment:
                 part = physical.strip("\\")  # (pip strips each end of every backslash)
-                pieces.append((sum(map(len, parts)), written + len(physical) - len(physical.lstrip("\\"))))
+                pieces.append((joined_len, written + len(physical) - len(physical.lstrip("\\"))))
                 parts.append(part)
+                joined_len += len(part)
                 continue
             part = " " + physical if parts and starts_a_comment else physical
-            pieces.append((sum(map(len, parts)) + len(part) - len(physical), written))
+            pieces.append((joined_len + len(part) - len(physical), written))
             parts.append(part)
             break
         joined = "".join(parts)
