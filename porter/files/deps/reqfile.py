@@ -20,7 +20,6 @@ from porter.files.deps.target_packages import added_message, insertion, missing_
 from porter.files.sites import LINE_BREAK, Site, Text
 
 _COMMENT = re.compile(r"(?:^|\s)#")
-_COMMENT_LINE = re.compile(r"\s*#")  # (pip's `COMMENT_RE.match`: a line that starts with a comment)
 # (from the start of a run of spaces only: from each space of a run it ran to the run's end)
 _REQ_OPTION = re.compile(r"(?<!\s)\s+--?[A-Za-z]")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
@@ -69,7 +68,8 @@ def lines(text: str) -> list[Line]:
             end = n if brk is None else brk.start()
             physical, written = text[at:end], at
             at = n if brk is None else brk.end()
-            starts_a_comment = _COMMENT_LINE.match(physical) is not None
+            # (pip's `COMMENT_RE.match`: the line starts with a comment; `\s*#` was quadratic when searched)
+            starts_a_comment = physical.lstrip().startswith("#")
             if physical.endswith("\\") and not starts_a_comment:
                 part = physical.strip("\\")  # (pip strips each end of every backslash)
                 pieces.append((joined_len, written + len(physical) - len(physical.lstrip("\\"))))
