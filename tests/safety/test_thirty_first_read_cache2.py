@@ -71,3 +71,23 @@ def test_a_cuda_only_requirement_written_across_a_continuation_is_found_on_its_l
     [result] = run([tmp_path], Settings(target="xla"), jobs=1, cache=False)[0]
     [dep005] = [f for f in result.findings if f.code == "DEP005"]
     assert (dep005.start.line, dep005.start.column) == (2, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[options]\n  install_requires =\n      torch\n      cupy-cuda12x\n",
+        "[options]\n  zip_safe = False\n  install_requires =\n      torch\n      cupy-cuda12x\n",
+    ],
+)
+def test_an_indented_setup_cfg_key_is_a_key_as_configparser_reads_it(tmp_path, text):
+    """configparser continues a value only on a line indented past its key's line; the first line
+    of a section is a key however indented. setuptools 65.5's build declares torch and cupy-cuda12x
+    for both files; porter read any indented line as a continuation, of nothing here: no DEP004, no
+    DEP005."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "setup.cfg").write_text(f"[metadata]\nname = p\n{text}")
+    [result] = run([tmp_path], Settings(target="xla"), jobs=1, cache=False)[0]
+    assert {f.code for f in result.findings} >= {"DEP004", "DEP005"}

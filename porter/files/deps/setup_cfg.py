@@ -45,6 +45,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     out: list[Site] = []
     section = ""
     collecting = False
+    key_indent: int | None = None  # the last key line's indent (None: no key yet in the section)
     torch: tuple[int, int, str] | None = None
     names: list[str] = []
     for number in range(1, len(text.line_starts) + 1):
@@ -53,12 +54,17 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", ";")):
             continue
-        header = _SECTION.fullmatch(stripped) if not line[:1].isspace() else None
+        # configparser's rule: a line continues a value where it is indented past the key's line, and
+        # only there (an indented first key was read as a continuation of nothing: no finding)
+        indent = len(line) - len(line.lstrip())
+        continues = key_indent is not None and indent > key_indent
+        header = _SECTION.fullmatch(stripped) if not continues else None
         if header is not None:
             # as configparser names it, spaces kept: setuptools reads no `[ options ]` (thirty-first read)
-            section, collecting = header.group(1), False
+            section, collecting, key_indent = header.group(1), False, None
             continue
-        collecting, found = _line_value(line, start, section, collecting)
+        key_indent = key_indent if continues else indent
+        collecting, found = _line_value(line, start, section, collecting if continues else None)
         if found is None:
             continue
         value_at, value, whole = found
@@ -97,12 +103,15 @@ def _read_as_setuptools(text: str) -> None:
         raise Unreadable(f"not a setup.cfg setuptools reads: {reason[:200]}", line) from None
 
 
-def _line_value(line: str, start: int, section: str, collecting: bool) -> tuple[bool, tuple[int, str, bool] | None]:
+def _line_value(
+    line: str, start: int, section: str, collecting: bool | None
+) -> tuple[bool, tuple[int, str, bool] | None]:
     """Whether the lines that follow continue a requirement key (a key line starts or ends one),
     and the requirement this line holds, if any: its place, its text, and whether the whole line
-    is it (a continuation line, which a removal may take; a key's own line never is)."""
-    if not line[:1].isspace():
-        key = _KEY.match(line)
+    is it (a continuation line, which a removal may take; a key's own line never is). `collecting`
+    is None on a key's line (not a continuation)."""
+    if collecting is None:
+        key = _KEY.match(line, len(line) - len(line.lstrip()))
         collecting = key is not None and _wanted(section, _as_built(section, key.group(1)))
         if not collecting or key is None:
             return collecting, None
