@@ -115,8 +115,9 @@ def test_requirement_lines_are_joined_as_pip_joins_them(tmp_path, text, cupy):
 @pytest.mark.parametrize(
     ("text", "cupy"),
     [
-        # configparser lower-cases keys: setuptools reads `Install_Requires` as install_requires
-        ("[options]\nInstall_Requires =\n    torch\n    cupy-cuda12x\n", True),
+        # setuptools' build keeps a key's case (`optionxform = str`): no `Install_Requires` is read
+        # (`read_configuration`, distutils' reader, lower-cases it; cache2's read: the build does not)
+        ("[options]\nInstall_Requires =\n    torch\n    cupy-cuda12x\n", False),
         # configparser keeps a section name's spaces: setuptools knows no `[ options ]`
         ("[ options ]\ninstall_requires =\n    torch\n    cupy-cuda12x\n", False),
     ],

@@ -11,7 +11,7 @@ optionally followed by per-requirement options.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from porter.config.settings import Settings
 from porter.files.deps import requirement
@@ -20,7 +20,6 @@ from porter.files.deps.target_packages import added_message, insertion, missing_
 from porter.files.sites import LINE_BREAK, Site, Text
 
 _COMMENT = re.compile(r"(?:^|\s)#")
-_COMMENT_LINE = re.compile(r"\s*#")  # (pip's `COMMENT_RE.match`: a line that starts with a comment)
 # (from the start of a run of spaces only: from each space of a run it ran to the run's end)
 _REQ_OPTION = re.compile(r"(?<!\s)\s+--?[A-Za-z]")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
@@ -35,6 +34,17 @@ class Line:
     end: int
     next: int
     content: str
+    # (offset in `content`, offset in the text) where each joined physical line's part starts
+    pieces: tuple[tuple[int, int], ...] = ((0, 0),)
+
+    def text_offset(self, at: int) -> int:
+        """Where `content[at]` is in the file's text (a joined line drops `\\`, line breaks, indents)."""
+        piece = max(i for i, (c, _) in enumerate(self.pieces) if c <= at)
+        return self.pieces[piece][1] + at - self.pieces[piece][0]
+
+    def spans_a_join(self, start: int, end: int) -> bool:
+        """Whether `content[start:end]` is written across a continuation (not whole in one line)."""
+        return any(start < c < end for c, _ in self.pieces)
 
 
 def lines(text: str) -> list[Line]:
@@ -51,20 +61,29 @@ def lines(text: str) -> list[Line]:
     while at < n:
         start = at
         parts: list[str] = []
+        pieces: list[tuple[int, int]] = []
+        joined_len = 0  # (kept, not summed per part: a run of continued lines would be quadratic)
         while True:
             brk = LINE_BREAK.search(text, at)
             end = n if brk is None else brk.start()
-            physical = text[at:end]
+            physical, written = text[at:end], at
             at = n if brk is None else brk.end()
-            starts_a_comment = _COMMENT_LINE.match(physical) is not None
+            # (pip's `COMMENT_RE.match`: the line starts with a comment; `\s*#` was quadratic when searched)
+            starts_a_comment = physical.lstrip().startswith("#")
             if physical.endswith("\\") and not starts_a_comment:
-                parts.append(physical.strip("\\"))  # (pip strips each end of every backslash)
+                part = physical.strip("\\")  # (pip strips each end of every backslash)
+                pieces.append((joined_len, written + len(physical) - len(physical.lstrip("\\"))))
+                parts.append(part)
+                joined_len += len(part)
                 continue
-            parts.append(" " + physical if parts and starts_a_comment else physical)
+            part = " " + physical if parts and starts_a_comment else physical
+            pieces.append((joined_len + len(part) - len(physical), written))
+            parts.append(part)
             break
         joined = "".join(parts)
         comment = _COMMENT.search(joined)
-        out.append(Line(start, end, at, joined if comment is None else joined[: comment.start()]))
+        content = joined if comment is None else joined[: comment.start()]
+        out.append(Line(start, end, at, content, tuple(pieces)))
     return out
 
 
@@ -117,9 +136,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         req = requirement_text(line)
         if req is None:
             continue
-        at = text.text.find(req, line.start)
-        place = requirement.Place(at, (line.start, line.next))
-        out.extend(requirement.sites(req, place, ctx))
+        out.extend(_requirement_sites(line, req, ctx))
         parsed = requirement.parse(req)
         if parsed is not None:
             names.append(parsed.name)
@@ -130,6 +147,24 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         site = _target_packages(text, path, settings, torch_line, names, option_values)
         if site is not None:
             out.append(site)
+    return out
+
+
+def _requirement_sites(line: Line, req: str, ctx: requirement.Context) -> list[Site]:
+    """The sites of the line's requirement, placed where its characters are written: one written
+    across a continuation (`torch==2.3.0\\` then `+cu121`) was looked for whole in the text, not
+    found (-1: "requirements.txt:0:-34", or another line's copy), and `rewrite` cut `+cu121` at
+    the wrong place (`torch==2.3.121`; `torch==2.3.0+cu121 \\` then `; marker`: `torch==2.3.1`,
+    another release). Now each site is placed by character, and no edit spans a continuation."""
+    offset = len(line.content) - len(line.content.lstrip())  # (`requirement_text` strips, then cuts)
+    place = requirement.Place(offset, (line.start, line.next))
+    out = []
+    for site in requirement.sites(req, place, ctx):
+        if (site.start, site.end) != place.removable:  # (in the content: the whole line's removal is the text's)
+            inside = line.spans_a_join(site.start, site.end)
+            start, end = line.text_offset(site.start), line.text_offset(max(site.start, site.end - 1)) + 1
+            site = replace(site, start=start, end=max(start, end), replacement=None if inside else site.replacement)
+        out.append(site)
     return out
 
 

@@ -22,6 +22,7 @@ from porter.files.sites import Site, Text
 _SECTION = re.compile(r"\[([^\]]+)\]")  # (`\[\s*([^\]]+?)\s*\]` was cubic in spaces)
 _KEY = re.compile(r"([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)")
 _KEYS = {"options": {"install_requires", "setup_requires", "tests_require"}}
+_KEEPS_DASHES = {"options.extras_require", "options.data_files"}  # (setuptools' `warn_dash_deprecation`)
 
 
 def _wanted(section: str, key: str) -> bool:
@@ -30,12 +31,21 @@ def _wanted(section: str, key: str) -> bool:
     return key in _KEYS.get(section, set())
 
 
+def _as_built(section: str, key: str) -> str:
+    """The key as setuptools' build reads it (`Distribution._parse_config_files`, what `pip install`
+    runs; 65.5 and since): its case kept (`optionxform = str`: `Install_Requires` is no key the build
+    knows, though `read_configuration`, distutils' lower-casing reader, declares it), a `-` read as
+    `_` outside `[options.extras_require]` (`install-requires`, deprecated, still declared)."""
+    return key if section in _KEEPS_DASHES else key.replace("-", "_")
+
+
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
     _read_as_setuptools(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out: list[Site] = []
     section = ""
     collecting = False
+    key_indent: int | None = None  # the last key line's indent (None: no key yet in the section)
     torch: tuple[int, int, str] | None = None
     names: list[str] = []
     for number in range(1, len(text.line_starts) + 1):
@@ -44,12 +54,17 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         stripped = line.strip()
         if not stripped or stripped.startswith(("#", ";")):
             continue
-        header = _SECTION.fullmatch(stripped) if not line[:1].isspace() else None
+        # configparser's rule: a line continues a value where it is indented past the key's line, and
+        # only there (an indented first key was read as a continuation of nothing: no finding)
+        indent = len(line) - len(line.lstrip())
+        continues = key_indent is not None and indent > key_indent
+        header = _SECTION.fullmatch(stripped) if not continues else None
         if header is not None:
             # as configparser names it, spaces kept: setuptools reads no `[ options ]` (thirty-first read)
-            section, collecting = header.group(1), False
+            section, collecting, key_indent = header.group(1), False, None
             continue
-        collecting, found = _line_value(line, start, section, collecting)
+        key_indent = key_indent if continues else indent
+        collecting, found = _line_value(line, start, section, collecting if continues else None)
         if found is None:
             continue
         value_at, value, whole = found
@@ -88,14 +103,16 @@ def _read_as_setuptools(text: str) -> None:
         raise Unreadable(f"not a setup.cfg setuptools reads: {reason[:200]}", line) from None
 
 
-def _line_value(line: str, start: int, section: str, collecting: bool) -> tuple[bool, tuple[int, str, bool] | None]:
+def _line_value(
+    line: str, start: int, section: str, collecting: bool | None
+) -> tuple[bool, tuple[int, str, bool] | None]:
     """Whether the lines that follow continue a requirement key (a key line starts or ends one),
     and the requirement this line holds, if any: its place, its text, and whether the whole line
-    is it (a continuation line, which a removal may take; a key's own line never is)."""
-    if not line[:1].isspace():
-        key = _KEY.match(line)
-        # configparser lower-cases a key (`optionxform`): `Install_Requires` is setuptools' `install_requires`
-        collecting = key is not None and _wanted(section, key.group(1).lower())
+    is it (a continuation line, which a removal may take; a key's own line never is). `collecting`
+    is None on a key's line (not a continuation)."""
+    if collecting is None:
+        key = _KEY.match(line, len(line) - len(line.lstrip()))
+        collecting = key is not None and _wanted(section, _as_built(section, key.group(1)))
         if not collecting or key is None:
             return collecting, None
         value, value_at, whole = key.group(2), start + key.start(2), False
