@@ -159,7 +159,7 @@ def _data_kind(base: str, lower: str, name: str) -> str | None:
 _PORTER_OUTPUTS = (
     re.compile(r'\{\s*"schema":\s*"porter-report"'),  # --report
     re.compile(r'\{\s*"version":\s*\d+,\s*"tool":\s*"porter '),  # --write-baseline
-    re.compile(r'\[?\s*\{\s*"code":\s*"[A-Z]+[0-9]+",\s*"name":'),  # -o, json and json-lines: a finding first
+    re.compile(r'(?:\[\s*)?\{\s*"code":\s*"[A-Z]+[0-9]+",\s*"name":'),  # -o, json and json-lines: a finding first
     re.compile(r'\[\s*\{\s*"type":\s*"issue",\s*"check_name":'),  # -o, gitlab
     re.compile(r"\[\s*\]\s*\Z"),  # -o of a run without findings
 )
@@ -169,6 +169,7 @@ OUTPUT_HEAD = 256  # characters of a file that tell whether porter wrote it
 def is_porter_output(head: str) -> bool:
     """Whether a JSON file beginning with `head` (its first `OUTPUT_HEAD` characters) is one
     porter wrote (`_PORTER_OUTPUTS`)."""
+    head = head.lstrip()  # (not in the patterns: `\[?\s*` at each space of a run was quadratic, searched)
     return any(pattern.match(head) for pattern in _PORTER_OUTPUTS)
 
 

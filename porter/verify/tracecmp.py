@@ -745,18 +745,37 @@ def _hook_form_renames(ref_names: set[str], port_names: set[str]) -> dict[str, s
     return renames
 
 
-# a parametrization's module call (`2.parametrizations.weight.0`, its list `...weight`, `#2` a later call)
-PARAMETRIZATION_CALL = re.compile(r"(?:(?P<head>.*)\.)?parametrizations\.(?P<name>\w+)(?:\.\d+)?(?:#\d+)?")
+# a parametrization's module call (`2.parametrizations.weight.0`, its list `...weight`, `#2` a later call): what
+# follows its `parametrizations.` (one pattern with a `.*` head backtracked, quadratic in a long key)
+_PARAMETRIZATIONS = "parametrizations."
+_PARAMETRIZED = re.compile(r"(?P<name>\w+)(?:\.\d+)?(?:#\d+)?")
+
+
+def _parametrized(key: str) -> str | None:
+    """The parameter whose parametrization's module call `key` is (`2.parametrizations.weight.0`:
+    `2.weight`), else None. The call's part holds three dots at most, so it starts at the key's
+    start or after one of its last three dots: the latest that reads as one wins."""
+    starts, dot = [0], len(key)
+    for _ in range(3):
+        dot = key.rfind(".", 0, dot)
+        if dot < 0:
+            break
+        starts.append(dot + 1)
+    for at in sorted(set(starts), reverse=True):
+        tail = _PARAMETRIZED.fullmatch(key, at + len(_PARAMETRIZATIONS))
+        if key.startswith(_PARAMETRIZATIONS, at) and tail is not None:
+            head = key[: at - 1] if at else ""
+            return f"{head}.{tail['name']}" if head else tail["name"]
+    return None
 
 
 def _made_by_hook_form(key: str, port: Trace) -> bool:
     """Whether a reference's parametrization call is one the port makes by a deprecated hook form
     (no module, so no call to record): it FAILed "first diverging module at step 1:
     2.parametrizations.weight.0: not called on the ported side" (thirty-first read)."""
-    found = PARAMETRIZATION_CALL.fullmatch(key)
-    if found is None:
+    base = _parametrized(key)
+    if base is None:
         return False
-    base = f"{found['head']}.{found['name']}" if found["head"] else found["name"]
     names = {q.get("name") for q in port.manifest.get("parameters", []) if isinstance(q, dict)}
     return all(base + suffix in names for suffix, _ in HOOK_FORM_NAMES)
 
