@@ -158,8 +158,10 @@ def registrations(
             if strings is None or op is None:
                 continue
             rest = _after_strings(body, end)
-            if rest is not None and _NO_KERNEL.search(body_code, rest, closes.get(at, len(body_code))):
-                continue  # (a fallthrough, autograd's not-implemented fallback: no kernel)
+            # (a fallthrough, autograd's not-implemented fallback: no kernel), looked for up to the call's `)`: to the
+            # body's end, 100,000 unclosed `m.def("x",` took minutes
+            if rest is not None and _NO_KERNEL.search(body_code, rest, closes.get(at, rest)):
+                continue
             if impl is not None and key_text is not None:
                 if kind == b"impl":
                     out.append((ns, op.group(1).decode(), keys.of(key_text, blocks[i][5])))
