@@ -228,6 +228,9 @@ def _expansion_of(
     text = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), source) if b"#" in source else source
     text, origin = _unspliced(text, 0)
     text, _ = _Registering(source, unbuilt, _HEAD).expand(text, origin)
+    # (its braces outside strings: the expansion's strings are the macros' bodies', kept, and a `TORCH_WARN("}")` of
+    # one that gives a block whole ended its body there, its CPU kernel lost: thirty-first scaf2 read)
+    expanded_code = _code_of(expanded_code)
     braces = (NextOf(expanded_code, b"{"), NextOf(expanded_code, b"}"))
     return (text if len(text) == len(expanded_code) else b""), braces
 
@@ -734,8 +737,8 @@ class _Registering:
             if use.start() < at or name in hidden or self._left <= 0 or macro is None:
                 continue
             params, text, _ = macro
-            closes = _closing_parens(body) if closes is None and params is not None else closes
-            given, end = _arguments(body, use.end(), params, closes or {})
+            closes = _closing_parens(code) if closes is None and params is not None else closes
+            given, end = _arguments(body, code, use.end(), params, closes or {})
             if given is None:
                 continue
             self._left -= 1
@@ -759,17 +762,24 @@ def _use_site(where: int) -> Callable[[int], int]:
 
 
 def _arguments(
-    body: bytes, at: int, params: list[bytes] | None, closes: dict[int, int]
+    body: bytes, code: bytes, at: int, params: list[bytes] | None, closes: dict[int, int]
 ) -> tuple[dict[bytes, bytes] | None, int]:
     """A macro use's arguments from `at` (after its name), by parameter (`__VA_ARGS__` the variadic
-    ones), and where the use ends; None where it is no use (`closes`: `_closing_parens` of `body`)."""
+    ones), and where the use ends; None where it is no use. Its parentheses and commas are looked for in
+    `code` (`body` with its strings blanked; `closes`: its `_closing_parens`), as the preprocessor reads a
+    string as one token: of `CPU_IMPL(a, "doc, more")` or `REG(a, "(")` the string's comma or parenthesis was
+    read as the use's, the use left unexpanded, and its CPU kernel lost (the op said CUDA-only: thirty-first
+    scaf2 read)."""
     if params is None:
         return {}, at
-    opened = _OPEN.match(body, at)
+    opened = _OPEN.match(code, at)
     close = closes.get(opened.end(), -1) if opened else -1
     if opened is None or close < 0:
         return None, at
-    args = [_CONTINUED.sub(b"", a).strip() for a in _top_commas(body[opened.end() : close])]
+    args, start = [], opened.end()
+    for part in _top_commas(code[start:close]):
+        args.append(_CONTINUED.sub(b"", body[start : start + len(part)]).strip())
+        start += len(part) + 1
     fixed = params[:-1] if params[-1:] == [_VARIADIC] else params
     if len(args) != len(params) and (fixed is params or len(args) < len(fixed)):
         return None, at
