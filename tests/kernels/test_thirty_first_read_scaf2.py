@@ -74,3 +74,34 @@ def test_a_macro_named_kernel_with_an_attribute_after_its_name_is_listed_with_it
         ("plain_k", 4, ["float* z"], [5]),
     ]
     assert not any("no kernel porter lists" in p for p in inventory.problems)
+
+
+def test_a_stringified_argument_that_holds_a_string_stays_one_string():
+    # cpp: `CPU_IMPL(a, "x (")` is `{ TORCH_WARN("\"x (\""); m.impl("a", &a_cpu); }`; porter made `""x (""`, whose
+    # `(` was code, and the `m.impl` after it was none: `a` said CUDA-only
+    source = (
+        b"#define CPU_IMPL(x, doc) TORCH_LIBRARY_IMPL(myops, CPU, m) { TORCH_WARN(#doc); m.impl(#x, &x##_cpu); }\n"
+        + CUDA
+        + b'CPU_IMPL(a, "x (")\n'
+    )
+    assert ("myops", "a", "CPU") in _regs(source)
+    assert _cuda_only(source) == {"b", "c"}
+
+
+def test_a_block_a_macro_gives_whole_with_a_string_argument_is_read():
+    # cpp: `DEF(a, "a(Tensor x) -> Tensor")` is `TORCH_LIBRARY_FRAGMENT(myops, m) { m.def("a(Tensor x) -> Tensor",
+    # &a_any); }`, a function every device runs; the block was dropped, unsaid (its expansion of the code and of
+    # the source differed in length), and `a` said CUDA-only
+    source = (
+        b"#define DEF(name, schema) TORCH_LIBRARY_FRAGMENT(myops, m) { m.def(schema, &name##_any); }\n"
+        + CUDA
+        + b'DEF(a, "a(Tensor x) -> Tensor")\nDEF(b, R"(b(Tensor x) -> Tensor)")\n'
+    )
+    assert _regs(source) == [
+        ("myops", "a", "CUDA"),
+        ("myops", "a", "any"),
+        ("myops", "b", "CUDA"),
+        ("myops", "b", "any"),
+        ("myops", "c", "CUDA"),
+    ]
+    assert _cuda_only(source) == {"c"}
