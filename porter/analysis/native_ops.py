@@ -203,35 +203,28 @@ def _heads(source: bytes, code: bytes, unbuilt: Callable[[int], bool]) -> list[_
     and its ops said CUDA-only (thirtieth scaf2 read; the splice in the word and the macro its leftovers), as
     did a block a macro gives whole (`#define CPU_IMPL(op) TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl(#op,
     ...); }`). Each block's offsets are the source's (a whole one's: its use's), with its body where a macro
-    gives it (`_expansion_of`)."""
-    text, origin = _unspliced(code, 0)
-    text, origin = _Registering(source, unbuilt, _HEAD).expand(text, origin)
+    gives it. The source is expanded with its strings, then blanked: an expansion of the code (its strings
+    blanked) and one of the source were two, and where their lengths differed (a use given a string,
+    `DEF(a, "a(Tensor x) -> Tensor")`) a block given whole was dropped, unsaid (thirty-first scaf2 read)."""
+    macros = _Registering(source, unbuilt, _HEAD)
+    if macros.expands():
+        kept = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), source) if b"#" in source else source
+        text, origin = macros.expand(*_unspliced(kept, 0))
+        expanded = _code_of(text)
+    else:
+        expanded, origin = _unspliced(code, 0)
+        text = expanded
     out: list[_Head] = []
-    whole: tuple[bytes, tuple[NextOf, NextOf]] | None = None
-    for impl, ns_text, key_text, var, body_start, head in _blocks(text):
+    braces: tuple[NextOf, NextOf] | None = None
+    for impl, ns_text, key_text, var, body_start, head in _blocks(expanded):
         brace = origin(body_start - 1)
         if code[brace : brace + 1] == b"{":
             out.append((impl, ns_text, key_text, var, brace + 1, origin(head), None))
             continue
-        whole = whole or _expansion_of(source, text, unbuilt)
-        if whole[0]:
-            inner = _body(whole[0], body_start, whole[1], len(text))
-            out.append((impl, ns_text, key_text, var, origin(head), origin(head), inner))
+        braces = braces or (NextOf(expanded, b"{"), NextOf(expanded, b"}"))
+        inner = _body(text, body_start, braces, len(text))
+        out.append((impl, ns_text, key_text, var, origin(head), origin(head), inner))
     return out
-
-
-def _expansion_of(
-    source: bytes, expanded_code: bytes, unbuilt: Callable[[int], bool]
-) -> tuple[bytes, tuple[NextOf, NextOf]]:
-    """`source` (comments and directives blanked) expanded as `_heads` expands its code (`expanded_code`), its
-    strings kept: where the op names of a block a macro gives whole are read; and where the braces of the
-    expanded code are. Empty where the two differ in length (a string with a parenthesis or a splice in a
-    macro's use: its offsets are not the code's)."""
-    text = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), source) if b"#" in source else source
-    text, origin = _unspliced(text, 0)
-    text, _ = _Registering(source, unbuilt, _HEAD).expand(text, origin)
-    braces = (NextOf(expanded_code, b"{"), NextOf(expanded_code, b"}"))
-    return (text if len(text) == len(expanded_code) else b""), braces
 
 
 def _library_calls(code: bytes, var: bytes, closes: dict[int, int]) -> Iterator[tuple[bytes, int]]:
@@ -717,6 +710,10 @@ class _Registering:
         self._use = re.compile(rb"(?<!\w)(" + b"|".join(map(re.escape, self._macros)) + rb")(?!\w)")
         self._left = _EXPANSIONS
 
+    def expands(self) -> bool:
+        """Whether the file defines a macro of these."""
+        return bool(self._macros)
+
     def expand(
         self, body: bytes, origin: Callable[[int], int], hidden: frozenset[bytes] = frozenset()
     ) -> tuple[bytes, Callable[[int], int]]:
@@ -736,8 +733,8 @@ class _Registering:
             if use.start() < at or name in hidden or self._left <= 0 or macro is None:
                 continue
             params, text, _ = macro
-            closes = _closing_parens(body) if closes is None and params is not None else closes
-            given, end = _arguments(body, use.end(), params, closes or {})
+            closes = _closing_parens(code) if closes is None and params is not None else closes
+            given, end = _arguments(body, code, use.end(), params, closes or {})
             if given is None:
                 continue
             self._left -= 1
@@ -761,17 +758,24 @@ def _use_site(where: int) -> Callable[[int], int]:
 
 
 def _arguments(
-    body: bytes, at: int, params: list[bytes] | None, closes: dict[int, int]
+    body: bytes, code: bytes, at: int, params: list[bytes] | None, closes: dict[int, int]
 ) -> tuple[dict[bytes, bytes] | None, int]:
     """A macro use's arguments from `at` (after its name), by parameter (`__VA_ARGS__` the variadic
-    ones), and where the use ends; None where it is no use (`closes`: `_closing_parens` of `body`)."""
+    ones), and where the use ends; None where it is no use. Its parentheses and commas are looked for in
+    `code` (`body` with its strings blanked; `closes`: its `_closing_parens`), as the preprocessor reads a
+    string as one token: of `CPU_IMPL(a, "doc, more")` or `REG(a, "(")` the string's comma or parenthesis was
+    read as the use's, the use left unexpanded, and its CPU kernel lost (the op said CUDA-only: thirty-first
+    scaf2 read)."""
     if params is None:
         return {}, at
-    opened = _OPEN.match(body, at)
+    opened = _OPEN.match(code, at)
     close = closes.get(opened.end(), -1) if opened else -1
     if opened is None or close < 0:
         return None, at
-    args = [_CONTINUED.sub(b"", a).strip() for a in _top_commas(body[opened.end() : close])]
+    args, start = [], opened.end()
+    for part in _top_commas(code[start:close]):
+        args.append(_CONTINUED.sub(b"", body[start : start + len(part)]).strip())
+        start += len(part) + 1
     fixed = params[:-1] if params[-1:] == [_VARIADIC] else params
     if len(args) != len(params) and (fixed is params or len(args) < len(fixed)):
         return None, at
@@ -806,10 +810,18 @@ def _substituted(text: bytes, given: dict[bytes, bytes]) -> bytes:
         if m.group(1) is not None:
             return m.group(0)
         if m.group(2) is not None:
-            return b'"' + given[m.group(2)] + b'"' if m.group(2) in given else m.group(0)
+            return b'"' + _stringified(given[m.group(2)]) + b'"' if m.group(2) in given else m.group(0)
         return given.get(m.group(0), m.group(0))
 
     return _TOKEN_PASTE.sub(b"", _MACRO_PARTS.sub(one, text))
+
+
+def _stringified(argument: bytes) -> bytes:
+    """A macro's argument as `#param` makes it a string's text: its `"` and `\\` escaped, as the preprocessor does
+    (a backslash outside a literal is a splice, taken out before). `#doc` of `"x ("` was `""x (""`, its `(` code,
+    and the `m.impl` after it in a block a macro gives whole was none (an op said CUDA-only: thirty-first scaf2
+    read)."""
+    return argument.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
 
 
 def _closing_parens(text: bytes) -> dict[int, int]:

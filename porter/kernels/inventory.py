@@ -153,7 +153,10 @@ def _kernel_head(
 
 # a `(` just after a kernel's parameters: they were a macro's arguments, its name a macro's
 # (`__global__ void k ATTR(1)(float* x)`, no C++, was listed as a kernel named `ATTR`)
-_CALLED = re.compile(r"(?<!\s)\s*\(")
+# (past the attributes that may follow a name: of `__global__ void KNAME(foo) [[deprecated]] (float* x)`, libclang's
+# `foo_kernel`, a kernel `KNAME` of a parameter `foo` was listed, `foo_kernel` nowhere: thirty-first scaf2 read)
+_NAME_ATTRIBUTES = r"(?:\[\[[^\[\]]*\]\]\s*|__attribute__\s*\(\([^()]*(?:\([^()]*\)[^()]*)*\)\)\s*)*"
+_CALLED = re.compile(r"(?<!\s)\s*" + _NAME_ATTRIBUTES + r"\(")
 # a function-like macro (`#define K(name) __global__ void name(...)`), its body to the line's end
 # past each backslash-newline
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:\\\r?\n|[^\n])*)", re.M)
@@ -3349,7 +3352,7 @@ def _macro_named(code: str, text: str, lines: _Lines, rel: str, detail: str) -> 
     return out
 
 
-_OPEN_PAREN = re.compile(r"\s*\(")
+_OPEN_PAREN = re.compile(r"(?<!\s)\s*" + _NAME_ATTRIBUTES + r"\(")
 
 
 def _use_body(expansion: str, code: str, end: int, text: str) -> str:
