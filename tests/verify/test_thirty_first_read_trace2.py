@@ -7,31 +7,18 @@ runs them) and check porter's verdict against the programs' own values, taken wi
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from porter.verify.procs import WorkerSet
 from tests.deps import need
+from tests.verify.recording import recorded
 
 
 def _recorded(tmp_path: Path, name: str, body: str, steps: int = 3):
     """The trace of `body` run as train.py, and the values it wrote itself (run without porter)."""
-    from porter.verify.script import ScriptConfig, record
-
-    tree = tmp_path / name / "tree"
-    tree.mkdir(parents=True)
-    (tree / "train.py").write_text(body)
-    own = tmp_path / name / "own.json"
-    subprocess.run([sys.executable, "train.py", str(own)], cwd=tree, check=True, timeout=300)
-    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=300, steps=steps)
-    with WorkerSet() as workers:
-        rec = record("reference", tree, cfg, tmp_path / name / "t.safetensors", tmp_path / name / "work", workers)
-    assert rec.status == "ok", (rec.status, rec.error)
-    return rec.trace, json.loads(own.read_text())
+    rec, own = recorded(tmp_path, body, steps, name)
+    return rec.trace, own
 
 
 def _compared(monkeypatch, ref, port):
