@@ -223,6 +223,24 @@ def _unused(key: str, keys: set[str]) -> str:
     return out
 
 
+def _outside_compiled_code(fn):
+    """`fn`, run eagerly where dynamo compiles the code that calls it (`torch.compiler.disable`),
+    dynamo imported only where the program has imported it: importing it makes a temporary folder
+    that a run killed by SIGTERM left in TMPDIR, and every recording paid for the import."""
+    disabled = None
+
+    @functools.wraps(fn)
+    def hook(*args, **kwargs):
+        nonlocal disabled
+        if "torch._dynamo" not in sys.modules:
+            return fn(*args, **kwargs)
+        if disabled is None:
+            disabled = torch.compiler.disable(fn)
+        return disabled(*args, **kwargs)
+
+    return hook
+
+
 class StopRun(BaseException):
     """Raised after the last recorded optimizer step: ends the user's script (a
     BaseException, so `except Exception` in user code does not swallow it)."""
@@ -887,7 +905,7 @@ class Recorder:
         # run eagerly where the program compiles its optimizer's step (`torch.compile(opt.step)`,
         # torch's own recipe): traced, the post-step hook's `gc.get_objects()` raised a dynamo
         # RecursionError said as the program's, and its later steps were not counted (thirty-first read)
-        eager = torch.compiler.disable
+        eager = _outside_compiled_code
         self.handles.append(register_optimizer_step_pre_hook(eager(self.on_pre_step)))
         if self.perturb is not None:
             self.handles.append(register_optimizer_step_pre_hook(eager(self.perturb_ulp)))
