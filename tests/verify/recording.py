@@ -28,3 +28,14 @@ def recorded(tmp_path: Path, body: str, steps: int = 3, name: str = "t"):
         rec = record("reference", tree, cfg, tmp_path / f"{name}.safetensors", tmp_path / f"work-{name}", workers)
     assert rec.status == "ok", (rec.status, rec.error)
     return rec, json.loads(oracle.read_text())
+
+
+def compared(monkeypatch, ref, port):
+    """The verdict of two CPU recordings and its reasons joined (the device check, a port on the
+    reference's own device type, is set aside: both sides ran on the CPU here)."""
+    from porter.verify import causes
+    from porter.verify.tracecmp import compare_traces
+
+    monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))
+    res = compare_traces(ref, port)
+    return res, " | ".join(res.reasons)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.deps import need
-from tests.verify.recording import recorded
+from tests.verify.recording import compared, recorded
 
 # an EMA updated at every iteration; SCALED: a GradScaler whose scale grows each step and backs off
 # at an overflow (held at float32's edge, as mixed precision holds it): every other iteration from
@@ -54,17 +54,6 @@ def _recorded(tmp_path: Path, name: str, body: str, steps: int = 3):
     return rec.trace, own
 
 
-def _compared(monkeypatch, ref, port):
-    """The verdict of two CPU recordings (the device check, a port on the reference's own device
-    type, is set aside: an XLA:CPU port takes minutes on this machine and changes nothing here)."""
-    from porter.verify import causes
-    from porter.verify.tracecmp import compare_traces
-
-    monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))
-    res = compare_traces(ref, port)
-    return res, " | ".join(res.reasons)
-
-
 @pytest.mark.slow
 def test_an_ema_read_across_a_skipped_scaler_step_is_no_rate_difference_and_the_skips_are_said(tmp_path, monkeypatch):
     """A `GradScaler` that skips iterations (inf gradients) left the model standing while the
@@ -83,7 +72,7 @@ def test_an_ema_read_across_a_skipped_scaler_step_is_no_rate_difference_and_the_
         [torch.tensor(w) for ws in own_ref["weights"] for w in ws],
         [torch.tensor(w) for ws in own_port["weights"] for w in ws],
     )
-    res, said = _compared(monkeypatch, ref, port)
+    res, said = compared(monkeypatch, ref, port)
     assert res.verdict == "pass", said
     assert [s.get("scaler_skipped") for s in ref.manifest["steps"]] == own_ref["skipped"], ref.manifest["steps"]
     assert "is averaged at another rate" not in said, said
@@ -91,7 +80,7 @@ def test_an_ema_read_across_a_skipped_scaler_step_is_no_rate_difference_and_the_
     assert len(skips) == 1 and f"the reference's {sum(own_ref['skipped'])} (first before step 2)" in skips[0], said
     # the same skips on both sides: the rates are compared, a decay of 0.2 fails on them
     off, _ = _recorded(tmp_path, "off", _EMA_SKIPPED.replace("SCALED", "True").replace("DECAY", "0.2"))
-    res, said = _compared(monkeypatch, ref, off)
+    res, said = compared(monkeypatch, ref, off)
     assert res.verdict == "fail" and "is averaged at another rate after step 1" in said, said
 
 
@@ -140,7 +129,7 @@ def test_a_penalty_and_a_loss_both_taken_with_a_graph_record_the_loss_alone(tmp_
     port, own_port = _recorded(tmp_path, "graph", _PENALTY_AND_GRAPHED_LOSS.replace("MODE", "graph"))
     # the oracle: the two programs' own losses agree
     torch.testing.assert_close(torch.tensor(own_ref), torch.tensor(own_port))
-    res, said = _compared(monkeypatch, ref, port)
+    res, said = compared(monkeypatch, ref, port)
     assert res.verdict == "pass", said
     steps = port.manifest["steps"]
     assert [s["backward_calls"] for s in steps] == [1, 1, 1], steps
@@ -192,9 +181,9 @@ def test_groups_added_after_step_one_are_paired_by_the_parameters_they_hold(tmp_
     torch.testing.assert_close(torch.tensor(own_ref[2]), torch.tensor(own_order[2]))
     with pytest.raises(AssertionError):
         torch.testing.assert_close(torch.tensor(own_ref[2]), torch.tensor(own_swap[2]))
-    res, said = _compared(monkeypatch, ref, swap)
+    res, said = compared(monkeypatch, ref, swap)
     assert res.verdict == "fail" and "the learning rate differs at step 2" in said, said
     assert "(the group holding 2.bias: reference 0.01, ported 0.001)" in said, said
-    res, said = _compared(monkeypatch, ref, order)
+    res, said = compared(monkeypatch, ref, order)
     assert res.verdict == "pass", said
     assert "not compared" not in said and "paired by their order" not in said, said

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.deps import need
-from tests.verify.recording import recorded
+from tests.verify.recording import compared, recorded
 
 # a sparse embedding stepped by `SparseAdam`, the rest by `Adam`, in the order ORDER; each step
 # writes the gradient norm of the `Adam`'s parameters (the larger optimizer)
@@ -45,17 +45,6 @@ def _recorded(tmp_path: Path, name: str, body: str, steps: int = 3):
     return rec.trace, own
 
 
-def _compared(monkeypatch, ref, port):
-    """The verdict of two CPU recordings (the device check, a port on the reference's own device
-    type, is set aside: both sides ran on the CPU here)."""
-    from porter.verify import causes
-    from porter.verify.tracecmp import compare_traces
-
-    monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))
-    res = compare_traces(ref, port)
-    return res, " | ".join(res.reasons)
-
-
 @pytest.mark.slow
 def test_two_optimizers_stepped_in_either_order_count_the_same_one(tmp_path, monkeypatch):
     """The first optimizer to step was the one counted: a port stepping its `Adam` before the
@@ -70,7 +59,7 @@ def test_two_optimizers_stepped_in_either_order_count_the_same_one(tmp_path, mon
     for trace in (first, last):
         norms = [s["grad_norm"] for s in trace.manifest["steps"]]
         torch.testing.assert_close(torch.tensor(norms, dtype=torch.float64), torch.tensor(own, dtype=torch.float64))
-    res, said = _compared(monkeypatch, first, last)
+    res, said = compared(monkeypatch, first, last)
     assert res.verdict == "pass", said
 
 
@@ -132,12 +121,12 @@ def test_weight_norm_moved_to_its_parametrization_passes_a_changed_gain_fails(tm
     gain = "m[2].parametrizations.weight.original0.data.mul_(1.01)"
     moved, _ = _recorded(tmp_path, "moved", _weight_norm("nn.utils.parametrizations.weight_norm", gain))
     torch.testing.assert_close(torch.tensor(own_old), torch.tensor(own_new))  # the oracle: the same run
-    res, said = _compared(monkeypatch, old, new)
+    res, said = compared(monkeypatch, old, new)
     assert res.verdict == "pass", said
-    res, said = _compared(monkeypatch, new, old)
+    res, said = compared(monkeypatch, new, old)
     assert res.verdict == "pass", said
     assert "deprecated hook form" in said, said
-    res, said = _compared(monkeypatch, old, moved)
+    res, said = compared(monkeypatch, old, moved)
     assert res.verdict == "fail", said
     assert "did not start from the same weights" in said and "2.weight_g" in said, said
 

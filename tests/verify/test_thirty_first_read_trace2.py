@@ -12,23 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.deps import need
-from tests.verify.recording import recorded
+from tests.verify.recording import compared, recorded
 
 
 def _recorded(tmp_path: Path, name: str, body: str, steps: int = 3):
     """The trace of `body` run as train.py, and the values it wrote itself (run without porter)."""
     rec, own = recorded(tmp_path, body, steps, name)
     return rec.trace, own
-
-
-def _compared(monkeypatch, ref, port):
-    """The verdict of two CPU recordings (the device check set aside, as the earlier reads did)."""
-    from porter.verify import causes
-    from porter.verify.tracecmp import compare_traces
-
-    monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))
-    res = compare_traces(ref, port)
-    return res, " | ".join(res.reasons)
 
 
 # two bias-free layers weight-normed by FORM (the deprecated hook form `torch.nn.utils.weight_norm`
@@ -85,10 +75,10 @@ def test_weight_norm_groups_added_after_step_one_are_paired_through_the_name_tab
         torch.testing.assert_close(torch.tensor(a), torch.tensor(b))
     with pytest.raises(AssertionError):
         torch.testing.assert_close(torch.tensor(own_ref[0]), torch.tensor(own_swap[0]))
-    res, said = _compared(monkeypatch, ref, swap)
+    res, said = compared(monkeypatch, ref, swap)
     assert res.verdict == "fail" and "the learning rate differs at step 2" in said, said
     assert "(the group holding 2.weight_g: reference 0.01, ported 0.001)" in said, said
-    res, said = _compared(monkeypatch, ref, order)
+    res, said = compared(monkeypatch, ref, order)
     assert res.verdict == "pass", said
     assert "paired by their order" not in said and "rates were not compared" not in said, said
 
@@ -158,9 +148,9 @@ def test_an_ema_rate_is_read_before_the_other_optimizer_moves_its_layers(tmp_pat
         torch.testing.assert_close(torch.tensor(a), torch.tensor(b))
     with pytest.raises(AssertionError):
         torch.testing.assert_close(torch.tensor(own_ref[2]), torch.tensor(own_rate[2]))
-    res, said = _compared(monkeypatch, ref, rate)
+    res, said = compared(monkeypatch, ref, rate)
     assert res.verdict == "fail" and "is averaged at another rate after step 1: reference 0.1, ported 0.2" in said, said
-    res, said = _compared(monkeypatch, ref, order)
+    res, said = compared(monkeypatch, ref, order)
     assert res.verdict == "pass" and "their rates of averaging agree" in said, said
 
 
@@ -211,7 +201,7 @@ def test_two_optimizers_losses_taken_with_a_graph_are_recorded_as_backward_ones(
     ref, own_ref = _recorded(tmp_path, "ref", _GAN_GRAPHED.replace("GRADS", "backward"))
     port, own_port = _recorded(tmp_path, "port", _GAN_GRAPHED.replace("GRADS", "graph"))
     torch.testing.assert_close(torch.tensor(own_ref), torch.tensor(own_port))
-    res, said = _compared(monkeypatch, ref, port)
+    res, said = compared(monkeypatch, ref, port)
     assert res.verdict == "pass", said
     losses = [[s["loss"] for s in t.manifest["steps"]] for t in (ref, port)]
     torch.testing.assert_close(torch.tensor(losses[0]), torch.tensor(losses[1]))
