@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from porter.core import preprocessor
 from porter.core.cpp_text import blank_comments, blanked, not_code
@@ -145,32 +146,113 @@ def registrations(
     braces = (NextOf(code, b"{"), NextOf(code, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt) if blocks else None
     tag_names = _tag_variables(code) if blocks else frozenset()
+    helpers = _Helpers(source, code, braces, unbuilt, macros) if blocks else None
     for i, (impl, ns_text, key_text, var, body_start, head, inner) in enumerate(blocks):
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
-        body_code = _code_of(body)
-        closes = _closing_parens(body_code) if _CALL.search(body_code) else {}  # (a schema's parentheses)
-        for kind, at in _library_calls(body_code, var, closes):
-            strings, end = _op_strings(body, body_code, at, closes)
-            op = _OP.match(strings) if strings else None
-            if strings is None or op is None:
-                continue
-            rest = _after_strings(body, end)
-            # (a fallthrough, autograd's not-implemented fallback: no kernel), looked for up to the call's `)`: to the
-            # body's end, 100,000 unclosed `m.def("x",` took minutes
-            if rest is not None and _NO_KERNEL.search(body_code, rest, closes.get(at, rest)):
-                continue
-            if impl is not None and key_text is not None:
-                if kind == b"impl":
-                    out.append((ns, op.group(1).decode(), keys.of(key_text, blocks[i][5])))
-                continue
-            if rest is None or (kind == b"def" and _are_tags(body, rest, keys, origin(at), tag_names)):
-                continue  # `m.def("schema")`, `m.def("schema", {at::Tag::...})`: no implementation
-            key = _key_name(body, rest, keys if kind == b"impl" else None, origin(at))
-            out.append((ns, op.group(1).decode(), key))
+        block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names)
+        for one_body, one_origin, one_var in [(body, origin, var), *(helpers.called(body, var) if helpers else ())]:
+            out += _block_registrations(one_body, one_origin, one_var, block)
     return out
+
+
+class _Reading(NamedTuple):
+    """What a block's calls are read with: its namespace (None: a macro's), whether it is an `_IMPL` one, its
+    key's text, where its head is, the file's key macros and the names it declares as tags."""
+
+    ns: str | None
+    impl: bytes | None
+    key_text: bytes | None
+    head: int
+    keys: _Keys
+    tag_names: frozenset[bytes]
+
+
+def _block_registrations(
+    body: bytes, origin: Callable[[int], int], var: bytes, block: _Reading
+) -> list[tuple[str | None, str, str]]:
+    """`registrations` of the calls of the library `var` in a block's `body` (`origin`: where each offset is)."""
+    out: list[tuple[str | None, str, str]] = []
+    ns, keys = block.ns, block.keys
+    body_code = _code_of(body)
+    closes = _closing_parens(body_code) if _CALL.search(body_code) else {}  # (a schema's parentheses)
+    for kind, at in _library_calls(body_code, var, closes):
+        strings, end = _op_strings(
+            body, body_code, at, closes, lambda word, off: _string_macro(keys, word, origin(off))
+        )
+        op = _OP.match(strings) if strings else None
+        if strings is None or op is None:
+            continue
+        rest = _after_strings(body, end)
+        # (a fallthrough, autograd's not-implemented fallback: no kernel), looked for up to the call's `)`: to the
+        # body's end, 100,000 unclosed `m.def("x",` took minutes
+        if rest is not None and _NO_KERNEL.search(body_code, rest, closes.get(at, rest)):
+            continue
+        if block.impl is not None and block.key_text is not None:
+            if kind == b"impl":
+                out.append((ns, op.group(1).decode(), keys.of(block.key_text, block.head)))
+            continue
+        if rest is None or (kind == b"def" and _are_tags(body, rest, keys, origin(at), block.tag_names)):
+            continue  # `m.def("schema")`, `m.def("schema", {at::Tag::...})`: no implementation
+        key = _key_name(body, rest, keys if kind == b"impl" else None, origin(at))
+        out.append((ns, op.group(1).decode(), key))
+    return out
+
+
+# a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameter
+# a call given one word (`register_cpu(m)`): the function's name, the word
+_PASSES_ONE = re.compile(rb"(?<![\w.:>])(\w+)\s*\(\s*(\w+)\s*\)")
+_TAKES_LIBRARY = re.compile(rb"(?<![\w.:>])(\w+)\s*\(\s*(?:\w+\s*::\s*){0,3}Library\s*&\s*(\w+)\s*\)\s*\{")
+
+
+class _Helpers:
+    """The functions of a file that take a library and register with it, read where a block passes its own
+    (`TORCH_LIBRARY_IMPL(myops, CPU, m) { register_cpu(m); }`): their calls are the block's. Not read, the
+    block's CPU kernels were none, and its ops with a CUDA kernel said CUDA-only (thirty-first scaffold read's
+    leftover). A function is read once per block (one that calls itself too)."""
+
+    _DEPTH = 4  # functions of functions followed
+
+    def __init__(
+        self,
+        source: bytes,
+        code: bytes,
+        braces: tuple[NextOf, NextOf],
+        unbuilt: Callable[[int], bool],
+        macros: _Registering | None,
+    ) -> None:
+        self._source, self._code, self._braces, self._unbuilt, self._macros = source, code, braces, unbuilt, macros
+        self._defined: dict[bytes, tuple[bytes, int]] | None = None
+
+    def called(self, body: bytes, var: bytes) -> list[tuple[bytes, Callable[[int], int], bytes]]:
+        """(body, where its offsets are, the library's name there) of each function `body` passes `var` to, and
+        of those they pass theirs to."""
+        out: list[tuple[bytes, Callable[[int], int], bytes]] = []
+        seen: set[bytes] = set()
+        todo = [(body, var, 0)]
+        while todo:
+            text, name, depth = todo.pop()
+            for m in _PASSES_ONE.finditer(_code_of(text)):
+                found = self._function(m.group(1)) if m.group(2) == name else None
+                if found is None or m.group(1) in seen or depth >= self._DEPTH:
+                    continue
+                seen.add(m.group(1))
+                param, start = found
+                inner, origin = _block_body(
+                    self._source, (start, start, None), self._braces, len(self._source), self._unbuilt, self._macros
+                )
+                out.append((inner, origin, param))
+                todo.append((inner, param, depth + 1))
+        return out
+
+    def _function(self, name: bytes) -> tuple[bytes, int] | None:
+        """(its library parameter, where its body starts) of the file's function `name` that takes a library."""
+        if self._defined is None:
+            found = _TAKES_LIBRARY.finditer(self._code) if b"Library" in self._code else ()
+            self._defined = {m.group(1): (m.group(2), m.end()) for m in found if not self._unbuilt(m.start())}
+        return self._defined.get(name)
 
 
 def _block_body(
@@ -362,22 +444,53 @@ def _old_registrations(
     return out
 
 
-def _op_strings(body: bytes, code: bytes, at: int, closes: dict[int, int]) -> tuple[bytes | None, int]:
+def _op_strings(
+    body: bytes,
+    code: bytes,
+    at: int,
+    closes: dict[int, int],
+    spelled: Callable[[bytes, int], bytes | None] = lambda word, at: None,
+) -> tuple[bytes | None, int]:
     """The text of the string literals that open a call's arguments at `at` (`code`: the `body` with its
     strings blanked; `closes`: its `_closing_parens`), joined, bare or wrapped (`_WRAPPED`: xformers' 50
     `TORCH_SELECTIVE_NAME` blocks, every op dropped unsaid: twenty-eighth read), and where the arguments go
     on after them. Raw strings too: `m.def(R"(a(Tensor x) -> Tensor)", &a_any)` (DeepGEMM's, Ascend's
     schemas are raw) was none, and `a`, with a CUDA kernel beside the function every device runs, was said
-    CUDA-only (thirty-first read)."""
+    CUDA-only (thirty-first read). A macro between them is read as `spelled` (`word`, its offset in `body`) gives
+    its literals' text: of `m.def("myops::" NAME "(Tensor x) -> Tensor", fn)` the strings ended at `NAME`, and
+    the op was read as `myops` (thirty-first scaffold read's leftover); one it gives none of is no op porter reads."""
     wrapped = _WRAPPED.match(code, at)
     start = wrapped.end() if wrapped else at
-    again = _CODE_AGAIN.search(code, start)
-    end = again.start() if again else len(code)
-    text = _literals_text(body[start:end])
-    if text is None or wrapped is None:
-        return text, end
+    found: list[bytes] = []
+    while True:
+        again = _CODE_AGAIN.search(code, start)
+        end = again.start() if again else len(code)
+        text = _literals_text(body[start:end])
+        found += [text] if text is not None else []
+        word = _MACRO_WORD.match(code, end) if found else None
+        if word is None:
+            break
+        given = spelled(word.group(), end)
+        if given is None:
+            return None, at
+        found.append(given)
+        start = word.end()
+    if not found or wrapped is None:
+        return (b"".join(found) if found else None), end
     close = closes.get(wrapped.end(), -1)
-    return (text, close + 1) if close >= 0 else (None, at)
+    return (b"".join(found), close + 1) if close >= 0 else (None, at)
+
+
+_MACRO_WORD = re.compile(rb"[A-Za-z_]\w*")  # (a word just after a string literal: a macro joined to it)
+
+
+def _string_macro(keys: _Keys, word: bytes, where: int) -> bytes | None:
+    """The text of the string literals the macro `word` stands for at offset `where` of the source (`#define NAME
+    "a"`), None where it stands for anything else or for nothing porter reads."""
+    definition = keys.definition(word, where)
+    if definition is None or _code_of(definition).strip():
+        return None
+    return _literals_text(definition)
 
 
 def _literals_text(piece: bytes) -> bytes | None:

@@ -95,7 +95,14 @@ for _ in range(2):
 _DIRECTIVE_IN_HEAD = r"#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*(?![^\n])"  # (to its line's end: one way)
 
 
-def _head_text(void: str, spelled: str = "__global__", voided: str = "") -> str:
+# what nvcc's `__global__` stands for (`__location__(global)`: `__attribute__((global))`), spelled so in a source:
+# `__attribute__((global)) void k(float* x)`, libclang's kernel `k`, was listed nowhere, its launch "a name no kernel
+# porter lists has" (thirty-first scaffold read's leftover)
+_ATTRIBUTE_GLOBAL = r"__attribute__\s*\(\(\s*global\s*\)\)"
+_GLOBAL_SPELLED = "__global__|" + _ATTRIBUTE_GLOBAL
+
+
+def _head_text(void: str, spelled: str = _GLOBAL_SPELLED, voided: str = "") -> str:
     """The pattern of a `__global__` kernel's head, its `void` spelled as `void` says (alternatives),
     its `__global__` as `spelled` says (alternatives: `__global__` and the macros standing for it),
     and `__global__ void` as `voided` says (the macros standing for both: `#define K __global__ void`)."""
@@ -108,7 +115,9 @@ def _head_text(void: str, spelled: str = "__global__", voided: str = "") -> str:
     # the name in parentheses just after the return type (`__global__ void (k)(float* x)`, libclang's `k`: it
     # was listed nowhere, its launch "a name no kernel porter lists has": thirtieth read); after a word it is
     # a macro's argument (`void KNAME(k)(`), no name
-    named = r"(?:\(\s*(?=\w+\s*\)\s*\()|" + bounds + r")"
+    # (in two or more: `__global__ void ((k))(float* x)`, libclang's `k`, was listed nowhere: thirty-first scaffold
+    # read's leftover)
+    named = r"(?:(?:\(\s*)+(?=\w+\s*(?:\)\s*)+\()|" + bounds + r")"
     # (or `void` first: natten 0.21.7's `void __global__ fna_reference_kernel(`, libclang's kernel, was listed nowhere
     # and its launches said as "a name no kernel porter lists has": thirty-first read)
     returned_first = r"(?<!\w)(?:" + void + r")\s+(?:" + spelled + r")\s+" + bounds
@@ -118,7 +127,7 @@ def _head_text(void: str, spelled: str = "__global__", voided: str = "") -> str:
     # (an attribute may follow the name: `__global__ void k [[deprecated]] (float* x)`, libclang's `k`, was listed
     # nowhere and its launch "a name no kernel porter lists has": thirty-first read)
     named_after = _TEMPLATE_ARGS + r"(?:\[\[[^\]]*\]\]\s*)?\("
-    return head + _NOT_A_NAME + r"((?:\w+\s*##\s*)*\w+)(?:\s*\))?\s*" + named_after
+    return head + _NOT_A_NAME + r"((?:\w+\s*##\s*)*\w+)(?:\s*\))*\s*" + named_after
 
 
 # the C++ keywords that may follow a kernel's parameters with their own parentheses (`noexcept(true)`,
@@ -146,7 +155,7 @@ def _kernel_head(
     void` as one of `voided` (those ending in `void`)."""
     if not voids and not globals_ and not voided:
         return _GLOBAL
-    spelled = "|".join(("__global__", *(r"(?<!\w)" + re.escape(n) for n in globals_)))
+    spelled = "|".join((_GLOBAL_SPELLED, *(r"(?<!\w)" + re.escape(n) for n in globals_)))
     both = "|".join(r"(?<!\w)" + re.escape(n) for n in voided)
     return re.compile(_head_text("|".join(("void", *voids)), spelled, both))
 

@@ -653,6 +653,48 @@ def _unaliased(decl: str, name: str, aliases: dict[str, str]) -> str:
 _ABSTRACT_POINTER = re.compile(r"\(\s*([*&]+)\s*\)(?=\s*\()")  # `(*)` of `float (*)(float)`
 
 
+# a C++ number literal: its sign, its digits (hex, binary, octal, decimal; `'` separators), its suffix; and a float's
+_C_INT_LITERAL = re.compile(r"([+-]?)(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*)[uUlLzZ]*")
+_C_FLOAT_LITERAL = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?[fFlL]?")
+
+
+def _c_defaults(decls: list[str], positions: dict[int, str], kinds: dict[str, str]) -> dict[str, str]:
+    """The op's defaults of a C++ kernel's trailing parameters that have one porter can write in Python (a number,
+    `true`/`false`): `__global__ void k(float* x, int n = 4)`, launched `k<<<1, 1>>>(x)`, gave an op `k(x, n: int)`
+    that such a call fails, and `n = 256` under a TODO in `make_inputs` (thirty-first scaffold read's leftover)."""
+    out: dict[str, str] = {}
+    for index in sorted(positions, reverse=True):  # a trailing run: a parameter without one ends it
+        param, decl = positions[index], decls[index]
+        head = without_default(decl)
+        given = decl[len(head) + 1 :].strip() if len(head) < len(decl) and kinds[param] != "tensor" else None
+        value = _c_number(given, kinds[param]) if given else None
+        if value is None:
+            break
+        out[param] = value
+    return out
+
+
+def _c_number(text: str, kind: str) -> str | None:
+    """Python source for the C++ literal `text` given to a parameter of `kind` ("int", "float"), None where it is
+    no literal porter reads (an expression, a macro, a character)."""
+    number: int | float
+    if text in ("true", "false"):
+        number = int(text == "true")
+    elif (whole := _C_INT_LITERAL.fullmatch(text)) is not None:
+        digits = whole.group(2).replace("'", "")
+        octal = len(digits) > 1 and digits[0] == "0" and digits[1].isdigit()
+        if octal and not set(digits) <= set("01234567"):
+            return None
+        number = int(digits, 8 if octal else 0) * (-1 if whole.group(1) == "-" else 1)
+    elif _C_FLOAT_LITERAL.fullmatch(text):
+        number = float(text.rstrip("fFlL"))
+    else:
+        return None
+    if kind == "float":
+        return number_literal(float(number))
+    return number_literal(number) if isinstance(number, int) else None  # (`int n = 2.5`: not read)
+
+
 def _cuda_signature(k: Kernel) -> Signature:
     params: list[str] = []
     kinds: dict[str, str] = {}
@@ -697,6 +739,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         params,
         kinds,
         mutates,
+        defaults=_c_defaults(k.params, positions, kinds),
         untaken=untaken,
         structs=structs,
         arrays=arrays,
@@ -1348,6 +1391,8 @@ def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
         if p in given:
             value, site = given[p]
             lines.append(f"    {p} = {value}  # " + _comment(f"as the launch at {site} passes it"))
+        elif p in sig.defaults:
+            lines.append(f"    {p} = {sig.defaults[p]}  # " + _comment(f"the kernel's default ({k.where})"))
         else:
             lines.append(
                 f"    {p} = 256  # " + _comment("TODO(porter): the value the call site passes" + _local_of(k, sig, p))
