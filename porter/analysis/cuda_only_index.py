@@ -814,7 +814,7 @@ def cuda_only_imports(
         path: {local: why for local, (_, why) in names.items()}
         for path, names in extension_imports(files, cuda_sources).items()
     }
-    ops = _op_uses(files, native_ops.cuda_only_ops(native))
+    ops = _op_uses(files, *native_ops.cuda_only_and_overloaded(native))
     what: dict[str, dict[str, str]] = {}  # module -> name -> `_triton_what`'s chain part
     exported, running, needs = _exports(files, data, compiled, ops, what)
     out: dict[str, Facts] = {
@@ -854,14 +854,22 @@ def _part(kinds: dict[str, str], name: str) -> tuple[str, ...]:
 
 # `torch.ops.NS.OP`: a call of a registered op, or of one of its overloads (`torch.ops.NS.OP.out`)
 _TORCH_OP = re.compile(rb"\btorch\.ops\.(\w+)\.(\w+)(?:\.(\w+))?")
+_CALLED_NOW = re.compile(rb"[ \t]*\(")  # (just after it: the op called, not taken as a value)
 
 
-def _op_uses(files: list[tuple[str, bytes]], ops: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+def _op_uses(
+    files: list[tuple[str, bytes]],
+    ops: dict[str, dict[str, str]],
+    overloaded: dict[str, set[str]] | None = None,
+) -> dict[str, dict[str, str]]:
     """path -> {`torch.ops.NS.OP`: why} for each of the project's CUDA-only ops (`ops`:
     namespace -> op -> why, an overload its own op, `a.out`) the file names: only those, so a file's
     facts are what it uses. A file that names an overload of an op that is not CUDA-only (`a.out`, with a
     CPU kernel) gets no fact of the op's default overload (`a`): a fact of `torch.ops.NS.a` is one of every
-    name under it, and its `a.out` call would be said CUDA-only."""
+    name under it, and its `a.out` call would be said CUDA-only. Nor does one that takes `torch.ops.NS.a` as a
+    value (`op = torch.ops.NS.a`, `getattr(torch.ops.NS.a, "out")`) where `a` has such an overload (`overloaded`:
+    namespace -> those ops): its `op.out(x)` was said CUDA-only, and torch 2.9 runs it on a CPU tensor (thirty-first
+    sleft read's leftover)."""
     if not ops:
         return {}
     out: dict[str, dict[str, str]] = {}
@@ -876,6 +884,8 @@ def _op_uses(files: list[tuple[str, bytes]], ops: dict[str, dict[str, str]]) -> 
             if named in ops.get(ns, ()):
                 found[f"torch.ops.{ns}.{named}"] = ops[ns][named]
             elif named != op:
+                other.add(f"torch.ops.{ns}.{op}")
+            if overload is None and op in (overloaded or {}).get(ns, ()) and not _CALLED_NOW.match(source, m.end()):
                 other.add(f"torch.ops.{ns}.{op}")
         found = {name: why for name, why in found.items() if name not in other}
         if found:

@@ -142,9 +142,10 @@ def registrations(
     out: list[tuple[str | None, str, str]] = []
     if OLD_TOKEN in code:
         out = _old_registrations(source, code, keys, unbuilt)
-    blocks = _heads(source, code, unbuilt)
+    inherited = _header_macros(source, path, tree, dirs)
+    blocks = _heads(source, code, unbuilt, inherited)
     braces = (NextOf(code, b"{"), NextOf(code, b"}"))  # one search of the file for all blocks
-    macros = _Registering(source, unbuilt) if blocks else None
+    macros = _Registering(source, unbuilt, inherited=inherited) if blocks else None
     tag_names = _tag_variables(code) if blocks else frozenset()
     helpers = _Helpers(source, code, braces, unbuilt, macros) if blocks else None
     for i, (impl, ns_text, key_text, var, body_start, head, inner) in enumerate(blocks):
@@ -277,7 +278,9 @@ def _block_body(
     return macros.expand(body, origin) if macros is not None else (body, origin)
 
 
-def _heads(source: bytes, code: bytes, unbuilt: Callable[[int], bool]) -> list[_Head]:
+def _heads(
+    source: bytes, code: bytes, unbuilt: Callable[[int], bool], inherited: _Defined | None = None
+) -> list[_Head]:
     """The library blocks of `code` (`source` with its comments, strings and directives blanked), read with its
     backslash-newlines taken out and the uses of the file's macros that open one expanded (`#define LIB(k)
     TORCH_LIBRARY_IMPL(myops, k, m)`, `LIB(CPU) {`): a splice between a head's arguments, or in its word
@@ -287,8 +290,9 @@ def _heads(source: bytes, code: bytes, unbuilt: Callable[[int], bool]) -> list[_
     ...); }`). Each block's offsets are the source's (a whole one's: its use's), with its body where a macro
     gives it. The source is expanded with its strings, then blanked: an expansion of the code (its strings
     blanked) and one of the source were two, and where their lengths differed (a use given a string,
-    `DEF(a, "a(Tensor x) -> Tensor")`) a block given whole was dropped, unsaid (thirty-first scaf2 read)."""
-    macros = _Registering(source, unbuilt, _HEAD)
+    `DEF(a, "a(Tensor x) -> Tensor")`) a block given whole was dropped, unsaid (thirty-first scaf2 read).
+    `inherited`: the macros of the file's headers (`_header_macros`)."""
+    macros = _Registering(source, unbuilt, _HEAD, inherited)
     if macros.expands():
         kept = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), source) if b"#" in source else source
         text, origin = macros.expand(*_unspliced(kept, 0))
@@ -456,9 +460,10 @@ def _op_strings(
     `TORCH_SELECTIVE_NAME` blocks, every op dropped unsaid: twenty-eighth read), and where the arguments go
     on after them. Raw strings too: `m.def(R"(a(Tensor x) -> Tensor)", &a_any)` (DeepGEMM's, Ascend's
     schemas are raw) was none, and `a`, with a CUDA kernel beside the function every device runs, was said
-    CUDA-only (thirty-first read). A macro between them is read as `spelled` (`word`, its offset in `body`) gives
-    its literals' text: of `m.def("myops::" NAME "(Tensor x) -> Tensor", fn)` the strings ended at `NAME`, and
-    the op was read as `myops` (thirty-first scaffold read's leftover); one it gives none of is no op porter reads."""
+    CUDA-only (thirty-first read). A macro among or before them is read as `spelled` (`word`, its offset in `body`)
+    gives its literals' text: of `m.def("myops::" NAME "(Tensor x) -> Tensor", fn)` the strings ended at `NAME`, and
+    the op was read as `myops` (thirty-first scaffold read's leftover), and `m.def(NAME "(Tensor x) -> Tensor", fn)`
+    was none; one it gives none of is no op porter reads."""
     wrapped = _WRAPPED.match(code, at)
     start = wrapped.end() if wrapped else at
     found: list[bytes] = []
@@ -467,7 +472,7 @@ def _op_strings(
         end = again.start() if again else len(code)
         text = _literals_text(body[start:end])
         found += [text] if text is not None else []
-        word = _MACRO_WORD.match(code, end) if found else None
+        word = _MACRO_WORD.match(code, end)
         if word is None:
             break
         given = spelled(word.group(), end)
@@ -807,13 +812,17 @@ class _Registering:
     `#undef` with no new definition was (twenty-ninth scaf2 read's leftover). A use of another number of
     arguments, or past `_EXPANSIONS`, is left as written."""
 
-    def __init__(self, source: bytes, unbuilt: Callable[[int], bool], opens: re.Pattern[bytes] = _CALL) -> None:
-        defined: _Defined = {}
+    def __init__(
+        self,
+        source: bytes,
+        unbuilt: Callable[[int], bool],
+        opens: re.Pattern[bytes] = _CALL,
+        inherited: _Defined | None = None,
+    ) -> None:
+        defined: _Defined = {name: list(events) for name, events in (inherited or {}).items()}
         for m in _FUNCTION_MACRO.finditer(source) if b"define" in source else ():
             if not unbuilt(m.start()):
-                params = None if m.group(2) is None else [p.strip() for p in m.group(2).split(b",")]
-                macro = (params, _CONTINUED.sub(b" ", m.group(3)).strip(), m.start())
-                defined.setdefault(m.group(1), []).append((m.start(), macro))
+                defined.setdefault(m.group(1), []).append((m.start(), _macro_of(m)))
         for m in _UNDEF.finditer(source) if defined else ():
             if m.group(1) in defined and not unbuilt(m.start()):
                 defined[m.group(1)].append((m.start(), None))
@@ -894,6 +903,31 @@ def _arguments(
         return None, at
     given = dict(zip(fixed, args, strict=False))
     return ({**given, b"__VA_ARGS__": b", ".join(args[len(fixed) :])} if fixed is not params else given), close + 1
+
+
+def _macro_of(m: re.Match[bytes]) -> _Macro:
+    """The macro a `_FUNCTION_MACRO` match defines."""
+    params = None if m.group(2) is None else [p.strip() for p in m.group(2).split(b",")]
+    return params, _CONTINUED.sub(b" ", m.group(3)).strip(), m.start()
+
+
+def _header_macros(source: bytes, path: Path | None, tree: Path | None, dirs: tuple[Path, ...]) -> _Defined:
+    """The macros of the headers `source` (the file `path`) includes (`headers`, as `_included_defines` reads them),
+    each in effect from the file's start (offset -1; of two, the first): a block opened by a header's macro
+    (`#define CPU_LIB TORCH_LIBRARY_IMPL(myops, CPU, m)` in `ops.h`, `CPU_LIB {`) and a registering one used in a
+    block (`REG_CPU(a);`) were none, and their ops with a CUDA kernel said CUDA-only (thirty-first sleft read's
+    leftover). A header's `#undef` is not read."""
+    out: _Defined = {}
+    if path is None or b"include" not in source:
+        return out
+    for _, _, data in headers(source, path, tree if tree is not None else path.parent, dirs):
+        if b"define" not in data:
+            continue
+        unbuilt = _unbuilt_at(data, path)
+        for m in _FUNCTION_MACRO.finditer(data):
+            if not unbuilt(m.start()) and m.group(1) not in out:
+                out[m.group(1)] = [(-1, _macro_of(m))]
+    return out
 
 
 def _registering_of(defined: _Defined, opens: re.Pattern[bytes]) -> _Defined:
@@ -1014,6 +1048,14 @@ def wrapped_only(keys: Iterable[str]) -> list[str]:
 
 def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, str]]:
     """namespace -> {op: why} for each op the sources give a CUDA kernel and no other."""
+    return cuda_only_and_overloaded(sources)[0]
+
+
+def cuda_only_and_overloaded(
+    sources: Iterable[tuple[str, bytes]],
+) -> tuple[dict[str, dict[str, str]], dict[str, set[str]]]:
+    """`cuda_only_ops`, and namespace -> the ops with an overload that is not CUDA-only (`a` of `a.out` with a CPU
+    kernel): a name bound to `torch.ops.NS.a` reaches it (`op = torch.ops.NS.a; op.out(x)`)."""
     keys: dict[tuple[str | None, str], set[str]] = {}
     where: dict[tuple[str, str], str] = {}
     for name, source in sources:
@@ -1030,7 +1072,11 @@ def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, s
         out.setdefault(ns, {})[op] = (
             f"the project's op `{ns}::{op}` has a CUDA kernel only: registered for CUDA in {at}, for no other device"
         )
-    return out
+    overloaded: dict[str, set[str]] = {}
+    for ns, op in keys:
+        if ns is not None and "." in op and op not in out.get(ns, {}):
+            overloaded.setdefault(ns, set()).add(op.partition(".")[0])
+    return out, overloaded
 
 
 def source_path(name: str) -> str:

@@ -779,9 +779,10 @@ class _Scan(cst.CSTVisitor):
         self._in_class.pop()
         self._wrapped = self._wrapped_outer.pop()
 
-    def _site(self, node: cst.Call) -> CallSite:
+    def _site(self, node: cst.Call, options: frozenset[str] = frozenset()) -> CallSite:
+        """The call `node` as a call site, less its keyword arguments named in `options` (the launch's own)."""
         cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
-        args = [_arg_text(self.module, a) for a in node.args]
+        args = [_arg_text(self.module, a) for a in node.args if a.keyword is None or a.keyword.value not in options]
         return CallSite(self.rel, line, args, cell)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -873,6 +874,11 @@ class _Scan(cst.CSTVisitor):
             self.attr_calls.append((holder, func.attr.value, self._site(node)))
         elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call) and _getattr_of(func.value):
             self._run_time_launch(func.value, node)
+        if _runs_with_grid(node) and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            # `k.run(x, n, BLOCK=128, grid=grid, warmup=False)`: a launch, its arguments less the run's own
+            site = self._site(node, _RUN_OPTIONS)
+            name = unicodedata.normalize("NFKC", func.value.value)
+            self.launches.append(_PyLaunch(name, site, self._origins.get(func.value.value)))
         self._indirect(node)
         qual = self.resolver.qualname(func) or ""
         if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
@@ -1128,6 +1134,23 @@ class _PyLaunch:
     unresolved: str = ""
     own_file: bool = False  # (an unresolved `self.k`: said to its own file's kernels of that name only)
     how: str = "whose module porter cannot resolve"  # (of an unresolved launch: why)
+
+
+# the keywords of a Triton kernel's `run` that are the launch's, no argument of the kernel (triton 3.x's
+# `JITFunction.run(*args, grid, warmup, **kwargs)`)
+_RUN_OPTIONS = frozenset({"grid", "warmup"})
+
+
+def _runs_with_grid(node: cst.Call) -> bool:
+    """Whether `node` is `name.run(..., grid=...)`: a Triton kernel run without `[grid]` (`kernel.run(*args,
+    grid=grid, warmup=False)`), whose launch was not read, so the kernel had no call sites and its scaffold's
+    inputs none to follow (thirty-first scaffold read's leftover)."""
+    func = node.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "run"
+        and any(a.keyword is not None and a.keyword.value == "grid" for a in node.args)
+    )
 
 
 def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
@@ -3330,24 +3353,32 @@ def _macro_kernels(
     return out, used
 
 
-# `__global__ void NAME(args)(`: a kernel whose name a function-like macro makes (`#define KNAME(n) n##_kernel`)
+# `__global__ void NAME(args)(`: a kernel whose name a function-like macro makes (`#define KNAME(n) n##_kernel`);
+# its `__global__` may be the attribute, or a word the file defines as it (`_GlobalMacros`: `GLOBAL void KNAME(bar)(`,
+# libclang's `bar_kernel`, was listed nowhere: thirty-first sleft read's leftover), in group 1
 _MACRO_NAMED_HEAD = re.compile(
-    r"\b__global__\s+(?:(?:static|inline)\s+)*void\s+(?:__launch_bounds__\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*\("
+    r"(?<!\w)(" + _ATTRIBUTE_GLOBAL + r"|[A-Za-z_]\w*)\s+(?:(?:static|inline)\s+)*void\s+"
+    r"(?:__launch_bounds__\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*\("
 )
 
 
-def _macro_named(code: str, text: str, lines: _Lines, rel: str, detail: str) -> list[Kernel]:
+def _macro_named(
+    code: str, text: str, lines: _Lines, rel: str, detail: str, spelling: _GlobalMacros | None = None
+) -> list[Kernel]:
     """A kernel for each `__global__ void KNAME(foo)(float* x) {` of `code` (comments and strings blanked;
     `text` the source, of the same offsets) whose `KNAME` the file defines as a function-like macro that
     makes one name (`#define KNAME(n) n##_kernel`: `foo_kernel`, as libclang reads it): it was listed
-    nowhere, and its launch said to run "a name no kernel porter lists has" (thirtieth read's leftover)."""
-    if "__global__" not in code or "define" not in code:
+    nowhere, and its launch said to run "a name no kernel porter lists has" (thirtieth read's leftover). Its
+    `__global__` may be spelled as `spelling` (the macros of it the file sees) reads it there."""
+    if "define" not in code:
         return []
     macros = {m.name: m for m in _function_macros(code, rel, lines)}
     close = closing_parens(code) if macros else {}
     out = []
     for m in _MACRO_NAMED_HEAD.finditer(code) if macros else ():
-        macro, args_end = macros.get(m.group(1)), close.get(m.end() - 1)
+        if not _spells_global(m.group(1), code, m.start(), spelling):
+            continue
+        macro, args_end = macros.get(m.group(2)), close.get(m.end() - 1)
         opened = _OPEN_PAREN.match(code, args_end + 1) if macro is not None and args_end is not None else None
         end = close.get(opened.end() - 1) if opened is not None else None
         if macro is None or args_end is None or opened is None or end is None or _CALLED.match(code, end + 1):
@@ -3362,6 +3393,13 @@ def _macro_named(code: str, text: str, lines: _Lines, rel: str, detail: str) -> 
 
 
 _OPEN_PAREN = re.compile(r"(?<!\s)\s*" + _NAME_ATTRIBUTES + r"\(")
+
+
+def _spells_global(word: str, code: str, start: int, spelling: _GlobalMacros | None) -> bool:
+    """Whether `word`, at `start` of `code`, is `__global__` there: itself, the attribute, or a macro of it."""
+    if word == "__global__" or word.startswith("__attribute__"):
+        return True
+    return spelling is not None and word in spelling.globals_ and spelling.at(code, start)
 
 
 def _use_body(expansion: str, code: str, end: int, text: str) -> str:
@@ -3767,7 +3805,7 @@ def _scan_cuda(
         inv.kernels.append(kernel)
     made, used = _macro_kernels(own, code, lines, rel, detail, inv, text=text)
     inv.kernels.extend(made)
-    inv.kernels.extend(_macro_named(spliced, text, lines, rel, detail))
+    inv.kernels.extend(_macro_named(spliced, text, lines, rel, detail, spelling))
     _branched(inv.kernels, code, lines)
     kept = _spliced(commented) if "<<<" in spliced and commented != code else ""  # (a literal in a launch)
     inv.launches = _launches(spliced, lines, rel, [(m.start(), m.end()) for m in _ANY_DEFINE.finditer(code)], kept)

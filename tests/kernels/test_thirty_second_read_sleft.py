@@ -43,19 +43,22 @@ def test_registrations_a_block_makes_through_a_function_of_the_file_are_read():
 
 def test_a_schema_joined_with_a_macro_s_string_names_its_op():
     # 49-scaffold's leftover: `"myops::" NAME "(Tensor x) -> Tensor"` was read as an op `myops` every device runs,
-    # and `a`'s function was lost (so `a`, with it, was said CUDA-only); a macro porter cannot read is no op
+    # and `a`'s function was lost (so `a`, with it, was said CUDA-only); `FIRST "(...)"` was none (`d` said CUDA-only);
+    # a macro porter cannot read is no op
     source = (
-        b'#define NAME "a"\n#define SUFFIX ".out"\n'
+        b'#define NAME "a"\n#define SUFFIX ".out"\n#define FIRST "d"\n'
         b'TORCH_LIBRARY(myops, m) {\n  m.def("myops::" NAME "(Tensor x) -> Tensor", &a_any);\n'
         b'  m.def("b" SUFFIX "(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", &b_out_any);\n'
-        b'  m.def("myops::" UNKNOWN "(Tensor x) -> Tensor", &u_any);\n}\n'
-        b'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); m.impl("c", &c_cuda); }\n'
+        b'  m.def("myops::" UNKNOWN "(Tensor x) -> Tensor", &u_any);\n  m.def(FIRST "(Tensor x) -> Tensor", &d_any);\n}\n'
+        b'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); m.impl("c", &c_cuda); m.impl("d", &d_cuda); }\n'
     )
     assert _regs(source) == [
         ("myops", "a", "CUDA"),
         ("myops", "a", "any"),
         ("myops", "b.out", "any"),
         ("myops", "c", "CUDA"),
+        ("myops", "d", "CUDA"),
+        ("myops", "d", "any"),
     ]
     assert _cuda_only(source) == {"c"}
 
@@ -105,3 +108,102 @@ def test_a_kernel_s_default_arguments_are_the_op_s(tmp_path):
     test = (tmp_path / "out" / "test_k_xla_parity.py").read_text()
     assert "    n = 4  # the kernel's default (k.cu:1)" in test and "TODO(porter): the value the call" not in test
     assert "def j(x: torch.Tensor, n: int, s: int = 2) -> None:" in (tmp_path / "out" / "j_op.py").read_text()
+
+
+OVERLOADS = b"""TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); m.impl("b", &b_cuda); }
+TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl("a.out", &a_out_cpu); }
+"""
+
+
+def test_an_op_taken_as_a_value_gets_no_fact_where_an_overload_of_it_runs_elsewhere():
+    # 49-sleft's leftover: `op = torch.ops.myops.a; op.out(x, out=y)` got the fact of `torch.ops.myops.a`, which
+    # covers `op.out`, said CUDA-only; torch 2.9 runs `a.out` on a CPU tensor (and refuses `a`'s default there).
+    # `b`, with no other overload, taken as a value, and `a` only called, keep theirs (the controls)
+    from porter.analysis.cuda_only_index import cuda_only_imports
+
+    files = [
+        ("bound.py", b"import torch\n\ndef f(x, y):\n    op = torch.ops.myops.a\n    return op.out(x, out=y)\n"),
+        ("got.py", b'import torch\n\ndef f(x, y):\n    return getattr(torch.ops.myops.a, "out")(x, out=y)\n'),
+        ("called.py", b"import torch\n\ndef f(x):\n    return torch.ops.myops.a (x)\n"),
+        ("bbound.py", b"import torch\n\ndef f(x):\n    op = torch.ops.myops.b\n    return op(x)\n"),
+    ]
+    facts = cuda_only_imports(files, None, (), [("csrc/ops.cu", OVERLOADS)])
+    named = {path: sorted(f[1] for f in found) for path, found in facts.items()}
+    assert named == {"called.py": ["torch.ops.myops.a"], "bbound.py": ["torch.ops.myops.b"]}
+
+
+RUN = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)
+
+
+def add(x, pool):
+    y = torch.empty_like(x)
+    add_kernel.run(x, y, x.numel(), BLOCK=128, grid=(triton.cdiv(x.numel(), 128),), warmup=False)
+    pool.run(x, grid=4)
+    return y
+"""
+
+
+def test_a_triton_kernel_run_with_its_grid_is_a_launch(tmp_path):
+    # 49-scaffold's leftover: `add_kernel.run(..., grid=..., warmup=False)` (triton 3.5.0's interpreter runs the
+    # kernel: `add(x)` is `x + 1`) was no launch, and the kernel was listed with no call sites; `pool.run`, no
+    # kernel's, is none (the control)
+    from porter.kernels.inventory import scan
+
+    (tmp_path / "m.py").write_text(RUN)
+    inventory = scan(tmp_path)
+    assert [(k.name, [(c.line, c.args) for c in k.calls]) for k in inventory.kernels] == [
+        ("add_kernel", [(14, ["x", "y", "x.numel()", "BLOCK=128"])])
+    ]
+
+
+def test_head_and_registering_macros_of_an_included_header_are_read(tmp_path):
+    # 49-sleft's leftover: only the file's own `#define`s were expanded, so a block opened by `ops.h`'s `CPU_LIB` or
+    # `LIB(CPU)`, and `REG_CPU(b)` in a CPU block, were none (`cpp -P -x c++`: three CPU blocks) and `a`, `b`, `c`
+    # said CUDA-only; `d`, a CUDA kernel only, the control
+    (tmp_path / "ops.h").write_bytes(
+        b"#pragma once\n#define CPU_LIB TORCH_LIBRARY_IMPL(myops, CPU, m)\n#define REG_CPU(op) m.impl(#op, &op##_cpu)\n"
+        b"#define LIB(dev) TORCH_LIBRARY_IMPL(myops, dev, m)\n"
+    )
+    source = (
+        b'#include "ops.h"\nTORCH_LIBRARY_IMPL(myops, CUDA, m) {\n'
+        b'  m.impl("a", &a_cuda); m.impl("b", &b_cuda); m.impl("c", &c_cuda); m.impl("d", &d_cuda);\n}\n'
+        b'CPU_LIB { m.impl("a", &a_cpu); }\nTORCH_LIBRARY_IMPL(myops, CPU, m) { REG_CPU(b); }\n'
+        b'LIB(CPU) { m.impl("c", &c_cpu); }\n'
+    )
+    (tmp_path / "a.cu").write_bytes(source)
+    found = native_ops.registrations(source, tmp_path / "a.cu", tmp_path)
+    assert sorted(op for _, op, key in found if key == "CPU") == ["a", "b", "c"]
+    assert set(native_ops.cuda_only_ops([(str(tmp_path / "a.cu"), source)])["myops"]) == {"d"}
+
+
+SPELLED_NAMED = """#define KNAME(n) n##_kernel
+#define GLOBAL __global__
+#define EXPORT
+GLOBAL void KNAME(bar)(float* y) { y[0] = 1; }
+__attribute__((global)) static void KNAME(baz)(float* y) { y[0] = 1; }
+EXPORT void KNAME(host)(float* y) { y[0] = 1; }
+void go(float* x) { bar_kernel<<<1, 1>>>(x); baz_kernel<<<1, 1>>>(x); }
+"""
+
+
+def test_a_macro_named_kernel_whose_global_a_macro_or_the_attribute_spells_is_listed(tmp_path):
+    # 49-sleft's leftover: only `__global__ void KNAME(foo)(` was read; libclang 18.1.1 declares `bar_kernel` and
+    # `baz_kernel` kernels (CUDAGLOBAL_ATTR), porter listed neither and said their launches ran "a name no kernel
+    # porter lists has"; `EXPORT void KNAME(host)(`, a host function, is none (the control)
+    from porter.kernels.inventory import scan
+
+    (tmp_path / "k.cu").write_text(SPELLED_NAMED)
+    inventory = scan(tmp_path)
+    assert sorted((k.name, k.line, [c.line for c in k.calls]) for k in inventory.kernels) == [
+        ("bar_kernel", 4, [7]),
+        ("baz_kernel", 5, [7]),
+    ]
+    assert not any("no kernel porter lists" in p for p in inventory.problems)
