@@ -492,7 +492,7 @@ _MACRO_WORD = re.compile(rb"[A-Za-z_]\w*")  # (a word just after a string litera
 def _string_macro(keys: _Keys, word: bytes, where: int) -> bytes | None:
     """The text of the string literals the macro `word` stands for at offset `where` of the source (`#define NAME
     "a"`), None where it stands for anything else or for nothing porter reads."""
-    definition = keys.definition(word, where)
+    definition = keys.definition(word, where, strict=True)  # (`"ns::" NAME` before `#define NAME`: no C++)
     if definition is None or _code_of(definition).strip():
         return None
     return _literals_text(definition)
@@ -656,8 +656,9 @@ class _Keys:
         followed = depth < self._DEPTH and re.fullmatch(rb"\w+", body)
         return self.of(body, at, depth + 1) if followed else UNFOLLOWED + word.decode()
 
-    def definition(self, word: bytes, at: int) -> bytes | None:
-        """The body of the macro `word` in effect at `at` (None where none is, or after its `#undef`)."""
+    def definition(self, word: bytes, at: int, strict: bool = False) -> bytes | None:
+        """The body of the macro `word` in effect at `at` (None where none is, or after its `#undef`; where the file
+        defines it only after `at`, that later one unless `strict`, as the preprocessor reads it)."""
         if self._own is None:
             self._own = _defines_by_offset(self._source, self._unbuilt)
         events = self._own.get(word, [])
@@ -668,7 +669,7 @@ class _Keys:
             tree = self._tree if self._tree is not None else self._path.parent
             self._included = _included_defines(self._source, self._path, tree, self._dirs)  # (read once)
         found = (self._included or {}).get(word)
-        return found if found is not None or not events else events[-1][1]
+        return found if found is not None or not events or strict else events[-1][1]
 
     @staticmethod
     def _torchs(word: bytes) -> bool:

@@ -44,13 +44,15 @@ def test_registrations_a_block_makes_through_a_function_of_the_file_are_read():
 def test_a_schema_joined_with_a_macro_s_string_names_its_op():
     # 49-scaffold's leftover: `"myops::" NAME "(Tensor x) -> Tensor"` was read as an op `myops` every device runs,
     # and `a`'s function was lost (so `a`, with it, was said CUDA-only); `FIRST "(...)"` was none (`d` said CUDA-only);
-    # a macro porter cannot read is no op
+    # a macro porter cannot read is no op, nor one defined only after its use (`LATE`: no C++, cpp leaves the word)
     source = (
         b'#define NAME "a"\n#define SUFFIX ".out"\n#define FIRST "d"\n'
         b'TORCH_LIBRARY(myops, m) {\n  m.def("myops::" NAME "(Tensor x) -> Tensor", &a_any);\n'
         b'  m.def("b" SUFFIX "(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", &b_out_any);\n'
-        b'  m.def("myops::" UNKNOWN "(Tensor x) -> Tensor", &u_any);\n  m.def(FIRST "(Tensor x) -> Tensor", &d_any);\n}\n'
+        b'  m.def("myops::" UNKNOWN "(Tensor x) -> Tensor", &u_any);\n  m.def(FIRST "(Tensor x) -> Tensor", &d_any);\n'
+        b'  m.def("myops::" LATE "(Tensor x) -> Tensor", &e_any);\n}\n#define LATE "e"\n'
         b'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); m.impl("c", &c_cuda); m.impl("d", &d_cuda); }\n'
+        b'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("e", &e_cuda); }\n'
     )
     assert _regs(source) == [
         ("myops", "a", "CUDA"),
@@ -59,8 +61,9 @@ def test_a_schema_joined_with_a_macro_s_string_names_its_op():
         ("myops", "c", "CUDA"),
         ("myops", "d", "CUDA"),
         ("myops", "d", "any"),
+        ("myops", "e", "CUDA"),
     ]
-    assert _cuda_only(source) == {"c"}
+    assert _cuda_only(source) == {"c", "e"}
 
 
 KERNELS = """__global__ void ((k1))(float* x) { x[0] = 1; }
