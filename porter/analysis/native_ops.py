@@ -121,9 +121,21 @@ _SPACE = frozenset(b" \t\n\r\f\v")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
+# a block's library passed to a function porter does not read (`register_cpu(m)` of another file), in a block of a key
+# other than CUDA's: (namespace or None, the block's key, the function, the block's line)
+Unread = tuple[str | None, str, str, int]
+
+
 def registrations(
     source: bytes, path: Path | None = None, tree: Path | None = None, dirs: tuple[Path, ...] = ()
 ) -> list[tuple[str | None, str, str]]:
+    """`registrations_and_unread`'s registrations."""
+    return registrations_and_unread(source, path, tree, dirs)[0]
+
+
+def registrations_and_unread(
+    source: bytes, path: Path | None = None, tree: Path | None = None, dirs: tuple[Path, ...] = ()
+) -> tuple[list[tuple[str | None, str, str]], list[Unread]]:
     """(namespace or None for a macro, op, dispatch key) for each implementation `source`
     registers; the key "any" for an implementation without one (`m.def(schema, fn)`,
     `m.impl("op", fn)` in a library block: every device runs it). Linear in the source: a
@@ -131,15 +143,17 @@ def registrations(
     from where they open (a file of 2,000 spaces after `TORCH_LIBRARY(` cost 15 s, 20,000 for
     ever, with one regular expression for the whole head). `path` is the source's file: a key's
     macro it does not define is looked for in the headers it includes (`_included_defines`) that are
-    in `tree` (by default the file's own folder), beside it or in the build's `-I` folders `dirs`."""
+    in `tree` (by default the file's own folder), beside it or in the build's `-I` folders `dirs`. And each block
+    that passes its library to a function the file does not define (`Unread`): what it registers is not known."""
     if not registers(source):
-        return []
+        return [], []
     source = blank_comments(source)  # (a registration commented out is none)
     code = _code_of(source)
     unbuilt = _unbuilt_at(code, path)
     keys = _Keys(source, path, unbuilt, tree, dirs)  # (its headers are named by strings)
     code = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), code) if b"#" in code else code
     out: list[tuple[str | None, str, str]] = []
+    unread: list[Unread] = []
     if OLD_TOKEN in code:
         out = _old_registrations(source, code, keys, unbuilt)
     inherited = _header_macros(source, path, tree, dirs)
@@ -156,7 +170,11 @@ def registrations(
         block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names)
         for one_body, one_origin, one_var in [(body, origin, var), *(helpers.called(body, var) if helpers else ())]:
             out += _block_registrations(one_body, one_origin, one_var, block)
-    return out
+        key = keys.of(key_text, head) if impl is not None and key_text is not None else "any"
+        line = source.count(b"\n", 0, head) + 1
+        if key not in _CUDA_TENSORS_ONLY:  # (a CUDA block's: more CUDA kernels, which make no op any less CUDA-only)
+            unread += [(ns, key, name.decode(), line) for name in (helpers.unread if helpers else ())]
+    return out, unread
 
 
 class _Reading(NamedTuple):
@@ -203,6 +221,8 @@ def _block_registrations(
 
 
 # a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameter
+# the C++ words that take a parenthesized word and are no function it is passed to
+_NOT_A_FUNCTION = frozenset({b"sizeof", b"alignof", b"decltype", b"typeid", b"noexcept", b"if", b"while", b"switch"})
 # a call given one word (`register_cpu(m)`): the function's name, the word
 _PASSES_ONE = re.compile(rb"(?<![\w.:>])(\w+)\s*\(\s*(\w+)\s*\)")
 _TAKES_LIBRARY = re.compile(rb"(?<![\w.:>])(\w+)\s*\(\s*(?:\w+\s*::\s*){0,3}Library\s*&\s*(\w+)\s*\)\s*\{")
@@ -226,17 +246,22 @@ class _Helpers:
     ) -> None:
         self._source, self._code, self._braces, self._unbuilt, self._macros = source, code, braces, unbuilt, macros
         self._defined: dict[bytes, tuple[bytes, int]] | None = None
+        self.unread: list[bytes] = []  # (of the last `called`: the functions passed the library that are not read)
 
     def called(self, body: bytes, var: bytes) -> list[tuple[bytes, Callable[[int], int], bytes]]:
         """(body, where its offsets are, the library's name there) of each function `body` passes `var` to, and
-        of those they pass theirs to."""
+        of those they pass theirs to; `unread` the names of those the file does not define."""
         out: list[tuple[bytes, Callable[[int], int], bytes]] = []
         seen: set[bytes] = set()
+        self.unread = []
         todo = [(body, var, 0)]
         while todo:
             text, name, depth = todo.pop()
             for m in _PASSES_ONE.finditer(_code_of(text)):
                 found = self._function(m.group(1)) if m.group(2) == name else None
+                if found is None and m.group(2) == name and m.group(1) not in _NOT_A_FUNCTION | seen:
+                    self.unread.append(m.group(1))
+                    seen.add(m.group(1))
                 if found is None or m.group(1) in seen or depth >= self._DEPTH:
                     continue
                 seen.add(m.group(1))
@@ -1059,16 +1084,19 @@ def cuda_only_and_overloaded(
     kernel): a name bound to `torch.ops.NS.a` reaches it (`op = torch.ops.NS.a; op.out(x)`)."""
     keys: dict[tuple[str | None, str], set[str]] = {}
     where: dict[tuple[str, str], str] = {}
+    unseen: set[str | None] = set()  # (the namespaces a block registers in through a function porter does not read)
     for name, source in sources:
         path = Path(source_path(name))
-        for ns, op, key in registrations(source, path, tree_of(path)):
+        found, unread = registrations_and_unread(source, path, tree_of(path))
+        unseen.update(ns for ns, _, _, _ in unread)
+        for ns, op, key in found:
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":
                 where.setdefault((ns, op), name)
     out: dict[str, dict[str, str]] = {}
     for (ns, op), at in where.items():
-        found = keys[(ns, op)] | keys.get((None, op), set())
-        if found - _CUDA_TENSORS_ONLY:
+        found_keys = keys[(ns, op)] | keys.get((None, op), set())
+        if found_keys - _CUDA_TENSORS_ONLY or ns in unseen or None in unseen:
             continue
         out.setdefault(ns, {})[op] = (
             f"the project's op `{ns}::{op}` has a CUDA kernel only: registered for CUDA in {at}, for no other device"

@@ -477,8 +477,15 @@ class Registered:
 
 def _native_registered(data: bytes, rel: str, path: Path, search: _Search, problems: list[str]) -> list[Registered]:
     """The ops `data` (the file `path`) registers; a note in `problems` where one is in a branch porter
-    cannot decide (`#ifdef WITH_CPU`), which is read as compiled: said nowhere before (twenty-ninth read)."""
-    found = native_ops.registrations(data, path, search.base, search.dirs)
+    cannot decide (`#ifdef WITH_CPU`), which is read as compiled: said nowhere before (twenty-ninth read), and
+    where a block registers through a function porter does not read."""
+    found, unread = native_ops.registrations_and_unread(data, path, search.base, search.dirs)
+    for ns, key, fn, line in unread:  # (a block's `register_cpu(m)` of another file: thirty-second sleft read)
+        space = f"`{ns}`" if ns is not None else "a namespace a macro names"
+        problems.append(
+            f"{path_name(rel)}:{line}: the {key} block of {space} passes its library to `{fn}`, a function this file "
+            f"does not define: what it registers is not read, so no op of {space} is taken for CUDA-only"
+        )
     unsure = native_ops.undecided(data, path) if found else []
     if unsure:
         more = f" (and {len(unsure) - 1} more)" if len(unsure) > 1 else ""

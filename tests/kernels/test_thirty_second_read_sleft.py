@@ -210,3 +210,29 @@ def test_a_macro_named_kernel_whose_global_a_macro_or_the_attribute_spells_is_li
         ("baz_kernel", 5, [7]),
     ]
     assert not any("no kernel porter lists" in p for p in inventory.problems)
+
+
+def test_a_block_that_registers_through_another_file_s_function_is_said_and_decides_nothing(tmp_path):
+    # seen while fixing S1: `register_cpu(m)` defined in `b.cpp` (no `TORCH_LIBRARY` there, so not read): `a` was
+    # said CUDA-only, unsaid; now no op of `myops` is, and `porter kernels` says why. `other::z`, whose CUDA block
+    # passes its library to `register_cuda` (more CUDA kernels at most), stays CUDA-only (the control)
+    from porter.kernels.inventory import scan
+
+    a = (
+        b'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); }\nvoid register_cpu(torch::Library& m);\n'
+        b"TORCH_LIBRARY_IMPL(myops, CPU, m) { register_cpu(m); if (sizeof(m)) {} }\n"
+        b'TORCH_LIBRARY_IMPL(other, CUDA, m) { m.impl("z", &z_cuda); register_cuda(m); }\n'
+    )
+    b = b'#include <torch/library.h>\nvoid register_cpu(torch::Library& lib) { lib.impl("a", &a_cpu); }\n'
+    assert native_ops.cuda_only_ops([("a.cu", a), ("b.cpp", b)]) == {
+        "other": {
+            "z": "the project's op `other::z` has a CUDA kernel only: registered for CUDA in a.cu, for no other device"
+        }
+    }
+    (tmp_path / "a.cu").write_bytes(a)
+    (tmp_path / "b.cpp").write_bytes(b)
+    notes = [p for p in scan(tmp_path).problems if "a function this file does not define" in p]
+    assert notes == [
+        "a.cu:3: the CPU block of `myops` passes its library to `register_cpu`, a function this file does not "
+        "define: what it registers is not read, so no op of `myops` is taken for CUDA-only",
+    ]
