@@ -854,7 +854,7 @@ def _part(kinds: dict[str, str], name: str) -> tuple[str, ...]:
 
 # `torch.ops.NS.OP`: a call of a registered op, or of one of its overloads (`torch.ops.NS.OP.out`)
 _TORCH_OP = re.compile(rb"\btorch\.ops\.(\w+)\.(\w+)(?:\.(\w+))?")
-_CALLED_NOW = re.compile(rb"[ \t]*\(")  # (just after it: the op called, not taken as a value)
+_CALLED_NOW = re.compile(rb"(?<![ \t])[ \t]*\(")  # (just after it: the op called, not taken as a value)
 
 
 def _op_uses(
