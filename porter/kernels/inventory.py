@@ -3362,9 +3362,10 @@ def _macro_kernels(
 
 # `__global__ void NAME(args)(`: a kernel whose name a function-like macro makes (`#define KNAME(n) n##_kernel`);
 # its `__global__` may be the attribute, or a word the file defines as it (`_GlobalMacros`: `GLOBAL void KNAME(bar)(`,
-# libclang's `bar_kernel`, was listed nowhere: thirty-first sleft read's leftover), in group 1
+# libclang's `bar_kernel`, was listed nowhere: thirty-first sleft read's leftover), in group 1 (no `static`: a run of
+# them was read from each, quadratically)
 _MACRO_NAMED_HEAD = re.compile(
-    r"(?<!\w)(" + _ATTRIBUTE_GLOBAL + r"|[A-Za-z_]\w*)\s+(?:(?:static|inline)\s+)*void\s+"
+    r"(?<!\w)(" + _ATTRIBUTE_GLOBAL + r"|(?!(?:static|inline)(?!\w))[A-Za-z_]\w*)\s+(?:(?:static|inline)\s+)*void\s+"
     r"(?:__launch_bounds__\s*\([^()]*\)\s*)?([A-Za-z_]\w*)\s*\("
 )
 

@@ -654,8 +654,9 @@ _ABSTRACT_POINTER = re.compile(r"\(\s*([*&]+)\s*\)(?=\s*\()")  # `(*)` of `float
 
 
 # a C++ number literal: its sign, its digits (hex, binary, octal, decimal; `'` separators), its suffix; and a float's
+# (from a number's first character only: a run of digits was read from each, quadratically)
 _C_INT_LITERAL = re.compile(r"([+-]?)(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*)[uUlLzZ]*")
-_C_FLOAT_LITERAL = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?[fFlL]?")
+_C_FLOAT_LITERAL = re.compile(r"(?<![\w.])[+-]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?[fFlL]?")
 
 
 def _c_defaults(decls: list[str], positions: dict[int, str], kinds: dict[str, str]) -> dict[str, str]:
