@@ -484,7 +484,8 @@ def _native_registered(data: bytes, rel: str, path: Path, search: _Search, probl
         space = f"`{ns}`" if ns is not None else "a namespace a macro names"
         problems.append(
             f"{path_name(rel)}:{line}: the {key} block of {space} passes its library to `{fn}`, a function this file "
-            f"does not define: what it registers is not read, so no op of {space} is taken for CUDA-only"
+            f"does not define (or whose braces never close): what it registers is not read, so no op of {space} is "
+            "taken for CUDA-only"
         )
     unsure = native_ops.undecided(data, path) if found else []
     if unsure:

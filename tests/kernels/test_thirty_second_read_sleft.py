@@ -234,5 +234,20 @@ def test_a_block_that_registers_through_another_file_s_function_is_said_and_deci
     notes = [p for p in scan(tmp_path).problems if "a function this file does not define" in p]
     assert notes == [
         "a.cu:3: the CPU block of `myops` passes its library to `register_cpu`, a function this file does not "
-        "define: what it registers is not read, so no op of `myops` is taken for CUDA-only",
+        "define (or whose braces never close): what it registers is not read, so no op of `myops` is taken for "
+        "CUDA-only",
     ]
+
+
+def test_a_function_defined_above_a_cuda_block_is_read_to_its_own_closing_brace():
+    """The lead's review of this read: a function above the blocks was read with the blocks' forward-only brace
+    search, to the end of the block that calls it, so the CUDA block between was counted as CPU kernels too
+    (`b`, CUDA only, was not CUDA-only); a function whose braces never close is said, not read to the file's end."""
+    source = b"""void register_cpu(torch::Library& m) { m.impl("a", &a_cpu); }
+TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); m.impl("b", &b_cuda); }
+TORCH_LIBRARY_IMPL(myops, CPU, m) { register_cpu(m); }
+"""
+    assert _regs(source) == [("myops", "a", "CPU"), ("myops", "a", "CUDA"), ("myops", "b", "CUDA")]
+    assert _cuda_only(source) == {"b"}
+    unclosed = b'void register_cpu(torch::Library& m) { m.impl("a", &a_cpu);\nTORCH_LIBRARY_IMPL(myops, CPU, m) { register_cpu(m); }\n'
+    assert native_ops.registrations_and_unread(unclosed, Path("a.cu")) == ([], [("myops", "CPU", "register_cpu", 2)])
