@@ -884,6 +884,19 @@ _CUDA_TENSORS_ONLY = frozenset(
     {"CUDA", "AutogradCUDA", "Autocast", "AutocastCUDA", "Meta"}
     | {"SparseCUDA", "SparseCsrCUDA", "QuantizedCUDA", "NestedTensorCUDA"}
 )
+# the keys of transforms and modes (functionalization, vmap, Python subclasses and modes, conjugate and negative views,
+# zero tensors, the tracer) and of Meta's layouts: a plain tensor's call reaches none of them (torch 2.9 as the oracle:
+# an op with a CUDA kernel and a kernel that computes for any of them raises NotImplementedError on a CPU tensor), and
+# one reached under its transform redispatches to the device's. Read as another device's, an op with a CUDA kernel, a
+# Meta one and a `Functionalize` one (torch's recipe for a custom op that mutates) was not said CUDA-only (thirty-second
+# read)
+_NO_PLAIN_TENSOR = frozenset(
+    {"Functionalize", "FuncTorchBatched", "BatchedNestedTensor", "FuncTorchVmapMode", "FuncTorchGradWrapper"}
+    | {"FuncTorchDynamicLayerFrontMode", "FuncTorchDynamicLayerBackMode", "Python", "PythonTLSSnapshot"}
+    | {"PythonDispatcher", "PreDispatch", "Conjugate", "Negative", "ZeroTensor", "Tracer"}
+    | {"SparseMeta", "SparseCsrMeta", "NestedTensorMeta", "AutogradMeta"}
+)
+_NO_OTHER_DEVICE = _CUDA_TENSORS_ONLY | _NO_PLAIN_TENSOR  # (an op with a CUDA kernel and these only is CUDA-only)
 
 
 # the keys of a kernel that wraps another (it records autograd, views, casts) and most often redispatches: an op
@@ -895,7 +908,7 @@ _WRAPPER_KEYS = frozenset({"Autograd", "AutogradCPU", "AutogradOther", "ADInplac
 
 def wrapped_only(keys: Iterable[str]) -> list[str]:
     """The wrapper keys (`_WRAPPER_KEYS`) of an op whose kernels' `keys` are CUDA's and those only, else []."""
-    others = set(keys) - _CUDA_TENSORS_ONLY
+    others = set(keys) - _NO_OTHER_DEVICE
     return sorted(others) if "CUDA" in keys and others and others <= _WRAPPER_KEYS else []
 
 
@@ -912,7 +925,7 @@ def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, s
     out: dict[str, dict[str, str]] = {}
     for (ns, op), at in where.items():
         found = keys[(ns, op)] | keys.get((None, op), set())
-        if found - _CUDA_TENSORS_ONLY:
+        if found - _NO_OTHER_DEVICE:
             continue
         out.setdefault(ns, {})[op] = (
             f"the project's op `{ns}::{op}` has a CUDA kernel only: registered for CUDA in {at}, for no other device"
