@@ -912,9 +912,14 @@ def wrapped_only(keys: Iterable[str]) -> list[str]:
     return sorted(others) if "CUDA" in keys and others and others <= _WRAPPER_KEYS else []
 
 
-def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, str]]:
-    """namespace -> {op: why} for each op the sources give a CUDA kernel and no other."""
+def cuda_only_ops(
+    sources: Iterable[tuple[str, bytes]], python: Iterable[tuple[str, str, str]] = ()
+) -> dict[str, dict[str, str]]:
+    """namespace -> {op: why} for each op the sources give a CUDA kernel and no other; `python`: the (namespace, op,
+    key) of the kernels the project's Python files register (porter.analysis.python_ops), other kernels of them."""
     keys: dict[tuple[str | None, str], set[str]] = {}
+    for python_ns, python_op, python_key in python:
+        keys.setdefault((python_ns, python_op), set()).add(python_key)
     where: dict[tuple[str, str], str] = {}
     for name, source in sources:
         path = Path(source_path(name))

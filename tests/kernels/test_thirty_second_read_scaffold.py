@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from porter.analysis import native_ops
+from porter.analysis import cuda_only_index, native_ops
 
 TRANSFORM_KEYS = b"""#include <torch/library.h>
 TORCH_LIBRARY(myops, m) {
@@ -30,3 +30,80 @@ def test_an_op_whose_other_kernel_is_a_transform_s_or_a_meta_layout_s_is_cuda_on
     # kernel was counted as another device's, so `a`, `b`, `d` were not said CUDA-only; torch 2.9 raises
     # NotImplementedError for each on a CPU tensor (`c`, with a CPU kernel, the control)
     assert set(native_ops.cuda_only_ops([("reg.cu", TRANSFORM_KEYS)]).get("myops", {})) == {"a", "b", "d"}
+
+
+CUDA_OPS = b"""#include <torch/library.h>
+TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda);
+  m.impl("b", &b_cuda);
+  m.impl("c", &c_cuda);
+  m.impl("d", &d_cuda);
+  m.impl("e", &e_cuda);
+  m.impl("f", &f_cuda);
+  m.impl("g", &g_cuda);
+}
+"""
+PYTHON_KERNELS = b"""import torch
+from torch.library import register_kernel
+
+lib = torch.library.Library("myops", "IMPL")
+
+
+@torch.library.impl("myops::a", "cpu")
+def a_cpu(x):
+    return x * 2
+
+
+@register_kernel("myops::b", ("cpu", "cuda"))
+def b_any(x):
+    return x * 2
+
+
+lib.impl("c", lambda x: x * 2, "CompositeExplicitAutograd")
+torch.library.impl(lib, "d", KEY)(lambda x: x * 2)
+
+
+@torch.library.impl("myops::e", "cuda")
+def e_again(x):
+    return x * 2
+
+
+@torch.library.register_fake("myops::f")
+def f_fake(x):
+    return x
+
+
+@torch.library.impl("otherops::g", "cpu")
+def g_other(x):
+    return x
+"""
+USES = b"""import torch
+
+
+def run(x):
+    return [
+        torch.ops.myops.a(x), torch.ops.myops.b(x), torch.ops.myops.c(x), torch.ops.myops.d(x),
+        torch.ops.myops.e(x), torch.ops.myops.f(x), torch.ops.myops.g(x),
+    ]
+"""
+
+
+def _cuda_only_uses(files):
+    facts = cuda_only_index.cuda_only_facts(files, "tpu", (), [("csrc/ops.cu", CUDA_OPS)])
+    return {fact[1] for fact in facts.get("pkg/use.py", ())}
+
+
+def test_an_op_whose_other_kernel_python_registers_is_not_cuda_only():
+    # `@torch.library.impl("myops::a", "cpu")`, `register_kernel("myops::b", ...)`, `lib.impl("c", fn, "...")` on a
+    # `Library("myops", "IMPL")` and `torch.library.impl(lib, "d", KEY)` (a key porter cannot read) give other kernels:
+    # GUARD001 said each op had "a CUDA kernel only ... for no other device" (`e` with a CUDA kernel again, `f` with a
+    # fake one and `g`, whose CPU kernel is another namespace's: the controls)
+    files = [("pkg/kernels.py", PYTHON_KERNELS), ("pkg/use.py", USES)]
+    assert _cuda_only_uses(files) == {"torch.ops.myops.e", "torch.ops.myops.f", "torch.ops.myops.g"}
+    assert _cuda_only_uses([("pkg/use.py", USES)]) == {f"torch.ops.myops.{n}" for n in "abcdefg"}
+
+
+def test_the_cuda_only_facts_key_covers_a_python_kernel_registration():
+    # the facts' cache key reads such a file's import lines only: a registration edited gave the old facts back
+    with_kernel = b'import torch\n\n\n@torch.library.impl("myops::a", "cpu")\ndef a_cpu(x):\n    return x\n'
+    assert cuda_only_index.part(with_kernel) != cuda_only_index.part(with_kernel.replace(b"myops::a", b"myops::b"))
