@@ -913,13 +913,11 @@ def wrapped_only(keys: Iterable[str]) -> list[str]:
 
 
 def cuda_only_ops(
-    sources: Iterable[tuple[str, bytes]], python: Iterable[tuple[str, str, str]] = ()
+    sources: Iterable[tuple[str, bytes]], python: Iterable[tuple[str, str, str, str]] = ()
 ) -> dict[str, dict[str, str]]:
-    """namespace -> {op: why} for each op the sources give a CUDA kernel and no other; `python`: the (namespace, op,
-    key) of the kernels the project's Python files register (porter.analysis.python_ops), other kernels of them."""
+    """namespace -> {op: why} for each op the sources give a CUDA kernel and no other; `python`: the (file, namespace,
+    op, key) of the kernels the project's Python files register (porter.analysis.python_ops), read as theirs."""
     keys: dict[tuple[str | None, str], set[str]] = {}
-    for python_ns, python_op, python_key in python:
-        keys.setdefault((python_ns, python_op), set()).add(python_key)
     where: dict[tuple[str, str], str] = {}
     for name, source in sources:
         path = Path(source_path(name))
@@ -927,6 +925,10 @@ def cuda_only_ops(
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":
                 where.setdefault((ns, op), name)
+    for name, python_ns, python_op, key in python:
+        keys.setdefault((python_ns, python_op), set()).add(key)
+        if key == "CUDA":
+            where.setdefault((python_ns, python_op), name)
     out: dict[str, dict[str, str]] = {}
     for (ns, op), at in where.items():
         found = keys[(ns, op)] | keys.get((None, op), set())

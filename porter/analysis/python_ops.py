@@ -1,6 +1,9 @@
 """The kernels a project's Python files register for its ops with `torch.library`.
 
-An op the C++/CUDA sources give a CUDA kernel only may get another in Python:
+An op may get its kernels in Python, a CUDA one only (optimum-quanto 0.2.7's `gemm_f16i4_awq`: `torch.library.define`
+then `@torch.library.impl("quanto::gemm_f16i4_awq", ["CUDA"])`: unread, `if a.is_cuda:` around its call was rewritten
+to the target's check, DEV004's "safe" fix, where GUARD001 is due), and an op the C++/CUDA sources give a CUDA kernel
+only may get another there:
 `@torch.library.impl("myops::a", "cpu")`, `@torch.library.register_kernel("myops::a", "cpu")`,
 `lib = torch.library.Library("myops", "IMPL")` then `lib.impl("a", a_cpu, "CPU")` (optimum-quanto registers its
 ops' `"default"` kernels so). Unread, such an op was said to have "a CUDA kernel only ... for no other device"
@@ -26,10 +29,11 @@ _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
 
 
-def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, str, str]]:
-    """(namespace, op, key) for each kernel the Python `files` register; an overload is its own op (`a.out`)."""
-    out: list[tuple[str, str, str]] = []
-    for _, source in files:
+def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, str, str, str]]:
+    """(file, namespace, op, key) for each kernel the Python `files` (name, bytes) register; an overload is its own op
+    (`a.out`)."""
+    out: list[tuple[str, str, str, str]] = []
+    for name, source in files:
         if TOKEN not in source.lower():
             continue
         try:
@@ -39,7 +43,7 @@ def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, st
         libraries = _library_variables(tree)
         for call in ast.walk(tree):
             if isinstance(call, ast.Call):
-                out.extend(_kernels_of_call(call, libraries))
+                out.extend((name, *kernel) for kernel in _kernels_of_call(call, libraries))
     return out
 
 

@@ -107,3 +107,40 @@ def test_the_cuda_only_facts_key_covers_a_python_kernel_registration():
     # the facts' cache key reads such a file's import lines only: a registration edited gave the old facts back
     with_kernel = b'import torch\n\n\n@torch.library.impl("myops::a", "cpu")\ndef a_cpu(x):\n    return x\n'
     assert cuda_only_index.part(with_kernel) != cuda_only_index.part(with_kernel.replace(b"myops::a", b"myops::b"))
+
+
+PYTHON_ONLY = b"""import torch
+
+torch.library.define("myq::gemm", "(Tensor a, Tensor b) -> Tensor")
+torch.library.define("myq::unpack", "(Tensor a) -> Tensor")
+
+
+@torch.library.impl("myq::gemm", ["CUDA"])
+def gemm_cuda(a, b):
+    return a @ b
+
+
+@torch.library.impl("myq::unpack", ["CUDA"])
+def unpack_cuda(a):
+    return a
+
+
+@torch.library.impl("myq::unpack", "default")
+def unpack_any(a):
+    return a
+"""
+PYTHON_USES = b"""import torch
+
+
+def run(a, b):
+    return torch.ops.myq.gemm(a, b), torch.ops.myq.unpack(a)
+"""
+
+
+def test_an_op_python_gives_a_cuda_kernel_only_is_cuda_only():
+    # optimum-quanto 0.2.7's `gemm_f16i4_awq`: `torch.library.define`, then `@torch.library.impl(..., ["CUDA"])` and no
+    # other kernel: nothing was said, and `if a.is_cuda:` around its call was rewritten to the target's check (DEV004,
+    # "safe") where GUARD001 is due (`unpack`, with a "default" kernel, the control)
+    files = [("pkg/ops.py", PYTHON_ONLY), ("pkg/use.py", PYTHON_USES)]
+    facts = cuda_only_index.cuda_only_facts(files, "tpu", (), [])
+    assert {fact[1] for fact in facts.get("pkg/use.py", ())} == {"torch.ops.myq.gemm"}
