@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from porter.analysis import cuda_only_index, native_ops
+from porter.kernels.inventory import scan
 
 TRANSFORM_KEYS = b"""#include <torch/library.h>
 TORCH_LIBRARY(myops, m) {
@@ -144,3 +145,40 @@ def test_an_op_python_gives_a_cuda_kernel_only_is_cuda_only():
     files = [("pkg/ops.py", PYTHON_ONLY), ("pkg/use.py", PYTHON_USES)]
     facts = cuda_only_index.cuda_only_facts(files, "tpu", (), [])
     assert {fact[1] for fact in facts.get("pkg/use.py", ())} == {"torch.ops.myq.gemm"}
+
+
+BRANCH_CLOSED_NAMESPACE = """namespace ns {
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+
+__global__ void k(float* x, int n) {}
+
+}  // namespace ns
+
+void go(float* x, int n) {}
+
+#else
+
+__global__ void k(float* x, int n) { x[0] = n; }
+
+}  // namespace ns
+
+void go(float* x, int n) { ns::k<<<1, 32>>>(x, n); }
+
+#endif
+
+__global__ void after_k(float* x) { x[0] = 1; }
+"""
+
+
+def test_a_namespace_each_branch_of_an_if_closes_holds_the_else_branch_s_kernel(tmp_path):
+    # optimum-quanto 0.2.7's gptq_marlin_repack.cu: `namespace gptq_marlin {` closed in both branches of `#if
+    # __CUDA_ARCH__ < 800` / `#else`; the first `}` ended it, so the `#else` branch's kernel was listed in no namespace
+    # (no twin of the stub) and the launch `ns::k<<<` went to the stub alone (`after_k`, past both, the control)
+    (tmp_path / "k.cu").write_text(BRANCH_CLOSED_NAMESPACE)
+    kernels = scan(tmp_path).kernels
+    assert [(k.name, k.namespace, k.line, [c.line for c in k.calls]) for k in kernels] == [
+        ("k", "ns", 5, [17]),
+        ("after_k", "", 21, []),
+    ]
+    assert "also defined at line 13" in kernels[0].detail
