@@ -23,7 +23,7 @@ TOKEN = b"library"
 UNREAD = "?"  # a key given by what is not a string
 # the callee's name, and where its key goes: (position, keyword, the key when none is given)
 _QUALIFIED = {"impl": (1, "types", None), "register_kernel": (1, "device_types", "default")}
-_ON_LIBRARY = (2, "dispatch_key", "")  # `lib.impl("op", fn, "CPU")`, `torch.library.impl(lib, "op", "CPU")`
+_ON_LIBRARY = (2, "dispatch_key")  # `lib.impl("op", fn, "CPU")`, `torch.library.impl(lib, "op", "CPU")`
 # a device type's name as a key (`"cuda"`, `"meta"`): the C++ reader's keys are spelled so
 _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
@@ -47,18 +47,19 @@ def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, st
     return out
 
 
-def _library_variables(tree: ast.AST) -> dict[str, str]:
-    """name -> namespace of each `NAME = [torch.library.]Library("ns", ...)` of the file."""
-    out: dict[str, str] = {}
+def _library_variables(tree: ast.AST) -> dict[str, tuple[str, str]]:
+    """name -> (namespace, key) of each `NAME = [torch.library.]Library("ns", kind[, key])` of the file: its `impl`s
+    given no key register for the library's (torch's `Library.impl`)."""
+    out: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
             ns = _literal_str(node.value.args[0]) if _callee_name(node.value) == "Library" and node.value.args else None
             if ns is not None:
-                out[ast.unparse(node.targets[0])] = ns
+                out[ast.unparse(node.targets[0])] = (ns, _given_keys(node.value, (2, "dispatch_key", ""))[0])
     return out
 
 
-def _kernels_of_call(call: ast.Call, libraries: dict[str, str]) -> Iterator[tuple[str, str, str]]:
+def _kernels_of_call(call: ast.Call, libraries: dict[str, tuple[str, str]]) -> Iterator[tuple[str, str, str]]:
     name = _callee_name(call)
     if name not in _QUALIFIED or not call.args:
         return
@@ -67,10 +68,12 @@ def _kernels_of_call(call: ast.Call, libraries: dict[str, str]) -> Iterator[tupl
         ns, _, op = first.partition("::")
         where = _QUALIFIED[name]
     elif isinstance(call.func, ast.Attribute) and ast.unparse(call.func.value) in libraries and first is not None:
-        ns, op, where = libraries[ast.unparse(call.func.value)], first, _ON_LIBRARY
+        (ns, key), op = libraries[ast.unparse(call.func.value)], first
+        where = (*_ON_LIBRARY, key)
     elif name == "impl" and ast.unparse(call.args[0]) in libraries and len(call.args) > 1:
         op = _literal_str(call.args[1]) or ""
-        ns, where = libraries[ast.unparse(call.args[0])], _ON_LIBRARY
+        ns, key = libraries[ast.unparse(call.args[0])]
+        where = (*_ON_LIBRARY, key)
     else:
         return
     op = op.strip().removesuffix(".default")

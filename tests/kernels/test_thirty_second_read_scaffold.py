@@ -129,22 +129,27 @@ def unpack_cuda(a):
 @torch.library.impl("myq::unpack", "default")
 def unpack_any(a):
     return a
+
+
+cuda_lib = torch.library.Library("myq", "IMPL", "CUDA")
+cuda_lib.impl("scan", lambda a: a)
 """
 PYTHON_USES = b"""import torch
 
 
 def run(a, b):
-    return torch.ops.myq.gemm(a, b), torch.ops.myq.unpack(a)
+    return torch.ops.myq.gemm(a, b), torch.ops.myq.unpack(a), torch.ops.myq.scan(a)
 """
 
 
 def test_an_op_python_gives_a_cuda_kernel_only_is_cuda_only():
     # optimum-quanto 0.2.7's `gemm_f16i4_awq`: `torch.library.define`, then `@torch.library.impl(..., ["CUDA"])` and no
     # other kernel: nothing was said, and `if a.is_cuda:` around its call was rewritten to the target's check (DEV004,
-    # "safe") where GUARD001 is due (`unpack`, with a "default" kernel, the control)
+    # "safe") where GUARD001 is due; `scan`'s, given no key, is its `Library`'s (`unpack`, with a "default" kernel, the
+    # control)
     files = [("pkg/ops.py", PYTHON_ONLY), ("pkg/use.py", PYTHON_USES)]
     facts = cuda_only_index.cuda_only_facts(files, "tpu", (), [])
-    assert {fact[1] for fact in facts.get("pkg/use.py", ())} == {"torch.ops.myq.gemm"}
+    assert {fact[1] for fact in facts.get("pkg/use.py", ())} == {"torch.ops.myq.gemm", "torch.ops.myq.scan"}
 
 
 BRANCH_CLOSED_NAMESPACE = """namespace ns {
