@@ -2118,7 +2118,7 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     (`kernel_ptrs_[idx]<<<`, `(*fp)<<<`), the expression (`_launch_expression`)."""
     before = before.rstrip()
     if before.endswith((")", "]")):
-        return _launch_expression(before), []
+        return _launch_expression(before)
     template: list[str] = []
     if before.endswith(">"):
         for at, depth in _template_angles(before, backwards=True):
@@ -2139,11 +2139,12 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     return _qualifier(before[:at]) + name, template
 
 
-def _launch_expression(before: str) -> str | None:
-    """What a launch's `<<<` follows where `before` ends in a bracket: the name in `(k)` or `(*fp)` (a
-    function's name in parentheses, a pointer's dereferenced), else the expression as written (`kernel_ptrs_[idx]`,
-    a table of kernels: a launch of no name porter lists, said so). Such launches were dropped, unsaid
-    (thirty-first read); None where its brackets do not close in `before`."""
+def _launch_expression(before: str) -> tuple[str | None, list[str]]:
+    """What a launch's `<<<` follows where `before` ends in a bracket: the name (and template arguments) in `(k)`,
+    `(k<float>)` or `(*fp)` (a function's name in parentheses, a pointer's dereferenced), else the expression as written
+    (`kernel_ptrs_[idx]`, a table of kernels: a launch of no name porter lists, said so). Such launches were dropped,
+    unsaid (thirty-first read), and `(k<float>)<<<` said "a name no kernel porter lists has" of a kernel porter lists
+    (thirty-second read); None where its brackets do not close in `before`."""
     depth, at = 0, len(before)
     while at:
         at -= 1
@@ -2151,13 +2152,16 @@ def _launch_expression(before: str) -> str | None:
         if depth == 0:
             break
     if depth:
-        return None
+        return None, []
     head = before[:at].rstrip()
     called = _CALLEE_END.search(head)  # (`get_kernel(i)<<<`, `ks[i]<<<`: what is called or indexed)
     if before[at] == "(" and called is None:
         inner = before[at + 1 : -1].strip().lstrip("*&").strip()
-        return _launch_head(inner)[0] if _LAUNCHED_NAME.fullmatch(inner) else " ".join(before[at:].split())
-    return " ".join(before[called.start() if called else at :].split())
+        named = inner.split("<", 1)[0].rstrip() if inner.endswith(">") else inner  # (`k` of `k<float>`)
+        if _LAUNCHED_NAME.fullmatch(named):
+            return _launch_head(inner)
+        return " ".join(before[at:].split()), []
+    return " ".join(before[called.start() if called else at :].split()), []
 
 
 _LAUNCHED_NAME = re.compile(r"(?:::\s*)?\w+(?:\s*::\s*\w+)*")

@@ -187,3 +187,19 @@ def test_a_namespace_each_branch_of_an_if_closes_holds_the_else_branch_s_kernel(
         ("after_k", "", 21, []),
     ]
     assert "also defined at line 13" in kernels[0].detail
+
+
+def test_a_launch_of_a_parenthesised_template_kernel_is_attached_with_its_arguments(tmp_path):
+    # `(tk<float>)<<<...>>>` (a launch macro's `(K)<<<` given `tk<float>`) was said "a launch of `(tk<float>)`, a
+    # name no kernel porter lists has", of a kernel porter lists (`(ok_k)<<<`, the control)
+    (tmp_path / "p.cu").write_text(
+        "template <typename T>\n__global__ void tk(T* x, int n) { x[0] = n; }\n"
+        "__global__ void ok_k(float* x, int n) { x[0] = n; }\n"
+        "void go(float* x, int n) {\n  (tk<float>)<<<1, 32>>>(x, n);\n  ( ok_k )<<<1, 32>>>(x, n);\n}\n"
+    )
+    inventory = scan(tmp_path)
+    assert [(k.name, [(c.line, c.template) for c in k.calls]) for k in inventory.kernels] == [
+        ("tk", [(5, ["float"])]),
+        ("ok_k", [(6, [])]),
+    ]
+    assert inventory.problems == []
