@@ -22,7 +22,14 @@ from collections.abc import Iterable, Iterator
 TOKEN = b"library"
 UNREAD = "?"  # a key given by what is not a string
 # the callee's name, and where its key goes: (position, keyword, the key when none is given)
-_QUALIFIED = {"impl": (1, "types", None), "register_kernel": (1, "device_types", "default")}
+# (an op `custom_op`/`triton_op` makes is given its function as every device's kernel where no `device_types` says
+# otherwise: read as none, `register_kernel("ns::op", "cuda")` beside it made such an op CUDA-only)
+_QUALIFIED = {
+    "impl": (1, "types", None),
+    "register_kernel": (1, "device_types", "default"),
+    "custom_op": (-1, "device_types", "default"),
+    "triton_op": (-1, "device_types", "default"),
+}
 _ON_LIBRARY = (2, "dispatch_key")  # `lib.impl("op", fn, "CPU")`, `torch.library.impl(lib, "op", "CPU")`
 # a device type's name as a key (`"cuda"`, `"meta"`): the C++ reader's keys are spelled so
 _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
@@ -83,7 +90,9 @@ def _kernels_of_call(call: ast.Call, libraries: dict[str, tuple[str, str]]) -> I
 
 def _given_keys(call: ast.Call, where: tuple[int, str, str | None]) -> list[str]:
     at, keyword, default = where
-    given = call.args[at] if len(call.args) > at else next((k.value for k in call.keywords if k.arg == keyword), None)
+    given = (
+        call.args[at] if 0 <= at < len(call.args) else next((k.value for k in call.keywords if k.arg == keyword), None)
+    )
     if given is None or (isinstance(given, ast.Constant) and given.value is None):
         return [default] if default is not None else [UNREAD]
     items = given.elts if isinstance(given, (ast.Tuple, ast.List, ast.Set)) else [given]

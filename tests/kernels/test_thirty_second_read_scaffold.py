@@ -133,12 +133,26 @@ def unpack_any(a):
 
 cuda_lib = torch.library.Library("myq", "IMPL", "CUDA")
 cuda_lib.impl("scan", lambda a: a)
+
+
+@torch.library.custom_op("myq::norm", mutates_args=())
+def norm(a: torch.Tensor) -> torch.Tensor:
+    return a.clone()
+
+
+@torch.library.custom_op("myq::fused", mutates_args=(), device_types="cuda")
+def fused(a: torch.Tensor) -> torch.Tensor:
+    return a.clone()
+
+
+torch.library.register_kernel("myq::norm", "cuda")(lambda a: a.clone())
 """
 PYTHON_USES = b"""import torch
 
 
 def run(a, b):
-    return torch.ops.myq.gemm(a, b), torch.ops.myq.unpack(a), torch.ops.myq.scan(a)
+    out = torch.ops.myq.gemm(a, b), torch.ops.myq.unpack(a), torch.ops.myq.scan(a)
+    return out, torch.ops.myq.norm(a), torch.ops.myq.fused(a)
 """
 
 
@@ -146,10 +160,12 @@ def test_an_op_python_gives_a_cuda_kernel_only_is_cuda_only():
     # optimum-quanto 0.2.7's `gemm_f16i4_awq`: `torch.library.define`, then `@torch.library.impl(..., ["CUDA"])` and no
     # other kernel: nothing was said, and `if a.is_cuda:` around its call was rewritten to the target's check (DEV004,
     # "safe") where GUARD001 is due; `scan`'s, given no key, is its `Library`'s (`unpack`, with a "default" kernel, the
-    # control)
+    # control, and `norm`, a `custom_op` of no `device_types`, whose function every device runs, beside its CUDA kernel;
+    # `fused`, one of `device_types="cuda"`, is CUDA-only)
     files = [("pkg/ops.py", PYTHON_ONLY), ("pkg/use.py", PYTHON_USES)]
     facts = cuda_only_index.cuda_only_facts(files, "tpu", (), [])
-    assert {fact[1] for fact in facts.get("pkg/use.py", ())} == {"torch.ops.myq.gemm", "torch.ops.myq.scan"}
+    expected = {"torch.ops.myq.gemm", "torch.ops.myq.scan", "torch.ops.myq.fused"}
+    assert {fact[1] for fact in facts.get("pkg/use.py", ())} == expected
 
 
 BRANCH_CLOSED_NAMESPACE = """namespace ns {
