@@ -22,7 +22,7 @@ from typing import Literal, overload
 from porter.config.cuda_packages import cuda_only_aten_ops, cuda_only_modules
 from porter.config.settings import Facts
 from porter.core.reading import NextOf
-from porter.analysis import device_backends, extensions, native_ops
+from porter.analysis import device_backends, extensions, native_ops, python_ops
 from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 from porter.analysis.program import dotted, module_name
 from dataclasses import dataclass, field, replace
@@ -814,7 +814,7 @@ def cuda_only_imports(
         path: {local: why for local, (_, why) in names.items()}
         for path, names in extension_imports(files, cuda_sources).items()
     }
-    ops = _op_uses(files, *native_ops.cuda_only_and_overloaded(native))
+    ops = _op_uses(files, *native_ops.cuda_only_and_overloaded(native, python_ops.registered_kernels(files)))
     what: dict[str, dict[str, str]] = {}  # module -> name -> `_triton_what`'s chain part
     exported, running, needs = _exports(files, data, compiled, ops, what)
     out: dict[str, Facts] = {
@@ -1331,6 +1331,7 @@ def part(source: bytes) -> bytes:
         or extensions.hints_import(source)
         or extensions.LOADER.search(source)
         or _package_string().search(source)
+        or python_ops.TOKEN in source.lower()  # (a kernel it registers for a project op: python_ops)
     ):
         return hashlib.sha256(source).digest()
     handed = device_backends.handed_on_lines(source)  # a parameter handed on to a switch key

@@ -172,7 +172,7 @@ def registrations_and_unread(
         for one_body, one_origin, one_var in [(body, origin, var), *(helpers.called(body, var) if helpers else ())]:
             out += _block_registrations(one_body, one_origin, one_var, block)
         key = keys.of(key_text, head) if impl is not None and key_text is not None else "any"
-        if key not in _CUDA_TENSORS_ONLY:  # (a CUDA block's: more CUDA kernels, which make no op any less CUDA-only)
+        if key not in _NO_OTHER_DEVICE:  # (a CUDA block's: more CUDA kernels, which make no op any less CUDA-only)
             unread += [(ns, key, name.decode(), line_of(head)) for name in (helpers.unread if helpers else ())]
     return out, unread
 
@@ -1089,6 +1089,19 @@ _CUDA_TENSORS_ONLY = frozenset(
     {"CUDA", "AutogradCUDA", "Autocast", "AutocastCUDA", "Meta"}
     | {"SparseCUDA", "SparseCsrCUDA", "QuantizedCUDA", "NestedTensorCUDA"}
 )
+# the keys of transforms and modes (functionalization, vmap, Python subclasses and modes, conjugate and negative views,
+# zero tensors, the tracer) and of Meta's layouts: a plain tensor's call reaches none of them (torch 2.9 as the oracle:
+# an op with a CUDA kernel and a kernel that computes for any of them raises NotImplementedError on a CPU tensor), and
+# one reached under its transform redispatches to the device's. Read as another device's, an op with a CUDA kernel, a
+# Meta one and a `Functionalize` one (torch's recipe for a custom op that mutates) was not said CUDA-only (thirty-second
+# read)
+_NO_PLAIN_TENSOR = frozenset(
+    {"Functionalize", "FuncTorchBatched", "BatchedNestedTensor", "FuncTorchVmapMode", "FuncTorchGradWrapper"}
+    | {"FuncTorchDynamicLayerFrontMode", "FuncTorchDynamicLayerBackMode", "Python", "PythonTLSSnapshot"}
+    | {"PythonDispatcher", "PreDispatch", "Conjugate", "Negative", "ZeroTensor", "Tracer"}
+    | {"SparseMeta", "SparseCsrMeta", "NestedTensorMeta", "AutogradMeta"}
+)
+_NO_OTHER_DEVICE = _CUDA_TENSORS_ONLY | _NO_PLAIN_TENSOR  # (an op with a CUDA kernel and these only is CUDA-only)
 
 
 # the keys of a kernel that wraps another (it records autograd, views, casts) and most often redispatches: an op
@@ -1100,17 +1113,20 @@ _WRAPPER_KEYS = frozenset({"Autograd", "AutogradCPU", "AutogradOther", "ADInplac
 
 def wrapped_only(keys: Iterable[str]) -> list[str]:
     """The wrapper keys (`_WRAPPER_KEYS`) of an op whose kernels' `keys` are CUDA's and those only, else []."""
-    others = set(keys) - _CUDA_TENSORS_ONLY
+    others = set(keys) - _NO_OTHER_DEVICE
     return sorted(others) if "CUDA" in keys and others and others <= _WRAPPER_KEYS else []
 
 
-def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, str]]:
-    """namespace -> {op: why} for each op the sources give a CUDA kernel and no other."""
-    return cuda_only_and_overloaded(sources)[0]
+def cuda_only_ops(
+    sources: Iterable[tuple[str, bytes]], python: Iterable[tuple[str, str, str, str]] = ()
+) -> dict[str, dict[str, str]]:
+    """namespace -> {op: why} for each op the sources give a CUDA kernel and no other; `python`: the (file, namespace,
+    op, key) of the kernels the project's Python files register (porter.analysis.python_ops), read as theirs."""
+    return cuda_only_and_overloaded(sources, python)[0]
 
 
 def cuda_only_and_overloaded(
-    sources: Iterable[tuple[str, bytes]],
+    sources: Iterable[tuple[str, bytes]], python: Iterable[tuple[str, str, str, str]] = ()
 ) -> tuple[dict[str, dict[str, str]], dict[str, set[str]]]:
     """`cuda_only_ops`, and namespace -> the ops with an overload that is not CUDA-only (`a` of `a.out` with a CPU
     kernel): a name bound to `torch.ops.NS.a` reaches it (`op = torch.ops.NS.a; op.out(x)`)."""
@@ -1125,10 +1141,14 @@ def cuda_only_and_overloaded(
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":
                 where.setdefault((ns, op), name)
+    for name, python_ns, python_op, key in python:
+        keys.setdefault((python_ns, python_op), set()).add(key)
+        if key == "CUDA":
+            where.setdefault((python_ns, python_op), name)
     out: dict[str, dict[str, str]] = {}
     for (ns, op), at in where.items():
         found_keys = keys[(ns, op)] | keys.get((None, op), set())
-        if found_keys - _CUDA_TENSORS_ONLY or ns in unseen or None in unseen:
+        if found_keys - _NO_OTHER_DEVICE or ns in unseen or None in unseen:
             continue
         out.setdefault(ns, {})[op] = (
             f"the project's op `{ns}::{op}` has a CUDA kernel only: registered for CUDA in {at}, for no other device"

@@ -1876,6 +1876,36 @@ def _brace_spans(code: str) -> list[tuple[int, int]]:
 
 
 _NAMESPACE = re.compile(r"\bnamespace\s+(\w+(?:\s*::\s*\w+)*)\s*\{")
+# a brace, or a conditional directive: each branch of an `#if` group starts from the braces open at its `#if`
+_BRACE_OR_BRANCH = re.compile(r"[{}]|^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
+
+
+def _branch_brace_spans(code: str) -> list[tuple[int, int]]:
+    """`_brace_spans`, read as the compiler reads each branch of an `#if` group: from the braces open at its `#if`
+    (a brace a branch leaves open ends with the branch). optimum-quanto 0.2.7's `namespace gptq_marlin {` is closed
+    in both branches of `#if __CUDA_ARCH__ < 800` / `#else`: the first `}` ended it, so the `#else` branch's
+    `marlin_repack_kernel` was listed in no namespace and without its launch, `gptq_marlin::marlin_repack_kernel<...>
+    <<<...>>>`, which the `< 800` branch's empty stub got (thirty-second read)."""
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
+    groups: list[list[int]] = []  # the blocks open at each `#if` around
+    for m in _BRACE_OR_BRANCH.finditer(code):
+        directive = m.group(1)
+        if directive is None and m.group() == "{":
+            opened.append(len(spans))
+            spans.append((m.start(), len(code)))
+        elif directive is None and opened:
+            i = opened.pop()
+            spans[i] = (spans[i][0], m.start())
+        elif directive is not None and directive.startswith("if"):
+            groups.append(list(opened))
+        elif directive == "endif" and groups:
+            groups.pop()
+        elif directive is not None and groups:  # (`#elif`, `#else`)
+            for i in opened[len(groups[-1]) :] if opened[: len(groups[-1])] == groups[-1] else ():
+                spans[i] = (spans[i][0], m.start())
+            opened = list(groups[-1])
+    return spans
 
 
 class _Namespaces:
@@ -1884,7 +1914,7 @@ class _Namespaces:
     def __init__(self, code: str) -> None:
         found = _NAMESPACE.finditer(code) if "namespace" in code else ()
         named = {m.end() - 1: "".join(m.group(1).split()) for m in found}
-        spans = _brace_spans(code) if named else []
+        spans = _branch_brace_spans(code) if named else []
         self.nest, self.names = _Nest(spans), [named.get(opened, "") for opened, _ in spans]
 
     def at(self, offset: int) -> str:
@@ -2128,7 +2158,7 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     (`kernel_ptrs_[idx]<<<`, `(*fp)<<<`), the expression (`_launch_expression`)."""
     before = before.rstrip()
     if before.endswith((")", "]")):
-        return _launch_expression(before), []
+        return _launch_expression(before)
     template: list[str] = []
     if before.endswith(">"):
         for at, depth in _template_angles(before, backwards=True):
@@ -2149,11 +2179,12 @@ def _launch_head(before: str) -> tuple[str | None, list[str]]:
     return _qualifier(before[:at]) + name, template
 
 
-def _launch_expression(before: str) -> str | None:
-    """What a launch's `<<<` follows where `before` ends in a bracket: the name in `(k)` or `(*fp)` (a
-    function's name in parentheses, a pointer's dereferenced), else the expression as written (`kernel_ptrs_[idx]`,
-    a table of kernels: a launch of no name porter lists, said so). Such launches were dropped, unsaid
-    (thirty-first read); None where its brackets do not close in `before`."""
+def _launch_expression(before: str) -> tuple[str | None, list[str]]:
+    """What a launch's `<<<` follows where `before` ends in a bracket: the name (and template arguments) in `(k)`,
+    `(k<float>)` or `(*fp)` (a function's name in parentheses, a pointer's dereferenced), else the expression as written
+    (`kernel_ptrs_[idx]`, a table of kernels: a launch of no name porter lists, said so). Such launches were dropped,
+    unsaid (thirty-first read), and `(k<float>)<<<` said "a name no kernel porter lists has" of a kernel porter lists
+    (thirty-second read); None where its brackets do not close in `before`."""
     depth, at = 0, len(before)
     while at:
         at -= 1
@@ -2161,13 +2192,16 @@ def _launch_expression(before: str) -> str | None:
         if depth == 0:
             break
     if depth:
-        return None
+        return None, []
     head = before[:at].rstrip()
     called = _CALLEE_END.search(head)  # (`get_kernel(i)<<<`, `ks[i]<<<`: what is called or indexed)
     if before[at] == "(" and called is None:
         inner = before[at + 1 : -1].strip().lstrip("*&").strip()
-        return _launch_head(inner)[0] if _LAUNCHED_NAME.fullmatch(inner) else " ".join(before[at:].split())
-    return " ".join(before[called.start() if called else at :].split())
+        named = inner.split("<", 1)[0].rstrip() if inner.endswith(">") else inner  # (`k` of `k<float>`)
+        if _LAUNCHED_NAME.fullmatch(named):
+            return _launch_head(inner)
+        return " ".join(before[at:].split()), []
+    return " ".join(before[called.start() if called else at :].split()), []
 
 
 _LAUNCHED_NAME = re.compile(r"(?:::\s*)?\w+(?:\s*::\s*\w+)*")
