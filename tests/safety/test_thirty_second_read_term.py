@@ -1,0 +1,48 @@
+"""The thirty-second read of terminal and report output (term, on 138fe441): each test failed there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.safety.conftest import CUDA, REPO
+
+
+def _porter(argv: list[str], cwd) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
+    return subprocess.run([sys.executable, "-m", "porter", *argv], cwd=cwd, env=env, capture_output=True, timeout=300)
+
+
+_BASELINE = b'{"version": 1, "tool": "porter", "target": "xla", "portable": false, "findings": []}\n'
+
+
+@pytest.mark.parametrize(
+    "named",
+    [
+        ["--output-format", "json", "-o", "x.json", "--report", "x.json"],  # the report lost under -o
+        ["--baseline", "b.json", "-o", "b.json"],  # the baseline replaced by the findings, exit 0
+        ["--baseline", "b.json", "--report", "./b.json"],  # the baseline replaced by the report
+        ["--config", "porter.toml", "-o", "porter.toml"],  # the config replaced by the findings
+    ],
+)
+def test_two_options_naming_one_file_are_refused_before_the_run(tmp_path, named):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    kept = {"b.json": _BASELINE, "porter.toml": b'target = "xla"\n'}
+    for name, text in kept.items():
+        (tmp_path / name).write_bytes(text)
+    run = _porter(["lint", "m.py", "-t", "xla", *named], tmp_path)
+    assert (run.returncode, (tmp_path / "x.json").exists()) == (2, False), run.stderr
+    assert b"name the same file" in run.stderr, run.stderr
+    assert {name: (tmp_path / name).read_bytes() for name in kept} == kept
+
+
+def test_write_baseline_with_an_output_file_is_refused_not_left_unwritten(tmp_path):
+    # `--write-baseline b.json -o lint.json` wrote the baseline and exited 0 with no lint.json,
+    # unsaid (the CI step after it uploads an old file or none)
+    (tmp_path / "m.py").write_bytes(CUDA)
+    run = _porter(["lint", "m.py", "-t", "xla", "--write-baseline", "b.json", "-o", "lint.json"], tmp_path)
+    assert (run.returncode, (tmp_path / "b.json").exists()) == (2, False), run.stderr
+    assert b"--write-baseline and --output-file do not go together" in run.stderr, run.stderr
