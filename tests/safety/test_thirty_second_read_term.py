@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -46,3 +48,44 @@ def test_write_baseline_with_an_output_file_is_refused_not_left_unwritten(tmp_pa
     run = _porter(["lint", "m.py", "-t", "xla", "--write-baseline", "b.json", "-o", "lint.json"], tmp_path)
     assert (run.returncode, (tmp_path / "b.json").exists()) == (2, False), run.stderr
     assert b"--write-baseline and --output-file do not go together" in run.stderr, run.stderr
+
+
+_GATE = """
+import os, time
+import porter.cli.lint as lint
+real = lint.render
+def gated(*args, **kwargs):
+    open({marker!r}, "w").close()
+    while not os.path.exists({gate!r}):
+        time.sleep(0.05)
+    return real(*args, **kwargs)
+lint.render = gated
+"""
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"), reason="a pipe's size is set on Linux")
+def test_stdout_a_pipe_made_non_blocking_mid_run_loses_no_byte(tmp_path):
+    # a process sharing porter's stdout pipe sets O_NONBLOCK after porter started (a blocking pipe
+    # then): CPython's stream dropped what the full pipe would not take, exit 1, unsaid
+    (tmp_path / "m.py").write_bytes(b"import torch\n" + b"x = torch.randn(3).cuda()\n" * 40)
+    hook, marker, gate = tmp_path / "hook", tmp_path / "in", tmp_path / "gate"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_GATE.format(marker=str(marker), gate=str(gate)))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "NO_COLOR": "1", "XDG_CACHE_HOME": str(hook)}
+    read, write = os.pipe()
+    fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 4096)
+    argv = [sys.executable, "-m", "porter", "lint", "m.py", "-t", "xla"]  # full: 12 kB
+    run = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=write, stderr=subprocess.PIPE)
+    try:
+        end = time.monotonic() + 240
+        while not marker.exists() and run.poll() is None and time.monotonic() < end:
+            time.sleep(0.05)
+        os.set_blocking(write, False)  # the open file is shared: porter's stdout is non-blocking now
+    finally:
+        gate.touch()
+        os.close(write)
+    time.sleep(1)  # the pipe fills
+    with os.fdopen(read, "rb") as got:
+        out = got.read()
+    err = run.stderr.read() if run.stderr else b""
+    assert (run.wait(timeout=300), out.count(b"DEV001")) == (1, 80), err
