@@ -89,3 +89,20 @@ def test_stdout_a_pipe_made_non_blocking_mid_run_loses_no_byte(tmp_path):
         out = got.read()
     err = run.stderr.read() if run.stderr else b""
     assert (run.wait(timeout=300), out.count(b"DEV001")) == (1, 80), err
+
+
+def test_a_report_named_as_a_file_the_out_dir_copy_writes_is_refused(tmp_path):
+    # `rewrite src --out-dir out --report out/ds_config.json`: the copy of the tree's DeepSpeed
+    # config was written, then the report over it, exit 0: the ported tree had lost its config
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "m.py").write_bytes(CUDA)
+    (src / "ds_config.json").write_bytes(b'{\n  "train_batch_size": 8\n}\n')
+    run = _porter(["rewrite", "src", "-t", "xla", "--out-dir", "out", "--report", "out/ds_config.json"], tmp_path)
+    assert (run.returncode, (tmp_path / "out").exists()) == (2, False), run.stderr
+    assert b"is where --out-dir copies" in run.stderr, run.stderr
+    kept = _porter(["rewrite", "src", "-t", "xla", "--out-dir", "out", "--report", "out/r.json"], tmp_path)
+    assert (kept.returncode, sorted(p.name for p in (tmp_path / "out").iterdir())) == (
+        0,
+        ["ds_config.json", "m.py", "r.json"],
+    ), kept.stderr
