@@ -116,7 +116,7 @@ def lint(
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])
     fmt = _output_format(output_format, fix=fix, diff=diff, baseline=baseline, write_baseline_to=write_baseline_to)
-    _refuse_with_diff(diff, {"--output-file": output_file, "--statistics": statistics or None})
+    _refuse_ignored({"--diff": diff, "--write-baseline": write_baseline_to}, output_file, statistics)
     check_paths(paths)
     check_cache_dir(cache_dir, paths, no_cache)
     work_outlives_the_reader(fix)
@@ -138,6 +138,10 @@ def lint(
     known = _read_known(baseline, settings.target, settings.portable)
     fingerprint_base = _fingerprint_base(baseline, write_baseline_to)
     _check_outputs({"--report": report, "--write-baseline": write_baseline_to, "--output-file": output_file})
+    _one_file_each(
+        {"--report": report, "--write-baseline": write_baseline_to, "--output-file": output_file},
+        {"--baseline": baseline, "--config": config},
+    )
 
     note_if_cache_off(no_cache, paths, cache_dir)
     run = _run(
@@ -207,13 +211,48 @@ def _output_format(
     return fmt
 
 
-def _refuse_with_diff(diff: bool, options: dict[str, object]) -> None:
-    """Refuse an option --diff would ignore. The patch goes to stdout only: `--diff -o p.patch`
-    printed it and wrote no file, unsaid (twenty-seventh read; ruff 0.17.6 writes its "Would fix"
-    line into the file and the patch to stdout). ruff refuses `--diff --statistics` the same."""
-    for option, value in options.items() if diff else ():
-        if value is not None:
-            raise usage_error(f"--diff and {option} do not go together (--diff prints the patch to stdout)")
+# the options after which lint prints no findings, and what they do instead
+_PRINTS_NO_FINDINGS = {
+    "--diff": "--diff prints the patch to stdout",
+    "--write-baseline": "--write-baseline writes the baseline and exits",
+}
+
+
+def _refuse_ignored(given: dict[str, object], output_file: Path | None, statistics: bool) -> None:
+    """Refuse `-o` or `--statistics` where the findings are not printed. `--diff -o p.patch`
+    printed the patch and wrote no file, unsaid (twenty-seventh read; ruff 0.17.6 refuses `--diff
+    --statistics` the same); `--write-baseline b.json -o lint.json` wrote the baseline and exited 0
+    with no `lint.json`, unsaid, for the CI step after it to upload (thirty-second read)."""
+    for mode, value in given.items():
+        if not value:
+            continue
+        for option, named in (("--output-file", output_file), ("--statistics", statistics or None)):
+            if named is not None:
+                raise usage_error(f"{mode} and {option} do not go together ({_PRINTS_NO_FINDINGS[mode]})")
+
+
+def _one_file_each(outputs: dict[str, Path | None], inputs: dict[str, Path | None]) -> None:
+    """Exit 2, before the run, where two options name one file. `-o x.json --report x.json`
+    wrote the report and then the findings over it, unsaid; `--baseline b.json -o b.json` (or
+    `--report b.json`) replaced the baseline the run read with its output, exit 0 (thirty-second
+    read). An output's name is replaced, not written through (`write_output`): it is the file of
+    that name in its folder; an input is the file it leads to."""
+    seen: dict[tuple[str, str], str] = {}
+    named = [(o, p, True) for o, p in inputs.items()] + [(o, p, False) for o, p in outputs.items()]
+    for option, path, read in named:
+        if path is None:
+            continue
+        place = _file_place(path, follow=read)
+        if place in seen:
+            raise usage_error(f"{seen[place]} and {option} name the same file ({path}): choose another name for one")
+        seen[place] = option
+
+
+def _file_place(path: Path, *, follow: bool) -> tuple[str, str]:
+    """The folder and name of the file `path` names: its links followed where it is read, its
+    folder's alone where it is written (a link of its name is replaced)."""
+    where = os.path.realpath(path) if follow else os.path.join(os.path.realpath(path.parent), path.name)
+    return os.path.split(where)
 
 
 def _checked(run, base: Path | None) -> Callable[[str], bool]:

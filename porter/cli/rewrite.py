@@ -235,6 +235,9 @@ def _check_outputs(
         _check_split_dir(split, force, diff=diff, out_dir=out_dir)
     if report is not None:
         _check_report(report)
+    copied = _copied_at(paths, out_dir, report) if out_dir is not None and report is not None else None
+    if copied is not None:
+        raise usage_error(f"--report {report} is where --out-dir copies {copied}: choose another name for the report")
 
 
 def _finish(out, model: ReportModel, wrote: str, *, report: Path | None, quiet: bool) -> None:
@@ -363,6 +366,40 @@ def _write_series(folder: Path, ported: list[series.PortedFile], target: str, fo
     return f"written as {n} patch{'es' if n != 1 else ''} in {plain(folder)}"
 
 
+def _copy_roots(paths: list[Path], root: Path) -> list[tuple[Path, Path, Path]]:
+    """Each input, resolved, and where `--out-dir` (resolved: `root`) copies it: several paths keep
+    their layout below their common folder."""
+    resolved = [p.resolve() for p in paths]
+    common = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in resolved]))
+    return [
+        (
+            p,
+            real,
+            root
+            if len(paths) == 1 and p.is_dir()
+            else root / (real.relative_to(common) if real != common else real.name),
+        )
+        for p, real in zip(paths, resolved)
+    ]
+
+
+def _copied_at(paths: list[Path], out_dir: Path, report: Path) -> Path | None:
+    """The input file `--out-dir` copies to `report`'s name: `rewrite . --out-dir ../out --report
+    ../out/ds_config.json` wrote the copy, then the report over it, exit 0: the ported tree had lost
+    its DeepSpeed config (thirty-second read). A link of the report's name is replaced, not followed."""
+    place = Path(os.path.realpath(report.parent)) / report.name
+    for _, real, dest in _copy_roots(paths, out_dir.resolve()):
+        if real.is_dir() and dest in place.parents:
+            source = real / place.relative_to(dest)
+        elif place == dest:
+            source = real
+        else:
+            continue
+        if os.path.lexists(source):
+            return source
+    return None
+
+
 def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> list[tuple[Path, Unreadable]]:
     """Every file of each tree into out_dir; several paths keep their layout below their
     common folder, so two folders both named `src` do not collide. Nothing is written
@@ -373,13 +410,7 @@ def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> list
     clean_stale([root], quiet=True)
     roots: list[tuple[Path, Path]] = []
     passed: list[tuple[Path, Unreadable]] = []
-    resolved = [p.resolve() for p in paths]
-    common = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in resolved]))
-    for p, real in zip(paths, resolved):
-        if len(paths) == 1 and p.is_dir():
-            dest = root
-        else:
-            dest = root / (real.relative_to(common) if real != common else real.name)
+    for p, real, dest in _copy_roots(paths, root):
         if p.is_dir():
             passed.extend(copy_tree(p, dest, root=root))
         else:

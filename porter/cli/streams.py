@@ -72,13 +72,16 @@ class _SettledWriter(io.RawIOBase):
 
 
 def settled(stream: io.TextIOWrapper, stderr: bool) -> io.TextIOWrapper:
-    """`stream`, or, where its fd is in non-blocking mode, a terminal (one that hung up too), or
-    stderr on a pipe or a socket, a stream like it over that fd that writes as `_SettledWriter`
+    """`stream`, or, where its fd is in non-blocking mode, a terminal (one that hung up too), a
+    pipe or a socket, a stream like it over that fd that writes as `_SettledWriter`
     does (nothing has been written yet: the run has not printed)."""
     try:
         fd = stream.fileno()
         mode = os.fstat(fd).st_mode
-        piped = stderr and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
+        # a pipe blocking now may not be later: a process that shares it (the shell's next job,
+        # a log reader's helper) can set O_NONBLOCK mid-run, and CPython's stream then dropped
+        # what the full pipe would not take: 64 kB of 156 kB, exit 1, unsaid (thirty-second read)
+        piped = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
         if os.name != "posix" or (os.get_blocking(fd) and not piped and not os.isatty(fd) and not hung_up(fd)):
             return stream
     except (OSError, ValueError):  # no fd (a test's capture), or a closed one
