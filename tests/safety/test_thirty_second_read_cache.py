@@ -81,3 +81,27 @@ def test_a_uv_source_given_by_url_is_read(tmp_path):
         'torchaudio-2.3.0%2Bcu121-cp311-cp311-linux_x86_64.whl", marker = "sys_platform == \'linux\'" }]\n'
     )
     assert ("DEP006", 7) in _findings(tmp_path, "pyproject.toml", text)
+
+
+WHEEL = "https://download.pytorch.org/whl/cu121/torch-2.3.0+cu121-cp311-cp311-linux_x86_64.whl"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("requirements.txt", f"torch @ {WHEEL}\n"),
+        ("pyproject.toml", f'[project]\nname = "demo"\nversion = "0.1"\ndependencies = [\n  "torch @ {WHEEL}",\n]\n'),
+    ],
+)
+def test_a_cuda_label_in_a_wheels_url_is_reported_not_edited(tmp_path, name, text):
+    """PEP 508's `torch @ URL`: the `+cu121` in the URL is part of the wheel's file name. porter cut it to
+    `+cpu` (DEP001's edit): `.../whl/cu121/torch-2.3.0+cpu-cp311-...whl`, a file that folder does not
+    serve, so the ported project no longer installs. The URL is DEP006's, reported as docs/files.md says."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / name).write_text(text)
+    [result] = run([tmp_path], Settings(target="tpu"), jobs=1, cache=False)[0]
+    assert WHEEL in (result.new_source or text.encode()).decode()
+    assert {f.code for f in result.findings} >= {"DEP006"}
+    assert "DEP001" not in {f.code for f in result.findings}

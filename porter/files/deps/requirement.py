@@ -61,10 +61,13 @@ def sites(text: str, place: Place, ctx: Context) -> list[Site]:
         return url_sites(text, place, ctx)
     name = canonical(req.name)
     out: list[Site] = []
+    named = text  # the requirement up to its URL: a `+cu121` in a URL is a file's name, reported (DEP006)
     if req.url is not None:
-        out.extend(url_sites(req.url, Place(place.start + text.find(req.url)), ctx))
+        at = text.find(req.url)
+        named = text[:at] if at >= 0 else ""
+        out.extend(url_sites(req.url, Place(place.start + at), ctx))
     if name in TORCH_FAMILY:
-        out.extend(cuda_build_sites(text, place, ctx))
+        out.extend(cuda_build_sites(named, place, ctx))
         if name == "torch":
             out.extend(_torch_version(text, req, place, ctx))
     package = cuda_only_package(req.name, ctx.conda)
