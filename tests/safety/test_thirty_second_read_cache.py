@@ -105,3 +105,19 @@ def test_a_cuda_label_in_a_wheels_url_is_reported_not_edited(tmp_path, name, tex
     assert WHEEL in (result.new_source or text.encode()).decode()
     assert {f.code for f in result.findings} >= {"DEP006"}
     assert "DEP001" not in {f.code for f in result.findings}
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        '"cupy-cuda12x  # GPU arrays"',
+        "cupy-cuda12x --hash=sha256:" + "a" * 64,
+    ],
+)
+def test_an_environment_pip_item_is_read_as_pip_reads_its_line(tmp_path, item):
+    """conda writes the `pip:` items into a requirements file and runs `pip install -r` on it; pip
+    23.2.1's `parse_requirements` on those lines installs `cupy-cuda12x` (the comment and the option
+    cut). porter handed the whole item to PEP 508, which refused it: no DEP005."""
+    (tmp_path / "m.py").write_text("import torch\n")
+    text = f"name: demo\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - {item}\n"
+    assert ("DEP005", 6) in _findings(tmp_path, "environment.yml", text)
