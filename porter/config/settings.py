@@ -44,6 +44,9 @@ class Settings:
     # requirements files the project's build code reads as its package's requirements (setup.py's
     # `open('requirements.txt')`, setuptools' `file:`), by name: set by the runner (porter.files.deps.build_read)
     build_requirements: tuple[str, ...] = ()
+    # requirements files another one of the run names with `-c` (pip reads them as constraints: no
+    # package goes in), by name: set by the runner (porter.files.deps.constraint_files)
+    constraint_files: tuple[str, ...] = ()
     # whether the file's folder holds `__init__.py` (a module of a package, whose defaults are its
     # API: porter.codemods.literals.in_package), set by the runner so that the cache key covers
     # it (a warm run after `touch __init__.py` gave the old findings: seventeenth read); None:

@@ -15,7 +15,7 @@ from yaml.nodes import ScalarNode
 
 from porter.config.settings import Settings
 from porter.files.readers.yamlpos import documents, get, item_line, scalar, sequence
-from porter.files.deps import requirement
+from porter.files.deps import reqfile, requirement
 from porter.files.deps.indexes import index_sites
 from porter.files.deps.target_packages import added_message, missing_lines, newline
 from porter.files.facts import canonical
@@ -98,9 +98,10 @@ def _pip_list(text: Text, items: list[object], settings: Settings) -> list[Site]
             continue
         if s.inner is None:
             continue
+        req = _pip_line_requirement(value)
         place = requirement.Place(s.inner[0], item_line(text, item))
-        out.extend(requirement.sites(value, place, ctx))
-        parsed = requirement.parse(value)
+        out.extend(requirement.sites(req, place, ctx))
+        parsed = requirement.parse(req)
         if parsed is not None:
             names.append(parsed.name)
             if canonical(parsed.name) == "torch" and torch_node is None:
@@ -112,6 +113,15 @@ def _pip_list(text: Text, items: list[object], settings: Settings) -> list[Site]
         if lines is not None:
             out.append(_insert_after(text, torch_node, lines, settings.target))
     return out
+
+
+def _pip_line_requirement(value: str) -> str:
+    """The requirement of a `pip:` item as pip reads it: conda writes the items into a requirements
+    file, one a line, and runs `pip install -r` on it, so a comment (`"cupy-cuda12x  # GPU"`) and
+    options after it (`--hash=...`) are cut there as in any requirements file."""
+    found = reqfile.lines(value)
+    req = reqfile.requirement_text(found[0]) if len(found) == 1 else None
+    return value if req is None else req
 
 
 def _pip_option(text: Text, item: ScalarNode, value: str, target: str) -> list[Site]:

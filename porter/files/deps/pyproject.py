@@ -1,5 +1,5 @@
-"""pyproject.toml: the dependency tables of PEP 621, PEP 735 and the build system, Poetry's and
-uv's, and the package indexes uv and Poetry are told to use.
+"""pyproject.toml: the dependency tables of PEP 621, PEP 735 and the build system, Poetry's, uv's and
+PDM's, and the package indexes uv and Poetry are told to use.
 
 A pyproject.toml declares a package: its dependencies are a promise to everyone who installs it,
 so the target's packages are reported there (an optional extra is the author's choice), never
@@ -20,27 +20,44 @@ from porter.files.facts import canonical
 from porter.files.sites import Site, Text
 
 
-def _lists(doc: dict[str, Any]) -> list[list[Any]]:
-    """Every list of requirement strings in the document (PEP 621, PEP 735, build-system)."""
-    out: list[list[Any]] = []
-    project = doc.get("project")
-    if isinstance(project, dict):
-        if isinstance(project.get("dependencies"), list):
-            out.append(project["dependencies"])
-        optional = project.get("optional-dependencies")
-        if isinstance(optional, dict):
-            out.extend(v for v in optional.values() if isinstance(v, list))
-    groups = doc.get("dependency-groups")
-    if isinstance(groups, dict):
-        out.extend(v for v in groups.values() if isinstance(v, list))
-    build = doc.get("build-system")
-    if isinstance(build, dict) and isinstance(build.get("requires"), list):
-        out.append(build["requires"])
+# Where lists of PEP 508 strings are, as key paths (`*`: each value of a table), and whether what
+# a list names is installed (uv's constraints and overrides only narrow what something else requires:
+# `uv lock` takes `torch==2.3.0+cu118` from them, but they add no package).
+_REQUIREMENT_LISTS: tuple[tuple[tuple[str, ...], bool], ...] = (
+    (("project", "dependencies"), True),
+    (("project", "optional-dependencies", "*"), True),
+    (("dependency-groups", "*"), True),
+    (("build-system", "requires"), True),
+    (("tool", "uv", "dev-dependencies"), True),  # uv's before PEP 735: `uv sync` installs it
+    (("tool", "uv", "constraint-dependencies"), False),
+    (("tool", "uv", "override-dependencies"), False),
+    (("tool", "pdm", "dev-dependencies", "*"), True),  # PDM's before PEP 735
+)
+# A Poetry dependency without a version comes from one of these (a wheel's URL, a repository, a path).
+_POETRY_SOURCES = ("url", "git", "path")
+
+
+def _lists(doc: dict[str, Any]) -> list[tuple[list[Any], bool]]:
+    """Every list of requirement strings in the document (`_REQUIREMENT_LISTS`), with whether it installs."""
+    out: list[tuple[list[Any], bool]] = []
+    for path, installs in _REQUIREMENT_LISTS:
+        out.extend((found, installs) for found in _lists_at(doc, path))
     return out
 
 
-def _poetry(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    """(package, version string) of Poetry's dependency tables."""
+def _lists_at(node: Any, path: tuple[str, ...]) -> list[list[Any]]:
+    if not path:
+        return [node] if isinstance(node, list) else []
+    if not isinstance(node, dict):
+        return []
+    children = list(node.values()) if path[0] == "*" else [node.get(path[0])]
+    return [found for child in children for found in _lists_at(child, path[1:])]
+
+
+def _poetry(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(package, its table) of Poetry's dependency tables, one per constraint: a version string is
+    `{version = ...}`, and a list (`torch = [{version = "2.3.0+cu121", markers = ...}, ...]`, Poetry's
+    multiple constraints) gives each of its tables."""
     tool = doc.get("tool")
     poetry = tool.get("poetry") if isinstance(tool, dict) else None
     if not isinstance(poetry, dict):
@@ -54,10 +71,23 @@ def _poetry(doc: dict[str, Any]) -> list[tuple[str, str]]:
         if not isinstance(table, dict):
             continue
         for name, spec in table.items():
-            version = spec.get("version") if isinstance(spec, dict) else spec
-            if isinstance(version, str):
-                out.append((name, version))
+            for one in spec if isinstance(spec, list) else [spec]:
+                if isinstance(one, str):
+                    out.append((name, {"version": one}))
+                elif isinstance(one, dict):
+                    out.append((name, one))
     return out
+
+
+def _uv_source_urls(doc: dict[str, Any]) -> list[str]:
+    """The `url` of each `[tool.uv.sources]` entry (a table, or a list of them per marker)."""
+    tool = doc.get("tool")
+    uv = tool.get("uv") if isinstance(tool, dict) else None
+    sources = uv.get("sources") if isinstance(uv, dict) else None
+    if not isinstance(sources, dict):
+        return []
+    rows = [one for spec in sources.values() for one in (spec if isinstance(spec, list) else [spec])]
+    return [r["url"] for r in rows if isinstance(r, dict) and isinstance(r.get("url"), str)]
 
 
 def _index_urls(doc: dict[str, Any]) -> list[str]:
@@ -83,14 +113,13 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     where = Locator(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out, names, torch_seen = _requirement_lists(text, doc, where, ctx)
-    for name, version in _poetry(doc):
-        if canonical(name) not in requirement.TORCH_FAMILY and requirement.cuda_only_package(name) is None:
-            continue
-        token = where.find(version)
-        if token is None:
-            continue
-        out.extend(_poetry_sites(name, version, token, ctx))
+    for name, spec in _poetry(doc):
+        out.extend(_poetry_dependency(name, spec, where, ctx))
         names.append(name)
+    for url in _uv_source_urls(doc):
+        token = where.find(url)
+        if token is not None:
+            out.extend(requirement.url_sites(url, requirement.Place(token.inner_start), ctx))
     for url in _index_urls(doc):
         token = where.find(url)
         if token is not None and token.plain:
@@ -119,7 +148,7 @@ def _requirement_lists(
     out: list[Site] = []
     torch_seen: tuple[int, int, str] | None = None
     names: list[str] = []
-    for items in _lists(doc):
+    for items, installs in _lists(doc):
         for item in items:
             if not isinstance(item, str):
                 continue  # `{include-group = "..."}`
@@ -130,11 +159,31 @@ def _requirement_lists(
             place = requirement.Place(token.inner_start, removable, editable=token.plain)
             out.extend(requirement.sites(item, place, ctx))
             parsed = requirement.parse(item)
-            if parsed is not None:
+            if parsed is not None and installs:
                 names.append(parsed.name)
                 if canonical(parsed.name) == "torch" and torch_seen is None:
                     torch_seen = (token.inner_start, token.inner_start + len(token.raw), item)
     return out, names, torch_seen
+
+
+def _poetry_dependency(name: str, spec: dict[str, Any], where: Locator, ctx: requirement.Context) -> list[Site]:
+    """One Poetry constraint: its version string's sites, and a source's (a CUDA wheel's URL; where a
+    package no target has a build of comes from, when no version is given)."""
+    out: list[Site] = []
+    version: str | None = spec["version"] if isinstance(spec.get("version"), str) else None
+    source: str | None = next((spec[k] for k in _POETRY_SOURCES if isinstance(spec.get(k), str)), None)
+    source_token = None if source is None else where.find(source)
+    if source is not None and source_token is not None and source == spec.get("url"):
+        out.extend(requirement.url_sites(source, requirement.Place(source_token.inner_start), ctx))
+    if canonical(name) not in requirement.TORCH_FAMILY and requirement.cuda_only_package(name) is None:
+        return out
+    token = None if version is None else where.find(version)
+    if version is not None and token is not None:
+        out.extend(_poetry_sites(name, version, token, ctx))
+    elif source_token is not None and requirement.cuda_only_package(name) is not None:
+        place = requirement.Place(source_token.inner_start, None, editable=False)
+        out.append(requirement.cuda_only(name, (place.start, place.start + len(source_token.raw)), place, ctx))
+    return out
 
 
 def _poetry_sites(name: str, version: str, token: Any, ctx: requirement.Context) -> list[Site]:

@@ -122,7 +122,7 @@ def unparsable(text: str) -> list[int]:
 
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
     ctx = requirement.Context(settings.target, settings.imported_after_port)
-    constraints = "constraint" in path.rsplit("/", 1)[-1].lower()
+    constraints = "constraint" in path.rsplit("/", 1)[-1].lower() or path in settings.constraint_files
     out: list[Site] = []
     torch_line: Line | None = None
     names: list[str] = []

@@ -58,13 +58,16 @@ def sites(text: str, place: Place, ctx: Context) -> list[Site]:
     """The sites of one requirement string (`text`, as written)."""
     req = parse(text)
     if req is None:
-        return _url_sites(text, place, ctx)
+        return url_sites(text, place, ctx)
     name = canonical(req.name)
     out: list[Site] = []
+    named = text  # the requirement up to its URL: a `+cu121` in a URL is a file's name, reported (DEP006)
     if req.url is not None:
-        out.extend(_url_sites(req.url, Place(place.start + text.find(req.url)), ctx))
+        at = text.find(req.url)
+        named = text[:at] if at >= 0 else ""
+        out.extend(url_sites(req.url, Place(place.start + at), ctx))
     if name in TORCH_FAMILY:
-        out.extend(cuda_build_sites(text, place, ctx))
+        out.extend(cuda_build_sites(named, place, ctx))
         if name == "torch":
             out.extend(_torch_version(text, req, place, ctx))
     package = cuda_only_package(req.name, ctx.conda)
@@ -187,7 +190,8 @@ def cuda_only(name: str, span: tuple[int, int], place: Place, ctx: Context) -> S
     )
 
 
-def _url_sites(url: str, place: Place, ctx: Context) -> list[Site]:
+def url_sites(url: str, place: Place, ctx: Context) -> list[Site]:
+    """DEP006 on a URL or path that names a CUDA build's wheel (`.../whl/cu121/torch-...`)."""
     if not _CUDA_WHEEL.search(url) or not re.search(r"\.whl\b|/torch|/whl/", url):
         return []
     return [
