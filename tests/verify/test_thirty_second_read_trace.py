@@ -68,3 +68,31 @@ def test_an_optimizer_subclass_calling_its_parents_step_is_one_step_per_iteratio
     torch.testing.assert_close(torch.tensor(got, dtype=torch.float64), torch.tensor(own_sub, dtype=torch.float64))
     res, said = compared(monkeypatch, plain, sub)
     assert res.verdict == "pass", said
+
+
+def test_buffers_only_the_port_recorded_are_not_called_module_outputs():
+    """A port moving `torch.nn.utils.spectral_norm` to its parametrization records the buffers
+    `2.parametrizations.weight.0._u` and `_v` the reference names otherwise: the line said "4
+    module output(s) at step 1 only the port recorded", two of them buffers, which no module
+    outputs. Buffers are counted apart; a line without buffers reads as before."""
+    from porter.verify.tracecmp import _added_modules
+
+    out = {"shape": [3], "dtype": "float32", "stats": "b0.stats", "sample": "b0.sample"}
+    ref = {"modules": [{"key": "2", "outputs": [out]}], "buffers": [{"key": "2.weight_u", "type": "buffer"}]}
+    port = {
+        "modules": [{"key": "2", "outputs": [out]}, {"key": "2.parametrizations.weight.0", "outputs": [out]}],
+        "buffers": [
+            {"key": k, "type": "buffer"} for k in ("2.parametrizations.weight.0._u", "2.parametrizations.weight.0._v")
+        ],
+    }
+    assert _added_modules(ref, port) == [
+        "1 module output(s) and 2 buffer(s) at step 1 only the port recorded, not compared: "
+        "2.parametrizations.weight.0, 2.parametrizations.weight.0._u, 2.parametrizations.weight.0._v"
+    ]
+    assert _added_modules(ref, {**port, "buffers": []}) == [
+        "1 module output(s) at step 1 only the port recorded, not compared: 2.parametrizations.weight.0"
+    ]
+    assert _added_modules(ref, {**port, "modules": port["modules"][:1]}) == [
+        "2 buffer(s) at step 1 only the port recorded, not compared: "
+        "2.parametrizations.weight.0._u, 2.parametrizations.weight.0._v"
+    ]
