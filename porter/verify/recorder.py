@@ -311,6 +311,29 @@ def _grad_norm(g: torch.Tensor) -> torch.Tensor:
     return _wide_norm(g.reshape(-1))
 
 
+# the code of torch's wrapper of a hooked `Optimizer.step`, which runs the step hooks
+_STEP_WRAPPER = torch.optim.Optimizer.profile_hook_step(lambda: None).__code__
+
+
+def _outermost_step(hook):
+    """`hook` run at an optimizer's outermost `step` only. A subclass whose `step` calls
+    `super().step()` runs the step hooks twice once its parent's `step` is hooked too (an instance
+    of the parent built in the same process): each iteration was recorded as two steps, the
+    second without a loss, and a faithful port failed "the gradient norm differs at step 2"
+    (thirty-second read). The running steps are read from the stack (torch's wrapper frames), so
+    a step that raised leaves nothing behind."""
+
+    @functools.wraps(hook)
+    def outermost(opt, args, kwargs):
+        frame, running = sys._getframe(1), 0
+        while frame is not None:
+            running += frame.f_code is _STEP_WRAPPER and frame.f_locals.get("self") is opt
+            frame = frame.f_back
+        return hook(opt, args, kwargs) if running <= 1 else None
+
+    return outermost
+
+
 def _held(hook):
     """A recorder hook run under the recorder's lock (`Recorder.lock`)."""
 
@@ -902,10 +925,13 @@ class Recorder:
         self._wrap_gradients()
         self._wrap_scaler()
         self._wrap_optimizers()
+
         # run eagerly where the program compiles its optimizer's step (`torch.compile(opt.step)`,
         # torch's own recipe): traced, the post-step hook's `gc.get_objects()` raised a dynamo
         # RecursionError said as the program's, and its later steps were not counted (thirty-first read)
-        eager = _outside_compiled_code
+        def eager(hook):
+            return _outside_compiled_code(_outermost_step(hook))
+
         self.handles.append(register_optimizer_step_pre_hook(eager(self.on_pre_step)))
         if self.perturb is not None:
             self.handles.append(register_optimizer_step_pre_hook(eager(self.perturb_ulp)))

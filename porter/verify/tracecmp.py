@@ -1809,9 +1809,10 @@ def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
     reference has no entry for (a wrapper the port added, a module only the port calls), the
     first `shown` of them: the module table follows the reference, so a reviewer never saw what
     the port added (twentieth read's leftover). Said, not deciding the verdict: the steps and
-    the reference's own module outputs decide it."""
-    added: list[str] = []
-    for section in ("modules", "buffers"):
+    the reference's own module outputs decide it. Buffers are counted as such: `spectral_norm`'s
+    `_u` and `_v` were said to be module outputs (thirty-second read)."""
+    added: dict[str, list[str]] = {"modules": [], "buffers": []}
+    for section, keys in added.items():
         ref_keys = [e.get("key") for e in rm.get(section) or [] if isinstance(e, dict)]
         have = {k: ref_keys.count(k) for k in set(ref_keys)}
         for e in pm.get(section) or []:
@@ -1819,14 +1820,14 @@ def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
             if have.get(key, 0) > 0:
                 have[key] -= 1
             elif isinstance(key, str):
-                added.append(key)
-    if not added:
+                keys.append(key)
+    every = added["modules"] + added["buffers"]
+    if not every:
         return []
-    more = f" and {len(added) - shown} more" if len(added) > shown else ""
-    return [
-        f"{len(added)} module output(s) at step 1 only the port recorded, not compared: "
-        f"{', '.join(added[:shown])}{more}"
-    ]
+    more = f" and {len(every) - shown} more" if len(every) > shown else ""
+    counts = [f"{len(added['modules'])} module output(s)"] if added["modules"] else []
+    counts += [f"{len(added['buffers'])} buffer(s)"] if added["buffers"] else []
+    return [f"{' and '.join(counts)} at step 1 only the port recorded, not compared: {', '.join(every[:shown])}{more}"]
 
 
 def _other_target(asked: str | None, pm: dict) -> list[str]:
