@@ -69,13 +69,15 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
             continue
         value_at, value, whole = found
         nxt = text.line_starts[number] if number < len(text.line_starts) else len(text.text)
-        place = requirement.Place(value_at, (start, nxt) if whole else None)
-        out.extend(requirement.sites(value, place, ctx))
-        parsed = requirement.parse(value)
-        if parsed is not None:
-            names.append(parsed.name)
-            if canonical(parsed.name) == "torch" and torch is None:
-                torch = (value_at, value_at + len(value), value)
+        place = (start, nxt) if whole else None
+        one_line = not whole and not _continued(text, number, indent)
+        for at, item in _items(value_at, value) if one_line else [(value_at, value)]:
+            out.extend(requirement.sites(item, requirement.Place(at, place), ctx))
+            parsed = requirement.parse(item)
+            if parsed is not None:
+                names.append(parsed.name)
+                if canonical(parsed.name) == "torch" and torch is None:
+                    torch = (at, at + len(item), item)
     if torch is not None:
         lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
@@ -84,6 +86,32 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
                     torch, lines, settings.target, f"under `[options.extras_require]` as `{settings.target} = ...`"
                 )
             )
+    return out
+
+
+def _continued(text: Text, number: int, key_indent: int) -> bool:
+    """Whether a line after key line `number` continues its value (indented past the key, not a
+    comment, not blank: configparser drops the blanks and comments that end a value)."""
+    for later in range(number + 1, len(text.line_starts) + 1):
+        start, end = text.line_span(later)
+        line = text.text[start:end]
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", ";")):
+            return len(line) - len(line.lstrip()) > key_indent
+    return False
+
+
+def _items(value_at: int, value: str) -> list[tuple[int, str]]:
+    """A one-line value as setuptools 65.5 reads it (`_parse_list_semicolon`: with no line break the
+    value is split at each `;`, deprecated, with a warning): `install_requires = torch; cupy-cuda12x`
+    declares two packages, not torch under a marker. Each item with its offset."""
+    out: list[tuple[int, str]] = []
+    offset = 0
+    for chunk in value.split(";"):
+        item = chunk.strip()
+        if item:
+            out.append((value_at + offset + chunk.index(item), item))
+        offset += len(chunk) + 1
     return out
 
 
