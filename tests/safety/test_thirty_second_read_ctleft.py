@@ -48,3 +48,48 @@ def test_an_editable_url_written_across_a_continuation_is_placed_on_its_own_line
     result = _run(tmp_path, "requirements.txt", text)
     [found] = [f for f in result.findings if f.code == "DEP006"]
     assert (found.start.line, found.start.column) == (2, 3)
+
+
+def _fix_with_one_file_read_only(tmp_path, *args):
+    from tests.safety.conftest import CUDA, porter
+
+    for name in ("m.py", "n.py"):
+        (tmp_path / name).write_bytes(CUDA)
+    (tmp_path / "m.py").chmod(0o444)
+    done = porter("lint", "--fix", ".", "-t", "xla", "--allow-no-vcs", "--no-cache", *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert (tmp_path / "m.py").read_bytes() == CUDA
+    return done
+
+
+def test_lint_fix_report_says_a_fix_it_could_not_write_is_not_written(tmp_path):
+    """`lint --fix --report r.md` with m.py read-only: the report counted m.py "changed", showed its
+    fix's diff and "Readiness: 100%" over a file still CUDA code on disk, nothing said (the terminal
+    and the exit of 2 did). Now m.py is failed there, "not written", with why and no diff, as `rewrite`'s
+    report says it; the JSON report lists it in `summary.not_written` (and in `not_checked`, as before)."""
+    import json
+
+    _fix_with_one_file_read_only(tmp_path, "--report", "r.md")
+    text = (tmp_path / "r.md").read_text()
+    assert "1 file not written" in text and "failed `m.py`: no write permission" in text, text
+    assert "--- a/m.py" not in text and "--- a/n.py" in text
+    (tmp_path / "n.py").chmod(0o644)
+    (tmp_path / "n.py").write_text((tmp_path / "m.py").read_text())
+    _fix_with_one_file_read_only(tmp_path, "--report", "r.json")
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert summary["not_written"] == ["m.py"] and summary["not_checked"] == ["m.py"]
+    assert summary["files"]["changed"] == 1 and summary["files"]["errors"] == 1
+
+
+def test_junit_counts_a_fix_it_could_not_write_as_an_error(tmp_path):
+    """JUnit beside an exit of 2 over a fix not written had `errors="0"`: a CI's test tab read a run
+    whose findings failed, nothing that did not run as asked (SARIF said it: thirty-first read). Now a
+    test case "fix not written" in error names the file and why."""
+    from xml.etree import ElementTree as ET
+
+    done = _fix_with_one_file_read_only(tmp_path, "--output-format", "junit")
+    root = ET.fromstring(done.stdout)
+    assert root.get("errors") == "1"
+    [case] = [c for c in root.iter("testcase") if c.find("error") is not None]
+    assert case.get("name") == "fix not written" and case.get("file") == "m.py"
+    assert "no write permission" in case.find("error").get("message")
