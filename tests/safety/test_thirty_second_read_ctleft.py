@@ -93,3 +93,25 @@ def test_junit_counts_a_fix_it_could_not_write_as_an_error(tmp_path):
     [case] = [c for c in root.iter("testcase") if c.find("error") is not None]
     assert case.get("name") == "fix not written" and case.get("file") == "m.py"
     assert "no write permission" in case.find("error").get("message")
+
+
+def test_a_recording_leaves_no_temporary_folder_of_torch_in_tmpdir(tmp_path):
+    """torch 2.9 makes a `tempfile.TemporaryDirectory()` when `torch.distributed.nn` is imported
+    (instantiator.py's `_TEMP_DIR`); the recorded process ends by `os._exit`, which skips its removal:
+    each side of each `trace record` or `parity-check` left a `tmpXXXXXXXX` folder in TMPDIR for good.
+    Now the run's TMPDIR is its work folder's, removed with it."""
+    import sys
+
+    from tests.safety.conftest import porter
+
+    pytest.importorskip("torch")
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    (tmp_path / "train.py").write_text("import torch\nimport torch.distributed.nn\nprint(torch.ones(2).sum())\n")
+    done = porter(
+        "trace", "record", "-o", "t.safetensors", "--steps", "1", "--no-noise-floor", "--",
+        sys.executable, "train.py", cwd=tmp_path, env={"TMPDIR": str(tmp)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert (tmp_path / "t.safetensors").is_file()
+    assert sorted(p.name for p in tmp.iterdir()) == []
