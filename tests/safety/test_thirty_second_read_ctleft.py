@@ -115,3 +115,20 @@ def test_a_recording_leaves_no_temporary_folder_of_torch_in_tmpdir(tmp_path):
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert (tmp_path / "t.safetensors").is_file()
     assert sorted(p.name for p in tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("[options]\nx = cupy-cuda12x\ninstall_requires =\n    torch\n    %(x)s\n", "DEP005"),
+        ("[DEFAULT]\nv = 2.3.0+cu121\n[options]\ninstall_requires = torch==%(v)s\n", "DEP001"),
+    ],
+)
+def test_a_setup_cfg_value_the_build_interpolates_is_read_expanded(tmp_path, text, code):
+    """setuptools 65.5's build reads setup.cfg through `ConfigParser()`, whose interpolation expands
+    `%(x)s` (from the section or `[DEFAULT]`): `requires.txt` holds `cupy-cuda12x`, `torch==2.3.0+cu121`.
+    porter read the text as written, `%(x)s`, no requirement, and said nothing. Now reported on the
+    written text, not edited (the build's expansion is no text to cut)."""
+    result = _run(tmp_path, "setup.cfg", "[metadata]\nname = p\n" + text)
+    [found] = [f for f in result.findings if f.code == code]
+    assert found.replacement is None and result.new_source is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import configparser
 import re
+from dataclasses import replace
 
 from porter.config.settings import Settings
 from porter.core.reading import configparser_text
@@ -40,7 +41,7 @@ def _as_built(section: str, key: str) -> str:
 
 
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
-    _read_as_setuptools(text.text)
+    parser = _read_as_setuptools(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out: list[Site] = []
     section = ""
@@ -72,12 +73,11 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         place = (start, nxt) if whole else None
         one_line = not whole and not _continued(text, number, indent)
         for at, item in _items(value_at, value) if one_line else [(value_at, value)]:
-            out.extend(requirement.sites(item, requirement.Place(at, place), ctx))
-            parsed = requirement.parse(item)
-            if parsed is not None:
-                names.append(parsed.name)
-                if canonical(parsed.name) == "torch" and torch is None:
-                    torch = (at, at + len(item), item)
+            sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
+            out.extend(sites)
+            names.extend(r.name for r in reqs)
+            if torch is None and written and any(canonical(r.name) == "torch" for r in reqs):
+                torch = (at, at + len(item), item)
     if torch is not None:
         lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
@@ -115,12 +115,47 @@ def _items(value_at: int, value: str) -> list[tuple[int, str]]:
     return out
 
 
-def _read_as_setuptools(text: str) -> None:
+def _item_sites(
+    parser: configparser.ConfigParser, section: str, place: requirement.Place, item: str, ctx: requirement.Context
+) -> tuple[list[Site], list[requirement.Requirement], bool]:
+    """One requirement item's sites, the requirements it declares, and whether they are its text as
+    written (False: the build expands it, and its sites are reported on the text, never edited)."""
+    built = _interpolated(parser, section, item)
+    if built is None:
+        parsed = requirement.parse(item)
+        return requirement.sites(item, place, ctx), [parsed] if parsed is not None else [], True
+    end = place.start + len(item)
+    sites = [
+        replace(s, start=place.start, end=end, replacement=None)
+        for req in built
+        for s in requirement.sites(req, requirement.Place(0, None), ctx)
+    ]
+    return sites, [p for p in map(requirement.parse, built) if p is not None], False
+
+
+def _interpolated(parser: configparser.ConfigParser, section: str, item: str) -> list[str] | None:
+    """The requirements setuptools' build reads where `item` holds a `%`: it reads setup.cfg through
+    `ConfigParser()`, whose interpolation expands `%(name)s` from the section (or `[DEFAULT]`) and
+    `%%`: `x = cupy-cuda12x` then `install_requires = %(x)s` declares cupy-cuda12x (its `requires.txt`),
+    which porter, reading the text, did not see. None where nothing is expanded; [] where the build
+    cannot expand it (it stops there)."""
+    if "%" not in item or not parser.has_section(section):
+        return None
+    try:
+        values = dict(parser.items(section, raw=True))
+        built = configparser.BasicInterpolation().before_get(parser, section, "", item, values)
+    except (configparser.Error, ValueError):
+        return []
+    return [line.strip() for line in built.splitlines() if line.strip()]
+
+
+def _read_as_setuptools(text: str) -> configparser.ConfigParser:
     """Unreadable where configparser, which setuptools reads setup.cfg with, cannot read it: a
     byte-order mark before the first section (`\\ufeff[options]`, an editor's), text before any
     section, a line that is no `key = value`. setuptools stops there, and the line scan below
     found no section in such a file: it passed with no finding and no error."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # (setuptools' build keeps a key's case)
     try:
         parser.read_string(configparser_text(text))  # (long runs of blanks inside a line cut: quadratic)
     except configparser.Error as exc:
@@ -129,6 +164,7 @@ def _read_as_setuptools(text: str) -> None:
             line = exc.errors[0][0]
         reason = " ".join(str(exc).split()).replace("file: '<string>', ", "")
         raise Unreadable(f"not a setup.cfg setuptools reads: {reason[:200]}", line) from None
+    return parser
 
 
 def _line_value(
