@@ -132,3 +132,29 @@ def test_a_setup_cfg_value_the_build_interpolates_is_read_expanded(tmp_path, tex
     result = _run(tmp_path, "setup.cfg", "[metadata]\nname = p\n" + text)
     [found] = [f for f in result.findings if f.code == code]
     assert found.replacement is None and result.new_source is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "description = 100% pure",  # (InterpolationSyntaxError)
+        "[flake8]\nformat = %(path)s:%(row)d: %(code)s",  # (InterpolationMissingOptionError: no `path`)
+    ],
+)
+def test_a_setup_cfg_the_build_cannot_interpolate_is_not_read_as_declaring_packages(tmp_path, line):
+    """setuptools' build (65.5, and 84.2.1 alike) reads every value of every section through
+    `ConfigParser()`'s interpolation: a `%` it cannot expand anywhere stops it, and the file declares
+    nothing. porter, reading without interpolation, gave a DEP005 on a cupy-cuda12x the build never
+    reads. Now the file is one setuptools does not read, with where and why."""
+    text = f"[metadata]\nname = p\n[options]\ninstall_requires = cupy-cuda12x\n{line}\n"
+    result = _run(tmp_path, "setup.cfg", text)
+    assert not result.findings
+    assert result.status.value == "error" and "a `%` its build cannot expand" in (result.reason or ""), result.reason
+
+
+def test_a_chain_of_interpolations_is_expanded_once_per_name(tmp_path):
+    """Ten names of ten references each (10**9 characters expanded): bounded, refused, not hung."""
+    refs = "".join(f"a{i} = " + f"%(a{i - 1})s" * 10 + "\n" for i in range(1, 10))
+    text = f"[metadata]\nname = p\n[options]\na0 = x\n{refs}install_requires =\n    cupy-cuda12x\n    %(a9)s\n"
+    result = _run(tmp_path, "setup.cfg", text)
+    assert result.status.value == "error"

@@ -137,16 +137,56 @@ def _interpolated(parser: configparser.ConfigParser, section: str, item: str) ->
     """The requirements setuptools' build reads where `item` holds a `%`: it reads setup.cfg through
     `ConfigParser()`, whose interpolation expands `%(name)s` from the section (or `[DEFAULT]`) and
     `%%`: `x = cupy-cuda12x` then `install_requires = %(x)s` declares cupy-cuda12x (its `requires.txt`),
-    which porter, reading the text, did not see. None where nothing is expanded; [] where the build
-    cannot expand it (it stops there)."""
+    which porter, reading the text, did not see. None where nothing is expanded."""
     if "%" not in item or not parser.has_section(section):
         return None
-    try:
+    built = _expand(dict(parser.items(section, raw=True)), item, {})
+    return [line.strip() for line in (built or "").splitlines() if line.strip()]
+
+
+_REFERENCE = re.compile(r"%(?:%|\(([^)]+)\)s)?")  # (configparser's BasicInterpolation: `%%`, `%(name)s`)
+_DEPTH = configparser.MAX_INTERPOLATION_DEPTH
+_MAX_EXPANDED = 1 << 16
+
+
+def _expand(values: dict[str, str], value: str, done: dict[str, str | None], depth: int = 0) -> str | None:
+    """`value` as BasicInterpolation expands it, each name's expansion made once (`done`: a chain of
+    `%(a)s%(a)s…` expanded anew at each use was exponential); None where the build cannot expand it
+    (a `%` alone, a name not there, past its depth of 10) or it grows past 64 KiB."""
+    out: list[str] = []
+    at = size = 0
+    for ref in _REFERENCE.finditer(value):
+        out.append(value[at : ref.start()])
+        size += ref.start() - at
+        at = ref.end()
+        name = ref.group(1)
+        if ref.group(0) == "%%":
+            out.append("%")
+            continue
+        if name is None or name not in values or depth >= _DEPTH:
+            return None
+        if name not in done:
+            done[name] = None  # (a cycle meets None: the build's depth error)
+            done[name] = _expand(values, values[name], done, depth + 1) if "%" in values[name] else values[name]
+        expanded = done[name]
+        if expanded is None or size + len(expanded) > _MAX_EXPANDED:
+            return None
+        out.append(expanded)
+        size += len(expanded)
+    return "".join(out) + value[at:]
+
+
+def _check_expansions(parser: configparser.ConfigParser) -> None:
+    """setuptools' build reads every option of every section with interpolation: a `%` it cannot
+    expand anywhere (`description = 100% pure`) stops it (InterpolationSyntaxError), and nothing the
+    file declares is installed; porter, reading without interpolation, reported its packages."""
+    for section in parser.sections():
         values = dict(parser.items(section, raw=True))
-        built = configparser.BasicInterpolation().before_get(parser, section, "", item, values)
-    except (configparser.Error, ValueError):
-        return []
-    return [line.strip() for line in built.splitlines() if line.strip()]
+        done: dict[str, str | None] = {}
+        for key, value in values.items():
+            if "%" in value and _expand(values, value, done) is None:
+                why = "a `%` its build cannot expand (every value is read with interpolation; `%%` is a `%`)"
+                raise Unreadable(f"not a setup.cfg setuptools reads: [{section}] {key}: {why}", None)
 
 
 def _read_as_setuptools(text: str) -> configparser.ConfigParser:
@@ -164,6 +204,7 @@ def _read_as_setuptools(text: str) -> configparser.ConfigParser:
             line = exc.errors[0][0]
         reason = " ".join(str(exc).split()).replace("file: '<string>', ", "")
         raise Unreadable(f"not a setup.cfg setuptools reads: {reason[:200]}", line) from None
+    _check_expansions(parser)
     return parser
 
 
