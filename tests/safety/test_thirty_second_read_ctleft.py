@@ -122,6 +122,7 @@ def test_a_recording_leaves_no_temporary_folder_of_torch_in_tmpdir(tmp_path):
     [
         ("[options]\nx = cupy-cuda12x\ninstall_requires =\n    torch\n    %(x)s\n", "DEP005"),
         ("[DEFAULT]\nv = 2.3.0+cu121\n[options]\ninstall_requires = torch==%(v)s\n", "DEP001"),
+        ("[DEFAULT]\nv = 2.3.0+cu121\n[options]\ninstall_requires = torch==%(v)s\n", "DEP004"),
     ],
 )
 def test_a_setup_cfg_value_the_build_interpolates_is_read_expanded(tmp_path, text, code):

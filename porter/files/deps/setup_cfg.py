@@ -76,8 +76,9 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
             sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
             out.extend(sites)
             names.extend(r.name for r in reqs)
-            if torch is None and written and any(canonical(r.name) == "torch" for r in reqs):
-                torch = (at, at + len(item), item)
+            torch_req = next((r for r in reqs if canonical(r.name) == "torch"), None)
+            if torch is None and torch_req is not None:  # (an expanded torch: its DEP004 on the text as written)
+                torch = (at, at + len(item), item if written else str(torch_req))
     if torch is not None:
         lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
