@@ -373,11 +373,16 @@ def _write_fixes(run, paths: list[Path], *, allow_dirty: bool, allow_no_vcs: boo
 
 
 def _write_migration_report(report: Path, run, settings) -> None:
-    """--report: the migration report of what lint found."""
-    from porter.report import ReportModel, write_report
+    """--report: the migration report of what lint found. A file whose fix --fix could not write is
+    failed there, "not written" (its fix's diff was shown as the file's change, nothing said)."""
+    from porter.report import ReportModel, port_not_written, write_report
 
+    failed = dict(run.write_failures)
+    results = [port_not_written(r, failed[r.path]) if r.path in failed else r for r in run.results]
+    model = ReportModel.from_run(results, None, settings, kind="lint")
+    model.not_written = [r.path for r in results if r.path in failed]
     try:
-        write_report(report, ReportModel.from_run(run.results, None, settings, kind="lint"))
+        write_report(report, model)
     except (ValueError, OSError) as exc:
         # the reason, as -o says it: not `[Errno 13] …: '.r.md.x1y2.tmp'`, a file never made
         raise usage_error(f"cannot write --report {report}: {getattr(exc, 'strerror', None) or exc}") from None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -44,7 +43,7 @@ from porter.cli.options import (
 )
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.core.findings import FileResult, FileStatus
-from porter.report import ReportModel, report_format, series, write_report
+from porter.report import ReportModel, port_not_written, report_format, series, write_report
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
 from porter.pipeline.runner import display_path, relative_name, run
@@ -218,11 +217,7 @@ class _Collector:
         """`results`, each file whose change could not be written (`problems`: why, by path)
         failed: its port is not on disk, so no site of it is ported."""
         why = {id(self.result_of[id(c)]): problems[c.path] for c in self.changed if c.path in problems}
-        return [_not_written(r, why[id(r)]) if id(r) in why else r for r in results]
-
-
-def _not_written(result: FileResult, problem: str) -> FileResult:
-    return replace(result, status=FileStatus.ERROR, findings=[], new_source=None, reason=f"{problem}; left unchanged")
+        return [port_not_written(r, why[id(r)]) if id(r) in why else r for r in results]
 
 
 def _check_outputs(

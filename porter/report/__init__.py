@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from porter.pipeline.writer import write_output
-from porter.report.model import SCHEMA_VERSION, FileReport, ReportModel, Section
+from porter.report.model import SCHEMA_VERSION, FileReport, ReportModel, Section, port_not_written
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
 
@@ -62,6 +62,7 @@ __all__ = [
     "FileReport",
     "ReportModel",
     "Section",
+    "port_not_written",
     "render",
     "report_format",
     "write_report",

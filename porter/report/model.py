@@ -19,7 +19,7 @@ import datetime as _dt
 import difflib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from porter import __version__
@@ -650,12 +650,19 @@ class ReportModel:
                 "files": dict(self.counts),
                 "skipped": dict(self.skipped),
                 "not_checked": list(self.not_checked),
+                "not_written": list(self.not_written),
                 "readiness": self.readiness.to_dict(),
                 "rules": [r.to_dict() for r in self.rules],
             },
             "files": [f.to_dict(include_sources) for f in self.files],
             "sections": [s.to_dict() for s in self.sections],
         }
+
+
+def port_not_written(result: FileResult, problem: str) -> FileResult:
+    """A file whose port could not be written (read-only, changed on disk) as the report shows it:
+    failed, with why; none of its sites ported, its diff not shown (it is not on disk)."""
+    return replace(result, status=FileStatus.ERROR, findings=[], new_source=None, reason=f"{problem}; left unchanged")
 
 
 def info_counts(kept: int, notes: int) -> str:

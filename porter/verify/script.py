@@ -300,6 +300,11 @@ def record(
     log_path = workdir / "log.txt"
     env = side_env(role, cfg)
     env.update(env_extra or {})
+    # the run's temporaries in its work folder, removed with it: a worker ends by `os._exit` (no
+    # program's finalizer can hang it), which skipped torch's own (`torch.distributed.nn` makes a
+    # `tempfile.TemporaryDirectory()` at import), left in TMPDIR at every run
+    (workdir / "tmp").mkdir(exist_ok=True)
+    env["TMPDIR"] = str(workdir / "tmp")
     launch = cfg.launch or Launch(1, (), tuple(cfg.command[1:]))
     # the launcher by its file path: `-m porter.verify.launch` was looked up in the command's
     # folder first, and a project with its own `porter` shadowed it (porter.verify.launch)

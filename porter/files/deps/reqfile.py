@@ -158,9 +158,14 @@ def _requirement_sites(line: Line, req: str, ctx: requirement.Context) -> list[S
     another release). Now each site is placed by character, and no edit spans a continuation."""
     offset = len(line.content) - len(line.content.lstrip())  # (`requirement_text` strips, then cuts)
     place = requirement.Place(offset, (line.start, line.next))
+    return _placed_in_text(line, requirement.sites(req, place, ctx), place.removable)
+
+
+def _placed_in_text(line: Line, sites: list[Site], removable: tuple[int, int] | None) -> list[Site]:
+    """Sites placed in the line's content, moved to where their characters are in the text."""
     out = []
-    for site in requirement.sites(req, place, ctx):
-        if (site.start, site.end) != place.removable:  # (in the content: the whole line's removal is the text's)
+    for site in sites:
+        if (site.start, site.end) != removable:  # (in the content: the whole line's removal is the text's)
             inside = line.spans_a_join(site.start, site.end)
             start, end = line.text_offset(site.start), line.text_offset(max(site.start, site.end - 1)) + 1
             site = replace(site, start=start, end=max(start, end), replacement=None if inside else site.replacement)
@@ -176,8 +181,10 @@ def _option_sites(text: Text, line: Line, opt: tuple[str, str], ctx: requirement
         at = text.text.find(value, line.start, line.end) if value else -1
         return index_sites(text.text, at, value, ctx.target, (line.start, line.next)) if at >= 0 else []
     if name in ("-e", "--editable"):
-        value_at = text.text.find(value, line.start)
-        return requirement.sites(value, requirement.Place(value_at, None), ctx)
+        # placed by character as a requirement is: a value written across a continuation was looked for
+        # whole in the text, and found in a later comment's copy (or nowhere: -1)
+        value_at = len(line.content.rstrip()) - len(value)
+        return _placed_in_text(line, requirement.sites(value, requirement.Place(value_at, None), ctx), None)
     return []
 
 

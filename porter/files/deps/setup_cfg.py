@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import configparser
 import re
+from dataclasses import replace
 
 from porter.config.settings import Settings
 from porter.core.reading import configparser_text
@@ -40,7 +41,7 @@ def _as_built(section: str, key: str) -> str:
 
 
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
-    _read_as_setuptools(text.text)
+    parser = _read_as_setuptools(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out: list[Site] = []
     section = ""
@@ -69,13 +70,15 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
             continue
         value_at, value, whole = found
         nxt = text.line_starts[number] if number < len(text.line_starts) else len(text.text)
-        place = requirement.Place(value_at, (start, nxt) if whole else None)
-        out.extend(requirement.sites(value, place, ctx))
-        parsed = requirement.parse(value)
-        if parsed is not None:
-            names.append(parsed.name)
-            if canonical(parsed.name) == "torch" and torch is None:
-                torch = (value_at, value_at + len(value), value)
+        place = (start, nxt) if whole else None
+        one_line = not whole and not _continued(text, number, indent)
+        for at, item in _items(value_at, value) if one_line else [(value_at, value)]:
+            sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
+            out.extend(sites)
+            names.extend(r.name for r in reqs)
+            torch_req = next((r for r in reqs if canonical(r.name) == "torch"), None)
+            if torch is None and torch_req is not None:  # (an expanded torch: its DEP004 on the text as written)
+                torch = (at, at + len(item), item if written else str(torch_req))
     if torch is not None:
         lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
@@ -87,12 +90,113 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     return out
 
 
-def _read_as_setuptools(text: str) -> None:
+def _continued(text: Text, number: int, key_indent: int) -> bool:
+    """Whether a line after key line `number` continues its value (indented past the key, not a
+    comment, not blank: configparser drops the blanks and comments that end a value)."""
+    for later in range(number + 1, len(text.line_starts) + 1):
+        start, end = text.line_span(later)
+        line = text.text[start:end]
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", ";")):
+            return len(line) - len(line.lstrip()) > key_indent
+    return False
+
+
+def _items(value_at: int, value: str) -> list[tuple[int, str]]:
+    """A one-line value as setuptools 65.5 reads it (`_parse_list_semicolon`: with no line break the
+    value is split at each `;`, deprecated, with a warning): `install_requires = torch; cupy-cuda12x`
+    declares two packages, not torch under a marker. Each item with its offset."""
+    out: list[tuple[int, str]] = []
+    offset = 0
+    for chunk in value.split(";"):
+        item = chunk.strip()
+        if item:
+            out.append((value_at + offset + chunk.index(item), item))
+        offset += len(chunk) + 1
+    return out
+
+
+def _item_sites(
+    parser: configparser.ConfigParser, section: str, place: requirement.Place, item: str, ctx: requirement.Context
+) -> tuple[list[Site], list[requirement.Requirement], bool]:
+    """One requirement item's sites, the requirements it declares, and whether they are its text as
+    written (False: the build expands it, and its sites are reported on the text, never edited)."""
+    built = _interpolated(parser, section, item)
+    if built is None:
+        parsed = requirement.parse(item)
+        return requirement.sites(item, place, ctx), [parsed] if parsed is not None else [], True
+    end = place.start + len(item)
+    sites = [
+        replace(s, start=place.start, end=end, replacement=None)
+        for req in built
+        for s in requirement.sites(req, requirement.Place(0, None), ctx)
+    ]
+    return sites, [p for p in map(requirement.parse, built) if p is not None], False
+
+
+def _interpolated(parser: configparser.ConfigParser, section: str, item: str) -> list[str] | None:
+    """The requirements setuptools' build reads where `item` holds a `%`: it reads setup.cfg through
+    `ConfigParser()`, whose interpolation expands `%(name)s` from the section (or `[DEFAULT]`) and
+    `%%`: `x = cupy-cuda12x` then `install_requires = %(x)s` declares cupy-cuda12x (its `requires.txt`),
+    which porter, reading the text, did not see. None where nothing is expanded."""
+    if "%" not in item or not parser.has_section(section):
+        return None
+    built = _expand(dict(parser.items(section, raw=True)), item, {})
+    return [line.strip() for line in (built or "").splitlines() if line.strip()]
+
+
+_REFERENCE = re.compile(r"%(?:%|\(([^)]+)\)s)?")  # (configparser's BasicInterpolation: `%%`, `%(name)s`)
+_DEPTH = configparser.MAX_INTERPOLATION_DEPTH
+_MAX_EXPANDED = 1 << 16
+
+
+def _expand(values: dict[str, str], value: str, done: dict[str, str | None], depth: int = 0) -> str | None:
+    """`value` as BasicInterpolation expands it, each name's expansion made once (`done`: a chain of
+    `%(a)s%(a)s…` expanded anew at each use was exponential); None where the build cannot expand it
+    (a `%` alone, a name not there, past its depth of 10) or it grows past 64 KiB."""
+    out: list[str] = []
+    at = size = 0
+    for ref in _REFERENCE.finditer(value):
+        out.append(value[at : ref.start()])
+        size += ref.start() - at
+        at = ref.end()
+        name = ref.group(1)
+        if ref.group(0) == "%%":
+            out.append("%")
+            continue
+        if name is None or name not in values or depth >= _DEPTH:
+            return None
+        if name not in done:
+            done[name] = None  # (a cycle meets None: the build's depth error)
+            done[name] = _expand(values, values[name], done, depth + 1) if "%" in values[name] else values[name]
+        expanded = done[name]
+        if expanded is None or size + len(expanded) > _MAX_EXPANDED:
+            return None
+        out.append(expanded)
+        size += len(expanded)
+    return "".join(out) + value[at:]
+
+
+def _check_expansions(parser: configparser.ConfigParser) -> None:
+    """setuptools' build reads every option of every section with interpolation: a `%` it cannot
+    expand anywhere (`description = 100% pure`) stops it (InterpolationSyntaxError), and nothing the
+    file declares is installed; porter, reading without interpolation, reported its packages."""
+    for section in parser.sections():
+        values = dict(parser.items(section, raw=True))
+        done: dict[str, str | None] = {}
+        for key, value in values.items():
+            if "%" in value and _expand(values, value, done) is None:
+                why = "a `%` its build cannot expand (every value is read with interpolation; `%%` is a `%`)"
+                raise Unreadable(f"not a setup.cfg setuptools reads: [{section}] {key}: {why}", None)
+
+
+def _read_as_setuptools(text: str) -> configparser.ConfigParser:
     """Unreadable where configparser, which setuptools reads setup.cfg with, cannot read it: a
     byte-order mark before the first section (`\\ufeff[options]`, an editor's), text before any
     section, a line that is no `key = value`. setuptools stops there, and the line scan below
     found no section in such a file: it passed with no finding and no error."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # (setuptools' build keeps a key's case)
     try:
         parser.read_string(configparser_text(text))  # (long runs of blanks inside a line cut: quadratic)
     except configparser.Error as exc:
@@ -101,6 +205,8 @@ def _read_as_setuptools(text: str) -> None:
             line = exc.errors[0][0]
         reason = " ".join(str(exc).split()).replace("file: '<string>', ", "")
         raise Unreadable(f"not a setup.cfg setuptools reads: {reason[:200]}", line) from None
+    _check_expansions(parser)
+    return parser
 
 
 def _line_value(

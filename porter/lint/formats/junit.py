@@ -55,21 +55,29 @@ def render(run: LintRun) -> str:
         total += len(groups)
         failures += len(groups)
     for result in run.unchecked:  # a test that could not run (SARIF: a notification)
-        path = xml(result.path)
-        suite = ET.SubElement(root, "testsuite", name=path, tests="1", failures="0", errors="1", skipped="0")
-        case = ET.SubElement(
-            suite, "testcase", {"name": "not checked", "classname": f"porter.{path}", **_file(result.path)}
-        )
-        if result.error_line:
-            case.set("line", str(result.error_line))
-        ET.SubElement(case, "error", message=f"{path}: {xml(result.reason or 'not checked')}", type="error")
-        total += 1
+        _error_case(root, result.path, "not checked", result.reason or "not checked", result.error_line)
+    # --fix could not write the file (its failures above are the file's as it is): a run-level sign,
+    # as SARIF's `executionSuccessful: false` (the XML counted no error beside an exit of 2)
+    for raw_path, why in run.write_failures:
+        _error_case(root, raw_path, "fix not written", f"{why}; its fixes are not applied", None)
+    errors = len(run.unchecked) + len(run.write_failures)
+    total += errors
     if total == 0:
         suite = ET.SubElement(root, "testsuite", name="porter", tests="1", failures="0", errors="0", skipped="0")
         ET.SubElement(suite, "testcase", name="no findings", classname="porter")
         total = 1
     root.set("tests", str(total))
     root.set("failures", str(failures))
-    root.set("errors", str(len(run.unchecked)))
+    root.set("errors", str(errors))
     ET.indent(root)
     return xml_document('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")
+
+
+def _error_case(root: ET.Element, raw_path: str, name: str, why: str, line: int | None) -> None:
+    """A test suite of one test case in error for the file (JUnit's `errors`: it did not run as asked)."""
+    path = xml(raw_path)
+    suite = ET.SubElement(root, "testsuite", name=path, tests="1", failures="0", errors="1", skipped="0")
+    case = ET.SubElement(suite, "testcase", {"name": name, "classname": f"porter.{path}", **_file(raw_path)})
+    if line:
+        case.set("line", str(line))
+    ET.SubElement(case, "error", message=f"{path}: {xml(why)}", type="error")
