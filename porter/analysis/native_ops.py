@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from porter.analysis.build_includes import include_dirs
 from porter.core import preprocessor
 from porter.core.cpp_text import blank_comments, blanked, not_code
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular, read_regular_stat
@@ -615,10 +616,15 @@ def headers(source: bytes, path: Path, tree: Path | None = None, dirs: tuple[Pat
             name = os.fsdecode(m.group(1))
             if unbuilt(m.start()):
                 continue
-            target = next((f / name for f in (folder, *dirs) if os.path.isfile(f / name)), folder / name)
+            looked = [f / name for f in (folder, *dirs)]
+            found = next((i for i, t in enumerate(looked) if os.path.isfile(t)), None)
+            target = looked[found or 0]
             if os.path.isabs(name) or target in seen or len(seen) >= _INCLUDES:
                 continue
             seen.add(target)
+            # (the places looked in first, or besides, with nothing there: a header made in one later is the
+            # one the compiler reads, so the stat index looks at them too; made in the `-I` folder, it was not read)
+            out.extend((t, None, b"") for t in (looked[1:] if found is None else looked[:found]))
             if not _in_tree(os.path.realpath(target), top):
                 out.append((target, None, b""))  # (not read, but its `stat` looked at: a copy put there is read)
                 continue
@@ -632,6 +638,18 @@ def headers(source: bytes, path: Path, tree: Path | None = None, dirs: tuple[Pat
             if depth < _INCLUDE_DEPTH:
                 queue.append((data, target, depth + 1))
     return out
+
+
+def build_dirs(path: Path, known: dict[Path, tuple[Path, ...]]) -> tuple[Path, ...]:
+    """The `-I` folders the build files of the tree of the source `path` (`tree_of`) give
+    (`build_includes.include_dirs`: setup.py's `include_dirs=`, CMake's `include_directories`), read
+    once a tree into `known`: lint passed none, so a key's header found only there was "not read", and
+    the op not CUDA-only (DEV002 where `porter kernels` read the key and GUARD004 was due, unsaid)."""
+    tree = tree_of(path)
+    if tree not in known:  # (named from the working folder where they are in it, as the headers are)
+        here = os.path.realpath(".")
+        known[tree] = tuple(Path(os.path.relpath(d)) if _in_tree(str(d), here) else d for d in include_dirs(tree, tree))
+    return known[tree]
 
 
 def sha256_with(source: bytes, read: Iterable[Header]) -> bytes:
@@ -903,9 +921,10 @@ def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, s
     """namespace -> {op: why} for each op the sources give a CUDA kernel and no other."""
     keys: dict[tuple[str | None, str], set[str]] = {}
     where: dict[tuple[str, str], str] = {}
+    dirs: dict[Path, tuple[Path, ...]] = {}
     for name, source in sources:
         path = Path(source_path(name))
-        for ns, op, key in registrations(source, path, tree_of(path)):
+        for ns, op, key in registrations(source, path, tree_of(path), build_dirs(path, dirs)):
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":
                 where.setdefault((ns, op), name)
