@@ -574,7 +574,7 @@ def _defines_by_offset(source: bytes, unbuilt: Callable[[int], bool]) -> dict[by
 
 
 # `#include "name"`: a header the compiler looks for beside the including file first
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.M)
 _INCLUDES = 8  # headers read at most for one file's key macros
 _INCLUDE_DEPTH = 2  # the file's headers and theirs
 
@@ -593,51 +593,61 @@ def tree_of(path: Path) -> Path:
 
 
 def headers(source: bytes, path: Path, tree: Path | None = None, dirs: tuple[Path, ...] = ()) -> list[Header]:
-    """The headers `source` (the file `path`) includes by a quoted relative name that names a file
-    beside it or in the build's `-I` folders `dirs` (as the compiler looks: it was "not read",
-    twenty-seventh read's leftover), and theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most,
-    each read as a source is): where a key macro of the file is looked for (`_included_defines`), so
-    what the cache's key of its registrations hashes beside its own bytes (`sha256_with`). A header
-    whose real path is not in `tree` (by default `tree_of(path)`: a link out of it) is not read, as
-    the kernels' own include search reads none (it was: twenty-eighth read's leftover); its `stat`
-    is kept with the rest, so that a copy put in its place is read (the stat index vouched for the
-    source on, and its old key: twenty-ninth cache2 read). An `#include` in a comment or in a branch
-    no default build compiles (`#ifdef USE_ROCM`) is none: its header's `#define`s came first, and
-    the ROCm build's key was read (twenty-ninth cache2 read)."""
+    """The headers `source` (the file `path`) includes by a relative name that names a file beside it (a quoted
+    one) or in the build's `-I` folders `dirs` (as the compiler looks: it was "not read", twenty-seventh read's
+    leftover; `_header_places`), and theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most, each read as a
+    source is): where a key macro of the file is looked for (`_included_defines`), so what the cache's key of
+    its registrations hashes beside its own bytes (`sha256_with`). A header whose real path is not in `tree` (by
+    default `tree_of(path)`: a link out of it) is not read, as the kernels' own include search reads none (it
+    was: twenty-eighth read's leftover); its `stat` is kept with the rest, so that a copy put in its place is
+    read (the stat index vouched for the source on, and its old key: twenty-ninth cache2 read). An `#include` in
+    a comment or in a branch no default build compiles (`#ifdef USE_ROCM`) is none: its header's `#define`s came
+    first, and the ROCm build's key was read (twenty-ninth cache2 read)."""
     top = os.path.realpath(tree if tree is not None else tree_of(path))
     out: list[Header] = []
     queue = [(blank_comments(source), path, 1)]
     seen: set[Path] = set()
+    missing: set[Path] = set()
     while queue:
         text, at, depth = queue.pop(0)
         folder, unbuilt = at.parent, None
         for m in _INCLUDE.finditer(text):
             unbuilt = unbuilt or _unbuilt_at(text, path)  # (in `#ifdef USE_ROCM`: none, as `_included_defines`)
-            name = os.fsdecode(m.group(1))
-            if unbuilt(m.start()):
+            name = os.fsdecode(m.group(1) or m.group(2))
+            if unbuilt(m.start()) or os.path.isabs(name):
                 continue
-            looked = [f / name for f in (folder, *dirs)]
-            found = next((i for i, t in enumerate(looked) if os.path.isfile(t)), None)
-            target = looked[found or 0]
-            if os.path.isabs(name) or target in seen or len(seen) >= _INCLUDES:
+            target, before = _header_places(name, folder, dirs, m.group(2) is not None)
+            # (the places looked in first with nothing there, or all: a header made in one later is the one
+            # the compiler reads, so the stat index looks at them too; made in the `-I` folder, it was not read)
+            out.extend((t, None, b"") for t in before if t not in missing)
+            missing.update(before)
+            if target is None or target in seen or len(seen) >= _INCLUDES:
                 continue
             seen.add(target)
-            # (the places looked in first, or besides, with nothing there: a header made in one later is the
-            # one the compiler reads, so the stat index looks at them too; made in the `-I` folder, it was not read)
-            out.extend((t, None, b"") for t in (looked[1:] if found is None else looked[:found]))
             if not _in_tree(os.path.realpath(target), top):
                 out.append((target, None, b""))  # (not read, but its `stat` looked at: a copy put there is read)
                 continue
             try:
                 st, data = read_regular_stat(target, MAX_PARSE_BYTES)
             except (OSError, ValueError):
-                out.append((target, None, b""))  # (one not beside it: the compiler's include paths, not read)
+                out.append((target, None, b""))  # (not a regular file, or gone since: not read)
                 continue
             data = blank_comments(data)  # (`#define KEY CUDA /* the device */` was "no key porter reads")
             out.append((target, st, data))
             if depth < _INCLUDE_DEPTH:
                 queue.append((data, target, depth + 1))
     return out
+
+
+def _header_places(name: str, folder: Path, dirs: tuple[Path, ...], angled: bool) -> tuple[Path | None, list[Path]]:
+    """(the header `#include "name"` in a file of `folder` stands for, as the compiler looks: beside
+    that file, then in the build's `-I` folders `dirs`; for `#include <name>` (`angled`) in `dirs`
+    only, None where it is in none of them) and the places looked in before it with nothing there.
+    An angled one was not read: `#include <keys.h>` found through `-I` gave "not read" where
+    `porter kernels`' own include search reads it (thirty-second ilint read)."""
+    looked = [f / name for f in (dirs if angled else (folder, *dirs))]
+    found = next((i for i, t in enumerate(looked) if os.path.isfile(t)), None)
+    return (None, looked) if found is None else (looked[found], looked[:found])
 
 
 def build_dirs(path: Path, known: dict[Path, tuple[Path, ...]]) -> tuple[Path, ...]:

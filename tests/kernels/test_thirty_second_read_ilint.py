@@ -112,3 +112,39 @@ def test_a_build_file_that_names_the_folder_after_a_run_is_read(project, tmp_pat
     cold = _codes(None)
     assert "GUARD004" in cold
     assert _codes(cache) == cold
+
+
+def test_a_key_header_included_angled_through_an_include_folder_is_read(project):
+    """`#include <keys.h>` names a header in the `-I` folders only (GCC's `cpp -I`: the key CUDA; the
+    kernels' own include search reads it too): the registration reader took quoted includes alone, so
+    `porter kernels` listed the key "not read" and lint said DEV002 (incfuzz, 18 of 60 trees)."""
+    write_files(
+        project, {**BUILDS["setup.py include_dirs"], "csrc/ops/mla.cu": REGISTERS.replace('"keys.h"', "<keys.h>")}
+    )
+    assert ("mla_decode", "CUDA") in {(r.op, r.key) for r in scan(project).registered}
+    assert "GUARD004" in _codes(None)
+
+
+def test_an_angled_include_is_not_looked_for_beside_the_source(project):
+    """The control: `<keys.h>` beside the source and in no `-I` folder is not the compiler's header."""
+    (project / "csrc/include/keys.h").rename(project / "csrc/ops/keys.h")
+    write_files(
+        project, {**BUILDS["setup.py include_dirs"], "csrc/ops/mla.cu": REGISTERS.replace('"keys.h"', "<keys.h>")}
+    )
+    assert "GUARD004" not in _codes(None)
+
+
+def test_an_angled_header_made_in_an_include_folder_after_a_run_is_read(project, tmp_path):
+    """`<keys.h>` absent at the first run, made in the `-I` folder later: the warm run reads it as the
+    cold one does (its places were looked at: none were recorded for an include found nowhere)."""
+    write_files(
+        project, {**BUILDS["setup.py include_dirs"], "csrc/ops/mla.cu": REGISTERS.replace('"keys.h"', "<keys.h>")}
+    )
+    (project / "csrc/include/keys.h").unlink()
+    cache = tmp_path / "cache"
+    assert "GUARD004" not in _codes(cache)
+    assert "GUARD004" not in _codes(cache)
+    (project / "csrc/include/keys.h").write_text("#define DEVICE_KEY CUDA\n")
+    cold = _codes(None)
+    assert "GUARD004" in cold
+    assert _codes(cache) == cold
