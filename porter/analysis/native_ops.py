@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from porter.analysis.build_includes import include_dirs
+from porter.analysis.build_includes import build_root, include_dirs
 from porter.core import preprocessor
 from porter.core.cpp_text import blank_comments, blanked, not_code
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular, read_regular_stat
@@ -651,15 +651,19 @@ def _header_places(name: str, folder: Path, dirs: tuple[Path, ...], angled: bool
 
 
 def build_dirs(path: Path, known: dict[Path, tuple[Path, ...]]) -> tuple[Path, ...]:
-    """The `-I` folders the build files of the tree of the source `path` (`tree_of`) give
-    (`build_includes.include_dirs`: setup.py's `include_dirs=`, CMake's `include_directories`), read
-    once a tree into `known`: lint passed none, so a key's header found only there was "not read", and
-    the op not CUDA-only (DEV002 where `porter kernels` read the key and GUARD004 was due, unsaid)."""
+    """The `-I` folders the build files of the project of the source `path` give (`build_root`: the highest
+    folder above it in its tree, `tree_of`, with a setup.py or a CMakeLists.txt; `include_dirs`: setup.py's
+    `include_dirs=`, CMake's `include_directories`), read once a project into `known`: lint passed none, so a
+    key's header found only there was "not read", and the op not CUDA-only (DEV002 where `porter kernels` read
+    the key and GUARD004 was due, unsaid)."""
     tree = tree_of(path)
-    if tree not in known:  # (named from the working folder where they are in it, as the headers are)
+    root = build_root(path, tree)
+    if root is None:
+        return ()
+    if root not in known:  # (named from the working folder where they are in it, as the headers are)
         here = os.path.realpath(".")
-        known[tree] = tuple(Path(os.path.relpath(d)) if _in_tree(str(d), here) else d for d in include_dirs(tree, tree))
-    return known[tree]
+        known[root] = tuple(Path(os.path.relpath(d)) if _in_tree(str(d), here) else d for d in include_dirs(root, tree))
+    return known[root]
 
 
 def sha256_with(source: bytes, read: Iterable[Header]) -> bytes:

@@ -148,3 +148,20 @@ def test_an_angled_header_made_in_an_include_folder_after_a_run_is_read(project,
     cold = _codes(None)
     assert "GUARD004" in cold
     assert _codes(cache) == cold
+
+
+def test_the_include_folders_are_those_of_the_source_s_own_project(tmp_path, monkeypatch):
+    """Lint run above two projects: b's setup.py names b/include, which holds a keys.h; a's build names
+    no folder, so a's compiler finds no keys.h and its key is not read (the control of reading the
+    whole working folder's build files for every source)."""
+    monkeypatch.chdir(tmp_path)
+    files = {"a/csrc/ops/mla.cu": REGISTERS, "a/pkg/__init__.py": "", "a/pkg/_custom_ops.py": CUSTOM_OPS}
+    write_files(tmp_path, {**files, "a/pkg/backend.py": BACKEND, "a/setup.py": SETUP.replace("INC", "[]")})
+    write_files(
+        tmp_path, {"b/setup.py": SETUP.replace("INC", '["include"]'), "b/include/keys.h": "#define DEVICE_KEY CUDA\n"}
+    )
+    results, _ = run([Path("a")], Settings(target="xla"), jobs=1, cache=False)
+    assert "GUARD004" not in {f.code for r in results for f in r.findings}
+    write_files(tmp_path, {"a/setup.py": SETUP.replace("INC", '["../b/include"]')})  # (now the compiler's)
+    results, _ = run([Path("a")], Settings(target="xla"), jobs=1, cache=False)
+    assert "GUARD004" in {f.code for r in results for f in r.findings}
