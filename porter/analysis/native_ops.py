@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from porter.analysis.build_includes import build_root, include_dirs
 from porter.core import preprocessor
 from porter.core.cpp_text import blank_comments, blanked, not_code
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular, read_regular_stat
@@ -749,7 +750,7 @@ def _defines_by_offset(source: bytes, unbuilt: Callable[[int], bool]) -> dict[by
 
 
 # `#include "name"`: a header the compiler looks for beside the including file first
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.M)
 _INCLUDES = 8  # headers read at most for one file's key macros
 _INCLUDE_DEPTH = 2  # the file's headers and theirs
 
@@ -768,31 +769,35 @@ def tree_of(path: Path) -> Path:
 
 
 def headers(source: bytes, path: Path, tree: Path | None = None, dirs: tuple[Path, ...] = ()) -> list[Header]:
-    """The headers `source` (the file `path`) includes by a quoted relative name that names a file
-    beside it or in the build's `-I` folders `dirs` (as the compiler looks: it was "not read",
-    twenty-seventh read's leftover), and theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most,
-    each read as a source is): where a key macro of the file is looked for (`_included_defines`), so
-    what the cache's key of its registrations hashes beside its own bytes (`sha256_with`). A header
-    whose real path is not in `tree` (by default `tree_of(path)`: a link out of it) is not read, as
-    the kernels' own include search reads none (it was: twenty-eighth read's leftover); its `stat`
-    is kept with the rest, so that a copy put in its place is read (the stat index vouched for the
-    source on, and its old key: twenty-ninth cache2 read). An `#include` in a comment or in a branch
-    no default build compiles (`#ifdef USE_ROCM`) is none: its header's `#define`s came first, and
-    the ROCm build's key was read (twenty-ninth cache2 read)."""
+    """The headers `source` (the file `path`) includes by a relative name that names a file beside it (a quoted
+    one) or in the build's `-I` folders `dirs` (as the compiler looks: it was "not read", twenty-seventh read's
+    leftover; `_header_places`), and theirs (`_INCLUDE_DEPTH` deep, `_INCLUDES` headers at most, each read as a
+    source is): where a key macro of the file is looked for (`_included_defines`), so what the cache's key of
+    its registrations hashes beside its own bytes (`sha256_with`). A header whose real path is not in `tree` (by
+    default `tree_of(path)`: a link out of it) is not read, as the kernels' own include search reads none (it
+    was: twenty-eighth read's leftover); its `stat` is kept with the rest, so that a copy put in its place is
+    read (the stat index vouched for the source on, and its old key: twenty-ninth cache2 read). An `#include` in
+    a comment or in a branch no default build compiles (`#ifdef USE_ROCM`) is none: its header's `#define`s came
+    first, and the ROCm build's key was read (twenty-ninth cache2 read)."""
     top = os.path.realpath(tree if tree is not None else tree_of(path))
     out: list[Header] = []
     queue = [(blank_comments(source), path, 1)]
     seen: set[Path] = set()
+    missing: set[Path] = set()
     while queue:
         text, at, depth = queue.pop(0)
         folder, unbuilt = at.parent, None
         for m in _INCLUDE.finditer(text):
             unbuilt = unbuilt or _unbuilt_at(text, path)  # (in `#ifdef USE_ROCM`: none, as `_included_defines`)
-            name = os.fsdecode(m.group(1))
-            if unbuilt(m.start()):
+            name = os.fsdecode(m.group(1) or m.group(2))
+            if unbuilt(m.start()) or os.path.isabs(name):
                 continue
-            target = next((f / name for f in (folder, *dirs) if os.path.isfile(f / name)), folder / name)
-            if os.path.isabs(name) or target in seen or len(seen) >= _INCLUDES:
+            target, before = _header_places(name, folder, dirs, m.group(2) is not None)
+            # (the places looked in first with nothing there, or all: a header made in one later is the one
+            # the compiler reads, so the stat index looks at them too; made in the `-I` folder, it was not read)
+            out.extend((t, None, b"") for t in before if t not in missing)
+            missing.update(before)
+            if target is None or target in seen or len(seen) >= _INCLUDES:
                 continue
             seen.add(target)
             if not _in_tree(os.path.realpath(target), top):
@@ -801,13 +806,40 @@ def headers(source: bytes, path: Path, tree: Path | None = None, dirs: tuple[Pat
             try:
                 st, data = read_regular_stat(target, MAX_PARSE_BYTES)
             except (OSError, ValueError):
-                out.append((target, None, b""))  # (one not beside it: the compiler's include paths, not read)
+                out.append((target, None, b""))  # (not a regular file, or gone since: not read)
                 continue
             data = blank_comments(data)  # (`#define KEY CUDA /* the device */` was "no key porter reads")
             out.append((target, st, data))
             if depth < _INCLUDE_DEPTH:
                 queue.append((data, target, depth + 1))
     return out
+
+
+def _header_places(name: str, folder: Path, dirs: tuple[Path, ...], angled: bool) -> tuple[Path | None, list[Path]]:
+    """(the header `#include "name"` in a file of `folder` stands for, as the compiler looks: beside
+    that file, then in the build's `-I` folders `dirs`; for `#include <name>` (`angled`) in `dirs`
+    only, None where it is in none of them) and the places looked in before it with nothing there.
+    An angled one was not read: `#include <keys.h>` found through `-I` gave "not read" where
+    `porter kernels`' own include search reads it (thirty-second ilint read)."""
+    looked = [f / name for f in (dirs if angled else (folder, *dirs))]
+    found = next((i for i, t in enumerate(looked) if os.path.isfile(t)), None)
+    return (None, looked) if found is None else (looked[found], looked[:found])
+
+
+def build_dirs(path: Path, known: dict[Path, tuple[Path, ...]]) -> tuple[Path, ...]:
+    """The `-I` folders the build files of the project of the source `path` give (`build_root`: the highest
+    folder above it in its tree, `tree_of`, with a setup.py or a CMakeLists.txt; `include_dirs`: setup.py's
+    `include_dirs=`, CMake's `include_directories`), read once a project into `known`: lint passed none, so a
+    key's header found only there was "not read", and the op not CUDA-only (DEV002 where `porter kernels` read
+    the key and GUARD004 was due, unsaid)."""
+    tree = tree_of(path)
+    root = build_root(path, tree)
+    if root is None:
+        return ()
+    if root not in known:  # (named from the working folder where they are in it, as the headers are)
+        here = os.path.realpath(".")
+        known[root] = tuple(Path(os.path.relpath(d)) if _in_tree(str(d), here) else d for d in include_dirs(root, tree))
+    return known[root]
 
 
 def sha256_with(source: bytes, read: Iterable[Header]) -> bytes:
@@ -1133,9 +1165,10 @@ def cuda_only_and_overloaded(
     keys: dict[tuple[str | None, str], set[str]] = {}
     where: dict[tuple[str, str], str] = {}
     unseen: set[str | None] = set()  # (the namespaces a block registers in through a function porter does not read)
+    dirs: dict[Path, tuple[Path, ...]] = {}
     for name, source in sources:
         path = Path(source_path(name))
-        found, unread = registrations_and_unread(source, path, tree_of(path))
+        found, unread = registrations_and_unread(source, path, tree_of(path), build_dirs(path, dirs))
         unseen.update(ns for ns, _, _, _ in unread)
         for ns, op, key in found:
             keys.setdefault((ns, op), set()).add(key)

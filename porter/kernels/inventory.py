@@ -39,7 +39,7 @@ from porter.analysis import native_ops
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
 from porter.core import preprocessor
-from porter.kernels.includes import include_dirs, within
+from porter.analysis.build_includes import include_dirs, within
 from porter.core.preprocessor import BACKSLASH_NEWLINE, joined
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover

@@ -392,10 +392,13 @@ class _Part:
 
 def _hashed(native: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     """(name, `native_ops.sha256_with`) of each source: its bytes and its headers' are keyed."""
-    return [
-        (name, native_ops.sha256_with(source, native_ops.headers(source, Path(native_ops.source_path(name)))))
-        for name, source in native
-    ]
+    dirs: dict[Path, tuple[Path, ...]] = {}
+    out = []
+    for name, source in native:
+        path = Path(native_ops.source_path(name))
+        read_too = native_ops.headers(source, path, None, native_ops.build_dirs(path, dirs))
+        out.append((name, native_ops.sha256_with(source, read_too)))
+    return out
 
 
 def _native(
@@ -409,10 +412,12 @@ def _native(
         return _hashed(native), native
     hashed: list[tuple[str, bytes]] = []
     read: list[tuple[str, bytes]] | None = []
+    dirs: dict[Path, tuple[Path, ...]] = {}
     for name in cuda_sources:
         if not name.endswith(native_ops.SUFFIXES):
             continue
-        known = stats.native(name)
+        path = Path(native_ops.source_path(name))
+        known = stats.native(name, native_ops.build_dirs(path, dirs))
         if known is not None:
             sha, registers = known
             if registers:
@@ -425,8 +430,8 @@ def _native(
             continue
         registers = native_ops.registers(source)
         # (the headers its key macros are read from: the stat index looks at them too)
-        read_too = native_ops.headers(source, Path(native_ops.source_path(name))) if registers else []
-        stats.record_native(name, st, source, registers, read_too)
+        read_too = native_ops.headers(source, path, None, native_ops.build_dirs(path, dirs)) if registers else []
+        stats.record_native(name, st, source, registers, read_too, native_ops.build_dirs(path, dirs))
         if registers:
             hashed.append((name, native_ops.sha256_with(source, read_too)))
             if read is not None:

@@ -265,7 +265,7 @@ def _native_row(row: Any) -> bool:
     """Whether `row` has the shape `record_native` writes."""
     return (
         type(row) is list
-        and len(row) == 6
+        and len(row) == 7
         and _stat_row(row[0])
         and type(row[1]) is str
         and _SHA256.fullmatch(row[1]) is not None
@@ -276,6 +276,8 @@ def _native_row(row: Any) -> bool:
         and all(
             type(h) is list and len(h) == 2 and type(h[0]) is str and (h[1] is None or _stat_row(h[1])) for h in row[5]
         )
+        and type(row[6]) is list
+        and all(type(d) is str for d in row[6])
     )
 
 
@@ -349,7 +351,7 @@ class StatIndex:
         self._label = f"stat:{self.path.name}"
         self._results: dict[str, _Held] = {}  # name -> the inline result of its old record
         # the project's C++/CUDA sources: name -> [stat, sha256, whether it registers ops, trusted,
-        # when that stat was first seen]
+        # when that stat was first seen, its headers' [path, stat], the build's `-I` folders]
         self.native_old: dict[str, list[Any]] = {}
         self.old: dict[str, Record] = self._load() if store.enabled else {}
         self.new: dict[str, Record] = {}
@@ -531,12 +533,13 @@ class StatIndex:
     def keep(self, name: str, rec: Record) -> None:
         self.new[name] = rec
 
-    def native(self, name: str) -> tuple[bytes, bool] | None:
+    def native(self, name: str, dirs: Sequence[Path] = ()) -> tuple[bytes, bool] | None:
         """(sha256, whether it registers ops) of the C++/CUDA source at `name` (from the working
-        folder) while its `stat` is unchanged and was not racily clean, as for a record; None:
-        read it (and `record_native` it)."""
+        folder) while its `stat` is unchanged and was not racily clean, and the build's `-I` folders
+        are still `dirs` (`native_ops.build_dirs`: a setup.py made to name the folder of its key's
+        header was not looked at), as for a record; None: read it (and `record_native` it)."""
         row = self.native_old.get(name)
-        if row is None or not row[3]:
+        if row is None or not row[3] or row[6] != [os.fsdecode(d) for d in dirs]:
             return None
         try:
             st = os.stat(native_ops.source_path(name))
@@ -548,16 +551,23 @@ class StatIndex:
         return bytes.fromhex(row[1]), row[2]
 
     def record_native(
-        self, name: str, st: os.stat_result, source: bytes, registers: bool, read: Sequence[native_ops.Header] = ()
+        self,
+        name: str,
+        st: os.stat_result,
+        source: bytes,
+        registers: bool,
+        read: Sequence[native_ops.Header] = (),
+        dirs: Sequence[Path] = (),
     ) -> None:
         """Remember the C++/CUDA source at `name`, whose `stat` was `st` before `source` was read,
-        and the headers `read` with it (`native_ops.headers`): an edit of one is a change of the
-        source's registrations, and a header that could not be read is looked for again."""
+        and the headers `read` with it (`native_ops.headers`, looked for in the `-I` folders `dirs`):
+        an edit of one is a change of the source's registrations, and a header that could not be read
+        is looked for again."""
         trusted, seen = self._trusted(st, self.native_old.get(name))
         trusted = trusted and all(self._trusted(h, None)[0] for _, h, _ in read if h is not None)
         sha = native_ops.sha256_with(source, read).hex()
         made = [[os.fsdecode(p), _signature_at(os.fsdecode(p)) if h is None else signature(h)] for p, h, _ in read]
-        self.native_new[name] = [signature(st), sha, registers, trusted, seen, made]
+        self.native_new[name] = [signature(st), sha, registers, trusted, seen, made, [os.fsdecode(d) for d in dirs]]
 
     def save(self) -> None:
         if not self.store.enabled or (self.new == self.old and self.native_new == self.native_old):

@@ -749,8 +749,8 @@ def test_a_setup_py_s_include_folders_are_read_in_bounded_work(tmp_path, monkeyp
     merge). The paths of one setup.py are read within a budget of nodes and of length; the plain
     ones still count. The nodes read are counted, not timed (300**5 without the budget: the count
     fails at the first node past it, where the old reading would not have ended)."""
-    from porter.kernels import includes
-    from porter.kernels.includes import include_dirs
+    from porter.analysis import build_includes as includes
+    from porter.analysis.build_includes import include_dirs
 
     read = [0]
     original = includes._path
@@ -976,7 +976,7 @@ def test_a_cmake_module_s_include_folders_are_read_from_its_project_s_folder(tmp
     in a folder below (twentieth read's leftover, issue 24). A relative folder of a module is its
     project's (the folder of the nearest CMakeLists.txt above it), as CMake's `include()` keeps the
     includer's; `${CMAKE_CURRENT_LIST_DIR}` is the module's own folder."""
-    from porter.kernels.includes import include_dirs
+    from porter.analysis.build_includes import include_dirs
 
     (tmp_path / "csrc" / "ops").mkdir(parents=True)
     (tmp_path / "cmake" / "inc").mkdir(parents=True)

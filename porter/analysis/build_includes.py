@@ -55,6 +55,20 @@ def include_dirs(root: Path, base: Path) -> tuple[Path, ...]:
     return tuple(found)
 
 
+def build_root(source: Path, top: Path) -> Path | None:
+    """The highest folder from the source's own up to `top` (real paths) that holds a setup.py or a
+    CMakeLists.txt: the project whose build files `include_dirs` reads for it, as `porter kernels` on
+    that project does (lint's working folder may hold far more than the project); None where none does."""
+    folder, stop, found = os.path.realpath(source.parent), os.path.realpath(top), None
+    while within(folder, stop):
+        if any(os.path.isfile(os.path.join(folder, name)) for name in _BUILD_FILES):
+            found = Path(folder)
+        if folder == stop or os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    return found
+
+
 def within(path: str, folder: str) -> bool:
     """Whether real path `path` is `folder` or under it."""
     try:
