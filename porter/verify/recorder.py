@@ -311,6 +311,14 @@ def _grad_norm(g: torch.Tensor) -> torch.Tensor:
     return _wide_norm(g.reshape(-1))
 
 
+def _grad_pointer(t: torch.Tensor | None) -> int | None:
+    """The address of a dense gradient's values (a `.detach()` of it shares them), None where it
+    has none to read (gone, sparse, on XLA or meta)."""
+    if t is None or t.layout != torch.strided or t.device.type not in ("cpu", "cuda"):
+        return None
+    return t.data_ptr() or None
+
+
 def _held(hook):
     """A recorder hook run under the recorder's lock (`Recorder.lock`)."""
 
@@ -995,14 +1003,19 @@ class Recorder:
             inputs = args[0] if args else kwargs.get("inputs")
             seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
             graphed = args[3] if len(args) > 3 else kwargs.get("create_graph", False)
+            loss = None
             if not kwargs.get("is_grads_batched"):
                 into = recorder.graph_pending if graphed else recorder.grad_pending
-                recorder.on_backward(outputs, seeds, into, inputs if graphed else None)
+                loss = recorder.on_backward(outputs, seeds, into, inputs if graphed else None)
             recorder.grads_open += 1
             try:
-                return recorder._orig_grad(outputs, *args, **kwargs)
+                got = recorder._orig_grad(outputs, *args, **kwargs)
             finally:
                 recorder.grads_open -= 1
+            if graphed and loss is not None:
+                # the gradients it gave, weakly: the one a program sets as `.grad` is the step's loss
+                loss._porter_gave = [weakref.ref(t) for t in got if isinstance(t, torch.Tensor)]  # type: ignore[attr-defined]
+            return got
 
         torch.autograd.backward = backward
         self._orig_grad = torch.autograd.grad
@@ -1010,12 +1023,12 @@ class Recorder:
 
     # ------------------------------------------------------------------ hooks
     @_held
-    def on_backward(self, tensors, seeds, into: list, inputs=None) -> None:
+    def on_backward(self, tensors, seeds, into: list, inputs=None) -> torch.Tensor | None:
         """The scalar a `torch.autograd.backward` (or `.grad`) call takes the gradient of, kept in
-        `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own. A
-        graphed call's `inputs` are kept on it (`_graphed_losses`)."""
+        `into` (and returned): calls inside a running backward (a reentrant checkpoint's) are
+        torch's own. A graphed call's `inputs` are kept on it (`_graphed_losses`)."""
         if self.finished or torch._C._current_graph_task_id() != -1:
-            return
+            return None
         with self.own_work():
             loss = _loss_of(tensors, seeds)
         if loss is not None:
@@ -1024,6 +1037,7 @@ class Recorder:
                 ts = inputs if isinstance(inputs, (list, tuple)) else [inputs]
                 loss._porter_inputs = {id(t) for t in ts}  # type: ignore[attr-defined]
             into.append(loss)
+        return loss
 
     def _graphed_losses(self, opt) -> list[torch.Tensor]:
         """The graphed calls' losses (`create_graph=True`) that took gradients of parameters an
@@ -1033,8 +1047,15 @@ class Recorder:
         are all kept: of `opt`'s alone, a GAN's generator loss taken before the counted critic's
         next step was dropped, and a port taking both losses so failed against `backward`
         (1.454 for 2.055, the same losses; thirty-first read, second wave)."""
-        stepped = {id(p) for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]}
+        params = [p for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]]
+        stepped = {id(p) for p in params}
         own = [x for x in self.graph_pending if stepped & getattr(x, "_porter_inputs", set())]
+        if len(own) > 1:
+            # a gradient-norm regulariser's two calls, both by the parameters: the loss's and the
+            # total's, whose gradients became `.grad`; summed, the loss and the total were recorded
+            # (the thirty-first read's leftover)
+            grads = {_grad_pointer(p.grad) for p in params} - {None}
+            own = [x for x in own if grads & {_grad_pointer(r()) for r in getattr(x, "_porter_gave", ())}] or own
         return own or self.graph_pending
 
     @_held
