@@ -815,6 +815,11 @@ class Recorder:
         # averaging at each step since step 1 (`_copy_rates`), one entry a copy
         self.copy_starts: list[tuple] = []
         self.copy_rates: list[dict] = []
+        # the starts before the last read: a read in an iteration whose counted step the scaler then
+        # skipped (another optimizer stepping first) is undone (`_skipped_iteration`)
+        self.copy_undo: list[tuple] | None = None
+        # step 1's module calls end at a skipped iteration (the next one calls the model again)
+        self.calls_closed = False
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
@@ -961,12 +966,32 @@ class Recorder:
             before = recorder.step
             out = orig_step(self_, optimizer, *args, **kwargs)
             if recorder.step == before and not recorder.finished and recorder._counted(optimizer):
-                recorder.pending, recorder.grad_pending, recorder.graph_pending = [], [], []
-                recorder.scaler_skips += 1
+                recorder._skipped_iteration()
             return out
 
         scaler_cls.scale = scale  # type: ignore[method-assign]
         scaler_cls.step = step  # type: ignore[assignment]
+
+    @_held
+    def _skipped_iteration(self) -> None:
+        """The counted optimizer's step skipped by its `GradScaler`: the iteration's losses are
+        dropped and the skip counted. Before step 1 the module calls end here: the next iteration's
+        were recorded as step 1's too, and a faithful port without a scaler FAILed "net.0#2: not
+        called on the ported side". A read of the copies' weights made in it (another optimizer
+        stepping first) is undone, to be read again at the next iteration's first step: read across
+        the rest of the skipped iteration, an EMA updated at each had moved twice, and a faithful
+        port FAILed "averaged at another rate after step 3: reference 0.158, ported 0.1" (the
+        thirty-first read's leftover)."""
+        self.pending, self.grad_pending, self.graph_pending = [], [], []
+        self.scaler_skips += 1
+        if self.step == 0:
+            self.calls_closed = True
+        elif not self.weights_due:
+            if self.copy_undo is not None:
+                for _, _, entry in self.copy_starts:
+                    del entry["rates"][-1:], entry["shrinks"][-1:]
+                self.copy_starts = self.copy_undo
+            self.weights_due = True
 
     def _wrap_optimizers(self) -> None:
         """Keep every optimizer the program builds, among which `_counted` chooses."""
@@ -1014,7 +1039,7 @@ class Recorder:
                 recorder.grads_open -= 1
             if graphed and loss is not None:
                 # the gradients it gave, weakly: the one a program sets as `.grad` is the step's loss
-                loss._porter_gave = [weakref.ref(t) for t in got if isinstance(t, torch.Tensor)]  # type: ignore[attr-defined]
+                loss._porter_gave = [weakref.ref(t) for t in got if isinstance(t, torch.Tensor)]
             return got
 
         torch.autograd.backward = backward
@@ -1180,7 +1205,7 @@ class Recorder:
 
     @_held
     def on_forward_hooked(self, module, args, output) -> None:
-        if self.step >= 1 or self.finished or _recomputed() or self._making() or _jit_tracing():
+        if self.step >= 1 or self.calls_closed or self.finished or _recomputed() or self._making() or _jit_tracing():
             return
         mid = id(module)
         pending = self.fed_pending.get(mid)
@@ -1422,7 +1447,7 @@ class Recorder:
         with self.own_work():
             if not self.weights_due:
                 return
-            self.weights_due = False
+            self.weights_due, self.copy_undo = False, None
             if self.step == 0:
                 self._first_step_params(opt)
             elif self.copy_starts:
@@ -1573,7 +1598,7 @@ class Recorder:
         `shrinks` (s) are compared too, to the most noise of the residual's size moves them by
         (`shrink_noise`). Read at every step: an `AveragedModel`'s first update is a copy."""
         w = _flat_weights(self._roots()[0])
-        starts = []
+        starts, self.copy_undo = [], self.copy_starts
         for ref, start, entry in self.copy_starts:
             copy = ref()
             fit = _plane_fit(start, w, _flat_weights(copy)) if copy is not None and w.numel() == start.numel() else None

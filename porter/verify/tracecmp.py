@@ -1575,8 +1575,9 @@ def _compounded_updates(rm: dict, pm: dict) -> dict[int, int]:
             continue
         for k in range(1, min(len(c["rates"]) for side in rates for c in side) + 1):
             ns = {_iterations_compounded(a, b, k) for a, b in zip(rates[old], rates[1 - old])}
-            if len(ns) == 1 and None not in ns:
-                found[k] = ns.pop()
+            n = ns.pop() if len(ns) == 1 else None
+            if n is not None:
+                found[k] = n
     return found
 
 
