@@ -173,3 +173,61 @@ def test_a_skip_before_step_one_and_another_optimizer_stepping_in_a_skip_keep_a_
         res, said = compared(monkeypatch, ref, port)
         assert res.verdict == "pass", (order, said)
         assert "their rates of averaging agree after" in said, (order, said)
+
+
+# an EMA of the model: MODE "averaged": `AveragedModel` with torch's EMA average (its first update
+# a copy); "first": a deepcopy updated by `lerp_`, copied at the first update as AveragedModel
+# does; "lerp": the deepcopy moved by `lerp_` from the first update (another EMA)
+_AVERAGED = """\
+import copy, json, sys
+import torch
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+torch.manual_seed(3138)
+m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+if "MODE" == "averaged":
+    avg = AveragedModel(m, multi_avg_fn=get_ema_multi_avg_fn(0.9))
+else:
+    avg = copy.deepcopy(m).requires_grad_(False)
+opt = torch.optim.SGD(m.parameters(), lr=0.05)
+g = torch.Generator().manual_seed(3139)
+averages = []
+for it in range(4):
+    x, y = torch.randn(32, 8, generator=g), torch.randn(32, 4, generator=g)
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(m(x), y).backward()
+    opt.step()
+    if "MODE" == "averaged":
+        avg.update_parameters(m)
+    else:
+        with torch.no_grad():
+            for e, p in zip(avg.parameters(), m.parameters()):
+                e.copy_(p) if (it == 0 and "MODE" == "first") else e.lerp_(p, 0.1)
+    averages.append([p.detach().clone().tolist() for p in avg.parameters()])
+if len(sys.argv) > 1:
+    json.dump(averages, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_an_averaged_model_is_one_copy_and_its_rates_are_compared_with_a_deepcopy_ema(tmp_path, monkeypatch):
+    """An `AveragedModel` and the module it holds were counted as two copies of the model: against
+    a port's one `deepcopy` EMA the counts differed, the rates were "not compared", and a port
+    whose EMA differs (no copy at the first update) PASSed. It is one copy now: that port FAILs on
+    the rate after step 1, and a port that copies first as `AveragedModel` does passes."""
+    torch = need("torch")
+    ref, own_ref = _recorded(tmp_path, "averaged", _AVERAGED.replace("MODE", "averaged"))
+    for mode, verdict in (("lerp", "fail"), ("first", "pass")):
+        port, own_port = _recorded(tmp_path, mode, _AVERAGED.replace("MODE", mode))
+        # the oracle: the averages after each update agree for "first" only
+        same = True
+        try:
+            torch.testing.assert_close(
+                [torch.tensor(w) for ws in own_ref for w in ws], [torch.tensor(w) for ws in own_port for w in ws]
+            )
+        except AssertionError:
+            same = False
+        assert same == (verdict == "pass"), mode
+        res, said = compared(monkeypatch, ref, port)
+        assert res.verdict == verdict, (mode, said)
+        assert ("averaged at another rate after step 1" in said) == (verdict == "fail"), (mode, said)
+        assert ref.manifest["model_copies"] == 1, ref.manifest["model_copies"]
