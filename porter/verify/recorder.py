@@ -816,7 +816,7 @@ class Recorder:
         self.copy_starts: list[tuple] = []
         self.copy_rates: list[dict] = []
         # the starts before the last read: a read in an iteration whose counted step the scaler then
-        # skipped (another optimizer stepping first) is undone (`_skipped_iteration`)
+        # skipped (another optimizer stepping first) is undone (`_counted_step_skipped`)
         self.copy_undo: list[tuple] | None = None
         # step 1's module calls end at a skipped iteration (the next one calls the model again)
         self.calls_closed = False
@@ -966,14 +966,14 @@ class Recorder:
             before = recorder.step
             out = orig_step(self_, optimizer, *args, **kwargs)
             if recorder.step == before and not recorder.finished and recorder._counted(optimizer):
-                recorder._skipped_iteration()
+                recorder._counted_step_skipped()
             return out
 
         scaler_cls.scale = scale  # type: ignore[method-assign]
         scaler_cls.step = step  # type: ignore[assignment]
 
     @_held
-    def _skipped_iteration(self) -> None:
+    def _counted_step_skipped(self) -> None:
         """The counted optimizer's step skipped by its `GradScaler`: the iteration's losses are
         dropped and the skip counted. Before step 1 the module calls end here: the next iteration's
         were recorded as step 1's too, and a faithful port without a scaler FAILed "net.0#2: not
