@@ -334,6 +334,14 @@ def _outermost_step(hook):
     return outermost
 
 
+def _grad_pointer(t: torch.Tensor | None) -> int | None:
+    """The address of a dense gradient's values (a `.detach()` of it shares them), None where it
+    has none to read (gone, sparse, on XLA or meta)."""
+    if t is None or t.layout != torch.strided or t.device.type not in ("cpu", "cuda"):
+        return None
+    return t.data_ptr() or None
+
+
 def _held(hook):
     """A recorder hook run under the recorder's lock (`Recorder.lock`)."""
 
@@ -830,6 +838,11 @@ class Recorder:
         # averaging at each step since step 1 (`_copy_rates`), one entry a copy
         self.copy_starts: list[tuple] = []
         self.copy_rates: list[dict] = []
+        # the starts before the last read: a read in an iteration whose counted step the scaler then
+        # skipped (another optimizer stepping first) is undone (`_counted_step_skipped`)
+        self.copy_undo: list[tuple] | None = None
+        # step 1's module calls end at a skipped iteration (the next one calls the model again)
+        self.calls_closed = False
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
@@ -979,12 +992,32 @@ class Recorder:
             before = recorder.step
             out = orig_step(self_, optimizer, *args, **kwargs)
             if recorder.step == before and not recorder.finished and recorder._counted(optimizer):
-                recorder.pending, recorder.grad_pending, recorder.graph_pending = [], [], []
-                recorder.scaler_skips += 1
+                recorder._counted_step_skipped()
             return out
 
         scaler_cls.scale = scale  # type: ignore[method-assign]
         scaler_cls.step = step  # type: ignore[assignment]
+
+    @_held
+    def _counted_step_skipped(self) -> None:
+        """The counted optimizer's step skipped by its `GradScaler`: the iteration's losses are
+        dropped and the skip counted. Before step 1 the module calls end here: the next iteration's
+        were recorded as step 1's too, and a faithful port without a scaler FAILed "net.0#2: not
+        called on the ported side". A read of the copies' weights made in it (another optimizer
+        stepping first) is undone, to be read again at the next iteration's first step: read across
+        the rest of the skipped iteration, an EMA updated at each had moved twice, and a faithful
+        port FAILed "averaged at another rate after step 3: reference 0.158, ported 0.1" (the
+        thirty-first read's leftover)."""
+        self.pending, self.grad_pending, self.graph_pending = [], [], []
+        self.scaler_skips += 1
+        if self.step == 0:
+            self.calls_closed = True
+        elif not self.weights_due:
+            if self.copy_undo is not None:
+                for _, _, entry in self.copy_starts:
+                    del entry["rates"][-1:], entry["shrinks"][-1:]
+                self.copy_starts = self.copy_undo
+            self.weights_due = True
 
     def _wrap_optimizers(self) -> None:
         """Keep every optimizer the program builds, among which `_counted` chooses."""
@@ -1021,14 +1054,19 @@ class Recorder:
             inputs = args[0] if args else kwargs.get("inputs")
             seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
             graphed = args[3] if len(args) > 3 else kwargs.get("create_graph", False)
+            loss = None
             if not kwargs.get("is_grads_batched"):
                 into = recorder.graph_pending if graphed else recorder.grad_pending
-                recorder.on_backward(outputs, seeds, into, inputs if graphed else None)
+                loss = recorder.on_backward(outputs, seeds, into, inputs if graphed else None)
             recorder.grads_open += 1
             try:
-                return recorder._orig_grad(outputs, *args, **kwargs)
+                got = recorder._orig_grad(outputs, *args, **kwargs)
             finally:
                 recorder.grads_open -= 1
+            if graphed and loss is not None:
+                # the gradients it gave, weakly: the one a program sets as `.grad` is the step's loss
+                loss._porter_gave = [weakref.ref(t) for t in got if isinstance(t, torch.Tensor)]
+            return got
 
         torch.autograd.backward = backward
         self._orig_grad = torch.autograd.grad
@@ -1036,12 +1074,12 @@ class Recorder:
 
     # ------------------------------------------------------------------ hooks
     @_held
-    def on_backward(self, tensors, seeds, into: list, inputs=None) -> None:
+    def on_backward(self, tensors, seeds, into: list, inputs=None) -> torch.Tensor | None:
         """The scalar a `torch.autograd.backward` (or `.grad`) call takes the gradient of, kept in
-        `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own. A
-        graphed call's `inputs` are kept on it (`_graphed_losses`)."""
+        `into` (and returned): calls inside a running backward (a reentrant checkpoint's) are
+        torch's own. A graphed call's `inputs` are kept on it (`_graphed_losses`)."""
         if self.finished or torch._C._current_graph_task_id() != -1:
-            return
+            return None
         with self.own_work():
             loss = _loss_of(tensors, seeds)
         if loss is not None:
@@ -1050,6 +1088,7 @@ class Recorder:
                 ts = inputs if isinstance(inputs, (list, tuple)) else [inputs]
                 loss._porter_inputs = {id(t) for t in ts}  # type: ignore[attr-defined]
             into.append(loss)
+        return loss
 
     def _graphed_losses(self, opt) -> list[torch.Tensor]:
         """The graphed calls' losses (`create_graph=True`) that took gradients of parameters an
@@ -1059,8 +1098,15 @@ class Recorder:
         are all kept: of `opt`'s alone, a GAN's generator loss taken before the counted critic's
         next step was dropped, and a port taking both losses so failed against `backward`
         (1.454 for 2.055, the same losses; thirty-first read, second wave)."""
-        stepped = {id(p) for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]}
+        params = [p for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]]
+        stepped = {id(p) for p in params}
         own = [x for x in self.graph_pending if stepped & getattr(x, "_porter_inputs", set())]
+        if len(own) > 1:
+            # a gradient-norm regulariser's two calls, both by the parameters: the loss's and the
+            # total's, whose gradients became `.grad`; summed, the loss and the total were recorded
+            # (the thirty-first read's leftover)
+            grads = {_grad_pointer(p.grad) for p in params} - {None}
+            own = [x for x in own if grads & {_grad_pointer(r()) for r in getattr(x, "_porter_gave", ())}] or own
         return own or self.graph_pending
 
     @_held
@@ -1185,7 +1231,7 @@ class Recorder:
 
     @_held
     def on_forward_hooked(self, module, args, output) -> None:
-        if self.step >= 1 or self.finished or _recomputed() or self._making() or _jit_tracing():
+        if self.step >= 1 or self.calls_closed or self.finished or _recomputed() or self._making() or _jit_tracing():
             return
         mid = id(module)
         pending = self.fed_pending.get(mid)
@@ -1427,7 +1473,7 @@ class Recorder:
         with self.own_work():
             if not self.weights_due:
                 return
-            self.weights_due = False
+            self.weights_due, self.copy_undo = False, None
             if self.step == 0:
                 self._first_step_params(opt)
             elif self.copy_starts:
@@ -1560,6 +1606,11 @@ class Recorder:
         module = torch.nn.Module
         found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
         copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
+        # one copy once: an `AveragedModel` and the `module` it holds were counted as two, and
+        # against a port's one `deepcopy` EMA the counts differed, so the rates were not compared
+        # and an EMA that differs passed (the thirty-first read's leftover)
+        inner = {id(c) for o in copies for c in o.modules() if c is not o}
+        copies = [o for o in copies if id(o) not in inner]
         with self.own_work():
             self.copy_rates = [
                 {"rates": [], "shrinks": [], "residual": 0.0, "shrink_noise": 0.0, "rate_noise": 0.0} for _ in copies
@@ -1578,7 +1629,7 @@ class Recorder:
         `shrinks` (s) are compared too, to the most noise of the residual's size moves them by
         (`shrink_noise`). Read at every step: an `AveragedModel`'s first update is a copy."""
         w = _flat_weights(self._roots()[0])
-        starts = []
+        starts, self.copy_undo = [], self.copy_starts
         for ref, start, entry in self.copy_starts:
             copy = ref()
             fit = _plane_fit(start, w, _flat_weights(copy)) if copy is not None and w.numel() == start.numel() else None

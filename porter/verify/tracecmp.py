@@ -1556,7 +1556,41 @@ def _updates_across_skips(rm: dict, pm: dict) -> set[int]:
     skip while the model stands still (0.19 read for a decay of 0.1, one skip), and a faithful
     port without a scaler FAILed "is averaged at another rate" (thirtieth read's leftover)."""
     a, b = _scaler_skips(rm), _scaler_skips(pm)
-    return {k for k in range(1, min(len(a), len(b))) if a[k] != b[k]}
+    return {k for k in range(1, min(len(a), len(b))) if a[k] != b[k]} | set(_compounded_updates(rm, pm))
+
+
+def _compounded_updates(rm: dict, pm: dict) -> dict[int, int]:
+    """The updates (after step k, from 1) where a side that cannot say its skips (a trace of an
+    older porter: no `scaler_skipped`) moved every copy as the other side's rate q compounded over
+    n > 1 iterations, 1 - (1 - q)^n, with n: an EMA updated at each iteration while the model
+    stood still at n - 1 skipped ones. An older reference that skipped FAILed a faithful port
+    without a scaler "is averaged at another rate: reference 0.19, ported 0.1" (thirty-first
+    read's leftover); a rate that is no such power (0.2 for 0.19) is still compared."""
+    rates = [m.get("model_copy_rates") or [] for m in (rm, pm)]
+    if not rates[0] or len(rates[0]) != len(rates[1]):
+        return {}
+    found: dict[int, int] = {}
+    for old in (0, 1):
+        if any(isinstance(s, dict) and "scaler_skipped" in s for s in (rm, pm)[old].get("steps") or []):
+            continue
+        for k in range(1, min(len(c["rates"]) for side in rates for c in side) + 1):
+            ns = {_iterations_compounded(a, b, k) for a, b in zip(rates[old], rates[1 - old])}
+            n = ns.pop() if len(ns) == 1 else None
+            if n is not None:
+                found[k] = n
+    return found
+
+
+def _iterations_compounded(a: dict, b: dict, k: int) -> int | None:
+    """The n > 1 for which copy `a`'s rate after step k is copy `b`'s compounded, 1 - (1 - q)^n
+    (within the rates' tolerance), or None."""
+    x, y = a["rates"][k - 1], b["rates"][k - 1]
+    if not (isinstance(x, float) and isinstance(y, float) and 0 < y < x < 1):
+        return None
+    n = round(math.log1p(-x) / math.log1p(-y))
+    if n < 2 or abs(x - (1 - (1 - y) ** n)) > _rate_tolerance(a, b, x, y):
+        return None
+    return n
 
 
 def _rates_kept(c: dict, across: set[int]) -> dict:
@@ -1657,6 +1691,26 @@ def _model_copies(rm: dict, pm: dict) -> list[str]:
     paired = _copy_rates(rm, pm)
     if _rate_differs(paired) is not None:
         return []  # (the fail says it)
+    return _compounded_said(rm, pm) + _copies_compared(said, paired, rm, pm)
+
+
+def _compounded_said(rm: dict, pm: dict) -> list[str]:
+    """A line for the updates `_compounded_updates` set aside."""
+    found = _compounded_updates(rm, pm)
+    if not found:
+        return []
+    steps = ", ".join(f"{k} ({n} iterations)" for k, n in sorted(found.items()))
+    return [
+        "a copy of the model (an EMA) moved after step(s) "
+        f"{steps} as the other side's rate compounded over whole iterations (1 - (1 - q)^n) on a side whose "
+        "GradScaler skips are not recorded (a trace of an older porter): skipped iterations, the copy updated at "
+        "each, so those rates are not compared (a decay that differs by just that power passes); record both sides "
+        "with this porter to compare them"
+    ]
+
+
+def _copies_compared(said: list[str], paired: tuple[list, list] | None, rm: dict, pm: dict) -> list[str]:
+    """The line on the copies' rates: compared over which steps, or why not."""
     if paired is not None:
         steps = min(len(c["rates"]) for side in paired for c in side)
         which = "the first" if not _updates_across_skips(rm, pm) else "the (not across a skipped iteration)"
