@@ -161,7 +161,7 @@ def registrations_and_unread(
     braces = (NextOf(code, b"{"), NextOf(code, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt, inherited=inherited) if blocks else None
     tag_names = _tag_variables(code) if blocks else frozenset()
-    helpers = _Helpers(source, code, braces, unbuilt, macros) if blocks else None
+    helpers = _Helpers(source, code, unbuilt, macros) if blocks else None
     for i, (impl, ns_text, key_text, var, body_start, head, inner) in enumerate(blocks):
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
@@ -220,65 +220,110 @@ def _block_registrations(
     return out
 
 
-# a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameter
 # the C++ words that take a parenthesized word and are no function it is passed to
 _NOT_A_FUNCTION = frozenset({b"sizeof", b"alignof", b"decltype", b"typeid", b"noexcept", b"if", b"while", b"switch"})
-# a call given one word (`register_cpu(m)`): the function's name, the word
-_PASSES_ONE = re.compile(rb"(?<![\w.:>])(\w+)\s*\(\s*(\w+)\s*\)")
-_TAKES_LIBRARY = re.compile(rb"(?<![\w.:>])(\w+)\s*\(\s*(?:\w+\s*::\s*){0,3}Library\s*&\s*(\w+)\s*\)\s*\{")
+# the calls that hand their argument on as it is (`static_cast<torch::Library&>(m)`, `std::ref(m)`): the call
+# around them is the one the library is passed to
+_HANDING_ON = frozenset({b"static_cast", b"const_cast", b"reinterpret_cast", b"ref", b"addressof"})
+# in a body: a call's name (`reg(`, `detail::reg(`, `r.add(`, `p->add(`) and its `(`, another parenthesis, or a word
+_PASS_TOKENS = re.compile(rb"(?<![\w:.>])(\w+(?:(?:::|\.|->)\w+)*)[ \t\r\n]*\(|([()])|(?<![\w:.>])(\w+)")
+_MEMBER = re.compile(rb"\s*(?:\.|->)")  # (after the library's name: its own call, `m.impl(`)
+# a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameters
+_TAKES_LIBRARY = re.compile(rb"(?<!\w)(\w+)\s*\(([^(){};]*)\)\s*\{")
+_LIBRARY_PARAM = re.compile(rb"\s*(?:\w+\s*::\s*){0,3}Library\s*&\s*(\w+)\s*")  # (one parameter, whole)
 
 
 class _Helpers:
     """The functions of a file that take a library and register with it, read where a block passes its own
     (`TORCH_LIBRARY_IMPL(myops, CPU, m) { register_cpu(m); }`): their calls are the block's. Not read, the
     block's CPU kernels were none, and its ops with a CUDA kernel said CUDA-only (thirty-first scaffold read's
-    leftover). A function is read once per block (one that calls itself too)."""
+    leftover). A function is read once per block (one that calls itself too). Each other call the library is
+    passed to (`detail::reg(m)`, `R::add(m, true)`, `reg(&m)`, `r.add(m)`, past `_DEPTH`, a name the file defines
+    twice) is `unread`: those were neither read nor said, and the ops they register for the CPU said CUDA-only
+    (thirty-second scaf2 read)."""
 
     _DEPTH = 4  # functions of functions followed
 
-    def __init__(
-        self,
-        source: bytes,
-        code: bytes,
-        braces: tuple[NextOf, NextOf],
-        unbuilt: Callable[[int], bool],
-        macros: _Registering | None,
-    ) -> None:
-        self._source, self._code, self._braces, self._unbuilt, self._macros = source, code, braces, unbuilt, macros
-        self._defined: dict[bytes, tuple[bytes, int]] | None = None
+    def __init__(self, source: bytes, code: bytes, unbuilt: Callable[[int], bool], macros: _Registering | None) -> None:
+        self._source, self._code, self._unbuilt, self._macros = source, code, unbuilt, macros
+        self._defined: dict[bytes, list[tuple[int, bytes, int]]] | None = None
         self.unread: list[bytes] = []  # (of the last `called`: the functions passed the library that are not read)
 
     def called(self, body: bytes, var: bytes) -> list[tuple[bytes, Callable[[int], int], bytes]]:
         """(body, where its offsets are, the library's name there) of each function `body` passes `var` to, and
-        of those they pass theirs to; `unread` the names of those the file does not define."""
+        of those they pass theirs to; `unread` the names of the calls it is passed to that are not read."""
         out: list[tuple[bytes, Callable[[int], int], bytes]] = []
         seen: set[bytes] = set()
         self.unread = []
         todo = [(body, var, 0)]
         while todo:
             text, name, depth = todo.pop()
-            for m in _PASSES_ONE.finditer(_code_of(text)):
-                found = self._function(m.group(1)) if m.group(2) == name else None
-                if found is None and m.group(2) == name and m.group(1) not in _NOT_A_FUNCTION | seen:
-                    self.unread.append(m.group(1))
-                    seen.add(m.group(1))
-                if found is None or m.group(1) in seen or depth >= self._DEPTH:
+            for callee, index, whole in _passes(_code_of(text), name):
+                last = re.split(rb"::|\.|->", callee)[-1]
+                found = self._function(last) if whole and callee == last and depth < self._DEPTH else None
+                if found is None or found[0] != index:
+                    if callee not in seen:
+                        self.unread.append(callee)
+                        seen.add(callee)
                     continue
-                seen.add(m.group(1))
-                param, start = found
+                if callee in seen:
+                    continue
+                seen.add(callee)
+                # (the file searched again from the function's `{`: the block's own search had gone past it, and a
+                # function's body ran on into the next function's registrations)
+                braces = (NextOf(self._code, b"{"), NextOf(self._code, b"}"))
                 inner, origin = _block_body(
-                    self._source, (start, start, None), self._braces, len(self._source), self._unbuilt, self._macros
+                    self._source, (found[2], found[2], None), braces, len(self._source), self._unbuilt, self._macros
                 )
-                out.append((inner, origin, param))
-                todo.append((inner, param, depth + 1))
+                out.append((inner, origin, found[1]))
+                todo.append((inner, found[1], depth + 1))
         return out
 
-    def _function(self, name: bytes) -> tuple[bytes, int] | None:
-        """(its library parameter, where its body starts) of the file's function `name` that takes a library."""
+    def _function(self, name: bytes) -> tuple[int, bytes, int] | None:
+        """(the library parameter's place, its name, where the body starts) of the file's one function `name` that
+        takes a library (None where it defines none, or two: which one a call reaches is not read)."""
         if self._defined is None:
-            found = _TAKES_LIBRARY.finditer(self._code) if b"Library" in self._code else ()
-            self._defined = {m.group(1): (m.group(2), m.end()) for m in found if not self._unbuilt(m.start())}
-        return self._defined.get(name)
+            self._defined = {}
+            for m in _TAKES_LIBRARY.finditer(self._code) if b"Library" in self._code else ():
+                params = _top_commas(m.group(2)) if b"Library" in m.group(2) and not self._unbuilt(m.start()) else []
+                taken = [(i, p.group(1)) for i, p in enumerate(map(_LIBRARY_PARAM.fullmatch, params)) if p]
+                if taken:
+                    self._defined.setdefault(m.group(1), []).append((*taken[0], m.end()))
+        found = self._defined.get(name, [])
+        return found[0] if len(found) == 1 else None
+
+
+def _passes(code: bytes, var: bytes) -> list[tuple[bytes, int, bool]]:
+    """(the call's name as written, the argument's place, whether that argument is the name alone) of each call
+    `code` passes the library `var` to, through casts and `&` (`reg(static_cast<torch::Library&>(m))`, `reg(&m)`);
+    its own calls (`m.impl(`), and `sizeof(m)`, are none."""
+    out: list[tuple[bytes, int, bool]] = []
+    opened: list[tuple[bytes | None, int]] = []  # (the call's name, or None for a bare parenthesis; after its `(`)
+    for m in _PASS_TOKENS.finditer(code):
+        if m.group(1) is not None:
+            opened.append((m.group(1), m.end()))
+        elif m.group(2) == b"(":
+            opened.append((None, m.end()))
+        elif m.group(2) is not None:
+            del opened[-1:]
+        elif m.group(3) == var and not _MEMBER.match(code, m.end()):
+            call = next((c for c in reversed(opened) if c[0] is not None and _bare(c[0]) not in _HANDING_ON), None)
+            if call is None or call[0] is None or _bare(call[0]) in _NOT_A_FUNCTION:
+                continue  # (`auto& lib = m;`, `(void)m;`: left)
+            args = _top_commas(code[call[1] : m.start()])
+            out.append((call[0], len(args) - 1, not args[-1].strip() and _alone(code, m.end())))
+    return out
+
+
+def _bare(callee: bytes) -> bytes:
+    """The last word of a call's name (`ref` of `std::ref`)."""
+    return re.split(rb"::|\.|->", callee)[-1]
+
+
+def _alone(code: bytes, end: int) -> bool:
+    """Whether the library's name ending at `end` ends its argument (`reg(m, true)`, not `reg(m + 1)`)."""
+    rest = code[end : end + 64].lstrip()
+    return rest[:1] in (b",", b")")
 
 
 def _block_body(
@@ -514,13 +559,32 @@ def _op_strings(
 _MACRO_WORD = re.compile(rb"[A-Za-z_]\w*")  # (a word just after a string literal: a macro joined to it)
 
 
-def _string_macro(keys: _Keys, word: bytes, where: int) -> bytes | None:
+def _string_macro(keys: _Keys, word: bytes, where: int, read: dict[bytes, bytes | None] | None = None) -> bytes | None:
     """The text of the string literals the macro `word` stands for at offset `where` of the source (`#define NAME
-    "a"`), None where it stands for anything else or for nothing porter reads."""
+    "a"`), None where it stands for anything else or for nothing porter reads. The macros among them are read so too
+    (`#define FULL "myops::" NAME`, `#define NAME OTHER`), as the preprocessor rescans a use: they were read as no
+    op, and a function every device runs lost (thirty-second scaf2 read). `read`: the macros read for this use
+    (one in its own expansion is left a word: no string)."""
+    read = {} if read is None else read
+    if word in read or len(read) >= _STRING_MACRO_DEPTH:
+        return read.get(word)
+    read[word] = None
     definition = keys.definition(word, where, strict=True)  # (`"ns::" NAME` before `#define NAME`: no C++)
-    if definition is None or _code_of(definition).strip():
+    if definition is None:
         return None
-    return _literals_text(definition)
+    code, found, start = _code_of(definition), [], 0
+    for inner in _MACRO_WORD.finditer(code):
+        given = _string_macro(keys, inner.group(), where, read)
+        if given is None or code[start : inner.start()].strip():
+            return None
+        found += [_literals_text(definition[start : inner.start()]) or b"", given]
+        start = inner.end()
+    last = _literals_text(definition[start:]) if not code[start:].strip() else None
+    read[word] = b"".join(found) + (last or b"") if found or last is not None else None
+    return read[word]
+
+
+_STRING_MACRO_DEPTH = 16  # macros read for one use in a schema
 
 
 def _literals_text(piece: bytes) -> bytes | None:
