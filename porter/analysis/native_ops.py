@@ -227,10 +227,10 @@ _NOT_A_FUNCTION = frozenset({b"sizeof", b"alignof", b"decltype", b"typeid", b"no
 _HANDING_ON = frozenset({b"static_cast", b"const_cast", b"reinterpret_cast", b"ref", b"addressof"})
 # in a body: a call's name (`reg(`, `detail::reg(`, `r.add(`, `p->add(`) and its `(`, another parenthesis, or a word
 _PASS_TOKENS = re.compile(rb"(?<![\w:.>])(\w+(?:(?:::|\.|->)\w+)*)[ \t\r\n]*\(|([()])|(?<![\w:.>])(\w+)")
-_MEMBER = re.compile(rb"\s*(?:\.|->)")  # (after the library's name: its own call, `m.impl(`)
+_MEMBER = re.compile(rb"(?<!\s)\s*(?:\.|->)")  # (after the library's name: its own call, `m.impl(`)
 # a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameters
 _TAKES_LIBRARY = re.compile(rb"(?<!\w)(\w+)\s*\(([^(){};]*)\)\s*\{")
-_LIBRARY_PARAM = re.compile(rb"\s*(?:\w+\s*::\s*){0,3}Library\s*&\s*(\w+)\s*")  # (one parameter, whole)
+_LIBRARY_PARAM = re.compile(rb"(?<!\w)(?:\w+\s*::\s*){0,3}Library\s*&\s*(\w+)")  # (one parameter, stripped, whole)
 
 
 class _Helpers:
@@ -286,7 +286,9 @@ class _Helpers:
             self._defined = {}
             for m in _TAKES_LIBRARY.finditer(self._code) if b"Library" in self._code else ():
                 params = _top_commas(m.group(2)) if b"Library" in m.group(2) and not self._unbuilt(m.start()) else []
-                taken = [(i, p.group(1)) for i, p in enumerate(map(_LIBRARY_PARAM.fullmatch, params)) if p]
+                taken = [
+                    (i, p.group(1)) for i, p in enumerate(_LIBRARY_PARAM.fullmatch(p.strip()) for p in params) if p
+                ]
                 if taken:
                     self._defined.setdefault(m.group(1), []).append((*taken[0], m.end()))
         found = self._defined.get(name, [])
@@ -299,6 +301,7 @@ def _passes(code: bytes, var: bytes) -> list[tuple[bytes, int, bool]]:
     its own calls (`m.impl(`), and `sizeof(m)`, are none."""
     out: list[tuple[bytes, int, bool]] = []
     opened: list[tuple[bytes | None, int]] = []  # (the call's name, or None for a bare parenthesis; after its `(`)
+    taken: set[int] = set()
     for m in _PASS_TOKENS.finditer(code):
         if m.group(1) is not None:
             opened.append((m.group(1), m.end()))
@@ -308,8 +311,9 @@ def _passes(code: bytes, var: bytes) -> list[tuple[bytes, int, bool]]:
             del opened[-1:]
         elif m.group(3) == var and not _MEMBER.match(code, m.end()):
             call = next((c for c in reversed(opened) if c[0] is not None and _bare(c[0]) not in _HANDING_ON), None)
-            if call is None or call[0] is None or _bare(call[0]) in _NOT_A_FUNCTION:
-                continue  # (`auto& lib = m;`, `(void)m;`: left)
+            if call is None or call[0] is None or _bare(call[0]) in _NOT_A_FUNCTION or call[1] in taken:
+                continue  # (`auto& lib = m;`, `(void)m;`: left; a call's first use of it only, `f(m, m, ...)`)
+            taken.add(call[1])
             args = _top_commas(code[call[1] : m.start()])
             out.append((call[0], len(args) - 1, not args[-1].strip() and _alone(code, m.end())))
     return out

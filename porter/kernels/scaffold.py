@@ -665,15 +665,16 @@ _C_FLOAT_LITERAL = re.compile(r"(?<![\w.])[+-]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:
 # wraps (`unsigned n = -1` is 4294967295, `bool b = 2` true: the op's default was -1, 2)
 _C_INTEGER_TYPES = {
     **dict.fromkeys(("char", "signed char", "int8_t"), (8, True)),
-    **dict.fromkeys(("unsigned char", "uint8_t"), (8, False)),
+    **dict.fromkeys(("unsigned char", "uint8_t", "uchar"), (8, False)),
     **dict.fromkeys(("short", "short int", "signed short", "int16_t"), (16, True)),
-    **dict.fromkeys(("unsigned short", "unsigned short int", "uint16_t"), (16, False)),
+    **dict.fromkeys(("unsigned short", "unsigned short int", "uint16_t", "ushort"), (16, False)),
     **dict.fromkeys(("int", "signed", "signed int", "int32_t"), (32, True)),
-    **dict.fromkeys(("unsigned", "unsigned int", "uint32_t"), (32, False)),
+    **dict.fromkeys(("unsigned", "unsigned int", "uint32_t", "uint"), (32, False)),
     **dict.fromkeys(("long", "long int", "long long", "long long int", "int64_t", "ptrdiff_t", "ssize_t"), (64, True)),
-    **dict.fromkeys(("unsigned long", "unsigned long long", "uint64_t", "size_t"), (64, False)),
+    **dict.fromkeys(("unsigned long", "unsigned long long", "uint64_t", "size_t", "ulong"), (64, False)),
 }
-_C_ANY_INTEGER = range(128)  # (a type porter does not know, `index_t`: a value every integer type holds)
+# (a type porter does not know, `index_t`: a value every integer type of 16 bits or more holds as written)
+_C_ANY_INTEGER = range(-(1 << 15), 1 << 15)
 _C_QUALIFIERS = frozenset({"const", "volatile", "register", "std"})
 
 
