@@ -122,8 +122,9 @@ _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 
 # a block's library passed to a function porter does not read (`register_cpu(m)` of another file), in a block of a key
-# other than CUDA's: (namespace or None, the block's key, the function, the block's line)
-Unread = tuple[str | None, str, str, int]
+# other than CUDA's: (namespace or None, the block's key, the function, the block's line, whether the file defines a
+# function of that name that takes a library: `detail::reg(m)`, `reg(&m)`, a call porter does not follow)
+Unread = tuple[str | None, str, str, int, bool]
 
 
 def registrations(
@@ -173,7 +174,7 @@ def registrations_and_unread(
         key = keys.of(key_text, head) if impl is not None and key_text is not None else "any"
         line = source.count(b"\n", 0, head) + 1
         if key not in _CUDA_TENSORS_ONLY:  # (a CUDA block's: more CUDA kernels, which make no op any less CUDA-only)
-            unread += [(ns, key, name.decode(), line) for name in (helpers.unread if helpers else ())]
+            unread += [(ns, key, name.decode(), line, own) for name, own in (helpers.unread if helpers else ())]
     return out, unread
 
 
@@ -247,7 +248,9 @@ class _Helpers:
     def __init__(self, source: bytes, code: bytes, unbuilt: Callable[[int], bool], macros: _Registering | None) -> None:
         self._source, self._code, self._unbuilt, self._macros = source, code, unbuilt, macros
         self._defined: dict[bytes, list[tuple[int, bytes, int]]] | None = None
-        self.unread: list[bytes] = []  # (of the last `called`: the functions passed the library that are not read)
+        self._named: set[bytes] = set()  # (the file's functions that take a library in any form: `Library*` too)
+        # (of the last `called`: the calls passed the library that are not read, and whether the file defines them)
+        self.unread: list[tuple[bytes, bool]] = []
 
     def called(self, body: bytes, var: bytes) -> list[tuple[bytes, Callable[[int], int], bytes]]:
         """(body, where its offsets are, the library's name there) of each function `body` passes `var` to, and
@@ -255,6 +258,7 @@ class _Helpers:
         out: list[tuple[bytes, Callable[[int], int], bytes]] = []
         seen: set[bytes] = set()
         self.unread = []
+        self._definitions()
         todo = [(body, var, 0)]
         while todo:
             text, name, depth = todo.pop()
@@ -263,7 +267,7 @@ class _Helpers:
                 found = self._function(last) if whole and callee == last and depth < self._DEPTH else None
                 if found is None or found[0] != index:
                     if callee not in seen:
-                        self.unread.append(callee)
+                        self.unread.append((callee, last in self._named))
                         seen.add(callee)
                     continue
                 if callee in seen:
@@ -282,17 +286,22 @@ class _Helpers:
     def _function(self, name: bytes) -> tuple[int, bytes, int] | None:
         """(the library parameter's place, its name, where the body starts) of the file's one function `name` that
         takes a library (None where it defines none, or two: which one a call reaches is not read)."""
+        found = self._definitions().get(name, [])
+        return found[0] if len(found) == 1 else None
+
+    def _definitions(self) -> dict[bytes, list[tuple[int, bytes, int]]]:
+        """The file's functions that take a library by reference, by name (read once; `_named` with them)."""
         if self._defined is None:
             self._defined = {}
             for m in _TAKES_LIBRARY.finditer(self._code) if b"Library" in self._code else ():
                 params = _top_commas(m.group(2)) if b"Library" in m.group(2) and not self._unbuilt(m.start()) else []
+                self._named.update([m.group(1)] if params else [])
                 taken = [
                     (i, p.group(1)) for i, p in enumerate(_LIBRARY_PARAM.fullmatch(p.strip()) for p in params) if p
                 ]
                 if taken:
                     self._defined.setdefault(m.group(1), []).append((*taken[0], m.end()))
-        found = self._defined.get(name, [])
-        return found[0] if len(found) == 1 else None
+        return self._defined
 
 
 def _passes(code: bytes, var: bytes) -> list[tuple[bytes, int, bool]]:
@@ -1156,7 +1165,7 @@ def cuda_only_and_overloaded(
     for name, source in sources:
         path = Path(source_path(name))
         found, unread = registrations_and_unread(source, path, tree_of(path))
-        unseen.update(ns for ns, _, _, _ in unread)
+        unseen.update(ns for ns, _, _, _, _ in unread)
         for ns, op, key in found:
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":

@@ -29,7 +29,7 @@ def test_a_function_a_block_calls_is_read_to_its_own_closing_brace():
     assert _cpu_and_cuda_only(source) == ([("myops", "a", "CPU")], [], {"b"})
 
 
-def test_a_library_passed_in_any_other_call_is_read_or_said():
+def test_a_library_passed_in_any_other_call_is_read_or_said(tmp_path):
     # libclang 18.1.1 reaches `a` and `b` from each CPU block; porter read no CPU kernel and said nothing, so `a` and
     # `b` were CUDA-only: a qualified call, a method's, two arguments, a pointer, a cast, a fifth function deep.
     # `reg2(m, 1)` of the file's two-parameter function is read; the others are said and decide nothing
@@ -53,6 +53,18 @@ def test_a_library_passed_in_any_other_call_is_read_or_said():
         b"TORCH_LIBRARY_IMPL(myops, CPU, m) { reg2(m, 1); (void)m; }\n"
     )
     assert _cpu_and_cuda_only(two) == ([("myops", "a", "CPU")], [], {"b"})
+    # `porter kernels` says so, and does not say the file has no such function: it has (`detail::reg`); `UNUSED` it
+    # has not
+    from porter.kernels.inventory import scan
+
+    (tmp_path / "a.cu").write_bytes(CUDA + next(iter(forms)).replace(b"(m); }", b"(m); UNUSED(m); }"))
+    notes = sorted(p for p in scan(tmp_path).problems if "passes its library" in p)
+    assert notes == [
+        "a.cu:3: the CPU block of `myops` passes its library to `UNUSED`, a function this file does not define: what"
+        " it registers is not read, so no op of `myops` is taken for CUDA-only",
+        "a.cu:3: the CPU block of `myops` passes its library to `detail::reg`, a call porter does not follow: what it"
+        " registers is not read, so no op of `myops` is taken for CUDA-only",
+    ]
 
 
 def test_a_schema_macro_made_of_other_macros_is_joined():
