@@ -263,7 +263,7 @@ class _Helpers:
         while todo:
             text, name, depth = todo.pop()
             for callee, index, whole in _passes(_code_of(text), name):
-                last = re.split(rb"::|\.|->", callee)[-1]
+                last = _callee_word(callee)
                 found = self._function(last) if whole and callee == last and depth < self._DEPTH else None
                 if found is None or found[0] != index:
                     if callee not in seen:
@@ -319,8 +319,10 @@ def _passes(code: bytes, var: bytes) -> list[tuple[bytes, int, bool]]:
         elif m.group(2) is not None:
             del opened[-1:]
         elif m.group(3) == var and not _MEMBER.match(code, m.end()):
-            call = next((c for c in reversed(opened) if c[0] is not None and _bare(c[0]) not in _HANDING_ON), None)
-            if call is None or call[0] is None or _bare(call[0]) in _NOT_A_FUNCTION or call[1] in taken:
+            call = next(
+                (c for c in reversed(opened) if c[0] is not None and _callee_word(c[0]) not in _HANDING_ON), None
+            )
+            if call is None or call[0] is None or _callee_word(call[0]) in _NOT_A_FUNCTION or call[1] in taken:
                 continue  # (`auto& lib = m;`, `(void)m;`: left; a call's first use of it only, `f(m, m, ...)`)
             taken.add(call[1])
             args = _top_commas(code[call[1] : m.start()])
@@ -328,7 +330,7 @@ def _passes(code: bytes, var: bytes) -> list[tuple[bytes, int, bool]]:
     return out
 
 
-def _bare(callee: bytes) -> bytes:
+def _callee_word(callee: bytes) -> bytes:
     """The last word of a call's name (`ref` of `std::ref`)."""
     return re.split(rb"::|\.|->", callee)[-1]
 
