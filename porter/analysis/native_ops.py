@@ -169,7 +169,10 @@ def registrations_and_unread(
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
         block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names)
-        for one_body, one_origin, one_var in [(body, origin, var), *(helpers.called(body, var) if helpers else ())]:
+        for one_body, one_origin, one_var in [
+            (body, origin, var),
+            *(helpers.called(body, origin, var) if helpers else ()),
+        ]:
             out += _block_registrations(one_body, one_origin, one_var, block)
         key = keys.of(key_text, head) if impl is not None and key_text is not None else "any"
         line = source.count(b"\n", 0, head) + 1
@@ -228,6 +231,8 @@ _NOT_A_FUNCTION = frozenset({b"sizeof", b"alignof", b"decltype", b"typeid", b"no
 _HANDING_ON = frozenset({b"static_cast", b"const_cast", b"reinterpret_cast", b"ref", b"addressof"})
 # in a body: a call's name (`reg(`, `detail::reg(`, `r.add(`, `p->add(`) and its `(`, another parenthesis, or a word
 _PASS_TOKENS = re.compile(rb"(?<![\w:.>])(\w+(?:(?:::|\.|->)\w+)*)[ \t\r\n]*\(|([()])|(?<![\w:.>])(\w+)")
+# another name a body gives the library (`auto& lib = m;`, `torch::Library& lib = m;`): the name, the library's
+_ALIAS = re.compile(rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\s*&\s*(\w+)\s*=\s*(\w+)\s*;")
 _MEMBER = re.compile(rb"(?<!\s)\s*(?:\.|->)")  # (after the library's name: its own call, `m.impl(`)
 # a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameters
 _TAKES_LIBRARY = re.compile(rb"(?<!\w)(\w+)\s*\(([^(){};]*)\)\s*\{")
@@ -252,17 +257,28 @@ class _Helpers:
         # (of the last `called`: the calls passed the library that are not read, and whether the file defines them)
         self.unread: list[tuple[bytes, bool]] = []
 
-    def called(self, body: bytes, var: bytes) -> list[tuple[bytes, Callable[[int], int], bytes]]:
-        """(body, where its offsets are, the library's name there) of each function `body` passes `var` to, and
-        of those they pass theirs to; `unread` the names of the calls it is passed to that are not read."""
+    def called(
+        self, body: bytes, origin: Callable[[int], int], var: bytes
+    ) -> list[tuple[bytes, Callable[[int], int], bytes]]:
+        """(body, where its offsets are, the library's name there) of each function `body` (`origin`: where its
+        offsets are) passes `var` to, and of those they pass theirs to, and of each other name a body gives the
+        library (`auto& lib = m;`: its `reg(lib)` was neither read nor said, thirty-second scaf2 read); `unread` the
+        names of the calls it is passed to that are not read."""
         out: list[tuple[bytes, Callable[[int], int], bytes]] = []
         seen: set[bytes] = set()
+        named: set[tuple[int, bytes]] = set()  # (a body, by `id`, and another name of the library there)
         self.unread = []
         self._definitions()
-        todo = [(body, var, 0)]
+        todo = [(body, origin, var, 0)]
         while todo:
-            text, name, depth = todo.pop()
-            for callee, index, whole in _passes(_code_of(text), name):
+            text, where, name, depth = todo.pop()
+            code = _code_of(text)
+            for alias in _ALIAS.finditer(code) if name in code else ():
+                if alias.group(2) == name and (id(text), alias.group(1)) not in named:
+                    named.add((id(text), alias.group(1)))
+                    out.append((text, where, alias.group(1)))
+                    todo.append((text, where, alias.group(1), depth))
+            for callee, index, whole in _passes(code, name):
                 last = _callee_word(callee)
                 found = self._function(last) if whole and callee == last and depth < self._DEPTH else None
                 if found is None or found[0] != index:
@@ -276,11 +292,11 @@ class _Helpers:
                 # (the file searched again from the function's `{`: the block's own search had gone past it, and a
                 # function's body ran on into the next function's registrations)
                 braces = (NextOf(self._code, b"{"), NextOf(self._code, b"}"))
-                inner, origin = _block_body(
+                inner, inner_origin = _block_body(
                     self._source, (found[2], found[2], None), braces, len(self._source), self._unbuilt, self._macros
                 )
-                out.append((inner, origin, found[1]))
-                todo.append((inner, found[1], depth + 1))
+                out.append((inner, inner_origin, found[1]))
+                todo.append((inner, inner_origin, found[1], depth + 1))
         return out
 
     def _function(self, name: bytes) -> tuple[int, bytes, int] | None:

@@ -120,3 +120,14 @@ def test_an_infinite_default_is_no_default_and_the_op_imports(tmp_path):
     spec = importlib.util.spec_from_file_location("scaf2_k3_op", tmp_path / "out" / "k3_op.py")
     assert spec is not None and spec.loader is not None
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def test_a_library_given_another_name_in_a_block_is_read():
+    # `auto& lib = m; reg(lib);` and `torch::Library& l2 = l; l2.impl(...)` in the function: libclang 18.1.1 reaches
+    # `"a"` from the CPU block; porter read none and said nothing, so `a` was CUDA-only. `b`, with no CPU kernel,
+    # stays CUDA-only (the control)
+    source = CUDA + (
+        b'void reg(torch::Library& l) { torch::Library& l2 = l; l2.impl("a", &a_cpu); }\n'
+        b"TORCH_LIBRARY_IMPL(myops, CPU, m) { auto& lib = m; reg(lib); }\n"
+    )
+    assert _cpu_and_cuda_only(source) == ([("myops", "a", "CPU")], [], {"b"})
