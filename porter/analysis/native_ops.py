@@ -123,8 +123,9 @@ _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 
 # a block's library passed to a function porter does not read (`register_cpu(m)` of another file), in a block of a key
-# other than CUDA's: (namespace or None, the block's key, the function, the block's line)
-Unread = tuple[str | None, str, str, int]
+# other than CUDA's: (namespace or None, the block's key, the function, the block's line, whether the file defines a
+# function of that name that takes a library: `detail::reg(m)`, `reg(&m)`, a call porter does not follow)
+Unread = tuple[str | None, str, str, int, bool]
 
 
 def registrations(
@@ -170,11 +171,15 @@ def registrations_and_unread(
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
         block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names)
-        for one_body, one_origin, one_var in [(body, origin, var), *(helpers.called(body, var) if helpers else ())]:
+        for one_body, one_origin, one_var in [
+            (body, origin, var),
+            *(helpers.called(body, origin, var) if helpers else ()),
+        ]:
             out += _block_registrations(one_body, one_origin, one_var, block)
         key = keys.of(key_text, head) if impl is not None and key_text is not None else "any"
         if key not in _NO_OTHER_DEVICE:  # (a CUDA block's: more CUDA kernels, which make no op any less CUDA-only)
-            unread += [(ns, key, name.decode(), line_of(head)) for name in (helpers.unread if helpers else ())]
+            line = line_of(head)
+            unread += [(ns, key, name.decode(), line, own) for name, own in (helpers.unread if helpers else ())]
     return out, unread
 
 
@@ -235,83 +240,151 @@ def _block_registrations(
     return out
 
 
-# a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameter
 # the C++ words that take a parenthesized word and are no function it is passed to
 _NOT_A_FUNCTION = frozenset({b"sizeof", b"alignof", b"decltype", b"typeid", b"noexcept", b"if", b"while", b"switch"})
-# a call given one word (`register_cpu(m)`): the function's name, the word
-_PASSES_ONE = re.compile(rb"(?<![\w.:>])(\w+)\s*\(\s*(\w+)\s*\)")
-_TAKES_LIBRARY = re.compile(rb"(?<![\w.:>])(\w+)\s*\(\s*(?:\w+\s*::\s*){0,3}Library\s*&\s*(\w+)\s*\)\s*\{")
+# the calls that hand their argument on as it is (`static_cast<torch::Library&>(m)`, `std::ref(m)`): the call
+# around them is the one the library is passed to
+_HANDING_ON = frozenset({b"static_cast", b"const_cast", b"reinterpret_cast", b"ref", b"addressof"})
+# in a body: a call's name (`reg(`, `detail::reg(`, `r.add(`, `p->add(`) and its `(`, another parenthesis, or a word
+_PASS_TOKENS = re.compile(rb"(?<![\w:.>])(\w+(?:(?:::|\.|->)\w+)*)[ \t\r\n]*\(|([()])|(?<![\w:.>])(\w+)")
+# another name a body gives the library (`auto& lib = m;`, `torch::Library& lib = m;`): the name, the library's
+_ALIAS = re.compile(rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\s*&\s*(\w+)\s*=\s*(\w+)\s*;")
+_MEMBER = re.compile(rb"(?<!\s)\s*(?:\.|->)")  # (after the library's name: its own call, `m.impl(`)
+# a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameters
+_TAKES_LIBRARY = re.compile(rb"(?<!\w)(\w+)\s*\(([^(){};]*)\)\s*\{")
+_LIBRARY_PARAM = re.compile(rb"(?<!\w)(?:\w+\s*::\s*){0,3}Library\s*&\s*(\w+)")  # (one parameter, stripped, whole)
 
 
 class _Helpers:
     """The functions of a file that take a library and register with it, read where a block passes its own
     (`TORCH_LIBRARY_IMPL(myops, CPU, m) { register_cpu(m); }`): their calls are the block's. Not read, the
     block's CPU kernels were none, and its ops with a CUDA kernel said CUDA-only (thirty-first scaffold read's
-    leftover). A function is read once per block (one that calls itself too)."""
+    leftover). A function is read once per block (one that calls itself too). Each other call the library is
+    passed to (`detail::reg(m)`, `R::add(m, true)`, `reg(&m)`, `r.add(m)`, past `_DEPTH`, a name the file defines
+    twice) is `unread`: those were neither read nor said, and the ops they register for the CPU said CUDA-only
+    (thirty-second scaf2 read)."""
 
     _DEPTH = 4  # functions of functions followed
 
-    def __init__(
-        self,
-        source: bytes,
-        code: bytes,
-        unbuilt: Callable[[int], bool],
-        macros: _Registering | None,
-    ) -> None:
+    def __init__(self, source: bytes, code: bytes, unbuilt: Callable[[int], bool], macros: _Registering | None) -> None:
         self._source, self._code, self._unbuilt, self._macros = source, code, unbuilt, macros
-        self._defined: dict[bytes, tuple[bytes, int]] | None = None
-        self._bodies: dict[bytes, tuple[bytes, Callable[[int], int]] | None] = {}
-        self.unread: list[bytes] = []  # (of the last `called`: the functions passed the library that are not read)
+        self._defined: dict[bytes, list[tuple[int, bytes, int]]] | None = None
+        self._named: set[bytes] = set()  # (the file's functions that take a library in any form: `Library*` too)
+        self._bodies: dict[int, tuple[bytes, Callable[[int], int]] | None] = {}  # (by where each starts)
+        # (of the last `called`: the calls passed the library that are not read, and whether the file defines them)
+        self.unread: list[tuple[bytes, bool]] = []
 
-    def called(self, body: bytes, var: bytes) -> list[tuple[bytes, Callable[[int], int], bytes]]:
-        """(body, where its offsets are, the library's name there) of each function `body` passes `var` to, and
-        of those they pass theirs to; `unread` the names of those the file does not define (or whose body never
-        closes)."""
+    def called(
+        self, body: bytes, origin: Callable[[int], int], var: bytes
+    ) -> list[tuple[bytes, Callable[[int], int], bytes]]:
+        """(body, where its offsets are, the library's name there) of each function `body` (`origin`: where its
+        offsets are) passes `var` to, and of those they pass theirs to, and of each other name a body gives the
+        library (`auto& lib = m;`: its `reg(lib)` was neither read nor said, thirty-second scaf2 read); `unread` the
+        names of the calls it is passed to that are not read."""
         out: list[tuple[bytes, Callable[[int], int], bytes]] = []
         seen: set[bytes] = set()
+        named: set[tuple[int, bytes]] = set()  # (a body, by `id`, and another name of the library there)
         self.unread = []
-        todo = [(body, var, 0)]
+        self._definitions()
+        todo = [(body, origin, var, 0)]
         while todo:
-            text, name, depth = todo.pop()
-            for m in _PASSES_ONE.finditer(_code_of(text)):
-                found = self._function(m.group(1)) if m.group(2) == name else None
-                if found is None and m.group(2) == name and m.group(1) not in _NOT_A_FUNCTION | seen:
-                    self.unread.append(m.group(1))
-                    seen.add(m.group(1))
-                if found is None or m.group(1) in seen or depth >= self._DEPTH:
+            text, where, name, depth = todo.pop()
+            code = _code_of(text)
+            for alias in _ALIAS.finditer(code) if name in code else ():
+                if alias.group(2) == name and (id(text), alias.group(1)) not in named:
+                    named.add((id(text), alias.group(1)))
+                    out.append((text, where, alias.group(1)))
+                    todo.append((text, where, alias.group(1), depth))
+            for callee, index, whole in _passes(code, name):
+                last = _callee_word(callee)
+                found = self._function(last) if whole and callee == last and depth < self._DEPTH else None
+                read = self._body_at(found[2]) if found is not None and found[0] == index else None
+                if found is None or read is None:
+                    if callee not in seen:
+                        self.unread.append((callee, last in self._named))
+                        seen.add(callee)
                     continue
-                seen.add(m.group(1))
-                param, (inner, origin) = found
-                out.append((inner, origin, param))
-                todo.append((inner, param, depth + 1))
+                if callee in seen:
+                    continue
+                seen.add(callee)
+                inner, inner_origin = read
+                out.append((inner, inner_origin, found[1]))
+                todo.append((inner, inner_origin, found[1], depth + 1))
         return out
 
-    def _body_of(self, name: bytes, start: int) -> tuple[bytes, Callable[[int], int]] | None:
-        """The body of the file's function `name` (starting at `start`), read once and with a brace search of its
+    def _body_at(self, start: int) -> tuple[bytes, Callable[[int], int]] | None:
+        """The body of the file's function whose `{` ends at `start`, read once and with a brace search of its
         own: the blocks' search only goes forward, and a function defined above the blocks read its body to a later
         block's end (a CUDA block's kernels between were counted as the caller's CPU ones: the lead's review of the
-        thirty-second sleft read). None where its braces never close (no compiler reads it: a body to the file's end
-        was read again for each block that calls it)."""
-        if name not in self._bodies:
+        thirty-second sleft read, and scaf2's). None where its braces never close (no compiler reads it: a body to
+        the file's end was read again for each block that calls it)."""
+        if start not in self._bodies:
             end = len(self._code)
             closes = len(_body(self._code, start, self._braces(), end)) < end - start
             read = (self._source, (start, start, None), self._braces(), end, self._unbuilt, self._macros)
-            self._bodies[name] = _block_body(*read) if closes else None
-        return self._bodies[name]
+            self._bodies[start] = _block_body(*read) if closes else None
+        return self._bodies[start]
 
     def _braces(self) -> tuple[NextOf, NextOf]:
         """A new forward-only search of the code's braces."""
         return NextOf(self._code, b"{"), NextOf(self._code, b"}")
 
-    def _function(self, name: bytes) -> tuple[bytes, tuple[bytes, Callable[[int], int]]] | None:
-        """(its library parameter, its body) of the file's function `name` that takes a library and whose body
-        closes."""
+    def _function(self, name: bytes) -> tuple[int, bytes, int] | None:
+        """(the library parameter's place, its name, where the body starts) of the file's one function `name` that
+        takes a library (None where it defines none, or two: which one a call reaches is not read)."""
+        found = self._definitions().get(name, [])
+        return found[0] if len(found) == 1 else None
+
+    def _definitions(self) -> dict[bytes, list[tuple[int, bytes, int]]]:
+        """The file's functions that take a library by reference, by name (read once; `_named` with them)."""
         if self._defined is None:
-            found = _TAKES_LIBRARY.finditer(self._code) if b"Library" in self._code else ()
-            self._defined = {m.group(1): (m.group(2), m.end()) for m in found if not self._unbuilt(m.start())}
-        param, start = self._defined.get(name, (b"", -1))
-        body = self._body_of(name, start) if start >= 0 else None
-        return (param, body) if body is not None else None
+            self._defined = {}
+            for m in _TAKES_LIBRARY.finditer(self._code) if b"Library" in self._code else ():
+                params = _top_commas(m.group(2)) if b"Library" in m.group(2) and not self._unbuilt(m.start()) else []
+                self._named.update([m.group(1)] if params else [])
+                taken = [
+                    (i, p.group(1)) for i, p in enumerate(_LIBRARY_PARAM.fullmatch(p.strip()) for p in params) if p
+                ]
+                if taken:
+                    self._defined.setdefault(m.group(1), []).append((*taken[0], m.end()))
+        return self._defined
+
+
+def _passes(code: bytes, var: bytes) -> list[tuple[bytes, int, bool]]:
+    """(the call's name as written, the argument's place, whether that argument is the name alone) of each call
+    `code` passes the library `var` to, through casts and `&` (`reg(static_cast<torch::Library&>(m))`, `reg(&m)`);
+    its own calls (`m.impl(`), and `sizeof(m)`, are none."""
+    out: list[tuple[bytes, int, bool]] = []
+    opened: list[tuple[bytes | None, int]] = []  # (the call's name, or None for a bare parenthesis; after its `(`)
+    taken: set[int] = set()
+    for m in _PASS_TOKENS.finditer(code):
+        if m.group(1) is not None:
+            opened.append((m.group(1), m.end()))
+        elif m.group(2) == b"(":
+            opened.append((None, m.end()))
+        elif m.group(2) is not None:
+            del opened[-1:]
+        elif m.group(3) == var and not _MEMBER.match(code, m.end()):
+            call = next(
+                (c for c in reversed(opened) if c[0] is not None and _callee_word(c[0]) not in _HANDING_ON), None
+            )
+            if call is None or call[0] is None or _callee_word(call[0]) in _NOT_A_FUNCTION or call[1] in taken:
+                continue  # (`auto& lib = m;`, `(void)m;`: left; a call's first use of it only, `f(m, m, ...)`)
+            taken.add(call[1])
+            args = _top_commas(code[call[1] : m.start()])
+            out.append((call[0], len(args) - 1, not args[-1].strip() and _alone(code, m.end())))
+    return out
+
+
+def _callee_word(callee: bytes) -> bytes:
+    """The last word of a call's name (`ref` of `std::ref`)."""
+    return re.split(rb"::|\.|->", callee)[-1]
+
+
+def _alone(code: bytes, end: int) -> bool:
+    """Whether the library's name ending at `end` ends its argument (`reg(m, true)`, not `reg(m + 1)`)."""
+    rest = code[end : end + 64].lstrip()
+    return rest[:1] in (b",", b")")
 
 
 def _block_body(
@@ -547,13 +620,32 @@ def _op_strings(
 _MACRO_WORD = re.compile(rb"[A-Za-z_]\w*")  # (a word just after a string literal: a macro joined to it)
 
 
-def _string_macro(keys: _Keys, word: bytes, where: int) -> bytes | None:
+def _string_macro(keys: _Keys, word: bytes, where: int, read: dict[bytes, bytes | None] | None = None) -> bytes | None:
     """The text of the string literals the macro `word` stands for at offset `where` of the source (`#define NAME
-    "a"`), None where it stands for anything else or for nothing porter reads."""
+    "a"`), None where it stands for anything else or for nothing porter reads. The macros among them are read so too
+    (`#define FULL "myops::" NAME`, `#define NAME OTHER`), as the preprocessor rescans a use: they were read as no
+    op, and a function every device runs lost (thirty-second scaf2 read). `read`: the macros read for this use
+    (one in its own expansion is left a word: no string)."""
+    read = {} if read is None else read
+    if word in read or len(read) >= _STRING_MACRO_DEPTH:
+        return read.get(word)
+    read[word] = None
     definition = keys.definition(word, where, strict=True)  # (`"ns::" NAME` before `#define NAME`: no C++)
-    if definition is None or _code_of(definition).strip():
+    if definition is None:
         return None
-    return _literals_text(definition)
+    code, found, start = _code_of(definition), [], 0
+    for inner in _MACRO_WORD.finditer(code):
+        given = _string_macro(keys, inner.group(), where, read)
+        if given is None or code[start : inner.start()].strip():
+            return None
+        found += [_literals_text(definition[start : inner.start()]) or b"", given]
+        start = inner.end()
+    last = _literals_text(definition[start:]) if not code[start:].strip() else None
+    read[word] = b"".join(found) + (last or b"") if found or last is not None else None
+    return read[word]
+
+
+_STRING_MACRO_DEPTH = 16  # macros read for one use in a schema
 
 
 def _literals_text(piece: bytes) -> bytes | None:
@@ -1169,7 +1261,7 @@ def cuda_only_and_overloaded(
     for name, source in sources:
         path = Path(source_path(name))
         found, unread = registrations_and_unread(source, path, tree_of(path), build_dirs(path, dirs))
-        unseen.update(ns for ns, _, _, _ in unread)
+        unseen.update(ns for ns, _, _, _, _ in unread)
         for ns, op, key in found:
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":

@@ -480,12 +480,13 @@ def _native_registered(data: bytes, rel: str, path: Path, search: _Search, probl
     cannot decide (`#ifdef WITH_CPU`), which is read as compiled: said nowhere before (twenty-ninth read), and
     where a block registers through a function porter does not read."""
     found, unread = native_ops.registrations_and_unread(data, path, search.base, search.dirs)
-    for ns, key, fn, line in unread:  # (a block's `register_cpu(m)` of another file: thirty-second sleft read)
+    for ns, key, fn, line, own in unread:  # (a block's `register_cpu(m)` of another file: thirty-second sleft read)
         space = f"`{ns}`" if ns is not None else "a namespace a macro names"
+        # (or of this file, in a call porter does not follow: `detail::reg(m)`, `reg(&m)`: thirty-second scaf2 read)
+        what = "a call porter does not follow" if own else "a function this file does not define"
         problems.append(
-            f"{path_name(rel)}:{line}: the {key} block of {space} passes its library to `{fn}`, a function this file "
-            f"does not define (or whose braces never close): what it registers is not read, so no op of {space} is "
-            "taken for CUDA-only"
+            f"{path_name(rel)}:{line}: the {key} block of {space} passes its library to `{fn}`, {what}: what it "
+            f"registers is not read, so no op of {space} is taken for CUDA-only"
         )
     unsure = native_ops.undecided(data, path) if found else []
     if unsure:

@@ -23,8 +23,10 @@ from __future__ import annotations
 import ast
 import errno
 import keyword
+import math
 import os
 import re
+import struct
 import unicodedata
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
@@ -659,6 +661,23 @@ _C_INT_LITERAL = re.compile(r"([+-]?)(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']
 _C_FLOAT_LITERAL = re.compile(r"(?<![\w.])[+-]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?[fFlL]?")
 
 
+# the C++ integer types a default converts to, as nvcc (LP64) converts it: (bits, signed); a value past one's range
+# wraps (`unsigned n = -1` is 4294967295, `bool b = 2` true: the op's default was -1, 2)
+_C_INTEGER_TYPES = {
+    **dict.fromkeys(("char", "signed char", "int8_t"), (8, True)),
+    **dict.fromkeys(("unsigned char", "uint8_t", "uchar"), (8, False)),
+    **dict.fromkeys(("short", "short int", "signed short", "int16_t"), (16, True)),
+    **dict.fromkeys(("unsigned short", "unsigned short int", "uint16_t", "ushort"), (16, False)),
+    **dict.fromkeys(("int", "signed", "signed int", "int32_t"), (32, True)),
+    **dict.fromkeys(("unsigned", "unsigned int", "uint32_t", "uint"), (32, False)),
+    **dict.fromkeys(("long", "long int", "long long", "long long int", "int64_t", "ptrdiff_t", "ssize_t"), (64, True)),
+    **dict.fromkeys(("unsigned long", "unsigned long long", "uint64_t", "size_t", "ulong"), (64, False)),
+}
+# (a type porter does not know, `index_t`: a value every integer type of 16 bits or more holds as written)
+_C_ANY_INTEGER = range(-(1 << 15), 1 << 15)
+_C_QUALIFIERS = frozenset({"const", "volatile", "register", "std"})
+
+
 def _c_defaults(decls: list[str], positions: dict[int, str], kinds: dict[str, str]) -> dict[str, str]:
     """The op's defaults of a C++ kernel's trailing parameters that have one porter can write in Python (a number,
     `true`/`false`): `__global__ void k(float* x, int n = 4)`, launched `k<<<1, 1>>>(x)`, gave an op `k(x, n: int)`
@@ -668,16 +687,19 @@ def _c_defaults(decls: list[str], positions: dict[int, str], kinds: dict[str, st
         param, decl = positions[index], decls[index]
         head = without_default(decl)
         given = decl[len(head) + 1 :].strip() if len(head) < len(decl) and kinds[param] != "tensor" else None
-        value = _c_number(given, kinds[param]) if given else None
+        ctype = " ".join(w for w in re.findall(r"[A-Za-z_]\w*", head)[:-1] if w not in _C_QUALIFIERS)
+        value = _c_number(given, kinds[param], ctype) if given else None
         if value is None:
             break
         out[param] = value
     return out
 
 
-def _c_number(text: str, kind: str) -> str | None:
-    """Python source for the C++ literal `text` given to a parameter of `kind` ("int", "float"), None where it is
-    no literal porter reads (an expression, a macro, a character)."""
+def _c_number(text: str, kind: str, ctype: str = "") -> str | None:
+    """Python source for the C++ literal `text` given to a parameter of `kind` ("int", "float") and C type `ctype`,
+    as the parameter holds it; None where it is no literal porter reads (an expression, a macro, a character), or
+    a value porter cannot write (`double d = 1e400`, infinite: torch 2.9 refused the op's schema, "invalid numeric
+    default value", and the op module failed to import: thirty-second scaf2 read)."""
     number: int | float
     if text in ("true", "false"):
         number = int(text == "true")
@@ -692,8 +714,20 @@ def _c_number(text: str, kind: str) -> str | None:
     else:
         return None
     if kind == "float":
-        return number_literal(float(number))
-    return number_literal(number) if isinstance(number, int) else None  # (`int n = 2.5`: not read)
+        held = struct.unpack("f", struct.pack("f", number))[0] if ctype == "float" else float(number)
+        return number_literal(float(number)) if math.isfinite(held) else None
+    return _c_integer(number, ctype) if isinstance(number, int) else None  # (`int n = 2.5`: not read)
+
+
+def _c_integer(number: int, ctype: str) -> str | None:
+    """Python source for the integer `number` as a parameter of the C type `ctype` holds it."""
+    if ctype == "bool":
+        return str(int(number != 0))
+    if ctype not in _C_INTEGER_TYPES:
+        return number_literal(number) if number in _C_ANY_INTEGER else None
+    bits, signed = _C_INTEGER_TYPES[ctype]
+    held = number % (1 << bits)
+    return number_literal(held - (1 << bits) if signed and held >= 1 << (bits - 1) else held)
 
 
 def _cuda_signature(k: Kernel) -> Signature:
