@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import fcntl
 import os
+import struct
 import subprocess
 import sys
+import termios
 import time
 
 import pytest
@@ -63,6 +65,20 @@ lint.render = gated
 """
 
 
+def _wait_until_full_or_ended(run: subprocess.Popen[bytes], read: int) -> None:
+    """Until porter has ended, or has written to its stdout pipe and sleeps (`S` in /proc: waiting for room, nothing
+    else it does after the gate sleeps): the pipe is then full to porter. (A second's sleep stood here: where porter had
+    not written by then, the test's read emptied the pipe as porter filled it, and a porter that drops what a full pipe
+    will not take could pass.)"""
+    while run.poll() is None:
+        unread = struct.unpack("i", fcntl.ioctl(read, termios.FIONREAD, b"\0" * 4))[0]
+        with open(f"/proc/{run.pid}/stat", "rb") as stat:
+            state = stat.read().rpartition(b")")[2].split()[0]
+        if unread and state == b"S":
+            return
+        time.sleep(0.05)
+
+
 @pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"), reason="a pipe's size is set on Linux")
 def test_stdout_a_pipe_made_non_blocking_mid_run_loses_no_byte(tmp_path):
     # a process sharing porter's stdout pipe sets O_NONBLOCK after porter started (a blocking pipe
@@ -84,7 +100,7 @@ def test_stdout_a_pipe_made_non_blocking_mid_run_loses_no_byte(tmp_path):
     finally:
         gate.touch()
         os.close(write)
-    time.sleep(1)  # the pipe fills
+    _wait_until_full_or_ended(run, read)
     with os.fdopen(read, "rb") as got:
         out = got.read()
     err = run.stderr.read() if run.stderr else b""
