@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+from porter.analysis.program import called_name
 from porter.core.reading import Unreadable, read_regular
 
 _BUILD_FILES = ("setup.py", "CMakeLists.txt")
@@ -214,7 +215,7 @@ def _path_of(node: ast.expr, assigned: dict[str, ast.expr], setup: Path, depth: 
 def _path_call(node: ast.Call, assigned: dict[str, ast.expr], setup: Path, depth: int, steps: list[int]) -> str | None:
     """The path a call of `os.path`'s or `pathlib`'s stands for (`_path`)."""
     func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    name = called_name(node)
     if isinstance(func, ast.Attribute) and name in ("resolve", "absolute") and not node.args:
         return _path(func.value, assigned, setup, depth - 1, steps)
     parts = [p for a in node.args if (p := _path(a, assigned, setup, depth - 1, steps)) is not None]

@@ -23,7 +23,7 @@ from typing import TypeVar
 from porter.config.settings import Facts
 from porter.core.reading import NextOf
 from porter.analysis.kinds import BackendKind
-from porter.analysis.program import module_name
+from porter.analysis.program import called_name, module_name
 
 # the prefix of a BackendKind.ABSTRACTION entry that names CUDA's folder of a per-device family of folders
 DIRS = "dir:"
@@ -551,7 +551,7 @@ def _handing_on(
         own = list(_own_nodes(fn))
         stored = {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         for node in own:
-            callee = _called(node) if isinstance(node, ast.Call) else None
+            callee = called_name(node) if isinstance(node, ast.Call) else None
             if callee is None or callee not in keys:
                 continue
             assert isinstance(node, ast.Call)
@@ -577,12 +577,6 @@ def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
-
-
-def _called(node: ast.Call) -> str | None:
-    """The name a call calls (`f(...)`, `obj.f(...)`)."""
-    func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _functions(

@@ -109,6 +109,12 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
+def called_name(call: ast.Call) -> str | None:
+    """The name a call calls (`f(...)`, `obj.f(...)`); None for another callee (`fs[0](...)`)."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
 def short_source(node: ast.AST) -> str:
     text = ast.unparse(node)
     return text if len(text) <= 60 else text[:57] + "..."

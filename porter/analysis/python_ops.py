@@ -18,6 +18,8 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 
+from porter.analysis.program import called_name
+
 # what a Python file must contain to register a kernel so (`torch.library`, `from torch import library`, `Library(`)
 TOKEN = b"library"
 UNREAD = "?"  # a key given by what is not a string
@@ -60,14 +62,14 @@ def _library_variables(tree: ast.AST) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
-            ns = _literal_str(node.value.args[0]) if _callee_name(node.value) == "Library" and node.value.args else None
+            ns = _literal_str(node.value.args[0]) if called_name(node.value) == "Library" and node.value.args else None
             if ns is not None:
                 out[ast.unparse(node.targets[0])] = (ns, _given_keys(node.value, (2, "dispatch_key", ""))[0])
     return out
 
 
 def _kernels_of_call(call: ast.Call, libraries: dict[str, tuple[str, str]]) -> Iterator[tuple[str, str, str]]:
-    name = _callee_name(call)
+    name = called_name(call)
     if name not in _QUALIFIED or not call.args:
         return
     first = _literal_str(call.args[0])
@@ -98,11 +100,6 @@ def _given_keys(call: ast.Call, where: tuple[int, str, str | None]) -> list[str]
     items = given.elts if isinstance(given, (ast.Tuple, ast.List, ast.Set)) else [given]
     keys = [_literal_str(item) for item in items]
     return [UNREAD if key is None else _KEY_OF_DEVICE.get(key, key) for key in keys]
-
-
-def _callee_name(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _literal_str(node: ast.expr) -> str | None:

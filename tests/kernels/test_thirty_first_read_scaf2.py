@@ -4,17 +4,7 @@ failed on 44a35cbf, with `cpp -P` as the oracle of what the preprocessor makes."
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from porter.analysis import native_ops
-
-
-def _regs(source: bytes) -> list[tuple[str | None, str, str]]:
-    return sorted(native_ops.registrations(source, Path("a.cu")), key=repr)
-
-
-def _cuda_only(source: bytes) -> set[str]:
-    return set(native_ops.cuda_only_ops([("a.cu", source)]).get("myops", {}))
+from tests.kernels.test_thirty_first_read_sleft import _cuda_only, _regs
 
 
 CUDA = b'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); m.impl("b", &b_cuda); m.impl("c", &c_cuda); }\n'

@@ -13,20 +13,11 @@ from porter.kernels.inventory import scan
 from porter.pipeline import statindex
 from porter.pipeline.runner import run
 from tests.helpers import write_files
+from tests.safety.test_twenty_ninth_read_cache import REGISTERS
 from tests.test_guards_project_ops import BACKEND, CUSTOM_OPS
 
-# the op's CUDA kernel is registered under a key that csrc/include/keys.h gives, a folder the
-# build names as `-I` (the source is in csrc/ops/, so the header is not beside it)
-REGISTERS = """#include "keys.h"
-TORCH_LIBRARY(_C, m) {
-  m.def("mla_decode(Tensor! out, Tensor q, Tensor workspace) -> ()");
-  m.def("rms_norm(Tensor! out, Tensor x, float eps) -> ()");
-  m.def("workspace_size(int batch) -> int");
-}
-TORCH_LIBRARY_IMPL(_C, DEVICE_KEY, m) {
-  m.impl("mla_decode", &mla_decode);
-}
-"""
+# the op's CUDA kernel is registered under the key keys.h gives (twenty-ninth cache's `REGISTERS`), here in
+# csrc/include/, a folder the build names as `-I` (the source is in csrc/ops/, so the header is not beside it)
 SETUP = 'from setuptools import setup\nsetup(ext_modules=[CUDAExtension("x", ["csrc/ops/mla.cu"], include_dirs=INC)])\n'
 BUILDS = {
     "setup.py include_dirs": {"setup.py": SETUP.replace("INC", '["csrc/include"]')},

@@ -6,14 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from porter.analysis import native_ops
-
-
-def _regs(source: bytes) -> list[tuple[str | None, str, str]]:
-    return sorted(native_ops.registrations(source, Path("a.cu")), key=repr)
-
-
-def _cuda_only(source: bytes) -> set[str]:
-    return set(native_ops.cuda_only_ops([("a.cu", source)]).get("myops", {}))
+from tests.kernels.test_thirty_first_read_sleft import _cuda_only, _regs
 
 
 HELPER = b"""#include <torch/library.h>

@@ -11,12 +11,7 @@ import time
 
 import pytest
 
-from tests.safety.conftest import CUDA, REPO
-
-
-def _porter(argv: list[str], cwd) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
-    return subprocess.run([sys.executable, "-m", "porter", *argv], cwd=cwd, env=env, capture_output=True, timeout=300)
+from tests.safety.conftest import CUDA, REPO, porter
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="a FIFO is POSIX's")
@@ -30,7 +25,7 @@ def test_a_report_named_as_a_fifo_reaches_its_reader(tmp_path, command):
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # (a report of one file fits the pipe)
     try:
         extra = ["--diff"] if command == "rewrite" else []
-        run = _porter([command, "m.py", "-t", "xla", *extra, "--report", "r.md"], tmp_path)
+        run = porter(command, "m.py", "-t", "xla", *extra, "--report", "r.md", cwd=tmp_path, timeout=300)
         got = b""
         while chunk := os.read(reader, 1 << 16):
             got += chunk
@@ -46,7 +41,7 @@ def test_a_private_report_keeps_its_permission_bits(tmp_path):
     report = tmp_path / "r.html"
     report.write_text("")
     report.chmod(0o600)
-    run = _porter(["lint", "m.py", "-t", "xla", "--report", "r.html"], tmp_path)
+    run = porter("lint", "m.py", "-t", "xla", "--report", "r.html", cwd=tmp_path, timeout=300)
     assert (run.returncode, oct(stat.S_IMODE(report.stat().st_mode))) == (1, "0o600"), run.stderr
     assert report.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
@@ -56,7 +51,7 @@ def test_a_report_of_a_long_name_is_written(tmp_path):
     # ("File name too long", exit 2); `-o` cuts the temporary's name
     (tmp_path / "m.py").write_bytes(CUDA)
     name = "r" * 248 + ".md"
-    run = _porter(["lint", "m.py", "-t", "xla", "--report", name], tmp_path)
+    run = porter("lint", "m.py", "-t", "xla", "--report", name, cwd=tmp_path, timeout=300)
     assert (run.returncode, (tmp_path / name).is_file()) == (1, True), run.stderr
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.safety.conftest import CUDA, REPO
+from tests.safety.conftest import CUDA, REPO, porter
 
 # the worker's port of a00.py and the parent's read of a20.py each wait on a gate opened right
 # after SIGCONT; a00.py then needs one second of its own
@@ -74,11 +74,6 @@ def test_a_job_stopped_while_porter_reads_the_next_files_does_not_fail_the_files
     assert out.count(b"DEV001") == 24, out
 
 
-def _porter(argv: list[str], cwd) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
-    return subprocess.run([sys.executable, "-m", "porter", *argv], cwd=cwd, env=env, capture_output=True, timeout=300)
-
-
 DS_CONFIG = b'{\n  "train_batch_size": 8,\n  "fp16": {"enabled": true}\n}\n'
 
 
@@ -88,8 +83,18 @@ def test_a_rewrite_report_named_as_a_json_config_the_run_reads_is_refused(tmp_pa
     # config with the report and left with 0 (`lint --report` refuses it, exit 2)
     (tmp_path / "m.py").write_bytes(CUDA)
     (tmp_path / "ds_config.json").write_bytes(DS_CONFIG)
-    run = _porter(
-        ["rewrite", ".", "-t", "xla", "--no-cache", "--allow-no-vcs", *extra, "--report", "ds_config.json"], tmp_path
+    run = porter(
+        "rewrite",
+        ".",
+        "-t",
+        "xla",
+        "--no-cache",
+        "--allow-no-vcs",
+        *extra,
+        "--report",
+        "ds_config.json",
+        cwd=tmp_path,
+        timeout=300,
     )
     assert run.returncode == 2, run.stderr
     assert b"a file this run checks" in run.stderr
@@ -112,10 +117,10 @@ def test_porter_s_own_json_output_in_the_tree_is_replaced_on_the_next_run(tmp_pa
     # a baseline (`docs/ci.md`'s `.porter-baseline.json`) or of `-o lint.json` was refused, exit 2
     (tmp_path / "m.py").write_bytes(CUDA)
     argv = [command, ".", "-t", "xla", "--no-cache", *option]
-    first = _porter(argv, tmp_path)
+    first = porter(*argv, cwd=tmp_path, timeout=300)
     written = (tmp_path / option[-1]).read_bytes()
     (tmp_path / "m.py").write_bytes(CUDA + b"y = torch.zeros(2).cuda()\n")  # (so that the output changes)
-    second = _porter(argv, tmp_path)
+    second = porter(*argv, cwd=tmp_path, timeout=300)
     assert b"a file this run checks" not in second.stderr, second.stderr
     assert (first.returncode, second.returncode) in {(0, 0), (1, 1)}, (first.stderr, second.stderr)
     assert (tmp_path / option[-1]).read_bytes() != written
@@ -126,11 +131,11 @@ def test_porter_s_own_json_report_is_no_config_of_the_next_run(tmp_path):
     # the last run's report in the tree was read as a JSON config: "r.json:34:7: CFG005
     # `kept_on_cuda` is a CUDA setting" four times, exit 1, on a tree with nothing left to port
     (tmp_path / "n.py").write_bytes(CUDA)
-    _porter(["lint", ".", "-t", "xla", "--no-cache", *option], tmp_path)
+    porter("lint", ".", "-t", "xla", "--no-cache", *option, cwd=tmp_path, timeout=300)
     assert (tmp_path / option[-1]).is_file()
     (tmp_path / "n.py").write_bytes(b"import torch\nx = torch.randn(3)\n")
     # (a real config beside it is still read)
     (tmp_path / "ds_config.json").write_bytes(b'{"device": "cuda"}\n')
-    run = _porter(["lint", ".", "-t", "xla", "--no-cache", "--output-format", "concise"], tmp_path)
+    run = porter("lint", ".", "-t", "xla", "--no-cache", "--output-format", "concise", cwd=tmp_path, timeout=300)
     assert option[-1].encode() + b":" not in run.stdout, run.stdout
     assert b"ds_config.json:" in run.stdout, run.stdout

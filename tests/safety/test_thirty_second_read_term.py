@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import fcntl
 import os
+import struct
 import subprocess
 import sys
+import termios
 import time
 
 import pytest
 
-from tests.safety.conftest import CUDA, REPO
-
-
-def _porter(argv: list[str], cwd) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
-    return subprocess.run([sys.executable, "-m", "porter", *argv], cwd=cwd, env=env, capture_output=True, timeout=300)
+from tests.safety.conftest import CUDA, REPO, porter
 
 
 _BASELINE = b'{"version": 1, "tool": "porter", "target": "xla", "portable": false, "findings": []}\n'
@@ -35,7 +32,7 @@ def test_two_options_naming_one_file_are_refused_before_the_run(tmp_path, named)
     kept = {"b.json": _BASELINE, "porter.toml": b'target = "xla"\n'}
     for name, text in kept.items():
         (tmp_path / name).write_bytes(text)
-    run = _porter(["lint", "m.py", "-t", "xla", *named], tmp_path)
+    run = porter("lint", "m.py", "-t", "xla", *named, cwd=tmp_path, timeout=300)
     assert (run.returncode, (tmp_path / "x.json").exists()) == (2, False), run.stderr
     assert b"name the same file" in run.stderr, run.stderr
     assert {name: (tmp_path / name).read_bytes() for name in kept} == kept
@@ -45,7 +42,9 @@ def test_write_baseline_with_an_output_file_is_refused_not_left_unwritten(tmp_pa
     # `--write-baseline b.json -o lint.json` wrote the baseline and exited 0 with no lint.json,
     # unsaid (the CI step after it uploads an old file or none)
     (tmp_path / "m.py").write_bytes(CUDA)
-    run = _porter(["lint", "m.py", "-t", "xla", "--write-baseline", "b.json", "-o", "lint.json"], tmp_path)
+    run = porter(
+        "lint", "m.py", "-t", "xla", "--write-baseline", "b.json", "-o", "lint.json", cwd=tmp_path, timeout=300
+    )
     assert (run.returncode, (tmp_path / "b.json").exists()) == (2, False), run.stderr
     assert b"--write-baseline and --output-file do not go together" in run.stderr, run.stderr
 
@@ -61,6 +60,20 @@ def gated(*args, **kwargs):
     return real(*args, **kwargs)
 lint.render = gated
 """
+
+
+def _wait_until_full_or_ended(run: subprocess.Popen[bytes], read: int) -> None:
+    """Until porter has ended, or has written to its stdout pipe and sleeps (`S` in /proc: waiting for room, nothing
+    else it does after the gate sleeps): the pipe is then full to porter. (A second's sleep stood here: where porter had
+    not written by then, the test's read emptied the pipe as porter filled it, and a porter that drops what a full pipe
+    will not take could pass.)"""
+    while run.poll() is None:
+        unread = struct.unpack("i", fcntl.ioctl(read, termios.FIONREAD, b"\0" * 4))[0]
+        with open(f"/proc/{run.pid}/stat", "rb") as stat:
+            state = stat.read().rpartition(b")")[2].split()[0]
+        if unread and state == b"S":
+            return
+        time.sleep(0.05)
 
 
 @pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"), reason="a pipe's size is set on Linux")
@@ -84,7 +97,7 @@ def test_stdout_a_pipe_made_non_blocking_mid_run_loses_no_byte(tmp_path):
     finally:
         gate.touch()
         os.close(write)
-    time.sleep(1)  # the pipe fills
+    _wait_until_full_or_ended(run, read)
     with os.fdopen(read, "rb") as got:
         out = got.read()
     err = run.stderr.read() if run.stderr else b""
@@ -98,10 +111,14 @@ def test_a_report_named_as_a_file_the_out_dir_copy_writes_is_refused(tmp_path):
     src.mkdir()
     (src / "m.py").write_bytes(CUDA)
     (src / "ds_config.json").write_bytes(b'{\n  "train_batch_size": 8\n}\n')
-    run = _porter(["rewrite", "src", "-t", "xla", "--out-dir", "out", "--report", "out/ds_config.json"], tmp_path)
+    run = porter(
+        "rewrite", "src", "-t", "xla", "--out-dir", "out", "--report", "out/ds_config.json", cwd=tmp_path, timeout=300
+    )
     assert (run.returncode, (tmp_path / "out").exists()) == (2, False), run.stderr
     assert b"is where --out-dir copies" in run.stderr, run.stderr
-    kept = _porter(["rewrite", "src", "-t", "xla", "--out-dir", "out", "--report", "out/r.json"], tmp_path)
+    kept = porter(
+        "rewrite", "src", "-t", "xla", "--out-dir", "out", "--report", "out/r.json", cwd=tmp_path, timeout=300
+    )
     assert (kept.returncode, sorted(p.name for p in (tmp_path / "out").iterdir())) == (
         0,
         ["ds_config.json", "m.py", "r.json"],
