@@ -1,11 +1,23 @@
-"""The thirty-second read's second wave on the Python-op reader (pyops2, issue 24): each test failed on 7269850e.
+"""The thirty-second read's second wave on the Python-op reader and the build's include folders (pyops2, issue 24):
+each test failed on 7269850e.
 
 torch 2.9 is the oracle (docs/reads/50-pyops2-tools/oracle.py.txt): each form below, registered for real beside a CUDA
 kernel, runs on a CPU tensor (no NotImplementedError), so its op is not CUDA-only."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from porter.analysis import native_ops, python_ops
+from porter.config.settings import Settings
+from porter.kernels.inventory import scan
+from porter.pipeline import statindex
+from porter.pipeline.runner import run
+from tests.helpers import write_files
+from tests.kernels.test_thirty_second_read_ilint import REGISTERS, SETUP
+from tests.test_guards_project_ops import BACKEND, CUSTOM_OPS
 
 CUDA_KERNELS = b"""#include <torch/library.h>
 TORCH_LIBRARY_IMPL(myops, CUDA, m) {
@@ -120,3 +132,43 @@ def test_a_library_s_impl_of_a_qualified_name_reads_its_key():
     # an op CUDA-only for torch (NotImplementedError on a CPU tensor) was not said so (`b`, with a CPU kernel: the control)
     kernels = python_ops.registered_kernels([("pkg/ops.py", QUALIFIED_ON_LIBRARY)])
     assert set(native_ops.cuda_only_ops([], kernels).get("myq", {})) == {"a"}
+
+
+# (the `-I` folders of a build: a key header found only through them, as tests/kernels/test_thirty_second_read_ilint.py)
+SETUP_HEAD = "import os\nfrom pathlib import Path\nhere = Path(__file__).parent\n"
+INCLUDE_BUILDS = {
+    "setup.py, lists added": {"setup.py": SETUP_HEAD + 'INC = [here / "csrc"] + [here / "csrc" / "include"]\n' + SETUP},
+    "setup.py, a list starred": {
+        "setup.py": SETUP_HEAD + 'BASE = [here / "csrc" / "include"]\n' + SETUP.replace("INC", '[*BASE, here / "pkg"]')
+    },
+    "setup.py, joinpath": {"setup.py": SETUP_HEAD + SETUP.replace("INC", '[here.joinpath("csrc", "include")]')},
+    "setup.py, an f-string": {
+        "setup.py": SETUP_HEAD + SETUP.replace("INC", '[f"{os.path.dirname(__file__)}/csrc/include"]')
+    },
+    "CMake $<BUILD_INTERFACE:...>": {
+        "CMakeLists.txt": "target_include_directories(_C PUBLIC\n"
+        "  $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/csrc/include>\n  $<INSTALL_INTERFACE:include>)\n"
+    },
+}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project whose backend uses an op with a CUDA kernel only, by the key csrc/include/keys.h gives."""
+    monkeypatch.setattr(statindex, "RACY_NS", 0)
+    root = tmp_path / "p"
+    files = {"csrc/ops/mla.cu": REGISTERS, "pkg/__init__.py": "", "pkg/_custom_ops.py": CUSTOM_OPS}
+    write_files(root, {**files, "pkg/backend.py": BACKEND, "csrc/include/keys.h": "#define DEVICE_KEY CUDA\n"})
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.mark.parametrize("build", INCLUDE_BUILDS.values(), ids=INCLUDE_BUILDS.keys())
+def test_include_folders_given_by_more_forms_of_the_build_are_read(project, build):
+    # a list of `+`, a starred list, `Path.joinpath`, an f-string (setup.py; setuptools passes each as `-I`) and CMake's
+    # `$<BUILD_INTERFACE:dir>` (the folder of the target's own build): the folder was not read, the key "not read", the
+    # op not CUDA-only, DEV002 on the backend where GUARD004 is due (`porter kernels` too listed the key "not read")
+    write_files(project, build)
+    assert ("mla_decode", "CUDA") in {(r.op, r.key) for r in scan(project).registered}
+    results, _ = run([Path(".")], Settings(target="xla"), jobs=1, cache=False)
+    assert "GUARD004" in next(sorted({f.code for f in r.findings}) for r in results if r.path == "pkg/backend.py")
