@@ -35,12 +35,18 @@ _CMAKE_BUILD_INTERFACE = re.compile(r"\$<BUILD_INTERFACE:([^<>$]*(?:\$\{\w+\}[^<
 _CMAKE_HERE = ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR", "PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR")
 
 
-def include_dirs(root: Path, base: Path) -> tuple[Path, ...]:
+def include_dirs(root: Path, base: Path, source: Path | None = None) -> tuple[Path, ...]:
     """The existing folders under `base` (real paths) that the build files under `root` (or, for
-    a file, beside it) give as `-I` folders, in the order found."""
+    a file, beside it) give as `-I` folders, in the order found; with a `source`, those of the build
+    files whose project folder holds it only (a vendored project's `include_directories(include)`
+    names no folder of the build that compiles a source outside it: read, its `keys.h` was taken for
+    the one setup.py's `include_dirs=` gives, and an op said CUDA-only that the build compiles for the
+    CPU: thirty-second read, pyops2)."""
     found: list[Path] = []
     top = os.path.realpath(base)
     for build in _build_files(root):
+        if source is not None and not within(os.path.realpath(source), os.path.realpath(_project_of(build, top))):
+            continue
         try:
             data = read_regular(build, limit=_MAX_BUILD_BYTES)
         except Unreadable:

@@ -172,3 +172,19 @@ def test_include_folders_given_by_more_forms_of_the_build_are_read(project, buil
     assert ("mla_decode", "CUDA") in {(r.op, r.key) for r in scan(project).registered}
     results, _ = run([Path(".")], Settings(target="xla"), jobs=1, cache=False)
     assert "GUARD004" in next(sorted({f.code for f in r.findings}) for r in results if r.path == "pkg/backend.py")
+
+
+def test_a_vendored_project_s_include_folder_is_not_the_outer_build_s(project):
+    # a vendored project's `include_directories(include)` (a_vendor/, sorted before setup.py) gave its keys.h (CUDA) to
+    # csrc/ops/mla.cu, which setup.py builds with `-Icsrc/include` alone (GCC's `cpp -P -Icsrc/include`: CPU): the op
+    # was said CUDA-only, GUARD004 where DEV002 is due, and `porter kernels` listed its kernel as CUDA's
+    write_files(
+        project,
+        {"csrc/include/keys.h": "#define DEVICE_KEY CPU\n", "setup.py": SETUP.replace("INC", '["csrc/include"]')},
+    )
+    write_files(project, {"a_vendor/CMakeLists.txt": "include_directories(include)\n"})
+    write_files(project, {"a_vendor/include/keys.h": "#define DEVICE_KEY CUDA\n"})
+    assert {(r.op, r.key) for r in scan(project).registered} == {("mla_decode", "CPU")}
+    results, _ = run([Path(".")], Settings(target="xla"), jobs=1, cache=False)
+    codes = next(sorted({f.code for f in r.findings}) for r in results if r.path == "pkg/backend.py")
+    assert "GUARD004" not in codes and "DEV002" in codes
