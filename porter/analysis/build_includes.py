@@ -37,26 +37,26 @@ _CMAKE_HERE = ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR", "PROJECT_SO
 
 def include_dirs(root: Path, base: Path, source: Path | None = None) -> tuple[Path, ...]:
     """The existing folders under `base` (real paths) that the build files under `root` (or, for
-    a file, beside it) give as `-I` folders, in the order found; with a `source`, those of the build
-    files whose project folder holds it only (a vendored project's `include_directories(include)`
-    names no folder of the build that compiles a source outside it: read, its `keys.h` was taken for
-    the one setup.py's `include_dirs=` gives, and an op said CUDA-only that the build compiles for the
-    CPU: thirty-second read, pyops2)."""
+    a file, beside it) give as `-I` folders, in the order found; with a `source` (a file or its
+    folder), a setup.py's and a CMake `include_directories`' (a folder's own, for its targets) of
+    the build files whose project folder holds it only (`target_include_directories` names a
+    target, whose sources may be anywhere: kept). A vendored project's `include_directories(include)`
+    gave its `keys.h` to a source outside it, taken for the one setup.py's `include_dirs=` gives: an
+    op said CUDA-only that the build compiles for the CPU (thirty-second read, pyops2)."""
     found: list[Path] = []
     top = os.path.realpath(base)
     for build in _build_files(root):
-        if source is not None and not within(os.path.realpath(source), os.path.realpath(_project_of(build, top))):
-            continue
         try:
             data = read_regular(build, limit=_MAX_BUILD_BYTES)
         except Unreadable:
             continue
         text = data.decode("utf-8", errors="replace")
         project = _project_of(build, top)
+        holds = source is None or within(os.path.realpath(source), os.path.realpath(project))
         if build.name == "setup.py":
-            parts = _setup_dirs(text, build)
+            parts = _setup_dirs(text, build) if holds else []
         else:
-            parts = _cmake_dirs(text, os.path.relpath(build.parent, project))
+            parts = _cmake_dirs(text, os.path.relpath(build.parent, project), folder_wide=holds)
         for part in parts:
             folder = os.path.realpath(project / part)
             if os.path.isdir(folder) and within(folder, top) and Path(folder) not in found:
@@ -115,14 +115,16 @@ def _project_of(build: Path, top: str) -> Path:
     return build.parent
 
 
-def _cmake_dirs(text: str, list_dir: str = ".") -> list[str]:
+def _cmake_dirs(text: str, list_dir: str = ".", folder_wide: bool = True) -> list[str]:
     """The folders of a CMake file's include commands, relative to its project's folder (`list_dir`:
     the file's own folder from there, `${CMAKE_CURRENT_LIST_DIR}`); an argument of a variable porter
     cannot know (`${CUTLASS_DIR}/include`) or a generator expression but `$<BUILD_INTERFACE:...>`
-    is left out."""
+    is left out; `folder_wide` False: `target_include_directories`' only."""
     text = re.sub(r"#[^\n]*", "", text)
     out: list[str] = []
     for m in _CMAKE_INCLUDES.finditer(text):
+        if not (m.group(1) or folder_wide):  # (`include_directories` of a folder that does not hold the source)
+            continue
         args = [a.strip('"') for a in m.group(2).split()]
         for arg in args[1:] if m.group(1) else args:
             if arg.upper() in _CMAKE_KEYWORDS:
