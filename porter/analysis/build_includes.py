@@ -17,6 +17,7 @@ from porter.core.reading import Unreadable, read_regular
 _BUILD_FILES = ("setup.py", "CMakeLists.txt")
 _MAX_BUILD_BYTES = 2**20  # a build file larger than this is not read for its folders
 _MAX_DIRS = 64  # folders kept at most
+_MAX_ITEMS = 1024  # the paths of one `include_dirs=` value read at most
 _NAME_DEPTH = 8  # a name's value read through this many names at most (`a = b`, `b = ...`)
 # the nodes read for the paths of one setup.py at most, and a path's length: a name used many times
 # in the value of a name used many times (`a1 = join(a0, a0, ...)`, `a2 = join(a1, ...)`) made
@@ -28,12 +29,21 @@ _MAX_PATH = 4096
 # of any case); their arguments to the `)`, never past a line's own `(`
 _CMAKE_INCLUDES = re.compile(r"\b(target_)?include_directories[ \t]*\(([^()]*)\)", re.I)
 _CMAKE_KEYWORDS = {"SYSTEM", "BEFORE", "AFTER", "PUBLIC", "PRIVATE", "INTERFACE"}
+# `$<BUILD_INTERFACE:dir>`, the folder a target's own build uses (any other generator expression is left out, so
+# `$<INSTALL_INTERFACE:include>`): read as an unknown variable, a header found only there was "not read" (thirty-second
+# read, pyops2)
+_CMAKE_BUILD_INTERFACE = re.compile(r"\$<BUILD_INTERFACE:([^<>$]*(?:\$\{\w+\}[^<>$]*)*)>")
 _CMAKE_HERE = ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR", "PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR")
 
 
-def include_dirs(root: Path, base: Path) -> tuple[Path, ...]:
+def include_dirs(root: Path, base: Path, source: Path | None = None) -> tuple[Path, ...]:
     """The existing folders under `base` (real paths) that the build files under `root` (or, for
-    a file, beside it) give as `-I` folders, in the order found."""
+    a file, beside it) give as `-I` folders, in the order found; with a `source` (a file or its
+    folder), a setup.py's and a CMake `include_directories`' (a folder's own, for its targets) of
+    the build files whose project folder holds it only (`target_include_directories` names a
+    target, whose sources may be anywhere: kept). A vendored project's `include_directories(include)`
+    gave its `keys.h` to a source outside it, taken for the one setup.py's `include_dirs=` gives: an
+    op said CUDA-only that the build compiles for the CPU (thirty-second read, pyops2)."""
     found: list[Path] = []
     top = os.path.realpath(base)
     for build in _build_files(root):
@@ -43,10 +53,11 @@ def include_dirs(root: Path, base: Path) -> tuple[Path, ...]:
             continue
         text = data.decode("utf-8", errors="replace")
         project = _project_of(build, top)
+        holds = source is None or within(os.path.realpath(source), os.path.realpath(project))
         if build.name == "setup.py":
-            parts = _setup_dirs(text, build)
+            parts = _setup_dirs(text, build) if holds else []
         else:
-            parts = _cmake_dirs(text, os.path.relpath(build.parent, project))
+            parts = _cmake_dirs(text, os.path.relpath(build.parent, project), folder_wide=holds)
         for part in parts:
             folder = os.path.realpath(project / part)
             if os.path.isdir(folder) and within(folder, top) and Path(folder) not in found:
@@ -105,17 +116,21 @@ def _project_of(build: Path, top: str) -> Path:
     return build.parent
 
 
-def _cmake_dirs(text: str, list_dir: str = ".") -> list[str]:
+def _cmake_dirs(text: str, list_dir: str = ".", folder_wide: bool = True) -> list[str]:
     """The folders of a CMake file's include commands, relative to its project's folder (`list_dir`:
     the file's own folder from there, `${CMAKE_CURRENT_LIST_DIR}`); an argument of a variable porter
-    cannot know (`${CUTLASS_DIR}/include`) or a generator expression is left out."""
+    cannot know (`${CUTLASS_DIR}/include`) or a generator expression but `$<BUILD_INTERFACE:...>`
+    is left out; `folder_wide` False: `target_include_directories`' only."""
     text = re.sub(r"#[^\n]*", "", text)
     out: list[str] = []
     for m in _CMAKE_INCLUDES.finditer(text):
+        if not (m.group(1) or folder_wide):  # (`include_directories` of a folder that does not hold the source)
+            continue
         args = [a.strip('"') for a in m.group(2).split()]
         for arg in args[1:] if m.group(1) else args:
             if arg.upper() in _CMAKE_KEYWORDS:
                 continue
+            arg = _CMAKE_BUILD_INTERFACE.sub(r"\1", arg)
             arg = arg.replace("${CMAKE_CURRENT_LIST_DIR}", list_dir)
             for var in _CMAKE_HERE:
                 arg = arg.replace("${" + var + "}", ".")
@@ -140,7 +155,7 @@ def _setup_dirs(text: str, setup: Path) -> list[str]:
     out: list[str] = []
     left = _FILE_STEPS
     for value in _given(tree):
-        for item in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
+        for item in _path_items(value, assigned, _NAME_DEPTH)[:_MAX_ITEMS]:
             steps = [min(_PATH_STEPS, left)]
             found = _path(item, assigned, setup, _NAME_DEPTH, steps)
             left -= min(_PATH_STEPS, left) - max(steps[0], 0)
@@ -166,6 +181,42 @@ def _given(tree: ast.Module) -> list[ast.expr]:
             assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             given.append(node.args[-1] if node.func.attr == "insert" else node.args[0])
     return given
+
+
+def _path_items(value: ast.expr, assigned: dict[str, ast.expr], depth: int) -> list[ast.expr]:
+    """The paths of what is given as `include_dirs=`: a list's items, those of a list starred in it (`[*BASE, x]`), of
+    both sides of a `+` of lists (`INC = [a] + [b]`) and of a name assigned a list (read as one path, such a list's
+    folders were lost, and a header found only there was "not read": thirty-second read, pyops2)."""
+    if depth <= 0:
+        return []
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return [
+            path
+            for item in value.elts
+            for path in (_path_items(item.value, assigned, depth - 1) if isinstance(item, ast.Starred) else [item])
+        ]
+    if _is_list(value, assigned, depth):
+        if isinstance(value, ast.Name):
+            return _path_items(assigned[value.id], assigned, depth - 1)
+        assert isinstance(value, ast.BinOp)
+        return _path_items(value.left, assigned, depth - 1) + _path_items(value.right, assigned, depth - 1)
+    return [value]
+
+
+def _is_list(value: ast.expr, assigned: dict[str, ast.expr], depth: int) -> bool:
+    """Whether `value` is a list or tuple display, a `+` with one on a side, or a name assigned one (`+` of paths
+    is a path: `here + "/csrc"`)."""
+    if depth <= 0:
+        return False
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return True
+    if isinstance(value, ast.Name) and value.id in assigned:
+        return _is_list(assigned[value.id], assigned, depth - 1)
+    return (
+        isinstance(value, ast.BinOp)
+        and isinstance(value.op, ast.Add)
+        and (_is_list(value.left, assigned, depth - 1) or _is_list(value.right, assigned, depth - 1))
+    )
 
 
 def _adds_to(node: ast.AST, variables: set[str]) -> bool:
@@ -204,6 +255,14 @@ def _path_of(node: ast.expr, assigned: dict[str, ast.expr], setup: Path, depth: 
         if left is None or right is None:
             return None
         return os.path.join(left, right) if isinstance(node.op, ast.Div) else left + right
+    if isinstance(node, ast.JoinedStr):  # `f"{here}/csrc"`: its parts joined, each a path, none formatted
+        parts = [v.value if isinstance(v, ast.FormattedValue) else v for v in node.values]
+        if any(
+            isinstance(v, ast.FormattedValue) and (v.format_spec or v.conversion not in (-1, 115)) for v in node.values
+        ):
+            return None
+        found = [_path(part, assigned, setup, depth - 1, steps) for part in parts]
+        return None if None in found else "".join(p for p in found if p is not None)
     if isinstance(node, ast.Attribute) and node.attr == "parent":
         inner = _path(node.value, assigned, setup, depth - 1, steps)
         return None if inner is None else os.path.dirname(inner)
@@ -221,6 +280,9 @@ def _path_call(node: ast.Call, assigned: dict[str, ast.expr], setup: Path, depth
     parts = [p for a in node.args if (p := _path(a, assigned, setup, depth - 1, steps)) is not None]
     if not parts or len(parts) < len(node.args):
         return None
+    if name == "joinpath" and isinstance(func, ast.Attribute):  # `here.joinpath("csrc")`
+        base = _path(func.value, assigned, setup, depth - 1, steps)
+        return None if base is None else os.path.join(base, *parts)
     if name in ("join", "Path", "PurePath", "PosixPath"):
         return os.path.join(*parts)
     if name in ("abspath", "realpath", "normpath", "str", "fspath") and len(parts) == 1:

@@ -921,17 +921,20 @@ def _header_places(name: str, folder: Path, dirs: tuple[Path, ...], angled: bool
 def build_dirs(path: Path, known: dict[Path, tuple[Path, ...]]) -> tuple[Path, ...]:
     """The `-I` folders the build files of the project of the source `path` give (`build_root`: the highest
     folder above it in its tree, `tree_of`, with a setup.py or a CMakeLists.txt; `include_dirs`: setup.py's
-    `include_dirs=`, CMake's `include_directories`), read once a project into `known`: lint passed none, so a
+    `include_dirs=`, CMake's `include_directories`; of the build files whose project holds the source), read once a
+    source folder into `known`: lint passed none, so a
     key's header found only there was "not read", and the op not CUDA-only (DEV002 where `porter kernels` read
     the key and GUARD004 was due, unsaid)."""
     tree = tree_of(path)
     root = build_root(path, tree)
     if root is None:
         return ()
-    if root not in known:  # (named from the working folder where they are in it, as the headers are)
+    folder = Path(os.path.realpath(path.parent))  # (the build files that apply to a source: its folder's)
+    if folder not in known:  # (named from the working folder where they are in it, as the headers are)
         here = os.path.realpath(".")
-        known[root] = tuple(Path(os.path.relpath(d)) if _in_tree(str(d), here) else d for d in include_dirs(root, tree))
-    return known[root]
+        found = include_dirs(root, tree, folder)
+        known[folder] = tuple(Path(os.path.relpath(d)) if _in_tree(str(d), here) else d for d in found)
+    return known[folder]
 
 
 def sha256_with(source: bytes, read: Iterable[Header]) -> bytes:

@@ -49,43 +49,107 @@ def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, st
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue  # (lint says it)
-        libraries = _library_variables(tree)
+        names = _FileNames(tree)
         for call in ast.walk(tree):
             if isinstance(call, ast.Call):
-                out.extend((name, *kernel) for kernel in _kernels_of_call(call, libraries))
+                out.extend((name, *kernel) for kernel in _kernels_of_call(call, names))
     return out
 
 
-def _library_variables(tree: ast.AST) -> dict[str, tuple[str, str]]:
-    """name -> (namespace, key) of each `NAME = [torch.library.]Library("ns", kind[, key])` of the file: its `impl`s
-    given no key register for the library's (torch's `Library.impl`)."""
-    out: dict[str, tuple[str, str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
-            ns = _literal_str(node.value.args[0]) if called_name(node.value) == "Library" and node.value.args else None
-            if ns is not None:
-                out[ast.unparse(node.targets[0])] = (ns, _given_keys(node.value, (2, "dispatch_key", ""))[0])
-    return out
+class _FileNames:
+    """What a file's names stand for: `torch.library`'s functions imported under another name (`from torch.library
+    import impl as I`), its `Library` variables (name -> namespace, key: their `impl`s given no key register for the
+    library's, torch's `Library.impl`) and the custom ops it makes (`@custom_op("ns::a", ...) def a`, name ->
+    namespace, op: `a.register_kernel("cpu")` gives `ns::a` a kernel). Unread, each such form's CPU kernel was not seen
+    and an op that runs on a CPU tensor was said CUDA-only (thirty-second read, pyops2)."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.aliases = {
+            alias.asname: alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "torch.library"
+            for alias in node.names
+            if alias.asname
+        }
+        self.libraries: dict[str, tuple[str, str]] = {}
+        self.custom_ops: dict[str, tuple[str, str]] = {}
+        for node in ast.walk(tree):
+            assigned = _call_assigned(node)
+            if assigned is not None:
+                self._assigned(*assigned)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                ops = [op for d in node.decorator_list if isinstance(d, ast.Call) and (op := self.made_op(d))]
+                self.custom_ops.update((node.name, op) for op in ops[:1])
+
+    def _assigned(self, target: str, value: ast.Call) -> None:
+        ns = _literal_str(value.args[0]) if self.callee(value) == "Library" and value.args else None
+        if ns is not None:
+            self.libraries[target] = (ns, _given_keys(value, (2, "dispatch_key", ""))[0])
+        made = self.made_op(value.func if isinstance(value.func, ast.Call) else value)
+        if made is not None:
+            self.custom_ops[target] = made
+
+    def callee(self, call: ast.Call) -> str | None:
+        """The name a call calls, a `torch.library` function's own where the file imported it under another."""
+        name = called_name(call)
+        return self.aliases.get(name, name) if isinstance(call.func, ast.Name) and name is not None else name
+
+    def made_op(self, call: ast.Call) -> tuple[str, str] | None:
+        """(namespace, op) of a `custom_op("ns::op", ...)`/`triton_op` call."""
+        first = _literal_str(call.args[0]) if call.args and self.callee(call) in _MAKERS else None
+        return _op_of_qualname(first) if first is not None else None
+
+    def op_of(self, node: ast.expr) -> tuple[str, str] | None:
+        """(namespace, op) of an op given as `"ns::op"`, a custom op's name or `torch.ops.ns.op[.overload]`."""
+        text = _literal_str(node)
+        if text is not None:
+            return _op_of_qualname(text)
+        if isinstance(node, ast.Name) and node.id in self.custom_ops:
+            return self.custom_ops[node.id]
+        m = _TORCH_OPS.fullmatch(ast.unparse(node))
+        return (m.group(1), m.group(2)) if m else None
 
 
-def _kernels_of_call(call: ast.Call, libraries: dict[str, tuple[str, str]]) -> Iterator[tuple[str, str, str]]:
-    name = called_name(call)
+_MAKERS = ("custom_op", "triton_op")
+_TORCH_OPS = re.compile(r"torch\.ops\.(\w+)\.(\w+(?:\.\w+)?)")  # an op (and its overload) as an object
+_ON_OP = (0, "", None)  # `op.register_kernel("cpu")` of a custom op (`CustomOpDef.register_kernel`: positional only)
+
+
+def _op_of_qualname(text: str) -> tuple[str, str] | None:
+    return (text.partition("::")[0], text.partition("::")[2]) if "::" in text else None
+
+
+def _call_assigned(node: ast.AST) -> tuple[str, ast.Call] | None:
+    """(target, call) of `NAME = call(...)` or `NAME: T = call(...)`."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
+        return ast.unparse(node.targets[0]), node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
+        return ast.unparse(node.target), node.value
+    return None
+
+
+def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, str, str]]:
+    name = names.callee(call)
     if name not in _QUALIFIED or not call.args:
         return
+    owner = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else None
     first = _literal_str(call.args[0])
-    if first is not None and "::" in first:
-        ns, _, op = first.partition("::")
-        where = _QUALIFIED[name]
-    elif isinstance(call.func, ast.Attribute) and ast.unparse(call.func.value) in libraries and first is not None:
-        (ns, key), op = libraries[ast.unparse(call.func.value)], first
+    found: tuple[str, str] | None
+    where: tuple[int, str, str | None]
+    if name == "impl" and owner in names.libraries:  # `lib.impl("op" | "ns::op" | torch.ops.ns.op.default, fn, key)`
+        ns, key = names.libraries[owner]
+        found = (ns, first) if first is not None and "::" not in first else names.op_of(call.args[0])
         where = (*_ON_LIBRARY, key)
-    elif name == "impl" and ast.unparse(call.args[0]) in libraries and len(call.args) > 1:
-        op = _literal_str(call.args[1]) or ""
-        ns, key = libraries[ast.unparse(call.args[0])]
-        where = (*_ON_LIBRARY, key)
+    elif name == "register_kernel" and owner in names.custom_ops:
+        found, where = names.custom_ops[owner], _ON_OP
+    elif name == "impl" and ast.unparse(call.args[0]) in names.libraries and len(call.args) > 1:
+        ns, key = names.libraries[ast.unparse(call.args[0])]
+        found, where = (ns, _literal_str(call.args[1]) or ""), (*_ON_LIBRARY, key)
     else:
+        found, where = names.op_of(call.args[0]), _QUALIFIED[name]
+    if found is None:
         return
-    op = op.strip().removesuffix(".default")
+    ns, op = found[0], found[1].strip().removesuffix(".default")
     if _OP.fullmatch(op):
         yield from ((ns.strip(), op, key) for key in _given_keys(call, where))
 

@@ -1227,6 +1227,16 @@ def _body(code: str, start: int, text: str) -> str:
     return text[open_at:]
 
 
+def _search_for_source(search: _Search, root: Path, path: Path, known: dict[Path, _Search]) -> _Search:
+    """`search` with the `-I` folders of the build files whose project holds the source `path` only (`include_dirs`),
+    once a folder into `known`: a vendored project's folders were searched for every source of the tree."""
+    folder = Path(os.path.realpath(path.parent))
+    if folder not in known:
+        dirs = include_dirs(root, search.base, folder) if search.dirs else ()
+        known[folder] = replace(search, dirs=dirs)
+    return known[folder]
+
+
 def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     """The kernels under `root`. Each file is read in a process of its own for at most `limit`
     seconds (None: no limit): a file that stalls or overflows the parser is a problem of the
@@ -1255,10 +1265,11 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     passed: set[str] = set()
     search = _Search(Path(os.path.realpath(base)), include_dirs(root, base), globals_) if cuda_files else _Search(base)
     search = replace(search, preludes=_preludes(definers, search, inv.problems)) if definers else search
+    searches: dict[Path, _Search] = {}
     for path in cuda_files:
         rel = os.path.relpath(path, base)
         try:
-            one = bounded(_scan_cuda_alone, path, rel, search, limit=limit)
+            one = bounded(_scan_cuda_alone, path, rel, _search_for_source(search, root, path, searches), limit=limit)
         except Failed as exc:
             inv.problems.append(f"{path_name(rel)}: {exc}")
             passed.add(rel)
@@ -1273,7 +1284,8 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     for path, data in hosts:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
-        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, search, inv.problems))
+        one_search = _search_for_source(search, root, path, searches)
+        inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, one_search, inv.problems))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
