@@ -17,6 +17,7 @@ from porter.core.reading import configparser_text
 from porter.files.deps import requirement
 from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.errors import Unreadable
+from porter.codemods.context import one_line
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
 
@@ -72,7 +73,9 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         nxt = text.line_starts[number] if number < len(text.line_starts) else len(text.text)
         place = (start, nxt) if whole else None
         one_line = not whole and not _continued(text, number, indent)
-        for at, item in _items(value_at, value) if one_line else [(value_at, value)]:
+        items = _items(value_at, value) if one_line else [(value_at, value)]
+        _refuse_a_split_marker(items, number)
+        for at, item in items:
             sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
             out.extend(sites)
             names.extend(r.name for r in reqs)
@@ -114,6 +117,22 @@ def _items(value_at: int, value: str) -> list[tuple[int, str]]:
             out.append((value_at + offset + chunk.index(item), item))
         offset += len(chunk) + 1
     return out
+
+
+def _refuse_a_split_marker(items: list[tuple[int, str]], number: int) -> None:
+    """Unreadable where a one-line value split at `;` (`_items`) has a part that is no requirement:
+    `install_requires = torch; python_version >= "3.8"` (a marker, as its author meant it) stops the
+    build of a current setuptools (84.2.1: "Ambiguous requirement marker"), and 65.5's writes
+    `python_version>="3.8"` into the package's requirements, which no installer reads. porter read
+    torch alone and said nothing of the rest."""
+    if len(items) < 2:
+        return
+    for _, item in items:
+        if "%" not in item and not item.startswith("#") and requirement.parse(item) is None:
+            why = "on one line `;` separates requirements (put each on its own line, where `;` starts a marker)"
+            raise Unreadable(
+                f"not a setup.cfg setuptools reads: `{one_line(item, 60)}` is no requirement: {why}", number
+            )
 
 
 def _item_sites(
