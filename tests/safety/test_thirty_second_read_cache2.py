@@ -48,3 +48,39 @@ def test_a_one_line_split_into_requirements_is_still_read(tmp_path, value):
     """The guard: a split whose every part is a requirement (or a comment) is what the build declares."""
     result = _run(tmp_path, "setup.cfg", f"[metadata]\nname = p\n[options]\ninstall_requires = {value}\n")
     assert result.status.value != "error", result.reason
+
+
+PROJECT = '[project]\nname = "demo"\nversion = "0.1.0"\nrequires-python = ">=3.10"\ndependencies = []\n\n'
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[[tool.pdm.source]]\nname = "torch"\nurl = "https://download.pytorch.org/whl/cu121"\n',
+        '[[tool.pdm.source]]\nname = "t"\nurl = "https://download.pytorch.org/whl/cu118/torch_stable.html"\n'
+        'type = "find_links"\n',
+        '[tool.uv]\nfind-links = ["https://download.pytorch.org/whl/cu118/torch_stable.html"]\n',
+        '[tool.uv.pip]\nextra-index-url = ["https://download.pytorch.org/whl/cu124"]\n',
+        '[tool.uv.pip]\nindex-url = "https://download.pytorch.org/whl/cu124"\n',
+    ],
+)
+def test_an_index_of_cuda_builds_named_by_uv_or_pdm_settings_is_reported(tmp_path, table):
+    """PyTorch's index of CUDA builds named in PDM's `[[tool.pdm.source]]`, uv's `find-links`, or uv
+    pip's `[tool.uv.pip]` (uv 0.13.9 reads each: `uv lock` takes them, and refuses a key it does not
+    know) is where the project's torch comes from, as `--extra-index-url` / `-f` in a requirements file
+    (DEP002 there). porter read only `[[tool.uv.index]]`, uv's `index-url`s and Poetry's sources: no
+    finding. Now DEP002, its URL made the CPU index's as in a requirements file."""
+    result = _run(tmp_path, "pyproject.toml", PROJECT + table)
+    [found] = [f for f in result.findings if f.code == "DEP002"]
+    assert b"/whl/cpu" in (result.new_source or b""), result.new_source
+    assert found.start.line == PROJECT.count("\n") + table[: table.find("http")].count("\n") + 1
+
+
+def test_uv_build_constraints_pinning_a_cuda_build_are_reported_and_install_nothing(tmp_path):
+    """uv's `build-constraint-dependencies` (uv 0.13.9 reads it, beside `constraint-dependencies`)
+    narrow what a build's environment takes: `torch==2.3.0+cu121` there makes the package's build use
+    CUDA torch. porter read the other two lists of uv, not this one: no finding. Now its CUDA label is
+    reported as theirs is, and, as they install nothing, no target package is asked to be added there."""
+    text = PROJECT + '[tool.uv]\nbuild-constraint-dependencies = ["torch==2.3.0+cu121"]\n'
+    codes = {f.code for f in _run(tmp_path, "pyproject.toml", text).findings}
+    assert "DEP001" in codes and "DEP004" not in codes, codes
