@@ -84,3 +84,22 @@ def test_uv_build_constraints_pinning_a_cuda_build_are_reported_and_install_noth
     text = PROJECT + '[tool.uv]\nbuild-constraint-dependencies = ["torch==2.3.0+cu121"]\n'
     codes = {f.code for f in _run(tmp_path, "pyproject.toml", text).findings}
     assert "DEP001" in codes and "DEP004" not in codes, codes
+
+
+def test_a_short_requirements_option_with_its_value_attached_is_read_as_pip_reads_it(tmp_path):
+    """pip 23.2.1 (optparse) reads `-crequirements-pins.txt` as `-c requirements-pins.txt` and
+    `-ihttps://…/cu121` as `-i https://…/cu121`. porter read an option `-crequirements` (value
+    `-pins.txt`): the pins file got a DEP004 fix adding `torch-tpu` (with an extra where the target has
+    one, which pip refuses in a constraint), and PyTorch's CUDA index no DEP002. Now a short option is
+    one letter, its value what follows."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "requirements-pins.txt").write_text("torch==2.3.0\n")
+    (tmp_path / "requirements.txt").write_text(
+        "-crequirements-pins.txt\n-ihttps://download.pytorch.org/whl/cu121\nnumpy\n"
+    )
+    results = run([tmp_path], Settings(target="tpu"), jobs=1, cache=False)[0]
+    found = {(r.path.rsplit("/", 1)[-1], f.code, f.start.line) for r in results for f in r.findings}
+    assert ("requirements.txt", "DEP002", 2) in found, found
+    assert not any(name == "requirements-pins.txt" and code == "DEP004" for name, code, _ in found), found
