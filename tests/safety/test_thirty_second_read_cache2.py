@@ -103,3 +103,23 @@ def test_a_short_requirements_option_with_its_value_attached_is_read_as_pip_read
     found = {(r.path.rsplit("/", 1)[-1], f.code, f.start.line) for r in results for f in r.findings}
     assert ("requirements.txt", "DEP002", 2) in found, found
     assert not any(name == "requirements-pins.txt" and code == "DEP004" for name, code, _ in found), found
+
+
+_DEEP_TO_A_PERCENT = "".join(f"k{i} = %(k{i + 1})s\n" for i in range(10)) + "k10 = 100%%\n"
+_DEEP_TO_A_NAME_SEEN_ABOVE = (
+    "k = %(a)s%(b1)s\na = %(c)s\nc = 100%%\n" + "".join(f"b{i} = %(b{i + 1})s\n" for i in range(1, 8)) + "b8 = %(a)s\n"
+)
+
+
+@pytest.mark.parametrize("section", [_DEEP_TO_A_PERCENT, _DEEP_TO_A_NAME_SEEN_ABOVE])
+def test_an_interpolation_past_the_builds_depth_is_not_read_as_declaring_packages(tmp_path, section):
+    """configparser counts its depth on entering each value with a `%` (from 1; past 10 it stops):
+    a chain whose eleventh value holds only `%%`, or a name expanded near the top and met again ten
+    deep, stops setuptools' build (65.5 and 84.2.1: InterpolationDepthError), and the file declares
+    nothing. porter checked the depth only at a `%(name)s`, and reused a name's expansion at any depth:
+    it read the file and gave cupy-cuda12x's DEP005. Now the depth is checked where configparser checks
+    it, and an expansion is reused at its own depth only."""
+    text = f"[metadata]\nname = p\n[options]\ninstall_requires = cupy-cuda12x\n[tool]\n{section}"
+    result = _run(tmp_path, "setup.cfg", text)
+    assert not result.findings
+    assert result.status.value == "error" and "a `%` its build cannot expand" in (result.reason or ""), result.reason

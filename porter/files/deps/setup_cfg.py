@@ -169,10 +169,14 @@ _DEPTH = configparser.MAX_INTERPOLATION_DEPTH
 _MAX_EXPANDED = 1 << 16
 
 
-def _expand(values: dict[str, str], value: str, done: dict[str, str | None], depth: int = 0) -> str | None:
-    """`value` as BasicInterpolation expands it, each name's expansion made once (`done`: a chain of
-    `%(a)s%(a)s…` expanded anew at each use was exponential); None where the build cannot expand it
-    (a `%` alone, a name not there, past its depth of 10) or it grows past 64 KiB."""
+def _expand(values: dict[str, str], value: str, done: dict[tuple[str, int], str | None], depth: int = 0) -> str | None:
+    """`value` (holding a `%`) as BasicInterpolation expands it at `depth`, each name's expansion made
+    once per depth (`done`: a chain of `%(a)s%(a)s…` expanded anew at each use was exponential; and
+    the depth is the build's too: a name first met near the top and again ten deep was reused there,
+    where the build stops); None where the build cannot expand it (a `%` alone, a name not there, a
+    value with a `%` met past its depth of 10, even a `%%`) or it grows past 64 KiB."""
+    if depth >= _DEPTH:
+        return None  # (configparser: `depth > MAX_INTERPOLATION_DEPTH` on entering a value, counted from 1)
     out: list[str] = []
     at = size = 0
     for ref in _REFERENCE.finditer(value):
@@ -183,12 +187,13 @@ def _expand(values: dict[str, str], value: str, done: dict[str, str | None], dep
         if ref.group(0) == "%%":
             out.append("%")
             continue
-        if name is None or name not in values or depth >= _DEPTH:
+        if name is None or name not in values:
             return None
-        if name not in done:
-            done[name] = None  # (a cycle meets None: the build's depth error)
-            done[name] = _expand(values, values[name], done, depth + 1) if "%" in values[name] else values[name]
-        expanded = done[name]
+        if (name, depth) not in done:
+            done[name, depth] = None  # (a cycle meets None: the build's depth error)
+            named = values[name]
+            done[name, depth] = _expand(values, named, done, depth + 1) if "%" in named else named
+        expanded = done[name, depth]
         if expanded is None or size + len(expanded) > _MAX_EXPANDED:
             return None
         out.append(expanded)
@@ -202,7 +207,7 @@ def _check_expansions(parser: configparser.ConfigParser) -> None:
     file declares is installed; porter, reading without interpolation, reported its packages."""
     for section in parser.sections():
         values = dict(parser.items(section, raw=True))
-        done: dict[str, str | None] = {}
+        done: dict[tuple[str, int], str | None] = {}
         for key, value in values.items():
             if "%" in value and _expand(values, value, done) is None:
                 why = "a `%` its build cannot expand (every value is read with interpolation; `%%` is a `%`)"
