@@ -123,3 +123,17 @@ def test_an_interpolation_past_the_builds_depth_is_not_read_as_declaring_package
     result = _run(tmp_path, "setup.cfg", text)
     assert not result.findings
     assert result.status.value == "error" and "a `%` its build cannot expand" in (result.reason or ""), result.reason
+
+
+def test_a_poetry_version_string_another_dependency_also_writes_is_placed_on_torchs_own_line(tmp_path):
+    """Poetry's version strings are found in the text by value, each taken once; only the torch
+    family's and CUDA-only packages' were taken, so `torch = "2.3.0+cu121"` below another dependency
+    with the same string found that one first: its DEP001 was on line 7, and the fix turned the other
+    package's version into `+cpu` and left torch's CUDA build. Now each dependency takes its own."""
+    text = (
+        '[tool.poetry]\nname = "demo"\nversion = "0.1.0"\n\n[tool.poetry.dependencies]\npython = "^3.10"\n'
+        'numpy = "2.3.0+cu121"\ntorch = "2.3.0+cu121"\n'
+    )
+    result = _run(tmp_path, "pyproject.toml", text)
+    assert [(f.code, f.start.line) for f in result.findings] == [("DEP001", 8)]
+    assert (result.new_source or b"").splitlines()[6:] == [b'numpy = "2.3.0+cu121"', b'torch = "2.3.0+cpu"']

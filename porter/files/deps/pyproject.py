@@ -187,9 +187,11 @@ def _poetry_dependency(name: str, spec: dict[str, Any], where: Locator, ctx: req
     source_token = None if source is None else where.find(source)
     if source is not None and source_token is not None and source == spec.get("url"):
         out.extend(requirement.url_sites(source, requirement.Place(source_token.inner_start), ctx))
+    # (each version's own string, taken in turn: `numpy = "2.3.0+cu121"` above `torch = "2.3.0+cu121"` was
+    # left free, and torch's DEP001 and its fix went to numpy's line)
+    token = None if version is None else where.find(version)
     if canonical(name) not in requirement.TORCH_FAMILY and requirement.cuda_only_package(name) is None:
         return out
-    token = None if version is None else where.find(version)
     if version is not None and token is not None:
         out.extend(_poetry_sites(name, version, token, ctx))
     elif source_token is not None and requirement.cuda_only_package(name) is not None:
