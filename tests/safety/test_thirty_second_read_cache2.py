@@ -137,3 +137,27 @@ def test_a_poetry_version_string_another_dependency_also_writes_is_placed_on_tor
     result = _run(tmp_path, "pyproject.toml", text)
     assert [(f.code, f.start.line) for f in result.findings] == [("DEP001", 8)]
     assert (result.new_source or b"").splitlines()[6:] == [b'numpy = "2.3.0+cu121"', b'torch = "2.3.0+cpu"']
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (
+            "install_requires =\n    torch==2.3.0+cu121  # pinned\n    cupy-cuda12x  # GPU\n",
+            {("DEP001", 5), ("DEP005", 6)},
+        ),
+        ("install_requires = cupy-cuda12x  # GPU\n", {("DEP005", 4)}),
+        ("install_requires = torch # core; cupy-cuda12x  # GPU\n", {("DEP004", 4), ("DEP005", 4)}),
+    ],
+)
+def test_a_setup_cfg_requirement_with_a_comment_after_it_is_read(tmp_path, text, found):
+    """setuptools (65.5 and 84.2.1 alike: `requires.txt` holds `torch==2.3.0+cu121`, `cupy-cuda12x`)
+    drops a ` #` and what follows from each requirement (jaraco's `drop_comment`, after the `;` split).
+    porter parsed `cupy-cuda12x  # GPU` whole, no requirement: no finding at all for a setup.cfg that
+    comments its pins (and the second wave's `;` rule would have refused the file). Now the comment is
+    cut, and the fix leaves it in place."""
+    result = _run(tmp_path, "setup.cfg", "[metadata]\nname = p\n[options]\n" + text)
+    got = {(f.code, f.start.line) for f in result.findings}
+    assert found <= got, got
+    if result.new_source is not None:
+        assert b"+cpu  # pinned" in result.new_source

@@ -73,7 +73,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         nxt = text.line_starts[number] if number < len(text.line_starts) else len(text.text)
         place = (start, nxt) if whole else None
         one_line = not whole and not _continued(text, number, indent)
-        items = _items(value_at, value) if one_line else [(value_at, value)]
+        items = _items(value_at, value) if one_line else [(value_at, _without_comment(value))]
         _refuse_a_split_marker(items, number)
         for at, item in items:
             sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
@@ -112,11 +112,18 @@ def _items(value_at: int, value: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     offset = 0
     for chunk in value.split(";"):
-        item = chunk.strip()
+        item = _without_comment(chunk.strip())
         if item:
             out.append((value_at + offset + chunk.index(item), item))
         offset += len(chunk) + 1
     return out
+
+
+def _without_comment(item: str) -> str:
+    """A requirement item as setuptools reads it (`_reqs.parse`: jaraco's `drop_comment`, after the
+    split): a ` #` starts a comment (`cupy-cuda12x  # GPU` declares cupy-cuda12x; a `#` with no space
+    before it may be a URL's). porter read `cupy-cuda12x  # GPU` as no requirement: no finding."""
+    return item.partition(" #")[0].rstrip()
 
 
 def _refuse_a_split_marker(items: list[tuple[int, str]], number: int) -> None:
@@ -161,10 +168,13 @@ def _interpolated(parser: configparser.ConfigParser, section: str, item: str) ->
     if "%" not in item or not parser.has_section(section):
         return None
     built = _expand(dict(parser.items(section, raw=True)), item, {})
-    return [line.strip() for line in (built or "").splitlines() if line.strip()]
+    return [_without_comment(line.strip()) for line in (built or "").splitlines() if line.strip()]
 
 
-_REFERENCE = re.compile(r"%(?:%|\(([^)]+)\)s)?")  # (configparser's BasicInterpolation: `%%`, `%(name)s`)
+# (configparser's BasicInterpolation: `%%`, `%(name)s`; a name holds no `%`, so that a run of `%(` is
+# read once, not rescanned to its end from each: configparser's own `[^)]+` takes `%(a%b)s` as the
+# option `a%b`, no name an option is given in a setup.cfg)
+_REFERENCE = re.compile(r"%(?:%|\(([^%)]+)\)s)?")
 _DEPTH = configparser.MAX_INTERPOLATION_DEPTH
 _MAX_EXPANDED = 1 << 16
 
