@@ -31,6 +31,7 @@ _REQUIREMENT_LISTS: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("tool", "uv", "dev-dependencies"), True),  # uv's before PEP 735: `uv sync` installs it
     (("tool", "uv", "constraint-dependencies"), False),
     (("tool", "uv", "override-dependencies"), False),
+    (("tool", "uv", "build-constraint-dependencies"), False),  # (what a build's environment may take)
     (("tool", "pdm", "dev-dependencies", "*"), True),  # PDM's before PEP 735
 )
 # A Poetry dependency without a version comes from one of these (a wheel's URL, a repository, a path).
@@ -90,22 +91,33 @@ def _uv_source_urls(doc: dict[str, Any]) -> list[str]:
     return [r["url"] for r in rows if isinstance(r, dict) and isinstance(r.get("url"), str)]
 
 
+# Where the package indexes and link pages a tool is told to use are named, as key paths: a list of
+# tables with a `url` (`[[tool.uv.index]]`), or a URL or a list of them (`index-url`, `find-links`).
+_INDEX_PATHS: tuple[tuple[str, ...], ...] = (
+    ("tool", "uv", "index"),
+    ("tool", "uv", "index-url"),
+    ("tool", "uv", "extra-index-url"),
+    ("tool", "uv", "find-links"),
+    ("tool", "uv", "pip", "index-url"),  # (`uv pip install`'s settings)
+    ("tool", "uv", "pip", "extra-index-url"),
+    ("tool", "uv", "pip", "find-links"),
+    ("tool", "poetry", "source"),
+    ("tool", "pdm", "source"),  # (`type = "find_links"` too: a page of wheels' links)
+)
+
+
 def _index_urls(doc: dict[str, Any]) -> list[str]:
-    """The URLs of uv's `[[tool.uv.index]]` and Poetry's `[[tool.poetry.source]]` tables."""
-    tool = doc.get("tool")
-    if not isinstance(tool, dict):
-        return []
-    rows: list[Any] = []
-    uv = tool.get("uv")
-    if isinstance(uv, dict):
-        rows += uv.get("index", []) if isinstance(uv.get("index"), list) else []
-        for key in ("index-url", "extra-index-url"):
-            value = uv.get(key)
-            rows += [{"url": v} for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
-    poetry = tool.get("poetry")
-    if isinstance(poetry, dict) and isinstance(poetry.get("source"), list):
-        rows += poetry["source"]
-    return [r["url"] for r in rows if isinstance(r, dict) and isinstance(r.get("url"), str)]
+    """The URLs at `_INDEX_PATHS`: uv's, uv pip's, Poetry's and PDM's indexes and link pages."""
+    out: list[str] = []
+    for path in _INDEX_PATHS:
+        node: Any = doc
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        for row in node if isinstance(node, list) else [node]:
+            url = row.get("url") if isinstance(row, dict) else row
+            if isinstance(url, str):
+                out.append(url)
+    return out
 
 
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
@@ -175,9 +187,11 @@ def _poetry_dependency(name: str, spec: dict[str, Any], where: Locator, ctx: req
     source_token = None if source is None else where.find(source)
     if source is not None and source_token is not None and source == spec.get("url"):
         out.extend(requirement.url_sites(source, requirement.Place(source_token.inner_start), ctx))
+    # (each version's own string, taken in turn: `numpy = "2.3.0+cu121"` above `torch = "2.3.0+cu121"` was
+    # left free, and torch's DEP001 and its fix went to numpy's line)
+    token = None if version is None else where.find(version)
     if canonical(name) not in requirement.TORCH_FAMILY and requirement.cuda_only_package(name) is None:
         return out
-    token = None if version is None else where.find(version)
     if version is not None and token is not None:
         out.extend(_poetry_sites(name, version, token, ctx))
     elif source_token is not None and requirement.cuda_only_package(name) is not None:

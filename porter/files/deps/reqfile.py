@@ -97,11 +97,13 @@ def requirement_text(line: Line) -> str | None:
 
 
 def option(line: Line) -> tuple[str, str] | None:
-    """(option, value) of an option line (`--extra-index-url URL`, `-i=URL`), else None."""
+    """(option, value) of an option line (`--extra-index-url URL`, `-i=URL`), else None. A short
+    option is one letter, its value may follow it at once (`-cpins.txt`, `-ihttps://…`: pip 23.2.1's
+    optparse reads `-c pins.txt`; porter read an option `-cpins` with the value `.txt`)."""
     content = line.content.strip()
     if not content.startswith("-"):
         return None
-    m = re.match(r"(--?[A-Za-z][\w-]*)(?:\s*=\s*|\s+)?(.*)", content)
+    m = re.match(r"(--[A-Za-z][\w-]*|-[A-Za-z])(?:\s*=\s*|\s+)?(.*)", content)
     if m is None:
         return None
     return m.group(1), m.group(2).strip()

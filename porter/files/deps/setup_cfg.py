@@ -17,6 +17,7 @@ from porter.core.reading import configparser_text
 from porter.files.deps import requirement
 from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.errors import Unreadable
+from porter.codemods.context import one_line
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
 
@@ -72,7 +73,9 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         nxt = text.line_starts[number] if number < len(text.line_starts) else len(text.text)
         place = (start, nxt) if whole else None
         one_line = not whole and not _continued(text, number, indent)
-        for at, item in _items(value_at, value) if one_line else [(value_at, value)]:
+        items = _items(value_at, value) if one_line else [(value_at, _without_comment(value))]
+        _refuse_a_split_marker(items, number)
+        for at, item in items:
             sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
             out.extend(sites)
             names.extend(r.name for r in reqs)
@@ -109,11 +112,34 @@ def _items(value_at: int, value: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     offset = 0
     for chunk in value.split(";"):
-        item = chunk.strip()
+        item = _without_comment(chunk.strip())
         if item:
             out.append((value_at + offset + chunk.index(item), item))
         offset += len(chunk) + 1
     return out
+
+
+def _without_comment(item: str) -> str:
+    """A requirement item as setuptools reads it (`_reqs.parse`: jaraco's `drop_comment`, after the
+    split): a ` #` starts a comment (`cupy-cuda12x  # GPU` declares cupy-cuda12x; a `#` with no space
+    before it may be a URL's). porter read `cupy-cuda12x  # GPU` as no requirement: no finding."""
+    return item.partition(" #")[0].rstrip()
+
+
+def _refuse_a_split_marker(items: list[tuple[int, str]], number: int) -> None:
+    """Unreadable where a one-line value split at `;` (`_items`) has a part that is no requirement:
+    `install_requires = torch; python_version >= "3.8"` (a marker, as its author meant it) stops the
+    build of a current setuptools (84.2.1: "Ambiguous requirement marker"), and 65.5's writes
+    `python_version>="3.8"` into the package's requirements, which no installer reads. porter read
+    torch alone and said nothing of the rest."""
+    if len(items) < 2:
+        return
+    for _, item in items:
+        if "%" not in item and not item.startswith("#") and requirement.parse(item) is None:
+            why = "on one line `;` separates requirements (put each on its own line, where `;` starts a marker)"
+            raise Unreadable(
+                f"not a setup.cfg setuptools reads: `{one_line(item, 60)}` is no requirement: {why}", number
+            )
 
 
 def _item_sites(
@@ -142,21 +168,25 @@ def _interpolated(parser: configparser.ConfigParser, section: str, item: str) ->
     if "%" not in item or not parser.has_section(section):
         return None
     built = _expand(dict(parser.items(section, raw=True)), item, {})
-    return [line.strip() for line in (built or "").splitlines() if line.strip()]
+    return [_without_comment(line.strip()) for line in (built or "").splitlines() if line.strip()]
 
 
-# configparser's BasicInterpolation: `%%`, `%(name)s`; a name holding a `%` is none here (configparser takes one,
-# then finds no option of that name: the same error but where the file names its options with a `%`), so that
-# each `%(` is read to the next `%` at most (to the next `)`, 8 KB of `%(` cost 0.2 s, quadratically)
-_REFERENCE = re.compile(r"%(?:%|\(([^)%]+)\)s)?")
+# (configparser's BasicInterpolation: `%%`, `%(name)s`; a name holds no `%`, so that a run of `%(` is
+# read once, not rescanned to its end from each: configparser's own `[^)]+` takes `%(a%b)s` as the
+# option `a%b`, no name an option is given in a setup.cfg)
+_REFERENCE = re.compile(r"%(?:%|\(([^%)]+)\)s)?")
 _DEPTH = configparser.MAX_INTERPOLATION_DEPTH
 _MAX_EXPANDED = 1 << 16
 
 
-def _expand(values: dict[str, str], value: str, done: dict[str, str | None], depth: int = 0) -> str | None:
-    """`value` as BasicInterpolation expands it, each name's expansion made once (`done`: a chain of
-    `%(a)s%(a)s…` expanded anew at each use was exponential); None where the build cannot expand it
-    (a `%` alone, a name not there, past its depth of 10) or it grows past 64 KiB."""
+def _expand(values: dict[str, str], value: str, done: dict[tuple[str, int], str | None], depth: int = 0) -> str | None:
+    """`value` (holding a `%`) as BasicInterpolation expands it at `depth`, each name's expansion made
+    once per depth (`done`: a chain of `%(a)s%(a)s…` expanded anew at each use was exponential; and
+    the depth is the build's too: a name first met near the top and again ten deep was reused there,
+    where the build stops); None where the build cannot expand it (a `%` alone, a name not there, a
+    value with a `%` met past its depth of 10, even a `%%`) or it grows past 64 KiB."""
+    if depth >= _DEPTH:
+        return None  # (configparser: `depth > MAX_INTERPOLATION_DEPTH` on entering a value, counted from 1)
     out: list[str] = []
     at = size = 0
     for ref in _REFERENCE.finditer(value):
@@ -167,12 +197,13 @@ def _expand(values: dict[str, str], value: str, done: dict[str, str | None], dep
         if ref.group(0) == "%%":
             out.append("%")
             continue
-        if name is None or name not in values or depth >= _DEPTH:
+        if name is None or name not in values:
             return None
-        if name not in done:
-            done[name] = None  # (a cycle meets None: the build's depth error)
-            done[name] = _expand(values, values[name], done, depth + 1) if "%" in values[name] else values[name]
-        expanded = done[name]
+        if (name, depth) not in done:
+            done[name, depth] = None  # (a cycle meets None: the build's depth error)
+            named = values[name]
+            done[name, depth] = _expand(values, named, done, depth + 1) if "%" in named else named
+        expanded = done[name, depth]
         if expanded is None or size + len(expanded) > _MAX_EXPANDED:
             return None
         out.append(expanded)
@@ -186,7 +217,7 @@ def _check_expansions(parser: configparser.ConfigParser) -> None:
     file declares is installed; porter, reading without interpolation, reported its packages."""
     for section in parser.sections():
         values = dict(parser.items(section, raw=True))
-        done: dict[str, str | None] = {}
+        done: dict[tuple[str, int], str | None] = {}
         for key, value in values.items():
             if "%" in value and _expand(values, value, done) is None:
                 why = "a `%` its build cannot expand (every value is read with interpolation; `%%` is a `%`)"
