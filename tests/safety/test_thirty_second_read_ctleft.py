@@ -156,7 +156,7 @@ def test_a_setup_cfg_the_build_cannot_interpolate_is_not_read_as_declaring_packa
 @pytest.mark.parametrize(("first", "status"), [("x", "error"), ("", "unchanged")])
 def test_a_chain_of_interpolations_is_expanded_once_per_name(tmp_path, monkeypatch, first, status):
     """Ten names of ten references each: of `x` 10**9 characters, bounded and refused; of an empty value nothing, the
-    file read (cupy-cuda12x). Each name is expanded once in a reading: `_expand`'s calls are counted (anew at each use,
+    file read (cupy-cuda12x). Each name is expanded once a depth in a reading: `_expand`'s calls are counted (anew at each use,
     10**9 of them where the value is empty: a hang, not a failure; past the bound the count answers "cannot expand")."""
     from porter.files.deps import setup_cfg
     from porter.files.errors import Unreadable
@@ -175,8 +175,9 @@ def test_a_chain_of_interpolations_is_expanded_once_per_name(tmp_path, monkeypat
             setup_cfg._interpolated(setup_cfg._read_as_setuptools(text), "options", "%(a9)s")
         except Unreadable:
             pass
-    # (10 values with a `%` and 9 names, each once, in the check and again in the item's reading: 29 at most)
-    assert calls[0] <= 29, f"{calls[0]} expansions: a name expanded anew at each use"
+    # (10 values with a `%`, each name expanded once at each depth it is met, in the check and again in the item's
+    # reading: 2 * 10 * 10 at most; anew at each use, the 1,000 the counter stops at)
+    assert calls[0] <= 2 * 10 * setup_cfg._DEPTH, f"{calls[0]} expansions: a name expanded anew at each use"
     result = _run(tmp_path, "setup.cfg", text)
     assert result.status.value == status, result.reason
     assert [f.code for f in result.findings] == ([] if status == "error" else ["DEP005"])
