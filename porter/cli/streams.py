@@ -35,9 +35,17 @@ from typing import Any
 from porter.core.hangup import TerminalHungUp, hung_up
 
 
+# the most a write once porter is leaving is given at a time: a pipe that `select` says takes
+# bytes takes this many (POSIX's PIPE_BUF, an atomic write) without waiting
+_AT_ONCE = select.PIPE_BUF
+
+
 class _SettledWriter(io.RawIOBase):
     """Writes to `fd` that wait (`select`) while it takes no bytes, and, for stderr (`drop`),
-    are dropped once its reader has left. The fd is not closed here: it is the process's."""
+    are dropped once its reader has left. The fd is not closed here: it is the process's.
+    Once porter is leaving (`stop_waiting`), nothing waits: what the fd does not take now is dropped."""
+
+    leaving = False
 
     def __init__(self, fd: int, drop: bool) -> None:
         super().__init__()
@@ -57,9 +65,20 @@ class _SettledWriter(io.RawIOBase):
     def write(self, data: Any, /) -> int:
         while not self._gone:
             try:
+                if _SettledWriter.leaving:
+                    if not select.select([], [self._fd], [], 0)[1]:
+                        break
+                    data = memoryview(data)[:_AT_ONCE]
                 return os.write(self._fd, data)
             except BlockingIOError:
                 select.select([], [self._fd], [])
+            except ConnectionResetError as exc:
+                # a socket whose reader left with bytes unread (`nc -U`, a log shipper that
+                # stopped) says ECONNRESET, not EPIPE: the same reader that left, not a
+                # traceback and exit 1, then "Exception ignored" and 120 (thirty-second read)
+                if not self._drop:
+                    raise BrokenPipeError(errno.EPIPE, "the reader has left") from exc
+                self._gone = True
             except OSError as exc:
                 if not (isinstance(exc, BrokenPipeError) or (exc.errno == errno.EIO and hung_up(self._fd))):
                     raise
@@ -69,6 +88,15 @@ class _SettledWriter(io.RawIOBase):
                     raise
                 self._gone = True
         return len(data)
+
+
+def stop_waiting() -> None:
+    """From now on a write to a settled stream takes only what its fd takes at once, the rest
+    dropped: porter is leaving (an interrupt, a reader gone). Ctrl-C or SIGTERM while stdout sat
+    on a full pipe whose reader does not read (`porter lint . | less`, then `less` stopped) ended
+    in a flush at exit that waited there for ever: no "interrupted" line, no exit (thirty-second
+    read, second wave)."""
+    _SettledWriter.leaving = True
 
 
 def settled(stream: io.TextIOWrapper, stderr: bool) -> io.TextIOWrapper:
