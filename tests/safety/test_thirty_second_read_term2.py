@@ -77,3 +77,20 @@ def test_a_socket_stdout_whose_reader_left_with_bytes_unread_is_a_reader_that_le
     ours.close()
     _, err = proc.communicate(timeout=300)
     assert (proc.returncode, err) == (0, b"")
+
+
+def _porter(argv: list[str], cwd) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(cwd / ".c")}
+    return subprocess.run([sys.executable, "-m", "porter", *argv], cwd=cwd, env=env, capture_output=True, timeout=300)
+
+
+@pytest.mark.parametrize("name", ["sp/index.md", "sp/./index.json"])
+def test_a_report_named_as_the_split_series_index_is_refused(tmp_path, name):
+    # `rewrite . --split sp --report sp/index.md` wrote the series, then the report over its index
+    # (the order to apply the patches in), exit 0
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_bytes(CUDA)
+    run = _porter(["rewrite", "src", "-t", "xla", "--split", "sp", "--report", name, "--allow-no-vcs"], tmp_path)
+    assert (run.returncode, (tmp_path / "sp").exists()) == (2, False), run.stderr
+    assert b"is a file --split writes" in run.stderr, run.stderr
+    assert (tmp_path / "src" / "m.py").read_bytes() == CUDA
