@@ -64,30 +64,40 @@ class _SettledWriter(io.RawIOBase):
 
     def write(self, data: Any, /) -> int:
         while not self._gone:
+            now = self._taken_now(data)
+            if now is None:
+                break
             try:
-                if _SettledWriter.leaving:
-                    if not select.select([], [self._fd], [], 0)[1]:
-                        break
-                    data = memoryview(data)[:_AT_ONCE]
-                return os.write(self._fd, data)
+                return os.write(self._fd, now)
             except BlockingIOError:
                 select.select([], [self._fd], [])
-            except ConnectionResetError as exc:
-                # a socket whose reader left with bytes unread (`nc -U`, a log shipper that
-                # stopped) says ECONNRESET, not EPIPE: the same reader that left, not a
-                # traceback and exit 1, then "Exception ignored" and 120 (thirty-second read)
-                if not self._drop:
-                    raise BrokenPipeError(errno.EPIPE, "the reader has left") from exc
-                self._gone = True
             except OSError as exc:
-                if not (isinstance(exc, BrokenPipeError) or (exc.errno == errno.EIO and hung_up(self._fd))):
-                    raise
-                if not self._drop and exc.errno == errno.EIO:
-                    raise TerminalHungUp(errno.EPIPE, "the terminal has hung up") from exc
-                if not self._drop:
-                    raise
-                self._gone = True
+                self._left_or_raise(exc)
         return len(data)
+
+    def _taken_now(self, data: Any) -> Any:
+        """`data`; once porter is leaving, what of it the fd takes at once (None: nothing)."""
+        if not _SettledWriter.leaving:
+            return data
+        if not select.select([], [self._fd], [], 0)[1]:
+            return None
+        return memoryview(data)[:_AT_ONCE]
+
+    def _left_or_raise(self, exc: OSError) -> None:
+        """The write's error where the reader left: stderr's writes are dropped from now on,
+        stdout's raise BrokenPipeError (`TerminalHungUp` for a terminal); any other is raised."""
+        # a socket whose reader left with bytes unread (`nc -U`, a log shipper that stopped) says
+        # ECONNRESET, not EPIPE: the same reader that left, not a traceback and exit 1, then
+        # "Exception ignored" and 120 (thirty-second read, second wave)
+        if isinstance(exc, ConnectionResetError):
+            exc = BrokenPipeError(errno.EPIPE, "the reader has left")
+        if not (isinstance(exc, BrokenPipeError) or (exc.errno == errno.EIO and hung_up(self._fd))):
+            raise exc
+        if not self._drop and exc.errno == errno.EIO:
+            raise TerminalHungUp(errno.EPIPE, "the terminal has hung up") from exc
+        if not self._drop:
+            raise exc
+        self._gone = True
 
 
 def stop_waiting() -> None:
