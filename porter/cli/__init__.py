@@ -424,12 +424,15 @@ def _leave(code: int, line: str | None = None) -> NoReturn:
     tearing the interpreter down (freeing the project index of a large tree) would keep the
     CPU busy for seconds after porter said it stopped. `line`: what to say if the command
     did not."""
+    from porter.cli.streams import stop_waiting
+
+    stop_waiting()  # (a full pipe nobody reads held the flush below for ever)
     if line is not None:
         try:
             print(line, file=sys.stderr)
         except (OSError, ValueError):
             pass
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (sys.stderr, sys.stdout):
         try:
             stream.flush()
         except (OSError, ValueError):

@@ -233,6 +233,8 @@ def _check_outputs(
     copied = _copied_at(paths, out_dir, report) if out_dir is not None and report is not None else None
     if copied is not None:
         raise usage_error(f"--report {report} is where --out-dir copies {copied}: choose another name for the report")
+    if split is not None and report is not None and _replaces_the_series(split, report):
+        raise usage_error(f"--report {report} is a file --split writes in {split}: choose another name for the report")
 
 
 def _finish(out, model: ReportModel, wrote: str, *, report: Path | None, quiet: bool) -> None:
@@ -376,6 +378,14 @@ def _copy_roots(paths: list[Path], root: Path) -> list[tuple[Path, Path, Path]]:
         )
         for p, real in zip(paths, resolved)
     ]
+
+
+def _replaces_the_series(split: Path, report: Path) -> bool:
+    """Whether `report` names a file of the series `--split` writes: `--split ../sp --report
+    ../sp/index.md` wrote the series, then the report over its index (the order to apply the
+    patches in), exit 0 (thirty-second read, second wave). A link of the report's name is replaced."""
+    place = Path(os.path.realpath(report.parent)) / report.name
+    return place.parent == Path(os.path.realpath(split)) and series.written_by_porter(place.name)
 
 
 def _copied_at(paths: list[Path], out_dir: Path, report: Path) -> Path | None:

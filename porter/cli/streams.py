@@ -35,9 +35,17 @@ from typing import Any
 from porter.core.hangup import TerminalHungUp, hung_up
 
 
+# the most a write once porter is leaving is given at a time: a pipe that `select` says takes
+# bytes takes this many (POSIX's PIPE_BUF, an atomic write) without waiting
+_AT_ONCE = select.PIPE_BUF
+
+
 class _SettledWriter(io.RawIOBase):
     """Writes to `fd` that wait (`select`) while it takes no bytes, and, for stderr (`drop`),
-    are dropped once its reader has left. The fd is not closed here: it is the process's."""
+    are dropped once its reader has left. The fd is not closed here: it is the process's.
+    Once porter is leaving (`stop_waiting`), nothing waits: what the fd does not take now is dropped."""
+
+    leaving = False
 
     def __init__(self, fd: int, drop: bool) -> None:
         super().__init__()
@@ -56,19 +64,49 @@ class _SettledWriter(io.RawIOBase):
 
     def write(self, data: Any, /) -> int:
         while not self._gone:
+            now = self._taken_now(data)
+            if now is None:
+                break
             try:
-                return os.write(self._fd, data)
+                return os.write(self._fd, now)
             except BlockingIOError:
                 select.select([], [self._fd], [])
             except OSError as exc:
-                if not (isinstance(exc, BrokenPipeError) or (exc.errno == errno.EIO and hung_up(self._fd))):
-                    raise
-                if not self._drop and exc.errno == errno.EIO:
-                    raise TerminalHungUp(errno.EPIPE, "the terminal has hung up") from exc
-                if not self._drop:
-                    raise
-                self._gone = True
+                self._left_or_raise(exc)
         return len(data)
+
+    def _taken_now(self, data: Any) -> Any:
+        """`data`; once porter is leaving, what of it the fd takes at once (None: nothing)."""
+        if not _SettledWriter.leaving:
+            return data
+        if not select.select([], [self._fd], [], 0)[1]:
+            return None
+        return memoryview(data)[:_AT_ONCE]
+
+    def _left_or_raise(self, exc: OSError) -> None:
+        """The write's error where the reader left: stderr's writes are dropped from now on,
+        stdout's raise BrokenPipeError (`TerminalHungUp` for a terminal); any other is raised."""
+        # a socket whose reader left with bytes unread (`nc -U`, a log shipper that stopped) says
+        # ECONNRESET, not EPIPE: the same reader that left, not a traceback and exit 1, then
+        # "Exception ignored" and 120 (thirty-second read, second wave)
+        if isinstance(exc, ConnectionResetError):
+            exc = BrokenPipeError(errno.EPIPE, "the reader has left")
+        if not (isinstance(exc, BrokenPipeError) or (exc.errno == errno.EIO and hung_up(self._fd))):
+            raise exc
+        if not self._drop and exc.errno == errno.EIO:
+            raise TerminalHungUp(errno.EPIPE, "the terminal has hung up") from exc
+        if not self._drop:
+            raise exc
+        self._gone = True
+
+
+def stop_waiting() -> None:
+    """From now on a write to a settled stream takes only what its fd takes at once, the rest
+    dropped: porter is leaving (an interrupt, a reader gone). Ctrl-C or SIGTERM while stdout sat
+    on a full pipe whose reader does not read (`porter lint . | less`, then `less` stopped) ended
+    in a flush at exit that waited there for ever: no "interrupted" line, no exit (thirty-second
+    read, second wave)."""
+    _SettledWriter.leaving = True
 
 
 def settled(stream: io.TextIOWrapper, stderr: bool) -> io.TextIOWrapper:
