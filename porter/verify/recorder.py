@@ -345,7 +345,7 @@ def _nodes_reached(roots: list, wanted: dict[int, object]) -> set[int]:
     """The ids among `wanted` (nodes the caller holds) of the nodes the graph from `roots`
     reaches; the nodes walked are held while walking, so no id is reused."""
     seen: dict[int, object] = {}
-    stack, found = list(roots), set()
+    stack, found = list(roots), set[int]()
     while stack and len(found) < len(wanted):
         node = stack.pop()
         if node is None or id(node) in seen:
@@ -1114,7 +1114,7 @@ class Recorder:
         reached = _nodes_reached(_graph_roots(tensors), earlier)
         for x in self.graph_pending:
             if reached & {id(n) for n in getattr(x, "_porter_roots", ())}:
-                x._porter_within = True
+                x._porter_within = True  # type: ignore[attr-defined]
 
     def _graphed_losses(self, opt) -> list[torch.Tensor]:
         """The graphed calls' losses (`create_graph=True`) that took gradients of parameters an

@@ -5,8 +5,6 @@ the programs' own values, taken without porter (torch.testing.assert_close)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.deps import need
