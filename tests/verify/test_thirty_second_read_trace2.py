@@ -13,7 +13,8 @@ from tests.verify.recording import compared, recorded
 # a gradient-norm regulariser over two micro-batches a step: the loss's gradients taken with a
 # graph, their squares added to it; MODE "backward": `total.backward()` at each; "inplace": a second
 # graphed `autograd.grad` of the total, accumulated into `.grad` in place (`add_`); "sum": the same,
-# `.grad` a new tensor at each micro-batch (`p.grad + g`, a `.clone()` at the first)
+# `.grad` a new tensor at each micro-batch (`p.grad + g`, a `.clone()` at the first); "split": as
+# "inplace", the total's gradients taken by two graphed calls, of the first layer's and of the rest
 _PENALTY_ACCUMULATED = """\
 import json, sys
 import torch
@@ -33,11 +34,16 @@ for step in range(3):
         if "MODE" == "backward":
             total.backward()
         else:
-            grads = torch.autograd.grad(total, list(m.parameters()), create_graph=True)
+            ps = list(m.parameters())
+            if "MODE" == "split":
+                grads = [*torch.autograd.grad(total, ps[:2], create_graph=True)]
+                grads += torch.autograd.grad(total, ps[2:], create_graph=True)
+            else:
+                grads = torch.autograd.grad(total, ps, create_graph=True)
             for p, gr in zip(m.parameters(), grads):
                 if p.grad is None:
-                    p.grad = gr.detach() if "MODE" == "inplace" else gr.detach().clone()
-                elif "MODE" == "inplace":
+                    p.grad = gr.detach() if "MODE" != "sum" else gr.detach().clone()
+                elif "MODE" != "sum":
                     p.grad.add_(gr.detach())
                 else:
                     p.grad = p.grad + gr.detach()
@@ -50,14 +56,16 @@ if len(sys.argv) > 1:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["inplace", "sum"])
+@pytest.mark.parametrize("mode", ["inplace", "sum", "split"])
 def test_graphed_calls_accumulated_over_micro_batches_record_each_total_once(tmp_path, monkeypatch, mode):
     """A gradient-norm regulariser over two micro-batches, its totals' gradients taken by a second
     graphed `autograd.grad` and accumulated into `.grad`: only the first micro-batch's total was
     the step's loss where `.grad` was added to in place (the second's gradients gone), and all four
-    calls' scalars (the losses and the totals) were summed where `.grad` was a new tensor, so a
-    faithful port of a `total.backward()` reference FAILed "the loss curves part at step 1". A
-    graphed call's loss inside a later one's graph (the total holds the loss) is now part of it."""
+    calls' scalars (the losses and the totals) were summed where `.grad` was a new tensor, and a
+    total taken by two calls (a layer's parameters, the rest's) was counted twice, so a faithful
+    port of a `total.backward()` reference FAILed "the loss curves part at step 1". A graphed
+    call's loss inside a later one's graph (the total holds the loss; a second call of the same
+    total starts where the first did) is now part of it."""
     torch = need("torch")
     ref, own_ref = recorded(tmp_path, _PENALTY_ACCUMULATED.replace("MODE", "backward"), 3, "backward")
     port, own_port = recorded(tmp_path, _PENALTY_ACCUMULATED.replace("MODE", mode), 3, mode)
