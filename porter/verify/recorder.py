@@ -335,10 +335,20 @@ def _outermost_step(hook):
 
 
 def _graph_roots(tensors) -> list:
-    """The autograd nodes a backward call over `tensors` starts from (kept on its loss: a node
-    held keeps one Python object, so a later walk meets that very object)."""
+    """The autograd nodes a backward call over `tensors` starts from (a scaled loss's unscaled
+    one's too: a total holds the loss, not its scaled copy)."""
     ts = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+    ts = [u for t in ts if isinstance(t, torch.Tensor) for u in (t, getattr(t, "_porter_unscaled", None))]
     return [t.grad_fn for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+
+
+def _outputs_held(tensors) -> list[weakref.ref]:
+    """`tensors` (and a scaled one's unscaled loss), weakly: their graph roots are read again at a
+    later graphed call while the program holds them, and the recorder keeps no graph alive (a
+    micro-batch's activations held to the step)."""
+    ts = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+    ts = [u for t in ts if isinstance(t, torch.Tensor) for u in (t, getattr(t, "_porter_unscaled", None))]
+    return [weakref.ref(t) for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
 
 
 def _nodes_reached(roots: list, wanted: dict[int, object]) -> set[int]:
@@ -1087,7 +1097,7 @@ class Recorder:
     def on_backward(self, tensors, seeds, into: list, inputs=None) -> None:
         """The scalar a `torch.autograd.backward` (or `.grad`) call takes the gradient of, kept in
         `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own. A
-        graphed call's `inputs` and graph roots are kept on it (`_graphed_losses`)."""
+        graphed call's `inputs` and tensors (weakly) are kept on it (`_graphed_losses`)."""
         if self.finished or torch._C._current_graph_task_id() != -1:
             return
         with self.own_work():
@@ -1098,7 +1108,7 @@ class Recorder:
                 ts = inputs if isinstance(inputs, (list, tuple)) else [inputs]
                 loss._porter_inputs = {id(t) for t in ts}  # type: ignore[attr-defined]
                 self._mark_within(tensors)
-                loss._porter_roots = _graph_roots(tensors)  # type: ignore[attr-defined]
+                loss._porter_outputs = _outputs_held(tensors)  # type: ignore[attr-defined]
             into.append(loss)
 
     def _mark_within(self, tensors) -> None:
@@ -1108,12 +1118,13 @@ class Recorder:
         micro-batches accumulated into `.grad` (in place or not) or on XLA (no address) the
         step's loss was the first total alone or all four calls' sum (thirty-second read, second
         wave)."""
-        earlier = {id(n): n for x in self.graph_pending for n in getattr(x, "_porter_roots", ())}
+        roots = [(x, _graph_roots([r() for r in getattr(x, "_porter_outputs", ())])) for x in self.graph_pending]
+        earlier = {id(n): n for _, ns in roots for n in ns}
         if not earlier:
             return
         reached = _nodes_reached(_graph_roots(tensors), earlier)
-        for x in self.graph_pending:
-            if reached & {id(n) for n in getattr(x, "_porter_roots", ())}:
+        for x, ns in roots:
+            if reached & {id(n) for n in ns}:
                 x._porter_within = True  # type: ignore[attr-defined]
 
     def _graphed_losses(self, opt) -> list[torch.Tensor]:
