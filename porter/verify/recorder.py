@@ -334,12 +334,37 @@ def _outermost_step(hook):
     return outermost
 
 
-def _grad_pointer(t: torch.Tensor | None) -> int | None:
-    """The address of a dense gradient's values (a `.detach()` of it shares them), None where it
-    has none to read (gone, sparse, on XLA or meta)."""
-    if t is None or t.layout != torch.strided or t.device.type not in ("cpu", "cuda"):
-        return None
-    return t.data_ptr() or None
+def _graph_roots(tensors) -> list:
+    """The autograd nodes a backward call over `tensors` starts from (a scaled loss's unscaled
+    one's too: a total holds the loss, not its scaled copy)."""
+    ts = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+    ts = [u for t in ts if isinstance(t, torch.Tensor) for u in (t, getattr(t, "_porter_unscaled", None))]
+    return [t.grad_fn for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+
+
+def _outputs_held(tensors) -> list[weakref.ref]:
+    """`tensors` (and a scaled one's unscaled loss), weakly: their graph roots are read again at a
+    later graphed call while the program holds them, and the recorder keeps no graph alive (a
+    micro-batch's activations held to the step)."""
+    ts = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+    ts = [u for t in ts if isinstance(t, torch.Tensor) for u in (t, getattr(t, "_porter_unscaled", None))]
+    return [weakref.ref(t) for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+
+
+def _nodes_reached(roots: list, wanted: dict[int, object]) -> set[int]:
+    """The ids among `wanted` (nodes the caller holds) of the nodes the graph from `roots`
+    reaches; the nodes walked are held while walking, so no id is reused."""
+    seen: dict[int, object] = {}
+    stack, found = list(roots), set[int]()
+    while stack and len(found) < len(wanted):
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen[id(node)] = node
+        if id(node) in wanted:
+            found.add(id(node))
+        stack.extend(fn for fn, _ in node.next_functions)
+    return found
 
 
 def _held(hook):
@@ -1054,19 +1079,14 @@ class Recorder:
             inputs = args[0] if args else kwargs.get("inputs")
             seeds = args[1] if len(args) > 1 else kwargs.get("grad_outputs")
             graphed = args[3] if len(args) > 3 else kwargs.get("create_graph", False)
-            loss = None
             if not kwargs.get("is_grads_batched"):
                 into = recorder.graph_pending if graphed else recorder.grad_pending
-                loss = recorder.on_backward(outputs, seeds, into, inputs if graphed else None)
+                recorder.on_backward(outputs, seeds, into, inputs if graphed else None)
             recorder.grads_open += 1
             try:
-                got = recorder._orig_grad(outputs, *args, **kwargs)
+                return recorder._orig_grad(outputs, *args, **kwargs)
             finally:
                 recorder.grads_open -= 1
-            if graphed and loss is not None:
-                # the gradients it gave, weakly: the one a program sets as `.grad` is the step's loss
-                loss._porter_gave = [weakref.ref(t) for t in got if isinstance(t, torch.Tensor)]
-            return got
 
         torch.autograd.backward = backward
         self._orig_grad = torch.autograd.grad
@@ -1074,12 +1094,12 @@ class Recorder:
 
     # ------------------------------------------------------------------ hooks
     @_held
-    def on_backward(self, tensors, seeds, into: list, inputs=None) -> torch.Tensor | None:
+    def on_backward(self, tensors, seeds, into: list, inputs=None) -> None:
         """The scalar a `torch.autograd.backward` (or `.grad`) call takes the gradient of, kept in
-        `into` (and returned): calls inside a running backward (a reentrant checkpoint's) are
-        torch's own. A graphed call's `inputs` are kept on it (`_graphed_losses`)."""
+        `into`: calls inside a running backward (a reentrant checkpoint's) are torch's own. A
+        graphed call's `inputs` and tensors (weakly) are kept on it (`_graphed_losses`)."""
         if self.finished or torch._C._current_graph_task_id() != -1:
-            return None
+            return
         with self.own_work():
             loss = _loss_of(tensors, seeds)
         if loss is not None:
@@ -1087,8 +1107,25 @@ class Recorder:
             if inputs is not None:
                 ts = inputs if isinstance(inputs, (list, tuple)) else [inputs]
                 loss._porter_inputs = {id(t) for t in ts}  # type: ignore[attr-defined]
+                self._mark_within(tensors)
+                loss._porter_outputs = _outputs_held(tensors)  # type: ignore[attr-defined]
             into.append(loss)
-        return loss
+
+    def _mark_within(self, tensors) -> None:
+        """Mark the earlier graphed calls' losses that the graph of `tensors` (a later graphed
+        call's) holds: a gradient-norm regulariser's loss is inside its total, which the optimizer
+        steps by. The call whose gradients became `.grad` was chosen by their address, and over
+        micro-batches accumulated into `.grad` (in place or not) or on XLA (no address) the
+        step's loss was the first total alone or all four calls' sum (thirty-second read, second
+        wave)."""
+        roots = [(x, _graph_roots([r() for r in getattr(x, "_porter_outputs", ())])) for x in self.graph_pending]
+        earlier = {id(n): n for _, ns in roots for n in ns}
+        if not earlier:
+            return
+        reached = _nodes_reached(_graph_roots(tensors), earlier)
+        for x, ns in roots:
+            if reached & {id(n) for n in ns}:
+                x._porter_within = True  # type: ignore[attr-defined]
 
     def _graphed_losses(self, opt) -> list[torch.Tensor]:
         """The graphed calls' losses (`create_graph=True`) that took gradients of parameters an
@@ -1098,15 +1135,11 @@ class Recorder:
         are all kept: of `opt`'s alone, a GAN's generator loss taken before the counted critic's
         next step was dropped, and a port taking both losses so failed against `backward`
         (1.454 for 2.055, the same losses; thirty-first read, second wave)."""
-        params = [p for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]]
-        stepped = {id(p) for p in params}
+        stepped = {id(p) for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]}
         own = [x for x in self.graph_pending if stepped & getattr(x, "_porter_inputs", set())]
-        if len(own) > 1:
-            # a gradient-norm regulariser's two calls, both by the parameters: the loss's and the
-            # total's, whose gradients became `.grad`; summed, the loss and the total were recorded
-            # (the thirty-first read's leftover)
-            grads = {_grad_pointer(p.grad) for p in params} - {None}
-            own = [x for x in own if grads & {_grad_pointer(r()) for r in getattr(x, "_porter_gave", ())}] or own
+        # a loss inside a later graphed call's graph is part of that one (`_mark_within`): summed,
+        # a gradient-norm regulariser's loss and total were recorded (the thirty-first read's leftover)
+        own = [x for x in own if not getattr(x, "_porter_within", False)] or own
         return own or self.graph_pending
 
     @_held
