@@ -242,4 +242,7 @@ TORCH_LIBRARY_IMPL(myops, CPU, m) { register_cpu(m); }
     assert _regs(source) == [("myops", "a", "CPU"), ("myops", "a", "CUDA"), ("myops", "b", "CUDA")]
     assert _cuda_only(source) == {"b"}
     unclosed = b'void register_cpu(torch::Library& m) { m.impl("a", &a_cpu);\nTORCH_LIBRARY_IMPL(myops, CPU, m) { register_cpu(m); }\n'
-    assert native_ops.registrations_and_unread(unclosed, Path("a.cu")) == ([], [("myops", "CPU", "register_cpu", 2, True)])
+    assert native_ops.registrations_and_unread(unclosed, Path("a.cu")) == (
+        [],
+        [("myops", "CPU", "register_cpu", 2, True)],
+    )
