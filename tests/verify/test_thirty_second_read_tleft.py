@@ -5,12 +5,12 @@ without porter (torch.testing.assert_close)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from tests.deps import need
-from tests.verify.recording import compared, recorded
+from tests.verify.recording import compared
+from tests.verify.test_thirtieth_read_tleft import _recorded
 from tests.verify.test_thirty_first_read_tleft import _EMA_SKIPPED
 
 # a gradient-norm regulariser: the loss's gradients by the parameters taken with a graph, their
@@ -41,12 +41,6 @@ for step in range(3):
 if len(sys.argv) > 1:
     json.dump(losses, open(sys.argv[1], "w"))
 """
-
-
-def _recorded(tmp_path: Path, name: str, body: str, steps: int = 3):
-    """The trace of `body` run as train.py, and the values it wrote itself (run without porter)."""
-    rec, own = recorded(tmp_path, body, steps, name)
-    return rec.trace, own
 
 
 @pytest.mark.slow
