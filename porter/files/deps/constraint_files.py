@@ -12,7 +12,6 @@ import posixpath
 from collections.abc import Callable, Iterable
 
 from porter.core import kinds
-from porter.files.deps.reqfile import lines, option
 
 CONSTRAINT_OPTIONS = frozenset({"-c", "--constraint"})
 
@@ -20,6 +19,12 @@ CONSTRAINT_OPTIONS = frozenset({"-c", "--constraint"})
 def named_as_constraints(names: Iterable[str], read: Callable[[str], bytes | None]) -> tuple[str, ...]:
     """The names (as given) of the requirements files among `names` that one of them names with `-c`."""
     requirements = {n.replace("\\", "/"): n for n in names if kinds.kind_of(n) == kinds.REQUIREMENTS}
+    if not requirements:
+        return ()
+    # (imported here: the requirements reader brings `packaging`, and every run that had no dependency file imported
+    # it at start, 9% more instructions for a one-file lint)
+    from porter.files.deps.reqfile import lines, option
+
     out: list[str] = []
     for posix, name in requirements.items():
         data = read(name)
