@@ -14,6 +14,8 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from porter.cli.streams import stop_waiting
+
 # the signals that end a run with its cleanup (SIGHUP where the platform has one)
 _ENDING = (signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []))
 _SIGNALS = (signal.SIGINT, *_ENDING)
@@ -34,6 +36,7 @@ _state = {"signum": 0, "said": False}
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
+    stop_waiting()
     _state["signum"] = signum
     if signum != signal.SIGTERM:  # SIGHUP: the cleanup's lines must not meet a closed terminal's EIO
         from porter.core.hangup import drop_a_hung_up_terminal
@@ -60,13 +63,27 @@ def ending(code: int) -> tuple[int, str | None]:
     return 128 + signum, (None if _state["said"] else f"porter: interrupted ({signal.Signals(signum).name}).")
 
 
+def _on_sigint(signum: int, frame: object) -> None:
+    """Python's own SIGINT handler, once porter's output has stopped waiting on its readers."""
+    stop_waiting()
+    raise KeyboardInterrupt
+
+
 def install() -> None:
     """Make SIGTERM and SIGHUP raise `Terminated` in the main thread (once, from the entry
-    point); a SIGHUP ignored by whoever started porter (`nohup`) stays ignored."""
-    for signum in _ENDING:
+    point); a SIGHUP ignored by whoever started porter (`nohup`) stays ignored. Each signal first
+    stops the output's waits (`stop_waiting`): the cleanup's own lines waited for ever on a full
+    pipe whose reader had stopped reading (`porter lint . | less`, then Ctrl-C) where the signal
+    came between two writes (the fresh-clone run of the thirty-second read's merge)."""
+    handlers = [(signum, _on_sigterm) for signum in _ENDING] + [(signal.SIGINT, _on_sigint)]
+    for signum, handler in handlers:
         try:
-            if signum == signal.SIGTERM or signal.getsignal(signum) is not signal.SIG_IGN:
-                signal.signal(signum, _on_sigterm)
+            now = signal.getsignal(signum)
+            # (SIGINT where Python's own handler has it: not where it is ignored, `nohup` or `&` in a script)
+            if signum == signal.SIGINT and now is not signal.default_int_handler:
+                continue
+            if signum == signal.SIGTERM or now is not signal.SIG_IGN:
+                signal.signal(signum, handler)
         except (ValueError, OSError):  # not the main thread, or no such signal here
             pass
 

@@ -300,26 +300,32 @@ def record(
     log_path = workdir / "log.txt"
     env = side_env(role, cfg)
     env.update(env_extra or {})
-    # the run's temporaries in its work folder, removed with it: a worker ends by `os._exit` (no
-    # program's finalizer can hang it), which skipped torch's own (`torch.distributed.nn` makes a
-    # `tempfile.TemporaryDirectory()` at import), left in TMPDIR at every run
-    (workdir / "tmp").mkdir(exist_ok=True)
-    env["TMPDIR"] = str(workdir / "tmp")
+    # the run's temporaries in a folder of their own, removed when it ends: a worker ends by
+    # `os._exit` (no program's finalizer can hang it), which skipped torch's own (`torch.distributed.nn`
+    # makes a `tempfile.TemporaryDirectory()` at import), left in TMPDIR at every run. Not in the work
+    # folder, whose path can be long: multiprocessing's sockets are made under TMPDIR (`pymp-*/listener-*`,
+    # by which a DataLoader's workers hand over their tensors), past AF_UNIX's 107 bytes the worker's
+    # bind failed and the loader waited until the run's deadline (the lead's review of the thirty-second read)
+    temporaries = tempfile.mkdtemp(prefix="porter-side-")
+    env["TMPDIR"] = temporaries
     launch = cfg.launch or Launch(1, (), tuple(cfg.command[1:]))
     # the launcher by its file path: `-m porter.verify.launch` was looked up in the command's
     # folder first, and a project with its own `porter` shadowed it (porter.verify.launch)
     launcher = ["-m", "torch.distributed.run", *launch.options] if launch.nproc > 1 else []
     t0 = time.perf_counter()
-    res = workers.run(
-        [cfg.python, *launcher, str(Path(__file__).with_name("launch.py")), str(job_path), "--", *launch.script],
-        cwd=tree,
-        env=env,
-        log_path=log_path,
-        timeout=cfg.timeout,
-        max_output=cfg.max_output,
-        memory_limit=cfg.memory_limit,
-        stdin=cfg.stdin,
-    )
+    try:
+        res = workers.run(
+            [cfg.python, *launcher, str(Path(__file__).with_name("launch.py")), str(job_path), "--", *launch.script],
+            cwd=tree,
+            env=env,
+            log_path=log_path,
+            timeout=cfg.timeout,
+            max_output=cfg.max_output,
+            memory_limit=cfg.memory_limit,
+            stdin=cfg.stdin,
+        )
+    finally:
+        shutil.rmtree(temporaries, ignore_errors=True)
     wall = time.perf_counter() - t0
     sides = []
     for rank in range(launch.nproc):

@@ -99,12 +99,13 @@ def test_a_recording_leaves_no_temporary_folder_of_torch_in_tmpdir(tmp_path):
     """torch 2.9 makes a `tempfile.TemporaryDirectory()` when `torch.distributed.nn` is imported
     (instantiator.py's `_TEMP_DIR`); the recorded process ends by `os._exit`, which skips its removal:
     each side of each `trace record` or `parity-check` left a `tmpXXXXXXXX` folder in TMPDIR for good.
-    Now the run's TMPDIR is its work folder's, removed with it."""
+    Now the run's TMPDIR is a folder of its own, removed when the run ends."""
     import sys
 
+    from tests.deps import require
     from tests.safety.conftest import porter
 
-    pytest.importorskip("torch")
+    require("torch")
     tmp = tmp_path / "tmpdir"
     tmp.mkdir()
     (tmp_path / "train.py").write_text("import torch\nimport torch.distributed.nn\nprint(torch.ones(2).sum())\n")
