@@ -17,6 +17,7 @@ PLUMBING = {
     "porter.cli.writes",
     "porter.cli.gitstate",
     "porter.cli.interrupt",
+    "porter.cli.streams",
 }
 
 

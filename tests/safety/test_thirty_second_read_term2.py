@@ -25,7 +25,16 @@ def _started(tmp_path, stdout: int) -> subprocess.Popen[bytes]:
         (tmp_path / f"m{i}.py").write_bytes(_LINES)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
     argv = [sys.executable, "-m", "porter", "lint", ".", "-t", "xla", "--output-format", "full", "--jobs", "1"]
-    return subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    # (SIGINT as a terminal's job gets it: an xdist worker ignores SIGINT, its children inherited that, and
+    # porter, rightly leaving an ignored SIGINT ignored, never saw the signal: the fresh-clone runs' hang)
+    return subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        env=env,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _unread(fd: int) -> int:
