@@ -34,6 +34,10 @@ BUILDS = {
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
+    return keys_project(tmp_path, monkeypatch)
+
+
+def keys_project(tmp_path, monkeypatch):
     """A project whose backend uses an op with a CUDA kernel only, by the key csrc/include/keys.h
     gives (its sources named from the working folder); every stat index record trusted at once."""
     monkeypatch.setattr(statindex, "RACY_NS", 0)

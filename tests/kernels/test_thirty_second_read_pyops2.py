@@ -13,11 +13,9 @@ import pytest
 from porter.analysis import native_ops, python_ops
 from porter.config.settings import Settings
 from porter.kernels.inventory import scan
-from porter.pipeline import statindex
 from porter.pipeline.runner import run
 from tests.helpers import write_files
-from tests.kernels.test_thirty_second_read_ilint import REGISTERS, SETUP
-from tests.test_guards_project_ops import BACKEND, CUSTOM_OPS
+from tests.kernels.test_thirty_second_read_ilint import SETUP, keys_project
 
 CUDA_KERNELS = b"""#include <torch/library.h>
 TORCH_LIBRARY_IMPL(myops, CUDA, m) {
@@ -154,13 +152,7 @@ INCLUDE_BUILDS = {
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    """A project whose backend uses an op with a CUDA kernel only, by the key csrc/include/keys.h gives."""
-    monkeypatch.setattr(statindex, "RACY_NS", 0)
-    root = tmp_path / "p"
-    files = {"csrc/ops/mla.cu": REGISTERS, "pkg/__init__.py": "", "pkg/_custom_ops.py": CUSTOM_OPS}
-    write_files(root, {**files, "pkg/backend.py": BACKEND, "csrc/include/keys.h": "#define DEVICE_KEY CUDA\n"})
-    monkeypatch.chdir(root)
-    return root
+    return keys_project(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("build", INCLUDE_BUILDS.values(), ids=INCLUDE_BUILDS.keys())
