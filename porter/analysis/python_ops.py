@@ -50,10 +50,31 @@ def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, st
         except (SyntaxError, ValueError):
             continue  # (lint says it)
         names = _FileNames(tree)
+        passing = _passed_on(tree, names)
         for call in ast.walk(tree):
-            if isinstance(call, ast.Call):
+            if isinstance(call, ast.Call) and id(call) not in passing:
                 out.extend((name, *kernel) for kernel in _kernels_of_call(call, names))
     return out
+
+
+# torch's kernel that computes nothing and goes on to the next key (`torch.library.fallthrough_kernel`): given to
+# `lib.impl("a", fallthrough_kernel, "CPU")`, the op has no CPU kernel (torch 2.9: NotImplementedError on a CPU tensor
+# beside a CUDA kernel), as the C++ reader has `CppFunction::makeFallthrough()` (thirty-third read)
+_PASSES_ON = "fallthrough_kernel"
+
+
+def _passed_on(tree: ast.AST, names: _FileNames) -> set[int]:
+    """The ids of the registering calls given `fallthrough_kernel` (as an argument, or applied to the decorator a call
+    makes: `torch.library.impl(lib, "a", "CPU")(fallthrough_kernel)`)."""
+    out: set[int] = set()
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and any(names.passes_on(arg) for arg in _call_values(call)):
+            out.add(id(call.func) if isinstance(call.func, ast.Call) else id(call))
+    return out
+
+
+def _call_values(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords)]
 
 
 class _FileNames:
@@ -71,23 +92,63 @@ class _FileNames:
             for alias in node.names
             if alias.asname
         }
-        self.libraries: dict[str, tuple[str, str]] = {}
+        self.tree = tree
+        self.scopes = _functions_of(tree)
+        self.libraries: dict[str, list[tuple[ast.AST, tuple[int, int], tuple[str, str]]]] = {}
         self.custom_ops: dict[str, tuple[str, str]] = {}
         for node in ast.walk(tree):
             assigned = _call_assigned(node)
             if assigned is not None:
-                self._assigned(*assigned)
+                self._assigned(node, *assigned)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 ops = [op for d in node.decorator_list if isinstance(d, ast.Call) and (op := self.made_op(d))]
                 self.custom_ops.update((node.name, op) for op in ops[:1])
+        # the namespaces of the `Library` objects bound to no name (`LIBS = [Library("ns", "IMPL", "CPU")]`): an
+        # `X.impl("op", ...)` of no library porter reads may be theirs (below); one used at once and dropped
+        # (`Library("ns", "IMPL", "CPU").impl("a", fn)`) registers nothing that lasts (torch 2.9: it is destroyed)
+        bound = {id(assigned[1]) for node in ast.walk(tree) if (assigned := _call_assigned(node)) is not None}
+        bound |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        made = (self.library_namespace(node) for node in ast.walk(tree) if id(node) not in bound)
+        self.unbound = sorted({ns for ns in made if ns is not None})
 
-    def _assigned(self, target: str, value: ast.Call) -> None:
-        ns = _literal_str(value.args[0]) if self.callee(value) == "Library" and value.args else None
+    def _assigned(self, node: ast.AST, target: str, value: ast.Call) -> None:
+        ns = self.library_namespace(value)
         if ns is not None:
-            self.libraries[target] = (ns, _given_keys(value, (2, "dispatch_key", ""))[0])
+            at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+            binding = (self.scopes.get(id(node), self.tree), at, (ns, _given_keys(value, (2, "dispatch_key", ""))[0]))
+            self.libraries.setdefault(target, []).append(binding)
         made = self.made_op(value.func if isinstance(value.func, ast.Call) else value)
         if made is not None:
             self.custom_ops[target] = made
+
+    def library_namespace(self, node: ast.AST) -> str | None:
+        """The namespace of a `Library("ns", ...)` call."""
+        if isinstance(node, ast.Call) and self.callee(node) == "Library" and node.args:
+            return _literal_str(node.args[0])
+        return None
+
+    def library(self, owner: ast.expr, use: ast.AST) -> tuple[str, str] | None:
+        """(namespace, key) of the `Library` a name stands for where `use` is: the scope's own binding before it
+        (the last of the module's, or the file's, where none: a function runs after the module's top), `R.lib` and
+        `self.lib` a class's `lib`. One name bound in two functions (`lib = Library("ns", "IMPL", "CUDA")` in one,
+        `"CPU"` in the other) was read as the file's last binding everywhere, and `a`, CUDA-only, was not said so
+        (thirty-third read)."""
+        if isinstance(owner, ast.NamedExpr):  # `(lib := Library("ns", "IMPL", "CPU")).impl("a", fn)`
+            owner = owner.target
+        bound = self.libraries.get(ast.unparse(owner))
+        if bound is None and isinstance(owner, ast.Attribute):
+            bound = next((b for name, b in self.libraries.items() if name.rpartition(".")[2] == owner.attr), None)
+        if not bound:
+            return None
+        scope, at = self.scopes.get(id(use), self.tree), (getattr(use, "lineno", 0), getattr(use, "col_offset", 0))
+        before = [b for b in bound if b[0] is scope and b[1] <= at] or [b for b in bound if b[0] is self.tree] or bound
+        return max(before, key=lambda b: b[1])[2]
+
+    def passes_on(self, node: ast.expr) -> bool:
+        """Whether an argument is torch's `fallthrough_kernel`."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, node.id) == _PASSES_ON
+        return isinstance(node, ast.Attribute) and node.attr == _PASSES_ON
 
     def callee(self, call: ast.Call) -> str | None:
         """The name a call calls, a `torch.library` function's own where the file imported it under another."""
@@ -120,12 +181,27 @@ def _op_of_qualname(text: str) -> tuple[str, str] | None:
 
 
 def _call_assigned(node: ast.AST) -> tuple[str, ast.Call] | None:
-    """(target, call) of `NAME = call(...)` or `NAME: T = call(...)`."""
+    """(target, call) of `NAME = call(...)`, `NAME: T = call(...)` or `(NAME := call(...))`."""
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
         return ast.unparse(node.targets[0]), node.value
-    if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
+    if isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and isinstance(node.value, ast.Call):
         return ast.unparse(node.target), node.value
     return None
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _functions_of(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> the function it runs in (the module where none)."""
+    out: dict[int, ast.AST] = {}
+    stack = [(tree, tree)]
+    while stack:
+        node, scope = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            out[id(child)] = scope
+            stack.append((child, child if isinstance(child, _SCOPES) else scope))
+    return out
 
 
 def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, str, str]]:
@@ -136,15 +212,24 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
     first = _literal_str(call.args[0])
     found: tuple[str, str] | None
     where: tuple[int, str, str | None]
-    if name == "impl" and owner in names.libraries:  # `lib.impl("op" | "ns::op" | torch.ops.ns.op.default, fn, key)`
-        ns, key = names.libraries[owner]
+    library = names.library(call.func.value, call) if isinstance(call.func, ast.Attribute) else None
+    on_library = names.library(call.args[0], call) if len(call.args) > 1 else None
+    if name == "impl" and library is not None:  # `lib.impl("op" | "ns::op" | torch.ops.ns.op.default, fn, key)`
+        ns, key = library
         found = (ns, first) if first is not None and "::" not in first else names.op_of(call.args[0])
         where = (*_ON_LIBRARY, key)
     elif name == "register_kernel" and owner in names.custom_ops:
         found, where = names.custom_ops[owner], _ON_OP
-    elif name == "impl" and ast.unparse(call.args[0]) in names.libraries and len(call.args) > 1:
-        ns, key = names.libraries[ast.unparse(call.args[0])]
+    elif name == "impl" and on_library is not None:
+        ns, key = on_library
         found, where = (ns, _literal_str(call.args[1]) or ""), (*_ON_LIBRARY, key)
+    elif name == "impl" and owner is not None and first is not None and "::" not in first and names.unbound:
+        # (a `Library` porter cannot follow to its name: `LIBS[0].impl("a", fn)`: a kernel of a key it cannot read;
+        # none of one made there and dropped)
+        if isinstance(call.func, ast.Attribute) and names.library_namespace(call.func.value) is not None:
+            return
+        yield from ((ns, first.strip(), UNREAD) for ns in names.unbound if _OP.fullmatch(first.strip()))
+        return
     else:
         found, where = names.op_of(call.args[0]), _QUALIFIED[name]
     if found is None:
@@ -159,7 +244,9 @@ def _given_keys(call: ast.Call, where: tuple[int, str, str | None]) -> list[str]
     given = (
         call.args[at] if 0 <= at < len(call.args) else next((k.value for k in call.keywords if k.arg == keyword), None)
     )
-    if given is None or (isinstance(given, ast.Constant) and given.value is None):
+    # (`""` is no key given: `Library.impl(op, fn, "")` registers for the library's own; read as a key of its own,
+    # another device's, a CUDA library's `impl(op, fn, "")` left its op not CUDA-only: thirty-third read)
+    if given is None or (isinstance(given, ast.Constant) and given.value in (None, "")):
         return [default] if default is not None else [UNREAD]
     items = given.elts if isinstance(given, (ast.Tuple, ast.List, ast.Set)) else [given]
     keys = [_literal_str(item) for item in items]
