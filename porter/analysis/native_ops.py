@@ -160,10 +160,13 @@ def registrations_and_unread(
         out = _old_registrations(source, code, keys, unbuilt)
     inherited = _header_macros(source, path, tree, dirs)
     blocks = _heads(source, code, unbuilt, inherited)
-    braces = (NextOf(code, b"{"), NextOf(code, b"}"))  # one search of the file for all blocks
+    # (a brace on a line no default build compiles closes nothing: `#if 0` / `}` / `#endif` in a block, or in a
+    # function it registers through, ended its body there, and its CPU kernels after it were none: thirty-third read)
+    braced = _built_lines(code, 0, unbuilt) if blocks and b"#" in source else code
+    braces = (NextOf(braced, b"{"), NextOf(braced, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt, inherited=inherited) if blocks else None
     tag_names = _tag_variables(code) if blocks else frozenset()
-    helpers = _Helpers(source, code, unbuilt, macros) if blocks else None
+    helpers = _Helpers(source, code, unbuilt, macros, braced) if blocks else None
     line_of = _line_counter(source)
     for i, (impl, ns_text, key_text, var, body_start, head, inner) in enumerate(blocks):
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
@@ -266,8 +269,11 @@ class _Helpers:
 
     _DEPTH = 4  # functions of functions followed
 
-    def __init__(self, source: bytes, code: bytes, unbuilt: Callable[[int], bool], macros: _Registering | None) -> None:
+    def __init__(
+        self, source: bytes, code: bytes, unbuilt: Callable[[int], bool], macros: _Registering | None, braced: bytes
+    ) -> None:
         self._source, self._code, self._unbuilt, self._macros = source, code, unbuilt, macros
+        self._braced = braced  # (`code` with the lines no default build compiles blanked: its braces count)
         self._defined: dict[bytes, list[tuple[int, bytes, int]]] | None = None
         self._named: set[bytes] = set()  # (the file's functions that take a library in any form: `Library*` too)
         self._bodies: dict[int, tuple[bytes, Callable[[int], int]] | None] = {}  # (by where each starts)
@@ -327,7 +333,7 @@ class _Helpers:
 
     def _braces(self) -> tuple[NextOf, NextOf]:
         """A new forward-only search of the code's braces."""
-        return NextOf(self._code, b"{"), NextOf(self._code, b"}")
+        return NextOf(self._braced, b"{"), NextOf(self._braced, b"}")
 
     def _function(self, name: bytes) -> tuple[int, bytes, int] | None:
         """(the library parameter's place, its name, where the body starts) of the file's one function `name` that

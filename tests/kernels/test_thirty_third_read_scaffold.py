@@ -6,6 +6,8 @@ op called on a CPU tensor; NotImplementedError there makes it CUDA-only."""
 
 from __future__ import annotations
 
+import pytest
+
 from porter.analysis import native_ops, python_ops
 
 DEFINED = b"""import torch
@@ -108,3 +110,25 @@ torch.library.Library("myops", "IMPL", "CPU").impl("d", lambda x: x.clone())
     kernels = python_ops.registered_kernels([("pkg/ops.py", DEFINED + python)])
     assert {op for _, _, op, key in kernels if key != "CUDA"} == {"a", "b", "c"}
     assert _cuda_only(python) == {"d", "e"}
+
+
+CUDA_AB = b"""#include <torch/library.h>
+TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); m.impl("b", &b_cuda); }
+"""
+
+
+@pytest.mark.parametrize(
+    "cpu",
+    [
+        b'TORCH_LIBRARY_IMPL(myops, CPU, m) {\n#if 0\n}\n#endif\n  m.impl("a", &a_cpu);\n}\n',
+        b'void reg(torch::Library& m) {\n#if 0\n}\n#endif\n  m.impl("a", &a_cpu);\n}\n'
+        b"TORCH_LIBRARY_IMPL(myops, CPU, m) { reg(m); }\n",
+        b'void reg(torch::Library& m) {\n#if 0\n  if (old) {\n#endif\n  m.impl("a", &a_cpu);\n}\n'
+        b"TORCH_LIBRARY_IMPL(myops, CPU, m) { reg(m); }\n",
+    ],
+    ids=["block_closed_in_if0", "function_closed_in_if0", "function_opened_in_if0"],
+)
+def test_a_brace_on_a_line_no_build_compiles_closes_no_block_or_function(cpu: bytes) -> None:
+    # `cpp -P` drops the `#if 0` lines: the CPU block reaches `a`'s CPU kernel, and `b` alone is CUDA-only
+    # (docs/reads/51-scaffold-tools/block_if.py.txt)
+    assert set(native_ops.cuda_only_ops([("csrc/ops.cpp", CUDA_AB + cpu)]).get("myops", {})) == {"b"}
