@@ -93,8 +93,9 @@ class _FileNames:
             if alias.asname
         }
         self.tree = tree
-        self.scopes = _functions_of(tree)
-        self.libraries: dict[str, list[tuple[ast.AST, tuple[int, int], tuple[str, str]]]] = {}
+        self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
+        # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
+        self.libraries: dict[str, list[tuple[ast.AST, ast.AST, tuple[int, int], tuple[str, str]]]] = {}
         self.custom_ops: dict[str, tuple[str, str]] = {}
         for node in ast.walk(tree):
             assigned = _call_assigned(node)
@@ -115,7 +116,8 @@ class _FileNames:
         ns = self.library_namespace(value)
         if ns is not None:
             at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-            binding = (self.scopes.get(id(node), self.tree), at, (ns, _given_keys(value, (2, "dispatch_key", ""))[0]))
+            library = (ns, _given_keys(value, (2, "dispatch_key", ""))[0])
+            binding = (self.scopes.get(id(node), self.tree), self.classes.get(id(node), self.tree), at, library)
             self.libraries.setdefault(target, []).append(binding)
         made = self.made_op(value.func if isinstance(value.func, ast.Call) else value)
         if made is not None:
@@ -129,10 +131,10 @@ class _FileNames:
 
     def library(self, owner: ast.expr, use: ast.AST) -> tuple[str, str] | None:
         """(namespace, key) of the `Library` a name stands for where `use` is: the scope's own binding before it
-        (the last of the module's, or the file's, where none: a function runs after the module's top), `R.lib` and
-        `self.lib` a class's `lib`. One name bound in two functions (`lib = Library("ns", "IMPL", "CUDA")` in one,
-        `"CPU"` in the other) was read as the file's last binding everywhere, and `a`, CUDA-only, was not said so
-        (thirty-third read)."""
+        (else the last of its class's, of the module's, of the file's: a function runs after the module's top),
+        `R.lib` and `self.lib` a class's `lib`. One name bound in two functions (`lib = Library("ns", "IMPL",
+        "CUDA")` in one, `"CPU"` in the other, or `self.lib` in two classes) was read as the file's last binding
+        everywhere, and `a`, CUDA-only, was not said so (thirty-third read)."""
         if isinstance(owner, ast.NamedExpr):  # `(lib := Library("ns", "IMPL", "CPU")).impl("a", fn)`
             owner = owner.target
         bound = self.libraries.get(ast.unparse(owner))
@@ -140,9 +142,12 @@ class _FileNames:
             bound = next((b for name, b in self.libraries.items() if name.rpartition(".")[2] == owner.attr), None)
         if not bound:
             return None
-        scope, at = self.scopes.get(id(use), self.tree), (getattr(use, "lineno", 0), getattr(use, "col_offset", 0))
-        before = [b for b in bound if b[0] is scope and b[1] <= at] or [b for b in bound if b[0] is self.tree] or bound
-        return max(before, key=lambda b: b[1])[2]
+        scope, cls = self.scopes.get(id(use), self.tree), self.classes.get(id(use), self.tree)
+        at = (getattr(use, "lineno", 0), getattr(use, "col_offset", 0))
+        before = [b for b in bound if b[0] is scope and b[2] <= at]
+        before = before or [b for b in bound if b[1] is cls is not self.tree]  # (`self.lib` of another method)
+        before = before or [b for b in bound if b[0] is self.tree] or bound
+        return max(before, key=lambda b: b[2])[3]
 
     def passes_on(self, node: ast.expr) -> bool:
         """Whether an argument is torch's `fallthrough_kernel`."""
@@ -192,15 +197,15 @@ def _call_assigned(node: ast.AST) -> tuple[str, ast.Call] | None:
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def _functions_of(tree: ast.AST) -> dict[int, ast.AST]:
-    """id(node) -> the function it runs in (the module where none)."""
+def _innermost(tree: ast.AST, kinds: tuple[type[ast.AST], ...]) -> dict[int, ast.AST]:
+    """id(node) -> the innermost node of `kinds` (a function, a class) it is in (the module where none)."""
     out: dict[int, ast.AST] = {}
     stack = [(tree, tree)]
     while stack:
         node, scope = stack.pop()
         for child in ast.iter_child_nodes(node):
             out[id(child)] = scope
-            stack.append((child, child if isinstance(child, _SCOPES) else scope))
+            stack.append((child, child if isinstance(child, kinds) else scope))
     return out
 
 

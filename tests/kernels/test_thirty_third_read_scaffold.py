@@ -87,6 +87,34 @@ lib.impl("d", lambda x: x.clone())
     assert _cuda_only(python) == {"a", "c"}
 
 
+def test_a_class_s_own_library_is_read_in_its_other_methods() -> None:
+    # `self.lib` is a CUDA library in `CudaOps`, a CPU one in `CpuOps`, each bound in `__init__` and used in
+    # `register`: torch 2.9 runs `b` on a CPU tensor, not `a`
+    python = b"""
+class CudaOps:
+    def __init__(self):
+        self.lib = torch.library.Library("myops", "IMPL", "CUDA")
+
+    def register(self):
+        self.lib.impl("a", lambda x: x.clone())
+
+
+class CpuOps:
+    def __init__(self):
+        self.lib = torch.library.Library("myops", "IMPL", "CPU")
+
+    def register(self):
+        self.lib.impl("b", lambda x: x.clone())
+
+
+KEEP = [CudaOps(), CpuOps()]
+for ops in KEEP:
+    ops.register()
+DEF.impl("b", lambda x: x.clone(), "CUDA")
+"""
+    assert _cuda_only(python) == {"a"}
+
+
 def test_a_library_porter_cannot_name_makes_no_op_cuda_only() -> None:
     # a class's library (`R.lib`), one in a list, one bound by `:=`: each gives its op a CPU kernel (torch 2.9 runs
     # `a`, `b`, `c` on a CPU tensor); a library used at once and dropped registers nothing that lasts (`d`: torch
