@@ -225,7 +225,7 @@ def _refuse_ignored(given: dict[str, object], output_file: Path | None, statisti
     wrote the baseline and exited 0 with no `lint.json`, unsaid, for the CI step after it to upload
     (thirty-second read); `--write-baseline b.json --diff` wrote the baseline, printed no patch and
     exited 0 (ruff refuses `--diff --add-noqa`; thirty-third read)."""
-    named = {"--output-file": output_file, "--statistics": statistics or None}
+    named: dict[str, object] = {"--output-file": output_file, "--statistics": statistics or None}
     named.update((mode, value or None) for mode, value in given.items())
     for mode, value in given.items():
         if not value:
