@@ -82,9 +82,13 @@ class RunProgress:
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:
-            LIVE.remove(self._bar)
-            self._bar.stop()
-            self._bar = None
+            bar, self._bar = self._bar, None
+            # (not there where a signal came while the bar first drew, before `_start_bar` added
+            # it: Ctrl-C then was a `ValueError` traceback, exit 1, the cursor left hidden and the
+            # run's "interrupted" line unsaid; thirty-third read)
+            if bar in LIVE:
+                LIVE.remove(bar)
+            bar.stop()
         elif not self.quiet and not self.tty and self.lines_written:
             self._line(final=True)
 

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import fcntl
+import os
+import pty
 import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
 
 import pytest
 
 from tests.safety import test_thirty_second_read_term2 as term2
-from tests.safety.conftest import CUDA, porter
+from tests.safety.conftest import CUDA, REPO, porter
 
 
 @pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"), reason="a pipe's size is set on Linux")
@@ -26,3 +33,86 @@ def test_write_baseline_with_diff_is_refused_not_left_without_its_patch(tmp_path
     run = porter("lint", "m.py", "-t", "xla", "--write-baseline", "b.json", "--diff", cwd=tmp_path)
     assert (run.returncode, (tmp_path / "b.json").exists(), run.stdout) == (2, False, b""), run.stderr
     assert b"--diff and --write-baseline do not go together" in run.stderr, run.stderr
+
+
+# the first draw of rewrite's progress bar made to wait (a terminal whose output is stopped, Ctrl-S,
+# or a slow ssh link: the write waits), after it has hidden the cursor; the bar from the first file
+_FIRST_DRAW_WAITS = """
+import os, time
+import rich.live
+import porter.report.progress as progress
+progress.RunProgress.__init__.__kwdefaults__["delay"] = 0.0
+real = rich.live.Live.refresh
+def waiting(self):
+    if not os.path.exists({marker!r}):
+        open({marker!r}, "w").close()
+        while True:
+            time.sleep(0.05)
+    return real(self)
+rich.live.Live.refresh = waiting
+"""
+
+
+def _on_a_terminal(argv: list[str], cwd, hook) -> tuple[subprocess.Popen[bytes], int]:
+    """porter as a terminal's job: its own session, a pty (100 columns) its controlling terminal."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    env.update(PYTHONPATH=f"{REPO}{os.pathsep}{hook}", TERM="xterm-256color", XDG_CACHE_HOME=str(hook))
+
+    def terminal_job() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "porter", *argv],
+        cwd=cwd,
+        env=env,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        preexec_fn=terminal_job,
+    )
+    os.close(follower)
+    return proc, leader
+
+
+def _read_all(proc: subprocess.Popen[bytes], leader: int, until=None) -> bytes:
+    """What the terminal got, until `until()` (or porter's end; bounded: a hang guard)."""
+    out, end = b"", time.monotonic() + 300
+    os.set_blocking(leader, False)
+    while time.monotonic() < end and not (until and until()):
+        try:
+            out += os.read(leader, 65536)
+        except BlockingIOError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        except OSError:  # EIO: every end of the terminal's other side closed
+            break
+    return out
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_progress_bar_first_draws_ends_the_run_as_it_says(tmp_path, signum):
+    # Ctrl-C while the bar's first draw waited on the terminal: `ValueError: list.remove(x): x not
+    # in list` from `RunProgress.__exit__`, exit 1, the cursor left hidden, no "interrupted" line
+    (tmp_path / "m.py").write_bytes(CUDA)
+    hook, marker = tmp_path / "hook", tmp_path / "drawing"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_FIRST_DRAW_WAITS.format(marker=str(marker)))
+    argv = ["rewrite", "m.py", "-t", "xla", "--diff", "--jobs", "1", "--allow-no-vcs"]
+    proc, leader = _on_a_terminal(argv, tmp_path, hook)
+    try:
+        out = _read_all(proc, leader, until=marker.exists)
+        assert proc.poll() is None, out
+        proc.send_signal(signum)
+        out += _read_all(proc, leader)
+        code = proc.wait(timeout=300)
+    finally:
+        os.close(leader)
+    assert b"Traceback" not in out, out
+    assert code == 128 + signum, out
+    assert f"porter: interrupted ({signal.Signals(signum).name})".encode() in out, out
+    assert out.rfind(b"\x1b[?25h") > out.rfind(b"\x1b[?25l") > -1, out  # the cursor shown again
