@@ -53,8 +53,9 @@ rich.live.Live.refresh = waiting
 """
 
 
-def _on_a_terminal(argv: list[str], cwd, hook) -> tuple[subprocess.Popen[bytes], int]:
-    """porter as a terminal's job: its own session, a pty (100 columns) its controlling terminal."""
+def _on_a_terminal(argv: list[str], cwd, hook, python: bool = False) -> tuple[subprocess.Popen[bytes], int]:
+    """porter (or, `python`, a script of `argv`) as a terminal's job: its own session, a pty (100
+    columns) its controlling terminal."""
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
@@ -66,7 +67,7 @@ def _on_a_terminal(argv: list[str], cwd, hook) -> tuple[subprocess.Popen[bytes],
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "porter", *argv],
+        [sys.executable, *argv] if python else [sys.executable, "-m", "porter", *argv],
         cwd=cwd,
         env=env,
         stdin=follower,
@@ -82,15 +83,18 @@ def _read_all(proc: subprocess.Popen[bytes], leader: int, until=None) -> bytes:
     """What the terminal got, until `until()` (or porter's end; bounded: a hang guard)."""
     out, end = b"", time.monotonic() + 300
     os.set_blocking(leader, False)
-    while time.monotonic() < end and not (until and until()):
+    while time.monotonic() < end:
+        done = until is not None and until()  # (before the read: what came until then is read)
         try:
-            out += os.read(leader, 65536)
+            while chunk := os.read(leader, 65536):
+                out += chunk
         except BlockingIOError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.02)
+            pass
         except OSError:  # EIO: every end of the terminal's other side closed
             break
+        if done or proc.poll() is not None and until is None:
+            break
+        time.sleep(0.02)
     return out
 
 
@@ -116,3 +120,78 @@ def test_a_signal_while_the_progress_bar_first_draws_ends_the_run_as_it_says(tmp
     assert code == 128 + signum, out
     assert f"porter: interrupted ({signal.Signals(signum).name})".encode() in out, out
     assert out.rfind(b"\x1b[?25h") > out.rfind(b"\x1b[?25l") > -1, out  # the cursor shown again
+
+
+# a shell with job control: the session's leader on the terminal, porter a job of its own in front
+# (a process group with no such parent, `setsid porter`, is orphaned: the kernel drops its Ctrl-Z)
+_JOB_SHELL = """
+import fcntl, os, signal, sys, termios
+fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    os.tcsetpgrp(0, os.getpgrp())
+    for s in (signal.SIGTTOU, signal.SIGINT, signal.SIGTSTP):
+        signal.signal(s, signal.SIG_DFL)
+    os.execv(sys.executable, [sys.executable, "-m", "porter", *sys.argv[2:]])
+os.setpgid(pid, pid)
+open(sys.argv[1], "w").write(str(pid))
+while True:
+    _, status = os.waitpid(pid, os.WUNTRACED)
+    if not os.WIFSTOPPED(status):
+        sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+# rewrite's bar drawn from the first file, then porter held after it until the gate opens
+_HELD_AFTER_THE_BAR = """
+import os, time
+import porter.report.progress as progress
+progress.RunProgress.__init__.__kwdefaults__["delay"] = 0.0
+real = progress.RunProgress.advance
+def held(self, path=None):
+    real(self, path)
+    if self._bar is not None and not os.path.exists({marker!r}):
+        open({marker!r}, "w").close()
+        while not os.path.exists({gate!r}):
+            time.sleep(0.05)
+progress.RunProgress.advance = held
+"""
+
+
+def _state(pid: int) -> bytes:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return stat.read().rpartition(b")")[2].split()[0]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="a process's state is read in /proc")
+def test_ctrl_z_while_the_progress_bar_is_drawn_gives_the_shell_its_cursor_back(tmp_path):
+    # the bar hides the cursor; Ctrl-Z stopped porter with it hidden: the shell's prompt came back
+    # with no cursor until `fg`
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "n.py").write_bytes(CUDA)
+    hook, marker, gate, pid_file = tmp_path / "hook", tmp_path / "drawn", tmp_path / "gate", tmp_path / "pid"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_HELD_AFTER_THE_BAR.format(marker=str(marker), gate=str(gate)))
+    (hook / "jobshell.py").write_text(_JOB_SHELL)
+    porter_argv = ["rewrite", ".", "-t", "xla", "--diff", "-j", "1", "--allow-no-vcs"]
+    argv = [str(hook / "jobshell.py"), str(pid_file), *porter_argv]
+    shell, leader = _on_a_terminal(argv, tmp_path, hook, python=True)
+    try:
+        out = _read_all(shell, leader, until=marker.exists)
+        assert shell.poll() is None, out
+        job = int(pid_file.read_text())
+        os.kill(job, signal.SIGTSTP)
+        out += _read_all(shell, leader, until=lambda: _state(job) == b"T")
+        assert _state(job) == b"T", out
+        stopped = out
+        gate.touch()
+        os.kill(job, signal.SIGCONT)
+        out += _read_all(shell, leader)
+        code = shell.wait(timeout=300)
+    finally:
+        os.close(leader)
+    assert stopped.rfind(b"\x1b[?25h") > stopped.rfind(b"\x1b[?25l") > -1, stopped
+    assert code == 1, out  # the run went on after `fg`, its diff printed
+    assert out.count(b"+++ b/") == 2, out
+    assert out.rfind(b"\x1b[?25h") > out.rfind(b"\x1b[?25l"), out
