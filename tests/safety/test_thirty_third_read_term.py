@@ -135,7 +135,10 @@ if pid == 0:
     for s in (signal.SIGTTOU, signal.SIGINT, signal.SIGTSTP):
         signal.signal(s, signal.SIG_DFL)
     os.execv(sys.executable, [sys.executable, "-m", "porter", *sys.argv[2:]])
-os.setpgid(pid, pid)
+try:
+    os.setpgid(pid, pid)  # (as a shell does, both sides: whichever comes first)
+except OSError:  # the child has already exec'd into its group
+    pass
 open(sys.argv[1], "w").write(str(pid))
 while True:
     _, status = os.waitpid(pid, os.WUNTRACED)
