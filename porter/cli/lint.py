@@ -219,15 +219,19 @@ _PRINTS_NO_FINDINGS = {
 
 
 def _refuse_ignored(given: dict[str, object], output_file: Path | None, statistics: bool) -> None:
-    """Refuse `-o` or `--statistics` where the findings are not printed. `--diff -o p.patch`
-    printed the patch and wrote no file, unsaid (twenty-seventh read; ruff 0.17.6 refuses `--diff
-    --statistics` the same); `--write-baseline b.json -o lint.json` wrote the baseline and exited 0
-    with no `lint.json`, unsaid, for the CI step after it to upload (thirty-second read)."""
+    """Refuse `-o` or `--statistics` where the findings are not printed, and two such modes at
+    once. `--diff -o p.patch` printed the patch and wrote no file, unsaid (twenty-seventh read;
+    ruff 0.17.6 refuses `--diff --statistics` the same); `--write-baseline b.json -o lint.json`
+    wrote the baseline and exited 0 with no `lint.json`, unsaid, for the CI step after it to upload
+    (thirty-second read); `--write-baseline b.json --diff` wrote the baseline, printed no patch and
+    exited 0 (ruff refuses `--diff --add-noqa`; thirty-third read)."""
+    named: dict[str, object] = {"--output-file": output_file, "--statistics": statistics or None}
+    named.update((mode, value or None) for mode, value in given.items())
     for mode, value in given.items():
         if not value:
             continue
-        for option, named in (("--output-file", output_file), ("--statistics", statistics or None)):
-            if named is not None:
+        for option, other in named.items():
+            if option != mode and other is not None:
                 raise usage_error(f"{mode} and {option} do not go together ({_PRINTS_NO_FINDINGS[mode]})")
 
 

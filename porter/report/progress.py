@@ -9,9 +9,12 @@ written at most every `every` seconds, so a ten-file port prints no progress at 
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -38,6 +41,54 @@ from porter.report.console import LIVE, on_a_terminal
 def count_files(paths: list[Path], settings) -> int:
     """How many candidates a run will see (a walk without reading; cheap next to the port)."""
     return sum(1 for _ in discover(paths, settings.exclude))
+
+
+# Ctrl-Z (SIGTSTP) where the platform has job control
+_STOP = getattr(signal, "SIGTSTP", None)
+
+
+def _cursor_back_on_stop(console: Console) -> Any:
+    """While the bar is drawn, Ctrl-Z shows the cursor before porter stops and hides it again on
+    `fg`: the bar hides it, and the shell came back with no cursor until porter went on or ended
+    (thirty-third read). The handler it replaces (None: none replaced)."""
+    if _STOP is None:
+        return None
+
+    def on_stop(signum: int, frame: object) -> None:
+        _cursor(console, shown=True)
+        signal.signal(signum, signal.SIG_DFL)
+        try:
+            os.kill(os.getpid(), signum)  # stopped here, as without a handler, until SIGCONT
+        finally:
+            signal.signal(signum, on_stop)
+            _cursor(console, shown=False)
+
+    try:
+        before = signal.getsignal(_STOP)
+        if before is not signal.SIG_DFL:  # ignored (a shell without job control) or someone's own
+            return None
+        signal.signal(_STOP, on_stop)
+    except ValueError:  # not the main thread
+        return None
+    return before
+
+
+def _cursor(console: Console, *, shown: bool) -> None:
+    """Show or hide the cursor now, past the console's buffer (the signal may have come in the
+    middle of a draw, whose buffer is written when the draw ends) and its stream's (a write the
+    signal interrupted holds it)."""
+    try:
+        os.write(console.file.fileno(), b"\x1b[?25h" if shown else b"\x1b[?25l")
+    except (OSError, ValueError, AttributeError):  # gone, or no descriptor: nothing to show it on
+        pass
+
+
+def _restore_stop(before: Any) -> None:
+    if _STOP is not None and before is not None:
+        try:
+            signal.signal(_STOP, before)
+        except ValueError:
+            pass
 
 
 class RunProgress:
@@ -70,6 +121,7 @@ class RunProgress:
         self.done = 0
         self._bar: Progress | None = None
         self._task: TaskID | None = None
+        self._stop_handler: Any = None  # SIGTSTP's handler before the bar's (`_cursor_back_on_stop`)
         self._start = 0.0
         self._last_line = 0.0
         self.lines_written = 0
@@ -82,9 +134,14 @@ class RunProgress:
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:
-            LIVE.remove(self._bar)
-            self._bar.stop()
-            self._bar = None
+            bar, self._bar = self._bar, None
+            # (not there where a signal came while the bar first drew, before `_start_bar` added
+            # it: Ctrl-C then was a `ValueError` traceback, exit 1, the cursor left hidden and the
+            # run's "interrupted" line unsaid; thirty-third read)
+            if bar in LIVE:
+                LIVE.remove(bar)
+            bar.stop()
+            _restore_stop(self._stop_handler)
         elif not self.quiet and not self.tty and self.lines_written:
             self._line(final=True)
 
@@ -127,6 +184,7 @@ class RunProgress:
             transient=True,
         )
         self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, path="")
+        self._stop_handler = _cursor_back_on_stop(self._bar.console)
         self._bar.start()
         LIVE.append(self._bar)  # another console's print goes above it
 
