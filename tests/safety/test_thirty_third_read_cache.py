@@ -1,0 +1,132 @@
+"""The thirty-third read of the cache and the state porter reads back (cache): dependency forms that
+the tools which install them read and porter did not (py-rattler 0.28.0's `MatchSpec`, uv 0.13.9's
+`pip compile`, hatch 1.18.2's `env show` and hatchling's builder, pixi's manifest tables as the oracles)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _findings(tmp_path, name, text, target="tpu"):
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / name).write_text(text)
+    results = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0]
+    return [(f.code, f.start.line) for r in results for f in r.findings]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "pytorch 2.3.0 *cuda*",
+        "pytorch>=2.0 *cuda*",
+        "pytorch =2.3.0 cuda*",
+        "conda-forge::pytorch   2.3.0   py3.11_cuda12.1_cudnn8_0",
+        "pytorch * cuda*",
+        "pytorch[build=*cuda*]",
+        "pytorch[build='*cuda*']",
+        "torchvision 0.18.0 *cu121*",
+    ],
+)
+def test_a_conda_spec_picking_a_cuda_build_with_spaces_or_brackets_is_read(tmp_path, spec):
+    """A conda MatchSpec gives its build string after a space (`name version build`) or as `[build=...]`
+    as well as after a second `=`; py-rattler 0.28.0 (pixi's reader) reads build `*cuda*` from each of
+    these. porter read only the `=` form: no finding (75 of 280 random specs differed)."""
+    text = f'name: e\ndependencies:\n  - "{spec}"\n'
+    assert ("DEP001", 3) in _findings(tmp_path, "environment.yml", text)
+
+
+@pytest.mark.parametrize("spec", ["pytorch 2.3.0.*", "pytorch >=2.0", "pytorch 2.3 *cpu*", "pytorch[channel=pytorch]"])
+def test_a_conda_spec_without_a_cuda_build_string_is_left_alone(tmp_path, spec):
+    """The other side: no build (`>= 2.0` is one version: the space follows an operator), a CPU build."""
+    text = f'name: e\ndependencies:\n  - "{spec}"\n'
+    assert "DEP001" not in [code for code, _ in _findings(tmp_path, "environment.yml", text)]
+
+
+@pytest.mark.parametrize("table", ["[tool.uv]", "[tool.uv.pip]"])
+def test_uvs_torch_backend_naming_a_cuda_build_is_reported(tmp_path, table):
+    """`torch-backend = "cu121"` makes `uv pip` take torch from PyTorch's CUDA index (uv 0.13.9 `pip
+    compile --offline -v`: "GET https://download.pytorch.org/whl/cu121/torch/"), as `--index-url .../cu121`
+    does (DEP002). porter read no `torch-backend`: no finding. For a target taking torch's CPU build it
+    becomes `cpu`."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    text = f'[project]\nname = "p"\nversion = "1"\ndependencies = ["torch"]\n{table}\ntorch-backend = "cu121"\n'
+    assert ("DEP002", 6) in _findings(tmp_path, "pyproject.toml", text, target="xla")
+    [result] = run([tmp_path], Settings(target="tpu"), jobs=1, cache=False)[0]
+    assert ("DEP002", 6) in [(f.code, f.start.line) for f in result.findings]
+    assert 'torch-backend = "cpu"' in (result.new_source or b"").decode()
+
+
+def test_uvs_torch_backend_of_auto_or_cpu_is_left_alone(tmp_path):
+    text = '[project]\nname = "p"\nversion = "1"\n[tool.uv]\ntorch-backend = "auto"\n[tool.uv.pip]\ntorch-backend = "cpu"\n'
+    assert "DEP002" not in [code for code, _ in _findings(tmp_path, "pyproject.toml", text)]
+
+
+HATCH = """[project]
+name = "demo"
+version = "1"
+
+[tool.hatch.envs.default]
+dependencies = ["cupy-cuda12x>=12"]
+
+[tool.hatch.envs.gpu]
+extra-dependencies = ["torch==2.3.0+cu121"]
+
+[tool.hatch.build.targets.wheel]
+dependencies = ["pycuda"]
+
+[tool.hatch.build.hooks.custom]
+dependencies = ["cupy-cuda11x"]
+"""
+
+
+def test_hatchs_environment_and_build_dependencies_are_read(tmp_path):
+    """hatch 1.18.2 `env show --json` lists `cupy-cuda12x>=12` in every environment and
+    `torch==2.3.0+cu121` in `gpu`; hatchling's `WheelBuilder(...).config.dependencies` is the build
+    environment's `['pycuda', ...]`. porter read no `[tool.hatch]` list: no finding."""
+    found = _findings(tmp_path, "pyproject.toml", HATCH)
+    assert ("DEP005", 6) in found
+    assert ("DEP001", 9) in found
+    assert ("DEP005", 12) in found
+    assert ("DEP005", 15) in found
+
+
+PIXI = """[project]
+name = "demo"
+version = "1"
+
+[tool.pixi.workspace]
+channels = ["conda-forge"]
+platforms = ["linux-64"]
+
+[tool.pixi.dependencies]
+pytorch-cuda = "12.1.*"
+pytorch = { version = "2.3.*", build = "*cuda*" }
+
+[tool.pixi.pypi-dependencies]
+torch = { version = "==2.3.0+cu121", index = "https://download.pytorch.org/whl/cu121" }
+
+[tool.pixi.feature.gpu.pypi-dependencies]
+cupy-cuda12x = ">=13"
+
+[tool.pixi.target.linux-64.dependencies]
+cudatoolkit = "11.8.*"
+
+[tool.pixi.pypi-options]
+extra-index-urls = ["https://pypi.nvidia.com"]
+"""
+
+
+def test_pixis_dependency_tables_in_pyproject_are_read(tmp_path):
+    """pixi reads `[tool.pixi.dependencies]` (conda: name = version, or `{version, build}`),
+    `[tool.pixi.pypi-dependencies]` (PyPI: a PEP 440 string or `{version, index, url}`), each of its
+    `feature`s' and platform `target`s', and `[tool.pixi.pypi-options]`'s indexes. porter read none of
+    them: no finding for a manifest pinning pytorch-cuda, a `*cuda*` build, `+cu121` from PyTorch's CUDA
+    index, cupy-cuda12x, cudatoolkit and NVIDIA's index."""
+    found = _findings(tmp_path, "pyproject.toml", PIXI)
+    for want in [("DEP005", 10), ("DEP001", 11), ("DEP001", 14), ("DEP002", 14), ("DEP005", 17), ("DEP005", 20)]:
+        assert want in found
+    assert ("DEP002", 23) in found
