@@ -130,3 +130,35 @@ def test_pixis_dependency_tables_in_pyproject_are_read(tmp_path):
     for want in [("DEP005", 10), ("DEP001", 11), ("DEP001", 14), ("DEP002", 14), ("DEP005", 17), ("DEP005", 20)]:
         assert want in found
     assert ("DEP002", 23) in found
+
+
+@pytest.mark.parametrize(
+    ("value", "line"),
+    [
+        ('\n    torch\n    python_version>="3.8"\n    cupy-cuda12x\n', 7),
+        ("\n    torch==\n    cupy-cuda12x\n", 6),
+        ("\n    torch\n    --extra-index-url https://download.pytorch.org/whl/cu121\n    cupy-cuda12x\n", 7),
+        (' python_version>="3.8"\n[options.extras_require]\ngpu = cupy-cuda12x\n', 5),
+    ],
+    ids=["marker-alone", "no-version", "option", "one-line"],
+)
+def test_a_setup_cfg_item_that_is_no_requirement_is_not_read_as_declaring_packages(tmp_path, value, line):
+    """setuptools 84.2.1's build (`setup.py egg_info`) stops at each of these items (packaging's
+    InvalidRequirement; 65.5's at the option, and it writes the others into requires.txt, which no
+    installer reads). porter read the items around it (DEP005 on cupy-cuda12x) and said nothing of it."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    text = f"[metadata]\nname = demo\nversion = 1\n[options]\ninstall_requires ={value}"
+    (tmp_path / "setup.cfg").write_text(text)
+    [result] = run([tmp_path], Settings(target="xla"), jobs=1, cache=False)[0]
+    assert not result.findings
+    assert result.status.value == "error", result.status
+    assert "is no requirement: setuptools' build stops at it" in (result.reason or ""), result.reason
+    assert result.error_line == line
+
+
+def test_a_setup_cfg_tests_require_item_that_is_no_requirement_is_passed_over_as_the_build_does(tmp_path):
+    """The other side: neither build reads `tests_require` (65.5 and 84.2.1 build with it)."""
+    text = '[metadata]\nname = demo\nversion = 1\n[options]\ninstall_requires =\n    cupy-cuda12x\ntests_require =\n    python_version>="3.8"\n'
+    assert ("DEP005", 6) in _findings(tmp_path, "setup.cfg", text)
