@@ -162,3 +162,27 @@ def test_a_setup_cfg_tests_require_item_that_is_no_requirement_is_passed_over_as
     """The other side: neither build reads `tests_require` (65.5 and 84.2.1 build with it)."""
     text = '[metadata]\nname = demo\nversion = 1\n[options]\ninstall_requires =\n    cupy-cuda12x\ntests_require =\n    python_version>="3.8"\n'
     assert ("DEP005", 6) in _findings(tmp_path, "setup.cfg", text)
+
+
+def test_a_requirements_file_named_with_dash_c_in_a_conda_pip_list_gets_no_target_package(tmp_path):
+    """conda writes an environment.yml's `pip:` items into a requirements file in the environment file's
+    folder and runs `pip install -r` on it there: `- -c requirements-pins.txt` makes the pins constraints,
+    and pip 23.2.1 refuses one with extras ("Constraints cannot have extras"). porter followed `-c` from
+    requirements files only and added `torch-xla[tpu]==2.9.0` to the pins. The warm run after the item
+    goes reads the pins as requirements again."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "m.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    env = "name: e\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - torch\n"
+    (tmp_path / "environment.yml").write_text(env + "    - -c requirements-pins.txt\n")
+    (tmp_path / "requirements-pins.txt").write_text("torch==2.9.0\nnumpy==1.26.4\n")
+
+    def pins_dep004():
+        results = run([tmp_path], Settings(target="xla"), jobs=1, cache=True, cache_dir=tmp_path / "c")[0]
+        [pins] = [r for r in results if r.path.endswith("requirements-pins.txt")]
+        return [f.code for f in pins.findings if f.code == "DEP004"]
+
+    assert pins_dep004() == []
+    (tmp_path / "environment.yml").write_text(env)
+    assert pins_dep004() == ["DEP004"]
