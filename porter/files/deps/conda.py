@@ -23,8 +23,6 @@ from porter.files.sites import Site, Text
 
 _CONDA_SPEC = re.compile(r"\s*(?:[\w.-]+::)?([A-Za-z0-9_][A-Za-z0-9_.-]*)")
 _CUDA_BUILD = re.compile(r"cuda\d*|cu\d{2,3}", re.IGNORECASE)
-# a MatchSpec's `[key=value, ...]` (conda's `build=`; its value may be quoted)
-_BRACKET = re.compile(r"\[([^\]]*)\]\s*$")
 # a version token ending so is joined to the next (`>= 2.0`, `>=2.0, <3`): that one is no build string
 _JOINS_NEXT = tuple("=!|,<>~")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
@@ -97,13 +95,13 @@ def _build_string(rest: str) -> str | None:
     """The build string of a conda MatchSpec after its name, as conda reads it: `[build=...]`, the
     third `=` field (`=2.3.0=*cuda*`), or the last of its space-separated fields (`2.3.0 *cuda*`,
     `>=2.0 *cuda*`), unless an operator before the space joins it to the version (`>= 2.0`)."""
-    bracket = _BRACKET.search(rest)
-    if bracket is not None:
-        for pair in bracket.group(1).split(","):
+    opened = rest.rfind("[")
+    if opened >= 0 and rest.rstrip().endswith("]"):  # `[key=value, ...]` (its value may be quoted)
+        for pair in rest.rstrip()[opened + 1 : -1].split(","):
             key, _, value = pair.partition("=")
             if key.strip() == "build":
                 return value.strip().strip("'\"")
-        rest = rest[: bracket.start()]
+        rest = rest[:opened]
     fields = rest.split()
     if len(fields) >= 2 and not fields[-2].endswith(_JOINS_NEXT):
         return fields[-1]
