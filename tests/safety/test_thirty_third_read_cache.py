@@ -186,3 +186,22 @@ def test_a_requirements_file_named_with_dash_c_in_a_conda_pip_list_gets_no_targe
     assert pins_dep004() == []
     (tmp_path / "environment.yml").write_text(env)
     assert pins_dep004() == ["DEP004"]
+
+
+def test_pdms_resolution_overrides_are_read(tmp_path):
+    """PDM 2.29.4 reads `[tool.pdm.resolution.overrides]` as `name==version`, `name SPEC` or `name @ URL`
+    (`pdm.utils.get_requirement_from_override`) and resolves with them. porter read no such table: a
+    `+cu121` pin, a CUDA wheel's URL and cupy-cuda12x there got nothing. The URL is reported, not edited."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    url = "https://download.pytorch.org/whl/cu121/torchvision-0.18.0+cu121-cp311-cp311-linux_x86_64.whl"
+    text = (
+        '[project]\nname = "demo"\nversion = "1"\ndependencies = ["torch"]\n\n[tool.pdm.resolution.overrides]\n'
+        f'torch = "2.3.0+cu121"\ntorchvision = "{url}"\ncupy-cuda12x = ">=13"\n'
+    )
+    (tmp_path / "pyproject.toml").write_text(text)
+    [result] = run([tmp_path], Settings(target="xla"), jobs=1, cache=False)[0]
+    found = [(f.code, f.start.line) for f in result.findings]
+    assert ("DEP001", 7) in found and ("DEP006", 8) in found and ("DEP005", 9) in found
+    assert url in (result.new_source or b"").decode()

@@ -73,6 +73,9 @@ _NAMED_TABLES: tuple[tuple[str, ...], ...] = (
     ("tool", "pixi", "target", "*", "pypi-dependencies"),
     ("tool", "pixi", "feature", "*", "target", "*", "pypi-dependencies"),
 )
+# PDM's overrides: package name -> a version, a specifier or a wheel's URL (`pdm.utils.
+# get_requirement_from_override`); they pin what something else requires and install nothing
+_OVERRIDE_TABLES: tuple[tuple[str, ...], ...] = (("tool", "pdm", "resolution", "overrides"),)
 # pixi's conda dependencies: package name -> a version string or `{version, build, channel}`
 _PIXI_CONDA_TABLES: tuple[tuple[str, ...], ...] = tuple(
     path[:-1] + ("dependencies",) for path in _NAMED_TABLES if path[1] == "pixi"
@@ -202,6 +205,10 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     for name, spec in _named_dependencies(doc, _NAMED_TABLES):
         out.extend(_poetry_dependency(name, spec, where, ctx))
         names.append(name)
+    for name, spec in _named_dependencies(doc, _OVERRIDE_TABLES):
+        version = spec.get("version")
+        as_url = isinstance(version, str) and "://" in version
+        out.extend(_poetry_dependency(name, {"url": version} if as_url else spec, where, ctx))
     conda_ctx = requirement.Context(settings.target, settings.imported_after_port, conda=True)
     for name, spec in _named_dependencies(doc, _PIXI_CONDA_TABLES):
         out.extend(_pixi_conda_dependency(name, spec, where, conda_ctx))
