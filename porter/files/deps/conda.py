@@ -23,6 +23,8 @@ from porter.files.sites import Site, Text
 
 _CONDA_SPEC = re.compile(r"\s*(?:[\w.-]+::)?([A-Za-z0-9_][A-Za-z0-9_.-]*)")
 _CUDA_BUILD = re.compile(r"cuda\d*|cu\d{2,3}", re.IGNORECASE)
+# a version token ending so is joined to the next (`>= 2.0`, `>=2.0, <3`): that one is no build string
+_JOINS_NEXT = tuple("=!|,<>~")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
 
 
@@ -65,20 +67,46 @@ def _conda_package(text: Text, node: ScalarNode, ctx: requirement.Context) -> li
     name = m.group(1)
     if requirement.cuda_only_package(name, conda=True) is not None:
         return [requirement.cuda_only(name, (s.start, s.end), requirement.Place(s.start, None), ctx)]
-    parts = s.value.split("=")
-    if canonical(name) in requirement.TORCH_FAMILY | {"pytorch"} and len(parts) >= 3 and _CUDA_BUILD.search(parts[-1]):
-        return [
-            Site(
-                "DEP001",
-                s.start,
-                s.end,
-                None,
-                message=f"`{s.value}`: the build string picks conda's CUDA build",
-                advice="Install torch with pip in the `pip:` list (its CPU build, or PyPI's for torch-xla), as the"
-                " target's install line does.",
-            )
-        ]
+    build = _build_string(s.value[m.end() :])
+    if canonical(name) in requirement.TORCH_FAMILY | {"pytorch"} and build and conda_cuda_build(build):
+        return [conda_cuda_build_site(s.value, (s.start, s.end), "the `pip:` list")]
     return []
+
+
+def conda_cuda_build(build: str) -> bool:
+    """Whether a conda build string (`*cuda*`, `py3.11_cuda12.1_cudnn8_0`) picks a CUDA build."""
+    return _CUDA_BUILD.search(build) is not None
+
+
+def conda_cuda_build_site(spec: str, span: tuple[int, int], where_pip: str) -> Site:
+    """DEP001 on a torch-family conda package whose build string picks conda's CUDA build."""
+    return Site(
+        "DEP001",
+        span[0],
+        span[1],
+        None,
+        message=f"`{spec}`: the build string picks conda's CUDA build",
+        advice=f"Install torch with pip in {where_pip} (its CPU build, or PyPI's for torch-xla), as the target's"
+        " install line does.",
+    )
+
+
+def _build_string(rest: str) -> str | None:
+    """The build string of a conda MatchSpec after its name, as conda reads it: `[build=...]`, the
+    third `=` field (`=2.3.0=*cuda*`), or the last of its space-separated fields (`2.3.0 *cuda*`,
+    `>=2.0 *cuda*`), unless an operator before the space joins it to the version (`>= 2.0`)."""
+    opened = rest.rfind("[")
+    if opened >= 0 and rest.rstrip().endswith("]"):  # `[key=value, ...]` (its value may be quoted)
+        for pair in rest.rstrip()[opened + 1 : -1].split(","):
+            key, _, value = pair.partition("=")
+            if key.strip() == "build":
+                return value.strip().strip("'\"")
+        rest = rest[:opened]
+    fields = rest.split()
+    if len(fields) >= 2 and not fields[-2].endswith(_JOINS_NEXT):
+        return fields[-1]
+    parts = rest.strip().split("=")
+    return parts[-1] if len(parts) >= 3 else None
 
 
 def _pip_list(text: Text, items: list[object], settings: Settings) -> list[Site]:

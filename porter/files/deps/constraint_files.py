@@ -3,7 +3,9 @@
 pip reads such a file as constraints: they install nothing, and pip 23.2.1 refuses one with extras
 ("ERROR: Constraints cannot have extras"). So the target's packages (`torch-xla[tpu]==2.9.0`) are
 never added there (DEP004), as in a file named `constraints*.txt`, whatever the file is named
-(`-c requirements-pins.txt`). pip finds the path from the naming file's folder.
+(`-c requirements-pins.txt`). pip finds the path from the naming file's folder. An environment.yml's
+`pip:` list names one so too: conda writes the items into a requirements file in the environment
+file's folder and runs `pip install -r` on it there.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ CONSTRAINT_OPTIONS = frozenset({"-c", "--constraint"})
 
 
 def named_as_constraints(names: Iterable[str], read: Callable[[str], bytes | None]) -> tuple[str, ...]:
-    """The names (as given) of the requirements files among `names` that one of them names with `-c`."""
+    """The names (as given) of the requirements files among `names` that one of them, or an
+    environment.yml's `pip:` list, names with `-c`."""
     requirements = {n.replace("\\", "/"): n for n in names if kinds.kind_of(n) == kinds.REQUIREMENTS}
     if not requirements:
         return ()
@@ -26,9 +29,13 @@ def named_as_constraints(names: Iterable[str], read: Callable[[str], bytes | Non
     from porter.files.deps.reqfile import lines, option
 
     out: list[str] = []
-    for posix, name in requirements.items():
+    naming = {n.replace("\\", "/"): n for n in names if kinds.kind_of(n) in (kinds.REQUIREMENTS, kinds.CONDA)}
+    for posix, name in naming.items():
         data = read(name)
-        for line in lines(data.decode("utf-8", "replace") if data else ""):
+        text = data.decode("utf-8", "replace") if data else ""
+        if kinds.kind_of(name) == kinds.CONDA:
+            text = "\n".join(_pip_items(text))
+        for line in lines(text):
             opt = option(line)
             if opt is None or opt[0] not in CONSTRAINT_OPTIONS or not opt[1]:
                 continue
@@ -36,3 +43,20 @@ def named_as_constraints(names: Iterable[str], read: Callable[[str], bytes | Non
             if named in requirements and requirements[named] not in out:
                 out.append(requirements[named])
     return tuple(out)
+
+
+def _pip_items(text: str) -> list[str]:
+    """The string items of an environment.yml's `pip:` lists (none where it is no YAML conda reads)."""
+    import yaml
+
+    try:
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError:
+        return []
+    out: list[str] = []
+    for doc in docs:
+        deps = doc.get("dependencies") if isinstance(doc, dict) else None
+        for item in deps if isinstance(deps, list) else []:
+            pip = item.get("pip") if isinstance(item, dict) else None
+            out.extend(x for x in (pip if isinstance(pip, list) else []) if isinstance(x, str))
+    return out

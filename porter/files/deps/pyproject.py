@@ -1,5 +1,5 @@
-"""pyproject.toml: the dependency tables of PEP 621, PEP 735 and the build system, Poetry's, uv's and
-PDM's, and the package indexes uv and Poetry are told to use.
+"""pyproject.toml: the dependency tables of PEP 621, PEP 735 and the build system, Poetry's, uv's,
+PDM's and Hatch's, and the package indexes (and uv's `torch-backend`) uv and Poetry are told to use.
 
 A pyproject.toml declares a package: its dependencies are a promise to everyone who installs it,
 so the target's packages are reported there (an optional extra is the author's choice), never
@@ -9,14 +9,16 @@ stands alone on its line.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from porter.config.settings import Settings
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
 from porter.files.deps import requirement
+from porter.files.deps.conda import conda_cuda_build, conda_cuda_build_site
 from porter.files.deps.indexes import index_sites
 from porter.files.deps.target_packages import missing_lines, reported
-from porter.files.facts import canonical
+from porter.files.facts import canonical, environment
 from porter.files.sites import Site, Text
 
 
@@ -33,6 +35,11 @@ _REQUIREMENT_LISTS: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("tool", "uv", "override-dependencies"), False),
     (("tool", "uv", "build-constraint-dependencies"), False),  # (what a build's environment may take)
     (("tool", "pdm", "dev-dependencies", "*"), True),  # PDM's before PEP 735
+    (("tool", "hatch", "envs", "*", "dependencies"), True),  # Hatch's environments (`hatch env show`)
+    (("tool", "hatch", "envs", "*", "extra-dependencies"), True),
+    (("tool", "hatch", "build", "targets", "*", "dependencies"), True),  # hatchling's build environment
+    (("tool", "hatch", "build", "hooks", "*", "dependencies"), True),
+    (("tool", "hatch", "build", "targets", "*", "hooks", "*", "dependencies"), True),
 )
 # A Poetry dependency without a version comes from one of these (a wheel's URL, a repository, a path).
 _POETRY_SOURCES = ("url", "git", "path")
@@ -55,22 +62,41 @@ def _lists_at(node: Any, path: tuple[str, ...]) -> list[list[Any]]:
     return [found for child in children for found in _lists_at(child, path[1:])]
 
 
-def _poetry(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(package, its table) of Poetry's dependency tables, one per constraint: a version string is
+# Tables of package name -> a version string or a table (`version`, `url`, ...), as key paths: Poetry's,
+# and pixi's PyPI dependencies (its `feature`s' and platform `target`s' too).
+_NAMED_TABLES: tuple[tuple[str, ...], ...] = (
+    ("tool", "poetry", "dependencies"),
+    ("tool", "poetry", "dev-dependencies"),
+    ("tool", "poetry", "group", "*", "dependencies"),
+    ("tool", "pixi", "pypi-dependencies"),
+    ("tool", "pixi", "feature", "*", "pypi-dependencies"),
+    ("tool", "pixi", "target", "*", "pypi-dependencies"),
+    ("tool", "pixi", "feature", "*", "target", "*", "pypi-dependencies"),
+)
+# PDM's overrides: package name -> a version, a specifier or a wheel's URL (`pdm.utils.
+# get_requirement_from_override`); they pin what something else requires and install nothing
+_OVERRIDE_TABLES: tuple[tuple[str, ...], ...] = (("tool", "pdm", "resolution", "overrides"),)
+# pixi's conda dependencies: package name -> a version string or `{version, build, channel}`
+_PIXI_CONDA_TABLES: tuple[tuple[str, ...], ...] = tuple(
+    path[:-1] + ("dependencies",) for path in _NAMED_TABLES if path[1] == "pixi"
+)
+
+
+def _tables_at(node: Any, path: tuple[str, ...]) -> list[dict[str, Any]]:
+    if not path:
+        return [node] if isinstance(node, dict) else []
+    if not isinstance(node, dict):
+        return []
+    children = list(node.values()) if path[0] == "*" else [node.get(path[0])]
+    return [found for child in children for found in _tables_at(child, path[1:])]
+
+
+def _named_dependencies(doc: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> list[tuple[str, dict[str, Any]]]:
+    """(package, its table) of the tables at `paths`, one per constraint: a version string is
     `{version = ...}`, and a list (`torch = [{version = "2.3.0+cu121", markers = ...}, ...]`, Poetry's
     multiple constraints) gives each of its tables."""
-    tool = doc.get("tool")
-    poetry = tool.get("poetry") if isinstance(tool, dict) else None
-    if not isinstance(poetry, dict):
-        return []
-    tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
-    group = poetry.get("group")
-    if isinstance(group, dict):
-        tables.extend(g.get("dependencies") for g in group.values() if isinstance(g, dict))
     out = []
-    for table in tables:
-        if not isinstance(table, dict):
-            continue
+    for table in (found for path in paths for found in _tables_at(doc, path)):
         for name, spec in table.items():
             for one in spec if isinstance(spec, list) else [spec]:
                 if isinstance(one, str):
@@ -103,7 +129,58 @@ _INDEX_PATHS: tuple[tuple[str, ...], ...] = (
     ("tool", "uv", "pip", "find-links"),
     ("tool", "poetry", "source"),
     ("tool", "pdm", "source"),  # (`type = "find_links"` too: a page of wheels' links)
+    ("tool", "pixi", "pypi-options", "index-url"),
+    ("tool", "pixi", "pypi-options", "extra-index-urls"),
+    ("tool", "pixi", "pypi-options", "find-links"),
 )
+
+
+def _dependency_indexes(doc: dict[str, Any]) -> list[str]:
+    """The index a single dependency is taken from (pixi's `torch = {version = "...", index = URL}`)."""
+    specs = _named_dependencies(doc, _NAMED_TABLES)
+    return [spec["index"] for _, spec in specs if isinstance(spec.get("index"), str)]
+
+
+# uv's `torch-backend` picks PyTorch's index by name (`cu121`: `https://download.pytorch.org/whl/cu121`)
+_TORCH_BACKEND_PATHS: tuple[tuple[str, ...], ...] = (
+    ("tool", "uv", "torch-backend"),
+    ("tool", "uv", "pip", "torch-backend"),
+)
+_CUDA_BACKEND = re.compile(r"cu\d+")
+_BACKEND_KEY = re.compile(r"(?:^|[\s.{,])(?:\"torch-backend\"|'torch-backend'|torch-backend)\s*=\s*$")
+
+
+def _torch_backend_sites(text: Text, doc: dict[str, Any], where: Locator, target: str) -> list[Site]:
+    """DEP002 on a uv `torch-backend` naming a CUDA build (`cu121`): `uv pip` then takes torch and its
+    family from PyTorch's index of CUDA builds, as `--index-url .../whl/cu121` would."""
+    backends = set()
+    for path in _TORCH_BACKEND_PATHS:
+        node: Any = doc
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, str) and _CUDA_BACKEND.fullmatch(node) is not None:
+            backends.add(node)
+    out: list[Site] = []
+    for token in where.tokens if backends else []:
+        line_start = text.text.rfind("\n", 0, token.start) + 1
+        if token.raw in backends and _BACKEND_KEY.search(text.text[line_start : token.start]):
+            out.append(_torch_backend_site(token.inner_start, token.raw, target))
+    return out
+
+
+def _torch_backend_site(at: int, backend: str, target: str) -> Site:
+    index = f"https://download.pytorch.org/whl/{backend}"
+    message = f"uv's `torch-backend = \"{backend}\"` takes torch from PyTorch's index of CUDA builds (`{index}`)"
+    if environment(target).get("torch_index_url"):
+        return Site("DEP002", at, at + len(backend), "cpu", message=message + ": the target takes torch's CPU build")
+    return Site(
+        "DEP002",
+        at,
+        at + len(backend),
+        None,
+        message=message + ": the target takes PyPI's torch",
+        advice="Remove `torch-backend` for the target (uv then takes torch from PyPI).",
+    )
 
 
 def _index_urls(doc: dict[str, Any]) -> list[str]:
@@ -125,17 +202,25 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     where = Locator(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out, names, torch_seen = _requirement_lists(text, doc, where, ctx)
-    for name, spec in _poetry(doc):
+    for name, spec in _named_dependencies(doc, _NAMED_TABLES):
         out.extend(_poetry_dependency(name, spec, where, ctx))
         names.append(name)
+    for name, spec in _named_dependencies(doc, _OVERRIDE_TABLES):
+        version = spec.get("version")
+        as_url = isinstance(version, str) and "://" in version
+        out.extend(_poetry_dependency(name, {"url": version} if as_url else spec, where, ctx))
+    conda_ctx = requirement.Context(settings.target, settings.imported_after_port, conda=True)
+    for name, spec in _named_dependencies(doc, _PIXI_CONDA_TABLES):
+        out.extend(_pixi_conda_dependency(name, spec, where, conda_ctx))
     for url in _uv_source_urls(doc):
         token = where.find(url)
         if token is not None:
             out.extend(requirement.url_sites(url, requirement.Place(token.inner_start), ctx))
-    for url in _index_urls(doc):
+    for url in _index_urls(doc) + _dependency_indexes(doc):
         token = where.find(url)
         if token is not None and token.plain:
             out.extend(index_sites(text.text, token.inner_start, url, settings.target, None))
+    out.extend(_torch_backend_sites(text, doc, where, settings.target))
     if torch_seen is not None:
         lines = missing_lines(requirement.parse(torch_seen[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
@@ -198,6 +283,24 @@ def _poetry_dependency(name: str, spec: dict[str, Any], where: Locator, ctx: req
         place = requirement.Place(source_token.inner_start, None, editable=False)
         out.append(requirement.cuda_only(name, (place.start, place.start + len(source_token.raw)), place, ctx))
     return out
+
+
+def _pixi_conda_dependency(name: str, spec: dict[str, Any], where: Locator, ctx: requirement.Context) -> list[Site]:
+    """A pixi conda dependency: a package no target has a build of (`pytorch-cuda = "12.1.*"`), or
+    torch's CUDA build picked by its build string (`pytorch = {version = "2.3.*", build = "*cuda*"}`)."""
+    version = spec.get("version") if isinstance(spec.get("version"), str) else None
+    build = spec.get("build") if isinstance(spec.get("build"), str) else None
+    shown = build if build is not None and version is None else version
+    token = None if shown is None else where.find(shown)
+    if token is None:
+        return []
+    place = requirement.Place(token.inner_start, None, editable=False)
+    span = requirement.package_span(token.raw, place)
+    if requirement.cuda_only_package(name, conda=True) is not None:
+        return [requirement.cuda_only(name, span, place, ctx)]
+    if canonical(name) in requirement.TORCH_FAMILY | {"pytorch"} and build and conda_cuda_build(build):
+        return [conda_cuda_build_site(f"{name} {build}", span, "`[tool.pixi.pypi-dependencies]`")]
+    return []
 
 
 def _poetry_sites(name: str, version: str, token: Any, ctx: requirement.Context) -> list[Site]:

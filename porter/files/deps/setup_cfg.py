@@ -46,7 +46,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out: list[Site] = []
     section = ""
-    collecting = False
+    collecting = ""  # the requirement key being read
     key_indent: int | None = None  # the last key line's indent (None: no key yet in the section)
     torch: tuple[int, int, str] | None = None
     names: list[str] = []
@@ -63,7 +63,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         header = _SECTION.fullmatch(stripped) if not continues else None
         if header is not None:
             # as configparser names it, spaces kept: setuptools reads no `[ options ]` (thirty-first read)
-            section, collecting, key_indent = header.group(1), False, None
+            section, collecting, key_indent = header.group(1), "", None
             continue
         key_indent = key_indent if continues else indent
         collecting, found = _line_value(line, start, section, collecting if continues else None)
@@ -74,7 +74,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         place = (start, nxt) if whole else None
         one_line = not whole and not _continued(text, number, indent)
         items = _items(value_at, value) if one_line else [(value_at, _without_comment(value))]
-        _refuse_a_split_marker(items, number)
+        _refuse_what_is_no_requirement(items, number, collecting)
         for at, item in items:
             sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
             out.extend(sites)
@@ -126,20 +126,24 @@ def _without_comment(item: str) -> str:
     return item.partition(" #")[0].rstrip()
 
 
-def _refuse_a_split_marker(items: list[tuple[int, str]], number: int) -> None:
-    """Unreadable where a one-line value split at `;` (`_items`) has a part that is no requirement:
-    `install_requires = torch; python_version >= "3.8"` (a marker, as its author meant it) stops the
-    build of a current setuptools (84.2.1: "Ambiguous requirement marker"), and 65.5's writes
-    `python_version>="3.8"` into the package's requirements, which no installer reads. porter read
-    torch alone and said nothing of the rest."""
-    if len(items) < 2:
-        return
+def _refuse_what_is_no_requirement(items: list[tuple[int, str]], number: int, key: str) -> None:
+    """Unreadable where an item of a requirement list is no requirement. A one-line value split at `;`
+    (`_items`): `install_requires = torch; python_version >= "3.8"` (a marker, as its author meant it)
+    stops the build of a current setuptools (84.2.1: "Ambiguous requirement marker"), and 65.5's writes
+    `python_version>="3.8"` into the package's requirements, which no installer reads. Any other item
+    (`python_version>="3.8"` on its own line, `torch==`, `--extra-index-url URL`): 84.2.1's build stops
+    at it (packaging's InvalidRequirement), as 65.5's does at an option. porter read the other items (a
+    DEP005 on a file no build reads) and said nothing of it. `tests_require` is read by neither build."""
     for _, item in items:
-        if "%" not in item and not item.startswith("#") and requirement.parse(item) is None:
+        if "%" in item or item.startswith(("#", "file:")) or requirement.parse(item) is not None:
+            continue
+        if len(items) >= 2:
             why = "on one line `;` separates requirements (put each on its own line, where `;` starts a marker)"
-            raise Unreadable(
-                f"not a setup.cfg setuptools reads: `{one_line(item, 60)}` is no requirement: {why}", number
-            )
+        elif key != "tests_require":
+            why = "setuptools' build stops at it (a current setuptools reads each item as a requirement)"
+        else:
+            continue
+        raise Unreadable(f"not a setup.cfg setuptools reads: `{one_line(item, 60)}` is no requirement: {why}", number)
 
 
 def _item_sites(
@@ -244,15 +248,16 @@ def _read_as_setuptools(text: str) -> configparser.ConfigParser:
 
 
 def _line_value(
-    line: str, start: int, section: str, collecting: bool | None
-) -> tuple[bool, tuple[int, str, bool] | None]:
-    """Whether the lines that follow continue a requirement key (a key line starts or ends one),
-    and the requirement this line holds, if any: its place, its text, and whether the whole line
+    line: str, start: int, section: str, collecting: str | None
+) -> tuple[str, tuple[int, str, bool] | None]:
+    """The requirement key the lines that follow continue ("" where none: a key line starts or ends
+    one), and the requirement this line holds, if any: its place, its text, and whether the whole line
     is it (a continuation line, which a removal may take; a key's own line never is). `collecting`
     is None on a key's line (not a continuation)."""
     if collecting is None:
         key = _KEY.match(line, len(line) - len(line.lstrip()))
-        collecting = key is not None and _wanted(section, _as_built(section, key.group(1)))
+        built = "" if key is None else _as_built(section, key.group(1))
+        collecting = built if key is not None and _wanted(section, built) else ""
         if not collecting or key is None:
             return collecting, None
         value, value_at, whole = key.group(2), start + key.start(2), False
