@@ -52,6 +52,18 @@ def not_device_keywords() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def _backend_keyword_suffixes() -> tuple[str, ...]:
+    return tuple(load_toml("frameworks.toml").get("not_device", {}).get("keyword_suffixes", ()))
+
+
+def names_a_backend(keyword: str) -> bool:
+    """`quantization_backend=`, `backend=`: a keyword for the library's own kernel set, whose
+    `"cuda"` is a name in its vocabulary (beside `"triton"`), not a torch device."""
+    lowered = keyword.lower()
+    return "device" not in lowered and lowered.endswith(_backend_keyword_suffixes())
+
+
+@lru_cache(maxsize=1)
 def autocast_state_functions() -> frozenset[str]:
     """Callables whose `device_type=` is the autocast state they read (DEV017, rules/device.toml)."""
     return frozenset(load_toml("device.toml").get("autocast_state", {}).get("functions", ()))
@@ -420,6 +432,8 @@ class LiteralsFamily(FlowScopes, Family):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value in not_device_keywords():
             self._keep(_strings(node.value))
+        elif node.keyword is not None and names_a_backend(node.keyword.value):
+            self._keep_vocabulary(_strings(node.value))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         sides = [node.left, *(c.comparator for c in node.comparisons)]
