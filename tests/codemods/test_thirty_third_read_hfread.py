@@ -46,3 +46,18 @@ def test_a_cuda_given_to_a_keyword_named_for_a_backend_is_the_librarys_word_not_
     assert 'device="cuda"' not in new
     assert [line for code, line in found if code == "DEV015"] == [8, 12, 12]
     assert [line for code, line in found if code == "DEV002"] == [15]
+
+
+@pytest.mark.parametrize(
+    "library, call",
+    [("gemlite", "gemlite.GemLiteLinear(x)"), ("sageattention", "sageattention.sageattn(x, x, x)")],
+)
+def test_an_import_of_gemlite_or_sageattention_is_reported_as_a_cuda_only_library(tmp_path, library, call):
+    """yunchang 0.6.4 imports sageattention (CUDA extensions built for compute capability 8.0-12.1,
+    its setup.py): lint said nothing at its import. GemLite is in KERN003's own list (and in
+    rules/cuda_only/packages.json), yet `import gemlite` was silent too: the library table had
+    neither row. Both are KERN003 now; pynvml (the control) always was."""
+    text = f"import {library}\nimport pynvml\n\n\ndef f(x):\n    pynvml.nvmlInit()\n    return {call}\n"
+    _, found = _port(tmp_path, text)
+    assert ("KERN003", 1) in found
+    assert ("KERN003", 2) in found
