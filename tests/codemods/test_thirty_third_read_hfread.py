@@ -19,12 +19,12 @@ def _port(tmp_path, text, target="tpu"):
 
 YUNCHANG = """from functools import partial
 
-import sageattention
+import quantlib
 import torch
 
 
 def pick():
-    return partial(sageattention.sageattn_qk_int8_pv_fp16_triton, tensor_layout="NHD", quantization_backend="cuda")
+    return partial(quantlib.sageattn_qk_int8_pv_fp16_triton, tensor_layout="NHD", quantization_backend="cuda")
 
 
 def run(q, k, v):
@@ -39,7 +39,8 @@ y = torch.zeros(3, device="cuda")
 def test_a_cuda_given_to_a_keyword_named_for_a_backend_is_the_librarys_word_not_a_device(tmp_path, target):
     """yunchang 0.6.4 (`kernels/__init__.py`) passes sageattention's `quantization_backend="cuda"`,
     whose choices are "cuda" and "triton" (sageattention 1.0.6): porter made it `"tpu"`, a safe DEV002
-    fix to a value the library rejects. It stays, noted (DEV015); a `device=` (the control) is ported."""
+    fix to a value the library rejects (the library here is named `quantlib`: sageattention itself is CUDA-only
+    now, so its module's devices stay CUDA's). It stays, noted (DEV015); a `device=` (the control) is ported."""
     new, found = _port(tmp_path, YUNCHANG, target)
     assert new.count('quantization_backend="cuda"') == 1
     assert 'backend="cuda", attn_backend="cuda"' in new
@@ -61,3 +62,40 @@ def test_an_import_of_gemlite_or_sageattention_is_reported_as_a_cuda_only_librar
     _, found = _port(tmp_path, text)
     assert ("KERN003", 1) in found
     assert ("KERN003", 2) in found
+
+
+LITGPT = """import lightning as L
+import torch
+
+
+def make():
+    if torch.cuda.is_available():
+        accelerator = "cuda"
+    elif torch.backends.mps.is_available():
+        accelerator = "mps"
+    else:
+        accelerator = "cpu"
+    return L.Fabric(accelerator=accelerator, devices=1)
+
+
+def pick():
+    if torch.cuda.is_available():
+        device = "cuda"
+    elif torch.backends.mps.is_available():
+        device = "mps"
+    else:
+        device = "cpu"
+    return torch.zeros(2, device=device)
+"""
+
+
+@pytest.mark.parametrize("target, name", [("tpu", "tpu"), ("neuron", "neuron"), ("xla", "xla")])
+def test_a_device_switch_that_sets_lightnings_accelerator_gets_no_target_branch(tmp_path, target, name):
+    """litgpt 0.5.13 (`api.py`) sets `accelerator = "cuda"` / `"mps"` / `"cpu"` for
+    `L.Fabric(accelerator=accelerator)`: porter added `elif ...: accelerator = "tpu"` (`"neuron"`,
+    `"xla"`), names Lightning does not have for these targets (its XLA accelerator is `"tpu"`). The
+    switch is reported (BACK002), no branch written; a switch over `device` (the control) gets one."""
+    new, found = _port(tmp_path, LITGPT, target)
+    assert f'accelerator = "{name}"' not in new
+    assert f'device = "{name}"' in new
+    assert ("BACK002", 6) in found
