@@ -28,7 +28,7 @@ from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.cuda_api import rewrites_call
-from porter.codemods.device import DeviceFamily
+from porter.codemods.device import DeviceFamily, cuda_device_index
 from porter.codemods.family import Family, string_value, walk
 from porter.codemods.flow import Flow, FlowScopes, assigned_values
 from porter.analysis.kinds import TypeKind
@@ -433,7 +433,8 @@ class LiteralsFamily(FlowScopes, Family):
         if node.keyword is not None and node.keyword.value in not_device_keywords():
             self._keep(_strings(node.value))
         elif node.keyword is not None and names_a_backend(node.keyword.value):
-            self._keep_vocabulary(_strings(node.value))
+            # `"cuda"`, `"cuda:0"`; not a backend map (`"cuda:nccl"`), the distributed family's
+            self._keep_vocabulary([s for s in _strings(node.value) if cuda_device_index(string_value(s))[0]])
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         sides = [node.left, *(c.comparator for c in node.comparisons)]

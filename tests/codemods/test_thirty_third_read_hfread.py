@@ -99,3 +99,19 @@ def test_a_device_switch_that_sets_lightnings_accelerator_gets_no_target_branch(
     assert f'accelerator = "{name}"' not in new
     assert f'device = "{name}"' in new
     assert ("BACK002", 6) in found
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron", "xla"])
+def test_a_backend_map_of_one_pair_is_read_as_torch_reads_it(tmp_path, target):
+    """torch 2.9's `BackendConfig` reads `init_process_group(backend="cuda:nccl")` as the map
+    {"cuda": "nccl"}, which has no pair for the target's device; porter read a map only from two pairs
+    on, so the one-pair map got no finding (D1's `backend=` rule leaves it, a map being no device).
+    The two-pair map (the control) always got DIST001."""
+    text = (
+        "import torch.distributed as dist\n\n"
+        'dist.init_process_group(backend="cuda:nccl")\n'
+        'dist.init_process_group(backend="cpu:gloo,cuda:nccl")\n'
+    )
+    new, found = _port(tmp_path, text, target)
+    assert [line for code, line in found if code == "DIST001"] == [3, 4]
+    assert 'backend="cuda:nccl"' in new
