@@ -48,6 +48,7 @@ from porter.codemods.guards import cuda_only_facts, only_cuda_reaches
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, code_nodes, one_comparison, replace_string, string_value, walk
+from porter.codemods.literals import not_device_keywords
 from porter.analysis.device_backends import DIRS, abstraction, answers
 from porter.analysis.kinds import BackendKind
 from porter.analysis.device_backends import cuda_backend_facts
@@ -3275,7 +3276,7 @@ class BackendsFamily(Family):
         if cuda_test.kind != "string" and self._runs_cuda_only(body):
             return None  # `if x.is_cuda: <kernel>`: the guards' (a switch over names is this family's)
         region = self._keep_branch(branches[cuda_at], cuda_test, devices)
-        if self.ctx.target.device_type in devices:
+        if self.ctx.target.device_type in devices or self._vocabulary_switch(region, branches[cuda_at]):
             return None
         last = max(i for i, d in enumerate(devices) if d is not None)
         orelse = branches[last].orelse
@@ -3314,6 +3315,27 @@ class BackendsFamily(Family):
             return False
         keys = self._switch_keys()
         return any(dotted(side) in keys for side in (test.left, *(c.comparator for c in test.comparisons)))
+
+    def _vocabulary_switch(self, region: CudaOnlyCode, branch: cst.If) -> bool:
+        """litgpt 0.5.13's `accelerator = "cuda"` / `"mps"` / `"cpu"`, then `L.Fabric(accelerator=accelerator)`:
+        the switch picks a name in the vocabulary of `accelerator=` (Lightning's: its XLA accelerator is
+        `"tpu"`, it has none for TorchNeuron or TorchTPU), not a torch device: reported, and (True) no
+        target branch is written."""
+        named = _vocabulary_assigned(branch.body)
+        if named is None:
+            return False
+        test = branch.test
+        self._regions.append(
+            (
+                region,
+                test,
+                f"`if {self.ctx.code(test)}` is CUDA's branch of a switch that sets `{named}`, a name in the "
+                f"vocabulary of `{named}=` (Lightning's accelerators), not a torch device: kept as it is; add a "
+                f"branch for {self.ctx.target.display} by hand, with the name that API gives it, where it has one",
+                None,
+            )
+        )
+        return True
 
     def _refusing_switch(self, region: CudaOnlyCode, test: cst.BaseExpression) -> None:
         """Report CUDA's kept branch of a switch whose fallback refuses the other devices: the
@@ -4309,3 +4331,15 @@ def _imports_from(module: cst.Module) -> list[cst.ImportFrom]:
 
     cstwalk.visit(module, _Find())
     return found
+
+
+def _vocabulary_assigned(body: cst.BaseSuite) -> str | None:
+    """The name a branch assigns a string to where that name is a keyword whose value is no device
+    (`accelerator = "cuda"`: rules/frameworks.toml `[not_device]`), or None."""
+    for stmt in body.body if isinstance(body, cst.IndentedBlock) else ():
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and string_value(small.value) is not None:
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name) and target.target.value in not_device_keywords():
+                        return target.target.value
+    return None

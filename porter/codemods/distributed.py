@@ -45,7 +45,8 @@ DEVICE_TYPES = frozenset(
 )
 _DEVICE_KEY = re.compile(r"^[a-z][a-z0-9_]{1,15}$")  # a vendor's own device name beside the known ones
 # torch's device → backend map in one string (`init_process_group("cpu:gloo,cuda:nccl")`)
-_BACKEND_MAP = re.compile(r"^\s*[a-z][a-z0-9_]*:[a-z][a-z0-9_]*(?:\s*,\s*[a-z][a-z0-9_]*:[a-z][a-z0-9_]*)+\s*$")
+# one pair or more: torch's `BackendConfig` reads `"cuda:nccl"` alone as the map {"cuda": "nccl"}
+_BACKEND_MAP = re.compile(r"^\s*[a-z][a-z0-9_]*:[a-z][a-z0-9_]*(?:\s*,\s*[a-z][a-z0-9_]*:[a-z][a-z0-9_]*)*\s*$")
 # the calls that bind a process group to a device (`device_id=`) beside its backend
 _BINDS_DEVICE = frozenset({"init_process_group", "new_group"})
 
@@ -90,7 +91,7 @@ class DistributedFamily(Family):
         super().__init__(ctx)
         self._per_device: set[int] = set()  # "nccl" strings that only name CUDA's own backend
         self._backend_args: set[int] = set()  # the backend arguments of init_process_group / new_group
-        self._inner_strings: set[int] = set()  # the right-hand parts of an implicit concatenation
+        self._inner_strings: set[int] = set()  # the inner parts (concatenations, literals) of an implicit concatenation
         self._nccl_branches: list[tuple[CudaOnlyCode, cst.CSTNode]] = []  # bodies behind a kept NCCL test
         self._abstraction: bool | None = None  # see _library
         self._bound_devices: dict[int, list[cst.BaseExpression]] = {}  # id(backend map) -> its CUDA device_ids
@@ -318,9 +319,13 @@ class DistributedFamily(Family):
             self._bound_devices.setdefault(id(m), []).extend(bound)
 
     def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
+        """Its inner concatenations and its literal parts: the whole is the map, a part is none
+        (`"cpu:gloo," "cuda:nccl"`'s last part reads as a one-pair map)."""
+        self._inner_strings.update(id(n) for n in (node.left, node.right) if isinstance(n, cst.SimpleString))
         right = node.right
         while isinstance(right, cst.ConcatenatedString):
             self._inner_strings.add(id(right))
+            self._inner_strings.update(id(n) for n in (right.left, right.right) if isinstance(n, cst.SimpleString))
             right = right.right
 
     def leave_ConcatenatedString(self, original: cst.ConcatenatedString, updated: cst.ConcatenatedString):
@@ -382,6 +387,7 @@ class DistributedFamily(Family):
             _BACKEND_MAP.match(lowered)
             and "cuda:nccl" in lowered.replace(" ", "")
             and (lowered == value or id(original) in self._backend_args)
+            and id(original) not in self._inner_strings
         ):
             self._backend_map(original, lowered)
             return updated

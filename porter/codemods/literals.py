@@ -28,7 +28,7 @@ from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.cuda_api import rewrites_call
-from porter.codemods.device import DeviceFamily
+from porter.codemods.device import DeviceFamily, cuda_device_index
 from porter.codemods.family import Family, string_value, walk
 from porter.codemods.flow import Flow, FlowScopes, assigned_values
 from porter.analysis.kinds import TypeKind
@@ -49,6 +49,18 @@ _ENUM_BASES = ("Enum", "Flag")  # and their kin: StrEnum, accelerate's BaseEnum,
 @lru_cache(maxsize=1)
 def not_device_keywords() -> frozenset[str]:
     return frozenset(load_toml("frameworks.toml").get("not_device", {}).get("keywords", ()))
+
+
+@lru_cache(maxsize=1)
+def _backend_keyword_suffixes() -> tuple[str, ...]:
+    return tuple(load_toml("frameworks.toml").get("not_device", {}).get("keyword_suffixes", ()))
+
+
+def names_a_backend(keyword: str) -> bool:
+    """`quantization_backend=`, `backend=`: a keyword for the library's own kernel set, whose
+    `"cuda"` is a name in its vocabulary (beside `"triton"`), not a torch device."""
+    lowered = keyword.lower()
+    return "device" not in lowered and lowered.endswith(_backend_keyword_suffixes())
 
 
 @lru_cache(maxsize=1)
@@ -420,6 +432,9 @@ class LiteralsFamily(FlowScopes, Family):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value in not_device_keywords():
             self._keep(_strings(node.value))
+        elif node.keyword is not None and names_a_backend(node.keyword.value):
+            # `"cuda"`, `"cuda:0"`; not a backend map (`"cuda:nccl"`), the distributed family's
+            self._keep_vocabulary([s for s in _strings(node.value) if cuda_device_index(string_value(s))[0]])
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         sides = [node.left, *(c.comparator for c in node.comparisons)]
