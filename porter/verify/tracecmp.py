@@ -570,6 +570,11 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
     return row
 
 
+# a reference's model output where the port calls the model's layers one by one (a loop,
+# `checkpoint_sequential`): the container itself is never called there (`model_uncalled`)
+LAYERS_CALLED = "never called as a whole in the port (its layers are called one by one): its layers' outputs compared"
+
+
 def _uncalled(row: dict, m: dict, port: Trace) -> None:
     """A row of the reference the port has no entry for: a parametrization's call the port's hook
     form makes without a module is not compared (`hook_form`, said by `_shape_warnings`)."""
@@ -577,6 +582,8 @@ def _uncalled(row: dict, m: dict, port: Trace) -> None:
         row.update(passed=False, problem="not in the port")
     elif _made_by_hook_form(m["key"], port):
         row.update(compared=False, hook_form=True, problem="made by a deprecated hook form in the port")
+    elif m["key"] == "(model)" and port.manifest.get("model_uncalled") is True:
+        row.update(compared=False, problem=LAYERS_CALLED)
     else:
         row.update(passed=False, problem="not called on the ported side")
 

@@ -1,0 +1,71 @@
+"""The thirty-third read's trace leftovers (helper `trleft`, docs/reads/51-trleft-attempts.md). Each
+test records real programs (subprocesses, as `porter trace record` runs them) and checks porter's
+verdict against the programs' own values, taken without porter (torch.testing.assert_close is the
+oracle)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.deps import need
+from tests.verify.recording import compared, recorded
+
+# a small MLP trained 3 steps by Adam, its forward written as CALL; each step writes its loss and
+# gradient norm, as the program itself takes them
+_PROGRAM = """\
+import json, sys
+import torch
+from torch.utils.checkpoint import checkpoint_sequential
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+def forward(x):
+    CALL
+g = torch.Generator().manual_seed(3160)
+own = []
+for i in range(3):
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    loss = ((forward(x) - y) ** 2).mean()
+    loss.backward()
+    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in m.parameters()]))
+    own.append([loss.item(), norm.item()])
+    opt.step()
+    opt.zero_grad()
+if len(sys.argv) > 1:
+    json.dump(own, open(sys.argv[1], "w"))
+"""
+
+_WHOLE = "return m(x)"
+_LOOP = """for layer in m:
+        x = layer(x)
+    return x"""
+_CHECKPOINTED = "return checkpoint_sequential(m, 2, x, use_reentrant=False)"
+
+
+def _recorded(tmp_path, name: str, call: str):
+    rec, own = recorded(tmp_path, _PROGRAM.replace("CALL", call), 3, name)
+    return rec.trace, own
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", [_LOOP, _CHECKPOINTED], ids=["loop", "checkpoint_sequential"])
+def test_a_port_calling_its_sequentials_layers_one_by_one_passes(tmp_path, monkeypatch, call):
+    """A port calling its `Sequential`'s layers one by one (a loop, `checkpoint_sequential`)
+    against a reference calling the container: the same losses and norms (the programs' own), yet
+    it FAILed on names alone ("parameters on one side only: reference ['0.bias', ...], ported
+    ['<Linear>.bias', ...]"): the first layer called was named the model. The module holding every
+    layer called is found and named the model now; its own output, never called on the port, is
+    said and not compared."""
+    torch = need("torch")
+    ref, own = _recorded(tmp_path, "whole", _WHOLE)
+    port, own_port = _recorded(tmp_path, "layers", call)
+    torch.testing.assert_close(torch.tensor(own_port), torch.tensor(own))
+    res, said = compared(monkeypatch, ref, port)
+    assert res.verdict == "pass", said
+    names = {r["module"] for r in res.modules if r["compared"]}
+    assert {"0", "1", "2"} <= names, res.modules
+    (model,) = [r for r in res.modules if r["module"] == "(model)"]
+    assert not model["compared"] and "one by one" in model["problem"], model
+    back, said_back = compared(monkeypatch, port, ref)
+    assert back.verdict == "pass", said_back
+    assert "only the port recorded, not compared: (model)" in said_back
