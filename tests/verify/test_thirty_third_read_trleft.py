@@ -69,3 +69,27 @@ def test_a_port_calling_its_sequentials_layers_one_by_one_passes(tmp_path, monke
     back, said_back = compared(monkeypatch, port, ref)
     assert back.verdict == "pass", said_back
     assert "only the port recorded, not compared: (model)" in said_back
+
+
+# (the forward's body, then the layer made spectral and the optimizer made again, at the top level)
+_SPECTRAL = "return m(x)\nm[2] = torch.nn.utils.FORM(m[2])\nopt = torch.optim.Adam(m.parameters(), lr=1e-2)"
+
+
+@pytest.mark.slow
+def test_spectral_norms_hook_form_against_its_parametrization_fails_on_the_values(tmp_path, monkeypatch):
+    """`torch.nn.utils.spectral_norm` (a hook form: `2.weight_orig`, buffers `2.weight_u`, `_v`)
+    against its parametrization (`2.parametrizations.weight.original`, `...0._u`, `_v`): the
+    parametrization runs 15 power iterations when made, so the programs' own losses differ and a
+    FAIL is due; it FAILed on the names alone ("parameters on one side only"). The two forms'
+    names are paired now, and the FAIL says where the values part."""
+    torch = need("torch")
+    ref, own = _recorded(tmp_path, "old", _SPECTRAL.replace("FORM", "spectral_norm"))
+    port, own_port = _recorded(tmp_path, "new", _SPECTRAL.replace("FORM", "parametrizations.spectral_norm"))
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(torch.tensor(own_port)[:, 0], torch.tensor(own)[:, 0])
+    res, said = compared(monkeypatch, ref, port)
+    assert res.verdict == "fail", said
+    assert "one side only" not in said and "not in the port" not in said, said
+    assert res.first_divergence is not None, said
+    # the power iteration's buffers are paired too (each was said to be the port's alone)
+    assert "weight.0._u" not in said, said
