@@ -93,3 +93,53 @@ def test_spectral_norms_hook_form_against_its_parametrization_fails_on_the_value
     assert res.first_divergence is not None, said
     # the power iteration's buffers are paired too (each was said to be the port's alone)
     assert "weight.0._u" not in said, said
+
+
+# a GAN: the generator G steps every iteration, the larger critic D every fifth; the critic's loss is
+# taken at every iteration, its backward run at each (its gradients zeroed where it does not step) or,
+# ONLY_STEPPED, only where it steps; each of D's steps writes that iteration's critic loss and D's
+# gradient norm
+_GAN = """\
+import json, sys
+import torch
+torch.manual_seed(0)
+G = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 6))
+D = torch.nn.Sequential(torch.nn.Linear(6, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
+og = torch.optim.Adam(G.parameters(), lr=1e-3)
+od = torch.optim.Adam(D.parameters(), lr=1e-3)
+g = torch.Generator().manual_seed(3163)
+own = []
+for i in range(15):
+    z, real = torch.randn(8, 4, generator=g), torch.randn(8, 6, generator=g)
+    dl = D(G(z).detach()).mean() - D(real).mean()
+    if i % 5 == 4 or not ONLY_STEPPED:
+        dl.backward()
+    if i % 5 == 4:
+        norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in D.parameters()]))
+        own.append([dl.item(), norm.item()])
+        od.step()
+    od.zero_grad()
+    gl = -D(G(z)).mean()
+    og.zero_grad(); gl.backward(); og.step(); od.zero_grad()
+if len(sys.argv) > 1:
+    json.dump(own, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_a_critic_stepping_every_fifth_iteration_has_its_steps_own_loss(tmp_path, monkeypatch):
+    """The larger optimizer (a critic's) is the one counted; it steps every fifth iteration. Every
+    backward since its last step was summed as its step's loss (-1.29 for the program's -0.167:
+    five iterations' critic and generator losses, their gradients zeroed), so a faithful port
+    running the critic's backward only where it steps FAILed "the loss curves part at step 1". A
+    `zero_grad` of the counted optimizer's parameters now drops the losses before it: the recorded
+    losses are the program's own, and the two PASS."""
+    torch = need("torch")
+    ref, own = recorded(tmp_path, _GAN.replace("ONLY_STEPPED", "False"), 3, "every")
+    port, own_port = recorded(tmp_path, _GAN.replace("ONLY_STEPPED", "True"), 3, "stepped")
+    torch.testing.assert_close(torch.tensor(own_port), torch.tensor(own))
+    res, said = compared(monkeypatch, ref.trace, port.trace)
+    assert res.verdict == "pass", said
+    for rec, values in ((ref, own), (port, own_port)):
+        got = [[s["loss"], s["grad_norm"]] for s in rec.trace.manifest["steps"]]
+        torch.testing.assert_close(torch.tensor(got, dtype=torch.float64), torch.tensor(values, dtype=torch.float64))
