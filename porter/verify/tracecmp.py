@@ -348,7 +348,7 @@ def compare_modules(
         )
         pairs += calls_by_shape(paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port)
         if "buffers" in ref.manifest and "buffers" in port.manifest:  # (traces of older porters have none)
-            pairs += paired(ref.manifest["buffers"], port.manifest["buffers"], "key")
+            pairs += paired(ref.manifest["buffers"], _hook_form_buffers(ref.manifest, port.manifest), "key")
         for m, pm in pairs:
             row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
             if pm is not None and pm["key"] != m["key"] and m.get("type") != "input":  # paired by shape
@@ -358,6 +358,20 @@ def compare_modules(
                 row["calls"] = m["calls"]
             rows.append(row)
     return rows, _first_differing_row(rows, [pm for _, pm in pairs], port)
+
+
+def _hook_form_buffers(rm: dict, pm: dict) -> list[dict]:
+    """The port's buffers (manifest `pm`), keyed by the reference's names where one side names
+    them by `spectral_norm`'s hook form (`2.weight_u`) and the other by its parametrization
+    (`2.parametrizations.weight.0._u`): unpaired, each was "not in the port" or "only the port
+    recorded" (thirty-second read's leftover)."""
+    ref_keys, port_keys = (
+        {b["key"] for b in m.get("buffers") or [] if isinstance(b, dict) and isinstance(b.get("key"), str)}
+        for m in (rm, pm)
+    )
+    renames = _hook_form_renames(ref_keys, port_keys, HOOK_FORM_BUFFERS)
+    theirs = pm.get("buffers") or []
+    return [{**b, "key": renames[b["key"]]} if isinstance(b, dict) and b.get("key") in renames else b for b in theirs]
 
 
 def _first_differing_row(rows: list[dict], theirs: list[dict | None], port: Trace) -> dict | None:
@@ -570,6 +584,11 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
     return row
 
 
+# a reference's model output where the port calls the model's layers one by one (a loop,
+# `checkpoint_sequential`): the container itself is never called there (`model_uncalled`)
+LAYERS_CALLED = "never called as a whole in the port (its layers are called one by one): its layers' outputs compared"
+
+
 def _uncalled(row: dict, m: dict, port: Trace) -> None:
     """A row of the reference the port has no entry for: a parametrization's call the port's hook
     form makes without a module is not compared (`hook_form`, said by `_shape_warnings`)."""
@@ -577,6 +596,8 @@ def _uncalled(row: dict, m: dict, port: Trace) -> None:
         row.update(passed=False, problem="not in the port")
     elif _made_by_hook_form(m["key"], port):
         row.update(compared=False, hook_form=True, problem="made by a deprecated hook form in the port")
+    elif m["key"] == "(model)" and port.manifest.get("model_uncalled") is True:
+        row.update(compared=False, problem=LAYERS_CALLED)
     else:
         row.update(passed=False, problem="not called on the ported side")
 
@@ -719,28 +740,33 @@ def compare_parameter(p: dict, q: dict, ref: Trace, port: Trace) -> dict | None:
 # the deprecated hook forms' parameters (`torch.nn.utils.weight_norm`) by the suffix of their
 # name, and the name `torch.nn.utils.parametrizations` gives the same parameter: a port that
 # followed torch's deprecation warning failed on "parameters on one side only: reference
-# ['2.weight_g', '2.weight_v'], ported ['2.parametrizations.weight.original0', ...]" (thirty-first read)
-HOOK_FORM_NAMES = (("_g", "original0"), ("_v", "original1"))
+# ['2.weight_g', '2.weight_v'], ported ['2.parametrizations.weight.original0', ...]" (thirty-first read);
+# one tuple a form: `weight_norm`'s, then `spectral_norm`'s (its pair failed on the names alone,
+# thirty-second read's leftover)
+HOOK_FORMS = ((("_g", "original0"), ("_v", "original1")), (("_orig", "original"),))
+# the buffers of a hook form (`spectral_norm`'s power iteration) and the parametrization's names of them
+HOOK_FORM_BUFFERS = ((("_u", "0._u"), ("_v", "0._v")),)
 
 
-def _parametrized_alias(name: str) -> str | None:
-    """The parametrization's name of a parameter named by a deprecated hook form; None for another."""
+def _parametrized_alias(name: str, forms: tuple = HOOK_FORMS) -> str | None:
+    """The parametrization's name of a parameter (or buffer, by `forms`) named by a deprecated hook
+    form; None for another."""
     head, _, last = name.rpartition(".")
-    for suffix, new in HOOK_FORM_NAMES:
+    for suffix, new in (pair for form in forms for pair in form):
         if last.endswith(suffix) and len(last) > len(suffix):
             return f"{head}.parametrizations.{last[: -len(suffix)]}.{new}".lstrip(".")
     return None
 
 
-def _hook_form_renames(ref_names: set[str], port_names: set[str]) -> dict[str, str]:
-    """Port name -> reference name for each parameter one side names by a hook form and the other
-    by its parametrization (only where neither side has the other's name)."""
+def _hook_form_renames(ref_names: set[str], port_names: set[str], forms: tuple = HOOK_FORMS) -> dict[str, str]:
+    """Port name -> reference name for each parameter (buffer) one side names by a hook form and
+    the other by its parametrization (only where neither side has the other's name)."""
     renames = {}
     for name in ref_names - port_names:
-        if (alias := _parametrized_alias(name)) in port_names - ref_names:
+        if (alias := _parametrized_alias(name, forms)) in port_names - ref_names:
             renames[alias] = name
     for name in port_names - ref_names:
-        if (alias := _parametrized_alias(name)) in ref_names - port_names:
+        if (alias := _parametrized_alias(name, forms)) in ref_names - port_names:
             renames[name] = alias
     return renames
 
@@ -777,7 +803,7 @@ def _made_by_hook_form(key: str, port: Trace) -> bool:
     if base is None:
         return False
     names = {q.get("name") for q in port.manifest.get("parameters", []) if isinstance(q, dict)}
-    return all(base + suffix in names for suffix, _ in HOOK_FORM_NAMES)
+    return any(all(base + suffix in names for suffix, _ in form) for form in HOOK_FORMS)
 
 
 def compare_parameters(ref: Trace, port: Trace) -> dict:
@@ -1249,7 +1275,8 @@ def _named_groups(rm: dict, pm: dict) -> list[list[list[str]]]:
     not read so, a migrated port's bias-free weight-normed groups were paired by their order, and
     one that added two of them in another order at each other's rates passed (thirty-first read)."""
     groups = [[*(m.get("param_groups") or []), *(m.get("param_groups_added") or [])] for m in (rm, pm)]
-    renames = _hook_form_renames(*({n for g in side for n in g} for side in groups))
+    ref_names, port_names = ({n for g in side for n in g} for side in groups)
+    renames = _hook_form_renames(ref_names, port_names)
     return [groups[0], [[renames.get(n, n) for n in g] for g in groups[1]]]
 
 
@@ -1866,10 +1893,11 @@ def _added_modules(rm: dict, pm: dict, shown: int = 5) -> list[str]:
     the reference's own module outputs decide it. Buffers are counted as such: `spectral_norm`'s
     `_u` and `_v` were said to be module outputs (thirty-second read)."""
     added: dict[str, list[str]] = {"modules": [], "buffers": []}
+    theirs = {"modules": pm.get("modules") or [], "buffers": _hook_form_buffers(rm, pm)}
     for section, keys in added.items():
         ref_keys = [e.get("key") for e in rm.get(section) or [] if isinstance(e, dict)]
         have = {k: ref_keys.count(k) for k in set(ref_keys)}
-        for e in pm.get(section) or []:
+        for e in theirs[section]:
             key = e.get("key") if isinstance(e, dict) else None
             if have.get(key, 0) > 0:
                 have[key] -= 1
