@@ -147,7 +147,8 @@ def registrations_and_unread(
     macro it does not define is looked for in the headers it includes (`_included_defines`) that are
     in `tree` (by default the file's own folder), beside it or in the build's `-I` folders `dirs`. And each block
     that passes its library to a function the file does not define (`Unread`): what it registers is not known."""
-    if not registers(source):
+    inherited = _header_macros(source, path, tree, dirs) if path is not None and b"include" in source else {}
+    if not registers(source) and not _opens_blocks(inherited):
         return [], []
     source = blank_comments(source)  # (a registration commented out is none)
     code = _code_of(source)
@@ -158,7 +159,6 @@ def registrations_and_unread(
     unread: list[Unread] = []
     if OLD_TOKEN in code:
         out = _old_registrations(source, code, keys, unbuilt)
-    inherited = _header_macros(source, path, tree, dirs)
     blocks = _heads(source, code, unbuilt, inherited)
     braces = (NextOf(code, b"{"), NextOf(code, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt, inherited=inherited) if blocks else None
@@ -493,6 +493,23 @@ def _code_of(source: bytes) -> bytes:
 def registers(source: bytes) -> bool:
     """Whether `source` may register an op (the cheap test before `registrations`)."""
     return TOKEN in source or OLD_TOKEN in source
+
+
+def registers_in(source: bytes, path: Path, dirs: tuple[Path, ...] = ()) -> tuple[bool, list[Header]]:
+    """Whether `source` (the file `path`) may register an op, itself or through a block a header's macro opens
+    (`#include "ops.h"` / `CPU_LIB { ... }`, no `TORCH_LIBRARY` in the file: passed over, and its op said
+    CUDA-only: thirty-second sleft read's leftover), and the headers read to know (`headers`, in `dirs` too): an
+    edit of one changes the answer. A file that includes nothing reads none."""
+    own = registers(source)
+    if not own and b"include" not in source:
+        return False, []
+    read = headers(source, path, None, dirs)
+    return own or any(TOKEN in data for _, _, data in read), read
+
+
+def _opens_blocks(inherited: _Defined) -> bool:
+    """Whether a header's macro of `inherited` (`_header_macros`) spells a library block's head."""
+    return any(TOKEN in macro[1] for events in inherited.values() for _, macro in events if macro is not None)
 
 
 def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
@@ -1298,15 +1315,17 @@ def source_path(name: str) -> str:
 
 def read(names: Iterable[str]) -> list[tuple[str, bytes]]:
     """(name, bytes) of each of the C++/CUDA sources `names` (paths from the working folder, as
-    shown) that registers ops; one that cannot be read is passed over (discovery noted it)."""
+    shown) that registers ops (`registers_in`); one that cannot be read is passed over (discovery noted it)."""
     out = []
+    dirs: dict[Path, tuple[Path, ...]] = {}
     for name in names:
         if not name.endswith(SUFFIXES):
             continue
+        path = Path(source_path(name))
         try:
-            source = read_regular(Path(source_path(name)), MAX_PARSE_BYTES)  # (past it: discovery noted it)
+            source = read_regular(path, MAX_PARSE_BYTES)  # (past it: discovery noted it)
         except (OSError, ValueError):
             continue
-        if registers(source):
+        if registers_in(source, path, build_dirs(path, dirs))[0]:
             out.append((name, source))
     return out

@@ -574,8 +574,9 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
 
 
 def _host_read(data: bytes) -> bool:
-    """Whether a host C++ file is read: it spells an API launch or registers an op."""
-    return any(b in data for b in _API_BYTES) or native_ops.registers(data)
+    """Whether a host C++ file is read: it spells an API launch or registers an op, or includes a header whose
+    macro may open a library block (`native_ops.registrations_and_unread` reads its headers to know)."""
+    return any(b in data for b in _API_BYTES) or native_ops.registers(data) or b"include" in data
 
 
 def _prelude_givers(
@@ -1734,7 +1735,9 @@ def _looked_up(commented: str) -> dict[str, list[str]]:
 def _host_api_launches(data: bytes, rel: str) -> list[tuple[str, str | CallSite]]:
     """`_api_launches` of a host C++ file (`.cpp`, its bytes as `_cuda_files` read them): a kernel
     of a `.cu` launched there through the runtime's or the driver's API was listed with no launch,
-    unsaid (`.cu`/`.cuh` were read only)."""
+    unsaid (`.cu`/`.cuh` were read only). One that spells no API launch (read for its headers' blocks) has none."""
+    if not any(b in data for b in _API_BYTES):
+        return []
     text = _cxx_text(data)
     commented = blanked(text, strings=False)
     return _api_launches(_spliced(blanked(text, strings=True)), _Lines(text), rel, commented)

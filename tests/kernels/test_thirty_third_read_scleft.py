@@ -1,0 +1,70 @@
+"""The thirty-third read's helper on the scaffold leftovers (scleft, issue 24): each test failed on 6d9b5ff1,
+with what 50-scaffold, 50-scaf2, 50-sleft, 50-pyops2 and 50-ilint left in the registration reader and the kernel
+listing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from porter.analysis import native_ops
+from porter.config.settings import Settings
+from porter.kernels.inventory import scan
+from porter.pipeline import statindex
+from porter.pipeline.runner import run
+from tests.helpers import write_files
+from tests.safety.test_twenty_ninth_read_cache import REGISTERS
+from tests.test_guards_project_ops import BACKEND, CUSTOM_OPS
+
+# `cpp -P -x c++ -I csrc/ops csrc/ops/mla_cpu.cpp` gives `TORCH_LIBRARY_IMPL(_C, CPU, m) { m.impl(...); }`
+CPU_LIB = b"#pragma once\n#define CPU_LIB TORCH_LIBRARY_IMPL(_C, CPU, m)\n"
+NO_LIB = b"#pragma once\n#define CPU_LIB static void cpu_lib(torch::Library& m)\n"  # (the same size, no block)
+MLA_CPU = b'#include "cpu_lib.h"\nCPU_LIB { m.impl("mla_decode", &mla_decode_cpu); }\n'
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project whose backend uses `_C::mla_decode`, with a CUDA kernel in mla.cu (keys.h: CUDA) and a CPU one
+    in mla_cpu.cpp, a file that spells no `TORCH_LIBRARY`: its block is cpu_lib.h's macro."""
+    monkeypatch.setattr(statindex, "RACY_NS", 0)
+    root = tmp_path / "p"
+    files = {"csrc/ops/mla.cu": REGISTERS, "csrc/ops/keys.h": "#define DEVICE_KEY CUDA\n", "pkg/__init__.py": ""}
+    write_files(root, {**files, "pkg/_custom_ops.py": CUSTOM_OPS, "pkg/backend.py": BACKEND})
+    (root / "csrc/ops/cpu_lib.h").write_bytes(CPU_LIB)
+    (root / "csrc/ops/mla_cpu.cpp").write_bytes(MLA_CPU)
+    monkeypatch.chdir(root)
+    return root
+
+
+def _codes(cache: Path | None) -> list[str]:
+    results, _ = run([Path(".")], Settings(target="xla"), jobs=1, cache=cache is not None, cache_dir=cache)
+    return next((sorted({f.code for f in r.findings}) for r in results if r.path == "pkg/backend.py"), [])
+
+
+def test_a_file_whose_only_block_a_header_s_macro_opens_is_read(project):
+    # 50-sleft's leftover (regfuzz3 seeds 1081194, 1081266): `registers` looked for `TORCH_LIBRARY` in the file
+    # itself, so mla_cpu.cpp was passed over by lint and `porter kernels`: `mla_decode` said CUDA-only (GUARD004)
+    # where the build registers a CPU kernel
+    assert [name for name, _ in native_ops.read(["csrc/ops/mla.cu", "csrc/ops/mla_cpu.cpp"])] == [
+        "csrc/ops/mla.cu",
+        "csrc/ops/mla_cpu.cpp",
+    ]
+    assert {(r.path, r.op, r.key) for r in scan(project).registered} >= {
+        ("csrc/ops/mla.cu", "mla_decode", "CUDA"),
+        ("csrc/ops/mla_cpu.cpp", "mla_decode", "CPU"),
+    }
+    assert "GUARD004" not in _codes(None)
+    (project / "csrc/ops/cpu_lib.h").write_bytes(NO_LIB)  # (the control: no CPU block, the op CUDA-only)
+    assert "GUARD004" in _codes(None)
+
+
+def test_a_header_edited_to_open_a_block_is_read_on_a_warm_run(project, tmp_path):
+    # the stat index kept mla_cpu.cpp as "registers nothing" with no header to look at: cpu_lib.h edited (the same
+    # size) to open the CPU block must change the warm run's finding
+    (project / "csrc/ops/cpu_lib.h").write_bytes(NO_LIB)
+    cache = tmp_path / "cache"
+    assert "GUARD004" in _codes(cache)
+    assert "GUARD004" in _codes(cache)  # (the stat index's records answer)
+    (project / "csrc/ops/cpu_lib.h").write_bytes(CPU_LIB.ljust(len(NO_LIB)))
+    assert "GUARD004" not in _codes(cache)
