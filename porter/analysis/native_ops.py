@@ -47,7 +47,7 @@ _NVCC_OR_NOT: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": None, "_
 # `TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {`: the head, then its arguments (`_blocks`)
 _HEAD = re.compile(rb"\b(?:STABLE_)?TORCH_LIBRARY(_IMPL)?(?:_FRAGMENT|_EXPAND)?(?:_EXPAND)?\s*\(\s*")
 _NOT_ARGUMENT = re.compile(rb"[^\w()\s,]")  # what no argument list of a block holds (`{` among it)
-_CALL = re.compile(rb"\b(\w+)\s*\.\s*(impl|def)\s*\(")
+_CALL = re.compile(rb"\b(\w+)\s*(?:\.|->)\s*(impl|def)\s*\(")  # (`->`: a pointer to the library, `p->impl(`)
 # a call chained to one of them (`m.impl(...).impl(`), matched after the `)` (from a run's first space only: linear)
 _CHAINED = re.compile(rb"(?<!\s)\s*\.\s*(impl|def)\s*\(")
 # where a call's code goes on after the string literals that open its arguments (blanked in its code)
@@ -247,8 +247,11 @@ _NOT_A_FUNCTION = frozenset({b"sizeof", b"alignof", b"decltype", b"typeid", b"no
 _HANDING_ON = frozenset({b"static_cast", b"const_cast", b"reinterpret_cast", b"ref", b"addressof"})
 # in a body: a call's name (`reg(`, `detail::reg(`, `r.add(`, `p->add(`) and its `(`, another parenthesis, or a word
 _PASS_TOKENS = re.compile(rb"(?<![\w:.>])(\w+(?:(?:::|\.|->)\w+)*)[ \t\r\n]*\(|([()])|(?<![\w:.>])(\w+)")
-# another name a body gives the library (`auto& lib = m;`, `torch::Library& lib = m;`): the name, the library's
-_ALIAS = re.compile(rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\s*&\s*(\w+)\s*=\s*(\w+)\s*;")
+# another name a body gives the library (`auto& lib = m;`, `torch::Library& lib = m;`), or a pointer to it
+# (`torch::Library* p = &m;`, `auto* const p = &m;`): the name (group 1 or 2), the library's (3)
+_ALIAS = re.compile(
+    rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\s*(?:&\s*(\w+)\s*=|\*\s*(?:const\s+)?(\w+)\s*=\s*&)\s*(\w+)\s*;"
+)
 _MEMBER = re.compile(rb"(?<!\s)\s*(?:\.|->)")  # (after the library's name: its own call, `m.impl(`)
 # a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameters
 _TAKES_LIBRARY = re.compile(rb"(?<!\w)(\w+)\s*\(([^(){};]*)\)\s*\{")
@@ -279,7 +282,8 @@ class _Helpers:
     ) -> list[tuple[bytes, Callable[[int], int], bytes]]:
         """(body, where its offsets are, the library's name there) of each function `body` (`origin`: where its
         offsets are) passes `var` to, and of those they pass theirs to, and of each other name a body gives the
-        library (`auto& lib = m;`: its `reg(lib)` was neither read nor said, thirty-second scaf2 read); `unread` the
+        library (`auto& lib = m;`: its `reg(lib)` was neither read nor said, thirty-second scaf2 read; a pointer,
+        `torch::Library* p = &m; p->impl(...)`, neither: thirty-third scleft read); `unread` the
         names of the calls it is passed to that are not read."""
         out: list[tuple[bytes, Callable[[int], int], bytes]] = []
         seen: set[bytes] = set()
@@ -291,10 +295,11 @@ class _Helpers:
             text, where, name, depth = todo.pop()
             code = _code_of(text)
             for alias in _ALIAS.finditer(code) if name in code else ():
-                if alias.group(2) == name and (id(text), alias.group(1)) not in named:
-                    named.add((id(text), alias.group(1)))
-                    out.append((text, where, alias.group(1)))
-                    todo.append((text, where, alias.group(1), depth))
+                other = alias.group(1) or alias.group(2)
+                if alias.group(3) == name and (id(text), other) not in named:
+                    named.add((id(text), other))
+                    out.append((text, where, other))
+                    todo.append((text, where, other, depth))
             for callee, index, whole in _passes(code, name):
                 last = _callee_word(callee)
                 found = self._function(last) if whole and callee == last and depth < self._DEPTH else None

@@ -68,3 +68,35 @@ def test_a_header_edited_to_open_a_block_is_read_on_a_warm_run(project, tmp_path
     assert "GUARD004" in _codes(cache)  # (the stat index's records answer)
     (project / "csrc/ops/cpu_lib.h").write_bytes(CPU_LIB.ljust(len(NO_LIB)))
     assert "GUARD004" not in _codes(cache)
+
+
+POINTER = b"""TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+  m.impl("a", &a_cuda); m.impl("b", &b_cuda); m.impl("c", &c_cuda); m.impl("d", &d_cuda);
+}
+TORCH_LIBRARY_IMPL(myops, CPU, m) {
+  torch::Library* p = &m;
+  p->impl("a", &a_cpu);
+  auto* const q = &m;
+  q->impl("b", &b_cpu).impl("c", &c_cpu);
+}
+"""
+
+
+def test_a_pointer_to_a_block_s_library_registers_with_it():
+    # 50-scaf2's leftover: `torch::Library* p = &m; p->impl("a", &a_cpu);` was neither read nor said, so `a`, `b`
+    # and `c` were said CUDA-only; libclang 18.1.1 (`clang_reach.py`) has the CPU block reach "a" and "b" (and "c",
+    # chained on "b"'s call). `d`, a CUDA kernel only, is the control
+    found = native_ops.registrations(POINTER)
+    assert sorted(op for _, op, key in found if key == "CPU") == ["a", "b", "c"]
+    assert set(native_ops.cuda_only_ops([("a.cpp", POINTER)])["myops"]) == {"d"}
+
+
+def test_a_pointer_to_the_library_passed_on_is_said():
+    # `reg(*p)` (libclang: the CPU block reaches "e" through it) was neither read nor said: `e` said CUDA-only; now
+    # the call is unread, said, and no op of `myops` is taken for CUDA-only
+    source = POINTER.replace(b"  auto* const q", b"  reg(*p);\n  auto* const q")
+    source = b'void reg(torch::Library& lib) { lib.impl("e", &e_cpu); }\n' + source
+    source = source.replace(b'm.impl("d", &d_cuda);', b'm.impl("d", &d_cuda); m.impl("e", &e_cuda);')
+    _, unread = native_ops.registrations_and_unread(source)
+    assert [(ns, key, fn) for ns, key, fn, _, _ in unread] == [("myops", "CPU", "reg")]
+    assert native_ops.cuda_only_ops([("a.cpp", source)]) == {}
