@@ -124,8 +124,9 @@ _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 # a block's library passed to a function porter does not read (`register_cpu(m)` of another file), in a block of a key
 # other than CUDA's: (namespace or None, the block's key, the function, the block's line, whether the file defines a
-# function of that name that takes a library: `detail::reg(m)`, `reg(&m)`, a call porter does not follow)
-Unread = tuple[str | None, str, str, int, bool]
+# function of that name that takes a library: `detail::reg(m)`, `reg(&m)`, a call porter does not follow; None: no
+# function, a call of the library whose op porter cannot read, `m.def(SCHEMA(a), &a_any)`, quoted in the third)
+Unread = tuple[str | None, str, str, int, bool | None]
 
 
 def registrations(
@@ -171,15 +172,17 @@ def registrations_and_unread(
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
         block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names)
+        nameless: list[bytes] = []  # (its calls whose op is not read)
         for one_body, one_origin, one_var in [
             (body, origin, var),
             *(helpers.called(body, origin, var) if helpers else ()),
         ]:
-            out += _block_registrations(one_body, one_origin, one_var, block)
+            out += _block_registrations(one_body, one_origin, one_var, block, nameless)
         key = keys.of(key_text, head) if impl is not None and key_text is not None else "any"
         if key not in _NO_OTHER_DEVICE:  # (a CUDA block's: more CUDA kernels, which make no op any less CUDA-only)
             line = line_of(head)
             unread += [(ns, key, name.decode(), line, own) for name, own in (helpers.unread if helpers else ())]
+            unread += [(ns, key, call.decode("latin-1"), line, None) for call in nameless]
     return out, unread
 
 
@@ -210,9 +213,12 @@ class _Reading(NamedTuple):
 
 
 def _block_registrations(
-    body: bytes, origin: Callable[[int], int], var: bytes, block: _Reading
+    body: bytes, origin: Callable[[int], int], var: bytes, block: _Reading, nameless: list[bytes]
 ) -> list[tuple[str | None, str, str]]:
-    """`registrations` of the calls of the library `var` in a block's `body` (`origin`: where each offset is)."""
+    """`registrations` of the calls of the library `var` in a block's `body` (`origin`: where each offset is); in
+    `nameless`, the text of each call that may give a kernel and whose op porter cannot read (`m.def(SCHEMA(a),
+    &a_any)`, a function-like macro; `m.impl(name, ...)`): they were passed over unsaid, and an op with a CUDA kernel
+    beside one said CUDA-only (thirty-second scaf2 read's leftover)."""
     out: list[tuple[str | None, str, str]] = []
     ns, keys = block.ns, block.keys
     body_code = _code_of(body)
@@ -223,6 +229,11 @@ def _block_registrations(
         )
         op = _OP.match(strings) if strings else None
         if strings is None or op is None:
+            close = closes.get(at, -1)
+            arguments = _top_commas(body_code[at:close]) if close >= 0 else []
+            # (`m.def(SCHEMA(a))`, a schema alone, gives no kernel)
+            if (kind == b"impl" or len(arguments) > 1) and arguments and _unnamed(arguments[0], keys, origin(at)):
+                nameless.append(var + b"." + kind + b"(" + body[at : close + 1])
             continue
         rest = _after_strings(body, end)
         # (a fallthrough, autograd's not-implemented fallback: no kernel), looked for up to the call's `)`: to the
@@ -238,6 +249,25 @@ def _block_registrations(
         key = _key_name(body, rest, keys if kind == b"impl" else None, origin(at))
         out.append((ns, op.group(1).decode(), key))
     return out
+
+
+def _unnamed(argument: bytes, keys: _Keys, where: int) -> bool:
+    """Whether a call's first argument (its code, strings blanked), which porter reads no op of, names one all the
+    same: through a function-like macro or a call (`SCHEMA(a)`), a macro whose text holds a parenthesis (`#define
+    NAME ("a")`), a variable. One whose words are only macros the source does not define before it (`"myops::"
+    UNKNOWN`) is no C++ without a `-D`, and one in its own text (`#define SELF "c" SELF`) none after it: no op
+    (thirty-second sleft and scaf2 reads)."""
+    words = list(_MACRO_WORD.finditer(argument))
+    return not words or any(_names_through(argument, w, keys, where) for w in words)
+
+
+def _names_through(argument: bytes, word: re.Match[bytes], keys: _Keys, where: int) -> bool:
+    """Whether `word` of a call's first argument `argument` is a call, a variable, or a macro whose text holds a
+    parenthesis (`_unnamed`)."""
+    if argument[word.end() :].lstrip()[:1] == b"(" or not _MACRO.fullmatch(word.group()):
+        return True
+    definition = keys.definition(word.group(), where, strict=True)
+    return definition is not None and b"(" in _code_of(definition)
 
 
 # the C++ words that take a parenthesized word and are no function it is passed to

@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from porter.codemods.context import one_line
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis import native_ops
@@ -482,6 +483,12 @@ def _native_registered(data: bytes, rel: str, path: Path, search: _Search, probl
     found, unread = native_ops.registrations_and_unread(data, path, search.base, search.dirs)
     for ns, key, fn, line, own in unread:  # (a block's `register_cpu(m)` of another file: thirty-second sleft read)
         space = f"`{ns}`" if ns is not None else "a namespace a macro names"
+        if own is None:  # (`m.def(SCHEMA(a), &a_any)`: thirty-third scleft read)
+            problems.append(
+                f"{path_name(rel)}:{line}: the {key} block of {space} registers `{one_line(fn, 60)}`, whose op porter "
+                f"cannot read (a function-like macro, a variable): no op of {space} is taken for CUDA-only"
+            )
+            continue
         # (or of this file, in a call porter does not follow: `detail::reg(m)`, `reg(&m)`: thirty-second scaf2 read)
         what = "a call porter does not follow" if own else "a function this file does not define"
         problems.append(

@@ -100,3 +100,31 @@ def test_a_pointer_to_the_library_passed_on_is_said():
     _, unread = native_ops.registrations_and_unread(source)
     assert [(ns, key, fn) for ns, key, fn, _, _ in unread] == [("myops", "CPU", "reg")]
     assert native_ops.cuda_only_ops([("a.cpp", source)]) == {}
+
+
+SCHEMA_MACRO = b"""#define SCHEMA(n) #n "(Tensor x) -> Tensor"
+#define NAME ("b")
+TORCH_LIBRARY(myops, m) {
+  m.def(SCHEMA(a), &a_any);
+  m.def(SCHEMA(c));
+}
+TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); m.impl("b", &b_cuda); m.impl("c", &c_cuda); }
+TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl(NAME, &b_cpu); }
+"""
+
+
+def test_a_registration_whose_op_a_function_like_macro_names_is_said(tmp_path):
+    # 50-scaf2's leftover: `cpp -P -x c++` gives `m.def("a" "(Tensor x) -> Tensor", &a_any)` (a kernel every device
+    # runs) and `m.impl(("b"), &b_cpu)`; porter read no op of either, unsaid, and said `a` and `b` CUDA-only. Now
+    # each is unread, said by `porter kernels`, and no op of `myops` is taken for CUDA-only. `m.def(SCHEMA(c))`, a
+    # schema alone, gives no kernel: not said
+    _, unread = native_ops.registrations_and_unread(SCHEMA_MACRO)
+    assert [(ns, key, fn, own) for ns, key, fn, _, own in unread] == [
+        ("myops", "any", "m.def(SCHEMA(a), &a_any)", None),
+        ("myops", "CPU", "m.impl(NAME, &b_cpu)", None),
+    ]
+    assert native_ops.cuda_only_ops([("a.cpp", SCHEMA_MACRO)]) == {}
+    (tmp_path / "a.cpp").write_bytes(SCHEMA_MACRO)
+    notes = [p for p in scan(tmp_path).problems if "whose op porter cannot read" in p]
+    assert [n.split(": the ")[0] for n in notes] == ["a.cpp:3", "a.cpp:8"]
+    assert "registers `m.def(SCHEMA(a), &a_any)`" in notes[0]
