@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from porter.analysis.build_includes import build_root, include_dirs
 from porter.core import preprocessor
@@ -1003,17 +1003,36 @@ def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, .
     """The `#define`s of the headers `source` (the file `path`) includes (`headers`): a key given
     by a project header's macro (`#define DEVICE_KEY CUDA` in `keys.h`) was "not read", and an op
     with a CUDA kernel only not CUDA-only to lint (twenty-seventh read's leftover). The first
-    definition of a name is kept."""
+    definition of a name is kept, until an `#undef` (`_in_order`)."""
     out: dict[bytes, bytes] = {}
     for _, _, data in headers(source, path, tree, dirs):
         # (a `#define` under `#ifdef USE_ROCM` is none; `#ifdef __CUDACC__` is decided by the compiler of
         # the source that includes the header: keys.h's `#ifndef __CUDACC__` / `#define KEY CPU` was read
         # in a .cu, and its op not CUDA-only: twenty-ninth cache2 read)
         unbuilt = _unbuilt_at(data, path)
-        for d in _DEFINE.finditer(data):
-            if not unbuilt(d.start()):
-                out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))
+        events = [(d.start(), d.group(1), _CONTINUED.sub(b" ", d.group(2))) for d in _DEFINE.finditer(data)]
+        _in_order(out, events, data, unbuilt)
     return out
+
+
+T = TypeVar("T")
+
+
+def _in_order(
+    out: dict[bytes, T], events: list[tuple[int, bytes, T]], data: bytes, unbuilt: Callable[[int], bool]
+) -> None:
+    """Apply a header's `#define`s `events` (offset, name, what it defines) and its `#undef`s to `out`, in the order
+    they come: a name defined already keeps its first definition, an `#undef` takes it away. A header's `#undef` was
+    not read: of `#define DEVICE_KEY CPU` / `#undef DEVICE_KEY` / `#define DEVICE_KEY CUDA` the first was read (`cpp`:
+    CUDA), and an op with a CUDA kernel only not CUDA-only (thirty-second sleft read's leftover)."""
+    undone = [(m.start(), m.group(1), None) for m in _UNDEF.finditer(data)] if b"undef" in data else []
+    for offset, name, given in sorted([*events, *undone], key=lambda one: one[0]):
+        if unbuilt(offset):
+            continue
+        if given is None:
+            out.pop(name, None)
+        else:
+            out.setdefault(name, given)
 
 
 # `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro (its last
@@ -1153,18 +1172,16 @@ def _header_macros(source: bytes, path: Path | None, tree: Path | None, dirs: tu
     each in effect from the file's start (offset -1; of two, the first): a block opened by a header's macro
     (`#define CPU_LIB TORCH_LIBRARY_IMPL(myops, CPU, m)` in `ops.h`, `CPU_LIB {`) and a registering one used in a
     block (`REG_CPU(a);`) were none, and their ops with a CUDA kernel said CUDA-only (thirty-first sleft read's
-    leftover). A header's `#undef` is not read."""
-    out: _Defined = {}
+    leftover). A header's `#undef` takes a macro away (`_in_order`)."""
+    out: dict[bytes, _Macro] = {}
     if path is None or b"include" not in source:
-        return out
+        return {}
     for _, _, data in headers(source, path, tree if tree is not None else path.parent, dirs):
         if b"define" not in data:
             continue
-        unbuilt = _unbuilt_at(data, path)
-        for m in _FUNCTION_MACRO.finditer(data):
-            if not unbuilt(m.start()) and m.group(1) not in out:
-                out[m.group(1)] = [(-1, _macro_of(m))]
-    return out
+        events = [(m.start(), m.group(1), _macro_of(m)) for m in _FUNCTION_MACRO.finditer(data)]
+        _in_order(out, events, data, _unbuilt_at(data, path))
+    return {name: [(-1, macro)] for name, macro in out.items()}
 
 
 def _registering_of(defined: _Defined, opens: re.Pattern[bytes]) -> _Defined:

@@ -128,3 +128,24 @@ def test_a_registration_whose_op_a_function_like_macro_names_is_said(tmp_path):
     notes = [p for p in scan(tmp_path).problems if "whose op porter cannot read" in p]
     assert [n.split(": the ")[0] for n in notes] == ["a.cpp:3", "a.cpp:8"]
     assert "registers `m.def(SCHEMA(a), &a_any)`" in notes[0]
+
+
+def test_a_header_s_undef_takes_its_macro_away(tmp_path):
+    # 50-sleft's leftover: of ops.h's `#define DEVICE_KEY CPU` / `#undef DEVICE_KEY` / `#define DEVICE_KEY CUDA` (and
+    # the same of `CPU_LIB`) the first was read; `cpp -P -x c++` gives two CUDA blocks, porter read `a` and `b` as
+    # CPU kernels and said neither CUDA-only. `c`, a CPU kernel, is the control
+    (tmp_path / "ops.h").write_bytes(
+        b"#pragma once\n#define DEVICE_KEY CPU\n#undef DEVICE_KEY\n#define DEVICE_KEY CUDA\n"
+        b"#define CPU_LIB TORCH_LIBRARY_IMPL(myops, CPU, m)\n#undef CPU_LIB\n"
+        b"#define CPU_LIB TORCH_LIBRARY_IMPL(myops, CUDA, m)\n"
+    )
+    source = (
+        b'#include "ops.h"\nTORCH_LIBRARY_IMPL(myops, DEVICE_KEY, m) { m.impl("a", &a_cuda); }\n'
+        b'CPU_LIB { m.impl("b", &b_cuda); }\nTORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl("c", &c_cpu); }\n'
+    )
+    (tmp_path / "a.cpp").write_bytes(source)
+    assert sorted(native_ops.registrations(source, tmp_path / "a.cpp", tmp_path)) == [
+        ("myops", "a", "CUDA"),
+        ("myops", "b", "CUDA"),
+        ("myops", "c", "CPU"),
+    ]
