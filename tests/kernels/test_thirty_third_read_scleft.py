@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from porter.analysis import native_ops
+from porter.analysis import cuda_only_index, native_ops, python_ops
 from porter.config.settings import Settings
 from porter.kernels.inventory import scan
 from porter.pipeline import statindex
@@ -149,3 +149,46 @@ def test_a_header_s_undef_takes_its_macro_away(tmp_path):
         ("myops", "b", "CUDA"),
         ("myops", "c", "CPU"),
     ]
+
+
+LIBRARY_MODULE = b"""import torch
+
+lib = torch.library.Library("myops", "FRAGMENT")
+
+
+@torch.library.custom_op("myops::d", mutates_args=(), device_types="cuda")
+def d(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+"""
+CPU_MODULE = b"""from ._lib import lib as L
+from . import _lib
+from ._lib import d
+
+L.impl("a", lambda x: x + 2, "CPU")
+_lib.lib.impl("c", lambda x: x + 3, "CPU")
+
+
+@d.register_kernel("cpu")
+def _(x):
+    return x + 4
+"""
+ONLY_CUDA = (
+    b'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", &a_cuda); m.impl("b", &b_cuda); m.impl("c", &c_cuda); }\n'
+)
+
+
+def test_kernels_registered_through_another_module_s_library_or_custom_op_are_read():
+    # 50-scaffold's and 50-pyops2's leftover: a `Library` made in pkg/_lib.py and a custom op made there, given their
+    # kernels in pkg/cpu.py (`from ._lib import lib as L`, `from . import _lib`, `from ._lib import d`), were read as
+    # no kernel: `a`, `c` and `d` said CUDA-only. torch 2.9 (the same modules imported, docs/reads/51-scleft-tools/
+    # py_oracle.py) runs `a`, `c` and `d` on a CPU tensor and raises NotImplementedError for `b` (the control)
+    files = [("pkg/__init__.py", b""), ("pkg/_lib.py", LIBRARY_MODULE), ("pkg/cpu.py", CPU_MODULE)]
+    kernels = python_ops.registered_kernels(files)
+    assert sorted((f, op, key) for f, _, op, key in kernels if f == "pkg/cpu.py") == [
+        ("pkg/cpu.py", "a", "CPU"),
+        ("pkg/cpu.py", "c", "CPU"),
+        ("pkg/cpu.py", "d", "cpu"),
+    ]
+    assert set(native_ops.cuda_only_ops([("csrc/ops.cu", ONLY_CUDA)], kernels)["myops"]) == {"b"}
+    # (a file that never spells "library" is still what the cache's key of the facts hashes whole)
+    assert cuda_only_index.part(CPU_MODULE) != cuda_only_index.part(CPU_MODULE.replace(b'"CPU"', b'"CUDA"'))
