@@ -36,7 +36,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.context import one_line
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
-from porter.analysis import native_ops
+from porter.analysis import native_ops, python_ops
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
 from porter.core import preprocessor
@@ -1294,6 +1294,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
         one_search = _search_for_source(search, root, path, searches)
         inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, one_search, inv.problems))
+    inv.registered.extend(_python_registered(python_sources))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -1311,6 +1312,20 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     _attach_launches(inv)
     _qualify(inv.kernels)
     return inv
+
+
+# a Python kernel's key as the table says it: `"default"` (a custom op's own function) runs on every device
+_PYTHON_KEYS = {"default": "any", python_ops.UNREAD: "not read: a key given by a name or an expression"}
+
+
+def _python_registered(sources: list[tuple[str, bytes]]) -> list[Registered]:
+    """The kernels the project's Python files register (`python_ops`: `lib.impl("a", a_cpu, "CPU")`,
+    `@a.register_kernel("cpu")`): lint read them, the table listed none, so an op with a CPU kernel in Python was
+    listed with its CUDA kernel only (thirty-second scaffold read's leftover)."""
+    return [
+        Registered(path, ns, op, _PYTHON_KEYS.get(key, key))
+        for path, ns, op, key in python_ops.registered_kernels(sources)
+    ]
 
 
 def _wrapped_only_notes(registered: list[Registered]) -> list[str]:

@@ -192,3 +192,15 @@ def test_kernels_registered_through_another_module_s_library_or_custom_op_are_re
     assert set(native_ops.cuda_only_ops([("csrc/ops.cu", ONLY_CUDA)], kernels)["myops"]) == {"b"}
     # (a file that never spells "library" is still what the cache's key of the facts hashes whole)
     assert cuda_only_index.part(CPU_MODULE) != cuda_only_index.part(CPU_MODULE.replace(b'"CPU"', b'"CUDA"'))
+
+
+def test_porter_kernels_lists_the_kernels_python_files_register(tmp_path):
+    # 50-scaffold's leftover: the `registered op` table was the C++ reader's only, so `a`, `c` and `d`, given CPU
+    # kernels in pkg/cpu.py, were listed with their CUDA kernels alone; a custom op's own function (`"default"`)
+    # runs on every device
+    write_files(tmp_path, {"csrc/ops.cu": ONLY_CUDA.decode(), "pkg/__init__.py": ""})
+    (tmp_path / "pkg/_lib.py").write_bytes(LIBRARY_MODULE.replace(b', device_types="cuda"', b""))
+    (tmp_path / "pkg/cpu.py").write_bytes(CPU_MODULE)
+    registered = {(r.path, r.name, r.device) for r in scan(tmp_path).registered}
+    assert {("pkg/cpu.py", "myops::a", "CPU"), ("pkg/cpu.py", "myops::c", "CPU")} < registered
+    assert ("pkg/_lib.py", "myops::d", "any device") in registered
