@@ -204,3 +204,24 @@ def test_porter_kernels_lists_the_kernels_python_files_register(tmp_path):
     registered = {(r.path, r.name, r.device) for r in scan(tmp_path).registered}
     assert {("pkg/cpu.py", "myops::a", "CPU"), ("pkg/cpu.py", "myops::c", "CPU")} < registered
     assert ("pkg/_lib.py", "myops::d", "any device") in registered
+
+
+COMPREHENSION = (
+    "import os\nfrom setuptools import setup\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+    'setup(ext_modules=[CUDAExtension("x", ["csrc/ops/mla.cu"], '
+    'include_dirs=[os.path.join(here, d) for d in ("third_party", "csrc/include")])])\n'
+)
+
+
+def test_include_dirs_given_by_a_list_comprehension_are_read(tmp_path, monkeypatch):
+    # 50-pyops2's leftover: `include_dirs=[os.path.join(here, d) for d in (...)]` gave no folder, so keys.h (found by
+    # the compiler in csrc/include only) was "not read" and the op not CUDA-only: DEV002 where GUARD004 is due. The
+    # comprehension's items are read as the list's; `if` filters one out (`[.. for d in DIRS if d]`) are none
+    from tests.kernels.test_thirty_second_read_ilint import _codes as ilint_codes, keys_project
+
+    project = keys_project(tmp_path, monkeypatch)
+    (project / "setup.py").write_text(COMPREHENSION)
+    assert ("mla_decode", "CUDA") in {(r.op, r.key) for r in scan(project).registered}
+    assert "GUARD004" in ilint_codes(None)
+    (project / "setup.py").write_text(COMPREHENSION.replace('"csrc/include")]', '"csrc/include") if d]'))
+    assert "GUARD004" not in ilint_codes(None)
