@@ -199,7 +199,8 @@ def _path_items(value: ast.expr, assigned: dict[str, ast.expr], depth: int) -> l
     if isinstance(value, ast.ListComp) and _over_names(value):  # `[os.path.join(here, d) for d in ("a", "b")]`
         name = value.generators[0].target
         assert isinstance(name, ast.Name)
-        return [_bound(value.elt, name.id, item) for item in _path_items(value.generators[0].iter, assigned, depth - 1)]
+        items = _path_items(value.generators[0].iter, assigned, depth - 1)
+        return [_with_item(value.elt, name.id, item) for item in items]
     if _is_list(value, assigned, depth):
         if isinstance(value, ast.Name):
             return _path_items(assigned[value.id], assigned, depth - 1)
@@ -216,7 +217,7 @@ def _over_names(comprehension: ast.ListComp) -> bool:
 
 
 class _Bound(ast.NodeTransformer):
-    """A comprehension's element with its name given one item (`_bound`)."""
+    """A comprehension's element with its name given one item (`_with_item`)."""
 
     def __init__(self, name: str, item: ast.expr) -> None:
         self.name, self.item = name, item
@@ -225,7 +226,7 @@ class _Bound(ast.NodeTransformer):
         return self.item if node.id == self.name else node
 
 
-def _bound(element: ast.expr, name: str, item: ast.expr) -> ast.expr:
+def _with_item(element: ast.expr, name: str, item: ast.expr) -> ast.expr:
     """`element` with the name `name` standing for `item` (a copy: the tree is left as it is)."""
     bound = _Bound(name, item).visit(copy.deepcopy(element))
     return bound if isinstance(bound, ast.expr) else element

@@ -44,7 +44,7 @@ def may_register(source: bytes) -> bool:
     return TOKEN in source.lower() or b".impl(" in source or b".register_kernel(" in source
 
 
-def _module_of(name: str) -> str:
+def _dotted_module(name: str) -> str:
     """The dotted module a Python file's name (from the working folder) is, `pkg.ops` of `pkg/ops.py` and of
     `pkg/ops/__init__.py`."""
     return name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
@@ -63,7 +63,7 @@ def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, st
         except (SyntaxError, ValueError):
             continue  # (lint says it)
         parsed.append((name, tree, _FileNames(tree)))
-    modules = {_module_of(name): names for name, _, names in parsed}
+    modules = {_dotted_module(name): names for name, _, names in parsed}
     for name, tree, names in parsed:
         names.imported(tree, name, modules)
         for call in ast.walk(tree):
@@ -102,7 +102,7 @@ class _FileNames:
         (`from ._lib import lib`, `from .ops import a`, `from . import _lib`: `_lib.lib`): read in their own module
         only, `lib.impl("a", a_cpu, "CPU")` and `a.register_kernel("cpu")` of another file were no kernel, and `a`
         said CUDA-only where torch runs it on a CPU tensor (thirty-second pyops2 and scaffold reads' leftovers)."""
-        here = _module_of(name).split(".")
+        here = _dotted_module(name).split(".")
         package = here if name.endswith("__init__.py") else here[:-1]
         for node in ast.walk(tree):
             if not isinstance(node, ast.ImportFrom) or (node.level > len(package) + 1):
