@@ -99,12 +99,19 @@ class _FileNames:
 
     def imported(self, tree: ast.Module, name: str, modules: dict[str, _FileNames]) -> None:
         """Add the `Library` variables and custom ops the file `name` imports from the project's other `modules`
-        (`from ._lib import lib`, `from .ops import a`, `from . import _lib`: `_lib.lib`): read in their own module
-        only, `lib.impl("a", a_cpu, "CPU")` and `a.register_kernel("cpu")` of another file were no kernel, and `a`
-        said CUDA-only where torch runs it on a CPU tensor (thirty-second pyops2 and scaffold reads' leftovers)."""
+        (`from ._lib import lib`, `from .ops import a`, `from . import _lib`: `_lib.lib`, `import pkg._lib as L`):
+        read in their own module only, `lib.impl("a", a_cpu, "CPU")` and `a.register_kernel("cpu")` of another file
+        were no kernel, and `a` said CUDA-only where torch runs it on a CPU tensor (thirty-second pyops2 and scaffold
+        reads' leftovers)."""
         here = _dotted_module(name).split(".")
         package = here if name.endswith("__init__.py") else here[:-1]
         for node in ast.walk(tree):
+            if isinstance(node, ast.Import):  # (`import pkg._lib as L`: `L.lib`)
+                for alias in node.names:
+                    inner = _project_module(modules, alias.name)
+                    local = alias.asname or alias.name
+                    if inner is not None and inner is not self:
+                        self._take(inner, {v: f"{local}.{v}" for v in [*inner.libraries, *inner.custom_ops]})
             if not isinstance(node, ast.ImportFrom) or (node.level > len(package) + 1):
                 continue
             base = package[: len(package) - node.level + 1] if node.level else []

@@ -190,6 +190,8 @@ def test_kernels_registered_through_another_module_s_library_or_custom_op_are_re
         ("pkg/cpu.py", "d", "cpu"),
     ]
     assert set(native_ops.cuda_only_ops([("csrc/ops.cu", ONLY_CUDA)], kernels)["myops"]) == {"b"}
+    more = ("pkg/more.py", b'import pkg._lib as L\nL.lib.impl("e", lambda x: x, "CPU")\n')  # (a plain `import`)
+    assert ("pkg/more.py", "myops", "e", "CPU") in python_ops.registered_kernels([*files, more])
     # (a file that never spells "library" is still what the cache's key of the facts hashes whole)
     assert cuda_only_index.part(CPU_MODULE) != cuda_only_index.part(CPU_MODULE.replace(b'"CPU"', b'"CUDA"'))
 
