@@ -7,6 +7,7 @@ of CMakeLists.txt. The kernel inventory finds the headers a `.cu` file includes 
 from __future__ import annotations
 
 import ast
+import copy
 import os
 import re
 from pathlib import Path
@@ -195,12 +196,40 @@ def _path_items(value: ast.expr, assigned: dict[str, ast.expr], depth: int) -> l
             for item in value.elts
             for path in (_path_items(item.value, assigned, depth - 1) if isinstance(item, ast.Starred) else [item])
         ]
+    if isinstance(value, ast.ListComp) and _over_names(value):  # `[os.path.join(here, d) for d in ("a", "b")]`
+        name = value.generators[0].target
+        assert isinstance(name, ast.Name)
+        items = _path_items(value.generators[0].iter, assigned, depth - 1)
+        return [_with_item(value.elt, name.id, item) for item in items]
     if _is_list(value, assigned, depth):
         if isinstance(value, ast.Name):
             return _path_items(assigned[value.id], assigned, depth - 1)
         assert isinstance(value, ast.BinOp)
         return _path_items(value.left, assigned, depth - 1) + _path_items(value.right, assigned, depth - 1)
     return [value]
+
+
+def _over_names(comprehension: ast.ListComp) -> bool:
+    """Whether a list comprehension runs one name over its items, unfiltered (`[f(d) for d in DIRS]`): its paths were
+    not read, and a key's header found only there was "not read" (thirty-second pyops2 read's leftover)."""
+    generators = comprehension.generators
+    return len(generators) == 1 and isinstance(generators[0].target, ast.Name) and not generators[0].ifs
+
+
+class _Bound(ast.NodeTransformer):
+    """A comprehension's element with its name given one item (`_with_item`)."""
+
+    def __init__(self, name: str, item: ast.expr) -> None:
+        self.name, self.item = name, item
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.item if node.id == self.name else node
+
+
+def _with_item(element: ast.expr, name: str, item: ast.expr) -> ast.expr:
+    """`element` with the name `name` standing for `item` (a copy: the tree is left as it is)."""
+    bound = _Bound(name, item).visit(copy.deepcopy(element))
+    return bound if isinstance(bound, ast.expr) else element
 
 
 def _is_list(value: ast.expr, assigned: dict[str, ast.expr], depth: int) -> bool:

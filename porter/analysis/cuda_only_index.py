@@ -1331,7 +1331,7 @@ def part(source: bytes) -> bytes:
         or extensions.hints_import(source)
         or extensions.LOADER.search(source)
         or _package_string().search(source)
-        or python_ops.TOKEN in source.lower()  # (a kernel it registers for a project op: python_ops)
+        or python_ops.may_register(source)  # (a kernel it registers for a project op: python_ops)
     ):
         return hashlib.sha256(source).digest()
     handed = device_backends.handed_on_lines(source)  # a parameter handed on to a switch key

@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from porter.analysis.build_includes import build_root, include_dirs
 from porter.core import preprocessor
@@ -47,7 +47,7 @@ _NVCC_OR_NOT: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": None, "_
 # `TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {`: the head, then its arguments (`_blocks`)
 _HEAD = re.compile(rb"\b(?:STABLE_)?TORCH_LIBRARY(_IMPL)?(?:_FRAGMENT|_EXPAND)?(?:_EXPAND)?\s*\(\s*")
 _NOT_ARGUMENT = re.compile(rb"[^\w()\s,]")  # what no argument list of a block holds (`{` among it)
-_CALL = re.compile(rb"\b(\w+)\s*\.\s*(impl|def)\s*\(")
+_CALL = re.compile(rb"\b(\w+)\s*(?:\.|->)\s*(impl|def)\s*\(")  # (`->`: a pointer to the library, `p->impl(`)
 # a call chained to one of them (`m.impl(...).impl(`), matched after the `)` (from a run's first space only: linear)
 _CHAINED = re.compile(rb"(?<!\s)\s*\.\s*(impl|def)\s*\(")
 # where a call's code goes on after the string literals that open its arguments (blanked in its code)
@@ -124,8 +124,9 @@ _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 # a block's library passed to a function porter does not read (`register_cpu(m)` of another file), in a block of a key
 # other than CUDA's: (namespace or None, the block's key, the function, the block's line, whether the file defines a
-# function of that name that takes a library: `detail::reg(m)`, `reg(&m)`, a call porter does not follow)
-Unread = tuple[str | None, str, str, int, bool]
+# function of that name that takes a library: `detail::reg(m)`, `reg(&m)`, a call porter does not follow; None: no
+# function, a call of the library whose op porter cannot read, `m.def(SCHEMA(a), &a_any)`, quoted in the third)
+Unread = tuple[str | None, str, str, int, bool | None]
 
 
 def registrations(
@@ -147,8 +148,9 @@ def registrations_and_unread(
     macro it does not define is looked for in the headers it includes (`_included_defines`) that are
     in `tree` (by default the file's own folder), beside it or in the build's `-I` folders `dirs`. And each block
     that passes its library to a function the file does not define (`Unread`): what it registers is not known."""
-    if not registers(source):
+    if not registers(source) and not (path is not None and _header_registers(source, path, tree, dirs)):
         return [], []
+    inherited = _header_macros(source, path, tree, dirs)
     source = blank_comments(source)  # (a registration commented out is none)
     code = _code_of(source)
     unbuilt = _unbuilt_at(code, path)
@@ -158,7 +160,6 @@ def registrations_and_unread(
     unread: list[Unread] = []
     if OLD_TOKEN in code:
         out = _old_registrations(source, code, keys, unbuilt)
-    inherited = _header_macros(source, path, tree, dirs)
     blocks = _heads(source, code, unbuilt, inherited)
     # (a brace on a line no default build compiles closes nothing: `#if 0` / `}` / `#endif` in a block, or in a
     # function it registers through, ended its body there, and its CPU kernels after it were none: thirty-third read)
@@ -174,15 +175,17 @@ def registrations_and_unread(
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
         block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names)
+        nameless: list[bytes] = []  # (its calls whose op is not read)
         for one_body, one_origin, one_var in [
             (body, origin, var),
             *(helpers.called(body, origin, var) if helpers else ()),
         ]:
-            out += _block_registrations(one_body, one_origin, one_var, block)
+            out += _block_registrations(one_body, one_origin, one_var, block, nameless)
         key = keys.of(key_text, head) if impl is not None and key_text is not None else "any"
         if key not in _NO_OTHER_DEVICE:  # (a CUDA block's: more CUDA kernels, which make no op any less CUDA-only)
             line = line_of(head)
             unread += [(ns, key, name.decode(), line, own) for name, own in (helpers.unread if helpers else ())]
+            unread += [(ns, key, call.decode("latin-1"), line, None) for call in nameless]
     return out, unread
 
 
@@ -213,9 +216,12 @@ class _Reading(NamedTuple):
 
 
 def _block_registrations(
-    body: bytes, origin: Callable[[int], int], var: bytes, block: _Reading
+    body: bytes, origin: Callable[[int], int], var: bytes, block: _Reading, nameless: list[bytes]
 ) -> list[tuple[str | None, str, str]]:
-    """`registrations` of the calls of the library `var` in a block's `body` (`origin`: where each offset is)."""
+    """`registrations` of the calls of the library `var` in a block's `body` (`origin`: where each offset is); in
+    `nameless`, the text of each call that may give a kernel and whose op porter cannot read (`m.def(SCHEMA(a),
+    &a_any)`, a function-like macro; `m.impl(name, ...)`): they were passed over unsaid, and an op with a CUDA kernel
+    beside one said CUDA-only (thirty-second scaf2 read's leftover)."""
     out: list[tuple[str | None, str, str]] = []
     ns, keys = block.ns, block.keys
     body_code = _code_of(body)
@@ -226,6 +232,11 @@ def _block_registrations(
         )
         op = _OP.match(strings) if strings else None
         if strings is None or op is None:
+            close = closes.get(at, -1)
+            arguments = _top_commas(body_code[at:close]) if close >= 0 else []
+            # (`m.def(SCHEMA(a))`, a schema alone, gives no kernel)
+            if (kind == b"impl" or len(arguments) > 1) and arguments and _unnamed(arguments[0], keys, origin(at)):
+                nameless.append(var + b"." + kind + b"(" + body[at : close + 1])
             continue
         rest = _after_strings(body, end)
         # (a fallthrough, autograd's not-implemented fallback: no kernel), looked for up to the call's `)`: to the
@@ -243,6 +254,25 @@ def _block_registrations(
     return out
 
 
+def _unnamed(argument: bytes, keys: _Keys, where: int) -> bool:
+    """Whether a call's first argument (its code, strings blanked), which porter reads no op of, names one all the
+    same: through a function-like macro or a call (`SCHEMA(a)`), a macro whose text holds a parenthesis (`#define
+    NAME ("a")`), a variable. One whose words are only macros the source does not define before it (`"myops::"
+    UNKNOWN`) is no C++ without a `-D`, and one in its own text (`#define SELF "c" SELF`) none after it: no op
+    (thirty-second sleft and scaf2 reads)."""
+    words = list(_MACRO_WORD.finditer(argument))
+    return not words or any(_names_through(argument, w, keys, where) for w in words)
+
+
+def _names_through(argument: bytes, word: re.Match[bytes], keys: _Keys, where: int) -> bool:
+    """Whether `word` of a call's first argument `argument` is a call, a variable, or a macro whose text holds a
+    parenthesis (`_unnamed`)."""
+    if argument[word.end() :].lstrip()[:1] == b"(" or not _MACRO.fullmatch(word.group()):
+        return True
+    definition = keys.definition(word.group(), where, strict=True)
+    return definition is not None and b"(" in _code_of(definition)
+
+
 # the C++ words that take a parenthesized word and are no function it is passed to
 _NOT_A_FUNCTION = frozenset({b"sizeof", b"alignof", b"decltype", b"typeid", b"noexcept", b"if", b"while", b"switch"})
 # the calls that hand their argument on as it is (`static_cast<torch::Library&>(m)`, `std::ref(m)`): the call
@@ -250,8 +280,11 @@ _NOT_A_FUNCTION = frozenset({b"sizeof", b"alignof", b"decltype", b"typeid", b"no
 _HANDING_ON = frozenset({b"static_cast", b"const_cast", b"reinterpret_cast", b"ref", b"addressof"})
 # in a body: a call's name (`reg(`, `detail::reg(`, `r.add(`, `p->add(`) and its `(`, another parenthesis, or a word
 _PASS_TOKENS = re.compile(rb"(?<![\w:.>])(\w+(?:(?:::|\.|->)\w+)*)[ \t\r\n]*\(|([()])|(?<![\w:.>])(\w+)")
-# another name a body gives the library (`auto& lib = m;`, `torch::Library& lib = m;`): the name, the library's
-_ALIAS = re.compile(rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\s*&\s*(\w+)\s*=\s*(\w+)\s*;")
+# another name a body gives the library (`auto& lib = m;`, `torch::Library& lib = m;`), or a pointer to it
+# (`torch::Library* p = &m;`, `auto* const p = &m;`): the name (group 1 or 2), the library's (3)
+_ALIAS = re.compile(
+    rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\s*(?:&\s*(\w+)\s*=|\*\s*(?:const\s+)?(\w+)\s*=\s*&)\s*(\w+)\s*;"
+)
 _MEMBER = re.compile(rb"(?<!\s)\s*(?:\.|->)")  # (after the library's name: its own call, `m.impl(`)
 # a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameters
 _TAKES_LIBRARY = re.compile(rb"(?<!\w)(\w+)\s*\(([^(){};]*)\)\s*\{")
@@ -285,7 +318,8 @@ class _Helpers:
     ) -> list[tuple[bytes, Callable[[int], int], bytes]]:
         """(body, where its offsets are, the library's name there) of each function `body` (`origin`: where its
         offsets are) passes `var` to, and of those they pass theirs to, and of each other name a body gives the
-        library (`auto& lib = m;`: its `reg(lib)` was neither read nor said, thirty-second scaf2 read); `unread` the
+        library (`auto& lib = m;`: its `reg(lib)` was neither read nor said, thirty-second scaf2 read; a pointer,
+        `torch::Library* p = &m; p->impl(...)`, neither: thirty-third scleft read); `unread` the
         names of the calls it is passed to that are not read."""
         out: list[tuple[bytes, Callable[[int], int], bytes]] = []
         seen: set[bytes] = set()
@@ -297,10 +331,11 @@ class _Helpers:
             text, where, name, depth = todo.pop()
             code = _code_of(text)
             for alias in _ALIAS.finditer(code) if name in code else ():
-                if alias.group(2) == name and (id(text), alias.group(1)) not in named:
-                    named.add((id(text), alias.group(1)))
-                    out.append((text, where, alias.group(1)))
-                    todo.append((text, where, alias.group(1), depth))
+                other = alias.group(1) or alias.group(2)
+                if alias.group(3) == name and (id(text), other) not in named:
+                    named.add((id(text), other))
+                    out.append((text, where, other))
+                    todo.append((text, where, other, depth))
             for callee, index, whole in _passes(code, name):
                 last = _callee_word(callee)
                 found = self._function(last) if whole and callee == last and depth < self._DEPTH else None
@@ -499,6 +534,27 @@ def _code_of(source: bytes) -> bytes:
 def registers(source: bytes) -> bool:
     """Whether `source` may register an op (the cheap test before `registrations`)."""
     return TOKEN in source or OLD_TOKEN in source
+
+
+def registers_in(source: bytes, path: Path, dirs: tuple[Path, ...] = ()) -> tuple[bool, list[Header]]:
+    """Whether `source` (the file `path`) may register an op, itself or through a block a header's macro opens
+    (`#include "ops.h"` / `CPU_LIB { ... }`, no `TORCH_LIBRARY` in the file: passed over, and its op said
+    CUDA-only: thirty-second sleft read's leftover), and the headers read to know (`headers`, in `dirs` too): an
+    edit of one changes the answer. A file that includes nothing reads none."""
+    own = registers(source)
+    if not own and b"include" not in source:
+        return False, []
+    read = headers(source, path, None, dirs)
+    return own or any(TOKEN in data for _, _, data in read), read
+
+
+def _header_registers(source: bytes, path: Path, tree: Path | None, dirs: tuple[Path, ...]) -> bool:
+    """Whether a header `source` (the file `path`) includes spells `TORCH_LIBRARY` (`registers_in`): the cheap test
+    before its macros are read (each header's macros read for every file including it made `porter kernels` four
+    times slower on 300 files including 8 headers of 200 macros)."""
+    if b"include" not in source:
+        return False
+    return any(TOKEN in data for _, _, data in headers(source, path, tree if tree is not None else path.parent, dirs))
 
 
 def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
@@ -957,17 +1013,36 @@ def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, .
     """The `#define`s of the headers `source` (the file `path`) includes (`headers`): a key given
     by a project header's macro (`#define DEVICE_KEY CUDA` in `keys.h`) was "not read", and an op
     with a CUDA kernel only not CUDA-only to lint (twenty-seventh read's leftover). The first
-    definition of a name is kept."""
+    definition of a name is kept, until an `#undef` (`_in_order`)."""
     out: dict[bytes, bytes] = {}
     for _, _, data in headers(source, path, tree, dirs):
         # (a `#define` under `#ifdef USE_ROCM` is none; `#ifdef __CUDACC__` is decided by the compiler of
         # the source that includes the header: keys.h's `#ifndef __CUDACC__` / `#define KEY CPU` was read
         # in a .cu, and its op not CUDA-only: twenty-ninth cache2 read)
         unbuilt = _unbuilt_at(data, path)
-        for d in _DEFINE.finditer(data):
-            if not unbuilt(d.start()):
-                out.setdefault(d.group(1), _CONTINUED.sub(b" ", d.group(2)))
+        events = [(d.start(), d.group(1), _CONTINUED.sub(b" ", d.group(2))) for d in _DEFINE.finditer(data)]
+        _in_order(out, events, data, unbuilt)
     return out
+
+
+T = TypeVar("T")
+
+
+def _in_order(
+    out: dict[bytes, T], events: list[tuple[int, bytes, T]], data: bytes, unbuilt: Callable[[int], bool]
+) -> None:
+    """Apply a header's `#define`s `events` (offset, name, what it defines) and its `#undef`s to `out`, in the order
+    they come: a name defined already keeps its first definition, an `#undef` takes it away. A header's `#undef` was
+    not read: of `#define DEVICE_KEY CPU` / `#undef DEVICE_KEY` / `#define DEVICE_KEY CUDA` the first was read (`cpp`:
+    CUDA), and an op with a CUDA kernel only not CUDA-only (thirty-second sleft read's leftover)."""
+    undone = [(m.start(), m.group(1), None) for m in _UNDEF.finditer(data)] if b"undef" in data else []
+    for offset, name, given in sorted([*events, *undone], key=lambda one: one[0]):
+        if unbuilt(offset):
+            continue
+        if given is None:
+            out.pop(name, None)
+        else:
+            out.setdefault(name, given)
 
 
 # `#define REG(op) m.impl(TORCH_SELECTIVE_NAME("ns::" #op), TORCH_FN(op))`: a function-like macro (its last
@@ -1107,18 +1182,16 @@ def _header_macros(source: bytes, path: Path | None, tree: Path | None, dirs: tu
     each in effect from the file's start (offset -1; of two, the first): a block opened by a header's macro
     (`#define CPU_LIB TORCH_LIBRARY_IMPL(myops, CPU, m)` in `ops.h`, `CPU_LIB {`) and a registering one used in a
     block (`REG_CPU(a);`) were none, and their ops with a CUDA kernel said CUDA-only (thirty-first sleft read's
-    leftover). A header's `#undef` is not read."""
-    out: _Defined = {}
+    leftover). A header's `#undef` takes a macro away (`_in_order`)."""
+    out: dict[bytes, _Macro] = {}
     if path is None or b"include" not in source:
-        return out
+        return {}
     for _, _, data in headers(source, path, tree if tree is not None else path.parent, dirs):
         if b"define" not in data:
             continue
-        unbuilt = _unbuilt_at(data, path)
-        for m in _FUNCTION_MACRO.finditer(data):
-            if not unbuilt(m.start()) and m.group(1) not in out:
-                out[m.group(1)] = [(-1, _macro_of(m))]
-    return out
+        events = [(m.start(), m.group(1), _macro_of(m)) for m in _FUNCTION_MACRO.finditer(data)]
+        _in_order(out, events, data, _unbuilt_at(data, path))
+    return {name: [(-1, macro)] for name, macro in out.items()}
 
 
 def _registering_of(defined: _Defined, opens: re.Pattern[bytes]) -> _Defined:
@@ -1304,15 +1377,17 @@ def source_path(name: str) -> str:
 
 def read(names: Iterable[str]) -> list[tuple[str, bytes]]:
     """(name, bytes) of each of the C++/CUDA sources `names` (paths from the working folder, as
-    shown) that registers ops; one that cannot be read is passed over (discovery noted it)."""
+    shown) that registers ops (`registers_in`); one that cannot be read is passed over (discovery noted it)."""
     out = []
+    dirs: dict[Path, tuple[Path, ...]] = {}
     for name in names:
         if not name.endswith(SUFFIXES):
             continue
+        path = Path(source_path(name))
         try:
-            source = read_regular(Path(source_path(name)), MAX_PARSE_BYTES)  # (past it: discovery noted it)
+            source = read_regular(path, MAX_PARSE_BYTES)  # (past it: discovery noted it)
         except (OSError, ValueError):
             continue
-        if registers(source):
+        if registers_in(source, path, build_dirs(path, dirs))[0]:
             out.append((name, source))
     return out

@@ -38,18 +38,34 @@ _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
 
 
+def may_register(source: bytes) -> bool:
+    """Whether a Python file may register a kernel: it names `torch.library` (`TOKEN`), or calls `.impl(` or
+    `.register_kernel(` on what another module of the project gives it (`from ._lib import lib`)."""
+    return TOKEN in source.lower() or b".impl(" in source or b".register_kernel(" in source
+
+
+def _dotted_module(name: str) -> str:
+    """The dotted module a Python file's name (from the working folder) is, `pkg.ops` of `pkg/ops.py` and of
+    `pkg/ops/__init__.py`."""
+    return name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
 def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, str, str, str]]:
     """(file, namespace, op, key) for each kernel the Python `files` (name, bytes) register; an overload is its own op
     (`a.out`)."""
     out: list[tuple[str, str, str, str]] = []
+    parsed: list[tuple[str, ast.Module, _FileNames]] = []
     for name, source in files:
-        if TOKEN not in source.lower():
+        if not may_register(source):
             continue
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue  # (lint says it)
-        names = _FileNames(tree)
+        parsed.append((name, tree, _FileNames(tree)))
+    modules = {_dotted_module(name): names for name, _, names in parsed}
+    for name, tree, names in parsed:
+        names.imported(tree, name, modules)
         passing = _passed_on(tree, names)
         for call in ast.walk(tree):
             if isinstance(call, ast.Call) and id(call) not in passing:
@@ -111,6 +127,46 @@ class _FileNames:
         bound |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
         made = (self.library_namespace(node) for node in ast.walk(tree) if id(node) not in bound)
         self.unbound = sorted({ns for ns in made if ns is not None})
+
+    def imported(self, tree: ast.Module, name: str, modules: dict[str, _FileNames]) -> None:
+        """Add the `Library` variables and custom ops the file `name` imports from the project's other `modules`
+        (`from ._lib import lib`, `from .ops import a`, `from . import _lib`: `_lib.lib`, `import pkg._lib as L`):
+        read in their own module only, `lib.impl("a", a_cpu, "CPU")` and `a.register_kernel("cpu")` of another file
+        were no kernel, and `a` said CUDA-only where torch runs it on a CPU tensor (thirty-second pyops2 and scaffold
+        reads' leftovers)."""
+        here = _dotted_module(name).split(".")
+        package = here if name.endswith("__init__.py") else here[:-1]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):  # (`import pkg._lib as L`: `L.lib`)
+                for alias in node.names:
+                    inner = _project_module(modules, alias.name)
+                    local = alias.asname or alias.name
+                    if inner is not None and inner is not self:
+                        self._take(inner, {v: f"{local}.{v}" for v in [*inner.libraries, *inner.custom_ops]})
+            if not isinstance(node, ast.ImportFrom) or (node.level > len(package) + 1):
+                continue
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            for alias in node.names:
+                local = alias.asname or alias.name
+                other = _project_module(modules, module)
+                if other is not None and other is not self:
+                    self._take(other, {alias.name: local})
+                inner = _project_module(modules, f"{module}.{alias.name}" if module else alias.name)
+                if inner is not None and inner is not self:  # (`from . import _lib`: `_lib.lib`)
+                    self._take(inner, {v: f"{local}.{v}" for v in [*inner.libraries, *inner.custom_ops]})
+
+    def _take(self, other: _FileNames, names: dict[str, str]) -> None:
+        """Take the `Library` variables and custom ops of `other` named in `names` (theirs -> the local one)."""
+        for theirs, local in names.items():
+            # (their module's own bindings only, the last: a name bound in their functions is not one they export;
+            # taken as a binding at this module's top, so that one of this module's own after it wins)
+            top = [binding for binding in other.libraries.get(theirs, []) if binding[0] is other.tree]
+            if top:
+                library = max(top, key=lambda binding: binding[2])[3]
+                self.libraries.setdefault(local, []).append((self.tree, self.tree, (0, 0), library))
+            if theirs in other.custom_ops:
+                self.custom_ops[local] = other.custom_ops[theirs]
 
     def _assigned(self, node: ast.AST, target: str, value: ast.Call) -> None:
         ns = self.library_namespace(value)
@@ -179,6 +235,15 @@ class _FileNames:
 _MAKERS = ("custom_op", "triton_op")
 _TORCH_OPS = re.compile(r"torch\.ops\.(\w+)\.(\w+(?:\.\w+)?)")  # an op (and its overload) as an object
 _ON_OP = (0, "", None)  # `op.register_kernel("cpu")` of a custom op (`CustomOpDef.register_kernel`: positional only)
+
+
+def _project_module(modules: dict[str, _FileNames], module: str) -> _FileNames | None:
+    """The project's module `module` names: its own, or the one its name ends (`pkg.ops` of `src/pkg/ops.py`) where
+    one only does."""
+    if module in modules:
+        return modules[module]
+    found = [names for name, names in modules.items() if name.endswith("." + module)] if module else []
+    return found[0] if len(found) == 1 else None
 
 
 def _op_of_qualname(text: str) -> tuple[str, str] | None:

@@ -33,9 +33,10 @@ from pathlib import Path, PurePosixPath
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from porter.codemods.context import one_line
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
-from porter.analysis import native_ops
+from porter.analysis import native_ops, python_ops
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
 from porter.core import preprocessor
@@ -482,6 +483,12 @@ def _native_registered(data: bytes, rel: str, path: Path, search: _Search, probl
     found, unread = native_ops.registrations_and_unread(data, path, search.base, search.dirs)
     for ns, key, fn, line, own in unread:  # (a block's `register_cpu(m)` of another file: thirty-second sleft read)
         space = f"`{ns}`" if ns is not None else "a namespace a macro names"
+        if own is None:  # (`m.def(SCHEMA(a), &a_any)`: thirty-third scleft read)
+            problems.append(
+                f"{path_name(rel)}:{line}: the {key} block of {space} registers `{one_line(fn, 60)}`, whose op porter "
+                f"cannot read (a function-like macro, a variable): no op of {space} is taken for CUDA-only"
+            )
+            continue
         # (or of this file, in a call porter does not follow: `detail::reg(m)`, `reg(&m)`: thirty-second scaf2 read)
         what = "a call porter does not follow" if own else "a function this file does not define"
         problems.append(
@@ -574,8 +581,9 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
 
 
 def _host_read(data: bytes) -> bool:
-    """Whether a host C++ file is read: it spells an API launch or registers an op."""
-    return any(b in data for b in _API_BYTES) or native_ops.registers(data)
+    """Whether a host C++ file is read: it spells an API launch or registers an op, or includes a header whose
+    macro may open a library block (`native_ops.registrations_and_unread` reads its headers to know)."""
+    return any(b in data for b in _API_BYTES) or native_ops.registers(data) or b"include" in data
 
 
 def _prelude_givers(
@@ -1286,6 +1294,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
         one_search = _search_for_source(search, root, path, searches)
         inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, one_search, inv.problems))
+    inv.registered.extend(_python_registered(python_sources))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -1303,6 +1312,20 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     _attach_launches(inv)
     _qualify(inv.kernels)
     return inv
+
+
+# a Python kernel's key as the table says it: `"default"` (a custom op's own function) runs on every device
+_PYTHON_KEYS = {"default": "any", python_ops.UNREAD: "not read: a key given by a name or an expression"}
+
+
+def _python_registered(sources: list[tuple[str, bytes]]) -> list[Registered]:
+    """The kernels the project's Python files register (`python_ops`: `lib.impl("a", a_cpu, "CPU")`,
+    `@a.register_kernel("cpu")`): lint read them, the table listed none, so an op with a CPU kernel in Python was
+    listed with its CUDA kernel only (thirty-second scaffold read's leftover)."""
+    return [
+        Registered(path, ns, op, _PYTHON_KEYS.get(key, key))
+        for path, ns, op, key in python_ops.registered_kernels(sources)
+    ]
 
 
 def _wrapped_only_notes(registered: list[Registered]) -> list[str]:
@@ -1734,7 +1757,9 @@ def _looked_up(commented: str) -> dict[str, list[str]]:
 def _host_api_launches(data: bytes, rel: str) -> list[tuple[str, str | CallSite]]:
     """`_api_launches` of a host C++ file (`.cpp`, its bytes as `_cuda_files` read them): a kernel
     of a `.cu` launched there through the runtime's or the driver's API was listed with no launch,
-    unsaid (`.cu`/`.cuh` were read only)."""
+    unsaid (`.cu`/`.cuh` were read only). One that spells no API launch (read for its headers' blocks) has none."""
+    if not any(b in data for b in _API_BYTES):
+        return []
     text = _cxx_text(data)
     commented = blanked(text, strings=False)
     return _api_launches(_spliced(blanked(text, strings=True)), _Lines(text), rel, commented)

@@ -428,9 +428,9 @@ def _native(
             st, source = read_regular_stat(native_ops.source_path(name), MAX_PARSE_BYTES)
         except (OSError, ValueError):
             continue
-        registers = native_ops.registers(source)
-        # (the headers its key macros are read from: the stat index looks at them too)
-        read_too = native_ops.headers(source, path, None, native_ops.build_dirs(path, dirs)) if registers else []
+        # (the headers its key macros, and a block a header's macro opens, are read from: the stat index looks at them
+        # too, so a header edited to open one is read again)
+        registers, read_too = native_ops.registers_in(source, path, native_ops.build_dirs(path, dirs))
         stats.record_native(name, st, source, registers, read_too, native_ops.build_dirs(path, dirs))
         if registers:
             hashed.append((name, native_ops.sha256_with(source, read_too)))
