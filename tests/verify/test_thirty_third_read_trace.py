@@ -1,5 +1,6 @@
 """The thirty-third read of the trace reader, the recorder and parity-check's I/O (helper `trace`,
-docs/reads/51-trace-attempts.md): each test failed on 6d9b5ff1 on the wrong outcome."""
+docs/reads/51-trace-attempts.md): each test failed on 6d9b5ff1 on the wrong outcome. The recorded
+programs write their own losses, gradient norms and rates (torch.testing.assert_close is the oracle)."""
 
 import os
 import signal
@@ -8,7 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.deps import need
+from tests.verify.recording import compared, recorded
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,3 +75,44 @@ def test_a_side_s_temporary_folder_left_by_a_porter_killed_outright_is_swept_at_
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(p.name for p in temp.glob("porter-side-*")) == []
+
+
+# fine-tuning in two phases: the optimizer built again at the second iteration (its rate RATE), the
+# first one dropped; each iteration writes the loss, gradient norm and rate the program itself takes
+_REBUILT = """\
+import json, sys
+import torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+g = torch.Generator().manual_seed(3158)
+own = []
+for i in range(3):
+    if i == 1:
+        opt = torch.optim.Adam(m.parameters(), lr=RATE)
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    loss = ((m(x) - y) ** 2).mean()
+    loss.backward()
+    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in m.parameters()]))
+    own.append([loss.item(), norm.item(), opt.param_groups[0]["lr"]])
+    opt.step()
+    opt.zero_grad()
+if len(sys.argv) > 1:
+    json.dump(own, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_an_optimizer_built_again_mid_run_is_recorded_to_the_end_and_its_rate_compared(tmp_path, monkeypatch):
+    """The counted optimizer was chosen once: a program that builds a new one at its second
+    iteration (the first dropped) was recorded to one step ("stopped: script ended"), and a port
+    whose second phase ran at twice the rate PASSed on that step alone. The count passes to the
+    optimizer stepping once the counted one is gone: the program's three steps, and the FAIL."""
+    torch = need("torch")
+    ref, own = recorded(tmp_path, _REBUILT.replace("RATE", "1e-2"), 3, "ref")
+    port, own_port = recorded(tmp_path, _REBUILT.replace("RATE", "2e-2"), 3, "port")
+    got = [[s["loss"], s["grad_norm"], *s["lr"]] for s in ref.trace.manifest["steps"]]
+    torch.testing.assert_close(torch.tensor(got, dtype=torch.float64), torch.tensor(own, dtype=torch.float64))
+    res, said = compared(monkeypatch, ref.trace, port.trace)
+    assert res.verdict == "fail", said
+    assert "learning rate differs at step 2" in said
