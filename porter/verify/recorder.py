@@ -1490,8 +1490,11 @@ class Recorder:
         (the reference after) FAILed "the gradient norm differs at step 1: reference 0.161,
         ported 1.12", the same updates (thirty-first read). Only optimizers of other parameters
         than `opt`'s are weighed: one built over the whole model and left unused while `opt` trains
-        its head would never step."""
-        if self.opt_ref is None:
+        its head would never step. Chosen again once the counted one is gone: a program that builds
+        a new optimizer mid-run (fine-tuning's second phase) was recorded to its first optimizer's
+        last step, "stopped: script ended", and a port whose second phase differed PASSed on those
+        steps alone (thirty-third read)."""
+        if self.opt_ref is None or self.opt_ref() is None:
             mine = {id(p) for g in opt.param_groups for p in g["params"]}
             others = [o for o in self.optimizers if not mine & {id(p) for g in o.param_groups for p in g["params"]}]
             self.opt_ref = weakref.ref(max([opt, *others], key=_gradient_elements))

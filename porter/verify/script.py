@@ -57,6 +57,7 @@ def python_of(command: list[str]) -> str:
 
 # what a side's interpreter must hold: the recorder runs on torch, and the trace is a safetensors file
 SIDE_NEEDS = ("torch", "safetensors")
+SIDE_TEMPORARIES = "porter-side-"  # each side's TMPDIR, a folder of its own (`record`)
 _FIND = "import importlib.util as u, sys; print(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None))"
 
 
@@ -306,8 +307,11 @@ def record(
     # folder, whose path can be long: multiprocessing's sockets are made under TMPDIR (`pymp-*/listener-*`,
     # by which a DataLoader's workers hand over their tensors), past AF_UNIX's 107 bytes the worker's
     # bind failed and the loader waited until the run's deadline (the lead's review of the thirty-second read)
-    temporaries = tempfile.mkdtemp(prefix="porter-side-")
-    env["TMPDIR"] = temporaries
+    # Locked while porter lives and swept as the work folders are: a porter killed outright (kill -9)
+    # left `porter-side-*` in the user's TMPDIR for good, the program's temporaries in it
+    sweep_left(SIDE_TEMPORARIES)
+    temporaries = workers.add_temp_dir(Path(tempfile.mkdtemp(prefix=SIDE_TEMPORARIES)))
+    env["TMPDIR"] = str(temporaries)
     launch = cfg.launch or Launch(1, (), tuple(cfg.command[1:]))
     # the launcher by its file path: `-m porter.verify.launch` was looked up in the command's
     # folder first, and a project with its own `porter` shadowed it (porter.verify.launch)
