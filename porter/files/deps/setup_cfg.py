@@ -50,6 +50,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     key_indent: int | None = None  # the last key line's indent (None: no key yet in the section)
     torch: tuple[int, int, str] | None = None
     names: list[str] = []
+    included = False  # the key's value is a `file:` directive
     for number in range(1, len(text.line_starts) + 1):
         start, end = text.line_span(number)
         line = text.text[start:end]
@@ -74,7 +75,12 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         place = (start, nxt) if whole else None
         one_line = not whole and not _continued(text, number, indent)
         items = _items(value_at, value) if one_line else [(value_at, _without_comment(value))]
+        # `file: reqs.txt` on a key's line names files of requirements (an include, not read here)
+        included = included if whole else value.startswith("file:")
+        if included:
+            continue
         _refuse_a_split_marker(items, number)
+        _refuse_a_non_requirement(parser, section, items, number)
         for at, item in items:
             sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
             out.extend(sites)
@@ -140,6 +146,22 @@ def _refuse_a_split_marker(items: list[tuple[int, str]], number: int) -> None:
             raise Unreadable(
                 f"not a setup.cfg setuptools reads: `{one_line(item, 60)}` is no requirement: {why}", number
             )
+
+
+def _refuse_a_non_requirement(
+    parser: configparser.ConfigParser, section: str, items: list[tuple[int, str]], number: int
+) -> None:
+    """Unreadable where an item (as the build expands it) is no requirement: `cupy-cuda12x cupy`,
+    `./local/pkg`, a wheel's bare URL. setuptools' build stops there (65.5 and 84.2.1: "InvalidRequirement"),
+    so the file installs nothing; porter gave the file's other items their findings, or passed it."""
+    for _, item in items:
+        expanded = _interpolated(parser, section, item)
+        for built in [item] if expanded is None else expanded:
+            if not built.startswith("#") and requirement.parse(built) is None:  # (`#…`: dropped, a comment)
+                why = "setuptools' build stops there (a name, then versions, extras, a marker or `@ URL`)"
+                raise Unreadable(
+                    f"not a setup.cfg setuptools reads: `{one_line(built, 60)}` is no requirement: {why}", number
+                )
 
 
 def _item_sites(
