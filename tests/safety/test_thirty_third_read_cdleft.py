@@ -84,3 +84,23 @@ def test_junit_gives_a_file_with_findings_and_a_fix_not_written_one_suite(tmp_pa
     [suite] = suites
     assert suite.errors == 1 and suite.failures >= 1 and suite.tests == suite.failures + 1
     assert {c.name for c in suite if c.name == "fix not written"} == {"fix not written"}
+
+
+@pytest.mark.parametrize(
+    ("mode", "fmt"),
+    [(["--write-baseline", "b.json"], "sarif"), (["--write-baseline", "b.json"], "json"), (["--diff"], "json")],
+)
+def test_an_output_format_the_run_does_not_print_is_refused(tmp_path, mode, fmt):
+    """`lint --write-baseline b.json --output-format sarif` wrote the baseline, printed "Wrote 1 finding
+    to baseline" and exited 0: no SARIF, unsaid (term2's leftover; `-o` there was refused already), and
+    `--diff --output-format json` printed the patch. Now refused before the run (exit 2, the reason);
+    PORTER_OUTPUT_FORMAT set for a CI job is a default and still passes."""
+    from tests.safety.conftest import CUDA, porter
+
+    (tmp_path / "m.py").write_bytes(CUDA)
+    args = ["lint", "m.py", "-t", "xla", "--no-cache", *mode]
+    done = porter(*args, "--output-format", fmt, cwd=tmp_path)
+    assert done.returncode == 2 and b"and --output-format do not go together" in done.stderr, done.stderr
+    assert not (tmp_path / "b.json").exists()
+    done = porter(*args, cwd=tmp_path, env={"PORTER_OUTPUT_FORMAT": fmt})
+    assert done.returncode in (0, 1) and b"do not go together" not in done.stderr, done.stderr
