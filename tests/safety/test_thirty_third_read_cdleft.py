@@ -104,3 +104,32 @@ def test_an_output_format_the_run_does_not_print_is_refused(tmp_path, mode, fmt)
     assert not (tmp_path / "b.json").exists()
     done = porter(*args, cwd=tmp_path, env={"PORTER_OUTPUT_FORMAT": fmt})
     assert done.returncode in (0, 1) and b"do not go together" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "cuda"),
+    [
+        ("pytorch 2.3.0 *cuda*", True),  # name, version, build: by spaces
+        ("pytorch[build=*cuda*]", True),  # a key in brackets
+        ('pytorch[version=2.3.0, build="py3.11_cuda12.1*"]', True),
+        ("pytorch=2.3.0=*cuda*", True),  # (read before)
+        ("pytorch 2.3.0 *cpu*", False),
+        ("pytorch >=2.0", False),
+    ],
+)
+def test_a_conda_cuda_build_written_in_each_matchspec_form_is_reported(tmp_path, spec, cuda):
+    """conda's MatchSpec names a build by `=`, by a third word or by `[build=...]` (conda's docs on
+    package match specifications): porter read the `=` form only, and `pytorch 2.3.0 *cuda*` (cache's
+    left 5) passed with no DEP001 where conda installs its CUDA build."""
+    result = _run(tmp_path, "environment.yml", f"name: e\ndependencies:\n  - {spec}\n")
+    assert ("DEP001" in {f.code for f in result.findings}) is cuda, result.findings
+
+
+def test_a_setup_cfg_refused_for_an_expansion_past_the_bound_says_so(tmp_path):
+    """A chain of `%(a)s` growing past 64 KiB is refused (the build would expand it, slowly: 10**9
+    characters), but the reason said only "a `%` its build cannot expand", which is not so (ctleft's
+    left 2). Now the reason names the bound too."""
+    refs = "".join(f"a{i} = " + f"%(a{i - 1})s" * 10 + "\n" for i in range(1, 10))
+    text = f"[metadata]\nname = p\n[options]\na0 = x\n{refs}install_requires =\n    cupy-cuda12x\n"
+    result = _run(tmp_path, "setup.cfg", text)
+    assert result.status.value == "error" and "past 64 KiB" in (result.reason or ""), result.reason

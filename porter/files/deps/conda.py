@@ -65,8 +65,8 @@ def _conda_package(text: Text, node: ScalarNode, ctx: requirement.Context) -> li
     name = m.group(1)
     if requirement.cuda_only_package(name, conda=True) is not None:
         return [requirement.cuda_only(name, (s.start, s.end), requirement.Place(s.start, None), ctx)]
-    parts = s.value.split("=")
-    if canonical(name) in requirement.TORCH_FAMILY | {"pytorch"} and len(parts) >= 3 and _CUDA_BUILD.search(parts[-1]):
+    build = _conda_build(s.value)
+    if canonical(name) in requirement.TORCH_FAMILY | {"pytorch"} and build and _CUDA_BUILD.search(build):
         return [
             Site(
                 "DEP001",
@@ -79,6 +79,22 @@ def _conda_package(text: Text, node: ScalarNode, ctx: requirement.Context) -> li
             )
         ]
     return []
+
+
+def _conda_build(spec: str) -> str | None:
+    """The build string of a conda MatchSpec, in each of its forms: `pytorch=2.3.0=*cuda*`, `pytorch
+    2.3.0 *cuda*` (name, version, build, by spaces) and `pytorch[build=*cuda*]` (a key in brackets).
+    porter read the first only: the others, conda's CUDA build as surely, passed with no finding."""
+    if "[" in spec:
+        for pair in spec.partition("[")[2].partition("]")[0].split(","):
+            key, _, value = pair.partition("=")
+            if key.strip() == "build":
+                return value.strip().strip("'\"")
+    parts = spec.split("=")
+    if len(parts) >= 3:
+        return parts[-1]
+    words = spec.partition("[")[0].split()
+    return words[2] if len(words) == 3 else None
 
 
 def _pip_list(text: Text, items: list[object], settings: Settings) -> list[Site]:

@@ -242,7 +242,10 @@ def _check_expansions(parser: configparser.ConfigParser) -> None:
         done: dict[tuple[str, int], str | None] = {}
         for key, value in values.items():
             if "%" in value and _expand(values, value, done) is None:
-                why = "a `%` its build cannot expand (every value is read with interpolation; `%%` is a `%`)"
+                why = (
+                    "a `%` its build cannot expand, or one porter leaves unexpanded past 64 KiB (every value is"
+                    " read with interpolation; `%%` is a `%`)"
+                )
                 raise Unreadable(f"not a setup.cfg setuptools reads: [{section}] {key}: {why}", None)
 
 
