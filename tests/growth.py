@@ -7,6 +7,7 @@ FACTOR for linear work, FACTOR**2 for quadratic, whatever the machine."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -49,4 +50,52 @@ def linear(fn: Callable[[Any], Any], make: Callable[[int], Any], n: int, limit: 
     the time of an input FACTOR times smaller."""
     ratio, out = growth(fn, make, n, limit=limit)
     assert ratio <= limit, f"x{ratio:.1f} CPU time for x{FACTOR} input (linear: about x{FACTOR}; at n={n})"
+    return out
+
+
+class _OverBudget(Exception):
+    """Raised inside the traced code when it runs past its budget of bytecodes."""
+
+
+def steps(fn: Callable[[Any], Any], data: Any, budget: int | None = None) -> tuple[int, Any]:
+    """How many Python bytecodes `fn(data)` runs (in every Python frame it calls), and what it gave:
+    the work itself, the same on any machine and under any load. Past `budget` it is stopped (count
+    `budget + 1`, nothing given), so a quadratic scan fails at once instead of running for hours.
+    Blind to the work inside one C call (a regular expression's search, a slice): the patterns are
+    `tests/safety/test_regex_linear.py`'s."""
+    count = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        if event == "opcode":
+            count += 1
+            if budget is not None and count > budget:
+                raise _OverBudget
+        return tracer
+
+    before = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        out = fn(data)
+    except _OverBudget:
+        return count, None
+    finally:
+        sys.settrace(before)
+    return count, out
+
+
+def linear_steps(fn: Callable[[Any], Any], make: Callable[[int], Any], n: int, limit: float = 2 * FACTOR) -> Any:
+    """`fn(make(n))`, checked to run a number of bytecodes linear in `n` (see `steps`): at each of two
+    steps to `n`, at most `limit` times those of an input FACTOR times smaller (linear: about FACTOR;
+    quadratic: FACTOR**2), each run stopped past its budget. Counted, not timed, so a loaded machine
+    cannot fail it (`linear` timed a scan of a millisecond: x31 to x57 under load)."""
+    counted, _ = steps(fn, make(max(1, n // FACTOR**2)))
+    out = None
+    for size in (n // FACTOR, n):
+        budget = int(limit * max(counted, 1))
+        much, out = steps(fn, make(max(1, size)), budget)
+        assert much <= budget, f"over x{limit:g} the {counted} bytecodes of an input x{FACTOR} smaller (at n={size})"
+        counted = much
     return out

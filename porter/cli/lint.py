@@ -116,7 +116,7 @@ def lint(
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])
     fmt = _output_format(output_format, fix=fix, diff=diff, baseline=baseline, write_baseline_to=write_baseline_to)
-    _refuse_ignored({"--diff": diff, "--write-baseline": write_baseline_to}, output_file, statistics)
+    _refuse_ignored({"--diff": diff, "--write-baseline": write_baseline_to}, output_file, statistics, output_format)
     check_paths(paths)
     check_cache_dir(cache_dir, paths, no_cache)
     work_outlives_the_reader(fix)
@@ -218,14 +218,22 @@ _PRINTS_NO_FINDINGS = {
 }
 
 
-def _refuse_ignored(given: dict[str, object], output_file: Path | None, statistics: bool) -> None:
-    """Refuse `-o` or `--statistics` where the findings are not printed, and two such modes at
-    once. `--diff -o p.patch` printed the patch and wrote no file, unsaid (twenty-seventh read;
-    ruff 0.17.6 refuses `--diff --statistics` the same); `--write-baseline b.json -o lint.json`
+def _refuse_ignored(
+    given: dict[str, object], output_file: Path | None, statistics: bool, output_format: str | None
+) -> None:
+    """Refuse `-o`, `--statistics` or `--output-format` where the findings are not printed, and two
+    such modes at once. `--diff -o p.patch` printed the patch and wrote no file, unsaid (twenty-seventh
+    read; ruff 0.17.6 refuses `--diff --statistics` the same); `--write-baseline b.json -o lint.json`
     wrote the baseline and exited 0 with no `lint.json`, unsaid, for the CI step after it to upload
     (thirty-second read); `--write-baseline b.json --diff` wrote the baseline, printed no patch and
-    exited 0 (ruff refuses `--diff --add-noqa`; thirty-third read)."""
-    named: dict[str, object] = {"--output-file": output_file, "--statistics": statistics or None}
+    exited 0 (ruff refuses `--diff --add-noqa`), and `--write-baseline b.json --output-format sarif`
+    (or `--diff --output-format json`) printed no SARIF, unsaid (thirty-third read). A format from
+    PORTER_OUTPUT_FORMAT is a default, not asked of this command: not refused."""
+    named: dict[str, object] = {
+        "--output-file": output_file,
+        "--statistics": statistics or None,
+        "--output-format": output_format,
+    }
     named.update((mode, value or None) for mode, value in given.items())
     for mode, value in given.items():
         if not value:

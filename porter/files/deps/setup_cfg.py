@@ -50,6 +50,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     key_indent: int | None = None  # the last key line's indent (None: no key yet in the section)
     torch: tuple[int, int, str] | None = None
     names: list[str] = []
+    included = False  # the key's value is a `file:` directive
     for number in range(1, len(text.line_starts) + 1):
         start, end = text.line_span(number)
         line = text.text[start:end]
@@ -74,7 +75,11 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         place = (start, nxt) if whole else None
         one_line = not whole and not _continued(text, number, indent)
         items = _items(value_at, value) if one_line else [(value_at, _without_comment(value))]
-        _refuse_what_is_no_requirement(items, number, collecting)
+        # `file: reqs.txt` on a key's line names files of requirements (an include, not read here)
+        included = included if whole else value.startswith("file:")
+        if included:
+            continue
+        _refuse_what_is_no_requirement(parser, section, items, (number, collecting))
         for at, item in items:
             sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
             out.extend(sites)
@@ -126,24 +131,32 @@ def _without_comment(item: str) -> str:
     return item.partition(" #")[0].rstrip()
 
 
-def _refuse_what_is_no_requirement(items: list[tuple[int, str]], number: int, key: str) -> None:
-    """Unreadable where an item of a requirement list is no requirement. A one-line value split at `;`
-    (`_items`): `install_requires = torch; python_version >= "3.8"` (a marker, as its author meant it)
-    stops the build of a current setuptools (84.2.1: "Ambiguous requirement marker"), and 65.5's writes
-    `python_version>="3.8"` into the package's requirements, which no installer reads. Any other item
-    (`python_version>="3.8"` on its own line, `torch==`, `--extra-index-url URL`): 84.2.1's build stops
-    at it (packaging's InvalidRequirement), as 65.5's does at an option. porter read the other items (a
-    DEP005 on a file no build reads) and said nothing of it. `tests_require` is read by neither build."""
+def _refuse_what_is_no_requirement(
+    parser: configparser.ConfigParser, section: str, items: list[tuple[int, str]], where: tuple[int, str]
+) -> None:
+    """Unreadable where an item of a requirement list (as the build expands it) is no requirement. A
+    one-line value split at `;` (`_items`): `install_requires = torch; python_version >= "3.8"` (a
+    marker, as its author meant it) stops the build of a current setuptools (84.2.1: "Ambiguous
+    requirement marker"), and 65.5's writes `python_version>="3.8"` into the package's requirements,
+    which no installer reads. Any other item (`python_version>="3.8"` on its own line, `torch==`,
+    `cupy-cuda12x cupy`, `./local/pkg`, a `file:` inside a list, `--extra-index-url URL`): the build
+    stops at it (packaging's InvalidRequirement, 65.5 and 84.2.1). porter read the other items (a DEP005
+    on a file no build reads) and said nothing of it. `tests_require` is read by neither build."""
+    number, key = where
     for _, item in items:
-        if "%" in item or item.startswith(("#", "file:")) or requirement.parse(item) is not None:
-            continue
-        if len(items) >= 2:
-            why = "on one line `;` separates requirements (put each on its own line, where `;` starts a marker)"
-        elif key != "tests_require":
-            why = "setuptools' build stops at it (a current setuptools reads each item as a requirement)"
-        else:
-            continue
-        raise Unreadable(f"not a setup.cfg setuptools reads: `{one_line(item, 60)}` is no requirement: {why}", number)
+        expanded = _interpolated(parser, section, item)
+        for built in [item] if expanded is None else expanded:
+            if built.startswith("#") or requirement.parse(built) is not None:  # (`#…`: dropped, a comment)
+                continue
+            if len(items) >= 2:
+                why = "on one line `;` separates requirements (put each on its own line, where `;` starts a marker)"
+            elif key != "tests_require":
+                why = "setuptools' build stops at it (a name, then versions, extras, a marker or `@ URL`)"
+            else:
+                continue
+            raise Unreadable(
+                f"not a setup.cfg setuptools reads: `{one_line(built, 60)}` is no requirement: {why}", number
+            )
 
 
 def _item_sites(
@@ -224,7 +237,10 @@ def _check_expansions(parser: configparser.ConfigParser) -> None:
         done: dict[tuple[str, int], str | None] = {}
         for key, value in values.items():
             if "%" in value and _expand(values, value, done) is None:
-                why = "a `%` its build cannot expand (every value is read with interpolation; `%%` is a `%`)"
+                why = (
+                    "a `%` its build cannot expand, or one porter leaves unexpanded past 64 KiB (every value is"
+                    " read with interpolation; `%%` is a `%`)"
+                )
                 raise Unreadable(f"not a setup.cfg setuptools reads: [{section}] {key}: {why}", None)
 
 

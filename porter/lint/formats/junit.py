@@ -25,14 +25,15 @@ def _file(shown: str) -> dict[str, str]:
 def render(run: LintRun) -> str:
     root = ET.Element("testsuites", name="porter")
     total = failures = 0
+    suites: dict[str, ET.Element] = {}  # one suite a file: its findings, and why it was not checked or written
     by_file = groupby(run.findings, key=lambda f: f.path)
     for raw_path, items in by_file:
         path = xml(raw_path)  # XML 1.0 cannot carry control characters, even escaped
         ordered = sorted(items, key=lambda f: (f.code, f.start))
         groups = [(code, list(g)) for code, g in groupby(ordered, key=lambda f: f.code)]
-        suite = ET.SubElement(
-            root, "testsuite", name=path, tests=str(len(groups)), failures=str(len(groups)), errors="0", skipped="0"
-        )
+        suite = _suite(root, suites, path)
+        suite.set("tests", str(int(suite.get("tests", "0")) + len(groups)))
+        suite.set("failures", str(int(suite.get("failures", "0")) + len(groups)))
         for code, sites in groups:
             info = rule_info(code)
             case = ET.SubElement(
@@ -55,11 +56,19 @@ def render(run: LintRun) -> str:
         total += len(groups)
         failures += len(groups)
     for result in run.unchecked:  # a test that could not run (SARIF: a notification)
-        _error_case(root, result.path, "not checked", result.reason or "not checked", result.error_line)
+        _error_case(
+            _suite(root, suites, xml(result.path)),
+            result.path,
+            "not checked",
+            result.reason or "not checked",
+            result.error_line,
+        )
     # --fix could not write the file (its failures above are the file's as it is): a run-level sign,
     # as SARIF's `executionSuccessful: false` (the XML counted no error beside an exit of 2)
     for raw_path, why in run.write_failures:
-        _error_case(root, raw_path, "fix not written", f"{why}; its fixes are not applied", None)
+        _error_case(
+            _suite(root, suites, xml(raw_path)), raw_path, "fix not written", f"{why}; its fixes are not applied", None
+        )
     errors = len(run.unchecked) + len(run.write_failures)
     total += errors
     if total == 0:
@@ -73,10 +82,19 @@ def render(run: LintRun) -> str:
     return xml_document('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")
 
 
-def _error_case(root: ET.Element, raw_path: str, name: str, why: str, line: int | None) -> None:
-    """A test suite of one test case in error for the file (JUnit's `errors`: it did not run as asked)."""
+def _suite(root: ET.Element, suites: dict[str, ET.Element], path: str) -> ET.Element:
+    """The file's test suite, made at its first use: a file with findings and a fix not written had two
+    suites of one name (`sub/a.py`), which a tool that keys suites by name merges or overwrites."""
+    if path not in suites:
+        suites[path] = ET.SubElement(root, "testsuite", name=path, tests="0", failures="0", errors="0", skipped="0")
+    return suites[path]
+
+
+def _error_case(suite: ET.Element, raw_path: str, name: str, why: str, line: int | None) -> None:
+    """A test case in error for the file (JUnit's `errors`: it did not run as asked), in its suite."""
     path = xml(raw_path)
-    suite = ET.SubElement(root, "testsuite", name=path, tests="1", failures="0", errors="1", skipped="0")
+    suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+    suite.set("errors", str(int(suite.get("errors", "0")) + 1))
     case = ET.SubElement(suite, "testcase", {"name": name, "classname": f"porter.{path}", **_file(raw_path)})
     if line:
         case.set("line", str(line))
