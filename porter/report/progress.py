@@ -47,10 +47,12 @@ def count_files(paths: list[Path], settings) -> int:
 _STOP = getattr(signal, "SIGTSTP", None)
 
 
-def _cursor_back_on_stop(console: Console) -> Any:
+def _cursor_back_on_stop(console: Console, drawn: Callable[[], bool]) -> Any:
     """While the bar is drawn, Ctrl-Z shows the cursor before porter stops and hides it again on
     `fg`: the bar hides it, and the shell came back with no cursor until porter went on or ended
-    (thirty-third read). The handler it replaces (None: none replaced)."""
+    (thirty-third read). Hidden again only while `drawn()`: a Ctrl-Z during the bar's last draw,
+    after it had shown the cursor, hid it on `fg` for good (thirty-third read, second wave). The
+    handler it replaces (None: none replaced)."""
     if _STOP is None:
         return None
 
@@ -61,7 +63,8 @@ def _cursor_back_on_stop(console: Console) -> Any:
             os.kill(os.getpid(), signum)  # stopped here, as without a handler, until SIGCONT
         finally:
             signal.signal(signum, on_stop)
-            _cursor(console, shown=False)
+            if drawn():
+                _cursor(console, shown=False)
 
     try:
         before = signal.getsignal(_STOP)
@@ -140,8 +143,10 @@ class RunProgress:
             # run's "interrupted" line unsaid; thirty-third read)
             if bar in LIVE:
                 LIVE.remove(bar)
-            bar.stop()
-            _restore_stop(self._stop_handler)
+            try:
+                bar.stop()
+            finally:  # (a Ctrl-C in its last draw left porter's Ctrl-Z handler to the program after)
+                _restore_stop(self._stop_handler)
         elif not self.quiet and not self.tty and self.lines_written:
             self._line(final=True)
 
@@ -184,7 +189,8 @@ class RunProgress:
             transient=True,
         )
         self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, path="")
-        self._stop_handler = _cursor_back_on_stop(self._bar.console)
+        live = self._bar.live
+        self._stop_handler = _cursor_back_on_stop(self._bar.console, lambda: live.is_started)
         self._bar.start()
         LIVE.append(self._bar)  # another console's print goes above it
 
