@@ -8,7 +8,13 @@ import signal
 import pytest
 
 from tests.safety.conftest import CUDA
-from tests.safety.test_thirty_third_read_term import _JOB_SHELL, _on_a_terminal, _read_all, _state
+from tests.safety.test_thirty_third_read_term import (
+    _HELD_AFTER_THE_BAR,
+    _JOB_SHELL,
+    _on_a_terminal,
+    _read_all,
+    _state,
+)
 
 # rewrite's bar drawn from the first file; its last draw (rich's `Live.stop`, the cursor shown)
 # done, then porter held there, still in `RunProgress.__exit__`, until the gate opens
@@ -89,3 +95,36 @@ def test_ctrl_c_in_the_progress_bars_last_draw_gives_ctrl_z_back(monkeypatch):
     finally:
         signal.signal(signal.SIGTSTP, before)
         os.close(leader)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="a process's state is read in /proc")
+def test_ctrl_z_erases_the_progress_bars_frame_before_the_stop(tmp_path):
+    # Ctrl-Z left the bar's frame on the line where the shell then printed its "Stopped": on `fg`
+    # the bar was drawn anew below, and the old frame (`porting ━━╺━━ 1/4 0:00:00`) stayed on the
+    # screen after the run, as if a port had stopped there (pyte 0.8.2 as the terminal: the frame
+    # was the screen's ninth line)
+    for name in ("m.py", "n.py"):
+        (tmp_path / name).write_bytes(CUDA)
+    hook, marker, gate, pid_file = tmp_path / "hook", tmp_path / "drawn", tmp_path / "gate", tmp_path / "pid"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_HELD_AFTER_THE_BAR.format(marker=str(marker), gate=str(gate)))
+    (hook / "jobshell.py").write_text(_JOB_SHELL)
+    porter_argv = ["rewrite", ".", "-t", "xla", "--diff", "-j", "1", "--allow-no-vcs"]
+    shell, leader = _on_a_terminal([str(hook / "jobshell.py"), str(pid_file), *porter_argv], tmp_path, hook, True)
+    try:
+        out = _read_all(shell, leader, until=marker.exists)
+        assert shell.poll() is None, out
+        job = int(pid_file.read_text())
+        os.kill(job, signal.SIGTSTP)
+        out += _read_all(shell, leader, until=lambda: _state(job) == b"T")
+        assert _state(job) == b"T", out
+        stopped = out
+        gate.touch()
+        os.kill(job, signal.SIGCONT)
+        out += _read_all(shell, leader)
+        shell.wait(timeout=300)
+    finally:
+        os.close(leader)
+    # the frame's line erased (rich's own `\r\e[2K`) after its last draw, and the cursor shown
+    assert stopped.rfind(b"\x1b[?25h") > stopped.rfind(b"\r\x1b[2K") > stopped.rfind(b"porting") > -1, stopped
+    assert out.count(b"+++ b/") == 2, out
