@@ -18,6 +18,7 @@ from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.live import Live
 from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
@@ -47,21 +48,26 @@ def count_files(paths: list[Path], settings) -> int:
 _STOP = getattr(signal, "SIGTSTP", None)
 
 
-def _cursor_back_on_stop(console: Console) -> Any:
+def _cursor_back_on_stop(console: Console, live: Live) -> Any:
     """While the bar is drawn, Ctrl-Z shows the cursor before porter stops and hides it again on
     `fg`: the bar hides it, and the shell came back with no cursor until porter went on or ended
-    (thirty-third read). The handler it replaces (None: none replaced)."""
+    (thirty-third read). Hidden again only while the bar is: a Ctrl-Z during the bar's last draw,
+    after it had shown the cursor, hid it on `fg` for good; and the bar's frame is erased before
+    the stop: drawn anew below the shell's lines on `fg`, the old one (`porting … 1/40`) stayed on
+    the screen after the run (thirty-third read, second wave). The handler it replaces (None: none
+    replaced)."""
     if _STOP is None:
         return None
 
     def on_stop(signum: int, frame: object) -> None:
-        _cursor(console, shown=True)
+        _write_now(console, _frame_erased(live) + _SHOW_CURSOR)
         signal.signal(signum, signal.SIG_DFL)
         try:
             os.kill(os.getpid(), signum)  # stopped here, as without a handler, until SIGCONT
         finally:
             signal.signal(signum, on_stop)
-            _cursor(console, shown=False)
+            if live.is_started:
+                _write_now(console, _HIDE_CURSOR)
 
     try:
         before = signal.getsignal(_STOP)
@@ -73,12 +79,23 @@ def _cursor_back_on_stop(console: Console) -> Any:
     return before
 
 
-def _cursor(console: Console, *, shown: bool) -> None:
-    """Show or hide the cursor now, past the console's buffer (the signal may have come in the
-    middle of a draw, whose buffer is written when the draw ends) and its stream's (a write the
-    signal interrupted holds it)."""
+_SHOW_CURSOR, _HIDE_CURSOR = b"\x1b[?25h", b"\x1b[?25l"
+
+
+def _frame_erased(live: Live) -> bytes:
+    """What erases the bar's last frame and puts the cursor where it began (rich's own, as each
+    draw does first); nothing once the bar is stopped (its last draw erased it)."""
+    if not live.is_started:
+        return b""
+    return live._live_render.position_cursor().segment.text.encode()
+
+
+def _write_now(console: Console, data: bytes) -> None:
+    """Write `data` now, past the console's buffer (the signal may have come in the middle of a
+    draw, whose buffer is written when the draw ends) and its stream's (a write the signal
+    interrupted holds it)."""
     try:
-        os.write(console.file.fileno(), b"\x1b[?25h" if shown else b"\x1b[?25l")
+        os.write(console.file.fileno(), data)
     except (OSError, ValueError, AttributeError):  # gone, or no descriptor: nothing to show it on
         pass
 
@@ -140,8 +157,10 @@ class RunProgress:
             # run's "interrupted" line unsaid; thirty-third read)
             if bar in LIVE:
                 LIVE.remove(bar)
-            bar.stop()
-            _restore_stop(self._stop_handler)
+            try:
+                bar.stop()
+            finally:  # (a Ctrl-C in its last draw left porter's Ctrl-Z handler to the program after)
+                _restore_stop(self._stop_handler)
         elif not self.quiet and not self.tty and self.lines_written:
             self._line(final=True)
 
@@ -184,7 +203,7 @@ class RunProgress:
             transient=True,
         )
         self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, path="")
-        self._stop_handler = _cursor_back_on_stop(self._bar.console)
+        self._stop_handler = _cursor_back_on_stop(self._bar.console, self._bar.live)
         self._bar.start()
         LIVE.append(self._bar)  # another console's print goes above it
 
