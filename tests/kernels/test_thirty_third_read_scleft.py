@@ -4,16 +4,14 @@ listing."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from porter.analysis import cuda_only_index, native_ops, python_ops
-from porter.config.settings import Settings
 from porter.kernels.inventory import scan
 from porter.pipeline import statindex
-from porter.pipeline.runner import run
 from tests.helpers import write_files
+from tests.kernels.test_thirty_second_read_ilint import _codes
 from tests.safety.test_twenty_ninth_read_cache import REGISTERS
 from tests.test_guards_project_ops import BACKEND, CUSTOM_OPS
 
@@ -35,11 +33,6 @@ def project(tmp_path, monkeypatch):
     (root / "csrc/ops/mla_cpu.cpp").write_bytes(MLA_CPU)
     monkeypatch.chdir(root)
     return root
-
-
-def _codes(cache: Path | None) -> list[str]:
-    results, _ = run([Path(".")], Settings(target="xla"), jobs=1, cache=cache is not None, cache_dir=cache)
-    return next((sorted({f.code for f in r.findings}) for r in results if r.path == "pkg/backend.py"), [])
 
 
 def test_a_file_whose_only_block_a_header_s_macro_opens_is_read(project):

@@ -129,18 +129,20 @@ def test_a_requirements_file_named_with_dash_c_gets_no_target_package(tmp_path):
     `torch-xla[tpu]==2.9.0` to the pins file as to any requirements file, so the ported project's
     `pip install -r requirements.txt` failed. It is now a constraints file (as `constraints*.txt` is);
     the warm run after the `-c` line goes reads the pins as requirements again (the key covers it)."""
-    from porter.config.settings import Settings
-    from porter.pipeline.runner import run
-
     (tmp_path / "m.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
     (tmp_path / "requirements.txt").write_text("-c requirements-pins.txt\ntorch\n")
     (tmp_path / "requirements-pins.txt").write_text("torch==2.9.0\nnumpy==1.26.4\n")
-
-    def pins_dep004():
-        results = run([tmp_path], Settings(target="xla"), jobs=1, cache=True, cache_dir=tmp_path / "c")[0]
-        [pins] = [r for r in results if r.path.endswith("requirements-pins.txt")]
-        return [f.code for f in pins.findings if f.code == "DEP004"]
-
-    assert pins_dep004() == []
+    assert _pins_dep004(tmp_path) == []
     (tmp_path / "requirements.txt").write_text("torch\n")
-    assert pins_dep004() == ["DEP004"]
+    assert _pins_dep004(tmp_path) == ["DEP004"]
+
+
+def _pins_dep004(tmp_path):
+    """The DEP004 (no target package) on `requirements-pins.txt`, in a cached run (the warm run after a
+    change reads the pins anew)."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    results = run([tmp_path], Settings(target="xla"), jobs=1, cache=True, cache_dir=tmp_path / "c")[0]
+    [pins] = [r for r in results if r.path.endswith("requirements-pins.txt")]
+    return [f.code for f in pins.findings if f.code == "DEP004"]

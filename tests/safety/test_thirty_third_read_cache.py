@@ -6,14 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _findings(tmp_path, name, text, target="tpu"):
-    from porter.config.settings import Settings
-    from porter.pipeline.runner import run
-
-    (tmp_path / name).write_text(text)
-    results = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0]
-    return [(f.code, f.start.line) for r in results for f in r.findings]
+from tests.safety.test_thirty_second_read_cache import _findings, _pins_dep004
 
 
 @pytest.mark.parametrize(
@@ -170,22 +163,13 @@ def test_a_requirements_file_named_with_dash_c_in_a_conda_pip_list_gets_no_targe
     and pip 23.2.1 refuses one with extras ("Constraints cannot have extras"). porter followed `-c` from
     requirements files only and added `torch-xla[tpu]==2.9.0` to the pins. The warm run after the item
     goes reads the pins as requirements again."""
-    from porter.config.settings import Settings
-    from porter.pipeline.runner import run
-
     (tmp_path / "m.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
     env = "name: e\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - torch\n"
     (tmp_path / "environment.yml").write_text(env + "    - -c requirements-pins.txt\n")
     (tmp_path / "requirements-pins.txt").write_text("torch==2.9.0\nnumpy==1.26.4\n")
-
-    def pins_dep004():
-        results = run([tmp_path], Settings(target="xla"), jobs=1, cache=True, cache_dir=tmp_path / "c")[0]
-        [pins] = [r for r in results if r.path.endswith("requirements-pins.txt")]
-        return [f.code for f in pins.findings if f.code == "DEP004"]
-
-    assert pins_dep004() == []
+    assert _pins_dep004(tmp_path) == []
     (tmp_path / "environment.yml").write_text(env)
-    assert pins_dep004() == ["DEP004"]
+    assert _pins_dep004(tmp_path) == ["DEP004"]
 
 
 def test_pdms_resolution_overrides_are_read(tmp_path):

@@ -7,14 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _run(tmp_path, name, text):
-    from porter.config.settings import Settings
-    from porter.pipeline.runner import run
-
-    (tmp_path / name).write_text(text)
-    [result] = run([tmp_path], Settings(target="tpu"), jobs=1, cache=False)[0]
-    return result
+from tests.safety.test_thirty_second_read_cache2 import _run
 
 
 @pytest.mark.parametrize(

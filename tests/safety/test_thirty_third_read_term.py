@@ -84,7 +84,9 @@ def _read_all(proc: subprocess.Popen[bytes], leader: int, until=None) -> bytes:
     out, end = b"", time.monotonic() + 300
     os.set_blocking(leader, False)
     while time.monotonic() < end:
-        done = until is not None and until()  # (before the read: what came until then is read)
+        # (before the read: what came until then is read; porter's end too, or what it wrote after the read and
+        # before it ended, its last line, was lost)
+        done = until() if until is not None else proc.poll() is not None
         try:
             while chunk := os.read(leader, 65536):
                 out += chunk
@@ -92,7 +94,7 @@ def _read_all(proc: subprocess.Popen[bytes], leader: int, until=None) -> bytes:
             pass
         except OSError:  # EIO: every end of the terminal's other side closed
             break
-        if done or proc.poll() is not None and until is None:
+        if done:
             break
         time.sleep(0.02)
     return out

@@ -13,16 +13,9 @@ import pytest
 
 from tests.deps import need
 from tests.verify.recording import compared, recorded
+from tests.verify.test_script_safety import _alive, _tree
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _gone(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def test_a_side_s_temporary_folder_left_by_a_porter_killed_outright_is_swept_at_the_next_run(tmp_path):
@@ -33,15 +26,14 @@ def test_a_side_s_temporary_folder_left_by_a_porter_killed_outright_is_swept_at_
     need("safetensors")
     temp = tmp_path / "tmp"
     temp.mkdir()
-    tree = tmp_path / "tree"
-    tree.mkdir()
     pidfile = tmp_path / "side.pid"
-    (tree / "train.py").write_text(
+    tree = _tree(
+        tmp_path,
         "import os, sys, tempfile, time\n"
         "d = tempfile.mkdtemp(prefix='mine-')\n"
         "open(os.path.join(d, 'f'), 'w').write('x')\n"
         f"open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
-        "time.sleep(float(sys.argv[1]))\n"
+        "time.sleep(float(sys.argv[1]))\n",
     )
     env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=str(ROOT))
     argv = [sys.executable, "-m", "porter", "trace", "record", "--no-noise-floor", "--timeout", "300"]
@@ -61,8 +53,9 @@ def test_a_side_s_temporary_folder_left_by_a_porter_killed_outright_is_swept_at_
     proc.wait(timeout=30)
     side = int(pidfile.read_text())
     deadline = time.time() + 30
-    while not _gone(side) and time.time() < deadline:
+    while _alive(side) and time.time() < deadline:
         time.sleep(0.2)
+    assert not _alive(side), "the side ran on after porter was killed"
     assert made.is_dir()  # (what the next run must sweep)
     done = subprocess.run(
         [*argv, "-o", str(tmp_path / "b.safetensors"), "--", sys.executable, "train.py", "0"],

@@ -49,17 +49,21 @@ def _lists(doc: dict[str, Any]) -> list[tuple[list[Any], bool]]:
     """Every list of requirement strings in the document (`_REQUIREMENT_LISTS`), with whether it installs."""
     out: list[tuple[list[Any], bool]] = []
     for path, installs in _REQUIREMENT_LISTS:
-        out.extend((found, installs) for found in _lists_at(doc, path))
+        out.extend((found, installs) for found in _values_at(doc, path) if isinstance(found, list))
     return out
 
 
-def _lists_at(node: Any, path: tuple[str, ...]) -> list[list[Any]]:
+def _values_at(node: Any, path: tuple[str, ...]) -> list[Any]:
+    """The values at a key path (`*`: every key of that table); a key the document lacks gives none."""
     if not path:
-        return [node] if isinstance(node, list) else []
+        return [node]
     if not isinstance(node, dict):
         return []
-    children = list(node.values()) if path[0] == "*" else [node.get(path[0])]
-    return [found for child in children for found in _lists_at(child, path[1:])]
+    if path[0] == "*":
+        children = list(node.values())
+    else:
+        children = [node[path[0]]] if path[0] in node else []
+    return [found for child in children for found in _values_at(child, path[1:])]
 
 
 # Tables of package name -> a version string or a table (`version`, `url`, ...), as key paths: Poetry's,
@@ -82,21 +86,12 @@ _PIXI_CONDA_TABLES: tuple[tuple[str, ...], ...] = tuple(
 )
 
 
-def _tables_at(node: Any, path: tuple[str, ...]) -> list[dict[str, Any]]:
-    if not path:
-        return [node] if isinstance(node, dict) else []
-    if not isinstance(node, dict):
-        return []
-    children = list(node.values()) if path[0] == "*" else [node.get(path[0])]
-    return [found for child in children for found in _tables_at(child, path[1:])]
-
-
 def _named_dependencies(doc: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> list[tuple[str, dict[str, Any]]]:
     """(package, its table) of the tables at `paths`, one per constraint: a version string is
     `{version = ...}`, and a list (`torch = [{version = "2.3.0+cu121", markers = ...}, ...]`, Poetry's
     multiple constraints) gives each of its tables."""
     out = []
-    for table in (found for path in paths for found in _tables_at(doc, path)):
+    for table in (found for path in paths for found in _values_at(doc, path) if isinstance(found, dict)):
         for name, spec in table.items():
             for one in spec if isinstance(spec, list) else [spec]:
                 if isinstance(one, str):
@@ -108,12 +103,8 @@ def _named_dependencies(doc: dict[str, Any], paths: tuple[tuple[str, ...], ...])
 
 def _uv_source_urls(doc: dict[str, Any]) -> list[str]:
     """The `url` of each `[tool.uv.sources]` entry (a table, or a list of them per marker)."""
-    tool = doc.get("tool")
-    uv = tool.get("uv") if isinstance(tool, dict) else None
-    sources = uv.get("sources") if isinstance(uv, dict) else None
-    if not isinstance(sources, dict):
-        return []
-    rows = [one for spec in sources.values() for one in (spec if isinstance(spec, list) else [spec])]
+    specs = _values_at(doc, ("tool", "uv", "sources", "*"))
+    rows = [one for spec in specs for one in (spec if isinstance(spec, list) else [spec])]
     return [r["url"] for r in rows if isinstance(r, dict) and isinstance(r.get("url"), str)]
 
 
@@ -154,10 +145,7 @@ def _torch_backend_sites(text: Text, doc: dict[str, Any], where: Locator, target
     """DEP002 on a uv `torch-backend` naming a CUDA build (`cu121`): `uv pip` then takes torch and its
     family from PyTorch's index of CUDA builds, as `--index-url .../whl/cu121` would."""
     backends = set()
-    for path in _TORCH_BACKEND_PATHS:
-        node: Any = doc
-        for key in path:
-            node = node.get(key) if isinstance(node, dict) else None
+    for node in (found for path in _TORCH_BACKEND_PATHS for found in _values_at(doc, path)):
         if isinstance(node, str) and _CUDA_BACKEND.fullmatch(node) is not None:
             backends.add(node)
     out: list[Site] = []
@@ -186,10 +174,7 @@ def _torch_backend_site(at: int, backend: str, target: str) -> Site:
 def _index_urls(doc: dict[str, Any]) -> list[str]:
     """The URLs at `_INDEX_PATHS`: uv's, uv pip's, Poetry's and PDM's indexes and link pages."""
     out: list[str] = []
-    for path in _INDEX_PATHS:
-        node: Any = doc
-        for key in path:
-            node = node.get(key) if isinstance(node, dict) else None
+    for node in (found for path in _INDEX_PATHS for found in _values_at(doc, path)):
         for row in node if isinstance(node, list) else [node]:
             url = row.get("url") if isinstance(row, dict) else row
             if isinstance(url, str):
