@@ -108,6 +108,19 @@ def _optimizer_params(opt) -> Iterable[torch.Tensor]:
     return (p for g in opt.param_groups for p in g["params"])
 
 
+def _grad_marks(optimizers) -> dict[int, tuple[int, int] | None]:
+    """Each optimizer parameter's gradient by identity and version counter (None for none): a
+    backward that reaches the parameter changes one of the two (`Recorder.on_backward_done`)."""
+    marks: dict[int, tuple[int, int] | None] = {}
+    for p in (p for o in list(optimizers) for p in _optimizer_params(o)):
+        g = p.grad
+        try:
+            marks[id(p)] = None if g is None else (id(g), g._version)
+        except RuntimeError:  # (an inference tensor has no version counter: counted as moved)
+            marks[id(p)] = (id(g), -1)
+    return marks
+
+
 def _versions(output) -> tuple[tuple[int, int | None], ...]:
     """Each tensor of a module's output (`_tensors_of`: a dataclass's fields too) by identity and
     version counter (None for a tensor without one, made under inference mode): an in-place
@@ -152,18 +165,31 @@ MAX_REGIONS = 8
 NEAR_REGIONS = 4
 
 
+def _callable_container(o: object) -> bool:
+    """Whether `o` is a module with a forward of its own: a `ModuleList` or `ModuleDict` has none,
+    so no program calls one. A port keeping its backbone and head in a `ModuleList` (for its
+    optimizer's parameters) had that list named the model, and FAILed on the names alone against
+    a reference chaining the two's parameters ("parameters on one side only: reference
+    ['0.weight', ..., '<Linear>.weight'], ported ['0.0.weight', ..., '1.weight']"); one walking a
+    model's `ModuleList` by hand had the list named, not the model holding it (thirty-third
+    trace2 read)."""
+    kind = type(o)  # (not `isinstance`: a dead weak proxy among the collector's objects raises on `__class__`)
+    return issubclass(kind, torch.nn.Module) and kind.forward is not torch.nn.Module.forward
+
+
 def _smallest_holder(owners: list, called: set[int]) -> torch.nn.Module | None:
     """The module with the fewest modules, never called itself, that holds every one of `owners`
     (the roots holding the stepped parameters), or None: a port calling a `Sequential`'s layers
     one by one (a loop, `checkpoint_sequential`) never calls the container, so its first layer was
     named the model and the rest `<Linear>`, and against a reference calling the container it
-    FAILed on the names alone (thirty-second read's leftover). One scan of the collector's objects."""
+    FAILed on the names alone (thirty-second read's leftover). One scan of the collector's objects.
+    Only a module a program can call (`_callable_container`) stands for the one the reference calls."""
     import gc
 
     wanted = {id(o) for o in owners}
     best: tuple[int, torch.nn.Module] | None = None
     for o in gc.get_objects():
-        if not issubclass(type(o), torch.nn.Module) or id(o) in called:
+        if not _callable_container(o) or id(o) in called:
             continue
         inside = {id(c) for c in o.modules()}
         if wanted <= inside and (best is None or len(inside) < best[0]):
@@ -1111,8 +1137,13 @@ class Recorder:
 
         def backward(tensors, grad_tensors=None, *args, **kwargs):
             tensors, grad_tensors = _read_once(tensors), _read_once(grad_tensors)
+            taken = len(recorder.pending)
             recorder.on_backward(tensors, grad_tensors, recorder.pending)
-            return recorder._orig_backward(tensors, grad_tensors, *args, **kwargs)
+            marks = recorder.gradient_marks() if len(recorder.pending) > taken else None
+            out = recorder._orig_backward(tensors, grad_tensors, *args, **kwargs)
+            if marks is not None:
+                recorder.on_backward_done(recorder.pending[-1], marks)
+            return out
 
         def grad(outputs, *args, **kwargs):
             # a torch function mode (porter's probes among them) calls it again, by its public name
@@ -1157,6 +1188,34 @@ class Recorder:
                 self._mark_within(tensors)
                 loss._porter_outputs = _outputs_held(tensors)  # type: ignore[attr-defined]
             into.append(loss)
+
+    @_held
+    def gradient_marks(self) -> dict[int, tuple[int, int] | None] | None:
+        """The optimizers' gradients before a backward (`_grad_marks`); None before any optimizer."""
+        if not self.optimizers:
+            return None
+        with self.own_work():
+            return _grad_marks(self.optimizers)
+
+    @_held
+    def on_backward_done(self, loss: torch.Tensor, before: dict | None) -> None:
+        """The parameters whose gradients the backward of `loss` moved, kept on it (`_losses_reaching`)."""
+        if before is None:
+            return
+        with self.own_work():
+            after = _grad_marks(self.optimizers)
+        loss._porter_reached = {i for i, m in after.items() if before.get(i, m) != m}  # type: ignore[attr-defined]
+
+    def _losses_reaching(self, losses: list[torch.Tensor]) -> list[torch.Tensor]:
+        """Of a step's backward scalars, those whose backward reached a parameter the counted
+        optimizer steps (all, where none is known to): a WGAN's generator, counted and stepping
+        every fifth iteration, had the five critic losses before it (their gradients the critic's
+        alone) summed into its step's loss unless it zeroed its own gradients between them, so a
+        faithful port zeroing them after its step, not before its backward, FAILed "the loss
+        curves part" (thirty-third trace2 read)."""
+        stepped = self._stepped()
+        mine = [x for x in losses if getattr(x, "_porter_reached", stepped) & stepped]
+        return mine or losses
 
     @_held
     def on_zero_grad(self, zeroed: set[int]) -> None:
@@ -1630,7 +1689,7 @@ class Recorder:
             # last step's values (twenty-ninth read's leftover)
             pre = self._gradient_state(opt)
         entry = {
-            "losses": self.pending or self.grad_pending or self._graphed_losses(opt),
+            "losses": self._losses_reaching(self.pending) or self.grad_pending or self._graphed_losses(opt),
             "grad_norm": pre["grad_norm"],
             "lr": pre["lr"],
             "without_grad": pre.get("without_grad"),
