@@ -109,6 +109,9 @@ _CONTINUED = re.compile(rb"\\\r?\n")
 _DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
 _UNDEF = re.compile(rb"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _DIRECTIVE_LINE = re.compile(rb"(?<![ \t])[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
+# an `#if` group's directives, whose branches `_last_branch_braces` reads
+_BRANCHING = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
+_NO_BRACES = bytes.maketrans(b"{}", b"  ")
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
 # as a key is a macro, read where the file defines it
 _CAPITAL_KEYS = frozenset({"CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "MTIA", "MAIA"})
@@ -153,8 +156,10 @@ def registrations_and_unread(
     inherited = _header_macros(source, path, tree, dirs)
     source = blank_comments(source)  # (a registration commented out is none)
     code = _code_of(source)
-    unbuilt = _unbuilt_at(code, path)
+    compiled = _compiled_at(code, path)
+    unbuilt = lambda at: compiled(at) is False  # noqa: E731
     keys = _Keys(source, path, unbuilt, tree, dirs)  # (its headers are named by strings)
+    directed = code  # (with its directives: `_last_branch_braces` reads them)
     code = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), code) if b"#" in code else code
     out: list[tuple[str | None, str, str]] = []
     unread: list[Unread] = []
@@ -164,6 +169,7 @@ def registrations_and_unread(
     # (a brace on a line no default build compiles closes nothing: `#if 0` / `}` / `#endif` in a block, or in a
     # function it registers through, ended its body there, and its CPU kernels after it were none: thirty-third read)
     braced = _built_lines(code, 0, unbuilt) if blocks and b"#" in source else code
+    braced = _last_branch_braces(directed, braced, compiled) if blocks and b"#" in source else braced
     braces = (NextOf(braced, b"{"), NextOf(braced, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt, inherited=inherited) if blocks else None
     tag_names = _tag_variables(code) if blocks else frozenset()
@@ -563,11 +569,17 @@ def _unbuilt_at(source: bytes, path: Path | None) -> Callable[[int], bool]:
     under `#if 0` hid an op's being CUDA-only (twenty-ninth read). A `.cpp` is a C++ source, which no
     compiler defines `__CUDACC__` or `__CUDA_ARCH__` for (`_HOST_COMPILER`); a source of no known file
     decides none of nvcc's names."""
+    compiled = _compiled_at(source, path)
+    return lambda at: compiled(at) is False
+
+
+def _compiled_at(source: bytes, path: Path | None) -> Callable[[int], bool | None]:
+    """Whether a default nvcc build compiles an offset of `source` (`preprocessor.compiled`: None, not known)."""
     if b"#" not in source:
-        return lambda at: False
+        return lambda at: True
     text = source.decode("latin-1")  # one character a byte: offsets kept
     conditions = preprocessor.Conditions(text, lambda at: 0, _compiler_knows(path))  # (no line: only if taken)
-    return lambda at: preprocessor.compiled(conditions.around(at)) is False
+    return lambda at: preprocessor.compiled(conditions.around(at))
 
 
 def _compiler_knows(path: Path | None) -> dict[str, bool | None]:
@@ -611,6 +623,42 @@ def _built_lines(text: bytes, start: int, unbuilt: Callable[[int], bool]) -> byt
         directive = directive and line.rstrip(b"\r\n").endswith(b"\\")  # (a directive's continued lines too)
         at += len(line)
     return b"".join(out)
+
+
+def _last_branch_braces(code: bytes, braced: bytes, compiled: Callable[[int], bool | None]) -> bytes:
+    """`braced` with the braces of each `#if` group's compiled or undecided branches but its last one blanked (a
+    group with no `#else` has an empty one where no branch is surely taken): the braces count as in the group's last
+    branch (each starts from the braces open at the `#if`, as the compiler reads the one it compiles), and the text
+    of every branch stays in the body. Where porter cannot decide an `#ifdef X` / `#else`, either may be built, and
+    an op registered for the CPU in either has a CPU kernel in that build (torch dispatches a CPU tensor to it): it is
+    not CUDA-only. A block, or a function it calls, whose `}` was in both branches ended at the `#ifdef` one, and the
+    `#else` one's CPU kernels were none, their ops said CUDA-only (thirty-third ifleft read; the thirty-second read's
+    per-branch rule, `_branch_brace_spans`, was for namespaces). `compiled`: `_compiled_at`. One pass, linear."""
+    groups: list[list[tuple[int, int, bytes]]] = []  # each open group's branches: (its directive's place, start, word)
+    cuts: list[tuple[int, int]] = []  # the spans whose braces are blanked
+    for m in _BRANCHING.finditer(code):
+        word = m.group(1)
+        if word.startswith(b"if") or not groups:
+            groups += [[(m.start(), m.end(), word)]] if word.startswith(b"if") else []
+            continue
+        if word != b"endif":
+            groups[-1].append((m.start(), m.end(), word))
+            continue
+        branches = groups.pop()
+        ends = [at for at, _, _ in branches[1:]] + [m.start()]
+        taken = [compiled(at) for at, _, _ in branches]
+        built = [(start, end) for (_, start, _), end, t in zip(branches, ends, taken) if t is not False]
+        # (no `#else`: where no branch is surely taken and the group is built, the empty one the compiler reads last)
+        empty_else = branches[-1][2] != b"else" and True not in taken and compiled(m.start()) is not False
+        cuts += built if empty_else else built[:-1]
+    if not cuts:
+        return braced
+    out, at = [], 0
+    for start, end in sorted(cuts):  # (a nested group's spans lie in its branch's: each byte blanked once)
+        start = max(start, at)
+        out += [braced[at:start], braced[start:end].translate(_NO_BRACES)] if end > start else []
+        at = max(at, end)
+    return b"".join([*out, braced[at:]])
 
 
 def _old_registrations(
