@@ -1,0 +1,87 @@
+"""The thirty-third read's second-wave helper on the registration readers (scaf2, issue 24): each test failed on
+03ad0e4c, where the first wave had the Python reader take the `Library` objects other modules give a file. Every
+expected verdict is torch 2.9's (docs/reads/51-scaf2-tools/pyimp.py: the files written out, `pkg` imported,
+`torch.ops.myops.a` called on a CPU tensor: NotImplementedError is CUDA-only)."""
+
+from __future__ import annotations
+
+from porter.analysis import native_ops, python_ops
+
+HEAD = "import torch\nfrom torch.library import Library\n"
+DEF = HEAD + 'DEF = Library("myops", "DEF")\nDEF.define("a(Tensor x) -> Tensor")\n'
+CUDA = HEAD + 'from . import _def\n@torch.library.impl("myops::a", "cuda")\ndef a_cuda(x):\n    return x\n'
+A_CPU = "def a_cpu(x):\n    return x + 1\n"
+LIBS = HEAD + 'cpu = Library("myops", "IMPL", "CPU")\n'
+
+
+def _cuda_only(files: dict[str, str]) -> bool:
+    """Whether porter reads `myops::a` as CUDA-only in a package whose `_cuda.py` gives it a CUDA kernel."""
+    files = {"pkg/_def.py": DEF, "pkg/_cuda.py": CUDA, **files}
+    kernels = python_ops.registered_kernels(sorted((name, text.encode()) for name, text in files.items()))
+    return "a" in native_ops.cuda_only_and_overloaded([], kernels)[0].get("myops", {})
+
+
+def test_a_library_passed_on_by_a_module_that_never_spells_library_or_read_later_is_followed():
+    # (`pkg/__init__.py` re-exports `cpu`; `c.py` takes it from `z_b.py`, a module read after `c.py`)
+    through_init = {
+        "pkg/__init__.py": "from . import _def, _cuda\nfrom ._lib import cpu\nfrom . import reg\n",
+        "pkg/_lib.py": LIBS,
+        "pkg/reg.py": "from . import cpu\n" + A_CPU + 'cpu.impl("a", a_cpu)\n',
+    }
+    chain = {
+        "pkg/__init__.py": "from . import _def, _cuda, c\n",
+        "pkg/_lib.py": LIBS,
+        "pkg/z_b.py": "from ._lib import cpu  # the library\n",
+        "pkg/c.py": "from .z_b import cpu\n" + A_CPU + 'cpu.impl("a", a_cpu)\n',
+    }
+    absolute = {**through_init, "pkg/reg.py": "from pkg import cpu\n" + A_CPU + 'cpu.impl("a", a_cpu)\n'}
+    assert [_cuda_only(through_init), _cuda_only(chain), _cuda_only(absolute)] == [False, False, False]
+
+
+def test_a_star_import_takes_the_public_libraries():
+    star = {"pkg/_lib.py": LIBS, "pkg/reg.py": "from ._lib import *\n" + A_CPU + 'cpu.impl("a", a_cpu)\n'}
+    # (the controls: `__all__` names the CUDA library `lib`, not `cpu`; a `_cpu` is not taken, the file's own
+    # `_cpu` is a CUDA library)
+    listed = HEAD + '__all__ = ["lib"]\nlib = Library("myops", "IMPL", "CUDA")\ncpu = Library("myops", "IMPL", "CPU")\n'
+    all_listed = {"pkg/_cuda.py": "", "pkg/_lib.py": listed, "pkg/reg.py": star["pkg/reg.py"].replace("cpu.", "lib.")}
+    private = {
+        "pkg/_cuda.py": "",
+        "pkg/_lib.py": HEAD + '_cpu = Library("myops", "IMPL", "CPU")\n',
+        "pkg/reg.py": HEAD
+        + "_cpu = Library('myops', 'IMPL', 'CUDA')\nfrom ._lib import *\n"
+        + A_CPU
+        + '_cpu.impl("a", a_cpu)\n',
+    }
+    assert [_cuda_only(star), _cuda_only(all_listed), _cuda_only(private)] == [False, True, True]
+
+
+def test_a_class_body_s_library_is_the_class_s_not_the_module_s():
+    classes = 'lib = Library("myops", "IMPL", "CPU")\nclass K:\n    lib = Library("myops", "IMPL", "CUDA")\n'
+    same_file = {"pkg/reg.py": HEAD + classes + A_CPU + 'lib.impl("a", a_cpu)\n'}
+    other_file = {
+        "pkg/_lib.py": HEAD + classes,
+        "pkg/reg.py": "from ._lib import lib\n" + A_CPU + 'lib.impl("a", a_cpu)\n',
+    }
+    # (a bare `lib` in K's method is the module's: Python reads no class body's name there)
+    method = '    def reg(self):\n        lib.impl("a", a_cpu)\n'
+    in_a_method = {"pkg/reg.py": HEAD + classes + method + A_CPU + "K().reg()\n"}
+    own = {"pkg/_cuda.py": "", "pkg/reg.py": HEAD + classes + A_CPU + 'K.lib.impl("a", a_cpu)\n'}  # (the control)
+    assert [_cuda_only(same_file), _cuda_only(other_file), _cuda_only(in_a_method), _cuda_only(own)] == [False] * 3 + [
+        True
+    ]
+
+
+def test_a_library_imported_in_a_function_is_that_function_s():
+    lib = HEAD + 'lib = Library("myops", "IMPL", "CUDA")\n' + A_CPU
+    in_function = {
+        "pkg/_lib.py": LIBS,
+        "pkg/reg.py": lib + 'def register():\n    from ._lib import cpu as lib\n    lib.impl("a", a_cpu)\n',
+    }
+    # (the control: the import is another function's; `register` uses the module's CUDA library)
+    other_function = {
+        "pkg/_cuda.py": "",
+        "pkg/_lib.py": LIBS,
+        "pkg/reg.py": lib + "def other():\n    from ._lib import cpu as lib\n    return lib\n"
+        'def register():\n    lib.impl("a", a_cpu)\n',
+    }
+    assert [_cuda_only(in_function), _cuda_only(other_function)] == [False, True]
