@@ -142,6 +142,11 @@ class _FileNames:
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
         self.libraries: dict[str, list[tuple[ast.AST, ast.AST, tuple[int, int], tuple[str, str]]]] = {}
         self.custom_ops: dict[str, tuple[str, str]] = {}
+        self.factories = {
+            node.name: self._returned_libraries(node)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
         for node in ast.walk(tree):
             assigned = _call_assigned(node)
             if assigned is not None:
@@ -209,11 +214,36 @@ class _FileNames:
             if theirs in other.custom_ops:
                 self.custom_ops[local] = other.custom_ops[theirs]
 
-    def _assigned(self, node: ast.AST, target: str, value: ast.Call) -> None:
-        ns = self.library_namespace(value)
+    def _returned_libraries(self, function: ast.AST) -> list[ast.Call]:
+        """The `Library(...)` calls a function returns (`return Library(...)`, `made = Library(...)` / `return
+        made`)."""
+        made: dict[str, ast.expr] = {}
+        for node in ast.walk(function):
+            assigned = _call_assigned(node)
+            if assigned is not None and self.library_namespace(assigned[1]) is not None:
+                made[assigned[0]] = assigned[1]
+        returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return) and node.value]
+        calls = [made.get(ast.unparse(value), value) for value in returned]
+        return [call for call in calls if isinstance(call, ast.Call) and self.library_namespace(call) is not None]
+
+    def made_library(self, call: ast.Call) -> tuple[str, str] | None:
+        """(namespace, key) of the `Library` a call makes: `Library("ns", "IMPL", "CPU")`, or a call of the file's
+        function that returns one (`lib = make()`: unread, `lib.impl("a", a_cpu)` was no kernel, and `a` said
+        CUDA-only where torch runs it on a CPU tensor: thirty-third read, scaf2); its key `UNREAD` where its
+        returns differ."""
+        ns = self.library_namespace(call)
         if ns is not None:
+            return (ns, _given_keys(call, (2, "dispatch_key", ""))[0])
+        factory = self.factories.get(call.func.id, []) if isinstance(call.func, ast.Name) else []
+        made = {library for returned in factory if (library := self.made_library(returned)) is not None}
+        if len({ns for ns, _ in made}) != 1:
+            return None
+        return next(iter(made)) if len(made) == 1 else (next(iter(made))[0], UNREAD)
+
+    def _assigned(self, node: ast.AST, target: str, value: ast.Call) -> None:
+        library = self.made_library(value)
+        if library is not None:
             at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-            library = (ns, _given_keys(value, (2, "dispatch_key", ""))[0])
             binding = (self.scopes.get(id(node), self.tree), self.classes.get(id(node), self.tree), at, library)
             self.libraries.setdefault(target, []).append(binding)
         made = self.made_op(value.func if isinstance(value.func, ast.Call) else value)

@@ -5,7 +5,13 @@ expected verdict is torch 2.9's (docs/reads/51-scaf2-tools/pyimp.py: the files w
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from porter.analysis import native_ops, python_ops
+from porter.config.settings import Settings
+from porter.pipeline import statindex
+from porter.pipeline.runner import run
+from tests.helpers import write_files
 
 HEAD = "import torch\nfrom torch.library import Library\n"
 DEF = HEAD + 'DEF = Library("myops", "DEF")\nDEF.define("a(Tensor x) -> Tensor")\n'
@@ -85,3 +91,53 @@ def test_a_library_imported_in_a_function_is_that_function_s():
         'def register():\n    lib.impl("a", a_cpu)\n',
     }
     assert [_cuda_only(in_function), _cuda_only(other_function)] == [False, True]
+
+
+def test_a_library_a_function_of_the_project_makes_and_returns_is_read():
+    make = 'def make():\n    made = Library("myops", "IMPL", "CPU")\n    return made\nlib = make()\n'
+    same_file = {"pkg/reg.py": HEAD + make + A_CPU + 'lib.impl("a", a_cpu)\n'}
+    other_file = {
+        "pkg/_lib.py": HEAD + make,
+        "pkg/reg.py": "from ._lib import lib\n" + A_CPU + 'lib.impl("a", a_cpu)\n',
+    }
+    # (the controls: a CUDA library so made; `.impl` of an object that is no library beside a CUDA library)
+    cuda = {"pkg/_cuda.py": "", "pkg/reg.py": same_file["pkg/reg.py"].replace('"CPU"', '"CUDA"')}
+    other_object = {
+        "pkg/_cuda.py": "",
+        "pkg/reg.py": HEAD + 'lib = Library("myops", "IMPL", "CUDA")\n' + A_CPU + 'lib.impl("a", a_cpu)\n'
+        "class R:\n    def impl(self, *a):\n        pass\nR().impl('a', a_cpu)\n",
+    }
+    assert [_cuda_only(same_file), _cuda_only(other_file), _cuda_only(cuda), _cuda_only(other_object)] == [
+        False,
+        False,
+        True,
+        True,
+    ]
+
+
+def test_lint_follows_a_library_re_exported_by_the_package_cold_and_warm(tmp_path, monkeypatch):
+    # (end to end: base said GUARD001 for `torch.ops.myops.a(x)` under `if x.is_cuda:` where torch runs `a` on a CPU
+    # tensor; `pkg/__init__.py` edited, the same size, to re-export the CUDA library makes it CUDA-only on the warm run)
+    monkeypatch.setattr(statindex, "RACY_NS", 0)
+    init = "from . import _def, _cuda\nfrom ._lib import cpu as lib\nfrom . import reg\n"
+    use = "import torch\n\n\ndef f(x):\n    if x.is_cuda:\n        return torch.ops.myops.a(x)\n    return x\n"
+    files = {
+        "pkg/_def.py": DEF,
+        "pkg/_cuda.py": CUDA,
+        "pkg/_lib.py": LIBS + 'cud = Library("myops", "IMPL", "CUDA")\n',
+        "pkg/__init__.py": init,
+        "pkg/reg.py": "from . import lib\n" + A_CPU + 'lib.impl("a", a_cpu)\n',
+        "pkg/use.py": use,
+    }
+    write_files(tmp_path / "p", files)
+    monkeypatch.chdir(tmp_path / "p")
+    cache = tmp_path / "cache"
+
+    def codes(cache: Path | None) -> list[str]:
+        results, _ = run([Path("pkg")], Settings(target="xla"), jobs=1, cache=cache is not None, cache_dir=cache)
+        return next(sorted({f.code for f in r.findings}) for r in results if r.path.endswith("use.py"))
+
+    assert "GUARD001" not in codes(None)
+    assert "GUARD001" not in codes(cache)
+    Path("pkg/__init__.py").write_text(init.replace("cpu as", "cud as"))
+    assert "GUARD001" in codes(cache)
