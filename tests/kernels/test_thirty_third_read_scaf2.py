@@ -141,3 +141,25 @@ def test_lint_follows_a_library_re_exported_by_the_package_cold_and_warm(tmp_pat
     assert "GUARD001" not in codes(cache)
     Path("pkg/__init__.py").write_text(init.replace("cpu as", "cud as"))
     assert "GUARD001" in codes(cache)
+
+
+# each form registers its op's CPU kernel (g++ -std=c++17 -fsyntax-only accepts each against a `torch::Library`
+# that cannot be copied: docs/reads/51-scaf2-tools/cppforms.py)
+ALIAS_FORMS = {
+    "a": 'auto p = &m;\n  p->impl("a", &a_cpu);',
+    "b": 'auto&& r = m;\n  r.impl("b", &b_cpu);',
+    "c": 'torch::Library& s{m};\n  s.impl("c", &c_cpu);',
+    "d": 'auto& t(m);\n  t.impl("d", &d_cpu);',
+    "i": 'auto& w = (m);\n  w.impl("i", &i_cpu);',
+    "j": 'torch::Library* q{&m};\n  q->impl("j", &j_cpu);',
+}
+
+
+def test_a_block_s_library_named_again_by_any_declaration_form_registers_with_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ops = [*ALIAS_FORMS, "z"]
+    cuda = "TORCH_LIBRARY_IMPL(myops, CUDA, m) {\n" + "".join(f'  m.impl("{op}", &{op}_cuda);\n' for op in ops) + "}\n"
+    cpu = "TORCH_LIBRARY_IMPL(myops, CPU, m) {\n  " + "\n  ".join(ALIAS_FORMS.values()) + "\n}\n"
+    # (the control: `z`, given no CPU kernel, stays CUDA-only)
+    sources = [("a.cu", cuda.encode()), ("b.cpp", cpu.encode())]
+    assert sorted(native_ops.cuda_only_and_overloaded(sources)[0].get("myops", {})) == ["z"]
