@@ -47,7 +47,8 @@ def may_register(source: bytes) -> bool:
 def _dotted_module(name: str) -> str:
     """The dotted module a Python file's name (from the working folder) is, `pkg.ops` of `pkg/ops.py` and of
     `pkg/ops/__init__.py`."""
-    return name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    dotted = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return "" if dotted == "__init__" else dotted  # (the folder read is a package: its own `__init__.py`)
 
 
 def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, str, str, str]]:
@@ -98,6 +99,11 @@ class _Modules:
         if module in self.sources:
             return module
         found = [name for name in self.sources if name.endswith("." + module)] if module else []
+        if not found and "" in self.packages and "." in module:
+            # (the folder read is itself a package, `porter kernels pkg`: its files' names lack its own, and `import
+            # pkg._lib as L` is `_lib`; unread, `L.lib.impl("a", a_cpu)` was no kernel: thirty-third read, scaf2)
+            inner = module.partition(".")[2]
+            return inner if inner in self.sources else None
         return found[0] if len(found) == 1 else None
 
 
@@ -168,7 +174,8 @@ class _FileNames:
         as L`, `from ._lib import *`), each bound where its import is: read in their own module only,
         `lib.impl("a", a_cpu, "CPU")` and `a.register_kernel("cpu")` of another file were no kernel, and `a` said
         CUDA-only where torch runs it on a CPU tensor (thirty-second pyops2 and scaffold reads' leftovers)."""
-        package = name.split(".") if self.package else name.split(".")[:-1]
+        parts = name.split(".") if name else []
+        package = parts if self.package else parts[:-1]
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Import):  # (`import pkg._lib as L`: `L.lib`)
                 for alias in node.names:

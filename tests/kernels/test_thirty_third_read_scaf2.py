@@ -9,6 +9,7 @@ from pathlib import Path
 
 from porter.analysis import native_ops, python_ops
 from porter.config.settings import Settings
+from porter.kernels.inventory import scan
 from porter.pipeline import statindex
 from porter.pipeline.runner import run
 from tests.helpers import write_files
@@ -163,3 +164,18 @@ def test_a_block_s_library_named_again_by_any_declaration_form_registers_with_it
     # (the control: `z`, given no CPU kernel, stays CUDA-only)
     sources = [("a.cu", cuda.encode()), ("b.cpp", cpu.encode())]
     assert sorted(native_ops.cuda_only_and_overloaded(sources)[0].get("myops", {})) == ["z"]
+
+
+def test_porter_kernels_run_inside_the_package_follows_its_absolute_imports(tmp_path, monkeypatch):
+    # (`porter kernels pkg`: the files' names lack `pkg.`, so `import pkg._lib as L` named no module of the project)
+    files = {
+        "pkg/__init__.py": "from . import _def, _cuda, reg\n",
+        "pkg/_def.py": DEF,
+        "pkg/_cuda.py": CUDA,
+        "pkg/_lib.py": LIBS,
+        "pkg/reg.py": "import pkg._lib as L\n" + A_CPU + 'L.cpu.impl("a", a_cpu)\n',
+    }
+    write_files(tmp_path / "p", files)
+    monkeypatch.chdir(tmp_path / "p")
+    rows = {(r.path, r.op, r.key) for r in scan(tmp_path / "p" / "pkg").registered}
+    assert rows == {("_cuda.py", "a", "CUDA"), ("reg.py", "a", "CPU")}
