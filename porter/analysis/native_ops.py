@@ -286,10 +286,13 @@ _NOT_A_FUNCTION = frozenset({b"sizeof", b"alignof", b"decltype", b"typeid", b"no
 _HANDING_ON = frozenset({b"static_cast", b"const_cast", b"reinterpret_cast", b"ref", b"addressof"})
 # in a body: a call's name (`reg(`, `detail::reg(`, `r.add(`, `p->add(`) and its `(`, another parenthesis, or a word
 _PASS_TOKENS = re.compile(rb"(?<![\w:.>])(\w+(?:(?:::|\.|->)\w+)*)[ \t\r\n]*\(|([()])|(?<![\w:.>])(\w+)")
-# another name a body gives the library (`auto& lib = m;`, `torch::Library& lib = m;`), or a pointer to it
-# (`torch::Library* p = &m;`, `auto* const p = &m;`): the name (group 1 or 2), the library's (3)
+# another name a body gives the library (`auto& lib = m;`, `torch::Library& lib = m;`, `auto&& lib = m;`,
+# `torch::Library& lib{m};`), or a pointer to it (`torch::Library* p = &m;`, `auto* const p = &m;`, `auto p = &m;`,
+# `torch::Library* p{&m};`): the name (group 1), the library's (2). (`auto p = &m`, `auto&& r = m`, a brace or a
+# parenthesis: unread, their `impl`s were no kernel and the op said CUDA-only: thirty-third read, scaf2)
 _ALIAS = re.compile(
-    rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\s*(?:&\s*(\w+)\s*=|\*\s*(?:const\s+)?(\w+)\s*=\s*&)\s*(\w+)\s*;"
+    rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\b\s*(?:(?:&&?|\*(?:\s*const\b)?)\s*)?(\w+)\s*"
+    rb"(?:=\s*(?:[({]\s*)?|[({]\s*)(?:&\s*)?(?:\(\s*)?(\w+)\s*(?:\)\s*)?(?:[})]\s*)?;"
 )
 _MEMBER = re.compile(rb"(?<!\s)\s*(?:\.|->)")  # (after the library's name: its own call, `m.impl(`)
 # a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameters
@@ -336,13 +339,17 @@ class _Helpers:
         while todo:
             text, where, name, depth = todo.pop()
             code = _code_of(text)
+            declared: set[bytes] = set()  # (`auto& t(m);` declares `t`: it calls no function `t`)
             for alias in _ALIAS.finditer(code) if name in code else ():
-                other = alias.group(1) or alias.group(2)
-                if alias.group(3) == name and (id(text), other) not in named:
+                other = alias.group(1)
+                if alias.group(2) == name and (id(text), other) not in named:
                     named.add((id(text), other))
                     out.append((text, where, other))
                     todo.append((text, where, other, depth))
+                declared.add(other)
             for callee, index, whole in _passes(code, name):
+                if callee in declared:
+                    continue
                 last = _callee_word(callee)
                 found = self._function(last) if whole and callee == last and depth < self._DEPTH else None
                 read = self._body_at(found[2]) if found is not None and found[0] == index else None

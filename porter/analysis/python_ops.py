@@ -47,30 +47,64 @@ def may_register(source: bytes) -> bool:
 def _dotted_module(name: str) -> str:
     """The dotted module a Python file's name (from the working folder) is, `pkg.ops` of `pkg/ops.py` and of
     `pkg/ops/__init__.py`."""
-    return name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    dotted = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return "" if dotted == "__init__" else dotted  # (the folder read is a package: its own `__init__.py`)
 
 
 def registered_kernels(files: Iterable[tuple[str, bytes]]) -> list[tuple[str, str, str, str]]:
     """(file, namespace, op, key) for each kernel the Python `files` (name, bytes) register; an overload is its own op
     (`a.out`)."""
     out: list[tuple[str, str, str, str]] = []
-    parsed: list[tuple[str, ast.Module, _FileNames]] = []
+    files = list(files)
+    project = _Modules(files)
     for name, source in files:
-        if not may_register(source):
-            continue
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            continue  # (lint says it)
-        parsed.append((name, tree, _FileNames(tree)))
-    modules = {_dotted_module(name): names for name, _, names in parsed}
-    for name, tree, names in parsed:
-        names.imported(tree, name, modules)
-        passing = _passed_on(tree, names)
-        for call in ast.walk(tree):
+        names = project.module(_dotted_module(name)) if may_register(source) else None
+        if names is None:
+            continue  # (a file that cannot be parsed: lint says it)
+        passing = _passed_on(names.tree, names)
+        for call in ast.walk(names.tree):
             if isinstance(call, ast.Call) and id(call) not in passing:
                 out.extend((name, *kernel) for kernel in _kernels_of_call(call, names))
     return out
+
+
+class _Modules:
+    """The project's Python modules by their dotted names, each read (`_FileNames`, its imports taken) when another
+    imports from it: a module that only passes a `Library` on (`pkg/__init__.py`'s `from ._lib import cpu`, never
+    spelling "library") was not read, nor one read after the module that imports from it, and `from pkg import cpu`
+    / `cpu.impl("a", a_cpu)` was no kernel: `a` said CUDA-only where torch runs it on a CPU tensor (thirty-third read,
+    scaf2)."""
+
+    def __init__(self, files: list[tuple[str, bytes]]) -> None:
+        self.sources = {_dotted_module(name): source for name, source in files}
+        self.packages = {_dotted_module(name) for name, _ in files if name.endswith("__init__.py")}
+        self.read: dict[str, _FileNames | None] = {}
+
+    def module(self, module: str) -> _FileNames | None:
+        """The module `module` names (its own dotted name, or the one it ends where one only does: `pkg.ops` of
+        `src/pkg/ops.py`), read; in an import cycle, the module being read gives its own names only."""
+        found = self.named(module)
+        if found is None or found in self.read:
+            return self.read.get(found) if found is not None else None
+        self.read[found] = None
+        try:
+            tree = ast.parse(self.sources[found])
+        except (SyntaxError, ValueError):
+            return None
+        names = self.read[found] = _FileNames(tree, found in self.packages)
+        names.imported(found, self)
+        return names
+
+    def named(self, module: str) -> str | None:
+        if module in self.sources:
+            return module
+        found = [name for name in self.sources if name.endswith("." + module)] if module else []
+        if not found and "" in self.packages and "." in module:
+            # (the folder read is itself a package, `porter kernels pkg`: its files' names lack its own, and `import
+            # pkg._lib as L` is `_lib`; unread, `L.lib.impl("a", a_cpu)` was no kernel: thirty-third read, scaf2)
+            inner = module.partition(".")[2]
+            return inner if inner in self.sources else None
+        return found[0] if len(found) == 1 else None
 
 
 # torch's kernel that computes nothing and goes on to the next key (`torch.library.fallthrough_kernel`): given to
@@ -100,7 +134,8 @@ class _FileNames:
     namespace, op: `a.register_kernel("cpu")` gives `ns::a` a kernel). Unread, each such form's CPU kernel was not seen
     and an op that runs on a CPU tensor was said CUDA-only (thirty-second read, pyops2)."""
 
-    def __init__(self, tree: ast.AST) -> None:
+    def __init__(self, tree: ast.Module, package: bool = False) -> None:
+        self.package = package  # (an `__init__.py`: its relative imports start at its own folder)
         self.aliases = {
             alias.asname: alias.name
             for node in ast.walk(tree)
@@ -113,6 +148,11 @@ class _FileNames:
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
         self.libraries: dict[str, list[tuple[ast.AST, ast.AST, tuple[int, int], tuple[str, str]]]] = {}
         self.custom_ops: dict[str, tuple[str, str]] = {}
+        self.factories = {
+            node.name: self._returned_libraries(node)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
         for node in ast.walk(tree):
             assigned = _call_assigned(node)
             if assigned is not None:
@@ -128,51 +168,89 @@ class _FileNames:
         made = (self.library_namespace(node) for node in ast.walk(tree) if id(node) not in bound)
         self.unbound = sorted({ns for ns in made if ns is not None})
 
-    def imported(self, tree: ast.Module, name: str, modules: dict[str, _FileNames]) -> None:
-        """Add the `Library` variables and custom ops the file `name` imports from the project's other `modules`
-        (`from ._lib import lib`, `from .ops import a`, `from . import _lib`: `_lib.lib`, `import pkg._lib as L`):
-        read in their own module only, `lib.impl("a", a_cpu, "CPU")` and `a.register_kernel("cpu")` of another file
-        were no kernel, and `a` said CUDA-only where torch runs it on a CPU tensor (thirty-second pyops2 and scaffold
-        reads' leftovers)."""
-        here = _dotted_module(name).split(".")
-        package = here if name.endswith("__init__.py") else here[:-1]
-        for node in ast.walk(tree):
+    def imported(self, name: str, modules: _Modules) -> None:
+        """Add the `Library` variables and custom ops the module `name` (dotted) imports from the project's other
+        `modules` (`from ._lib import lib`, `from .ops import a`, `from . import _lib`: `_lib.lib`, `import pkg._lib
+        as L`, `from ._lib import *`), each bound where its import is: read in their own module only,
+        `lib.impl("a", a_cpu, "CPU")` and `a.register_kernel("cpu")` of another file were no kernel, and `a` said
+        CUDA-only where torch runs it on a CPU tensor (thirty-second pyops2 and scaffold reads' leftovers)."""
+        parts = name.split(".") if name else []
+        package = parts if self.package else parts[:-1]
+        for node in ast.walk(self.tree):
             if isinstance(node, ast.Import):  # (`import pkg._lib as L`: `L.lib`)
                 for alias in node.names:
-                    inner = _project_module(modules, alias.name)
-                    local = alias.asname or alias.name
-                    if inner is not None and inner is not self:
-                        self._take(inner, {v: f"{local}.{v}" for v in [*inner.libraries, *inner.custom_ops]})
+                    self._take_module(modules, alias.name, alias.asname or alias.name, node)
             if not isinstance(node, ast.ImportFrom) or (node.level > len(package) + 1):
                 continue
             base = package[: len(package) - node.level + 1] if node.level else []
             module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            other = modules.module(module)
             for alias in node.names:
                 local = alias.asname or alias.name
-                other = _project_module(modules, module)
                 if other is not None and other is not self:
-                    self._take(other, {alias.name: local})
-                inner = _project_module(modules, f"{module}.{alias.name}" if module else alias.name)
-                if inner is not None and inner is not self:  # (`from . import _lib`: `_lib.lib`)
-                    self._take(inner, {v: f"{local}.{v}" for v in [*inner.libraries, *inner.custom_ops]})
+                    self._take(other, other.public() if alias.name == "*" else {alias.name: local}, node)
+                self._take_module(modules, f"{module}.{alias.name}" if module else alias.name, local, node)
 
-    def _take(self, other: _FileNames, names: dict[str, str]) -> None:
-        """Take the `Library` variables and custom ops of `other` named in `names` (theirs -> the local one)."""
+    def _take_module(self, modules: _Modules, module: str, local: str, node: ast.AST) -> None:
+        """Take a module's names as `local.name` (`from . import _lib`: `_lib.lib`)."""
+        inner = modules.module(module)
+        if inner is not None and inner is not self:
+            self._take(inner, {v: f"{local}.{v}" for v in inner.public(everything=True)}, node)
+
+    def public(self, everything: bool = False) -> dict[str, str]:
+        """The `Library` variables and custom ops the module gives another (theirs -> theirs): those `import *` takes
+        (its `__all__`'s, else those not named `_...`), or, `everything`, all of them."""
+        names = [*self.libraries, *self.custom_ops]
+        listed = _listed_all(self.tree)
+        if not everything:
+            names = [n for n in names if n in listed] if listed is not None else [n for n in names if n[:1] != "_"]
+        return {n: n for n in names}
+
+    def _take(self, other: _FileNames, names: dict[str, str], node: ast.AST) -> None:
+        """Take the `Library` variables and custom ops of `other` named in `names` (theirs -> the local one), bound
+        where the import `node` is."""
+        at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        scope, cls = self.scopes.get(id(node), self.tree), self.classes.get(id(node), self.tree)
         for theirs, local in names.items():
-            # (their module's own bindings only, the last: a name bound in their functions is not one they export;
-            # taken as a binding at this module's top, so that one of this module's own after it wins)
-            top = [binding for binding in other.libraries.get(theirs, []) if binding[0] is other.tree]
+            # (their module's own bindings only, the last: a name bound in their functions or classes is not one
+            # they export)
+            top = [b for b in other.libraries.get(theirs, []) if b[0] is other.tree and b[1] is other.tree]
             if top:
                 library = max(top, key=lambda binding: binding[2])[3]
-                self.libraries.setdefault(local, []).append((self.tree, self.tree, (0, 0), library))
+                self.libraries.setdefault(local, []).append((scope, cls, at, library))
             if theirs in other.custom_ops:
                 self.custom_ops[local] = other.custom_ops[theirs]
 
-    def _assigned(self, node: ast.AST, target: str, value: ast.Call) -> None:
-        ns = self.library_namespace(value)
+    def _returned_libraries(self, function: ast.AST) -> list[ast.Call]:
+        """The `Library(...)` calls a function returns (`return Library(...)`, `made = Library(...)` / `return
+        made`)."""
+        made: dict[str, ast.expr] = {}
+        for node in ast.walk(function):
+            assigned = _call_assigned(node)
+            if assigned is not None and self.library_namespace(assigned[1]) is not None:
+                made[assigned[0]] = assigned[1]
+        returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return) and node.value]
+        calls = [made.get(ast.unparse(value), value) for value in returned]
+        return [call for call in calls if isinstance(call, ast.Call) and self.library_namespace(call) is not None]
+
+    def made_library(self, call: ast.Call) -> tuple[str, str] | None:
+        """(namespace, key) of the `Library` a call makes: `Library("ns", "IMPL", "CPU")`, or a call of the file's
+        function that returns one (`lib = make()`: unread, `lib.impl("a", a_cpu)` was no kernel, and `a` said
+        CUDA-only where torch runs it on a CPU tensor: thirty-third read, scaf2); its key `UNREAD` where its
+        returns differ."""
+        ns = self.library_namespace(call)
         if ns is not None:
+            return (ns, _given_keys(call, (2, "dispatch_key", ""))[0])
+        factory = self.factories.get(call.func.id, []) if isinstance(call.func, ast.Name) else []
+        made = {library for returned in factory if (library := self.made_library(returned)) is not None}
+        if len({ns for ns, _ in made}) != 1:
+            return None
+        return next(iter(made)) if len(made) == 1 else (next(iter(made))[0], UNREAD)
+
+    def _assigned(self, node: ast.AST, target: str, value: ast.Call) -> None:
+        library = self.made_library(value)
+        if library is not None:
             at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-            library = (ns, _given_keys(value, (2, "dispatch_key", ""))[0])
             binding = (self.scopes.get(id(node), self.tree), self.classes.get(id(node), self.tree), at, library)
             self.libraries.setdefault(target, []).append(binding)
         made = self.made_op(value.func if isinstance(value.func, ast.Call) else value)
@@ -194,15 +272,19 @@ class _FileNames:
         if isinstance(owner, ast.NamedExpr):  # `(lib := Library("ns", "IMPL", "CPU")).impl("a", fn)`
             owner = owner.target
         bound = self.libraries.get(ast.unparse(owner))
-        if bound is None and isinstance(owner, ast.Attribute):
+        if bound is None and isinstance(owner, ast.Attribute):  # (`R.lib`: a class's `lib`)
             bound = next((b for name, b in self.libraries.items() if name.rpartition(".")[2] == owner.attr), None)
+            bound = [b for b in bound or [] if b[1] is not self.tree] or bound
         if not bound:
             return None
         scope, cls = self.scopes.get(id(use), self.tree), self.classes.get(id(use), self.tree)
         at = (getattr(use, "lineno", 0), getattr(use, "col_offset", 0))
-        before = [b for b in bound if b[0] is scope and b[2] <= at]
-        before = before or [b for b in bound if b[1] is cls is not self.tree]  # (`self.lib` of another method)
-        before = before or [b for b in bound if b[0] is self.tree] or bound
+        # (a class body's binding is the class's, not the module's: `lib` at the module's top after `class K: lib =
+        # Library(..., "CUDA")` is the module's own, and so is the `lib` another module imports: thirty-third read)
+        before = [b for b in bound if b[0] is scope and b[1] is cls and b[2] <= at]
+        if isinstance(owner, ast.Attribute):  # (`self.lib` of another method; a bare name there is the module's)
+            before = before or [b for b in bound if b[1] is cls is not self.tree]
+        before = before or [b for b in bound if b[0] is self.tree and b[1] is self.tree] or bound
         return max(before, key=lambda b: b[2])[3]
 
     def passes_on(self, node: ast.expr) -> bool:
@@ -235,15 +317,6 @@ class _FileNames:
 _MAKERS = ("custom_op", "triton_op")
 _TORCH_OPS = re.compile(r"torch\.ops\.(\w+)\.(\w+(?:\.\w+)?)")  # an op (and its overload) as an object
 _ON_OP = (0, "", None)  # `op.register_kernel("cpu")` of a custom op (`CustomOpDef.register_kernel`: positional only)
-
-
-def _project_module(modules: dict[str, _FileNames], module: str) -> _FileNames | None:
-    """The project's module `module` names: its own, or the one its name ends (`pkg.ops` of `src/pkg/ops.py`) where
-    one only does."""
-    if module in modules:
-        return modules[module]
-    found = [names for name, names in modules.items() if name.endswith("." + module)] if module else []
-    return found[0] if len(found) == 1 else None
 
 
 def _op_of_qualname(text: str) -> tuple[str, str] | None:
@@ -321,6 +394,20 @@ def _given_keys(call: ast.Call, where: tuple[int, str, str | None]) -> list[str]
     items = given.elts if isinstance(given, (ast.Tuple, ast.List, ast.Set)) else [given]
     keys = [_literal_str(item) for item in items]
     return [UNREAD if key is None else _KEY_OF_DEVICE.get(key, key) for key in keys]
+
+
+def _listed_all(tree: ast.Module) -> list[str] | None:
+    """A module's `__all__`, where it is a literal list or tuple of strings."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return _literal_strs(node.value)
+    return None
+
+
+def _literal_strs(node: ast.expr) -> list[str] | None:
+    """The strings of a literal list or tuple of strings (`__all__ = ["lib"]`), None for anything else."""
+    items = [_literal_str(item) for item in node.elts] if isinstance(node, (ast.List, ast.Tuple)) else [None]
+    return [item for item in items if item is not None] if None not in items else None
 
 
 def _literal_str(node: ast.expr) -> str | None:
