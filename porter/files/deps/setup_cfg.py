@@ -76,7 +76,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         one_line = not whole and not _continued(text, number, indent)
         items = _items(value_at, value) if one_line else [(value_at, _without_comment(value))]
         # `file: reqs.txt` on a key's line names files of requirements (an include, not read here)
-        included = included if whole else value.startswith("file:")
+        included = included if whole else _names_files(parser, section, value)
         if included:
             continue
         _refuse_what_is_no_requirement(parser, section, items, (number, collecting))
@@ -129,6 +129,14 @@ def _without_comment(item: str) -> str:
     split): a ` #` starts a comment (`cupy-cuda12x  # GPU` declares cupy-cuda12x; a `#` with no space
     before it may be a URL's). porter read `cupy-cuda12x  # GPU` as no requirement: no finding."""
     return item.partition(" #")[0].rstrip()
+
+
+def _names_files(parser: configparser.ConfigParser, section: str, value: str) -> bool:
+    """Whether a key's value (its key line's part) is a `file:` directive as setuptools sees it: after
+    the interpolation its build reads with, so `install_requires = %(reqs)s` with `reqs = file: r.txt`
+    includes r.txt (65.5 and 84.2.1 declare r.txt's requirements), not an item that is no requirement."""
+    expanded = _interpolated(parser, section, value)
+    return (value if expanded is None else "\n".join(expanded)).startswith("file:")
 
 
 def _refuse_what_is_no_requirement(
