@@ -83,3 +83,22 @@ def test_pixi_conda_values_are_shown_on_their_own_lines(tmp_path):
     )
     result = _run(tmp_path, {"pyproject.toml": text})["pyproject.toml"]
     assert [(f.code, f.start.line) for f in result.findings] == [("DEP005", 11), ("DEP001", 12)]
+
+
+def test_a_setup_cfg_default_key_is_read_as_an_extra(tmp_path):
+    """configparser gives `[DEFAULT]`'s keys to every section: setuptools 65.5.0 and 84.2.1 declare
+    `extras_require == {'cpu': ['numpy'], 'gpu': ['cupy-cuda12x']}` here. porter read no `[DEFAULT]`
+    line: no finding. A key the extras section sets otherwise stays its own (the guard below)."""
+    text = (
+        "[DEFAULT]\ngpu = cupy-cuda12x\ncuda = pycuda\n[metadata]\nname = p\nversion = 1\n"
+        "[options.extras_require]\ncpu = numpy\ncuda = numpy\n"
+    )
+    result = _run(tmp_path, {"setup.cfg": text})["setup.cfg"]
+    assert [(f.code, f.start.line) for f in result.findings] == [("DEP005", 2)]
+
+
+def test_a_setup_cfg_default_key_is_no_extra_without_an_extras_section(tmp_path):
+    """The other side: with no `[options.extras_require]` the `[DEFAULT]` keys declare nothing."""
+    text = "[DEFAULT]\ngpu = cupy-cuda12x\n[metadata]\nname = p\nversion = 1\n[options]\ninstall_requires = numpy\n"
+    result = _run(tmp_path, {"setup.cfg": text})["setup.cfg"]
+    assert not result.findings
