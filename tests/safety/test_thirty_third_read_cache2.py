@@ -102,3 +102,21 @@ def test_a_setup_cfg_default_key_is_no_extra_without_an_extras_section(tmp_path)
     text = "[DEFAULT]\ngpu = cupy-cuda12x\n[metadata]\nname = p\nversion = 1\n[options]\ninstall_requires = numpy\n"
     result = _run(tmp_path, {"setup.cfg": text})["setup.cfg"]
     assert not result.findings
+
+
+def test_a_key_repeated_in_many_pixi_features_is_located_in_linear_steps():
+    """The lookup by key walks each key's entries once per value, not from its first entry at each
+    lookup (8,000 features' `pytorch-cuda = "*"`: 39 s, quadratic, before it kept its place)."""
+    from tests.growth import linear_steps
+
+    from porter.files.readers.tomlpos import Locator
+
+    def make(n):
+        return "".join(f'[tool.pixi.feature.f{i}.dependencies]\npytorch-cuda = "*"\n' for i in range(n))
+
+    def locate(text):
+        where = Locator(text)
+        return [where.find_in_entry("pytorch-cuda", "*").start for _ in range(text.count("pytorch-cuda"))]
+
+    starts = linear_steps(locate, make, 800)
+    assert starts == sorted(starts) and len(set(starts)) == 800

@@ -112,6 +112,7 @@ class Locator:
         # quadratic, past the per-file limit)
         self._by_value: dict[str, list[int]] | None = None
         self._key_lines: dict[str, list[tuple[int, int]]] | None = None  # a key: where its lines' values are
+        self._entry_from: dict[tuple[str, str], int] = {}  # (key, value): its first entry that may hold one free
 
     def find(self, wanted: str, after: int = 0, before: int | None = None) -> StringToken | None:
         if self._by_value is None:
@@ -137,10 +138,16 @@ class Locator:
             self._key_lines = {}
             for (_, end, name), nxt in zip(found, found[1:] + [(len(self.text), 0, "")]):
                 self._key_lines.setdefault(name, []).append((end, nxt[0]))
-        for after, before in self._key_lines.get(key, ()):
-            token = self.find(wanted, after, before)
+        entries = self._key_lines.get(key, [])
+        # (an entry with no free `wanted` never gets one again: each (key, value) walks its entries once, not
+        # from the first at each call, which was quadratic in 8,000 features' `pytorch-cuda = "*"`)
+        first = self._entry_from.get((key, wanted), 0)
+        for i in range(first, len(entries)):
+            token = self.find(wanted, *entries[i])
             if token is not None:
+                self._entry_from[(key, wanted)] = i
                 return token
+        self._entry_from[(key, wanted)] = len(entries)
         return self.find(wanted)
 
 
