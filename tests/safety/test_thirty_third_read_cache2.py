@@ -120,3 +120,13 @@ def test_a_key_repeated_in_many_pixi_features_is_located_in_linear_steps():
 
     starts = linear_steps(locate, make, 800)
     assert starts == sorted(starts) and len(set(starts)) == 800
+
+
+def test_a_setup_cfg_default_install_requires_is_read_for_options(tmp_path):
+    """`[DEFAULT] install_requires = cupy-cuda12x` beside an `[options]` that does not set it: setuptools
+    65.5.0 declares `install_requires == ['cupy-cuda12x']`; porter read no `[DEFAULT]` line."""
+    text = (
+        "[DEFAULT]\ninstall_requires = cupy-cuda12x\n[metadata]\nname = p\nversion = 1\n[options]\npackages = find:\n"
+    )
+    result = _run(tmp_path, {"setup.cfg": text})["setup.cfg"]
+    assert [(f.code, f.start.line) for f in result.findings] == [("DEP005", 2)]

@@ -103,15 +103,20 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
 
 def _declared_in(parser: configparser.ConfigParser, section: str, line: str) -> str:
     """The section whose requirements a key line of `section` declares: configparser gives a `[DEFAULT]`
-    key to every section, so setuptools (65.5 and 84.2.1) reads it as an extra of `[options.extras_require]`
-    where that section is there and does not set the key otherwise (`[DEFAULT] gpu = cupy-cuda12x`
-    declares the extra `gpu`: porter read no `[DEFAULT]` line)."""
+    key to every section that does not set it otherwise, so setuptools (65.5 and 84.2.1) reads it as
+    `[options]`' `install_requires` (or `setup_requires`, ...) where `[options]` is there, and as an extra
+    of `[options.extras_require]` where that is there (`[DEFAULT] gpu = cupy-cuda12x` declares the extra
+    `gpu`: porter read no `[DEFAULT]` line)."""
     key = _KEY.match(line)
-    if section != parser.default_section or key is None or not parser.has_section(_EXTRAS):
+    if section != parser.default_section or key is None:
         return section
     name = key.group(1)
-    own = parser.get(_EXTRAS, name, raw=True, fallback=None) != parser.defaults().get(name)
-    return section if own else _EXTRAS
+    for declaring in ("options", _EXTRAS):
+        if not parser.has_section(declaring) or not _wanted(declaring, _as_built(declaring, name)):
+            continue
+        if parser.get(declaring, name, raw=True, fallback=None) == parser.defaults().get(name):
+            return declaring
+    return section
 
 
 def _continued(text: Text, number: int, key_indent: int) -> bool:
