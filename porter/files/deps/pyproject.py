@@ -254,12 +254,12 @@ def _poetry_dependency(name: str, spec: dict[str, Any], where: Locator, ctx: req
     out: list[Site] = []
     version: str | None = spec["version"] if isinstance(spec.get("version"), str) else None
     source: str | None = next((spec[k] for k in _POETRY_SOURCES if isinstance(spec.get(k), str)), None)
-    source_token = None if source is None else where.find(source)
+    source_token = None if source is None else where.find_in_entry(name, source)
     if source is not None and source_token is not None and source == spec.get("url"):
         out.extend(requirement.url_sites(source, requirement.Place(source_token.inner_start), ctx))
     # (each version's own string, taken in turn: `numpy = "2.3.0+cu121"` above `torch = "2.3.0+cu121"` was
     # left free, and torch's DEP001 and its fix went to numpy's line)
-    token = None if version is None else where.find(version)
+    token = None if version is None else where.find_in_entry(name, version)
     if canonical(name) not in requirement.TORCH_FAMILY and requirement.cuda_only_package(name) is None:
         return out
     if version is not None and token is not None:
@@ -276,7 +276,7 @@ def _pixi_conda_dependency(name: str, spec: dict[str, Any], where: Locator, ctx:
     version = spec.get("version") if isinstance(spec.get("version"), str) else None
     build = spec.get("build") if isinstance(spec.get("build"), str) else None
     shown = build if build is not None and version is None else version
-    token = None if shown is None else where.find(shown)
+    token = None if shown is None else where.find_in_entry(name, shown)
     if token is None:
         return []
     place = requirement.Place(token.inner_start, None, editable=False)

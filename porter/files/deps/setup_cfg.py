@@ -24,7 +24,8 @@ from porter.files.sites import Site, Text
 _SECTION = re.compile(r"\[([^\]]+)\]")  # (`\[\s*([^\]]+?)\s*\]` was cubic in spaces)
 _KEY = re.compile(r"([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)")
 _KEYS = {"options": {"install_requires", "setup_requires", "tests_require"}}
-_KEEPS_DASHES = {"options.extras_require", "options.data_files"}  # (setuptools' `warn_dash_deprecation`)
+_EXTRAS = "options.extras_require"
+_KEEPS_DASHES = {_EXTRAS, "options.data_files"}  # (setuptools' `warn_dash_deprecation`)
 
 
 def _wanted(section: str, key: str) -> bool:
@@ -51,6 +52,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     torch: tuple[int, int, str] | None = None
     names: list[str] = []
     included = False  # the key's value is a `file:` directive
+    reading = ""  # the section whose requirements the key declares (`[DEFAULT]`'s: the extras')
     for number in range(1, len(text.line_starts) + 1):
         start, end = text.line_span(number)
         line = text.text[start:end]
@@ -67,7 +69,8 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
             section, collecting, key_indent = header.group(1), "", None
             continue
         key_indent = key_indent if continues else indent
-        collecting, found = _line_value(line, start, section, collecting if continues else None)
+        reading = reading if continues else _declared_in(parser, section, stripped)
+        collecting, found = _line_value(line, start, reading, collecting if continues else None)
         if found is None:
             continue
         value_at, value, whole = found
@@ -76,12 +79,12 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         one_line = not whole and not _continued(text, number, indent)
         items = _items(value_at, value) if one_line else [(value_at, _without_comment(value))]
         # `file: reqs.txt` on a key's line names files of requirements (an include, not read here)
-        included = included if whole else value.startswith("file:")
+        included = included if whole else _names_files(parser, reading, value)
         if included:
             continue
-        _refuse_what_is_no_requirement(parser, section, items, (number, collecting))
+        _refuse_what_is_no_requirement(parser, reading, items, (number, collecting))
         for at, item in items:
-            sites, reqs, written = _item_sites(parser, section, requirement.Place(at, place), item, ctx)
+            sites, reqs, written = _item_sites(parser, reading, requirement.Place(at, place), item, ctx)
             out.extend(sites)
             names.extend(r.name for r in reqs)
             torch_req = next((r for r in reqs if canonical(r.name) == "torch"), None)
@@ -96,6 +99,24 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
                 )
             )
     return out
+
+
+def _declared_in(parser: configparser.ConfigParser, section: str, line: str) -> str:
+    """The section whose requirements a key line of `section` declares: configparser gives a `[DEFAULT]`
+    key to every section that does not set it otherwise, so setuptools (65.5 and 84.2.1) reads it as
+    `[options]`' `install_requires` (or `setup_requires`, ...) where `[options]` is there, and as an extra
+    of `[options.extras_require]` where that is there (`[DEFAULT] gpu = cupy-cuda12x` declares the extra
+    `gpu`: porter read no `[DEFAULT]` line)."""
+    key = _KEY.match(line)
+    if section != parser.default_section or key is None:
+        return section
+    name = key.group(1)
+    for declaring in ("options", _EXTRAS):
+        if not parser.has_section(declaring) or not _wanted(declaring, _as_built(declaring, name)):
+            continue
+        if parser.get(declaring, name, raw=True, fallback=None) == parser.defaults().get(name):
+            return declaring
+    return section
 
 
 def _continued(text: Text, number: int, key_indent: int) -> bool:
@@ -129,6 +150,14 @@ def _without_comment(item: str) -> str:
     split): a ` #` starts a comment (`cupy-cuda12x  # GPU` declares cupy-cuda12x; a `#` with no space
     before it may be a URL's). porter read `cupy-cuda12x  # GPU` as no requirement: no finding."""
     return item.partition(" #")[0].rstrip()
+
+
+def _names_files(parser: configparser.ConfigParser, section: str, value: str) -> bool:
+    """Whether a key's value (its key line's part) is a `file:` directive as setuptools sees it: after
+    the interpolation its build reads with, so `install_requires = %(reqs)s` with `reqs = file: r.txt`
+    includes r.txt (65.5 and 84.2.1 declare r.txt's requirements), not an item that is no requirement."""
+    expanded = _interpolated(parser, section, value)
+    return (value if expanded is None else "\n".join(expanded)).startswith("file:")
 
 
 def _refuse_what_is_no_requirement(

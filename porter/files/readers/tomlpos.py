@@ -9,6 +9,7 @@ tomllib itself, and matched to the values tomllib read, in document order.
 
 from __future__ import annotations
 
+import re
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -95,6 +96,10 @@ def value(token: StringToken, text: str) -> str:
     return got if isinstance(got, str) else token.raw
 
 
+# a line that sets a bare or quoted key (`pytorch-cuda = ...`, `"torch" = ...`); a dotted key is not one
+_KEY_LINE = re.compile(r"""^[ \t]*("[^"\\\n]*"|'[^'\n]*'|[A-Za-z0-9_-]+)[ \t]*=""", re.MULTILINE)
+
+
 class Locator:
     """Finds the string token of each value asked for, in document order: the first token
     with that value not handed out yet."""
@@ -106,8 +111,10 @@ class Locator:
         # a scan of every token per value asked for made a TOML file of 100,000 strings
         # quadratic, past the per-file limit)
         self._by_value: dict[str, list[int]] | None = None
+        self._key_lines: dict[str, list[tuple[int, int]]] | None = None  # a key: where its lines' values are
+        self._entry_from: dict[tuple[str, str], int] = {}  # (key, value): its first entry that may hold one free
 
-    def find(self, wanted: str, after: int = 0) -> StringToken | None:
+    def find(self, wanted: str, after: int = 0, before: int | None = None) -> StringToken | None:
         if self._by_value is None:
             self._by_value = {}
             for i, token in enumerate(self.tokens):
@@ -116,9 +123,32 @@ class Locator:
         if not free:
             return None
         k = bisect_left(free, after, key=lambda i: self.tokens[i].start)
-        if k == len(free):
+        if k == len(free) or (before is not None and self.tokens[free[k]].start >= before):
             return None
         return self.tokens[free.pop(k)]
+
+    def find_in_entry(self, key: str, wanted: str) -> StringToken | None:
+        """The token of `wanted` in the first entry a line `key = ...` starts (up to the next key's line)
+        that holds one not handed out yet, else as `find`: a table's value asked for by its key, where
+        the tables are read in another order than the document's (pixi's `"*"` under `[tool.pixi.
+        dependencies]`, read after its PyPI table, took the PyPI lines' `"*"`: `pytorch-cuda`'s DEP005
+        was shown on `requests = "*"`)."""
+        if self._key_lines is None:
+            found = [(m.start(), m.end(), m.group(1).strip("\"'")) for m in _KEY_LINE.finditer(self.text)]
+            self._key_lines = {}
+            for (_, end, name), nxt in zip(found, found[1:] + [(len(self.text), 0, "")]):
+                self._key_lines.setdefault(name, []).append((end, nxt[0]))
+        entries = self._key_lines.get(key, [])
+        # (an entry with no free `wanted` never gets one again: each (key, value) walks its entries once, not
+        # from the first at each call, which was quadratic in 8,000 features' `pytorch-cuda = "*"`)
+        first = self._entry_from.get((key, wanted), 0)
+        for i in range(first, len(entries)):
+            token = self.find(wanted, *entries[i])
+            if token is not None:
+                self._entry_from[(key, wanted)] = i
+                return token
+        self._entry_from[(key, wanted)] = len(entries)
+        return self.find(wanted)
 
 
 def alone_on_line(text: str, token: StringToken) -> tuple[int, int] | None:
