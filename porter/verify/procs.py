@@ -4,7 +4,9 @@ Each worker runs in its own session and process group (so a timeout or a signal 
 everything it started), with its output capped (a model that prints in a loop cannot fill the disk: past
 `max_output` bytes only a rolling tail is kept), optionally under an address-space limit
 (RLIMIT_AS). SIGINT/SIGTERM/SIGHUP to porter while workers run ends their process groups and removes
-the work folders before porter exits.
+the work folders before porter exits. Ctrl-Z (SIGTSTP), which the terminal sends to porter's group only,
+stops the workers' groups with porter and continues them on `fg`; the time stopped is not counted
+against a worker's timeout.
 
 User code can leave its process group (`setsid()`, a daemon's double fork): killing the
 group misses it. On Linux porter is made a child subreaper while workers run, so anything a
@@ -24,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +102,8 @@ _WATCHDOG = (
 # the signals that end the workers and remove the work folders: SIGHUP too (a closed terminal: its
 # folders were left to the next run's sweep; twenty-ninth read), unless whoever started porter ignores it
 _ENDS_WORKERS = (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []))
+# Ctrl-Z where the platform has job control: it reaches porter's process group, not the workers' own
+_STOP = getattr(signal, "SIGTSTP", None)
 
 
 class WorkerSet:
@@ -110,12 +115,16 @@ class WorkerSet:
         self._reaping = False
         self._alive: list[int] = []  # the lock each temporary folder holds while porter lives (`_hold`)
         self._old: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
+        self._running: list[subprocess.Popen] = []  # the workers waited on now (`_wait_awake`)
+        self._stopped_s = 0.0  # how long porter has been stopped by Ctrl-Z (`_stop_with_porter`)
 
     def __enter__(self) -> WorkerSet:
         if threading.current_thread() is threading.main_thread():
             for sig in _ENDS_WORKERS:
                 if sig != getattr(signal, "SIGHUP", None) or signal.getsignal(sig) is not signal.SIG_IGN:  # (`nohup`)
                     self._old[sig] = signal.signal(sig, self._on_signal)
+            if _STOP is not None and signal.getsignal(_STOP) is not signal.SIG_IGN:  # (no job control)
+                self._old[_STOP] = signal.signal(_STOP, self._stop_with_porter)
         self._reaping = _subreaper(True)
         return self
 
@@ -182,6 +191,45 @@ class WorkerSet:
         self._old.clear()
         raise SystemExit(128 + signum)
 
+    def _stop_with_porter(self, signum, frame) -> None:
+        """Ctrl-Z: stop the running workers' process groups, then porter as without a handler
+        (or by the handler this one replaced: a progress bar's), and continue the groups on `fg`.
+        Each worker is in its own session, out of the terminal's reach: porter stopped and the
+        user's program ran on, its counter 1 -> 30 while the shell said "Stopped" (thirty-third
+        read, second wave)."""
+        live = [p for p in self._running if p.returncode is None]
+        for proc in live:
+            _kill_group(proc, signal.SIGSTOP)
+        began = time.monotonic()
+        before = self._old.get(signum)
+        try:
+            if callable(before):
+                before(signum, frame)
+            else:
+                signal.signal(signum, signal.SIG_DFL)
+                os.kill(os.getpid(), signum)  # stopped here until SIGCONT
+        finally:
+            signal.signal(signum, self._stop_with_porter)
+            self._stopped_s += time.monotonic() - began
+            for proc in live:
+                _kill_group(proc, signal.SIGCONT)
+
+    def _wait_awake(self, proc: subprocess.Popen, timeout: float) -> int:
+        """`proc.wait(timeout)` with the time porter was stopped by Ctrl-Z (its workers with it)
+        not counted: `wait` counts wall time, and a long Ctrl-Z read as the worker's timeout."""
+        start, stopped = time.monotonic(), self._stopped_s
+        self._running.append(proc)
+        try:
+            while True:
+                left = timeout - (time.monotonic() - start - (self._stopped_s - stopped))
+                try:
+                    return proc.wait(timeout=max(left, 0.0))
+                except subprocess.TimeoutExpired:
+                    if timeout - (time.monotonic() - start - (self._stopped_s - stopped)) <= 0:
+                        raise
+        finally:
+            self._running.remove(proc)
+
     def _watchdog(self, group: int, mark: str) -> tuple[subprocess.Popen, int] | None:
         """A shell that kills the worker's process group when porter ends outright: the
         parent-death signal (`_before_exec`) reaches the worker alone, so what it started (a
@@ -244,7 +292,7 @@ class WorkerSet:
         reader.start()
         timed_out = False
         try:
-            rc = proc.wait(timeout=timeout)
+            rc = self._wait_awake(proc, timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc)
