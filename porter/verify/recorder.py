@@ -1260,9 +1260,14 @@ class Recorder:
         program's 6.264 (thirtieth trace read's leftover). Any optimizer's, as `backward` calls
         are all kept: of `opt`'s alone, a GAN's generator loss taken before the counted critic's
         next step was dropped, and a port taking both losses so failed against `backward`
-        (1.454 for 2.055, the same losses; thirty-first read, second wave)."""
+        (1.454 for 2.055, the same losses; thirty-first read, second wave). Those of `opt`'s
+        parameters first, as `backward` calls are now read (`on_zero_grad`, `_losses_reaching`):
+        the critic's `zero_grad` drops a `backward` generator loss, and its graphed twin, kept,
+        FAILed the same GAN (2.055 for 1.454; the lead's review of the thirty-third read)."""
+        mine = {id(p) for g in opt.param_groups for p in g["params"]}
         stepped = {id(p) for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]}
-        own = [x for x in self.graph_pending if stepped & getattr(x, "_porter_inputs", set())]
+        inputs = [(x, getattr(x, "_porter_inputs", set())) for x in self.graph_pending]
+        own = [x for x, given in inputs if mine & given] or [x for x, given in inputs if stepped & given]
         # a loss inside a later graphed call's graph is part of that one (`_mark_within`): summed,
         # a gradient-norm regulariser's loss and total were recorded (the thirty-first read's leftover)
         own = [x for x in own if not getattr(x, "_porter_within", False)] or own
