@@ -1266,7 +1266,9 @@ class Recorder:
         FAILed the same GAN (2.055 for 1.454; the lead's review of the thirty-third read)."""
         mine = {id(p) for g in opt.param_groups for p in g["params"]}
         stepped = {id(p) for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]}
-        inputs = [(x, getattr(x, "_porter_inputs", set())) for x in self.graph_pending]
+        inputs: list[tuple[torch.Tensor, set[int]]] = [
+            (x, getattr(x, "_porter_inputs", set())) for x in self.graph_pending
+        ]
         own = [x for x, given in inputs if mine & given] or [x for x, given in inputs if stepped & given]
         # a loss inside a later graphed call's graph is part of that one (`_mark_within`): summed,
         # a gradient-norm regulariser's loss and total were recorded (the thirty-first read's leftover)
