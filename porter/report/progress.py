@@ -84,10 +84,15 @@ _SHOW_CURSOR, _HIDE_CURSOR = b"\x1b[?25h", b"\x1b[?25l"
 
 def _frame_erased(live: Live) -> bytes:
     """What erases the bar's last frame and puts the cursor where it began (rich's own, as each
-    draw does first); nothing once the bar is stopped (its last draw erased it)."""
+    draw does first); nothing once the bar is stopped (its last draw erased it). `_live_render` is
+    rich's own (15.0.0 has it; no public call gives the sequence): where a rich release moves
+    it, the frame stays and the cursor is still shown, not a traceback in the signal handler."""
     if not live.is_started:
         return b""
-    return live._live_render.position_cursor().segment.text.encode()
+    try:
+        return live._live_render.position_cursor().segment.text.encode()
+    except AttributeError:
+        return b""
 
 
 def _write_now(console: Console, data: bytes) -> None:
