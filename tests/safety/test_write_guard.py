@@ -183,7 +183,9 @@ def test_lint_writes_no_output_over_a_file_it_checks(tmp_path, args):
     (tmp_path / "sub").mkdir()
     (tmp_path / "m.py").write_bytes(CUDA)
     os.link(tmp_path / "m.py", tmp_path / "same.txt")
-    out = porter("lint", ".", "--target", "xla", "--output-format", "json", *args, cwd=tmp_path)
+    # (`--output-format` is refused beside `--write-baseline`, whose file is JSON of its own: thirty-third read)
+    formats = [] if args[0] == "--write-baseline" else ["--output-format", "json"]
+    out = porter("lint", ".", "--target", "xla", *formats, *args, cwd=tmp_path)
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert b"a file this run checks" in out.stderr and out.stderr.count(b"\n") == 1, out.stderr
     assert (tmp_path / "m.py").read_bytes() == CUDA
