@@ -108,6 +108,11 @@ def _optimizer_params(opt) -> Iterable[torch.Tensor]:
     return (p for g in opt.param_groups for p in g["params"])
 
 
+def _param_ids(*optimizers) -> set[int]:
+    """The identities of the parameters the `optimizers` hold."""
+    return {id(p) for o in optimizers for p in _optimizer_params(o)}
+
+
 def _grad_marks(optimizers) -> dict[int, tuple[int, int] | None]:
     """Each optimizer parameter's gradient by identity and version counter (None for none): a
     backward that reaches the parameter changes one of the two (`Recorder.on_backward_done`)."""
@@ -1264,8 +1269,7 @@ class Recorder:
         parameters first, as `backward` calls are now read (`on_zero_grad`, `_losses_reaching`):
         the critic's `zero_grad` drops a `backward` generator loss, and its graphed twin, kept,
         FAILed the same GAN (2.055 for 1.454; the lead's review of the thirty-third read)."""
-        mine = {id(p) for g in opt.param_groups for p in g["params"]}
-        stepped = {id(p) for o in (opt, *self.optimizers) for g in o.param_groups for p in g["params"]}
+        mine, stepped = _param_ids(opt), _param_ids(opt, *self.optimizers)
         inputs: list[tuple[torch.Tensor, set[int]]] = [
             (x, getattr(x, "_porter_inputs", set())) for x in self.graph_pending
         ]
@@ -1588,7 +1592,7 @@ class Recorder:
             return
         idle = self.counted_turns > 0 and self.turn_seen.get(opt) == self.counted_turns
         self.turn_seen[opt] = self.counted_turns
-        if idle and {id(p) for p in _optimizer_params(opt)} & {id(p) for p in _optimizer_params(counted)}:
+        if idle and _param_ids(opt) & _param_ids(counted):
             self.opt_ref = weakref.ref(opt)
 
     def on_pre_step(self, opt, args, kwargs) -> tuple | None:

@@ -169,19 +169,15 @@ def _state(pid: int) -> bytes:
         return stat.read().rpartition(b")")[2].split()[0]
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="a process's state is read in /proc")
-def test_ctrl_z_while_the_progress_bar_is_drawn_gives_the_shell_its_cursor_back(tmp_path):
-    # the bar hides the cursor; Ctrl-Z stopped porter with it hidden: the shell's prompt came back
-    # with no cursor until `fg`
-    (tmp_path / "m.py").write_bytes(CUDA)
-    (tmp_path / "n.py").write_bytes(CUDA)
+def _stopped_then_continued(tmp_path, held: str, porter_argv: list[str]) -> tuple[bytes, bytes, int]:
+    """Run porter as a job on a terminal, its `sitecustomize` `held` (a template of `marker` and
+    `gate`) holding it at a draw; Ctrl-Z there, then `fg`: what the terminal showed while it was
+    stopped, all it showed, and the exit code."""
     hook, marker, gate, pid_file = tmp_path / "hook", tmp_path / "drawn", tmp_path / "gate", tmp_path / "pid"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_HELD_AFTER_THE_BAR.format(marker=str(marker), gate=str(gate)))
+    (hook / "sitecustomize.py").write_text(held.format(marker=str(marker), gate=str(gate)))
     (hook / "jobshell.py").write_text(_JOB_SHELL)
-    porter_argv = ["rewrite", ".", "-t", "xla", "--diff", "-j", "1", "--allow-no-vcs"]
-    argv = [str(hook / "jobshell.py"), str(pid_file), *porter_argv]
-    shell, leader = _on_a_terminal(argv, tmp_path, hook, python=True)
+    shell, leader = _on_a_terminal([str(hook / "jobshell.py"), str(pid_file), *porter_argv], tmp_path, hook, True)
     try:
         out = _read_all(shell, leader, until=marker.exists)
         assert shell.poll() is None, out
@@ -196,6 +192,17 @@ def test_ctrl_z_while_the_progress_bar_is_drawn_gives_the_shell_its_cursor_back(
         code = shell.wait(timeout=300)
     finally:
         os.close(leader)
+    return stopped, out, code
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="a process's state is read in /proc")
+def test_ctrl_z_while_the_progress_bar_is_drawn_gives_the_shell_its_cursor_back(tmp_path):
+    # the bar hides the cursor; Ctrl-Z stopped porter with it hidden: the shell's prompt came back
+    # with no cursor until `fg`
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "n.py").write_bytes(CUDA)
+    porter_argv = ["rewrite", ".", "-t", "xla", "--diff", "-j", "1", "--allow-no-vcs"]
+    stopped, out, code = _stopped_then_continued(tmp_path, _HELD_AFTER_THE_BAR, porter_argv)
     assert stopped.rfind(b"\x1b[?25h") > stopped.rfind(b"\x1b[?25l") > -1, stopped
     assert code == 1, out  # the run went on after `fg`, its diff printed
     assert out.count(b"+++ b/") == 2, out

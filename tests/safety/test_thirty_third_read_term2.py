@@ -8,13 +8,7 @@ import signal
 import pytest
 
 from tests.safety.conftest import CUDA
-from tests.safety.test_thirty_third_read_term import (
-    _HELD_AFTER_THE_BAR,
-    _JOB_SHELL,
-    _on_a_terminal,
-    _read_all,
-    _state,
-)
+from tests.safety.test_thirty_third_read_term import _HELD_AFTER_THE_BAR, _stopped_then_continued
 
 # rewrite's bar drawn from the first file; its last draw (rich's `Live.stop`, the cursor shown)
 # done, then porter held there, still in `RunProgress.__exit__`, until the gate opens
@@ -39,25 +33,8 @@ def test_ctrl_z_during_the_progress_bars_last_draw_leaves_the_cursor_shown(tmp_p
     # Ctrl-Z after the bar's last draw had shown the cursor, before its handler was put back:
     # the handler hid the cursor again on `fg`, and porter ended with the shell's cursor hidden
     (tmp_path / "m.py").write_bytes(CUDA)
-    hook, marker, gate, pid_file = tmp_path / "hook", tmp_path / "drawn", tmp_path / "gate", tmp_path / "pid"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_HELD_AFTER_THE_LAST_DRAW.format(marker=str(marker), gate=str(gate)))
-    (hook / "jobshell.py").write_text(_JOB_SHELL)
     porter_argv = ["rewrite", "m.py", "-t", "xla", "--diff", "-j", "1", "--allow-no-vcs"]
-    shell, leader = _on_a_terminal([str(hook / "jobshell.py"), str(pid_file), *porter_argv], tmp_path, hook, True)
-    try:
-        out = _read_all(shell, leader, until=marker.exists)
-        assert shell.poll() is None, out
-        job = int(pid_file.read_text())
-        os.kill(job, signal.SIGTSTP)
-        out += _read_all(shell, leader, until=lambda: _state(job) == b"T")
-        assert _state(job) == b"T", out  # (still stopped by Ctrl-Z there)
-        gate.touch()
-        os.kill(job, signal.SIGCONT)
-        out += _read_all(shell, leader)
-        code = shell.wait(timeout=300)
-    finally:
-        os.close(leader)
+    _, out, code = _stopped_then_continued(tmp_path, _HELD_AFTER_THE_LAST_DRAW, porter_argv)
     assert code == 1, out  # the run went on after `fg`, its diff printed
     assert b"+++ b/m.py" in out, out
     assert out.rfind(b"\x1b[?25h") > out.rfind(b"\x1b[?25l") > -1, out
@@ -105,26 +82,8 @@ def test_ctrl_z_erases_the_progress_bars_frame_before_the_stop(tmp_path):
     # was the screen's ninth line)
     for name in ("m.py", "n.py"):
         (tmp_path / name).write_bytes(CUDA)
-    hook, marker, gate, pid_file = tmp_path / "hook", tmp_path / "drawn", tmp_path / "gate", tmp_path / "pid"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_HELD_AFTER_THE_BAR.format(marker=str(marker), gate=str(gate)))
-    (hook / "jobshell.py").write_text(_JOB_SHELL)
     porter_argv = ["rewrite", ".", "-t", "xla", "--diff", "-j", "1", "--allow-no-vcs"]
-    shell, leader = _on_a_terminal([str(hook / "jobshell.py"), str(pid_file), *porter_argv], tmp_path, hook, True)
-    try:
-        out = _read_all(shell, leader, until=marker.exists)
-        assert shell.poll() is None, out
-        job = int(pid_file.read_text())
-        os.kill(job, signal.SIGTSTP)
-        out += _read_all(shell, leader, until=lambda: _state(job) == b"T")
-        assert _state(job) == b"T", out
-        stopped = out
-        gate.touch()
-        os.kill(job, signal.SIGCONT)
-        out += _read_all(shell, leader)
-        shell.wait(timeout=300)
-    finally:
-        os.close(leader)
+    stopped, out, _ = _stopped_then_continued(tmp_path, _HELD_AFTER_THE_BAR, porter_argv)
     # the frame's line erased (rich's own `\r\e[2K`) after its last draw, and the cursor shown
     assert stopped.rfind(b"\x1b[?25h") > stopped.rfind(b"\r\x1b[2K") > stopped.rfind(b"porting") > -1, stopped
     assert out.count(b"+++ b/") == 2, out
