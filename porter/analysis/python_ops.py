@@ -36,6 +36,13 @@ _ON_LIBRARY = (2, "dispatch_key")  # `lib.impl("op", fn, "CPU")`, `torch.library
 # a device type's name as a key (`"cuda"`, `"meta"`): the C++ reader's keys are spelled so
 _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
+# a `torch.library` function named by an attribute (`torch.library.impl`, `library.register_kernel` of `from torch
+# import library`), assigned to a name of the file's
+_TORCH_LIBRARY_NAME = re.compile(r"(?:torch\.)?library\.(\w+)")
+# torch 2.9's parameter names of the calls whose arguments may be given by keyword (`Library(ns="ns", kind="IMPL",
+# dispatch_key="CPU")`, `lib.impl(op_name="a", fn=fn, dispatch_key="CPU")`): read by position only, each was no
+# library or no kernel, and an op that runs on a CPU tensor was said CUDA-only (thirty-fourth read)
+_PARAMETERS = {"Library": ("ns", "kind", "dispatch_key"), "impl": ("op_name", "fn", "dispatch_key")}
 
 
 def may_register(source: bytes) -> bool:
@@ -143,6 +150,14 @@ class _FileNames:
             for alias in node.names
             if alias.asname
         }
+        # (`I = torch.library.impl` / `I("ns::a", "cpu", fn, lib=L)`: unread, the CPU kernel was lost and `a` said
+        # CUDA-only where torch runs it on a CPU tensor: thirty-fourth read)
+        self.aliases.update(
+            (node.targets[0].id, m.group(1))
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            if (m := _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(node.value)))
+        )
         self.tree = tree
         self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
@@ -156,7 +171,8 @@ class _FileNames:
         for node in ast.walk(tree):
             assigned = _call_assigned(node)
             if assigned is not None:
-                self._assigned(node, *assigned)
+                for target in assigned[0]:
+                    self._assigned(node, target, assigned[1])
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 ops = [op for d in node.decorator_list if isinstance(d, ast.Call) and (op := self.made_op(d))]
                 self.custom_ops.update((node.name, op) for op in ops[:1])
@@ -228,7 +244,7 @@ class _FileNames:
         for node in ast.walk(function):
             assigned = _call_assigned(node)
             if assigned is not None and self.library_namespace(assigned[1]) is not None:
-                made[assigned[0]] = assigned[1]
+                made.update((target, assigned[1]) for target in assigned[0])
         returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return) and node.value]
         calls = [made.get(ast.unparse(value), value) for value in returned]
         return [call for call in calls if isinstance(call, ast.Call) and self.library_namespace(call) is not None]
@@ -259,8 +275,9 @@ class _FileNames:
 
     def library_namespace(self, node: ast.AST) -> str | None:
         """The namespace of a `Library("ns", ...)` call."""
-        if isinstance(node, ast.Call) and self.callee(node) == "Library" and node.args:
-            return _literal_str(node.args[0])
+        if isinstance(node, ast.Call) and self.callee(node) == "Library":
+            args = _in_positions(node, _PARAMETERS["Library"])
+            return _literal_str(args[0]) if args else None
         return None
 
     def library(self, owner: ast.expr, use: ast.AST) -> tuple[str, str] | None:
@@ -323,12 +340,14 @@ def _op_of_qualname(text: str) -> tuple[str, str] | None:
     return (text.partition("::")[0], text.partition("::")[2]) if "::" in text else None
 
 
-def _call_assigned(node: ast.AST) -> tuple[str, ast.Call] | None:
-    """(target, call) of `NAME = call(...)`, `NAME: T = call(...)` or `(NAME := call(...))`."""
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
-        return ast.unparse(node.targets[0]), node.value
+def _call_assigned(node: ast.AST) -> tuple[list[str], ast.Call] | None:
+    """(targets, call) of `NAME = call(...)`, `A = B = call(...)` (each name binds it: read as no name, `lib = keep =
+    Library("ns", "IMPL", "CUDA")` / `lib.impl("a", fn)` was a kernel of an unread key, and `a`, CUDA-only, was not
+    said so: thirty-fourth read), `NAME: T = call(...)` or `(NAME := call(...))`."""
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        return [ast.unparse(target) for target in node.targets], node.value
     if isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and isinstance(node.value, ast.Call):
-        return ast.unparse(node.target), node.value
+        return [ast.unparse(node.target)], node.value
     return None
 
 
@@ -349,17 +368,18 @@ def _innermost(tree: ast.AST, kinds: tuple[type[ast.AST], ...]) -> dict[int, ast
 
 def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, str, str]]:
     name = names.callee(call)
-    if name not in _QUALIFIED or not call.args:
+    args = _in_positions(call, _PARAMETERS.get(name or "", ()))
+    if name not in _QUALIFIED or not args:
         return
     owner = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else None
-    first = _literal_str(call.args[0])
+    first = _literal_str(args[0])
     found: tuple[str, str] | None
     where: tuple[int, str, str | None]
     library = names.library(call.func.value, call) if isinstance(call.func, ast.Attribute) else None
     on_library = names.library(call.args[0], call) if len(call.args) > 1 else None
     if name == "impl" and library is not None:  # `lib.impl("op" | "ns::op" | torch.ops.ns.op.default, fn, key)`
         ns, key = library
-        found = (ns, first) if first is not None and "::" not in first else names.op_of(call.args[0])
+        found = (ns, first) if first is not None and "::" not in first else names.op_of(args[0])
         where = (*_ON_LIBRARY, key)
     elif name == "register_kernel" and owner in names.custom_ops:
         found, where = names.custom_ops[owner], _ON_OP
@@ -374,12 +394,24 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
         yield from ((ns, first.strip(), UNREAD) for ns in names.unbound if _OP.fullmatch(first.strip()))
         return
     else:
-        found, where = names.op_of(call.args[0]), _QUALIFIED[name]
+        found, where = names.op_of(args[0]), _QUALIFIED[name]
     if found is None:
         return
     ns, op = found[0], found[1].strip().removesuffix(".default")
     if _OP.fullmatch(op):
         yield from ((ns.strip(), op, key) for key in _given_keys(call, where))
+
+
+def _in_positions(call: ast.Call, parameters: tuple[str, ...]) -> list[ast.expr]:
+    """A call's arguments by position, those given by the keywords of `parameters` (torch's names) in theirs (an
+    argument not given before one that is: `None`)."""
+    args: list[ast.expr] = list(call.args)
+    for keyword in call.keywords:
+        if keyword.arg in parameters[len(call.args) :]:
+            at = parameters.index(keyword.arg)
+            args.extend(ast.Constant(None) for _ in range(at + 1 - len(args)))
+            args[at] = keyword.value
+    return args
 
 
 def _given_keys(call: ast.Call, where: tuple[int, str, str | None]) -> list[str]:

@@ -1,0 +1,70 @@
+"""The thirty-fourth read of the scaffold writers and the registration readers (scaffold, issue 24): each test failed
+on 73040789.
+
+torch 2.9 is the oracle (docs/reads/52-scaffold-tools/oracle3.py.txt): each form below was registered for real and its
+op called on a CPU tensor; NotImplementedError there makes it CUDA-only."""
+
+from __future__ import annotations
+
+from porter.analysis import native_ops, python_ops
+
+DEFINED = b"""import torch
+import torch.library
+
+DEF = torch.library.Library("myops", "DEF")
+for name in "abcdef":
+    DEF.define(name + "(Tensor x) -> Tensor")
+"""
+
+
+def _cuda_only(python: bytes) -> set[str]:
+    kernels = python_ops.registered_kernels([("pkg/ops.py", DEFINED + python)])
+    return set(native_ops.cuda_only_ops([], kernels).get("myops", {}))
+
+
+def test_a_library_and_its_impl_given_by_keywords_are_read() -> None:
+    # torch runs `a` (a library made by keywords) and `b` (`impl` given by keywords) on a CPU tensor; `c`'s CPU
+    # library made by keywords registers for `d` only, and `c` keeps a CUDA kernel only (the control)
+    python = b"""
+cpu = torch.library.Library(ns="myops", kind="IMPL", dispatch_key="CPU")
+DEF.impl("a", lambda x: x.clone(), "CUDA")
+cpu.impl("a", lambda x: x.clone())
+DEF.impl("b", lambda x: x.clone(), "CUDA")
+DEF.impl(op_name="b", fn=lambda x: x.clone(), dispatch_key="CPU")
+DEF.impl("c", lambda x: x.clone(), "CUDA")
+DEF.impl("d", lambda x: x.clone(), "CUDA")
+cpu.impl(fn=lambda x: x.clone(), op_name="d")
+"""
+    assert _cuda_only(python) == {"c"}
+
+
+def test_a_torch_library_function_assigned_to_a_name_registers_through_it() -> None:
+    # `I = torch.library.impl` then `I("myops::a", "cpu", fn, lib=DEF)`: torch runs `a` and `b` on a CPU tensor;
+    # `c`'s kernel through the same name is a CUDA one (the control)
+    python = b"""
+I = torch.library.impl
+rk = torch.library.register_kernel
+L = torch.library.Library
+DEF.impl("a", lambda x: x.clone(), "CUDA")
+I("myops::a", "cpu", lambda x: x.clone(), lib=DEF)
+DEF.impl("b", lambda x: x.clone(), "CUDA")
+rk("myops::b", "cpu", lambda x: x.clone(), lib=DEF)
+I("myops::c", "cuda", lambda x: x.clone(), lib=DEF)
+DEF.impl("d", lambda x: x.clone(), "CUDA")
+cpu = L("myops", "IMPL", "CPU")
+cpu.impl("d", lambda x: x.clone())
+"""
+    assert _cuda_only(python) == {"c"}
+
+
+def test_a_library_bound_to_two_names_at_once_is_read_by_each() -> None:
+    # `lib = keep = Library("myops", "IMPL", "CUDA")`: `a` has a CUDA kernel only (torch: NotImplementedError on a
+    # CPU tensor); `b`, through a CPU library bound so, runs (the control)
+    python = b"""
+lib = keep = torch.library.Library("myops", "IMPL", "CUDA")
+lib.impl("a", lambda x: x.clone())
+DEF.impl("b", lambda x: x.clone(), "CUDA")
+cpu = other = torch.library.Library("myops", "IMPL", "CPU")
+other.impl("b", lambda x: x.clone())
+"""
+    assert _cuda_only(python) == {"a"}
