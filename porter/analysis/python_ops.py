@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from porter.analysis.program import called_name
@@ -159,6 +160,7 @@ class _FileNames:
             if (m := _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(node.value)))
         )
         self.tree = tree
+        self.stood_for = _names_stood_for(tree)
         self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
         self.libraries: dict[str, list[tuple[ast.AST, ast.AST, tuple[int, int], tuple[str, str]]]] = {}
@@ -304,6 +306,11 @@ class _FileNames:
         before = before or [b for b in bound if b[0] is self.tree and b[1] is self.tree] or bound
         return max(before, key=lambda b: b[2])[3]
 
+    def values(self, node: ast.expr) -> list[ast.expr]:
+        """What an argument may stand for: itself (a custom op's name), and a name's value where the file binds it
+        once (`NAME = "a"`, `op = torch.ops.ns.a.default`, `for op in ("a", "b")`: each item)."""
+        return [node, *self.stood_for.get(node.id, [])] if isinstance(node, ast.Name) else [node]
+
     def passes_on(self, node: ast.expr) -> bool:
         """Whether an argument is torch's `fallthrough_kernel`."""
         if isinstance(node, ast.Name):
@@ -327,12 +334,13 @@ class _FileNames:
             return _op_of_qualname(text)
         if isinstance(node, ast.Name) and node.id in self.custom_ops:
             return self.custom_ops[node.id]
-        m = _TORCH_OPS.fullmatch(ast.unparse(node))
+        m = _TORCH_OPS.fullmatch(_GETATTR.sub(r"\1.\2", ast.unparse(node)))
         return (m.group(1), m.group(2)) if m else None
 
 
 _MAKERS = ("custom_op", "triton_op")
 _TORCH_OPS = re.compile(r"torch\.ops\.(\w+)\.(\w+(?:\.\w+)?)")  # an op (and its overload) as an object
+_GETATTR = re.compile(r"getattr\(([\w.]+), '(\w+)'\)")  # `getattr(torch.ops.ns, "a")` (as `ast.unparse` spells it)
 _ON_OP = (0, "", None)  # `op.register_kernel("cpu")` of a custom op (`CustomOpDef.register_kernel`: positional only)
 
 
@@ -354,6 +362,41 @@ def _call_assigned(node: ast.AST) -> tuple[list[str], ast.Call] | None:
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
+def _names_stood_for(tree: ast.AST) -> dict[str, list[ast.expr]]:
+    """name -> what it stands for, of each name the file binds once (no parameter, import or other binding of it):
+    by `NAME = value`, or by a `for` over a literal list, tuple or set (its items) or a dict (`.items()`, `.keys()`
+    or itself: its keys)."""
+    stores = Counter(
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+    )
+    stores.update(n.arg for n in ast.walk(tree) if isinstance(n, ast.arg))
+    stores.update(
+        (a.asname or a.name).partition(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in n.names
+    )
+    out: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = [node.value]
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            target = node.target.elts[0] if isinstance(node.target, ast.Tuple) and node.target.elts else node.target
+            items = _loop_items(node.iter, isinstance(node.target, ast.Tuple))
+            if isinstance(target, ast.Name) and items is not None:
+                out[target.id] = items
+    return {name: values for name, values in out.items() if stores[name] == 1}
+
+
+def _loop_items(it: ast.expr, pairs: bool) -> list[ast.expr] | None:
+    """What a `for` over `it` binds its (first) name to: a literal list, tuple or set's items, a dict's keys."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args:
+        it = it.func.value if it.func.attr in ("items", "keys") and (it.func.attr == "items") == pairs else it
+    if isinstance(it, ast.Dict) and None not in it.keys:
+        return [key for key in it.keys if key is not None]
+    return list(it.elts) if isinstance(it, (ast.List, ast.Tuple, ast.Set)) and not pairs else None
+
+
 def _innermost(tree: ast.AST, kinds: tuple[type[ast.AST], ...]) -> dict[int, ast.AST]:
     """id(node) -> the innermost node of `kinds` (a function, a class) it is in (the module where none)."""
     out: dict[int, ast.AST] = {}
@@ -367,10 +410,19 @@ def _innermost(tree: ast.AST, kinds: tuple[type[ast.AST], ...]) -> dict[int, ast
 
 
 def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, str, str]]:
+    """The kernels a call registers, its op given by a name read as each value the name stands for (`for op in ("a",
+    "b"): lib.impl(op, fn, "CPU")`, `NAME = "a"`: unread, the CPU kernel was lost and `a` said CUDA-only where torch
+    runs it on a CPU tensor: thirty-fourth read)."""
     name = names.callee(call)
     args = _in_positions(call, _PARAMETERS.get(name or "", ()))
-    if name not in _QUALIFIED or not args:
-        return
+    if name in _QUALIFIED and args:
+        for op in names.values(args[0]):
+            yield from _kernels_of_op(call, names, name or "", [op, *args[1:]])
+
+
+def _kernels_of_op(
+    call: ast.Call, names: _FileNames, name: str, args: list[ast.expr]
+) -> Iterator[tuple[str, str, str]]:
     owner = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else None
     first = _literal_str(args[0])
     found: tuple[str, str] | None

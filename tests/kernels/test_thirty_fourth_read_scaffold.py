@@ -68,3 +68,27 @@ cpu = other = torch.library.Library("myops", "IMPL", "CPU")
 other.impl("b", lambda x: x.clone())
 """
     assert _cuda_only(python) == {"a"}
+
+
+def test_an_op_given_by_a_name_the_file_binds_once_is_read_by_its_values() -> None:
+    # the CUDA kernels by a loop over a literal list; torch runs `a`-`e` on a CPU tensor (an op by a constant, a loop
+    # over literal names, a dict's keys, an op object in a variable, `getattr` on `torch.ops`); `late`, bound twice,
+    # is not followed (the CPU kernel is `g`'s by then): `f` stays CUDA-only (the control, torch agrees)
+    python = b"""
+NAME = "a"
+for cuda in ["a", "b", "c", "d", "e", "f"]:
+    DEF.impl(cuda, lambda x: x.clone(), "CUDA")
+DEF.impl(NAME, lambda x: x.clone(), "CPU")
+for op in ("b",):
+    DEF.impl(op, lambda x: x.clone(), "CPU")
+late = "f"
+DEF.define("g(Tensor x) -> Tensor")
+late = "g"
+DEF.impl(late, lambda x: x.clone(), "CPU")
+for key, fn in {"c": lambda x: x.clone()}.items():
+    DEF.impl(key, fn, "CPU")
+obj = torch.ops.myops.d.default
+torch.library.register_kernel(obj, "cpu", lambda x: x.clone(), lib=DEF)
+DEF.impl(getattr(torch.ops.myops, "e").default, lambda x: x.clone(), "CPU")
+"""
+    assert _cuda_only(python) == {"f"}
