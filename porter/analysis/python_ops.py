@@ -258,7 +258,8 @@ class _FileNames:
         returns differ."""
         ns = self.library_namespace(call)
         if ns is not None:
-            return (ns, _given_keys(call, (2, "dispatch_key", ""))[0])
+            keys = _given_keys(call, (2, "dispatch_key", ""), self)
+            return (ns, keys[0] if len(keys) == 1 else UNREAD)
         factory = self.factories.get(call.func.id, []) if isinstance(call.func, ast.Name) else []
         made = {library for returned in factory if (library := self.made_library(returned)) is not None}
         if len({ns for ns, _ in made}) != 1:
@@ -451,7 +452,7 @@ def _kernels_of_op(
         return
     ns, op = found[0], found[1].strip().removesuffix(".default")
     if _OP.fullmatch(op):
-        yield from ((ns.strip(), op, key) for key in _given_keys(call, where))
+        yield from ((ns.strip(), op, key) for key in _given_keys(call, where, names))
 
 
 def _in_positions(call: ast.Call, parameters: tuple[str, ...]) -> list[ast.expr]:
@@ -466,7 +467,9 @@ def _in_positions(call: ast.Call, parameters: tuple[str, ...]) -> list[ast.expr]
     return args
 
 
-def _given_keys(call: ast.Call, where: tuple[int, str, str | None]) -> list[str]:
+def _given_keys(call: ast.Call, where: tuple[int, str, str | None], names: _FileNames) -> list[str]:
+    """The keys a call registers for, a name's read by what the file binds it to (`KEY = "CUDA"`: unread, a CUDA
+    library's op was given no verdict where torch has it CUDA-only: thirty-fourth read)."""
     at, keyword, default = where
     given = (
         call.args[at] if 0 <= at < len(call.args) else next((k.value for k in call.keywords if k.arg == keyword), None)
@@ -476,8 +479,8 @@ def _given_keys(call: ast.Call, where: tuple[int, str, str | None]) -> list[str]
     if given is None or (isinstance(given, ast.Constant) and given.value in (None, "")):
         return [default] if default is not None else [UNREAD]
     items = given.elts if isinstance(given, (ast.Tuple, ast.List, ast.Set)) else [given]
-    keys = [_literal_str(item) for item in items]
-    return [UNREAD if key is None else _KEY_OF_DEVICE.get(key, key) for key in keys]
+    keys = [[key for value in names.values(item) if (key := _literal_str(value))] or [UNREAD] for item in items]
+    return [_KEY_OF_DEVICE.get(key, key) for each in keys for key in each]
 
 
 def _listed_all(tree: ast.Module) -> list[str] | None:

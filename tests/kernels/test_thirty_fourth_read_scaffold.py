@@ -92,3 +92,18 @@ torch.library.register_kernel(obj, "cpu", lambda x: x.clone(), lib=DEF)
 DEF.impl(getattr(torch.ops.myops, "e").default, lambda x: x.clone(), "CPU")
 """
     assert _cuda_only(python) == {"f"}
+
+
+def test_a_key_given_by_a_name_the_file_binds_once_is_read() -> None:
+    # `KEY = "CUDA"`: `a` (a library made with it) and `b` (an `impl` given it) have a CUDA kernel only (torch:
+    # NotImplementedError on a CPU tensor); `c`, registered for each key of a loop over ("CUDA", "CPU"), runs (the
+    # control)
+    python = b"""
+KEY = "CUDA"
+lib = torch.library.Library("myops", "IMPL", KEY)
+lib.impl("a", lambda x: x.clone())
+DEF.impl("b", lambda x: x.clone(), KEY)
+for each in ("CUDA", "CPU"):
+    DEF.impl("c", lambda x: x.clone(), each)
+"""
+    assert _cuda_only(python) == {"a", "b"}
