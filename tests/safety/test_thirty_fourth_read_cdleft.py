@@ -1,0 +1,117 @@
+"""The thirty-fourth read's dependency leftovers (cdleft): what the thirty-third read's cache, cache2 and
+cdleft helpers left, each read against the tool that installs it (pip 23.2.1's `-r`/`-c` and its
+`PIP_<OPTION>` variables, uv 0.13.9's `UV_*` variables, hatch 1.18.2's `env-vars` while it installs)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _lint(tmp_path, files, target="xla"):
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    results = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0]
+    return {r.path.replace("\\", "/").split(str(tmp_path.name) + "/", 1)[-1]: r for r in results}
+
+
+def _dep004(result):
+    return [f for f in result.findings if f.code == "DEP004"]
+
+
+def test_a_requirements_file_named_with_both_r_and_c_still_gets_its_target_packages_said(tmp_path):
+    """pip-tools' layered files: requirements-dev.txt holds `-c requirements.txt` and `-r requirements.txt`.
+    pip installs requirements.txt (`-r`) and reads it as constraints (`-c`), where it refuses the extra of
+    `torch-xla[tpu]==2.9.0`. porter read it as constraints only: no DEP004 anywhere, unsaid. Now DEP004
+    is reported on torch's line, with no edit, and says which file names it with `-c`."""
+    results = _lint(
+        tmp_path,
+        {
+            "requirements.txt": "torch==2.9.0\nnumpy\n",
+            "requirements-dev.txt": "-c requirements.txt\n-r requirements.txt\npytest\n",
+            "m.py": "import torch\nx = torch.zeros(2).cuda()\n",
+        },
+    )
+    [found] = _dep004(results["requirements.txt"])
+    assert found.replacement is None, found
+    assert "requirements-dev.txt names this file with `-c`" in (found.advice or ""), found.advice
+    assert (found.start.line, found.start.column) == (1, 0)
+
+
+def test_a_pins_file_a_pip_command_line_names_with_c_gets_no_edit_that_pip_would_refuse(tmp_path):
+    """`RUN pip install -c requirements-pins.txt torch` in a Dockerfile: porter's fix added
+    `torch-xla[tpu]==2.9.0` to requirements-pins.txt, and that `pip install` then stops ("Constraints cannot
+    have extras"). The path is the container's, so porter matches it by file name and reports the DEP004
+    there with the command's place, no edit (a shell script's and a Makefile's likewise)."""
+    for script, text in {
+        "Dockerfile": "FROM python:3.11\nCOPY requirements-pins.txt /app/\nWORKDIR /app\n"
+        "RUN pip install --no-cache-dir \\\n    -c requirements-pins.txt torch\n",
+        "setup.sh": "#!/bin/bash\npython -m pip install torch --constraint=deps/requirements-pins.txt && echo ok\n",
+        "Makefile": "install:\n\tuv pip install -c'requirements-pins.txt' torch\n",
+    }.items():
+        where = tmp_path / script.replace(".", "_")
+        results = _lint(where, {script: text, "requirements-pins.txt": "torch==2.9.0\n"})
+        [found] = _dep004(results["requirements-pins.txt"])
+        assert found.replacement is None, (script, found)
+        line = {"Dockerfile": 5, "setup.sh": 2, "Makefile": 2}[script]
+        assert f"{script}:{line} names this file with `-c`" in (found.advice or ""), found.advice
+
+
+def test_a_pins_file_no_command_names_with_c_keeps_its_fix(tmp_path):
+    """Guards: `-c` of `python -c`, of `conda install -c`, or of a command that is no pip install names no
+    constraints file; requirements-pins.txt keeps its DEP004 fix (a pip command line installing it with `-r`
+    too)."""
+    results = _lint(
+        tmp_path,
+        {
+            "run.sh": "python -c 'import requirements-pins.txt'\nconda install -c requirements-pins.txt x\n"
+            "pip install -r requirements-pins.txt\n",
+            "requirements-pins.txt": "torch==2.9.0\n",
+        },
+    )
+    [found] = _dep004(results["requirements-pins.txt"])
+    assert found.replacement, found
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("Dockerfile", "FROM python:3.11\nENV PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu121\n"),
+        ("Dockerfile", 'FROM python:3.11\nENV UV_INDEX="pytorch=https://download.pytorch.org/whl/cu121"\n'),
+        ("run.sh", "export PIP_INDEX_URL='https://download.pytorch.org/whl/cu121'\npip install torch\n"),
+        (
+            "run.sh",
+            'UV_EXTRA_INDEX_URL="https://pypi.org/simple https://download.pytorch.org/whl/cu121" uv pip install x\n',
+        ),
+        (
+            "pyproject.toml",
+            '[project]\nname = "p"\nversion = "0"\n[tool.hatch.envs.default.env-vars]\n'
+            'PIP_EXTRA_INDEX_URL = "https://download.pytorch.org/whl/cu121"\n',
+        ),
+    ],
+)
+def test_an_index_of_cuda_builds_set_in_pips_or_uvs_variable_is_reported(tmp_path, name, text):
+    """pip reads `PIP_EXTRA_INDEX_URL` as `--extra-index-url` (pip 23.2.1: each option's `PIP_<NAME>`), uv
+    its `UV_*` indexes, and hatch sets an environment's `env-vars` while it installs its dependencies
+    (hatch 1.18.2's `sync_dependencies` in `safe_activation`): torch comes from PyTorch's CUDA index. porter
+    read the index as an option only: nothing said. Now DEP002, the CPU index for tpu."""
+    results = _lint(tmp_path, {name: text}, target="tpu")
+    [found] = [f for f in results[name].findings if f.code == "DEP002"]
+    assert found.replacement == "https://download.pytorch.org/whl/cpu", found
+    assert "download.pytorch.org/whl/cu121" in found.message
+
+
+def test_an_index_variable_of_pypi_or_the_cpu_index_is_left_alone(tmp_path):
+    """Guard: the CPU index and PyPI in the same variables give no finding."""
+    results = _lint(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.11\nENV PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu\n"
+            "ENV UV_INDEX_URL=https://pypi.org/simple\n"
+        },
+        target="tpu",
+    )
+    assert not results["Dockerfile"].findings, results["Dockerfile"].findings
