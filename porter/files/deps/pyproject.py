@@ -16,7 +16,7 @@ from porter.config.settings import Settings
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
 from porter.files.deps import requirement
 from porter.files.deps.conda import conda_cuda_build, conda_cuda_build_site
-from porter.files.deps.indexes import index_sites
+from porter.files.deps.indexes import INDEX_VARIABLES, index_sites
 from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.facts import canonical, environment
 from porter.files.sites import Site, Text
@@ -123,6 +123,10 @@ _INDEX_PATHS: tuple[tuple[str, ...], ...] = (
     ("tool", "pixi", "pypi-options", "index-url"),
     ("tool", "pixi", "pypi-options", "extra-index-urls"),
     ("tool", "pixi", "pypi-options", "find-links"),
+    # Hatch sets an environment's `env-vars` while it installs the environment's dependencies too
+    # (hatch 1.18.2: `sync_dependencies` runs in `safe_activation`), so pip and uv take the indexes
+    # they name (`PIP_EXTRA_INDEX_URL = "https://download.pytorch.org/whl/cu121"`)
+    *(("tool", "hatch", "envs", "*", "env-vars", name) for name in sorted(INDEX_VARIABLES)),
 )
 
 
