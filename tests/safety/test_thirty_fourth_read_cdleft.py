@@ -115,3 +115,70 @@ def test_an_index_variable_of_pypi_or_the_cpu_index_is_left_alone(tmp_path):
         target="tpu",
     )
     assert not results["Dockerfile"].findings, results["Dockerfile"].findings
+
+
+_PIXI = """[system-requirements]
+cuda = "12"
+
+[feature.gpu.system-requirements]
+cuda = "12.1"
+
+[dependencies]
+pytorch = { version = "2.3.*", build = "*cuda*" }
+
+[pypi-dependencies]
+torch = { version = "==2.3.0+cu121", index = "https://download.pytorch.org/whl/cu121" }
+"""
+
+
+def test_pixis_manifest_and_its_cuda_system_requirement_are_read(tmp_path):
+    """pixi's `[system-requirements] cuda = "12"` is the `__cuda` virtual package every environment needs
+    (pixi's docs: `pixi run` fails on a machine that does not meet it): no finding, in pyproject.toml's
+    `[tool.pixi]` or a standalone pixi.toml. And pixi.toml itself was read as a config (CFG005 on the keys
+    `cuda`, `pytorch-cuda`): its conda build, `+cu121` and CUDA index said nothing. Now pixi.toml is read
+    as `[tool.pixi]`, and the root table's `cuda` is DEP005 (a CUDA feature's own is left alone)."""
+    results = _lint(
+        tmp_path,
+        {
+            "pixi.toml": '[workspace]\nname = "p"\nplatforms = ["linux-64"]\n' + _PIXI,
+            "sub/pyproject.toml": '[project]\nname = "p"\nversion = "0"\n' + _PIXI.replace("[", "[tool.pixi."),
+        },
+        target="tpu",
+    )
+    for name, line in (("pixi.toml", 5), ("sub/pyproject.toml", 5)):
+        found = {(f.code, f.start.line) for f in results[name].findings}
+        assert ("DEP005", line) in found, (name, results[name].findings)
+        assert ("DEP005", line + 3) not in found, (name, results[name].findings)  # (the feature's)
+        assert {("DEP001", line + 6), ("DEP001", line + 9), ("DEP002", line + 9)} <= found, (name, found)
+
+
+def test_hatchs_matrix_overrides_are_read_as_the_environments_they_make(tmp_path):
+    """hatch 1.18.2 (`hatch env show --json`) gives `test.cu121` the override's `torch==2.3.0+cu121` and
+    `cupy-cuda12x`, `PIP_EXTRA_INDEX_URL` (set while it installs), and every `test.*` the platform's
+    `flash-attn`: porter said "All checks passed!". Now each override item is read as its list's."""
+    text = """[project]
+name = "p"
+version = "0"
+
+[[tool.hatch.envs.test.matrix]]
+backend = ["cu121", "cpu"]
+
+[tool.hatch.envs.test.overrides]
+matrix.backend.dependencies = [
+  { value = "torch==2.3.0+cu121", if = ["cu121"] },
+  { value = "cupy-cuda12x", if = ["cu121"] },
+]
+matrix.backend.env-vars = [
+  { key = "PIP_EXTRA_INDEX_URL", value = "https://download.pytorch.org/whl/cu121", if = ["cu121"] },
+  "UV_INDEX_URL=https://download.pytorch.org/whl/cu118",
+]
+platform.linux.extra-dependencies = ["flash-attn"]
+"""
+    results = _lint(tmp_path, {"pyproject.toml": text}, target="tpu")
+    found = {(f.code, f.start.line, f.replacement) for f in results["pyproject.toml"].findings}
+    assert ("DEP001", 10, "+cpu") in found, found
+    assert {("DEP005", 11, None), ("DEP005", 17, None)} <= found, found
+    assert {
+        ("DEP002", 14, "https://download.pytorch.org/whl/cpu"),
+        ("DEP002", 15, "https://download.pytorch.org/whl/cpu"),
+    } <= found, found
