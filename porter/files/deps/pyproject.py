@@ -228,10 +228,15 @@ def _index_urls(doc: dict[str, Any]) -> list[str]:
     return out
 
 
+def _pyproject_document(text: str, path: str) -> dict[str, Any]:
+    """The TOML document, a pixi.toml's as `[tool.pixi]` (read as a config TOML, its tables gave only a
+    generic CFG005 by key: its conda builds, `+cu121` pins and indexes said nothing)."""
+    doc = load(text)
+    return {"tool": {"pixi": doc}} if path.replace("\\", "/").rsplit("/", 1)[-1].lower() == "pixi.toml" else doc
+
+
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
-    doc = load(text.text)
-    if path.replace("\\", "/").rsplit("/", 1)[-1].lower() == "pixi.toml":
-        doc = {"tool": {"pixi": doc}}  # (read as config TOML, its tables gave only a generic CFG005 by key)
+    doc = _pyproject_document(text.text, path)
     where = Locator(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out, names, torch_seen = _requirement_lists(text, doc, where, ctx)
