@@ -182,3 +182,24 @@ platform.linux.extra-dependencies = ["flash-attn"]
         ("DEP002", 14, "https://download.pytorch.org/whl/cpu"),
         ("DEP002", 15, "https://download.pytorch.org/whl/cpu"),
     } <= found, found
+
+
+@pytest.mark.parametrize("item", ["numpy>=1.2#x", "numpy >= 1.2 , < 2#", "torch==", "numpy (>=1.2x)"])
+def test_a_setup_cfg_legacy_specifier_is_said_with_the_setuptools_that_stop_at_it(tmp_path, item):
+    """setuptools 65.5.0 and 66.1.1 write these items (packaging 21.3's legacy specifiers: `['numpy>=1.2#x',
+    'cupy-cuda12x']`), 67.0.0 and 84.2.1 stop ("InvalidRequirement"). porter refuses the file, as the
+    build a current pip runs does, but said "setuptools' build stops at it": untrue for a project built
+    with an older one. Now the versions are said; an item no setuptools reads keeps its reason."""
+    from tests.safety.test_thirty_second_read_cache2 import _run
+
+    result = _run(
+        tmp_path, "setup.cfg", f"[metadata]\nname = p\n[options]\ninstall_requires =\n    {item}\n    cupy-cuda12x\n"
+    )
+    assert result.status.value == "error", result.status
+    assert "setuptools 67.0 and later stop at it (66.1 and older write it" in (result.reason or ""), result.reason
+    result = _run(
+        tmp_path,
+        "setup.cfg",
+        "[metadata]\nname = p\n[options]\ninstall_requires =\n    ./local/pkg\n    cupy-cuda12x\n",
+    )
+    assert "setuptools' build stops at it" in (result.reason or ""), result.reason
