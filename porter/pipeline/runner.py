@@ -656,6 +656,7 @@ def iter_results(
             build_requirements=built,
             constraint_files=constrained,
             constraints_too=too,
+            given_by_name=tuple(_name(c) for c in deferred if c.name is None),
         ),
         paths,
         store,

@@ -203,3 +203,21 @@ def test_a_setup_cfg_legacy_specifier_is_said_with_the_setuptools_that_stop_at_i
         "[metadata]\nname = p\n[options]\ninstall_requires =\n    ./local/pkg\n    cupy-cuda12x\n",
     )
     assert "setuptools' build stops at it" in (result.reason or ""), result.reason
+
+
+def test_a_requirements_file_linted_alone_says_a_c_outside_the_run_is_not_known(tmp_path, monkeypatch):
+    """`porter lint requirements-pins.txt`: the file naming it with `-c` is not read, and DEP004's fix adds
+    `torch-xla[tpu]==2.9.0` that pip refuses there. By design (docs/files.md), but the output said only
+    "Install `torch-xla[tpu]==2.9.0`; in a library, as an optional extra.". Now its help says so; a file
+    found in a folder keeps the rule's advice."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "requirements-pins.txt").write_text("torch==2.9.0\n")
+    monkeypatch.chdir(tmp_path)
+    [alone] = run([tmp_path / "requirements-pins.txt"], Settings(target="xla"), jobs=1, cache=False)[0]
+    [found] = _dep004(alone)
+    assert found.replacement and "porter was given this file alone" in (found.advice or ""), found
+    [walked] = run([tmp_path], Settings(target="xla"), jobs=1, cache=False)[0]
+    [found] = _dep004(walked)
+    assert found.replacement and "given this file alone" not in (found.advice or ""), found

@@ -150,9 +150,18 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         named_at = dict(settings.constraints_too).get(path)
         if site is not None and named_at is not None:
             site = _not_into_constraints(site, torch_line, named_at)
+        elif site is not None and site.replacement and path in settings.given_by_name:
+            site = replace(site, advice=_GIVEN_ALONE)
         if site is not None:
             out.append(site)
     return out
+
+
+# (a pins file linted alone, `porter lint requirements-pins.txt`: the file naming it with `-c` is not read)
+_GIVEN_ALONE = (
+    "porter was given this file alone: where a file it did not read names it with `-c` (pip's constraints,"
+    " no extras there), name it `constraints*.txt`."
+)
 
 
 def _not_into_constraints(site: Site, torch_line: Line, named_at: str) -> Site:
