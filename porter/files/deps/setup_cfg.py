@@ -27,9 +27,10 @@ _KEYS = {"options": {"install_requires", "setup_requires", "tests_require"}}
 _EXTRAS = "options.extras_require"
 # a requirement with a version packaging 21.3 read as a legacy specifier (any characters but `,;)` and
 # blanks: `numpy>=1.2#x`, `torch==`): setuptools 66.1.1 and older write it, 67.0.0 and later stop at it
-_LEGACY_OPERATOR = r"(?:===|~=|==|!=|<=|>=|<|>)\s*[^,;\s)]*"
-_LEGACY_SPECIFIED = re.compile(
-    rf"[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\]\s*)?\(?\s*{_LEGACY_OPERATOR}(?:\s*,\s*{_LEGACY_OPERATOR})*\s*\)?\s*(?:;.*)?",
+_LEGACY_OPERATOR = r"(?:===|~=|==|!=|<=|>=|<|>)\s*+[^,;\s)]*+"
+_LEGACY_SPECIFIED = re.compile(  # (from a name's start only, every run possessive: linear where searched)
+    r"(?<![A-Za-z0-9._-])[A-Za-z0-9][A-Za-z0-9._-]*+\s*+(?:\[[^\]]*+\]\s*+)?\(?\s*+"
+    rf"{_LEGACY_OPERATOR}(?:\s*+,\s*+{_LEGACY_OPERATOR})*+\s*+\)?\s*+(?:;.*)?",
     re.DOTALL,
 )
 _KEEPS_DASHES = {_EXTRAS, "options.data_files"}  # (setuptools' `warn_dash_deprecation`)
