@@ -47,6 +47,13 @@ class Settings:
     # requirements files another one of the run names with `-c` (pip reads them as constraints: no
     # package goes in), by name: set by the runner (porter.files.deps.constraint_files)
     constraint_files: tuple[str, ...] = ()
+    # (requirements file, where it is named with `-c`) for files pip may read as constraints while it
+    # installs them too (named with `-r` as well, or with `-c` on a pip command line): the target's
+    # packages are reported there, not added (porter.files.deps.constraint_files)
+    constraints_too: tuple[tuple[str, str], ...] = ()
+    # the files the run was given by name (not found in a folder it walked): a file naming one of them
+    # with `-c` may be one the run did not read, which DEP004's fix then says
+    given_by_name: tuple[str, ...] = ()
     # whether the file's folder holds `__init__.py` (a module of a package, whose defaults are its
     # API: porter.codemods.literals.in_package), set by the runner so that the cache key covers
     # it (a warm run after `touch __init__.py` gave the old findings: seventeenth read); None:

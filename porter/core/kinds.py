@@ -121,7 +121,7 @@ def _kind(base: str, name: str) -> str | None:
         return MAKEFILE
     if lower.endswith(_SHELL_SUFFIXES):
         return SHELL
-    if lower == "pyproject.toml":
+    if lower in ("pyproject.toml", "pixi.toml"):  # (pixi's manifest: its `[tool.pixi]` tables at the top)
         return PYPROJECT
     if lower == "setup.cfg":
         return SETUP_CFG

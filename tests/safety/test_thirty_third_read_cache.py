@@ -147,7 +147,9 @@ def test_a_setup_cfg_item_that_is_no_requirement_is_not_read_as_declaring_packag
     [result] = run([tmp_path], Settings(target="xla"), jobs=1, cache=False)[0]
     assert not result.findings
     assert result.status.value == "error", result.status
-    assert "is no requirement: setuptools' build stops at it" in (result.reason or ""), result.reason
+    # (a legacy specifier, `torch==`, is said with the setuptools that stop at it: the thirty-fourth read)
+    stops = ("is no requirement: setuptools' build stops at it", "is no requirement: setuptools 67.0 and later stop")
+    assert any(s in (result.reason or "") for s in stops), result.reason
     assert result.error_line == line
 
 

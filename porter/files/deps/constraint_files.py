@@ -11,38 +11,86 @@ file's folder and runs `pip install -r` on it there.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Iterable
 
 from porter.core import kinds
 
 CONSTRAINT_OPTIONS = frozenset({"-c", "--constraint"})
+_REQUIRE_OPTIONS = frozenset({"-r", "--requirement"})
+# a pip command line in a Dockerfile's RUN, a shell script or a Makefile (`uv pip install`, `python -m pip
+# install` too), to its end (a shell separator); a `\`-newline is read as a blank (continued)
+_PIP_INSTALL = re.compile(r"\bpip(?:3(?:\.\d+)?)?\s+install\b[^\n;&|]*")
+_CONSTRAINT_WORD = re.compile(r"(?<!\S)(?:-c\s*|--constraint(?:=|\s+))[\"']?(?!-)([^\s\"';&|]+)")
+_COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE)
 
 
-def named_as_constraints(names: Iterable[str], read: Callable[[str], bytes | None]) -> tuple[str, ...]:
-    """The names (as given) of the requirements files among `names` that one of them, or an
-    environment.yml's `pip:` list, names with `-c`."""
+def constraint_roles(
+    names: Iterable[str], read: Callable[[str], bytes | None]
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(the files read as constraints only, (file, where named with `-c`) of those pip may also install).
+
+    A file named with both `-r` and `-c` (`-c requirements.txt` beside `-r requirements.txt`, pip-tools'
+    layered files) is installed and read as constraints: the target's packages, with an extra pip refuses
+    in a constraint, cannot go in, and a DEP004 is still due (thirty-fourth read: none was said). A `-c`
+    on a pip command line names a path relative to the command's working folder (a container's `WORKDIR`
+    after `COPY`), which porter does not follow: a requirements file of the run with that file name may
+    be it, so its DEP004 is reported there, not added (porter's fix broke that `pip install -c`)."""
+    names = list(names)
     requirements = {n.replace("\\", "/"): n for n in names if kinds.kind_of(n) == kinds.REQUIREMENTS}
     if not requirements:
-        return ()
+        return (), ()
+    texts = {n: _naming_text(n, read) for n in names if kinds.kind_of(n) in (kinds.REQUIREMENTS, kinds.CONDA)}
+    constrained = _named_with(texts, requirements, CONSTRAINT_OPTIONS)
+    installed = _named_with(texts, requirements, _REQUIRE_OPTIONS)
+    too = {n: where for n, where in constrained.items() if n in installed}
+    by_file_name: dict[str, list[str]] = {}
+    for posix, name in requirements.items():
+        by_file_name.setdefault(posixpath.basename(posix), []).append(name)
+    for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS):
+        for named, line in _command_line_constraints(_naming_text(name, read)):
+            for file in by_file_name.get(posixpath.basename(named), []):
+                too.setdefault(file, f"{name}:{line}")
+    only = tuple(n for n in constrained if n not in too)
+    return only, tuple(too.items())
+
+
+def _naming_text(name: str, read: Callable[[str], bytes | None]) -> str:
+    data = read(name)
+    text = data.decode("utf-8", "replace") if data else ""
+    return "\n".join(_pip_items(text)) if kinds.kind_of(name) == kinds.CONDA else text
+
+
+def _named_with(texts: dict[str, str], requirements: dict[str, str], options: frozenset[str]) -> dict[str, str]:
+    """{requirements file: the first file naming it} for the files `texts` name with one of `options`
+    (pip finds the path from the naming file's folder)."""
     # (imported here: the requirements reader brings `packaging`, and every run that had no dependency file imported
     # it at start, 9% more instructions for a one-file lint)
     from porter.files.deps.reqfile import lines, option
 
-    out: list[str] = []
-    naming = {n.replace("\\", "/"): n for n in names if kinds.kind_of(n) in (kinds.REQUIREMENTS, kinds.CONDA)}
-    for posix, name in naming.items():
-        data = read(name)
-        text = data.decode("utf-8", "replace") if data else ""
-        if kinds.kind_of(name) == kinds.CONDA:
-            text = "\n".join(_pip_items(text))
+    out: dict[str, str] = {}
+    for name, text in texts.items():
+        posix = name.replace("\\", "/")
         for line in lines(text):
             opt = option(line)
-            if opt is None or opt[0] not in CONSTRAINT_OPTIONS or not opt[1]:
+            if opt is None or opt[0] not in options or not opt[1]:
                 continue
             named = posixpath.normpath(posixpath.join(posixpath.dirname(posix), opt[1]))
-            if named in requirements and requirements[named] not in out:
-                out.append(requirements[named])
-    return tuple(out)
+            if named in requirements:
+                out.setdefault(requirements[named], name)
+    return out
+
+
+def _command_line_constraints(text: str) -> list[tuple[str, int]]:
+    """(path, 1-based line) of each `-c PATH` of a pip install command in a script's text."""
+    joined = text.replace("\\\r\n", "   ").replace("\\\n", "  ")  # (same length: lines and offsets kept)
+    out = []
+    line, counted = 1, 0
+    for command in _PIP_INSTALL.finditer(joined):
+        for word in _CONSTRAINT_WORD.finditer(joined, command.start(), command.end()):
+            line, counted = line + text.count("\n", counted, word.start()), word.start()
+            out.append((word.group(1), line))
+    return out
 
 
 def _pip_items(text: str) -> list[str]:

@@ -11,6 +11,22 @@ _TORCH_CUDA_INDEX = re.compile(r"(https?://download\.pytorch\.org/whl/(?:nightly
 _NVIDIA_INDEX = re.compile(r"https?://pypi(?:\.ngc)?\.nvidia\.com[^\s'\"]*")
 # another project's index of CUDA builds (`.../whl/cu118/`: auto-gptq's, a vendor's)
 _OTHER_CUDA_INDEX = re.compile(r"https?://\S*?/(?:whl/)?cu\d{2,3}(?=/|$|\s|['\"])\S*")
+# the variables pip and uv take an index or a page of links from, as their option would (pip 23.2.1's
+# `PIP_<OPTION>` for each option; uv 0.13.9's documented environment variables); a list of URLs is
+# separated by spaces
+INDEX_VARIABLES = frozenset(
+    {
+        "PIP_INDEX_URL",
+        "PIP_EXTRA_INDEX_URL",
+        "PIP_FIND_LINKS",
+        "UV_INDEX_URL",
+        "UV_EXTRA_INDEX_URL",
+        "UV_INDEX",
+        "UV_DEFAULT_INDEX",
+        "UV_FIND_LINKS",
+    }
+)
+_URL_WORD = re.compile(r"[^\s'\"]+")
 
 
 def cuda_index(url: str) -> bool:
@@ -65,3 +81,15 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
     if remove is None:
         return [Site("DEP002", start, end, None, message=message)]
     return [Site("DEP002", remove[0], remove[1], "", message=message + ": removed")]
+
+
+def variable_index_sites(text: str, target: str, name: str, value_span: tuple[int, int]) -> list[Site]:
+    """DEP002 for each index of CUDA builds in an `INDEX_VARIABLES` variable's value (`ENV
+    PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu121`): pip and uv take torch from it as from
+    `--extra-index-url`. Never removed (the assignment may set more than the index)."""
+    if name not in INDEX_VARIABLES:
+        return []
+    out: list[Site] = []
+    for word in _URL_WORD.finditer(text, value_span[0], value_span[1]):
+        out.extend(index_sites(text, word.start(), word.group(0), target, None))
+    return out

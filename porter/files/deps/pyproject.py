@@ -1,5 +1,6 @@
 """pyproject.toml: the dependency tables of PEP 621, PEP 735 and the build system, Poetry's, uv's,
 PDM's and Hatch's, and the package indexes (and uv's `torch-backend`) uv and Poetry are told to use.
+A standalone pixi manifest (pixi.toml) is read as `[tool.pixi]`: pixi reads the same tables there.
 
 A pyproject.toml declares a package: its dependencies are a promise to everyone who installs it,
 so the target's packages are reported there (an optional extra is the author's choice), never
@@ -16,7 +17,7 @@ from porter.config.settings import Settings
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
 from porter.files.deps import requirement
 from porter.files.deps.conda import conda_cuda_build, conda_cuda_build_site
-from porter.files.deps.indexes import index_sites
+from porter.files.deps.indexes import INDEX_VARIABLES, index_sites
 from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.facts import canonical, environment
 from porter.files.sites import Site, Text
@@ -37,6 +38,10 @@ _REQUIREMENT_LISTS: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("tool", "pdm", "dev-dependencies", "*"), True),  # PDM's before PEP 735
     (("tool", "hatch", "envs", "*", "dependencies"), True),  # Hatch's environments (`hatch env show`)
     (("tool", "hatch", "envs", "*", "extra-dependencies"), True),
+    # an environment's overrides (`overrides.matrix.backend.dependencies = [{value = "...", if = ["cu121"]}]`,
+    # `platform.linux`, `env.CI`, `name.<regex>`): hatch 1.18.2 adds them to the matrix's environments
+    (("tool", "hatch", "envs", "*", "overrides", "*", "*", "dependencies"), True),
+    (("tool", "hatch", "envs", "*", "overrides", "*", "*", "extra-dependencies"), True),
     (("tool", "hatch", "build", "targets", "*", "dependencies"), True),  # hatchling's build environment
     (("tool", "hatch", "build", "hooks", "*", "dependencies"), True),
     (("tool", "hatch", "build", "targets", "*", "hooks", "*", "dependencies"), True),
@@ -123,6 +128,10 @@ _INDEX_PATHS: tuple[tuple[str, ...], ...] = (
     ("tool", "pixi", "pypi-options", "index-url"),
     ("tool", "pixi", "pypi-options", "extra-index-urls"),
     ("tool", "pixi", "pypi-options", "find-links"),
+    # Hatch sets an environment's `env-vars` while it installs the environment's dependencies too
+    # (hatch 1.18.2: `sync_dependencies` runs in `safe_activation`), so pip and uv take the indexes
+    # they name (`PIP_EXTRA_INDEX_URL = "https://download.pytorch.org/whl/cu121"`)
+    *(("tool", "hatch", "envs", "*", "env-vars", name) for name in sorted(INDEX_VARIABLES)),
 )
 
 
@@ -171,6 +180,43 @@ def _torch_backend_site(at: int, backend: str, target: str) -> Site:
     )
 
 
+def _pixi_system_cuda(doc: dict[str, Any], where: Locator) -> list[Site]:
+    """DEP005 on pixi's `[system-requirements] cuda = "12"` (the root table: every environment's, as pixi
+    0.53's docs say; a feature's is that feature's environments' own): the `__cuda` virtual package, so
+    `pixi run` fails on a machine without NVIDIA's driver, and the solver takes CUDA builds where it has
+    one. A `[feature.cuda.system-requirements]` beside an environment for the target is left alone."""
+    value = next(iter(_values_at(doc, ("tool", "pixi", "system-requirements", "cuda"))), None)
+    token = where.find_in_entry("cuda", value) if isinstance(value, str) else None
+    if token is None:
+        return []
+    return [
+        Site(
+            "DEP005",
+            token.inner_start,
+            token.inner_start + len(token.raw),
+            None,
+            message=f"pixi's `system-requirements` `cuda = \"{value}\"` requires NVIDIA's driver (conda's `__cuda`"
+            " virtual package): `pixi run` fails on a machine without one, as the target's is",
+            advice="Remove it for the target, or move it into a CUDA feature's `[feature.cuda.system-requirements]`"
+            " beside an environment for the target.",
+        )
+    ]
+
+
+def _hatch_override_indexes(doc: dict[str, Any]) -> list[str]:
+    """The index variables a Hatch override sets (`matrix.backend.env-vars = [{key = "PIP_EXTRA_INDEX_URL",
+    value = URL, if = [...]}]`, or `"KEY=URL"`): the table's value, or the whole string (the URL is found
+    inside it)."""
+    out: list[str] = []
+    for rows in _values_at(doc, ("tool", "hatch", "envs", "*", "overrides", "*", "*", "env-vars")):
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict) and row.get("key") in INDEX_VARIABLES and isinstance(row.get("value"), str):
+                out.append(row["value"])
+            elif isinstance(row, str) and row.partition("=")[0].strip() in INDEX_VARIABLES:
+                out.append(row)
+    return out
+
+
 def _index_urls(doc: dict[str, Any]) -> list[str]:
     """The URLs at `_INDEX_PATHS`: uv's, uv pip's, Poetry's and PDM's indexes and link pages."""
     out: list[str] = []
@@ -182,8 +228,15 @@ def _index_urls(doc: dict[str, Any]) -> list[str]:
     return out
 
 
+def _pyproject_document(text: str, path: str) -> dict[str, Any]:
+    """The TOML document, a pixi.toml's as `[tool.pixi]` (read as a config TOML, its tables gave only a
+    generic CFG005 by key: its conda builds, `+cu121` pins and indexes said nothing)."""
+    doc = load(text)
+    return {"tool": {"pixi": doc}} if path.replace("\\", "/").rsplit("/", 1)[-1].lower() == "pixi.toml" else doc
+
+
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
-    doc = load(text.text)
+    doc = _pyproject_document(text.text, path)
     where = Locator(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out, names, torch_seen = _requirement_lists(text, doc, where, ctx)
@@ -201,11 +254,12 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         token = where.find(url)
         if token is not None:
             out.extend(requirement.url_sites(url, requirement.Place(token.inner_start), ctx))
-    for url in _index_urls(doc) + _dependency_indexes(doc):
+    for url in _index_urls(doc) + _dependency_indexes(doc) + _hatch_override_indexes(doc):
         token = where.find(url)
         if token is not None and token.plain:
             out.extend(index_sites(text.text, token.inner_start, url, settings.target, None))
     out.extend(_torch_backend_sites(text, doc, where, settings.target))
+    out.extend(_pixi_system_cuda(doc, where))
     if torch_seen is not None:
         lines = missing_lines(requirement.parse(torch_seen[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
@@ -232,6 +286,8 @@ def _requirement_lists(
     names: list[str] = []
     for items, installs in _lists(doc):
         for item in items:
+            if isinstance(item, dict) and isinstance(item.get("value"), str):
+                item = item["value"]  # (a Hatch override's conditional item)
             if not isinstance(item, str):
                 continue  # `{include-group = "..."}`
             token = where.find(item)

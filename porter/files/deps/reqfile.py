@@ -147,9 +147,34 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     if torch_line is not None and not constraints:
         option_values = [v for _, v in options]
         site = _target_packages(text, path, settings, torch_line, names, option_values)
+        named_at = dict(settings.constraints_too).get(path)
+        if site is not None and named_at is not None:
+            site = _not_into_constraints(site, torch_line, named_at)
+        elif site is not None and site.replacement and path in settings.given_by_name:
+            site = replace(site, advice=_GIVEN_ALONE)
         if site is not None:
             out.append(site)
     return out
+
+
+# (a pins file linted alone, `porter lint requirements-pins.txt`: the file naming it with `-c` is not read)
+_GIVEN_ALONE = (
+    "porter was given this file alone: where a file it did not read names it with `-c` (pip's constraints,"
+    " no extras there), name it `constraints*.txt`."
+)
+
+
+def _not_into_constraints(site: Site, torch_line: Line, named_at: str) -> Site:
+    """DEP004 reported on torch's line, not added: pip may read this file as constraints too."""
+    return Site(
+        "DEP004",
+        torch_line.start,
+        torch_line.end,
+        None,
+        message=site.message,
+        advice=f"{named_at} names this file with `-c`: pip refuses extras in constraints, so nothing is added here;"
+        " install the target's packages from another requirements file.",
+    )
 
 
 def _requirement_sites(line: Line, req: str, ctx: requirement.Context) -> list[Site]:

@@ -25,6 +25,14 @@ _SECTION = re.compile(r"\[([^\]]+)\]")  # (`\[\s*([^\]]+?)\s*\]` was cubic in sp
 _KEY = re.compile(r"([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)")
 _KEYS = {"options": {"install_requires", "setup_requires", "tests_require"}}
 _EXTRAS = "options.extras_require"
+# a requirement with a version packaging 21.3 read as a legacy specifier (any characters but `,;)` and
+# blanks: `numpy>=1.2#x`, `torch==`): setuptools 66.1.1 and older write it, 67.0.0 and later stop at it
+_LEGACY_OPERATOR = r"(?:===|~=|==|!=|<=|>=|<|>)\s*+[^,;\s)]*+"
+_LEGACY_SPECIFIED = re.compile(  # (from a name's start only, every run possessive: linear where searched)
+    r"(?<![A-Za-z0-9._-])[A-Za-z0-9][A-Za-z0-9._-]*+\s*+(?:\[[^\]]*+\]\s*+)?\(?\s*+"
+    rf"{_LEGACY_OPERATOR}(?:\s*+,\s*+{_LEGACY_OPERATOR})*+\s*+\)?\s*+(?:;.*)?",
+    re.DOTALL,
+)
 _KEEPS_DASHES = {_EXTRAS, "options.data_files"}  # (setuptools' `warn_dash_deprecation`)
 
 
@@ -170,7 +178,8 @@ def _refuse_what_is_no_requirement(
     which no installer reads. Any other item (`python_version>="3.8"` on its own line, `torch==`,
     `cupy-cuda12x cupy`, `./local/pkg`, a `file:` inside a list, `--extra-index-url URL`): the build
     stops at it (packaging's InvalidRequirement, 65.5 and 84.2.1). porter read the other items (a DEP005
-    on a file no build reads) and said nothing of it. `tests_require` is read by neither build."""
+    on a file no build reads) and said nothing of it. `tests_require` is read by neither build. A legacy
+    specifier (`numpy>=1.2#x`) is written by 66.1.1 and older and refused from 67.0.0: said with the versions."""
     number, key = where
     for _, item in items:
         expanded = _interpolated(parser, section, item)
@@ -179,6 +188,11 @@ def _refuse_what_is_no_requirement(
                 continue
             if len(items) >= 2:
                 why = "on one line `;` separates requirements (put each on its own line, where `;` starts a marker)"
+            elif key != "tests_require" and _LEGACY_SPECIFIED.fullmatch(built):
+                why = (
+                    "setuptools 67.0 and later stop at it (66.1 and older write it: a legacy version specifier,"
+                    " which pip deprecated in 23.2)"
+                )
             elif key != "tests_require":
                 why = "setuptools' build stops at it (a name, then versions, extras, a marker or `@ URL`)"
             else:

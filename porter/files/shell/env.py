@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from porter.files.deps.indexes import variable_index_sites
 from porter.files.facts import environment
 from porter.files.sites import Site
 from porter.files.shell.names import LIBRARIES
@@ -73,6 +74,8 @@ def assignment(
             )
         )
     raw = text[value_span[0] : value_span[1]] if value_span is not None else ""
+    if value_span is not None:
+        out.extend(variable_index_sites(text, target, name, value_span))
     if value_span is not None and "-D" in raw:
         out.extend(defines(raw, value_span[0]))
     path = _CUDA_PATH.search(raw)
