@@ -36,6 +36,8 @@ _ON_LIBRARY = (2, "dispatch_key")  # `lib.impl("op", fn, "CPU")`, `torch.library
 # a device type's name as a key (`"cuda"`, `"meta"`): the C++ reader's keys are spelled so
 _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
+# a name's binding to a `Library`: (its function, its class, where, (namespace, key))
+_Binding = tuple[ast.AST, ast.AST, tuple[int, int], tuple[str, str]]
 
 
 def may_register(source: bytes) -> bool:
@@ -146,7 +148,7 @@ class _FileNames:
         self.tree = tree
         self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
-        self.libraries: dict[str, list[tuple[ast.AST, ast.AST, tuple[int, int], tuple[str, str]]]] = {}
+        self.libraries: dict[str, list[_Binding]] = {}
         self.custom_ops: dict[str, tuple[str, str]] = {}
         self.factories = {
             node.name: self._returned_libraries(node)
@@ -167,6 +169,7 @@ class _FileNames:
         bound |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
         made = (self.library_namespace(node) for node in ast.walk(tree) if id(node) not in bound)
         self.unbound = sorted({ns for ns in made if ns is not None})
+        self.destroyed = _destroyed_bindings(tree, self.libraries)
 
     def imported(self, name: str, modules: _Modules) -> None:
         """Add the `Library` variables and custom ops the module `name` (dotted) imports from the project's other
@@ -285,7 +288,8 @@ class _FileNames:
         if isinstance(owner, ast.Attribute):  # (`self.lib` of another method; a bare name there is the module's)
             before = before or [b for b in bound if b[1] is cls is not self.tree]
         before = before or [b for b in bound if b[0] is self.tree and b[1] is self.tree] or bound
-        return max(before, key=lambda b: b[2])[3]
+        binding = max(before, key=lambda b: b[2])
+        return None if (id(binding[0]), binding[2]) in self.destroyed else binding[3]
 
     def passes_on(self, node: ast.expr) -> bool:
         """Whether an argument is torch's `fallthrough_kernel`."""
@@ -317,6 +321,62 @@ class _FileNames:
 _MAKERS = ("custom_op", "triton_op")
 _TORCH_OPS = re.compile(r"torch\.ops\.(\w+)\.(\w+(?:\.\w+)?)")  # an op (and its overload) as an object
 _ON_OP = (0, "", None)  # `op.register_kernel("cpu")` of a custom op (`CustomOpDef.register_kernel`: positional only)
+
+
+# what a `Library` is given to, or called with, that keeps no reference to it: its own registering methods
+# (`lib.impl(...)`) and `torch.library`'s functions given it (`torch.library.impl(lib, "a", "CPU")`)
+_KEEPS_NO_REFERENCE = frozenset({"impl", "define", "fallback", "register_kernel", "register_fake", "register_autograd"})
+
+
+def _destroyed_bindings(tree: ast.Module, libraries: dict[str, list[_Binding]]) -> set[tuple[int, tuple[int, int]]]:
+    """(id of its scope, where) of each `Library` binding torch destroys, with its kernels, before any op is called:
+    one made in a function and dropped at its return, or at the module's top then deleted (`del lib`) or bound anew,
+    where nothing else holds it (its name is used only to register through). Read as live, `lib.impl("a", a_cpu)`
+    was a CPU kernel, and an op torch 2.9 runs only on CUDA (NotImplementedError on a CPU tensor) was not said
+    CUDA-only (thirty-third scaffold read's leftover). Anything else the name is given to may keep it: live."""
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    out: set[tuple[int, tuple[int, int]]] = set()
+    for name, bindings in libraries.items() if tree else ():
+        for scope, _cls, at, _library in bindings if "." not in name else ():  # (`self.lib`: the object's)
+            made = [n for n in ast.walk(scope) if isinstance(n, _MAKING) and (n.lineno, n.col_offset) == at]
+            if not made:
+                continue  # (an import: the library is its module's)
+            if scope is tree:
+                ends = made[0] in tree.body and _unbound_after(tree.body, made[0], name)
+                uses: ast.AST = tree
+            else:
+                ends = not any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope))
+                uses = scope
+            if ends and all(_keeps_no_reference(n, parents) for n in ast.walk(uses) if _loads(n, name)):
+                out.add((id(scope), at))
+    return out
+
+
+_MAKING = (ast.Assign, ast.AnnAssign, ast.NamedExpr)  # (the statements `_call_assigned` reads)
+
+
+def _unbound_after(body: list[ast.stmt], statement: ast.AST, name: str) -> bool:
+    """Whether a statement of the module's top after `statement` deletes `name` or binds it anew."""
+    for later in body[next(i for i, s in enumerate(body) if s is statement) + 1 :]:
+        targets = later.targets if isinstance(later, (ast.Delete, ast.Assign)) else [getattr(later, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+    return False
+
+
+def _loads(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+
+
+def _keeps_no_reference(use: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Whether a use of a library's name gives it to nothing that may keep it (`lib.impl(...)`, `impl(lib, ...)`)."""
+    parent = parents.get(id(use))
+    if isinstance(parent, ast.Attribute) and parent.attr in _KEEPS_NO_REFERENCE:
+        call = parents.get(id(parent))
+        return isinstance(call, ast.Call) and call.func is parent
+    if isinstance(parent, ast.keyword):
+        parent = parents.get(id(parent))
+    return isinstance(parent, ast.Call) and called_name(parent) in _KEEPS_NO_REFERENCE and use is not parent.func
 
 
 def _op_of_qualname(text: str) -> tuple[str, str] | None:

@@ -5,7 +5,7 @@ CPU kernel registered is what a CPU tensor reaches): docs/reads/52-scleft-tools.
 from __future__ import annotations
 
 
-from porter.analysis import native_ops
+from porter.analysis import native_ops, python_ops
 
 CU = b'#include <torch/library.h>\nTORCH_LIBRARY_IMPL(myops, CUDA, m) {\n  m.impl("a", &a_cuda);\n}\n'
 
@@ -31,3 +31,39 @@ def test_a_library_reached_through_its_address_an_assigned_pointer_or_a_second_d
     # (the control: a comparison gives the pointer nothing)
     control = 'torch::Library* p = other();\n  bool same = p == &m;\n  p->impl("a", &a_cpu);'
     assert _cpp_cuda_only(_cpu_block(control))
+
+
+PY_DEF = (
+    "import torch\nfrom torch.library import Library\n"
+    'DEF = Library("myops", "DEF")\nDEF.define("a(Tensor x) -> Tensor")\nDEF.impl("a", lambda x: x, "CUDA")\n'
+)
+
+
+def _py_cuda_only(body: str) -> bool:
+    """Whether porter reads `myops::a` (a CUDA kernel given) as CUDA-only in a module `PY_DEF` + `body`."""
+    kernels = python_ops.registered_kernels([("m.py", (PY_DEF + body).encode())])
+    return "a" in native_ops.cuda_only_and_overloaded([], kernels)[0].get("myops", {})
+
+
+def test_a_library_torch_destroys_before_any_call_registers_no_kernel():
+    # (torch 2.9: NotImplementedError on a CPU tensor for each; docs/reads/52-scleft-tools/life.py)
+    lib = 'lib = Library("myops", "IMPL", "CPU")\nlib.impl("a", lambda x: x + 1)\n'
+    destroyed = [
+        lib + "del lib\n",
+        lib + 'del lib\nlib = Library("myops", "IMPL", "Meta")\n',
+        lib + 'lib = Library("myops", "IMPL", "Meta")\n',
+        "def reg():\n" + "".join("    " + line + "\n" for line in lib.splitlines()) + "reg()\n",
+        'lib = Library("myops", "IMPL", "CPU")\n@torch.library.impl(lib, "a", "CPU")\ndef k(x):\n    return x\ndel lib\n',
+    ]
+    assert [_py_cuda_only(body) for body in destroyed] == [True] * len(destroyed)
+    # (the controls, each RUNS under torch: the library kept by a list, returned, made global, deleted in a function
+    # never called, kept by `self`)
+    kept = [
+        lib + "KEEP = [lib]\ndel lib\n",
+        "def reg():\n" + "".join("    " + line + "\n" for line in lib.splitlines()) + "    return lib\nK = reg()\n",
+        "def reg():\n    global lib\n" + "".join("    " + line + "\n" for line in lib.splitlines()) + "reg()\n",
+        lib + "def drop():\n    global lib\n    del lib\n",
+        "class R:\n    def __init__(self):\n        lib = Library('myops', 'IMPL', 'CPU')\n"
+        "        lib.impl('a', lambda x: x + 1)\n        self.lib = lib\nr = R()\n",
+    ]
+    assert [_py_cuda_only(body) for body in kept] == [False] * len(kept)
