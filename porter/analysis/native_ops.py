@@ -634,12 +634,30 @@ def undecided(source: bytes, path: Path | None = None) -> list[tuple[int, str]]:
     # WITH_HELP` was said as a registration "read as compiled, so the op is not taken for CUDA-only": thirty-first read)
     code = _code_of(source)
     heads = [m.start() for m in _HEAD.finditer(code)] + [m.start() for m in re.finditer(OLD_TOKEN, code)]
+    # (a call in its block's own branch: the block's head says it)
+    heads += [c for h, c in _library_calls_in_blocks(code, path) if conditions.around(c) != conditions.around(h)]
     out = []
     for at in sorted(heads):
         branches = conditions.around(at)
         if preprocessor.compiled(branches) is None:
             line, branch, _ = next(b for b in branches if b[2] is None)
             out.append((bisect.bisect_left(newlines, at) + 1, f"`{branch}` of the `#if` at line {line}"))
+    return out
+
+
+def _library_calls_in_blocks(code: bytes, path: Path | None) -> list[tuple[int, int]]:
+    """(where its block's head is, where it is) of each call of a library block's own library (`m.impl(` in
+    `TORCH_LIBRARY_IMPL(myops, CPU, m) {`), its body's braces counted as `registrations` counts them. Under an
+    `#ifdef WITH_CPU` in the body, such a call was read as compiled and said nowhere (`undecided` looked at heads only:
+    thirty-third scleft and ifleft reads' leftover); pybind11's `m.def(` is in no library block."""
+    compiled = _compiled_at(code, path)
+    flat = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), code)
+    braced = _last_branch_braces(code, _built_lines(flat, 0, lambda at: compiled(at) is False), compiled)
+    braces = (NextOf(braced, b"{"), NextOf(braced, b"}"))
+    out: list[tuple[int, int]] = []
+    for _impl, _ns, _key, var, body_start, head in _blocks(flat):
+        end = body_start + len(_body(flat, body_start, braces, len(flat)))
+        out += [(head, m.start()) for m in _CALL.finditer(flat, body_start, end) if m.group("var") == var]
     return out
 
 
