@@ -171,6 +171,34 @@ class _FileNames:
         self.unbound = sorted({ns for ns in made if ns is not None})
         self.destroyed = _destroyed_bindings(tree, self.libraries)
 
+    def _bind_parameters(self) -> None:
+        """Bind each parameter of the file's functions that its calls give a `Library` (`def reg(lib): lib.impl("a",
+        a_cpu)`, `reg(cpu)`): unread, `a`'s CPU kernel was none and `a` said CUDA-only where torch runs it on a CPU
+        tensor (thirty-third scaffold read's leftover). Calls giving libraries of two keys: the key `UNREAD`; of two
+        namespaces, or a name the file defines twice: not bound."""
+        functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.setdefault(node.name, []).append(node)
+        given: dict[tuple[int, str], set[tuple[str, str]]] = {}
+        for call in ast.walk(self.tree) if self.libraries else ():
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                continue
+            function = functions.get(call.func.id, [])
+            if len(function) != 1:
+                continue
+            for parameter, value in _arguments_of(function[0], call):
+                library = self.library(value, call) if isinstance(value, ast.Name) else None
+                if library is not None:
+                    given.setdefault((id(function[0]), parameter), set()).add(library)
+        by_id = {id(f): f for found in functions.values() for f in found}
+        for (function_id, parameter), libraries in given.items():
+            if len({ns for ns, _ in libraries}) == 1:
+                ns, key = next(iter(libraries)) if len(libraries) == 1 else (next(iter(libraries))[0], UNREAD)
+                node = by_id[function_id]
+                binding = (node, self.classes.get(id(node), self.tree), (node.lineno, node.col_offset), (ns, key))
+                self.libraries.setdefault(parameter, []).append(binding)
+
     def imported(self, name: str, modules: _Modules) -> None:
         """Add the `Library` variables and custom ops the module `name` (dotted) imports from the project's other
         `modules` (`from ._lib import lib`, `from .ops import a`, `from . import _lib`: `_lib.lib`, `import pkg._lib
@@ -193,6 +221,7 @@ class _FileNames:
                 if other is not None and other is not self:
                     self._take(other, other.public() if alias.name == "*" else {alias.name: local}, node)
                 self._take_module(modules, f"{module}.{alias.name}" if module else alias.name, local, node)
+        self._bind_parameters()  # (the libraries it imports too)
 
     def _take_module(self, modules: _Modules, module: str, local: str, node: ast.AST) -> None:
         """Take a module's names as `local.name` (`from . import _lib`: `_lib.lib`)."""
@@ -377,6 +406,15 @@ def _keeps_no_reference(use: ast.AST, parents: dict[int, ast.AST]) -> bool:
     if isinstance(parent, ast.keyword):
         parent = parents.get(id(parent))
     return isinstance(parent, ast.Call) and called_name(parent) in _KEEPS_NO_REFERENCE and use is not parent.func
+
+
+def _arguments_of(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """(parameter, the value a call gives it) of each argument a call of `function` names one of its parameters by
+    (positionally, or by keyword)."""
+    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    named = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    out = [(p, v) for p, v in zip(positional, call.args) if not isinstance(v, ast.Starred)]
+    return out + [(k.arg, k.value) for k in call.keywords if k.arg in named]
 
 
 def _op_of_qualname(text: str) -> tuple[str, str] | None:

@@ -67,3 +67,25 @@ def test_a_library_torch_destroys_before_any_call_registers_no_kernel():
         "        lib.impl('a', lambda x: x + 1)\n        self.lib = lib\nr = R()\n",
     ]
     assert [_py_cuda_only(body) for body in kept] == [False] * len(kept)
+
+
+def test_a_registration_under_an_undecided_if_in_a_block_body_is_said():
+    # (`a`'s CPU kernel exists in a `-DWITH_CPU` build only: read as compiled, it was said nowhere; pybind11's `m.def(`
+    # under an `#ifdef` is no registration, and `b` is in every build)
+    source = (
+        b'#include <torch/library.h>\nTORCH_LIBRARY_IMPL(myops, CPU, m) {\n#ifdef WITH_CPU\n  m.impl("a", &a_cpu);\n'
+        b'#endif\n  m.impl("b", &b_cpu);\n}\nPYBIND11_MODULE(x, m) {\n#ifdef WITH_HELP\n  m.def("help", &h);\n#endif\n}\n'
+    )
+    assert native_ops.undecided(source) == [(4, "`#ifdef WITH_CPU` of the `#if` at line 3")]
+
+
+def test_a_library_given_to_a_function_of_the_file_registers_through_its_parameter():
+    # (torch 2.9 runs `a` on a CPU tensor for each: docs/reads/52-scleft-tools/param.py)
+    reg = 'def reg(lib):\n    lib.impl("a", lambda x: x + 1)\n'
+    given = [
+        reg + 'cpu = Library("myops", "IMPL", "CPU")\nreg(cpu)\n',
+        'def reg(n, lib=None):\n    lib.impl("a", lambda x: x + 1)\ncpu = Library("myops", "IMPL", "CPU")\nreg(1, lib=cpu)\n',
+    ]
+    assert [_py_cuda_only(body) for body in given] == [False, False]
+    # (the control: given a CUDA library only, `a` is CUDA-only)
+    assert _py_cuda_only(reg + 'cu = Library("myops", "IMPL", "CUDA")\nreg(cu)\n'.replace("CUDA", "AutogradCUDA"))
