@@ -170,6 +170,8 @@ class _FileNames:
         made = (self.library_namespace(node) for node in ast.walk(tree) if id(node) not in bound)
         self.unbound = sorted({ns for ns in made if ns is not None})
         self.destroyed = _destroyed_bindings(tree, self.libraries)
+        # (id of a function, a parameter's name) -> the library the file's calls give it (`_bind_parameters`)
+        self.parameters: dict[tuple[int, str], tuple[str, str]] = {}
 
     def _bind_parameters(self) -> None:
         """Bind each parameter of the file's functions that its calls give a `Library` (`def reg(lib): lib.impl("a",
@@ -180,7 +182,7 @@ class _FileNames:
         for node in ast.walk(self.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 functions.setdefault(node.name, []).append(node)
-        given: dict[tuple[int, str], set[tuple[str, str]]] = {}
+        given: dict[tuple[int, str], set[tuple[str, str] | None]] = {}  # (None: a value that is no library read)
         for call in ast.walk(self.tree) if self.libraries else ():
             if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
                 continue
@@ -188,16 +190,15 @@ class _FileNames:
             if len(function) != 1:
                 continue
             for parameter, value in _arguments_of(function[0], call):
-                library = self.library(value, call) if isinstance(value, ast.Name) else None
-                if library is not None:
-                    given.setdefault((id(function[0]), parameter), set()).add(library)
-        by_id = {id(f): f for found in functions.values() for f in found}
-        for (function_id, parameter), libraries in given.items():
+                library = self.library(value, call) if isinstance(value, (ast.Name, ast.Attribute)) else None
+                given.setdefault((id(function[0]), parameter), set()).add(library)
+        for (function_id, parameter), values in given.items():
+            libraries = {library for library in values if library is not None}
             if len({ns for ns, _ in libraries}) == 1:
-                ns, key = next(iter(libraries)) if len(libraries) == 1 else (next(iter(libraries))[0], UNREAD)
-                node = by_id[function_id]
-                binding = (node, self.classes.get(id(node), self.tree), (node.lineno, node.col_offset), (ns, key))
-                self.libraries.setdefault(parameter, []).append(binding)
+                ns, key = next(iter(libraries))
+                # (two keys, or a call giving what porter does not read, perhaps another device's library: no verdict)
+                key = key if values == libraries and len(libraries) == 1 else UNREAD
+                self.parameters[(function_id, parameter)] = (ns, key)
 
     def imported(self, name: str, modules: _Modules) -> None:
         """Add the `Library` variables and custom ops the module `name` (dotted) imports from the project's other
@@ -303,6 +304,10 @@ class _FileNames:
         everywhere, and `a`, CUDA-only, was not said so (thirty-third read)."""
         if isinstance(owner, ast.NamedExpr):  # `(lib := Library("ns", "IMPL", "CPU")).impl("a", fn)`
             owner = owner.target
+        scope = self.scopes.get(id(use), self.tree)
+        own = [b for b in self.libraries.get(ast.unparse(owner), []) if b[0] is scope]  # (`lib = Library(...)` there)
+        if isinstance(owner, ast.Name) and (id(scope), owner.id) in self.parameters and not own:
+            return self.parameters[(id(scope), owner.id)]
         bound = self.libraries.get(ast.unparse(owner))
         if bound is None and isinstance(owner, ast.Attribute):  # (`R.lib`: a class's `lib`)
             bound = next((b for name, b in self.libraries.items() if name.rpartition(".")[2] == owner.attr), None)

@@ -87,5 +87,10 @@ def test_a_library_given_to_a_function_of_the_file_registers_through_its_paramet
         'def reg(n, lib=None):\n    lib.impl("a", lambda x: x + 1)\ncpu = Library("myops", "IMPL", "CPU")\nreg(1, lib=cpu)\n',
     ]
     assert [_py_cuda_only(body) for body in given] == [False, False]
-    # (the control: given a CUDA library only, `a` is CUDA-only)
-    assert _py_cuda_only(reg + 'cu = Library("myops", "IMPL", "CUDA")\nreg(cu)\n'.replace("CUDA", "AutogradCUDA"))
+    # (the controls: given a CUDA library only, `a` is CUDA-only; given one too by what porter does not read, perhaps
+    # another device's library, and a `lib` at the module's top that is no library read, no verdict)
+    assert _py_cuda_only(reg + 'cu = Library("myops", "IMPL", "AutogradCUDA")\nreg(cu)\n')
+    unknown = reg + 'from elsewhere import lib\ncu = Library("myops", "IMPL", "AutogradCUDA")\nreg(cu)\nreg(lib)\n'
+    module_top = reg + 'from elsewhere import lib\ncu = Library("myops", "IMPL", "AutogradCUDA")\nreg(cu)\n'
+    module_top += 'LIBS = [Library("myops", "IMPL", "CPU")]\nlib.impl("a", lambda x: x + 1)\n'
+    assert [_py_cuda_only(unknown), _py_cuda_only(module_top)] == [False, False]
