@@ -50,7 +50,7 @@ _NOT_ARGUMENT = re.compile(rb"[^\w()\s,]")  # what no argument list of a block h
 # a call of a library (`m.impl(`; `p->impl(`, a pointer to it; `(&m)->impl(`, `(*p).def(`: were none, and the op said
 # CUDA-only, thirty-third scaf2 read's leftover): its name and `impl` or `def`
 _CALL = re.compile(
-    rb"(?:(?P<paren>(?<![\w)\]>])\(\s*[&*]?\s*))?\b(?P<var>\w+)\s*(?(paren)\)\s*)(?:\.|->)\s*(?P<kind>impl|def)\s*\("
+    rb"(?:(?P<paren>(?<![\w)\]>])\(\s*(?:[&*]\s*)?))?\b(?P<var>\w+)\s*(?(paren)\)\s*)(?:\.|->)\s*(?P<kind>impl|def)\s*\("
 )
 # a call chained to one of them (`m.impl(...).impl(`), matched after the `)` (from a run's first space only: linear)
 _CHAINED = re.compile(rb"(?<!\s)\s*\.\s*(impl|def)\s*\(")
@@ -296,13 +296,13 @@ _PASS_TOKENS = re.compile(rb"(?<![\w:.>])(\w+(?:(?:::|\.|->)\w+)*)[ \t\r\n]*\(|(
 # parenthesis: unread, their `impl`s were no kernel and the op said CUDA-only: thirty-third read, scaf2)
 _ALIAS = re.compile(
     rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\b\s*(?:(?:&&?|\*(?:\s*const\b)?)\s*)?(\w+)\s*"
-    rb"(?:=\s*(?:[({]\s*)?|[({]\s*)(?:&\s*)?(?:\(\s*)?(\w+)\s*(?:\)\s*)?(?:[})]\s*)?([;,])"
+    rb"(?:=\s*(?:[({]\s*)?|[({]\s*)(?:&\s*)?(?:\(\s*)?(\w+)\s*(?:\)\s*)?(?:[})]\s*)?([;,])\s*"
 )
 # a declaration's next declarator (`auto& x = m, &y = m;`: `y`, read as none, and the op said CUDA-only:
 # thirty-third scaf2 read's leftover), as `_ALIAS` reads its first
 _NEXT_DECLARATOR = re.compile(
-    rb"\s*(?:(?:&&?|\*(?:\s*const\b)?)\s*)?(\w+)\s*"
-    rb"(?:=\s*(?:[({]\s*)?|[({]\s*)(?:&\s*)?(?:\(\s*)?(\w+)\s*(?:\)\s*)?(?:[})]\s*)?([;,])"
+    rb"(?:(?:&&?|\*(?:\s*const\b)?)\s*)?(?<!\w)(\w+)\s*"
+    rb"(?:=\s*(?:[({]\s*)?|[({]\s*)(?:&\s*)?(?:\(\s*)?(\w+)\s*(?:\)\s*)?(?:[})]\s*)?([;,])\s*"
 )
 # a pointer given the library after it is declared (`torch::Library* p;` then `p = &m;`: unread, as `_NEXT_DECLARATOR`)
 _ASSIGNED = re.compile(rb"(?<![\w:.>])(\w+)\s*=\s*&\s*(?:\(\s*)?(\w+)\s*(?:\)\s*)?;")
