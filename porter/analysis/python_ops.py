@@ -146,6 +146,7 @@ class _FileNames:
             if alias.asname
         }
         self.tree = tree
+        self.constants = _string_constants(tree)
         self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
         self.libraries: dict[str, list[_Binding]] = {}
@@ -293,7 +294,7 @@ class _FileNames:
     def library_namespace(self, node: ast.AST) -> str | None:
         """The namespace of a `Library("ns", ...)` call."""
         if isinstance(node, ast.Call) and self.callee(node) == "Library" and node.args:
-            return _literal_str(node.args[0])
+            return self.text(node.args[0])
         return None
 
     def library(self, owner: ast.expr, use: ast.AST) -> tuple[str, str] | None:
@@ -338,12 +339,19 @@ class _FileNames:
 
     def made_op(self, call: ast.Call) -> tuple[str, str] | None:
         """(namespace, op) of a `custom_op("ns::op", ...)`/`triton_op` call."""
-        first = _literal_str(call.args[0]) if call.args and self.callee(call) in _MAKERS else None
+        first = self.text(call.args[0]) if call.args and self.callee(call) in _MAKERS else None
         return _op_of_qualname(first) if first is not None else None
+
+    def text(self, node: ast.expr) -> str | None:
+        """The string a literal, an f-string of the module's string constants (`f"{NS}::a"`, `NS = "myops"`) or such a
+        constant gives; unread, `@torch.library.impl(f"{NS}::a", "cpu")` was no kernel, and `a`, given a CUDA kernel
+        in C++, said CUDA-only where torch runs it on a CPU tensor (the thirty-second read's leftover, mase-triton
+        0.0.7's `f"{PACKAGE_NAME}::..."`)."""
+        return _constant_text(node, self.constants)
 
     def op_of(self, node: ast.expr) -> tuple[str, str] | None:
         """(namespace, op) of an op given as `"ns::op"`, a custom op's name or `torch.ops.ns.op[.overload]`."""
-        text = _literal_str(node)
+        text = self.text(node)
         if text is not None:
             return _op_of_qualname(text)
         if isinstance(node, ast.Name) and node.id in self.custom_ops:
@@ -455,7 +463,7 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
     if name not in _QUALIFIED or not call.args:
         return
     owner = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else None
-    first = _literal_str(call.args[0])
+    first = names.text(call.args[0])
     found: tuple[str, str] | None
     where: tuple[int, str, str | None]
     library = names.library(call.func.value, call) if isinstance(call.func, ast.Attribute) else None
@@ -468,7 +476,7 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
         found, where = names.custom_ops[owner], _ON_OP
     elif name == "impl" and on_library is not None:
         ns, key = on_library
-        found, where = (ns, _literal_str(call.args[1]) or ""), (*_ON_LIBRARY, key)
+        found, where = (ns, names.text(call.args[1]) or ""), (*_ON_LIBRARY, key)
     elif name == "impl" and owner is not None and first is not None and "::" not in first and names.unbound:
         # (a `Library` porter cannot follow to its name: `LIBS[0].impl("a", fn)`: a kernel of a key it cannot read;
         # none of one made there and dropped)
@@ -511,6 +519,35 @@ def _literal_strs(node: ast.expr) -> list[str] | None:
     """The strings of a literal list or tuple of strings (`__all__ = ["lib"]`), None for anything else."""
     items = [_literal_str(item) for item in node.elts] if isinstance(node, (ast.List, ast.Tuple)) else [None]
     return [item for item in items if item is not None] if None not in items else None
+
+
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """The module's names bound once in the file, at its top, to a string (`NS = "myops"`, `OP = f"{NS}::a"`)."""
+    stored: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stored[node.id] = stored.get(node.id, 0) + 1
+    out: dict[str, str] = {}
+    for node in tree.body:  # (in order: a constant is read from those above it)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(target := node.targets[0], ast.Name):
+            text = _constant_text(node.value, out) if stored.get(target.id) == 1 else None
+            out.update({target.id: text} if text is not None else {})
+    return out
+
+
+def _constant_text(node: ast.expr, constants: dict[str, str]) -> str | None:
+    """The string a literal, one of `constants` or an f-string of them gives."""
+    if isinstance(node, ast.Name):
+        return constants.get(node.id)
+    if not isinstance(node, ast.JoinedStr):
+        return _literal_str(node)
+    parts = [
+        _constant_text(v.value, constants)
+        if isinstance(v, ast.FormattedValue) and v.conversion == -1 and not v.format_spec
+        else _literal_str(v)
+        for v in node.values
+    ]
+    return "".join(p for p in parts if p is not None) if None not in parts else None
 
 
 def _literal_str(node: ast.expr) -> str | None:

@@ -94,3 +94,21 @@ def test_a_library_given_to_a_function_of_the_file_registers_through_its_paramet
     module_top = reg + 'from elsewhere import lib\ncu = Library("myops", "IMPL", "AutogradCUDA")\nreg(cu)\n'
     module_top += 'LIBS = [Library("myops", "IMPL", "CPU")]\nlib.impl("a", lambda x: x + 1)\n'
     assert [_py_cuda_only(unknown), _py_cuda_only(module_top)] == [False, False]
+
+
+def test_op_names_and_namespaces_given_by_f_strings_of_module_constants_are_read():
+    # (mase-triton 0.0.7's `f"{PACKAGE_NAME}::..."`; torch 2.9 runs `a` on a CPU tensor for each of the first four and
+    # not for the last: docs/reads/52-scleft-tools/fstr.py)
+    head = 'PKG = "myops"\n'
+    cpu = [
+        head + '@torch.library.impl(f"{PKG}::a", "cpu")\ndef k(x):\n    return x\n',
+        head + 'lib = Library(PKG, "IMPL", "CPU")\nlib.impl("a", lambda x: x + 1)\n',
+        head + 'torch.library.register_kernel(f"{PKG}::a", "cpu")(lambda x: x + 1)\n',
+        head + 'OP = f"{PKG}::a"\n@torch.library.impl(OP, "cpu")\ndef k(x):\n    return x\n',
+    ]
+    assert [_py_cuda_only(body) for body in cpu] == [False] * len(cpu)
+    # (the control: a name bound twice is no constant, its op not read, so the CUDA kernel alone counts)
+    assert _py_cuda_only('PKG = "x"\nPKG = "myops"\n@torch.library.impl(f"{PKG}::a", "cpu")\ndef k(x):\n    return x\n')
+    only_cuda = 'PKG = "myops"\n@torch.library.impl(f"{PKG}::b", "cuda")\ndef k(x):\n    return x\n'
+    kernels = python_ops.registered_kernels([("m.py", (PY_DEF + only_cuda).encode())])
+    assert "b" in native_ops.cuda_only_and_overloaded([], kernels)[0].get("myops", {})
