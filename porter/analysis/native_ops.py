@@ -47,7 +47,11 @@ _NVCC_OR_NOT: dict[str, bool | None] = {"__NVCC__": None, "__CUDACC__": None, "_
 # `TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {`: the head, then its arguments (`_blocks`)
 _HEAD = re.compile(rb"\b(?:STABLE_)?TORCH_LIBRARY(_IMPL)?(?:_FRAGMENT|_EXPAND)?(?:_EXPAND)?\s*\(\s*")
 _NOT_ARGUMENT = re.compile(rb"[^\w()\s,]")  # what no argument list of a block holds (`{` among it)
-_CALL = re.compile(rb"\b(\w+)\s*(?:\.|->)\s*(impl|def)\s*\(")  # (`->`: a pointer to the library, `p->impl(`)
+# a call of a library (`m.impl(`; `p->impl(`, a pointer to it; `(&m)->impl(`, `(*p).def(`: were none, and the op said
+# CUDA-only, thirty-third scaf2 read's leftover): its name and `impl` or `def`
+_CALL = re.compile(
+    rb"(?:(?P<paren>(?<![\w)\]>])\(\s*(?:[&*]\s*)?))?\b(?P<var>\w+)\s*(?(paren)\)\s*)(?:\.|->)\s*(?P<kind>impl|def)\s*\("
+)
 # a call chained to one of them (`m.impl(...).impl(`), matched after the `)` (from a run's first space only: linear)
 _CHAINED = re.compile(rb"(?<!\s)\s*\.\s*(impl|def)\s*\(")
 # where a call's code goes on after the string literals that open its arguments (blanked in its code)
@@ -292,8 +296,16 @@ _PASS_TOKENS = re.compile(rb"(?<![\w:.>])(\w+(?:(?:::|\.|->)\w+)*)[ \t\r\n]*\(|(
 # parenthesis: unread, their `impl`s were no kernel and the op said CUDA-only: thirty-third read, scaf2)
 _ALIAS = re.compile(
     rb"(?<![\w:])(?:auto|(?:\w+\s*::\s*){0,3}Library)\b\s*(?:(?:&&?|\*(?:\s*const\b)?)\s*)?(\w+)\s*"
-    rb"(?:=\s*(?:[({]\s*)?|[({]\s*)(?:&\s*)?(?:\(\s*)?(\w+)\s*(?:\)\s*)?(?:[})]\s*)?;"
+    rb"(?:=\s*(?:[({]\s*)?|[({]\s*)(?:&\s*)?(?:\(\s*)?(\w+)\s*(?:\)\s*)?(?:[})]\s*)?([;,])\s*"
 )
+# a declaration's next declarator (`auto& x = m, &y = m;`: `y`, read as none, and the op said CUDA-only:
+# thirty-third scaf2 read's leftover), as `_ALIAS` reads its first
+_NEXT_DECLARATOR = re.compile(
+    rb"(?:(?:&&?|\*(?:\s*const\b)?)\s*)?(?<!\w)(\w+)\s*"
+    rb"(?:=\s*(?:[({]\s*)?|[({]\s*)(?:&\s*)?(?:\(\s*)?(\w+)\s*(?:\)\s*)?(?:[})]\s*)?([;,])\s*"
+)
+# a pointer given the library after it is declared (`torch::Library* p;` then `p = &m;`: unread, as `_NEXT_DECLARATOR`)
+_ASSIGNED = re.compile(rb"(?<![\w:.>])(\w+)\s*=\s*&\s*(?:\(\s*)?(\w+)\s*(?:\)\s*)?;")
 _MEMBER = re.compile(rb"(?<!\s)\s*(?:\.|->)")  # (after the library's name: its own call, `m.impl(`)
 # a function of the file that takes a library (`void register_cpu(torch::Library& m) {`): its name, its parameters
 _TAKES_LIBRARY = re.compile(rb"(?<!\w)(\w+)\s*\(([^(){};]*)\)\s*\{")
@@ -340,9 +352,8 @@ class _Helpers:
             text, where, name, depth = todo.pop()
             code = _code_of(text)
             declared: set[bytes] = set()  # (`auto& t(m);` declares `t`: it calls no function `t`)
-            for alias in _ALIAS.finditer(code) if name in code else ():
-                other = alias.group(1)
-                if alias.group(2) == name and (id(text), other) not in named:
+            for other, library in _aliases(code) if name in code else ():
+                if library == name and (id(text), other) not in named:
                     named.add((id(text), other))
                     out.append((text, where, other))
                     todo.append((text, where, other, depth))
@@ -402,6 +413,21 @@ class _Helpers:
                 if taken:
                     self._defined.setdefault(m.group(1), []).append((*taken[0], m.end()))
         return self._defined
+
+
+def _aliases(code: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """(the other name, the library's) of each other name `code` gives a library: a declaration's declarators
+    (`_ALIAS`, `_NEXT_DECLARATOR`) and a pointer assigned (`_ASSIGNED`)."""
+    for alias in _ALIAS.finditer(code):
+        yield alias.group(1), alias.group(2)
+        while alias.group(3) == b",":
+            declarator = _NEXT_DECLARATOR.match(code, alias.end())
+            if declarator is None:
+                break
+            alias = declarator
+            yield alias.group(1), alias.group(2)
+    for assigned in _ASSIGNED.finditer(code):
+        yield assigned.group(1), assigned.group(2)
 
 
 def _passes(code: bytes, var: bytes) -> list[tuple[bytes, int, bool]]:
@@ -505,9 +531,9 @@ def _library_calls(code: bytes, var: bytes, closes: dict[int, int]) -> Iterator[
     `m.impl("a", &a_cpu).impl("b", &b_cpu)` only `a` was read, and `b`, with a CPU kernel, was said to be
     CUDA-only (thirtieth read). `closes`: `_closing_parens(code)`."""
     for call in _CALL.finditer(code):
-        if call.group(1) != var:
+        if call.group("var") != var:
             continue
-        kind, at = call.group(2), call.end()
+        kind, at = call.group("kind"), call.end()
         while True:
             yield kind, at
             close = closes.get(at, -1)
@@ -608,12 +634,30 @@ def undecided(source: bytes, path: Path | None = None) -> list[tuple[int, str]]:
     # WITH_HELP` was said as a registration "read as compiled, so the op is not taken for CUDA-only": thirty-first read)
     code = _code_of(source)
     heads = [m.start() for m in _HEAD.finditer(code)] + [m.start() for m in re.finditer(OLD_TOKEN, code)]
+    # (a call in its block's own branch: the block's head says it)
+    heads += [c for h, c in _library_calls_in_blocks(code, path) if conditions.around(c) != conditions.around(h)]
     out = []
     for at in sorted(heads):
         branches = conditions.around(at)
         if preprocessor.compiled(branches) is None:
             line, branch, _ = next(b for b in branches if b[2] is None)
             out.append((bisect.bisect_left(newlines, at) + 1, f"`{branch}` of the `#if` at line {line}"))
+    return out
+
+
+def _library_calls_in_blocks(code: bytes, path: Path | None) -> list[tuple[int, int]]:
+    """(where its block's head is, where it is) of each call of a library block's own library (`m.impl(` in
+    `TORCH_LIBRARY_IMPL(myops, CPU, m) {`), its body's braces counted as `registrations` counts them. Under an
+    `#ifdef WITH_CPU` in the body, such a call was read as compiled and said nowhere (`undecided` looked at heads only:
+    thirty-third scleft and ifleft reads' leftover); pybind11's `m.def(` is in no library block."""
+    compiled = _compiled_at(code, path)
+    flat = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), code)
+    braced = _last_branch_braces(code, _built_lines(flat, 0, lambda at: compiled(at) is False), compiled)
+    braces = (NextOf(braced, b"{"), NextOf(braced, b"}"))
+    out: list[tuple[int, int]] = []
+    for _impl, _ns, _key, var, body_start, head in _blocks(flat):
+        end = body_start + len(_body(flat, body_start, braces, len(flat)))
+        out += [(head, m.start()) for m in _CALL.finditer(flat, body_start, end) if m.group("var") == var]
     return out
 
 

@@ -44,6 +44,8 @@ _TORCH_LIBRARY_NAME = re.compile(r"(?:torch\.)?library\.(\w+)")
 # dispatch_key="CPU")`, `lib.impl(op_name="a", fn=fn, dispatch_key="CPU")`): read by position only, each was no
 # library or no kernel, and an op that runs on a CPU tensor was said CUDA-only (thirty-fourth read)
 _PARAMETERS = {"Library": ("ns", "kind", "dispatch_key"), "impl": ("op_name", "fn", "dispatch_key")}
+# a name's binding to a `Library`: (its function, its class, where, (namespace, key))
+_Binding = tuple[ast.AST, ast.AST, tuple[int, int], tuple[str, str]]
 
 
 def may_register(source: bytes) -> bool:
@@ -161,9 +163,10 @@ class _FileNames:
         )
         self.tree = tree
         self.stood_for = _names_stood_for(tree)
+        self.constants = _string_constants(tree)
         self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
-        self.libraries: dict[str, list[tuple[ast.AST, ast.AST, tuple[int, int], tuple[str, str]]]] = {}
+        self.libraries: dict[str, list[_Binding]] = {}
         self.custom_ops: dict[str, tuple[str, str]] = {}
         self.factories = {
             node.name: self._returned_libraries(node)
@@ -185,6 +188,36 @@ class _FileNames:
         bound |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
         made = (self.library_namespace(node) for node in ast.walk(tree) if id(node) not in bound)
         self.unbound = sorted({ns for ns in made if ns is not None})
+        self.destroyed = _destroyed_bindings(tree, self.libraries)
+        # (id of a function, a parameter's name) -> the library the file's calls give it (`_bind_parameters`)
+        self.parameters: dict[tuple[int, str], tuple[str, str]] = {}
+
+    def _bind_parameters(self) -> None:
+        """Bind each parameter of the file's functions that its calls give a `Library` (`def reg(lib): lib.impl("a",
+        a_cpu)`, `reg(cpu)`): unread, `a`'s CPU kernel was none and `a` said CUDA-only where torch runs it on a CPU
+        tensor (thirty-third scaffold read's leftover). Calls giving libraries of two keys: the key `UNREAD`; of two
+        namespaces, or a name the file defines twice: not bound."""
+        functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.setdefault(node.name, []).append(node)
+        given: dict[tuple[int, str], set[tuple[str, str] | None]] = {}  # (None: a value that is no library read)
+        for call in ast.walk(self.tree) if self.libraries else ():
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                continue
+            function = functions.get(call.func.id, [])
+            if len(function) != 1:
+                continue
+            for parameter, value in _arguments_of(function[0], call):
+                library = self.library(value, call) if isinstance(value, (ast.Name, ast.Attribute)) else None
+                given.setdefault((id(function[0]), parameter), set()).add(library)
+        for (function_id, parameter), values in given.items():
+            libraries = {library for library in values if library is not None}
+            if len({ns for ns, _ in libraries}) == 1:
+                ns, key = next(iter(libraries))
+                # (two keys, or a call giving what porter does not read, perhaps another device's library: no verdict)
+                key = key if values == libraries and len(libraries) == 1 else UNREAD
+                self.parameters[(function_id, parameter)] = (ns, key)
 
     def imported(self, name: str, modules: _Modules) -> None:
         """Add the `Library` variables and custom ops the module `name` (dotted) imports from the project's other
@@ -208,6 +241,7 @@ class _FileNames:
                 if other is not None and other is not self:
                     self._take(other, other.public() if alias.name == "*" else {alias.name: local}, node)
                 self._take_module(modules, f"{module}.{alias.name}" if module else alias.name, local, node)
+        self._bind_parameters()  # (the libraries it imports too)
 
     def _take_module(self, modules: _Modules, module: str, local: str, node: ast.AST) -> None:
         """Take a module's names as `local.name` (`from . import _lib`: `_lib.lib`)."""
@@ -280,7 +314,7 @@ class _FileNames:
         """The namespace of a `Library("ns", ...)` call."""
         if isinstance(node, ast.Call) and self.callee(node) == "Library":
             args = _in_positions(node, _PARAMETERS["Library"])
-            return _literal_str(args[0]) if args else None
+            return self.text(args[0]) if args else None
         return None
 
     def library(self, owner: ast.expr, use: ast.AST) -> tuple[str, str] | None:
@@ -291,6 +325,10 @@ class _FileNames:
         everywhere, and `a`, CUDA-only, was not said so (thirty-third read)."""
         if isinstance(owner, ast.NamedExpr):  # `(lib := Library("ns", "IMPL", "CPU")).impl("a", fn)`
             owner = owner.target
+        scope = self.scopes.get(id(use), self.tree)
+        own = [b for b in self.libraries.get(ast.unparse(owner), []) if b[0] is scope]  # (`lib = Library(...)` there)
+        if isinstance(owner, ast.Name) and (id(scope), owner.id) in self.parameters and not own:
+            return self.parameters[(id(scope), owner.id)]
         bound = self.libraries.get(ast.unparse(owner))
         if bound is None and isinstance(owner, ast.Attribute):  # (`R.lib`: a class's `lib`)
             bound = next((b for name, b in self.libraries.items() if name.rpartition(".")[2] == owner.attr), None)
@@ -305,7 +343,8 @@ class _FileNames:
         if isinstance(owner, ast.Attribute):  # (`self.lib` of another method; a bare name there is the module's)
             before = before or [b for b in bound if b[1] is cls is not self.tree]
         before = before or [b for b in bound if b[0] is self.tree and b[1] is self.tree] or bound
-        return max(before, key=lambda b: b[2])[3]
+        binding = max(before, key=lambda b: b[2])
+        return None if (id(binding[0]), binding[2]) in self.destroyed else binding[3]
 
     def values(self, node: ast.expr) -> list[ast.expr]:
         """What an argument may stand for: itself (a custom op's name), and a name's value where the file binds it
@@ -325,12 +364,19 @@ class _FileNames:
 
     def made_op(self, call: ast.Call) -> tuple[str, str] | None:
         """(namespace, op) of a `custom_op("ns::op", ...)`/`triton_op` call."""
-        first = _literal_str(call.args[0]) if call.args and self.callee(call) in _MAKERS else None
+        first = self.text(call.args[0]) if call.args and self.callee(call) in _MAKERS else None
         return _op_of_qualname(first) if first is not None else None
+
+    def text(self, node: ast.expr) -> str | None:
+        """The string a literal, an f-string of the module's string constants (`f"{NS}::a"`, `NS = "myops"`) or such a
+        constant gives; unread, `@torch.library.impl(f"{NS}::a", "cpu")` was no kernel, and `a`, given a CUDA kernel
+        in C++, said CUDA-only where torch runs it on a CPU tensor (the thirty-second read's leftover, mase-triton
+        0.0.7's `f"{PACKAGE_NAME}::..."`)."""
+        return _constant_text(node, self.constants)
 
     def op_of(self, node: ast.expr) -> tuple[str, str] | None:
         """(namespace, op) of an op given as `"ns::op"`, a custom op's name or `torch.ops.ns.op[.overload]`."""
-        text = _literal_str(node)
+        text = self.text(node)
         if text is not None:
             return _op_of_qualname(text)
         if isinstance(node, ast.Name) and node.id in self.custom_ops:
@@ -343,6 +389,71 @@ _MAKERS = ("custom_op", "triton_op")
 _TORCH_OPS = re.compile(r"torch\.ops\.(\w+)\.(\w+(?:\.\w+)?)")  # an op (and its overload) as an object
 _GETATTR = re.compile(r"getattr\(([\w.]+), '(\w+)'\)")  # `getattr(torch.ops.ns, "a")` (as `ast.unparse` spells it)
 _ON_OP = (0, "", None)  # `op.register_kernel("cpu")` of a custom op (`CustomOpDef.register_kernel`: positional only)
+
+
+# what a `Library` is given to, or called with, that keeps no reference to it: its own registering methods
+# (`lib.impl(...)`) and `torch.library`'s functions given it (`torch.library.impl(lib, "a", "CPU")`)
+_KEEPS_NO_REFERENCE = frozenset({"impl", "define", "fallback", "register_kernel", "register_fake", "register_autograd"})
+
+
+def _destroyed_bindings(tree: ast.Module, libraries: dict[str, list[_Binding]]) -> set[tuple[int, tuple[int, int]]]:
+    """(id of its scope, where) of each `Library` binding torch destroys, with its kernels, before any op is called:
+    one made in a function and dropped at its return, or at the module's top then deleted (`del lib`) or bound anew,
+    where nothing else holds it (its name is used only to register through). Read as live, `lib.impl("a", a_cpu)`
+    was a CPU kernel, and an op torch 2.9 runs only on CUDA (NotImplementedError on a CPU tensor) was not said
+    CUDA-only (thirty-third scaffold read's leftover). Anything else the name is given to may keep it: live."""
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    out: set[tuple[int, tuple[int, int]]] = set()
+    for name, bindings in libraries.items() if tree else ():
+        for scope, _cls, at, _library in bindings if "." not in name else ():  # (`self.lib`: the object's)
+            made = [n for n in ast.walk(scope) if isinstance(n, _MAKING) and (n.lineno, n.col_offset) == at]
+            if not made:
+                continue  # (an import: the library is its module's)
+            if scope is tree:
+                ends = made[0] in tree.body and _unbound_after(tree.body, made[0], name)
+                uses: ast.AST = tree
+            else:
+                ends = not any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope))
+                uses = scope
+            if ends and all(_keeps_no_reference(n, parents) for n in ast.walk(uses) if _loads(n, name)):
+                out.add((id(scope), at))
+    return out
+
+
+_MAKING = (ast.Assign, ast.AnnAssign, ast.NamedExpr)  # (the statements `_call_assigned` reads)
+
+
+def _unbound_after(body: list[ast.stmt], statement: ast.AST, name: str) -> bool:
+    """Whether a statement of the module's top after `statement` deletes `name` or binds it anew."""
+    for later in body[next(i for i, s in enumerate(body) if s is statement) + 1 :]:
+        targets = later.targets if isinstance(later, (ast.Delete, ast.Assign)) else [getattr(later, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+    return False
+
+
+def _loads(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+
+
+def _keeps_no_reference(use: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Whether a use of a library's name gives it to nothing that may keep it (`lib.impl(...)`, `impl(lib, ...)`)."""
+    parent = parents.get(id(use))
+    if isinstance(parent, ast.Attribute) and parent.attr in _KEEPS_NO_REFERENCE:
+        call = parents.get(id(parent))
+        return isinstance(call, ast.Call) and call.func is parent
+    if isinstance(parent, ast.keyword):
+        parent = parents.get(id(parent))
+    return isinstance(parent, ast.Call) and called_name(parent) in _KEEPS_NO_REFERENCE and use is not parent.func
+
+
+def _arguments_of(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """(parameter, the value a call gives it) of each argument a call of `function` names one of its parameters by
+    (positionally, or by keyword)."""
+    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    named = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    out = [(p, v) for p, v in zip(positional, call.args) if not isinstance(v, ast.Starred)]
+    return out + [(k.arg, k.value) for k in call.keywords if k.arg in named]
 
 
 def _op_of_qualname(text: str) -> tuple[str, str] | None:
@@ -416,16 +527,19 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
     runs it on a CPU tensor: thirty-fourth read)."""
     name = names.callee(call)
     args = _in_positions(call, _PARAMETERS.get(name or "", ()))
-    if name in _QUALIFIED and args:
-        for op in names.values(args[0]):
-            yield from _kernels_of_op(call, names, name or "", [op, *args[1:]])
+    if name in _QUALIFIED and args:  # (a name and the value it stands for may both read as one op: once each)
+        yield from dict.fromkeys(
+            kernel
+            for op in names.values(args[0])
+            for kernel in _kernels_of_op(call, names, name or "", [op, *args[1:]])
+        )
 
 
 def _kernels_of_op(
     call: ast.Call, names: _FileNames, name: str, args: list[ast.expr]
 ) -> Iterator[tuple[str, str, str]]:
     owner = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else None
-    first = _literal_str(args[0])
+    first = names.text(args[0])
     found: tuple[str, str] | None
     where: tuple[int, str, str | None]
     library = names.library(call.func.value, call) if isinstance(call.func, ast.Attribute) else None
@@ -438,7 +552,7 @@ def _kernels_of_op(
         found, where = names.custom_ops[owner], _ON_OP
     elif name == "impl" and on_library is not None:
         ns, key = on_library
-        found, where = (ns, _literal_str(call.args[1]) or ""), (*_ON_LIBRARY, key)
+        found, where = (ns, names.text(call.args[1]) or ""), (*_ON_LIBRARY, key)
     elif name == "impl" and owner is not None and first is not None and "::" not in first and names.unbound:
         # (a `Library` porter cannot follow to its name: `LIBS[0].impl("a", fn)`: a kernel of a key it cannot read;
         # none of one made there and dropped)
@@ -495,6 +609,35 @@ def _literal_strs(node: ast.expr) -> list[str] | None:
     """The strings of a literal list or tuple of strings (`__all__ = ["lib"]`), None for anything else."""
     items = [_literal_str(item) for item in node.elts] if isinstance(node, (ast.List, ast.Tuple)) else [None]
     return [item for item in items if item is not None] if None not in items else None
+
+
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """The module's names bound once in the file, at its top, to a string (`NS = "myops"`, `OP = f"{NS}::a"`)."""
+    stored: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stored[node.id] = stored.get(node.id, 0) + 1
+    out: dict[str, str] = {}
+    for node in tree.body:  # (in order: a constant is read from those above it)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(target := node.targets[0], ast.Name):
+            text = _constant_text(node.value, out) if stored.get(target.id) == 1 else None
+            out.update({target.id: text} if text is not None else {})
+    return out
+
+
+def _constant_text(node: ast.expr, constants: dict[str, str]) -> str | None:
+    """The string a literal, one of `constants` or an f-string of them gives."""
+    if isinstance(node, ast.Name):
+        return constants.get(node.id)
+    if not isinstance(node, ast.JoinedStr):
+        return _literal_str(node)
+    parts = [
+        _constant_text(v.value, constants)
+        if isinstance(v, ast.FormattedValue) and v.conversion == -1 and not v.format_spec
+        else _literal_str(v)
+        for v in node.values
+    ]
+    return "".join(p for p in parts if p is not None) if None not in parts else None
 
 
 def _literal_str(node: ast.expr) -> str | None:
