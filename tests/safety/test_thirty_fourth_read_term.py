@@ -114,3 +114,23 @@ def test_ctrl_z_longer_than_the_sides_margin_does_not_time_the_side_out(tmp_path
         if porter.poll() is None:
             _end(porter.pid)
         porter.wait()
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "junit", "github", "gitlab"])
+def test_statistics_in_a_format_they_are_not_printed_in_is_refused(tmp_path: Path, fmt: str) -> None:
+    """`lint --statistics --output-format sarif -o porter.sarif` wrote the text table (`1<TAB>DEV001 ...`)
+    into `porter.sarif`, exit 1, unsaid: the upload after it fails on a file that is not SARIF. ruff
+    0.17.6 refuses it ("Unsupported serialization format for statistics"). Now exit 2, nothing written."""
+    (tmp_path / "a.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    env = {k: v for k, v in os.environ.items() if k != "PORTER_OUTPUT_FORMAT"}
+    r = subprocess.run(
+        [sys.executable, "-m", "porter", "lint", "a.py", "-t", "xla", "--no-cache", "--statistics"]
+        + ["--output-format", fmt, "-o", f"out.{fmt}"],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (r.returncode, (tmp_path / f"out.{fmt}").exists()) == (2, False), (r.returncode, r.stderr)
+    assert f"--statistics and --output-format {fmt} do not go together" in r.stderr
