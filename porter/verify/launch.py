@@ -46,10 +46,10 @@ def _alarm(job: dict) -> None:
     if not deadline:
         return
     awake_s = max(1, int(deadline - min(30.0, 0.1 * deadline)))
-    began = time.monotonic()
+    began, held = time.monotonic(), _held_stopped(job.get("stopped_file"))  # (a stop before this is no part)
 
     def timed_out(signum, frame):
-        left = awake_s - (time.monotonic() - began - _held_stopped(job.get("stopped_file")))
+        left = awake_s - (time.monotonic() - began - (_held_stopped(job.get("stopped_file")) - held))
         if left >= 1:  # a fire early by the time stopped: the rest of the awake time
             signal.alarm(int(left))
             return

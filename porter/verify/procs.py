@@ -284,6 +284,9 @@ class WorkerSet:
         empty. Its environment holds its own `WORKER_MARK` (what the watchdog finds it by). The
         time it is held stopped by a Ctrl-Z is written to `stopped_file` (`_tell_stopped`)."""
         mark = f"{WORKER_MARK}={secrets.token_hex(8)}"
+        if stopped_file is not None:
+            with contextlib.suppress(OSError):
+                stopped_file.write_text("0")  # (not a run's before it in this folder)
         with open(stdin, "rb") if stdin is not None else contextlib.nullcontext(subprocess.DEVNULL) as given:
             proc = subprocess.Popen(
                 argv,
