@@ -61,7 +61,7 @@ from porter.lint.baseline import BaselineError, Known, apply_baseline, read_base
 from porter.lint.fingerprint import identity_path
 from porter.lint.formats import FORMATS, TEXT_FORMATS, render
 from porter.lint.formats.gitlab import unlocated
-from porter.lint.statistics import render_statistics
+from porter.lint.statistics import STATISTICS_FORMATS, render_statistics
 from porter.pipeline.writer import check_output, not_a_folder
 from porter.core.textsafe import name_bytes, plain
 
@@ -116,6 +116,7 @@ def lint(
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])
     fmt = _output_format(output_format, fix=fix, diff=diff, baseline=baseline, write_baseline_to=write_baseline_to)
+    _refuse_uncounted(output_format, statistics)
     _refuse_ignored({"--diff": diff, "--write-baseline": write_baseline_to}, output_file, statistics, output_format)
     check_paths(paths)
     check_cache_dir(cache_dir, paths, no_cache)
@@ -209,6 +210,17 @@ def _output_format(
     if baseline is not None and write_baseline_to is not None:
         raise usage_error("--baseline and --write-baseline do not go together")
     return fmt
+
+
+def _refuse_uncounted(output_format: str | None, statistics: bool) -> None:
+    """`--statistics` with an `--output-format` its counts are not printed in (SARIF, JUnit, GitHub,
+    GitLab) is refused, as ruff 0.17.6 refuses it: the text table went to stdout or into `-o
+    porter.sarif`, exit 1 or 0, for the upload after it to fail on (thirty-fourth read). A format
+    from PORTER_OUTPUT_FORMAT is a default, not asked of this command: the counts print as text."""
+    if statistics and output_format is not None and output_format not in STATISTICS_FORMATS:
+        shown = ", ".join(STATISTICS_FORMATS)
+        why = f"--statistics prints its counts in {shown}"
+        raise usage_error(f"--statistics and --output-format {output_format} do not go together ({why})")
 
 
 # the options after which lint prints no findings, and what they do instead

@@ -7,6 +7,11 @@ from collections import Counter
 
 from porter.lint.model import LintRun, rule_info
 
+# the output formats the counts are printed in: text, or JSON. ruff 0.17.6 refuses the others
+# ("Unsupported serialization format for statistics: Sarif"); porter printed its text table into
+# `-o porter.sarif`, unsaid (thirty-fourth read)
+STATISTICS_FORMATS = ("full", "concise", "json", "json-lines")
+
 
 def statistics(run: LintRun) -> list[dict]:
     """Rows per code, the files not checked among them as PORT001 (as ruff counts its syntax errors):

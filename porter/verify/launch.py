@@ -38,15 +38,33 @@ class TimedOut(BaseException):
 
 
 def _alarm(job: dict) -> None:
+    """The side's own alarm, in time awake: `signal.alarm` counts wall time, and a Ctrl-Z
+    longer than the margin (porter's own wait does not count it) ended the side "timed out" on
+    `fg` after 0.5 s awake under a 3 s alarm (thirty-third read's leftover). Porter writes the
+    time it held the side stopped to `stopped_file` before it continues it (`procs.WorkerSet`)."""
     deadline = job.get("deadline_s")
     if not deadline:
         return
+    awake_s = max(1, int(deadline - min(30.0, 0.1 * deadline)))
+    began, held = time.monotonic(), _held_stopped(job.get("stopped_file"))  # (a stop before this is no part)
 
     def timed_out(signum, frame):
+        left = awake_s - (time.monotonic() - began - (_held_stopped(job.get("stopped_file")) - held))
+        if left >= 1:  # a fire early by the time stopped: the rest of the awake time
+            signal.alarm(int(left))
+            return
         raise TimedOut(f"no result after {deadline:g} s: porter stopped the run")
 
     signal.signal(signal.SIGALRM, timed_out)
-    signal.alarm(max(1, int(deadline - min(30.0, 0.1 * deadline))))
+    signal.alarm(awake_s)
+
+
+def _held_stopped(path: str | None) -> float:
+    """The seconds porter held this side stopped (Ctrl-Z), 0 where it said none."""
+    try:
+        return max(0.0, float(Path(path).read_text())) if path else 0.0
+    except (OSError, ValueError):
+        return 0.0
 
 
 def _phase(out: Path, name: str) -> None:

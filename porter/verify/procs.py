@@ -117,6 +117,7 @@ class WorkerSet:
         self._old: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
         self._running: list[subprocess.Popen] = []  # the workers waited on now (`_wait_awake`)
         self._stopped_s = 0.0  # how long porter has been stopped by Ctrl-Z (`_stop_with_porter`)
+        self._told: dict[int, tuple[Path, float]] = {}  # a worker's pid: where to say its time stopped, from when
 
     def __enter__(self) -> WorkerSet:
         if threading.current_thread() is threading.main_thread():
@@ -212,7 +213,16 @@ class WorkerSet:
             signal.signal(signum, self._stop_with_porter)
             self._stopped_s += time.monotonic() - began
             for proc in live:
+                self._tell_stopped(proc)
                 _kill_group(proc, signal.SIGCONT)
+
+    def _tell_stopped(self, proc: subprocess.Popen) -> None:
+        """Write the seconds `proc` was held stopped, before it continues: a side's own alarm
+        (`launch._alarm`) counts wall time and reads them to leave them out, as porter's wait does."""
+        if proc.pid in self._told:
+            path, since = self._told[proc.pid]
+            with contextlib.suppress(OSError):
+                path.write_text(f"{self._stopped_s - since:.3f}")
 
     def _wait_awake(self, proc: subprocess.Popen, timeout: float) -> int:
         """`proc.wait(timeout)` with the time porter was stopped by Ctrl-Z (its workers with it)
@@ -267,11 +277,16 @@ class WorkerSet:
         max_output: int = DEFAULT_MAX_OUTPUT,
         memory_limit: int | None = None,
         stdin: Path | None = None,
+        stopped_file: Path | None = None,
     ) -> ProcResult:
         """Run one worker to completion (or its timeout); its output goes to `log_path`; its
         standard input is the file `stdin`, read from its start (each run the same bytes), else
-        empty. Its environment holds its own `WORKER_MARK` (what the watchdog finds it by)."""
+        empty. Its environment holds its own `WORKER_MARK` (what the watchdog finds it by). The
+        time it is held stopped by a Ctrl-Z is written to `stopped_file` (`_tell_stopped`)."""
         mark = f"{WORKER_MARK}={secrets.token_hex(8)}"
+        if stopped_file is not None:
+            with contextlib.suppress(OSError):
+                stopped_file.write_text("0")  # (not a run's before it in this folder)
         with open(stdin, "rb") if stdin is not None else contextlib.nullcontext(subprocess.DEVNULL) as given:
             proc = subprocess.Popen(
                 argv,
@@ -291,6 +306,8 @@ class WorkerSet:
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
         timed_out = False
+        if stopped_file is not None:
+            self._told[proc.pid] = (stopped_file, self._stopped_s)
         try:
             rc = self._wait_awake(proc, timeout)
         except subprocess.TimeoutExpired:
@@ -298,6 +315,7 @@ class WorkerSet:
             _kill_group(proc)
             rc = proc.wait()
         _kill_group(proc)  # anything the worker left running in its group
+        self._told.pop(proc.pid, None)
         _call_off(dog)
         self.end_strays()  # and anything it moved out of the group
         reader.join(timeout=10)

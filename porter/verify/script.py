@@ -294,6 +294,7 @@ def record(
         "rng_probe": cfg.rng_probe,
         "command": list(cfg.command),
         "deadline_s": cfg.timeout,
+        "stopped_file": str(workdir / "stopped_s.txt"),  # (the side's alarm: `procs.WorkerSet.run`)
         **(job_extra or {}),
     }
     job_path = workdir / "job.json"
@@ -327,6 +328,7 @@ def record(
             max_output=cfg.max_output,
             memory_limit=cfg.memory_limit,
             stdin=cfg.stdin,
+            stopped_file=Path(job["stopped_file"]),
         )
     finally:
         shutil.rmtree(temporaries, ignore_errors=True)
