@@ -14,7 +14,7 @@ from typing import Any
 
 from porter.config.settings import Settings
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
-from porter.files.deps import requirement
+from porter.files.deps import hatch_env, requirement
 from porter.files.deps.conda import conda_cuda_build, conda_cuda_build_site
 from porter.files.deps.indexes import index_sites
 from porter.files.deps.target_packages import missing_lines, reported
@@ -156,9 +156,9 @@ def _torch_backend_sites(text: Text, doc: dict[str, Any], where: Locator, target
     return out
 
 
-def _torch_backend_site(at: int, backend: str, target: str) -> Site:
+def _torch_backend_site(at: int, backend: str, target: str, setting: str = "uv's `torch-backend") -> Site:
     index = f"https://download.pytorch.org/whl/{backend}"
-    message = f"uv's `torch-backend = \"{backend}\"` takes torch from PyTorch's index of CUDA builds (`{index}`)"
+    message = f'{setting} = "{backend}"` takes torch from PyTorch\'s index of CUDA builds (`{index}`)'
     if environment(target).get("torch_index_url"):
         return Site("DEP002", at, at + len(backend), "cpu", message=message + ": the target takes torch's CPU build")
     return Site(
@@ -169,6 +169,24 @@ def _torch_backend_site(at: int, backend: str, target: str) -> Site:
         message=message + ": the target takes PyPI's torch",
         advice="Remove `torch-backend` for the target (uv then takes torch from PyPI).",
     )
+
+
+def _hatch_env_var_sites(text: Text, doc: dict[str, Any], where: Locator, target: str) -> list[Site]:
+    """DEP002 on a Hatch environment's `env-vars` entry its installer reads (`hatch_env`): an index of
+    CUDA builds in `PIP_EXTRA_INDEX_URL` (each URL of the list), uv's `UV_TORCH_BACKEND = "cu121"`."""
+    out: list[Site] = []
+    for variable, value in hatch_env.installer_variables(doc):
+        token = where.find_in_entry(variable, value)
+        if token is None or not token.plain:
+            continue
+        if variable == hatch_env.TORCH_BACKEND_VARIABLE:
+            if _CUDA_BACKEND.fullmatch(value) is not None:
+                setting = f"Hatch's `env-vars` `{variable}"
+                out.append(_torch_backend_site(token.inner_start, value, target, setting))
+            continue
+        for offset, item in hatch_env.list_items(value):
+            out.extend(index_sites(text.text, token.inner_start + offset, item, target, None))
+    return out
 
 
 def _index_urls(doc: dict[str, Any]) -> list[str]:
@@ -206,6 +224,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         if token is not None and token.plain:
             out.extend(index_sites(text.text, token.inner_start, url, settings.target, None))
     out.extend(_torch_backend_sites(text, doc, where, settings.target))
+    out.extend(_hatch_env_var_sites(text, doc, where, settings.target))
     if torch_seen is not None:
         lines = missing_lines(requirement.parse(torch_seen[2]), names, [], settings.target, pip_options=False)
         if lines is not None:

@@ -1,0 +1,70 @@
+"""Hatch environments' `env-vars` that pick the installer's package index (or uv's torch backend).
+
+Hatch sets an environment's `env-vars` while it installs that environment's dependencies (hatch
+1.18.2: `VirtualEnvironment.sync_dependencies` runs under `safe_activation`, which applies them), so
+`PIP_EXTRA_INDEX_URL = ".../whl/cu121"` takes torch's CUDA build as the pip option would. Which
+variables count is the environment's installer's: pip reads `PIP_*` only, uv (`installer = "uv"` or
+a `uv-path`) `UV_*` only (uv 0.13.9 `pip compile -v` asks the index of each `UV_*` below and none of
+`PIP_*`). An environment without its own `env-vars` or `installer` takes its template's (`template`,
+`default` unless set): `hatch env show --json` shows a table set in both as the environment's own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# the variables each installer reads a package index or a page of links from: each a list (pip
+# splits at whitespace; uv's `UV_INDEX` items may be `name=URL`, its `UV_FIND_LINKS` split at commas)
+INDEX_VARIABLES: dict[str, frozenset[str]] = {
+    "pip": frozenset({"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}),
+    "uv": frozenset({"UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_FIND_LINKS"}),
+}
+TORCH_BACKEND_VARIABLE = "UV_TORCH_BACKEND"  # uv's `--torch-backend` (`cu121`: PyTorch's `/whl/cu121` index)
+_LIST_ITEM = re.compile(r"[^\s,]+")
+
+
+def installer_variables(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """(variable, value) of each `env-vars` entry that the installer of an environment using it reads:
+    an index variable of its installer, or uv's torch backend."""
+    hatch = doc.get("tool", {}).get("hatch") if isinstance(doc.get("tool"), dict) else None
+    envs = hatch.get("envs") if isinstance(hatch, dict) else None
+    if not isinstance(envs, dict):
+        return []
+    used: set[tuple[str, str]] = set()  # (the environment whose `env-vars` table it is, the installer)
+    for name in set(envs) | {"default"}:
+        source = _set_by(envs, name, "env-vars")
+        if source is not None:
+            uv = _setting(envs, name, "installer") == "uv" or bool(_setting(envs, name, "uv-path"))
+            used.add((source, "uv" if uv else "pip"))
+    out: list[tuple[str, str]] = []
+    for source, installer in sorted(used):
+        table = envs[source]["env-vars"]
+        for variable, value in table.items() if isinstance(table, dict) else ():
+            read = variable in INDEX_VARIABLES[installer] or (installer == "uv" and variable == TORCH_BACKEND_VARIABLE)
+            if read and isinstance(value, str) and (variable, value) not in out:
+                out.append((variable, value))
+    return out
+
+
+def _set_by(envs: dict[str, Any], name: str, key: str) -> str | None:
+    """The environment, `name` or a template up its chain, whose own table sets `key`."""
+    seen: set[str] = set()
+    while isinstance(envs.get(name), dict) and name not in seen:
+        seen.add(name)
+        if key in envs[name]:
+            return name
+        template = envs[name].get("template", "default")
+        name = template if isinstance(template, str) else "default"
+    return None
+
+
+def _setting(envs: dict[str, Any], name: str, key: str) -> Any:
+    """An environment's value of `key`, its own or its template chain's (None where none sets it)."""
+    source = _set_by(envs, name, key)
+    return None if source is None else envs[source][key]
+
+
+def list_items(value: str) -> list[tuple[int, str]]:
+    """(offset, item) of each URL (or `name=URL`) in a variable's list value."""
+    return [(m.start(), m.group(0)) for m in _LIST_ITEM.finditer(value)]

@@ -1,0 +1,85 @@
+"""The thirty-fourth read of the cache and the dependency readers (cache): Hatch environments' `env-vars`
+against hatch 1.18.2 (`hatch env show --json`, its `sync_dependencies` under the env-vars), pip's own option
+parser and uv 0.13.9 (`pip compile --offline -v`); pixi tables written with dotted keys and sub-table headers
+against the file's own lines."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _run(tmp_path, files, target="tpu"):
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    results = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0]
+    return {str(r.path).replace("\\", "/").rsplit("/", 1)[-1]: r for r in results}
+
+
+_HATCH = """[project]
+name = "p"
+version = "1"
+
+[tool.hatch.envs.default.env-vars]
+PIP_EXTRA_INDEX_URL = "https://pypi.org/simple https://download.pytorch.org/whl/cu121"
+UV_INDEX_URL = "https://download.pytorch.org/whl/cu118"
+
+[tool.hatch.envs.gpu]
+installer = "uv"
+env-vars = { UV_TORCH_BACKEND = "cu124" }
+
+[tool.hatch.envs.cpu]
+template = "cpu"
+env-vars = { UV_EXTRA_INDEX_URL = "https://download.pytorch.org/whl/cu126" }
+"""
+
+
+def test_hatch_env_vars_that_the_environments_installer_reads_are_reported(tmp_path):
+    """Hatch applies an environment's `env-vars` while it installs its dependencies: pip (the default
+    installer) takes torch from `PIP_EXTRA_INDEX_URL`'s CUDA index, uv (`installer = "uv"`) from
+    `UV_TORCH_BACKEND = "cu124"`'s. Nothing was reported. pip ignores `UV_*` and uv `PIP_*` (uv 0.13.9):
+    `UV_INDEX_URL` in the pip environment and `UV_EXTRA_INDEX_URL` in `cpu` (its own template: pip)
+    stay unreported."""
+    result = _run(tmp_path, {"pyproject.toml": _HATCH})["pyproject.toml"]
+    dep002 = sorted((f.start.line, f.start.column) for f in result.findings if f.code == "DEP002")
+    line6 = _HATCH.splitlines()[5]
+    assert dep002 == [(6, line6.index("https://download")), (11, _HATCH.splitlines()[10].index("cu124"))]
+
+
+def test_hatch_env_vars_inherited_from_the_template_follow_the_inheriting_installer(tmp_path):
+    """An environment without its own `env-vars` takes its template's (`hatch env show --json`): a uv
+    environment inheriting `default`'s `UV_INDEX_URL` makes it read; a `PIP_INDEX_URL` no pip
+    environment uses is not."""
+    text = (
+        '[project]\nname = "p"\nversion = "1"\n\n[tool.hatch.envs.default]\ninstaller = "uv"\n'
+        '[tool.hatch.envs.default.env-vars]\nUV_INDEX_URL = "https://download.pytorch.org/whl/cu118"\n'
+        'PIP_INDEX_URL = "https://download.pytorch.org/whl/cu121"\n[tool.hatch.envs.test]\nfeatures = ["x"]\n'
+    )
+    result = _run(tmp_path, {"pyproject.toml": text})["pyproject.toml"]
+    assert [(f.code, f.start.line) for f in result.findings] == [("DEP002", 8)]
+
+
+_DOTTED = {
+    "dotted-keys": (
+        '[project]\nname = "p"\nversion = "1"\n\n[tool.pixi.feature.gpu]\n'
+        'dependencies.pytorch-cuda = "*"\npypi-dependencies.requests = "*"\n',
+        ("DEP005", 6),
+    ),
+    "sub-table-headers": (
+        '[project]\nname = "p"\nversion = "1"\n\n[tool.pixi.dependencies.pytorch]\nversion = "*"\n'
+        'build = "*cuda*"\n\n[tool.pixi.pypi-dependencies.rich]\nversion = "*"\n',
+        ("DEP001", 6),
+    ),
+}
+
+
+@pytest.mark.parametrize("text, expected", list(_DOTTED.values()), ids=list(_DOTTED))
+def test_pixi_values_under_dotted_keys_and_sub_table_headers_are_shown_on_their_own_lines(tmp_path, text, expected):
+    """`Locator.find_in_entry` knew a key only at a line's start: a dotted key (`dependencies.pytorch-cuda =
+    "*"`) or a sub-table (`[tool.pixi.dependencies.pytorch]`) fell back to the first free `"*"`, read for
+    another package first: pytorch-cuda's DEP005 was shown on `requests`' line, pytorch's DEP001 on
+    `rich`'s table."""
+    result = _run(tmp_path, {"pyproject.toml": text})["pyproject.toml"]
+    assert [(f.code, f.start.line) for f in result.findings] == [expected]
