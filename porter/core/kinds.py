@@ -16,7 +16,7 @@ from functools import lru_cache
 
 PYTHON = "python"
 REQUIREMENTS = "requirements"  # requirements*.txt, constraints*.txt, requirements/*.txt, *.in
-PYPROJECT = "pyproject"  # pyproject.toml: dependency tables (and tool configs)
+PYPROJECT = "pyproject"  # pyproject.toml: dependency tables (and tool configs); uv.toml: `[tool.uv]` without the prefix
 SETUP_CFG = "setup-cfg"  # setup.cfg: install_requires, extras_require
 SETUP_PY = "setup-py"  # setup.py: Python, and the requirement strings it passes to setup()
 CONDA = "conda"  # environment*.yml
@@ -121,7 +121,7 @@ def _kind(base: str, name: str) -> str | None:
         return MAKEFILE
     if lower.endswith(_SHELL_SUFFIXES):
         return SHELL
-    if lower == "pyproject.toml":
+    if lower == "pyproject.toml" or base == "uv.toml":  # (uv.toml: `[tool.uv]`'s settings, without the prefix)
         return PYPROJECT
     if lower == "setup.cfg":
         return SETUP_CFG

@@ -83,3 +83,23 @@ def test_pixi_values_under_dotted_keys_and_sub_table_headers_are_shown_on_their_
     `rich`'s table."""
     result = _run(tmp_path, {"pyproject.toml": text})["pyproject.toml"]
     assert [(f.code, f.start.line) for f in result.findings] == [expected]
+
+
+def test_a_uv_toml_naming_pytorchs_cuda_indexes_is_read_as_tool_uv(tmp_path):
+    """uv reads `uv.toml` as `[tool.uv]` (uv 0.13.9 `pip compile --offline -v` in its folder: "Found project
+    configuration in uv.toml", then a GET of `download.pytorch.org/whl/cu121`). porter skipped it: "no
+    CUDA-related token". Now its `[pip] torch-backend`, `extra-index-url` and `[[index]]` get DEP002, as in
+    pyproject.toml's `[tool.uv]`."""
+    text = (
+        '[pip]\ntorch-backend = "cu121"\nextra-index-url = ["https://download.pytorch.org/whl/cu118"]\n\n'
+        '[[index]]\nname = "pytorch"\nurl = "https://download.pytorch.org/whl/cu124"\n'
+    )
+    result = _run(tmp_path, {"uv.toml": text})["uv.toml"]
+    assert [(f.code, f.start.line) for f in result.findings] == [("DEP002", 2), ("DEP002", 3), ("DEP002", 7)]
+
+
+def test_a_toml_file_of_another_name_is_still_a_config(tmp_path):
+    """The other side: only uv's own file name is read so (`uv-settings.toml` is no file uv reads)."""
+    text = '[pip]\ntorch-backend = "cu121"\n'
+    result = _run(tmp_path, {"uv-settings.toml": text})["uv-settings.toml"]
+    assert [f.code for f in result.findings if f.code.startswith("DEP")] == []

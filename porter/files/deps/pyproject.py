@@ -1,4 +1,4 @@
-"""pyproject.toml: the dependency tables of PEP 621, PEP 735 and the build system, Poetry's, uv's,
+"""pyproject.toml (and uv.toml): the dependency tables of PEP 621, PEP 735 and the build system, Poetry's, uv's,
 PDM's and Hatch's, and the package indexes (and uv's `torch-backend`) uv and Poetry are told to use.
 
 A pyproject.toml declares a package: its dependencies are a promise to everyone who installs it,
@@ -200,8 +200,21 @@ def _index_urls(doc: dict[str, Any]) -> list[str]:
     return out
 
 
+# a file that holds one tool's table of pyproject.toml at its top: uv reads `uv.toml` (beside or above the
+# project) as `[tool.uv]` (uv 0.13.9 `pip compile -v`: "Found project configuration in uv.toml", then PyTorch's
+# `/whl/cu121` index asked for its `[pip] torch-backend = "cu121"`)
+_TOOL_FILES = {"uv.toml": "uv"}
+
+
+def _document(text: str, path: str) -> dict[str, Any]:
+    """The file's tables, as pyproject.toml would hold them (`_TOOL_FILES`' under their tool's table)."""
+    doc = load(text)
+    tool = _TOOL_FILES.get(path.replace("\\", "/").rsplit("/", 1)[-1])
+    return doc if tool is None else {"tool": {tool: doc}}
+
+
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
-    doc = load(text.text)
+    doc = _document(text.text, path)
     where = Locator(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out, names, torch_seen = _requirement_lists(text, doc, where, ctx)
