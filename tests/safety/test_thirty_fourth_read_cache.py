@@ -103,3 +103,18 @@ def test_a_toml_file_of_another_name_is_still_a_config(tmp_path):
     text = '[pip]\ntorch-backend = "cu121"\n'
     result = _run(tmp_path, {"uv-settings.toml": text})["uv-settings.toml"]
     assert [f.code for f in result.findings if f.code.startswith("DEP")] == []
+
+
+def test_hatchs_override_dependencies_are_read(tmp_path):
+    """hatch 1.18.2's `env show --json` gives `test.cuda` the dependencies `torch==2.3.0+cu121`, `cupy-cuda12x`
+    and the extra dependency `pycuda` from `[tool.hatch.envs.test.overrides]` (a matrix's, items as strings or
+    `{ value = ..., if = [...] }`). porter read no override: no finding."""
+    text = (
+        '[project]\nname = "p"\nversion = "1"\n\n[tool.hatch.envs.test]\ndependencies = ["pytest"]\n\n'
+        '[[tool.hatch.envs.test.matrix]]\nbackend = ["cpu", "cuda"]\n\n[tool.hatch.envs.test.overrides]\n'
+        'matrix.backend.dependencies = [\n  { value = "torch==2.3.0+cu121", if = ["cuda"] },\n  "cupy-cuda12x",\n]\n'
+        'matrix.backend.extra-dependencies = [{ value = "pycuda", if = ["cuda"] }]\n'
+    )
+    result = _run(tmp_path, {"pyproject.toml": text})["pyproject.toml"]
+    found = {(f.code, f.start.line) for f in result.findings}
+    assert {("DEP001", 13), ("DEP005", 14), ("DEP005", 16)} <= found

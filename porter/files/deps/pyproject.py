@@ -37,6 +37,10 @@ _REQUIREMENT_LISTS: tuple[tuple[tuple[str, ...], bool], ...] = (
     (("tool", "pdm", "dev-dependencies", "*"), True),  # PDM's before PEP 735
     (("tool", "hatch", "envs", "*", "dependencies"), True),  # Hatch's environments (`hatch env show`)
     (("tool", "hatch", "envs", "*", "extra-dependencies"), True),
+    # (a matrix's, a platform's, a name's or a variable's override: `matrix.backend.dependencies = [{ value =
+    # "torch==2.3.0+cu121", if = ["cuda"] }]`, which `hatch env show --json` gives the `test.cuda` environment)
+    (("tool", "hatch", "envs", "*", "overrides", "*", "*", "dependencies"), True),
+    (("tool", "hatch", "envs", "*", "overrides", "*", "*", "extra-dependencies"), True),
     (("tool", "hatch", "build", "targets", "*", "dependencies"), True),  # hatchling's build environment
     (("tool", "hatch", "build", "hooks", "*", "dependencies"), True),
     (("tool", "hatch", "build", "targets", "*", "hooks", "*", "dependencies"), True),
@@ -263,7 +267,8 @@ def _requirement_lists(
     torch_seen: tuple[int, int, str] | None = None
     names: list[str] = []
     for items, installs in _lists(doc):
-        for item in items:
+        for entry in items:
+            item = entry.get("value") if isinstance(entry, dict) else entry  # (Hatch's override `{ value = ... }`)
             if not isinstance(item, str):
                 continue  # `{include-group = "..."}`
             token = where.find(item)
