@@ -118,3 +118,17 @@ def test_hatchs_override_dependencies_are_read(tmp_path):
     result = _run(tmp_path, {"pyproject.toml": text})["pyproject.toml"]
     found = {(f.code, f.start.line) for f in result.findings}
     assert {("DEP001", 13), ("DEP005", 14), ("DEP005", 16)} <= found
+
+
+def test_hatchs_override_env_vars_are_read_at_their_value(tmp_path):
+    """An override's `env-vars` (`"KEY=VALUE"`, or `{ key, value }`): hatch 1.18.2 gives `test.cuda` the
+    variable `PIP_EXTRA_INDEX_URL` of PyTorch's cu124 index. DEP002 now starts at the URL, after `KEY=`."""
+    line = 'name."^cu".env-vars = "PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu124"'
+    text = (
+        '[project]\nname = "p"\nversion = "1"\n\n[[tool.hatch.envs.test.matrix]]\nbackend = ["cpu", "cuda"]\n\n'
+        f"[tool.hatch.envs.test.overrides]\n{line}\n"
+        'matrix.backend.env-vars = [{ key = "UV_INDEX_URL", value = "https://download.pytorch.org/whl/cu118" }]\n'
+    )
+    result = _run(tmp_path, {"pyproject.toml": text})["pyproject.toml"]
+    found = [(f.code, f.start.line, f.start.column) for f in result.findings]
+    assert found == [("DEP002", 9, line.index("https"))]  # (`UV_INDEX_URL`: test's installer is pip)

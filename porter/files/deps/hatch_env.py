@@ -24,26 +24,42 @@ TORCH_BACKEND_VARIABLE = "UV_TORCH_BACKEND"  # uv's `--torch-backend` (`cu121`: 
 _LIST_ITEM = re.compile(r"[^\s,]+")
 
 
-def installer_variables(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    """(variable, value) of each `env-vars` entry that the installer of an environment using it reads:
-    an index variable of its installer, or uv's torch backend."""
+def installer_variables(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(variable, value, the string written) of each `env-vars` entry that the installer of an environment
+    using it reads (an index variable of its installer, or uv's torch backend): a table's entry, or an
+    override's (`matrix.backend.env-vars = "PIP_EXTRA_INDEX_URL=URL"`, `[{ key = ..., value = ... }]`)."""
     hatch = doc.get("tool", {}).get("hatch") if isinstance(doc.get("tool"), dict) else None
     envs = hatch.get("envs") if isinstance(hatch, dict) else None
     if not isinstance(envs, dict):
         return []
-    used: set[tuple[str, str]] = set()  # (the environment whose `env-vars` table it is, the installer)
-    for name in set(envs) | {"default"}:
+    entries: list[tuple[str, tuple[str, str, str]]] = []  # (the installer, the entry)
+    for name in sorted(set(envs) | {"default"}):
+        uv = _setting(envs, name, "installer") == "uv" or bool(_setting(envs, name, "uv-path"))
         source = _set_by(envs, name, "env-vars")
-        if source is not None:
-            uv = _setting(envs, name, "installer") == "uv" or bool(_setting(envs, name, "uv-path"))
-            used.add((source, "uv" if uv else "pip"))
-    out: list[tuple[str, str]] = []
-    for source, installer in sorted(used):
-        table = envs[source]["env-vars"]
-        for variable, value in table.items() if isinstance(table, dict) else ():
-            read = variable in INDEX_VARIABLES[installer] or (installer == "uv" and variable == TORCH_BACKEND_VARIABLE)
-            if read and isinstance(value, str) and (variable, value) not in out:
-                out.append((variable, value))
+        table = envs[source]["env-vars"] if source is not None else {}
+        rows = [(k, v, v) for k, v in table.items()] if isinstance(table, dict) else []
+        entries += [("uv" if uv else "pip", row) for row in rows + _override_entries(envs.get(name))]
+    out: list[tuple[str, str, str]] = []
+    for installer, (variable, value, written) in entries:
+        read = variable in INDEX_VARIABLES[installer] or (installer == "uv" and variable == TORCH_BACKEND_VARIABLE)
+        if read and isinstance(value, str) and (variable, value, written) not in out:
+            out.append((variable, value, written))
+    return out
+
+
+def _override_entries(env: Any) -> list[tuple[str, str, str]]:
+    """(variable, value, the string written) of an environment's own `overrides.*.*.env-vars`."""
+    overrides = env.get("overrides") if isinstance(env, dict) else None
+    out: list[tuple[str, str, str]] = []
+    for source in overrides.values() if isinstance(overrides, dict) else ():
+        for condition in source.values() if isinstance(source, dict) else ():
+            given = condition.get("env-vars") if isinstance(condition, dict) else None
+            for item in given if isinstance(given, list) else [given]:
+                if isinstance(item, str) and "=" in item:
+                    variable, value = item.split("=", 1)
+                    out.append((variable, value, item))
+                elif isinstance(item, dict) and isinstance(item.get("key"), str) and isinstance(item.get("value"), str):
+                    out.append((item["key"], item["value"], item["value"]))
     return out
 
 

@@ -179,17 +179,18 @@ def _hatch_env_var_sites(text: Text, doc: dict[str, Any], where: Locator, target
     """DEP002 on a Hatch environment's `env-vars` entry its installer reads (`hatch_env`): an index of
     CUDA builds in `PIP_EXTRA_INDEX_URL` (each URL of the list), uv's `UV_TORCH_BACKEND = "cu121"`."""
     out: list[Site] = []
-    for variable, value in hatch_env.installer_variables(doc):
-        token = where.find_in_entry(variable, value)
+    for variable, value, written in hatch_env.installer_variables(doc):
+        token = where.find_in_entry(variable, value) if written == value else where.find(written)
         if token is None or not token.plain:
             continue
+        at = token.inner_start + len(written) - len(value)  # (after `KEY=` in an override's string)
         if variable == hatch_env.TORCH_BACKEND_VARIABLE:
             if _CUDA_BACKEND.fullmatch(value) is not None:
                 setting = f"Hatch's `env-vars` `{variable}"
-                out.append(_torch_backend_site(token.inner_start, value, target, setting))
+                out.append(_torch_backend_site(at, value, target, setting))
             continue
         for offset, item in hatch_env.list_items(value):
-            out.extend(index_sites(text.text, token.inner_start + offset, item, target, None))
+            out.extend(index_sites(text.text, at + offset, item, target, None))
     return out
 
 
