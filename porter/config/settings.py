@@ -47,6 +47,9 @@ class Settings:
     # requirements files another one of the run names with `-c` (pip reads them as constraints: no
     # package goes in), by name: set by the runner (porter.files.deps.constraint_files)
     constraint_files: tuple[str, ...] = ()
+    # those of them another one names with `-r` too: pip installs their requirements as well, so the target's
+    # packages are reported there, never added (set by the runner, porter.files.deps.constraint_files)
+    installed_constraint_files: tuple[str, ...] = ()
     # whether the file's folder holds `__init__.py` (a module of a package, whose defaults are its
     # API: porter.codemods.literals.in_package), set by the runner so that the cache key covers
     # it (a warm run after `touch __init__.py` gave the old findings: seventeenth read); None:

@@ -24,7 +24,7 @@ from porter.analysis import cuda_only_index, native_ops
 from porter.pipeline.cache import NOT_KEPT, Cache, named_dir
 from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
-from porter.files.deps.constraint_files import named_as_constraints
+from porter.files.deps.constraint_files import installed_constraints, named_as_constraints
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
 from porter.analysis.kinds import BackendKind
 from porter.pipeline import discover as discovery
@@ -648,9 +648,16 @@ def iter_results(
     readable = [_name(c) for c in candidates if c.problem is None]
     built = read_by_build(readable, lambda n: _read(by_name[n], settings)[2])
     constrained = named_as_constraints(readable, lambda n: _read(by_name[n], settings)[2])
+    installed = installed_constraints(readable, lambda n: _read(by_name[n], settings)[2])
     yield from _results(
         deferred,
-        replace(settings, imported_after_port=seen.modules(), build_requirements=built, constraint_files=constrained),
+        replace(
+            settings,
+            imported_after_port=seen.modules(),
+            build_requirements=built,
+            constraint_files=constrained,
+            installed_constraint_files=installed,
+        ),
         paths,
         store,
         cores,

@@ -132,3 +132,28 @@ def test_hatchs_override_env_vars_are_read_at_their_value(tmp_path):
     result = _run(tmp_path, {"pyproject.toml": text})["pyproject.toml"]
     found = [(f.code, f.start.line, f.start.column) for f in result.findings]
     assert found == [("DEP002", 9, line.index("https"))]  # (`UV_INDEX_URL`: test's installer is pip)
+
+
+def _pins(tmp_path):
+    """requirements-pins.txt's DEP004s (code, whether it has an edit) in a cached run."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    results = run([tmp_path], Settings(target="xla"), jobs=1, cache=True, cache_dir=tmp_path / "c")[0]
+    [pins] = [r for r in results if r.path.endswith("requirements-pins.txt")]
+    return [(f.code, f.fixable) for f in pins.findings if f.code == "DEP004"]
+
+
+def test_a_file_named_by_both_dash_r_and_dash_c_gets_a_dep004_with_no_edit(tmp_path):
+    """`-r requirements-pins.txt` and `-c requirements-pins.txt`: pip 23.2.1 installs the pins' torch (its
+    `parse_requirements` gives each line as a requirement and as a constraint), so the target's packages
+    are missing, but an added `torch-xla[tpu]` there is refused as a constraint. porter said nothing at
+    all. Now DEP004 with no edit; warm runs after the `-r` comes or the `-c` goes follow."""
+    (tmp_path / "m.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    (tmp_path / "requirements-pins.txt").write_text("torch==2.9.0\nnumpy==1.26.4\n")
+    (tmp_path / "requirements.txt").write_text("-c requirements-pins.txt\n")
+    assert _pins(tmp_path) == []
+    (tmp_path / "requirements.txt").write_text("-r requirements-pins.txt\n-c requirements-pins.txt\n")
+    assert _pins(tmp_path) == [("DEP004", False)]  # (the warm run: the `-r` is in the pins' key)
+    (tmp_path / "requirements.txt").write_text("-r requirements-pins.txt\n")
+    assert _pins(tmp_path) == [("DEP004", True)]

@@ -16,11 +16,26 @@ from collections.abc import Callable, Iterable
 from porter.core import kinds
 
 CONSTRAINT_OPTIONS = frozenset({"-c", "--constraint"})
+REQUIREMENT_OPTIONS = frozenset({"-r", "--requirement"})
 
 
 def named_as_constraints(names: Iterable[str], read: Callable[[str], bytes | None]) -> tuple[str, ...]:
     """The names (as given) of the requirements files among `names` that one of them, or an
     environment.yml's `pip:` list, names with `-c`."""
+    return _named_with(names, read, CONSTRAINT_OPTIONS)
+
+
+def installed_constraints(names: Iterable[str], read: Callable[[str], bytes | None]) -> tuple[str, ...]:
+    """Those of `named_as_constraints` that one of them names with `-r` too: pip installs what they
+    require (pip 23.2.1's `parse_requirements` gives each line as a requirement and as a constraint)."""
+    names = list(names)
+    constrained = named_as_constraints(names, read)
+    return tuple(n for n in _named_with(names, read, REQUIREMENT_OPTIONS) if n in constrained)
+
+
+def _named_with(names: Iterable[str], read: Callable[[str], bytes | None], options: frozenset[str]) -> tuple[str, ...]:
+    """The names (as given) of the requirements files among `names` that one of them, or an
+    environment.yml's `pip:` list, names with one of `options`."""
     requirements = {n.replace("\\", "/"): n for n in names if kinds.kind_of(n) == kinds.REQUIREMENTS}
     if not requirements:
         return ()
@@ -37,7 +52,7 @@ def named_as_constraints(names: Iterable[str], read: Callable[[str], bytes | Non
             text = "\n".join(_pip_items(text))
         for line in lines(text):
             opt = option(line)
-            if opt is None or opt[0] not in CONSTRAINT_OPTIONS or not opt[1]:
+            if opt is None or opt[0] not in options or not opt[1]:
                 continue
             named = posixpath.normpath(posixpath.join(posixpath.dirname(posix), opt[1]))
             if named in requirements and requirements[named] not in out:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from packaging.requirements import Requirement
+
 from porter.config.settings import Settings
 from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
@@ -144,7 +146,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
             names.append(parsed.name)
             if requirement.canonical(parsed.name) == "torch" and torch_line is None:
                 torch_line = line
-    if torch_line is not None and not constraints:
+    if torch_line is not None and (not constraints or path in settings.installed_constraint_files):
         option_values = [v for _, v in options]
         site = _target_packages(text, path, settings, torch_line, names, option_values)
         if site is not None:
@@ -196,6 +198,8 @@ def _target_packages(
     """DEP004 after torch's line where the target's packages are missing: an insertion, or, where
     the project's build reads the file as its package's requirements, advice and no edit."""
     torch = requirement.parse(requirement_text(torch_line) or "")
+    if path in settings.installed_constraint_files:
+        return _constraints_installed_too(torch, names, settings.target, torch_line)
     if path not in settings.build_requirements:
         return insertion(text.text, torch_line.end, torch, names, option_values, settings.target)
     # the project's build code reads every line of this file as a requirement of its
@@ -214,4 +218,23 @@ def _target_packages(
         f"leave it, and add {', '.join(f'`{x}`' for x in lines_)} as an opt-in, e.g. a "
         f"requirements-{target}.txt the build reads into an extra `{target!r}`, "
         f"installed with the target's index.",
+    )
+
+
+def _constraints_installed_too(
+    torch: Requirement | None, names: list[str], target: str, torch_line: Line
+) -> Site | None:
+    """DEP004 with no edit in a file named by `-r` and by `-c`: pip installs its torch, and reads it as
+    constraints too (pip 23.2.1 refuses a constraint with extras: "Constraints cannot have extras")."""
+    lines_ = missing_lines(torch, names, [], target, pip_options=False)
+    if lines_ is None:
+        return None
+    shown = ", ".join(f"`{x}`" for x in lines_)
+    return Site(
+        "DEP004",
+        torch_line.start,
+        torch_line.end,
+        None,
+        message=added_message(lines_, target),
+        advice=f"pip reads this file as constraints too (`-c`): add {shown} to the file that names it with `-r`.",
     )
