@@ -157,3 +157,16 @@ def test_a_file_named_by_both_dash_r_and_dash_c_gets_a_dep004_with_no_edit(tmp_p
     assert _pins(tmp_path) == [("DEP004", False)]  # (the warm run: the `-r` is in the pins' key)
     (tmp_path / "requirements.txt").write_text("-r requirements-pins.txt\n")
     assert _pins(tmp_path) == [("DEP004", True)]
+
+
+def test_a_hatch_toml_is_read_as_tool_hatch(tmp_path):
+    """hatch reads `hatch.toml` as `[tool.hatch]` (hatch 1.18.2 `env show --json`: `default` installs
+    `torch==2.3.0+cu121`, `cupy-cuda12x`, with `PIP_EXTRA_INDEX_URL` set). porter read it as a config: no
+    finding."""
+    text = (
+        '[envs.default]\ndependencies = ["torch==2.3.0+cu121", "cupy-cuda12x"]\n\n[envs.default.env-vars]\n'
+        'PIP_EXTRA_INDEX_URL = "https://download.pytorch.org/whl/cu121"\n'
+    )
+    result = _run(tmp_path, {"hatch.toml": text})["hatch.toml"]
+    found = {(f.code, f.start.line) for f in result.findings}
+    assert {("DEP001", 2), ("DEP005", 2), ("DEP002", 5)} <= found

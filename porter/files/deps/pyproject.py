@@ -1,5 +1,6 @@
-"""pyproject.toml (and uv.toml): the dependency tables of PEP 621, PEP 735 and the build system, Poetry's, uv's,
-PDM's and Hatch's, and the package indexes (and uv's `torch-backend`) uv and Poetry are told to use.
+"""pyproject.toml (and uv.toml, hatch.toml): the dependency tables of PEP 621, PEP 735 and the build
+system, Poetry's, uv's, PDM's and Hatch's, and the package indexes (and uv's `torch-backend`) uv and Poetry
+are told to use.
 
 A pyproject.toml declares a package: its dependencies are a promise to everyone who installs it,
 so the target's packages are reported there (an optional extra is the author's choice), never
@@ -13,6 +14,7 @@ import re
 from typing import Any
 
 from porter.config.settings import Settings
+from porter.core import kinds
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
 from porter.files.deps import hatch_env, requirement
 from porter.files.deps.conda import conda_cuda_build, conda_cuda_build_site
@@ -205,16 +207,10 @@ def _index_urls(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-# a file that holds one tool's table of pyproject.toml at its top: uv reads `uv.toml` (beside or above the
-# project) as `[tool.uv]` (uv 0.13.9 `pip compile -v`: "Found project configuration in uv.toml", then PyTorch's
-# `/whl/cu121` index asked for its `[pip] torch-backend = "cu121"`)
-_TOOL_FILES = {"uv.toml": "uv"}
-
-
 def _document(text: str, path: str) -> dict[str, Any]:
-    """The file's tables, as pyproject.toml would hold them (`_TOOL_FILES`' under their tool's table)."""
+    """The file's tables, as pyproject.toml would hold them (`kinds.TOOL_FILES`' under their tool's table)."""
     doc = load(text)
-    tool = _TOOL_FILES.get(path.replace("\\", "/").rsplit("/", 1)[-1])
+    tool = kinds.TOOL_FILES.get(path.replace("\\", "/").rsplit("/", 1)[-1])
     return doc if tool is None else {"tool": {tool: doc}}
 
 
