@@ -34,7 +34,7 @@ def installer_variables(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
         return []
     entries: list[tuple[str, tuple[str, str, str]]] = []  # (the installer, the entry)
     for name in sorted(set(envs) | {"default"}):
-        uv = _setting(envs, name, "installer") == "uv" or bool(_setting(envs, name, "uv-path"))
+        uv = _env_setting(envs, name, "installer") == "uv" or bool(_env_setting(envs, name, "uv-path"))
         source = _set_by(envs, name, "env-vars")
         table = envs[source]["env-vars"] if source is not None else {}
         rows = [(k, v, v) for k, v in table.items()] if isinstance(table, dict) else []
@@ -75,7 +75,7 @@ def _set_by(envs: dict[str, Any], name: str, key: str) -> str | None:
     return None
 
 
-def _setting(envs: dict[str, Any], name: str, key: str) -> Any:
+def _env_setting(envs: dict[str, Any], name: str, key: str) -> Any:
     """An environment's value of `key`, its own or its template chain's (None where none sets it)."""
     source = _set_by(envs, name, key)
     return None if source is None else envs[source][key]

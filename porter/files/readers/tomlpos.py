@@ -134,12 +134,12 @@ class Locator:
         return self.tokens[free.pop(k)]
 
     def find_in_entry(self, key: str, wanted: str) -> StringToken | None:
-        """The token of `wanted` in the first entry of `key` (`_entries`) that holds one not handed out yet,
+        """The token of `wanted` in the first entry of `key` (`_key_entries`) that holds one not handed out yet,
         else as `find`: a table's value asked for by its key, where the tables are read in another order
         than the document's (pixi's `"*"` under `[tool.pixi.dependencies]`, read after its PyPI table,
         took the PyPI lines' `"*"`: `pytorch-cuda`'s DEP005 was shown on `requests = "*"`)."""
         if self._key_lines is None:
-            self._key_lines = _entries(self.text)
+            self._key_lines = _key_entries(self.text)
         entries = self._key_lines.get(key, [])
         # (an entry with no free `wanted` never gets one again: each (key, value) walks its entries once, not
         # from the first at each call, which was quadratic in 8,000 features' `pytorch-cuda = "*"`)
@@ -153,7 +153,7 @@ class Locator:
         return self.find(wanted)
 
 
-def _entries(text: str) -> dict[str, list[tuple[int, int]]]:
+def _key_entries(text: str) -> dict[str, list[tuple[int, int]]]:
     """Each key's entries, in document order, as spans: a line setting a key (up to the next key's line or
     header), under each part of a dotted key (`dependencies.pytorch-cuda = "*"`: `pytorch-cuda`'s too, whose
     `"*"` went to the first free one, another key's), and a header's table under its last part (up to the
