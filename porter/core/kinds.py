@@ -16,7 +16,7 @@ from functools import lru_cache
 
 PYTHON = "python"
 REQUIREMENTS = "requirements"  # requirements*.txt, constraints*.txt, requirements/*.txt, *.in
-PYPROJECT = "pyproject"  # pyproject.toml: dependency tables (and tool configs)
+PYPROJECT = "pyproject"  # pyproject.toml: dependency tables (and tool configs); uv.toml, hatch.toml (`TOOL_FILES`)
 SETUP_CFG = "setup-cfg"  # setup.cfg: install_requires, extras_require
 SETUP_PY = "setup-py"  # setup.py: Python, and the requirement strings it passes to setup()
 CONDA = "conda"  # environment*.yml
@@ -96,6 +96,13 @@ def unknown_kinds() -> list[str]:
     return sorted(enabled_kinds() - {PYTHON, *FILE_KINDS})
 
 
+# files that hold one tool's table of pyproject.toml at their top, by the exact name the tool looks for: uv reads
+# `uv.toml` as `[tool.uv]` (uv 0.13.9: "Found project configuration in uv.toml"), hatch `hatch.toml` as `[tool.hatch]`
+# (hatch 1.18.2 `env show --json`), pixi `pixi.toml` as `[tool.pixi]`; read as pyproject.toml's tables
+# (porter.files.deps.pyproject)
+TOOL_FILES = {"uv.toml": "uv", "hatch.toml": "hatch", "pixi.toml": "pixi"}
+
+
 def kind_of(name: str) -> str | None:
     """The kind of the file at `name` (a path or a bare name), or None when porter reads no
     such file. `.py`/`.pyi` are Python (setup.py is Python with requirement strings)."""
@@ -121,7 +128,7 @@ def _kind(base: str, name: str) -> str | None:
         return MAKEFILE
     if lower.endswith(_SHELL_SUFFIXES):
         return SHELL
-    if lower in ("pyproject.toml", "pixi.toml"):  # (pixi's manifest: its `[tool.pixi]` tables at the top)
+    if lower == "pyproject.toml" or base in TOOL_FILES:
         return PYPROJECT
     if lower == "setup.cfg":
         return SETUP_CFG

@@ -178,10 +178,10 @@ platform.linux.extra-dependencies = ["flash-attn"]
     found = {(f.code, f.start.line, f.replacement) for f in results["pyproject.toml"].findings}
     assert ("DEP001", 10, "+cpu") in found, found
     assert {("DEP005", 11, None), ("DEP005", 17, None)} <= found, found
-    assert {
-        ("DEP002", 14, "https://download.pytorch.org/whl/cpu"),
-        ("DEP002", 15, "https://download.pytorch.org/whl/cpu"),
-    } <= found, found
+    assert ("DEP002", 14, "https://download.pytorch.org/whl/cpu") in found, found
+    # (hatch's pip installer reads no `UV_*` variable: the cache read's `hatch_env` reads each environment's own
+    # installer's, as uv 0.13.9 and pip 23.2.1 do)
+    assert not {f for f in found if f[:2] == ("DEP002", 15)}, found
 
 
 @pytest.mark.parametrize("item", ["numpy>=1.2#x", "numpy >= 1.2 , < 2#", "torch==", "numpy (>=1.2x)"])

@@ -1,6 +1,6 @@
-"""pyproject.toml: the dependency tables of PEP 621, PEP 735 and the build system, Poetry's, uv's,
-PDM's and Hatch's, and the package indexes (and uv's `torch-backend`) uv and Poetry are told to use.
-A standalone pixi manifest (pixi.toml) is read as `[tool.pixi]`: pixi reads the same tables there.
+"""pyproject.toml (and uv.toml, hatch.toml, pixi.toml: `kinds.TOOL_FILES`, read as their tool's table):
+the dependency tables of PEP 621, PEP 735 and the build system, Poetry's, uv's, PDM's, Hatch's and pixi's,
+and the package indexes (and uv's `torch-backend`) uv and Poetry are told to use.
 
 A pyproject.toml declares a package: its dependencies are a promise to everyone who installs it,
 so the target's packages are reported there (an optional extra is the author's choice), never
@@ -14,10 +14,11 @@ import re
 from typing import Any
 
 from porter.config.settings import Settings
+from porter.core import kinds
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
-from porter.files.deps import requirement
+from porter.files.deps import hatch_env, requirement
 from porter.files.deps.conda import conda_cuda_build, conda_cuda_build_site
-from porter.files.deps.indexes import INDEX_VARIABLES, index_sites
+from porter.files.deps.indexes import index_sites
 from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.facts import canonical, environment
 from porter.files.sites import Site, Text
@@ -128,10 +129,6 @@ _INDEX_PATHS: tuple[tuple[str, ...], ...] = (
     ("tool", "pixi", "pypi-options", "index-url"),
     ("tool", "pixi", "pypi-options", "extra-index-urls"),
     ("tool", "pixi", "pypi-options", "find-links"),
-    # Hatch sets an environment's `env-vars` while it installs the environment's dependencies too
-    # (hatch 1.18.2: `sync_dependencies` runs in `safe_activation`), so pip and uv take the indexes
-    # they name (`PIP_EXTRA_INDEX_URL = "https://download.pytorch.org/whl/cu121"`)
-    *(("tool", "hatch", "envs", "*", "env-vars", name) for name in sorted(INDEX_VARIABLES)),
 )
 
 
@@ -165,9 +162,9 @@ def _torch_backend_sites(text: Text, doc: dict[str, Any], where: Locator, target
     return out
 
 
-def _torch_backend_site(at: int, backend: str, target: str) -> Site:
+def _torch_backend_site(at: int, backend: str, target: str, setting: str = "uv's `torch-backend") -> Site:
     index = f"https://download.pytorch.org/whl/{backend}"
-    message = f"uv's `torch-backend = \"{backend}\"` takes torch from PyTorch's index of CUDA builds (`{index}`)"
+    message = f'{setting} = "{backend}"` takes torch from PyTorch\'s index of CUDA builds (`{index}`)'
     if environment(target).get("torch_index_url"):
         return Site("DEP002", at, at + len(backend), "cpu", message=message + ": the target takes torch's CPU build")
     return Site(
@@ -203,17 +200,22 @@ def _pixi_system_cuda(doc: dict[str, Any], where: Locator) -> list[Site]:
     ]
 
 
-def _hatch_override_indexes(doc: dict[str, Any]) -> list[str]:
-    """The index variables a Hatch override sets (`matrix.backend.env-vars = [{key = "PIP_EXTRA_INDEX_URL",
-    value = URL, if = [...]}]`, or `"KEY=URL"`): the table's value, or the whole string (the URL is found
-    inside it)."""
-    out: list[str] = []
-    for rows in _values_at(doc, ("tool", "hatch", "envs", "*", "overrides", "*", "*", "env-vars")):
-        for row in rows if isinstance(rows, list) else []:
-            if isinstance(row, dict) and row.get("key") in INDEX_VARIABLES and isinstance(row.get("value"), str):
-                out.append(row["value"])
-            elif isinstance(row, str) and row.partition("=")[0].strip() in INDEX_VARIABLES:
-                out.append(row)
+def _hatch_env_var_sites(text: Text, doc: dict[str, Any], where: Locator, target: str) -> list[Site]:
+    """DEP002 on a Hatch environment's `env-vars` entry its installer reads (`hatch_env`): an index of
+    CUDA builds in `PIP_EXTRA_INDEX_URL` (each URL of the list), uv's `UV_TORCH_BACKEND = "cu121"`."""
+    out: list[Site] = []
+    for variable, value, written in hatch_env.installer_variables(doc):
+        token = where.find_in_entry(variable, value) if written == value else where.find(written)
+        if token is None or not token.plain:
+            continue
+        at = token.inner_start + len(written) - len(value)  # (after `KEY=` in an override's string)
+        if variable == hatch_env.TORCH_BACKEND_VARIABLE:
+            if _CUDA_BACKEND.fullmatch(value) is not None:
+                setting = f"Hatch's `env-vars` `{variable}"
+                out.append(_torch_backend_site(at, value, target, setting))
+            continue
+        for offset, item in hatch_env.list_items(value):
+            out.extend(index_sites(text.text, at + offset, item, target, None))
     return out
 
 
@@ -228,15 +230,15 @@ def _index_urls(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-def _pyproject_document(text: str, path: str) -> dict[str, Any]:
-    """The TOML document, a pixi.toml's as `[tool.pixi]` (read as a config TOML, its tables gave only a
-    generic CFG005 by key: its conda builds, `+cu121` pins and indexes said nothing)."""
+def _document(text: str, path: str) -> dict[str, Any]:
+    """The file's tables, as pyproject.toml would hold them (`kinds.TOOL_FILES`' under their tool's table)."""
     doc = load(text)
-    return {"tool": {"pixi": doc}} if path.replace("\\", "/").rsplit("/", 1)[-1].lower() == "pixi.toml" else doc
+    tool = kinds.TOOL_FILES.get(path.replace("\\", "/").rsplit("/", 1)[-1])
+    return doc if tool is None else {"tool": {tool: doc}}
 
 
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
-    doc = _pyproject_document(text.text, path)
+    doc = _document(text.text, path)
     where = Locator(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out, names, torch_seen = _requirement_lists(text, doc, where, ctx)
@@ -254,12 +256,13 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         token = where.find(url)
         if token is not None:
             out.extend(requirement.url_sites(url, requirement.Place(token.inner_start), ctx))
-    for url in _index_urls(doc) + _dependency_indexes(doc) + _hatch_override_indexes(doc):
+    for url in _index_urls(doc) + _dependency_indexes(doc):
         token = where.find(url)
         if token is not None and token.plain:
             out.extend(index_sites(text.text, token.inner_start, url, settings.target, None))
     out.extend(_torch_backend_sites(text, doc, where, settings.target))
     out.extend(_pixi_system_cuda(doc, where))
+    out.extend(_hatch_env_var_sites(text, doc, where, settings.target))
     if torch_seen is not None:
         lines = missing_lines(requirement.parse(torch_seen[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
@@ -285,9 +288,8 @@ def _requirement_lists(
     torch_seen: tuple[int, int, str] | None = None
     names: list[str] = []
     for items, installs in _lists(doc):
-        for item in items:
-            if isinstance(item, dict) and isinstance(item.get("value"), str):
-                item = item["value"]  # (a Hatch override's conditional item)
+        for entry in items:
+            item = entry.get("value") if isinstance(entry, dict) else entry  # (Hatch's override `{ value = ... }`)
             if not isinstance(item, str):
                 continue  # `{include-group = "..."}`
             token = where.find(item)

@@ -96,8 +96,14 @@ def value(token: StringToken, text: str) -> str:
     return got if isinstance(got, str) else token.raw
 
 
-# a line that sets a bare or quoted key (`pytorch-cuda = ...`, `"torch" = ...`); a dotted key is not one
-_KEY_LINE = re.compile(r"""^[ \t]*("[^"\\\n]*"|'[^'\n]*'|[A-Za-z0-9_-]+)[ \t]*=""", re.MULTILINE)
+# a key's part: bare or quoted (`pytorch-cuda`, `"torch"`)
+_KEY_PART = r"""(?:"[^"\\\n]*"|'[^'\n]*'|[A-Za-z0-9_-]+)"""
+_DOTTED = rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*"
+# a line that sets a key, dotted or not (`pytorch-cuda = ...`, `dependencies.pytorch-cuda = ...`), and a table's
+# header (`[tool.pixi.dependencies.pytorch]`)
+_KEY_LINE = re.compile(rf"^[ \t]*({_DOTTED})[ \t]*=", re.MULTILINE)
+_HEADER_LINE = re.compile(rf"^[ \t]*\[\[?[ \t]*({_DOTTED})[ \t]*\]", re.MULTILINE)
+_ONE_PART = re.compile(_KEY_PART)
 
 
 class Locator:
@@ -128,16 +134,12 @@ class Locator:
         return self.tokens[free.pop(k)]
 
     def find_in_entry(self, key: str, wanted: str) -> StringToken | None:
-        """The token of `wanted` in the first entry a line `key = ...` starts (up to the next key's line)
-        that holds one not handed out yet, else as `find`: a table's value asked for by its key, where
-        the tables are read in another order than the document's (pixi's `"*"` under `[tool.pixi.
-        dependencies]`, read after its PyPI table, took the PyPI lines' `"*"`: `pytorch-cuda`'s DEP005
-        was shown on `requests = "*"`)."""
+        """The token of `wanted` in the first entry of `key` (`_key_entries`) that holds one not handed out yet,
+        else as `find`: a table's value asked for by its key, where the tables are read in another order
+        than the document's (pixi's `"*"` under `[tool.pixi.dependencies]`, read after its PyPI table,
+        took the PyPI lines' `"*"`: `pytorch-cuda`'s DEP005 was shown on `requests = "*"`)."""
         if self._key_lines is None:
-            found = [(m.start(), m.end(), m.group(1).strip("\"'")) for m in _KEY_LINE.finditer(self.text)]
-            self._key_lines = {}
-            for (_, end, name), nxt in zip(found, found[1:] + [(len(self.text), 0, "")]):
-                self._key_lines.setdefault(name, []).append((end, nxt[0]))
+            self._key_lines = _key_entries(self.text)
         entries = self._key_lines.get(key, [])
         # (an entry with no free `wanted` never gets one again: each (key, value) walks its entries once, not
         # from the first at each call, which was quadratic in 8,000 features' `pytorch-cuda = "*"`)
@@ -149,6 +151,27 @@ class Locator:
                 return token
         self._entry_from[(key, wanted)] = len(entries)
         return self.find(wanted)
+
+
+def _key_entries(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Each key's entries, in document order, as spans: a line setting a key (up to the next key's line or
+    header), under each part of a dotted key (`dependencies.pytorch-cuda = "*"`: `pytorch-cuda`'s too, whose
+    `"*"` went to the first free one, another key's), and a header's table under its last part (up to the
+    next header)."""
+    marks = sorted(
+        [(m.start(), m.end(), m.group(1), False) for m in _KEY_LINE.finditer(text)]
+        + [(m.start(), m.end(), m.group(1), True) for m in _HEADER_LINE.finditer(text)]
+    )
+    next_mark, next_header = [len(text)] * len(marks), [len(text)] * len(marks)  # (a walk back, not a scan each)
+    for i in range(len(marks) - 2, -1, -1):
+        next_mark[i] = marks[i + 1][0]
+        next_header[i] = marks[i + 1][0] if marks[i + 1][3] else next_header[i + 1]
+    out: dict[str, list[tuple[int, int]]] = {}
+    for i, (_, end, key, header) in enumerate(marks):
+        parts = [p.strip("\"'") for p in _ONE_PART.findall(key)]
+        for name in dict.fromkeys(parts[-1:] if header else parts):
+            out.setdefault(name, []).append((end, next_header[i] if header else next_mark[i]))
+    return out
 
 
 def alone_on_line(text: str, token: StringToken) -> tuple[int, int] | None:
