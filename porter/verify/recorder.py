@@ -1150,10 +1150,13 @@ class Recorder:
             tensors, grad_tensors = _read_once(tensors), _read_once(grad_tensors)
             taken = len(recorder.pending)
             recorder.on_backward(tensors, grad_tensors, recorder.pending)
-            marks = recorder.gradient_marks() if len(recorder.pending) > taken else None
+            # (the loss taken now: an optimizer stepped inside the backward, by a parameter's
+            # post-accumulate-grad hook, empties `pending` before the backward returns)
+            loss = recorder.pending[-1] if len(recorder.pending) > taken else None
+            marks = recorder.gradient_marks() if loss is not None else None
             out = recorder._orig_backward(tensors, grad_tensors, *args, **kwargs)
             if marks is not None:
-                recorder.on_backward_done(recorder.pending[-1], marks)
+                recorder.on_backward_done(loss, marks)
             return out
 
         def grad(outputs, *args, **kwargs):

@@ -1,0 +1,41 @@
+"""The thirty-fourth read of the trace reader, the recorder and parity-check's I/O (helper `trace`,
+docs/reads/52-trace-attempts.md): each test failed on 73040789 on the wrong outcome. The recorded
+programs write their own losses (torch.testing.assert_close is the oracle)."""
+
+from tests.deps import need
+from tests.verify.recording import recorded
+
+# the optimizer step fused into the backward (PyTorch's tutorial "How to save memory by fusing the
+# optimizer step into the backward pass"): one optimizer a parameter, stepped by its hook
+STEP_IN_BACKWARD = """\
+import json, sys, torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+opts = {p: torch.optim.Adam([p], lr=1e-2) for p in m.parameters()}
+def hook(p):
+    opts[p].step()
+    opts[p].zero_grad()
+for p in m.parameters():
+    p.register_post_accumulate_grad_hook(hook)
+g = torch.Generator().manual_seed(3188)
+own = []
+for i in range(3):
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    loss = ((m(x) - y) ** 2).mean()
+    loss.backward()
+    own.append([loss.item()])
+if len(sys.argv) > 1: json.dump(own, open(sys.argv[1], "w"))
+"""
+
+
+def test_an_optimizer_stepped_inside_the_backward_is_recorded_not_crashed(tmp_path):
+    """An optimizer stepped by a parameter's post-accumulate-grad hook empties the recorder's
+    pending losses before the backward returns: porter's backward wrapper then read the last of
+    them and raised IndexError, reported as the program's own exception at its `loss.backward()`."""
+    need("torch")
+    need("safetensors")
+    import torch
+
+    rec, own = recorded(tmp_path, STEP_IN_BACKWARD, 3, "inbw")
+    steps = rec.trace.manifest["steps"]
+    torch.testing.assert_close(torch.tensor([[s["loss"]] for s in steps]), torch.tensor(own))
