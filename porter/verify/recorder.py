@@ -944,6 +944,8 @@ class Recorder:
         # sought once, where two roots or more hold them
         self.holder: weakref.ref | None = None
         self.holder_sought = False
+        # each module's parameters by name as its first `functional_call` gave them, weakly (`_wrap_functional_call`)
+        self.given_params: dict[int, dict[str, weakref.ref]] = {}
         self.scripted: dict[int, int] = {}  # TorchScript modules called: id -> modules inside
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
@@ -1027,6 +1029,7 @@ class Recorder:
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
         self._wrap_gradients()
+        self._wrap_functional_call()
         self._wrap_scaler()
         self._wrap_optimizers()
         for cls in (torch.optim.Optimizer, torch.nn.Module):
@@ -1139,6 +1142,26 @@ class Recorder:
             return orig(self_, *args, **kwargs)
 
         cls.zero_grad = zero_grad
+
+    def _wrap_functional_call(self) -> None:
+        """Keep, for each module, the tensors its first `torch.func.functional_call` (or
+        `torch.nn.utils.stateless.functional_call`: both end in `stateless._functional_call`) gave it
+        by name: the parameters a functional training loop steps are those, not the module's own
+        (`_model_parameters`)."""
+        from torch.nn.utils import stateless
+
+        orig = self._orig_functional_call = stateless._functional_call
+        given = self.given_params
+
+        @functools.wraps(orig)
+        def functional_call(module, parameters_and_buffers, *args, **kwargs):
+            if isinstance(module, torch.nn.Module) and id(module) not in given:
+                given[id(module)] = {
+                    k: weakref.ref(t) for k, t in dict(parameters_and_buffers).items() if isinstance(t, torch.Tensor)
+                }
+            return orig(module, parameters_and_buffers, *args, **kwargs)
+
+        stateless._functional_call = functional_call
 
     def _wrap_gradients(self) -> None:
         """Record the scalar each `torch.autograd.backward` and `torch.autograd.grad` call of the
@@ -1896,10 +1919,18 @@ class Recorder:
         from porter.verify.capture import normalize_name
 
         roots = self._roots()
+        stepped = self._stepped()
         named: dict[int, list[str]] = {}
         objs: dict[int, torch.Tensor] = {}
         for root, prefix in zip(roots, _root_prefixes(roots)):
+            given = self.given_params.get(id(root), {})
             for name, p in root.named_parameters(remove_duplicate=False):
+                # a parameter its `functional_call` gave by this name that the optimizer steps is the one
+                # trained: named as the module's own, it was `<optimizer>.paramN`, and a port training
+                # `functional_call(m, params, x)` FAILed "parameters on one side only" (thirty-fourth read)
+                ref = given.get(name)
+                q = ref() if ref is not None else None
+                p = q if q is not None and id(q) in stepped else p
                 named.setdefault(id(p), []).append(
                     f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name)
                 )
@@ -2134,6 +2165,7 @@ class Recorder:
             return  # another thread ends the run: the hooks stay, and the main thread waits at its next
         torch.autograd.backward = self._orig_backward
         torch.autograd.grad = self._orig_grad
+        torch.nn.utils.stateless._functional_call = self._orig_functional_call
         for h in self.handles:
             h.remove()
 

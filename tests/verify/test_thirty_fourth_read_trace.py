@@ -3,7 +3,7 @@ docs/reads/52-trace-attempts.md): each test failed on 73040789 on the wrong outc
 programs write their own losses (torch.testing.assert_close is the oracle)."""
 
 from tests.deps import need
-from tests.verify.recording import recorded
+from tests.verify.recording import compared, recorded
 
 # the optimizer step fused into the backward (PyTorch's tutorial "How to save memory by fusing the
 # optimizer step into the backward pass"): one optimizer a parameter, stepped by its hook
@@ -39,3 +39,45 @@ def test_an_optimizer_stepped_inside_the_backward_is_recorded_not_crashed(tmp_pa
     rec, own = recorded(tmp_path, STEP_IN_BACKWARD, 3, "inbw")
     steps = rec.trace.manifest["steps"]
     torch.testing.assert_close(torch.tensor([[s["loss"]] for s in steps]), torch.tensor(own))
+
+# a model trained through `torch.func.functional_call` on parameters of its own (the JAX-like style)
+FUNCTIONAL = """\
+import json, sys, torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+OPT
+g = torch.Generator().manual_seed(3189)
+own = []
+for i in range(3):
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    loss = ((CALL - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    own.append([loss.item()])
+    opt.step()
+if len(sys.argv) > 1: json.dump(own, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_port_training_parameters_it_gives_functional_call_passes(tmp_path, monkeypatch):
+    """A port that trains tensors of its own through `torch.func.functional_call(m, params, (x,))`
+    (its optimizer over `params.values()`) had them recorded as `<optimizer>.param0`... beside
+    the module's own untrained parameters, and FAILed "parameters on one side only" against the
+    reference calling `m(x)`, the same losses: they are named by the keys the call gave them."""
+    need("torch")
+    need("safetensors")
+    import torch
+
+    plain = FUNCTIONAL.replace("OPT", "opt = torch.optim.Adam(m.parameters(), lr=1e-2)").replace("CALL", "m(x)")
+    functional = FUNCTIONAL.replace(
+        "OPT",
+        "params = {k: v.detach().clone().requires_grad_() for k, v in m.named_parameters()}\n"
+        "opt = torch.optim.Adam(params.values(), lr=1e-2)",
+    ).replace("CALL", "torch.func.functional_call(m, params, (x,))")
+    ref, own = recorded(tmp_path, plain, 3, "plain")
+    port, own_port = recorded(tmp_path, functional, 3, "functional")
+    torch.testing.assert_close(torch.tensor(own_port), torch.tensor(own))
+    names = sorted(p["name"] for p in port.trace.manifest["parameters"])
+    assert names == sorted(p["name"] for p in ref.trace.manifest["parameters"])
+    res, reasons = compared(monkeypatch, ref.trace, port.trace)
+    assert res.verdict == "pass", reasons
