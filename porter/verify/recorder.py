@@ -182,13 +182,15 @@ def _callable_container(o: object) -> bool:
     return issubclass(kind, torch.nn.Module) and kind.forward is not torch.nn.Module.forward
 
 
-def _smallest_holder(owners: list, called: set[int]) -> torch.nn.Module | None:
+def _smallest_holder(owners: list, called: set[int], params: set[int]) -> torch.nn.Module | None:
     """The module with the fewest modules, never called itself, that holds every one of `owners`
     (the roots holding the stepped parameters), or None: a port calling a `Sequential`'s layers
     one by one (a loop, `checkpoint_sequential`) never calls the container, so its first layer was
     named the model and the rest `<Linear>`, and against a reference calling the container it
     FAILed on the names alone (thirty-second read's leftover). One scan of the collector's objects.
-    Only a module a program can call (`_callable_container`) stands for the one the reference calls."""
+    Only a module a program can call (`_callable_container`) stands for the one the reference calls.
+    It holds `params` too (the stepped parameters no root holds): a port computing its head by
+    `F.linear(h, m.head.weight, ...)` (a fused linear cross-entropy) called no module holding them."""
     import gc
 
     wanted = {id(o) for o in owners}
@@ -197,7 +199,7 @@ def _smallest_holder(owners: list, called: set[int]) -> torch.nn.Module | None:
         if not _callable_container(o) or id(o) in called:
             continue
         inside = {id(c) for c in o.modules()}
-        if wanted <= inside and (best is None or len(inside) < best[0]):
+        if wanted <= inside and (best is None or len(inside) < best[0]) and params <= {id(p) for p in o.parameters()}:
             best = (len(inside), o)
     return best[1] if best is not None else None
 
@@ -1815,14 +1817,15 @@ class Recorder:
 
     def _held_together(self, roots: list, stepped: set[int]) -> list:
         """`roots`, those an uncalled module holds replaced by it, where two or more hold stepped
-        parameters (`_smallest_holder`): the layers a port calls one by one are named as the
-        reference's container names them. Said in the manifest (`model_uncalled`): the container's
-        own output is recorded on one side only."""
+        parameters or some stepped parameters lie outside them (`_smallest_holder`): the layers a
+        port calls one by one are named as the reference's container names them. Said in the
+        manifest (`model_uncalled`): the container's own output is recorded on one side only."""
         owners = [r for r in roots if any(id(p) in stepped for p in r.parameters())]
-        if len(owners) > 1 and not self.holder_sought:
+        loose = stepped - {id(p) for r in owners for p in r.parameters()}
+        if owners and (len(owners) > 1 or loose) and not self.holder_sought:
             self.holder_sought = True
             with self.own_work():
-                found = _smallest_holder(owners, set(self.modules))
+                found = _smallest_holder(owners, set(self.modules), loose)
             self.holder = weakref.ref(found) if found is not None else None
         holder = self.holder() if self.holder is not None else None
         if holder is None:
