@@ -182,13 +182,15 @@ def _callable_container(o: object) -> bool:
     return issubclass(kind, torch.nn.Module) and kind.forward is not torch.nn.Module.forward
 
 
-def _smallest_holder(owners: list, called: set[int]) -> torch.nn.Module | None:
+def _smallest_holder(owners: list, called: set[int], params: set[int]) -> torch.nn.Module | None:
     """The module with the fewest modules, never called itself, that holds every one of `owners`
     (the roots holding the stepped parameters), or None: a port calling a `Sequential`'s layers
     one by one (a loop, `checkpoint_sequential`) never calls the container, so its first layer was
     named the model and the rest `<Linear>`, and against a reference calling the container it
     FAILed on the names alone (thirty-second read's leftover). One scan of the collector's objects.
-    Only a module a program can call (`_callable_container`) stands for the one the reference calls."""
+    Only a module a program can call (`_callable_container`) stands for the one the reference calls.
+    It holds `params` too (the stepped parameters no root holds): a port computing its head by
+    `F.linear(h, m.head.weight, ...)` (a fused linear cross-entropy) called no module holding them."""
     import gc
 
     wanted = {id(o) for o in owners}
@@ -197,7 +199,7 @@ def _smallest_holder(owners: list, called: set[int]) -> torch.nn.Module | None:
         if not _callable_container(o) or id(o) in called:
             continue
         inside = {id(c) for c in o.modules()}
-        if wanted <= inside and (best is None or len(inside) < best[0]):
+        if wanted <= inside and (best is None or len(inside) < best[0]) and params <= {id(p) for p in o.parameters()}:
             best = (len(inside), o)
     return best[1] if best is not None else None
 
@@ -944,6 +946,8 @@ class Recorder:
         # sought once, where two roots or more hold them
         self.holder: weakref.ref | None = None
         self.holder_sought = False
+        # each module's parameters by name as its first `functional_call` gave them, weakly (`_wrap_functional_call`)
+        self.given_params: dict[int, dict[str, weakref.ref]] = {}
         self.scripted: dict[int, int] = {}  # TorchScript modules called: id -> modules inside
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
@@ -1027,6 +1031,7 @@ class Recorder:
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
         self._wrap_gradients()
+        self._wrap_functional_call()
         self._wrap_scaler()
         self._wrap_optimizers()
         for cls in (torch.optim.Optimizer, torch.nn.Module):
@@ -1140,6 +1145,26 @@ class Recorder:
 
         cls.zero_grad = zero_grad
 
+    def _wrap_functional_call(self) -> None:
+        """Keep, for each module, the tensors its first `torch.func.functional_call` (or
+        `torch.nn.utils.stateless.functional_call`: both end in `stateless._functional_call`) gave it
+        by name: the parameters a functional training loop steps are those, not the module's own
+        (`_model_parameters`)."""
+        from torch.nn.utils import stateless
+
+        orig = self._orig_functional_call = stateless._functional_call
+        given = self.given_params
+
+        @functools.wraps(orig)
+        def functional_call(module, parameters_and_buffers, *args, **kwargs):
+            if isinstance(module, torch.nn.Module) and id(module) not in given:
+                given[id(module)] = {
+                    k: weakref.ref(t) for k, t in dict(parameters_and_buffers).items() if isinstance(t, torch.Tensor)
+                }
+            return orig(module, parameters_and_buffers, *args, **kwargs)
+
+        stateless._functional_call = functional_call
+
     def _wrap_gradients(self) -> None:
         """Record the scalar each `torch.autograd.backward` and `torch.autograd.grad` call of the
         program takes the gradient of (`on_backward`)."""
@@ -1150,10 +1175,13 @@ class Recorder:
             tensors, grad_tensors = _read_once(tensors), _read_once(grad_tensors)
             taken = len(recorder.pending)
             recorder.on_backward(tensors, grad_tensors, recorder.pending)
-            marks = recorder.gradient_marks() if len(recorder.pending) > taken else None
+            # (the loss taken now: an optimizer stepped inside the backward, by a parameter's
+            # post-accumulate-grad hook, empties `pending` before the backward returns)
+            loss = recorder.pending[-1] if len(recorder.pending) > taken else None
+            marks = recorder.gradient_marks() if loss is not None else None
             out = recorder._orig_backward(tensors, grad_tensors, *args, **kwargs)
             if marks is not None:
-                recorder.on_backward_done(recorder.pending[-1], marks)
+                recorder.on_backward_done(loss, marks)
             return out
 
         def grad(outputs, *args, **kwargs):
@@ -1789,14 +1817,15 @@ class Recorder:
 
     def _held_together(self, roots: list, stepped: set[int]) -> list:
         """`roots`, those an uncalled module holds replaced by it, where two or more hold stepped
-        parameters (`_smallest_holder`): the layers a port calls one by one are named as the
-        reference's container names them. Said in the manifest (`model_uncalled`): the container's
-        own output is recorded on one side only."""
+        parameters or some stepped parameters lie outside them (`_smallest_holder`): the layers a
+        port calls one by one are named as the reference's container names them. Said in the
+        manifest (`model_uncalled`): the container's own output is recorded on one side only."""
         owners = [r for r in roots if any(id(p) in stepped for p in r.parameters())]
-        if len(owners) > 1 and not self.holder_sought:
+        loose = stepped - {id(p) for r in owners for p in r.parameters()}
+        if owners and (len(owners) > 1 or loose) and not self.holder_sought:
             self.holder_sought = True
             with self.own_work():
-                found = _smallest_holder(owners, set(self.modules))
+                found = _smallest_holder(owners, set(self.modules), loose)
             self.holder = weakref.ref(found) if found is not None else None
         holder = self.holder() if self.holder is not None else None
         if holder is None:
@@ -1893,10 +1922,18 @@ class Recorder:
         from porter.verify.capture import normalize_name
 
         roots = self._roots()
+        stepped = self._stepped()
         named: dict[int, list[str]] = {}
         objs: dict[int, torch.Tensor] = {}
         for root, prefix in zip(roots, _root_prefixes(roots)):
+            given = self.given_params.get(id(root), {})
             for name, p in root.named_parameters(remove_duplicate=False):
+                # a parameter its `functional_call` gave by this name that the optimizer steps is the one
+                # trained: named as the module's own, it was `<optimizer>.paramN`, and a port training
+                # `functional_call(m, params, x)` FAILed "parameters on one side only" (thirty-fourth read)
+                ref = given.get(name)
+                q = ref() if ref is not None else None
+                p = q if q is not None and id(q) in stepped else p
                 named.setdefault(id(p), []).append(
                     f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name)
                 )
@@ -2131,6 +2168,7 @@ class Recorder:
             return  # another thread ends the run: the hooks stay, and the main thread waits at its next
         torch.autograd.backward = self._orig_backward
         torch.autograd.grad = self._orig_grad
+        torch.nn.utils.stateless._functional_call = self._orig_functional_call
         for h in self.handles:
             h.remove()
 
