@@ -957,6 +957,7 @@ class Recorder:
         # naming gives the roots' prefixes (`_listed_prefixes`)
         self.listed: weakref.ref | None = None
         self.listed_prefixes: dict[str, str] = {}
+        self.rooted_prefixes: dict[str, str] = {}  # the other way round, where a holder is named (`_rooted_prefixes`)
         # whether the holder was named the model, taken when the names are: read from the weak
         # reference at the end, it was False where the script's globals went with the script (no
         # function of it holding them), and the port's loop over its `Sequential` at the top
@@ -1784,16 +1785,17 @@ class Recorder:
         self.side.sync()
 
     # ------------------------------------------------------------------ names
-    def _roots(self) -> list[torch.nn.Module]:
+    def _roots(self, held: bool = True) -> list[torch.nn.Module]:
+        """The modules called that no other called module holds, the model first; `held`: those an
+        uncalled module holds replaced by it (`_held_together`)."""
         children = set()
         for m in self.modules.values():
             for c in m.modules():
                 if c is not m:
                     children.add(id(c))
         stepped = self._stepped()
-        roots = self._held_together(
-            [self._unwrapped(m) for mid, m in self.modules.items() if mid not in children], stepped
-        )
+        roots = [self._unwrapped(m) for mid, m in self.modules.items() if mid not in children]
+        roots = self._held_together(roots, stepped) if held else roots
         # the model first: most parameters the optimizer steps, then most parameters, then first seen
         order = {mid: i for i, mid in enumerate(self.modules)}
         return sorted(
@@ -1908,7 +1910,26 @@ class Recorder:
                 full = (f"{prefix}.{full}" if prefix and full else prefix or full) or "(model)"
                 self.names.setdefault(id(m), full)
         self.listed_prefixes = self.listed_prefixes or self._listed_prefixes(roots)
+        self.rooted_prefixes = self.rooted_prefixes or self._rooted_prefixes(roots)
         self.model_uncalled = self.model_uncalled or (self.holder is not None and self.holder() is not None)
+
+    def _rooted_prefixes(self, roots: list) -> dict[str, str]:
+        """Each root's prefix under the holder named the model (`roots`: its name in the holder,
+        or its `<Type>` beside it) -> its prefix were the holder not there. A port keeping its
+        parts in a module whose forward it never calls (it calls them by hand) against a reference
+        without that module FAILed on the names alone ("reference ['0.weight', ...,
+        '<Linear>.weight'], ported ['bb.0.weight', ..., 'head.weight']"): trace compare takes this
+        naming where the other side's names are it (`model_rooted`). Empty without a holder."""
+        from porter.verify.capture import normalize_name
+
+        holder = self.holder() if self.holder is not None else None
+        if holder is None:
+            return {}
+        inside = {id(m): normalize_name(n) for n, m in holder.named_modules() if m is not holder}
+        held = dict(zip(map(id, roots), _root_prefixes(roots)))
+        alone = self._roots(held=False)
+        moved = ((inside.get(id(r)) or held.get(id(r)), new) for r, new in zip(alone, _root_prefixes(alone)))
+        return {old: new for old, new in moved if old is not None and old != new}
 
     def _listed_prefixes(self, roots: list) -> dict[str, str]:
         """Each root's prefix (`_root_prefixes`) -> its prefix were the `ModuleList` holding the
@@ -2359,6 +2380,7 @@ class Recorder:
             "model_copies": self.model_copies,
             "model_uncalled": self.model_uncalled,
             "model_listed": self.listed_prefixes,
+            "model_rooted": self.rooted_prefixes,
             "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rates"]),
             "ops": ops,
             "ops_scope": self._ops_scope(),

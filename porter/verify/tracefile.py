@@ -308,6 +308,7 @@ _MANIFEST = {
     "model_copies": _opt(int),
     "model_uncalled": _opt(bool),
     "model_listed": _opt(dict),
+    "model_rooted": _opt(dict),
     "model_copy_rates": _list(
         {
             "rates": _req(_list(_NUMBER)),

@@ -86,6 +86,54 @@ def test_a_top_level_loop_over_a_sequentials_layers_passes(tmp_path, monkeypatch
     assert port.manifest["model_uncalled"] is True
 
 
+# a backbone and a head called one after the other; HOLD builds the optimizer (and a holder)
+_PARTS = """\
+import json, sys
+import torch
+torch.manual_seed(0)
+bb = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh())
+head = torch.nn.Linear(8, 3)
+class Net(torch.nn.Module):
+    def __init__(self, bb, head):
+        super().__init__()
+        self.bb, self.head = bb, head
+    def forward(self, x):
+        return self.head(self.bb(x))
+HOLD
+g = torch.Generator().manual_seed(3194)
+own = []
+for i in range(3):
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    loss = ((head(bb(x)) - y) ** 2).mean()
+    loss.backward()
+    params = [*bb.parameters(), *head.parameters()]
+    own.append([loss.item(), torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])).item()])
+    opt.step()
+    opt.zero_grad()
+if len(sys.argv) > 1:
+    json.dump(own, open(sys.argv[1], "w"))
+"""
+_CHAINED = "import itertools\nopt = torch.optim.Adam(itertools.chain(bb.parameters(), head.parameters()), lr=1e-2)"
+_HELD = "net = Net(bb, head)\nopt = torch.optim.Adam(net.parameters(), lr=1e-2)"
+
+
+@pytest.mark.slow
+def test_a_port_holding_its_parts_in_a_module_it_never_calls_passes(tmp_path, monkeypatch):
+    """A port keeping its backbone and head in a module with a forward it never calls (it calls
+    the parts by hand, as the reference does without that module): the same losses and norms, yet
+    FAIL both ways on the names alone ("reference ['0.weight', ..., '<Linear>.weight'], ported
+    ['bb.0.weight', ..., 'head.weight']"): the holder was named the model on one side only. The
+    roots' naming is kept beside (`model_rooted`): PASS both ways, every module compared."""
+    torch = need("torch")
+    ref, own = recorded(tmp_path, _PARTS.replace("HOLD", _CHAINED), 3, "chained")
+    port, own_port = recorded(tmp_path, _PARTS.replace("HOLD", _HELD), 3, "held")
+    torch.testing.assert_close(torch.tensor(own_port), torch.tensor(own))
+    for a, b in ((ref.trace, port.trace), (port.trace, ref.trace)):
+        res, said = compared(monkeypatch, a, b)
+        assert res.verdict == "pass", said
+        assert "one side only" not in said and "not compared" not in said, said
+
+
 def test_the_lists_naming_moves_each_roots_names_and_no_other():
     """The rename behind `model_listed`: the model's own key and names, a `<Type>` root's and its
     later calls and input, and nothing of another root sharing the start of its name."""
@@ -97,6 +145,9 @@ def test_the_lists_naming_moves_each_roots_names_and_no_other():
     got = [relisted_name(n, prefixes) for n in ("<Linear>", "<Linear>.weight", "<Linear>#3", "<Linear 2>.bias")]
     assert got == ["2", "2.weight", "2#3", "<Linear 2>.bias"]
     assert relisted_name("<optimizer>.param0", prefixes) == "<optimizer>.param0"
+    rooted = {"bb": "", "head": "<Linear>"}  # a holder's naming back to the roots'
+    got = [relisted_name(n, rooted) for n in ("bb", "bb#2", "bb (input)", "bb.0.weight", "head.bias", "bbx.w")]
+    assert got == ["(model)", "(model)#2", "(model) (input)", "0.weight", "<Linear>.bias", "bbx.w"]
 
 
 def test_a_hand_edited_model_listed_is_not_read():
