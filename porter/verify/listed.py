@@ -58,7 +58,7 @@ def relisted_name(name: str, prefixes: dict[str, str]) -> str:
     return name
 
 
-def _parameter_names(trace: Trace) -> set:
+def _named_parameters_of(trace: Trace) -> set:
     return {q.get("name") for q in trace.manifest.get("parameters") or [] if isinstance(q, dict)}
 
 
@@ -79,7 +79,7 @@ def _relisted(trace: Trace, prefixes: dict[str, str], uncalled: bool) -> Trace:
 def listed_pair(ref: Trace, port: Trace) -> tuple[Trace, Trace]:
     """(ref, port), one side renamed in its other naming where its parameters' names are then the
     other side's (and were not before)."""
-    ref_names, port_names = _parameter_names(ref), _parameter_names(port)
+    ref_names, port_names = _named_parameters_of(ref), _named_parameters_of(port)
     if ref_names == port_names:
         return ref, port
     for field, uncalled in NAMINGS:
