@@ -182,7 +182,18 @@ def _callable_container(o: object) -> bool:
     return issubclass(kind, torch.nn.Module) and kind.forward is not torch.nn.Module.forward
 
 
-def _smallest_holder(owners: list, called: set[int], params: set[int]) -> torch.nn.Module | None:
+def _walked_list(o: object) -> bool:
+    """Whether `o` is a `ModuleList` or `ModuleDict`: no program calls one, so a port holding its
+    layers in one at the top and walking it by hand names them by the roots (`_smallest_holder`
+    takes only a module with a forward), and against a reference calling a `Sequential` of the
+    same layers FAILed on the names alone; the list's naming is kept beside the roots'
+    (`model_listed`), and trace compare takes the one the reference's names match."""
+    return issubclass(type(o), (torch.nn.ModuleList, torch.nn.ModuleDict))
+
+
+def _smallest_holder(
+    owners: list, called: set[int], params: set[int], holds=_callable_container
+) -> torch.nn.Module | None:
     """The module with the fewest modules, never called itself, that holds every one of `owners`
     (the roots holding the stepped parameters), or None: a port calling a `Sequential`'s layers
     one by one (a loop, `checkpoint_sequential`) never calls the container, so its first layer was
@@ -196,7 +207,7 @@ def _smallest_holder(owners: list, called: set[int], params: set[int]) -> torch.
     wanted = {id(o) for o in owners}
     best: tuple[int, torch.nn.Module] | None = None
     for o in gc.get_objects():
-        if not _callable_container(o) or id(o) in called:
+        if not holds(o) or id(o) in called:
             continue
         inside = {id(c) for c in o.modules()}
         if wanted <= inside and (best is None or len(inside) < best[0]) and params <= {id(p) for p in o.parameters()}:
@@ -948,6 +959,16 @@ class Recorder:
         self.holder_sought = False
         # each module's parameters by name as its first `functional_call` gave them, weakly (`_wrap_functional_call`)
         self.given_params: dict[int, dict[str, weakref.ref]] = {}
+        # else a `ModuleList` / `ModuleDict` holding them (`_walked_list`), and the names its
+        # naming gives the roots' prefixes (`_listed_prefixes`)
+        self.listed: weakref.ref | None = None
+        self.listed_prefixes: dict[str, str] = {}
+        self.rooted_prefixes: dict[str, str] = {}  # the other way round, where a holder is named (`_rooted_prefixes`)
+        # whether the holder was named the model, taken when the names are: read from the weak
+        # reference at the end, it was False where the script's globals went with the script (no
+        # function of it holding them), and the port's loop over its `Sequential` at the top
+        # level FAILed "(model): not called on the ported side"
+        self.model_uncalled = False
         self.scripted: dict[int, int] = {}  # TorchScript modules called: id -> modules inside
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
@@ -1794,16 +1815,17 @@ class Recorder:
         self.side.sync()
 
     # ------------------------------------------------------------------ names
-    def _roots(self) -> list[torch.nn.Module]:
+    def _roots(self, held: bool = True) -> list[torch.nn.Module]:
+        """The modules called that no other called module holds, the model first; `held`: those an
+        uncalled module holds replaced by it (`_held_together`)."""
         children = set()
         for m in self.modules.values():
             for c in m.modules():
                 if c is not m:
                     children.add(id(c))
         stepped = self._stepped()
-        roots = self._held_together(
-            [self._unwrapped(m) for mid, m in self.modules.items() if mid not in children], stepped
-        )
+        roots = [self._unwrapped(m) for mid, m in self.modules.items() if mid not in children]
+        roots = self._held_together(roots, stepped) if held else roots
         # the model first: most parameters the optimizer steps, then most parameters, then first seen
         order = {mid: i for i, mid in enumerate(self.modules)}
         return sorted(
@@ -1826,7 +1848,9 @@ class Recorder:
             self.holder_sought = True
             with self.own_work():
                 found = _smallest_holder(owners, set(self.modules), loose)
+                listed = _smallest_holder(owners, set(self.modules), loose, _walked_list) if found is None else None
             self.holder = weakref.ref(found) if found is not None else None
+            self.listed = weakref.ref(listed) if listed is not None else None
         holder = self.holder() if self.holder is not None else None
         if holder is None:
             return roots
@@ -1916,6 +1940,42 @@ class Recorder:
                 full = normalize_name(name)
                 full = (f"{prefix}.{full}" if prefix and full else prefix or full) or "(model)"
                 self.names.setdefault(id(m), full)
+        self.listed_prefixes = self.listed_prefixes or self._listed_prefixes(roots)
+        self.rooted_prefixes = self.rooted_prefixes or self._rooted_prefixes(roots)
+        self.model_uncalled = self.model_uncalled or (self.holder is not None and self.holder() is not None)
+
+    def _rooted_prefixes(self, roots: list) -> dict[str, str]:
+        """Each root's prefix under the holder named the model (`roots`: its name in the holder,
+        or its `<Type>` beside it) -> its prefix were the holder not there. A port keeping its
+        parts in a module whose forward it never calls (it calls them by hand) against a reference
+        without that module FAILed on the names alone ("reference ['0.weight', ...,
+        '<Linear>.weight'], ported ['bb.0.weight', ..., 'head.weight']"): trace compare takes this
+        naming where the other side's names are it (`model_rooted`). Empty without a holder."""
+        from porter.verify.capture import normalize_name
+
+        holder = self.holder() if self.holder is not None else None
+        if holder is None:
+            return {}
+        inside = {id(m): normalize_name(n) for n, m in holder.named_modules() if m is not holder}
+        held = dict(zip(map(id, roots), _root_prefixes(roots)))
+        alone = self._roots(held=False)
+        moved = ((inside.get(id(r)) or held.get(id(r)), new) for r, new in zip(alone, _root_prefixes(alone)))
+        return {old: new for old, new in moved if old is not None and old != new}
+
+    def _listed_prefixes(self, roots: list) -> dict[str, str]:
+        """Each root's prefix (`_root_prefixes`) -> its prefix were the `ModuleList` holding the
+        stepped roots (`self.listed`) the model: its name in the list, or its `<Type>` beside the
+        list. Empty where no such list is held."""
+        from porter.verify.capture import normalize_name
+
+        listed = self.listed() if self.listed is not None else None
+        if listed is None:
+            return {}
+        inside = {id(m): normalize_name(n) for n, m in listed.named_modules() if m is not listed}
+        beside = [r for r in roots if id(r) not in inside]
+        again = dict(zip(map(id, beside), _root_prefixes([listed, *beside])[1:]))
+        moved = ((old, inside.get(id(r)) or again[id(r)]) for r, old in zip(roots, _root_prefixes(roots)))
+        return {old: new for old, new in moved if old != new}
 
     def _model_parameters(self) -> tuple[dict[int, list[str]], dict[int, torch.Tensor]]:
         """The models' parameters by id: their names, and themselves."""
@@ -2358,7 +2418,9 @@ class Recorder:
             "param_groups_added": self.param_groups_added,
             "model_nograd_calls": self.model_nograd,
             "model_copies": self.model_copies,
-            "model_uncalled": self.holder is not None and self.holder() is not None,
+            "model_uncalled": self.model_uncalled,
+            "model_listed": self.listed_prefixes,
+            "model_rooted": self.rooted_prefixes,
             "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rates"]),
             "ops": ops,
             "ops_scope": self._ops_scope(),

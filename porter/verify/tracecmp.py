@@ -20,6 +20,7 @@ from porter.codemods.context import one_line
 from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.devices import TARGET_KINDS
+from porter.verify.listed import listed_pair
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
 from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, Trace, paired, unnamed_tensors
 
@@ -993,6 +994,7 @@ def _compare_one(
 ) -> ScriptResult:
     from porter.verify.gaps import collect_gaps
 
+    ref, port = listed_pair(ref, port)
     rm, pm = ref.manifest, port.manifest
     ref_side = ref_side or side_summary(ref, "reference")
     port_side = port_side or side_summary(port, "ported")

@@ -307,6 +307,8 @@ _MANIFEST = {
     "model_nograd_calls": _opt(int),
     "model_copies": _opt(int),
     "model_uncalled": _opt(bool),
+    "model_listed": _opt(dict),
+    "model_rooted": _opt(dict),
     "model_copy_rates": _list(
         {
             "rates": _req(_list(_NUMBER)),
