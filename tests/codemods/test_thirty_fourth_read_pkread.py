@@ -44,3 +44,30 @@ def test_a_float16_that_a_comparison_tests_for_is_no_precision_choice(tmp_path, 
     assert "torch.half != p.dtype and p.dtype not in (torch.half,)" in new
     assert "torch.zeros(3, dtype=torch.bfloat16)" in new
     assert [line for code, line in found if code == "AMP002"] == [11]
+
+
+GENERATOR = """import torch
+
+
+def noise(shape, seed):
+    g = torch.Generator(device="cuda")
+    h = torch.Generator("cuda:0")
+    g.manual_seed(seed)
+    return torch.randn(shape, generator=g, device="cuda"), torch.zeros(shape, device="cuda"), h
+"""
+
+
+def test_a_random_generator_on_the_device_stays_where_pytorch_xla_has_none(tmp_path):
+    """apollo-torch 1.0.3 draws its projections from `torch.Generator(device=...)` on the
+    parameter's device: on PyTorch/XLA (torch_xla 2.9, PJRT_DEVICE=CPU) `torch.Generator(device="xla")`
+    raises "XLA device type not an accelerator", yet for a literal `"cuda"` there porter wrote
+    `torch.Generator(device="xla")` (DEV002, a safe fix). The generator's device stays, and so does the `device=` of a draw given
+    that generator (they must match), reported (manual); `torch.zeros(..., device="cuda")` (the
+    control) is ported, and on tpu the generator is too (rules/device.toml `[device_generator]`)."""
+    new, found = _port(tmp_path, GENERATOR, "xla")
+    assert 'torch.Generator(device="cuda")' in new and 'torch.Generator("cuda:0")' in new
+    assert 'generator=g, device="cuda")' in new
+    assert 'torch.zeros(shape, device="xla")' in new
+    assert sorted(line for code, line in found if code == "DEV002") == [5, 6, 8, 8]
+    tpu, _ = _port(tmp_path, GENERATOR, "tpu")
+    assert 'torch.Generator(device="tpu")' in tpu
