@@ -343,6 +343,7 @@ FP16_ASSERT = _src("""
 
     def decode(q):
         assert q.dtype in (torch.float16, torch.bfloat16), q.dtype
+        q = q.to(torch.float16)  # a choice of precision (the assert's dtype test is none: no AMP002)
         _decode_kernel[(1,)](q, q.numel())
         torch.cuda.synchronize()
         return q

@@ -26,6 +26,9 @@ SCALERS = {
     "torch.amp.grad_scaler.GradScaler",
 }
 FP16 = {"torch.float16", "torch.half"}
+# `x.dtype == torch.float16`, `x.dtype in {torch.float16, torch.bfloat16}`: a test of what a tensor is,
+# not a choice of precision; bf16 there would skip the fp16 tensors the test was written for
+_DTYPE_TEST_COLLECTIONS = (cst.Set, cst.Tuple, cst.List)
 _SCALER_METHODS = {"scale", "step", "update", "unscale_"}
 _STATEMENT_METHODS = {"step", "update", "unscale_"}
 
@@ -161,6 +164,7 @@ class AmpFamily(Family):
         super().__init__(ctx)
         self._scalers: dict[str, bool] = {}  # key -> removal applied
         self._uses: _ScalerUses | None = None
+        self._dtype_tests: set[int] = set()  # ids of the operands of comparisons (`_DTYPE_TEST_COLLECTIONS` opened)
 
     def visit_Module(self, node: cst.Module) -> None:
         if b"GradScaler" not in self.ctx.source:
@@ -173,6 +177,13 @@ class AmpFamily(Family):
             self._scalers[key] = uses.removable(key)[0] and self.ctx.would_apply(
                 "AMP003", assigns[0], Applicability.UNSAFE
             )
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        for operand in operands:
+            self._dtype_tests.add(id(operand))
+            if isinstance(operand, _DTYPE_TEST_COLLECTIONS):
+                self._dtype_tests.update(id(e.value) for e in operand.elements)
 
     # -- autocast --------------------------------------------------------------------------
 
@@ -292,7 +303,7 @@ class AmpFamily(Family):
             self._loose(original, f"`{self.ctx.code(original)}` is referred to outside a binding porter can follow")
             return updated
         qual = self.ctx.qualname(original)
-        if qual in FP16 and id(original) not in self.ctx.claimed:
+        if qual in FP16 and id(original) not in self.ctx.claimed and id(original) not in self._dtype_tests:
             new = self.ctx.ref("torch.bfloat16")
             if self.ctx.report(
                 "AMP002",

@@ -141,6 +141,8 @@ class PortContext:
         # and, in a package, the autocast state a `custom_fwd(device_type=...)` reads (literals.py):
         # id -> the callable, reported (DEV017)
         self.keep_autocast_state: dict[int, str] = {}
+        # and a generator's device where the target has no device generator (literals.py): reported (DEV002)
+        self.keep_generator_device: set[int] = set()
         # and, in a package, `x.is_cuda` choosing CUDA's implementation beside the generic one in
         # its `else` (literals.py): reported (DEV004)
         self.cuda_beside_fallback: set[int] = set()

@@ -281,6 +281,16 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                 message = f"`{original.value}` is the default device of `{where}`, public API of this package: it stays"
             self.ctx.report("DEV016", original, message, applicability=Applicability.MANUAL)
             return True
+        if id(original) in self.ctx.keep_generator_device:
+            self.ctx.report(
+                "DEV002",
+                original,
+                f"`{original.value}` is the device of a random generator (or of a draw that takes one): "
+                f"{self.ctx.target.display} has no generator on its device (`torch.Generator(device=...)` "
+                "raises there), so it stays; draw from a CPU generator and move the result to the device",
+                applicability=Applicability.MANUAL,
+            )
+            return True
         if id(original) in self.ctx.keep_autocast_state:
             self.ctx.report(
                 "DEV017",

@@ -81,6 +81,12 @@ def _autocast_state_words() -> tuple[bytes, ...]:
     return tuple(sorted({f.rsplit(".", 1)[-1].encode() for f in names}))
 
 
+@lru_cache(maxsize=1)
+def device_generator() -> dict:
+    """The device generator calls and the targets that have none (rules/device.toml)."""
+    return load_toml("device.toml").get("device_generator", {})
+
+
 def _is_cuda(node: cst.CSTNode) -> bool:
     value = string_value(node)
     return value is not None and (value == "cuda" or value.startswith("cuda:"))
@@ -558,6 +564,8 @@ class LiteralsFamily(FlowScopes, Family):
             self._reads_autocast_state = any(w in self.ctx.source for w in _autocast_state_words())
         if self._reads_autocast_state:
             self._autocast_state(node)
+        if self.ctx.target.name in device_generator().get("targets", ()):
+            self._keep_generator_device(node)
         if isinstance(func, cst.Attribute):
             self._keep_keys_and_settings(node, func)
         if isinstance(func, cst.Name):
@@ -627,6 +635,22 @@ class LiteralsFamily(FlowScopes, Family):
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value in ("default", "choices", "const"):
                     self._keep_vocabulary(_strings(arg.value))
+
+    def _keep_generator_device(self, node: cst.Call) -> None:
+        """`torch.Generator(device="cuda")` where the target has no device generator, and the
+        `device=` of a draw given `generator=` (it must match the generator's): kept, reported."""
+        data = device_generator()
+        keyword = data.get("keyword", "generator")
+        makes = self.ctx.qualname(node.func) in data.get("callables", ())
+        if not makes and self.kwarg(node, keyword) is None:
+            return
+        for i, arg in enumerate(node.args):
+            if (arg.keyword is not None and arg.keyword.value == "device") or (
+                makes and i == 0 and arg.keyword is None and not arg.star
+            ):
+                for string in _strings(arg.value):
+                    self._keep([string])
+                    self.ctx.keep_generator_device.add(id(string))
 
     def _autocast_state(self, node: cst.Call) -> None:
         """`torch.amp.custom_fwd(device_type="cuda")` (or `partial(torch.amp.custom_fwd,
