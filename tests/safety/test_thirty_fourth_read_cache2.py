@@ -127,3 +127,39 @@ def test_a_hatch_matrix_without_an_installer_override_leaves_uvs_variables_alone
     )
     result = _run(tmp_path, {"pyproject.toml": text})["pyproject.toml"]
     assert [f.start.line for f in result.findings if f.code == "DEP002"] == [6]
+
+
+_COMPOSE = """services:
+  app:
+    image: python:3.11
+    command: pip install -r requirements.txt
+    environment:
+      PIP_EXTRA_INDEX_URL: https://download.pytorch.org/whl/cu121
+  web:
+    image: python:3.11
+    environment:
+      - UV_INDEX_URL=https://download.pytorch.org/whl/cu118
+"""
+_WORKFLOW = """on: push
+env:
+  PIP_EXTRA_INDEX_URL: https://download.pytorch.org/whl/cu121
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    env:
+      UV_TORCH_BACKEND: cu124
+    steps:
+      - run: pip install -r requirements.txt
+"""
+
+
+@pytest.mark.parametrize("name, text", [("docker-compose.yml", _COMPOSE), ("ci.yml", _WORKFLOW)])
+def test_index_variables_in_a_compose_environment_or_a_workflows_env_are_reported(tmp_path, name, text):
+    """A compose service's `environment:` and a workflow's `env:` set pip's and uv's variables for the
+    installs run under them, as a Dockerfile's `ENV` (reported) does: the compose file was skipped ("no
+    CUDA-related token": DEP002 did not read compose files), the workflow's variables not checked."""
+    result = _run(tmp_path, {name: text})[name]
+    expected = [i + 1 for i, line in enumerate(text.splitlines()) if "/cu1" in line or ": cu1" in line]
+    assert sorted(f.start.line for f in result.findings if f.code == "DEP002") == expected
+    replacements = {f.replacement for f in result.findings if f.code == "DEP002"}
+    assert replacements and replacements <= {"https://download.pytorch.org/whl/cpu", "cpu"}

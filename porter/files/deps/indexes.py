@@ -26,6 +26,7 @@ _URL_WORD = re.compile(r"[^\s'\"]+")
 TORCH_BACKEND_VARIABLE = "UV_TORCH_BACKEND"
 TORCH_BACKEND_OPTION = "--torch-backend"
 CUDA_BACKEND = re.compile(r"cu\d+")
+INSTALLER_VARIABLES = INDEX_VARIABLES | {TORCH_BACKEND_VARIABLE}  # what `variable_index_sites` reads
 
 
 def cuda_index(url: str) -> bool:
