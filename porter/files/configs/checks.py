@@ -197,7 +197,7 @@ def _setting(
     key = path[-1] if path else ""
     if node.kind == "map" and {k for k, _, _ in node.entries} >= {"name", "value"}:
         return _named_variable(node, text, target, done)
-    if key_span is not None and envvars.rule_of(key):
+    if key_span is not None and envvars.checked(key):
         done.add(id(node))
         value_text = node.text if node.kind == "scalar" and node.inner is not None else None
         value_span = node.inner or (node.start, node.end)
@@ -222,7 +222,7 @@ def _named_variable(node: Value, text: str, target: str, done: set[int]) -> list
     """A Kubernetes-style `- name: CUDA_VISIBLE_DEVICES` / `value: "0"` entry: an environment
     variable written as a map, checked as an assignment (its parts then taken off the walk)."""
     name, value = node.get("name"), node.get("value")
-    if name is None or not name.text or not envvars.rule_of(name.text) or value is None:
+    if name is None or not name.text or not envvars.checked(name.text) or value is None:
         return []
     done.add(id(name))
     done.add(id(value))

@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from porter.files.deps.indexes import INSTALLER_INDEX_VARIABLES
+from porter.files.deps.indexes import INSTALLER_INDEX_VARIABLES, TORCH_BACKEND_VARIABLE
 
-TORCH_BACKEND_VARIABLE = "UV_TORCH_BACKEND"  # uv's `--torch-backend` (`cu121`: PyTorch's `/whl/cu121` index)
 _LIST_ITEM = re.compile(r"[^\s,]+")
 
 
@@ -31,10 +30,12 @@ def installer_variables(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
     entries: list[tuple[str, tuple[str, str, str]]] = []  # (the installer, the entry)
     for name in sorted(set(envs) | {"default"}):
         uv = _env_setting(envs, name, "installer") == "uv" or bool(_env_setting(envs, name, "uv-path"))
+        installers = {"uv" if uv else "pip"} | _override_installers(envs.get(name))
         source = _set_by(envs, name, "env-vars")
         table = envs[source]["env-vars"] if source is not None else {}
         rows = [(k, v, v) for k, v in table.items()] if isinstance(table, dict) else []
-        entries += [("uv" if uv else "pip", row) for row in rows + _override_entries(envs.get(name))]
+        rows += _override_entries(envs.get(name))
+        entries += [(installer, row) for installer in sorted(installers) for row in rows]
     out: list[tuple[str, str, str]] = []
     for installer, (variable, value, written) in entries:
         backend = installer == "uv" and variable == TORCH_BACKEND_VARIABLE
@@ -57,6 +58,22 @@ def _override_entries(env: Any) -> list[tuple[str, str, str]]:
                     out.append((variable, value, item))
                 elif isinstance(item, dict) and isinstance(item.get("key"), str) and isinstance(item.get("value"), str):
                     out.append((item["key"], item["value"], item["value"]))
+    return out
+
+
+def _override_installers(env: Any) -> set[str]:
+    """The installers an environment's overrides give some of its matrix's environments
+    (`matrix.tool.installer = [{ value = "uv", if = ["uv"] }]`: hatch 1.18.2's `test.uv` installs with uv,
+    `test.pip` with pip, both with the table's `env-vars`)."""
+    overrides = env.get("overrides") if isinstance(env, dict) else None
+    out: set[str] = set()
+    for source in overrides.values() if isinstance(overrides, dict) else ():
+        for condition in source.values() if isinstance(source, dict) else ():
+            given = condition.get("installer") if isinstance(condition, dict) else None
+            for item in given if isinstance(given, list) else [given]:
+                value = item.get("value") if isinstance(item, dict) else item
+                if value in INSTALLER_INDEX_VARIABLES:
+                    out.add(value)
     return out
 
 

@@ -20,6 +20,13 @@ INSTALLER_INDEX_VARIABLES: dict[str, frozenset[str]] = {
 }
 INDEX_VARIABLES = frozenset().union(*INSTALLER_INDEX_VARIABLES.values())
 _URL_WORD = re.compile(r"[^\s'\"]+")
+# uv's torch backend picks PyTorch's index by name (`cu121`: `https://download.pytorch.org/whl/cu121`), set as
+# `torch-backend` (uv.toml, `[tool.uv]`), `--torch-backend` (`uv pip install`) or this variable (uv 0.13.10
+# `pip install --dry-run -v` asks `/whl/cu121` for each; pip reads none of them)
+TORCH_BACKEND_VARIABLE = "UV_TORCH_BACKEND"
+TORCH_BACKEND_OPTION = "--torch-backend"
+CUDA_BACKEND = re.compile(r"cu\d+")
+INSTALLER_VARIABLES = INDEX_VARIABLES | {TORCH_BACKEND_VARIABLE}  # what `variable_index_sites` reads
 
 
 def cuda_index(url: str) -> bool:
@@ -76,10 +83,33 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
     return [Site("DEP002", remove[0], remove[1], "", message=message + ": removed")]
 
 
+def torch_backend_site(at: int, backend: str, target: str, setting: str) -> Site:
+    """DEP002 on uv's torch backend `backend` (a `CUDA_BACKEND`) written at `at`; `setting` (how it was set,
+    as the message quotes it: uv's `torch-backend = "cu121"`)."""
+    index = f"https://download.pytorch.org/whl/{backend}"
+    message = f"{setting} takes torch from PyTorch's index of CUDA builds (`{index}`)"
+    if environment(target).get("torch_index_url"):
+        return Site("DEP002", at, at + len(backend), "cpu", message=message + ": the target takes torch's CPU build")
+    return Site(
+        "DEP002",
+        at,
+        at + len(backend),
+        None,
+        message=message + ": the target takes PyPI's torch",
+        advice="Remove the torch backend for the target (uv then takes torch from PyPI).",
+    )
+
+
 def variable_index_sites(text: str, target: str, name: str, value_span: tuple[int, int]) -> list[Site]:
     """DEP002 for each index of CUDA builds in an `INDEX_VARIABLES` variable's value (`ENV
     PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu121`): pip and uv take torch from it as from
-    `--extra-index-url`. Never removed (the assignment may set more than the index)."""
+    `--extra-index-url`; and uv's `UV_TORCH_BACKEND=cu121`. Never removed (the assignment may set more than
+    the index)."""
+    if name == TORCH_BACKEND_VARIABLE:
+        word = _URL_WORD.search(text, value_span[0], value_span[1])
+        if word is None or CUDA_BACKEND.fullmatch(word.group(0)) is None:
+            return []
+        return [torch_backend_site(word.start(), word.group(0), target, f"`{name}={word.group(0)}`")]
     if name not in INDEX_VARIABLES:
         return []
     out: list[Site] = []

@@ -18,9 +18,9 @@ from porter.core import kinds
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
 from porter.files.deps import hatch_env, requirement
 from porter.files.deps.conda import conda_cuda_build, conda_cuda_build_site
-from porter.files.deps.indexes import index_sites
+from porter.files.deps.indexes import CUDA_BACKEND, TORCH_BACKEND_VARIABLE, index_sites, torch_backend_site
 from porter.files.deps.target_packages import missing_lines, reported
-from porter.files.facts import canonical, environment
+from porter.files.facts import canonical
 from porter.files.sites import Site, Text
 
 
@@ -129,6 +129,10 @@ _INDEX_PATHS: tuple[tuple[str, ...], ...] = (
     ("tool", "pixi", "pypi-options", "index-url"),
     ("tool", "pixi", "pypi-options", "extra-index-urls"),
     ("tool", "pixi", "pypi-options", "find-links"),
+    # a feature's own (pixi's `Feature.pypi_options`: the environments that take the feature use them)
+    ("tool", "pixi", "feature", "*", "pypi-options", "index-url"),
+    ("tool", "pixi", "feature", "*", "pypi-options", "extra-index-urls"),
+    ("tool", "pixi", "feature", "*", "pypi-options", "find-links"),
 )
 
 
@@ -143,7 +147,6 @@ _TORCH_BACKEND_PATHS: tuple[tuple[str, ...], ...] = (
     ("tool", "uv", "torch-backend"),
     ("tool", "uv", "pip", "torch-backend"),
 )
-_CUDA_BACKEND = re.compile(r"cu\d+")
 _BACKEND_KEY = re.compile(r"(?:^|[\s.{,])(?:\"torch-backend\"|'torch-backend'|torch-backend)\s*=\s*$")
 
 
@@ -152,29 +155,15 @@ def _torch_backend_sites(text: Text, doc: dict[str, Any], where: Locator, target
     family from PyTorch's index of CUDA builds, as `--index-url .../whl/cu121` would."""
     backends = set()
     for node in (found for path in _TORCH_BACKEND_PATHS for found in _values_at(doc, path)):
-        if isinstance(node, str) and _CUDA_BACKEND.fullmatch(node) is not None:
+        if isinstance(node, str) and CUDA_BACKEND.fullmatch(node) is not None:
             backends.add(node)
     out: list[Site] = []
     for token in where.tokens if backends else []:
         line_start = text.text.rfind("\n", 0, token.start) + 1
         if token.raw in backends and _BACKEND_KEY.search(text.text[line_start : token.start]):
-            out.append(_torch_backend_site(token.inner_start, token.raw, target))
+            setting = f'uv\'s `torch-backend = "{token.raw}"`'
+            out.append(torch_backend_site(token.inner_start, token.raw, target, setting))
     return out
-
-
-def _torch_backend_site(at: int, backend: str, target: str, setting: str = "uv's `torch-backend") -> Site:
-    index = f"https://download.pytorch.org/whl/{backend}"
-    message = f'{setting} = "{backend}"` takes torch from PyTorch\'s index of CUDA builds (`{index}`)'
-    if environment(target).get("torch_index_url"):
-        return Site("DEP002", at, at + len(backend), "cpu", message=message + ": the target takes torch's CPU build")
-    return Site(
-        "DEP002",
-        at,
-        at + len(backend),
-        None,
-        message=message + ": the target takes PyPI's torch",
-        advice="Remove `torch-backend` for the target (uv then takes torch from PyPI).",
-    )
 
 
 def _pixi_system_cuda(doc: dict[str, Any], where: Locator) -> list[Site]:
@@ -209,10 +198,10 @@ def _hatch_env_var_sites(text: Text, doc: dict[str, Any], where: Locator, target
         if token is None or not token.plain:
             continue
         at = token.inner_start + len(written) - len(value)  # (after `KEY=` in an override's string)
-        if variable == hatch_env.TORCH_BACKEND_VARIABLE:
-            if _CUDA_BACKEND.fullmatch(value) is not None:
-                setting = f"Hatch's `env-vars` `{variable}"
-                out.append(_torch_backend_site(at, value, target, setting))
+        if variable == TORCH_BACKEND_VARIABLE:
+            if CUDA_BACKEND.fullmatch(value) is not None:
+                setting = f'Hatch\'s `env-vars` `{variable} = "{value}"`'
+                out.append(torch_backend_site(at, value, target, setting))
             continue
         for offset, item in hatch_env.list_items(value):
             out.extend(index_sites(text.text, at + offset, item, target, None))

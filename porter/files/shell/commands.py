@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 
 from porter.files.deps import requirement
-from porter.files.deps.indexes import index_sites
+from porter.files.deps.indexes import CUDA_BACKEND, TORCH_BACKEND_OPTION, index_sites, torch_backend_site
 from porter.files.facts import cuda_only_package, environment
 from porter.files.shell import env as envvars
 from porter.files.shell.native import defines
@@ -224,6 +224,17 @@ def _pip_args(cmd: Command) -> list[Word] | None:
     return args[1:]
 
 
+def _uv_torch_backend(text: str, option: Word, value_word: Word | None, target: str) -> list[Site]:
+    """DEP002 on `uv pip install --torch-backend cu121` (or `=cu121`): uv takes torch from PyTorch's
+    index of CUDA builds."""
+    word = value_word if value_word is not None else option
+    value = (word.value or "").split("=", 1)[-1] if word is option else word.value
+    at = text.rfind(value, word.start, word.end) if value else -1
+    if not value or at < 0 or CUDA_BACKEND.fullmatch(value) is None:
+        return []
+    return [torch_backend_site(at, value, target, f"`{TORCH_BACKEND_OPTION} {value}`")]
+
+
 def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
     args = _pip_args(cmd)
     if args is None:
@@ -250,6 +261,12 @@ def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
                 start = w.start - 1 if w.start > 0 and text[w.start - 1] == " " else w.start
                 if at >= 0:
                     out.extend(index_sites(text, at, url, target, (start, url_word.end)))
+            continue
+        if option == TORCH_BACKEND_OPTION and cmd.name == "uv":
+            out.extend(
+                _uv_torch_backend(text, w, args[i + 1] if "=" not in value and i + 1 < len(args) else None, target)
+            )
+            skip = "=" not in value
             continue
         if value.startswith("-"):
             skip = option in _PIP_VALUE_OPTIONS and "=" not in value

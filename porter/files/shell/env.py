@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from porter.files.deps.indexes import variable_index_sites
+from porter.files.deps.indexes import INSTALLER_VARIABLES, variable_index_sites
 from porter.files.facts import environment
 from porter.files.sites import Site
 from porter.files.shell.names import LIBRARIES
@@ -37,6 +37,13 @@ def rule_of(name: str) -> str | None:
     if _CUDA.fullmatch(name):
         return "ENV003"
     return None
+
+
+def checked(name: str) -> bool:
+    """Whether an assignment of `name` has checks: a CUDA setting (`rule_of`), or a variable pip or uv take
+    a package index or torch's backend from (DEP002: a workflow's `env:`, a compose service's `environment:`
+    set it for the installs run under them, as a Dockerfile's `ENV` does)."""
+    return rule_of(name) is not None or name in INSTALLER_VARIABLES
 
 
 def visible_cores(value: str) -> str | None:
