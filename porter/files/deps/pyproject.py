@@ -162,9 +162,11 @@ def _torch_backend_sites(text: Text, doc: dict[str, Any], where: Locator, target
     return out
 
 
-def _torch_backend_site(at: int, backend: str, target: str, setting: str = "uv's `torch-backend") -> Site:
+def _torch_backend_site(at: int, backend: str, target: str, key: str = "torch-backend", setting: str = "uv's") -> Site:
+    """`setting` names where `key` is set; the advice names `key` as the file spells it (a Hatch `env-vars`'
+    `UV_TORCH_BACKEND` was told to remove `torch-backend`, which is not in the file: thirty-fourth read)."""
     index = f"https://download.pytorch.org/whl/{backend}"
-    message = f'{setting} = "{backend}"` takes torch from PyTorch\'s index of CUDA builds (`{index}`)'
+    message = f'{setting} `{key} = "{backend}"` takes torch from PyTorch\'s index of CUDA builds (`{index}`)'
     if environment(target).get("torch_index_url"):
         return Site("DEP002", at, at + len(backend), "cpu", message=message + ": the target takes torch's CPU build")
     return Site(
@@ -173,7 +175,7 @@ def _torch_backend_site(at: int, backend: str, target: str, setting: str = "uv's
         at + len(backend),
         None,
         message=message + ": the target takes PyPI's torch",
-        advice="Remove `torch-backend` for the target (uv then takes torch from PyPI).",
+        advice=f"Remove `{key}` for the target (uv then takes torch from PyPI).",
     )
 
 
@@ -211,8 +213,7 @@ def _hatch_env_var_sites(text: Text, doc: dict[str, Any], where: Locator, target
         at = token.inner_start + len(written) - len(value)  # (after `KEY=` in an override's string)
         if variable == hatch_env.TORCH_BACKEND_VARIABLE:
             if _CUDA_BACKEND.fullmatch(value) is not None:
-                setting = f"Hatch's `env-vars` `{variable}"
-                out.append(_torch_backend_site(at, value, target, setting))
+                out.append(_torch_backend_site(at, value, target, variable, "Hatch's `env-vars`"))
             continue
         for offset, item in hatch_env.list_items(value):
             out.extend(index_sites(text.text, at + offset, item, target, None))
