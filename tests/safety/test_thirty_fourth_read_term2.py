@@ -83,6 +83,15 @@ def test_a_torch_backend_alone_is_read(tmp_path, monkeypatch, name, text, select
     assert r.exit_code == 1
 
 
+def test_pixis_cuda_value_is_quoted_on_one_line_and_bounded(tmp_path, monkeypatch):
+    # a TOML string's `\n` and its 5,000 characters went into DEP005's message whole
+    (tmp_path / "pixi.toml").write_text('[system-requirements]\ncuda = "12\\n' + "x" * 5000 + '"\n')
+    monkeypatch.chdir(tmp_path)
+    r = cli("lint", ".", "-t", "xla", "--no-cache", "--output-format", "json")
+    (finding,) = json.loads(r.stdout)
+    assert finding["code"] == "DEP005" and "\n" not in finding["message"] and len(finding["message"]) < 300
+
+
 def test_write_baselines_help_says_its_exit_2():
     lint = click.Context(typer.main.get_command(app)).command.get_command(None, "lint")  # type: ignore[attr-defined]
     (option,) = [p for p in lint.params if "--write-baseline" in p.opts]
