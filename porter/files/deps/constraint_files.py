@@ -47,12 +47,28 @@ def constraint_roles(
     by_file_name: dict[str, list[str]] = {}
     for posix, name in requirements.items():
         by_file_name.setdefault(posixpath.basename(posix), []).append(name)
+    commands: dict[str, list[tuple[str, int]]] = {}  # requirements file: the `-c` lines of its name
     for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS):
         for named, line in _command_line_constraints(_naming_text(name, read)):
             for file in by_file_name.get(posixpath.basename(named), []):
-                too.setdefault(file, f"{name}:{line}")
+                commands.setdefault(file, []).append((name, line))
+    for file, lines in commands.items():
+        name, line = max(lines, key=lambda named_at: _shared_folders(file, named_at[0]))  # (the first of equals)
+        too.setdefault(file, f"{name}:{line}")
     only = tuple(n for n in constrained if n not in too)
     return only, tuple(too.items())
+
+
+def _shared_folders(file: str, command: str) -> int:
+    """How many leading folders two files share: the advice names the nearest command line
+    (`plain/Dockerfile` for `plain/requirements.txt`), not the run's first (thirty-fourth read: each
+    `requirements.txt` of a tree named the first folder's `Dockerfile`)."""
+    shared = 0
+    for a, b in zip(file.split("/")[:-1], command.split("/")[:-1]):
+        if a != b:
+            break
+        shared += 1
+    return shared
 
 
 def _naming_text(name: str, read: Callable[[str], bytes | None]) -> str:

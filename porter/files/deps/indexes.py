@@ -83,9 +83,10 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
     return [Site("DEP002", remove[0], remove[1], "", message=message + ": removed")]
 
 
-def torch_backend_site(at: int, backend: str, target: str, setting: str) -> Site:
+def torch_backend_site(at: int, backend: str, target: str, setting: str, key: str) -> Site:
     """DEP002 on uv's torch backend `backend` (a `CUDA_BACKEND`) written at `at`; `setting` (how it was set,
-    as the message quotes it: uv's `torch-backend = "cu121"`)."""
+    as the message quotes it: uv's `torch-backend = "cu121"`), `key` as the file spells it, for the advice (a
+    Hatch `env-vars`' `UV_TORCH_BACKEND` was told to remove `torch-backend`, not in the file: thirty-fourth read)."""
     index = f"https://download.pytorch.org/whl/{backend}"
     message = f"{setting} takes torch from PyTorch's index of CUDA builds (`{index}`)"
     if environment(target).get("torch_index_url"):
@@ -96,7 +97,7 @@ def torch_backend_site(at: int, backend: str, target: str, setting: str) -> Site
         at + len(backend),
         None,
         message=message + ": the target takes PyPI's torch",
-        advice="Remove the torch backend for the target (uv then takes torch from PyPI).",
+        advice=f"Remove `{key}` for the target (uv then takes torch from PyPI).",
     )
 
 
@@ -109,7 +110,7 @@ def variable_index_sites(text: str, target: str, name: str, value_span: tuple[in
         word = _URL_WORD.search(text, value_span[0], value_span[1])
         if word is None or CUDA_BACKEND.fullmatch(word.group(0)) is None:
             return []
-        return [torch_backend_site(word.start(), word.group(0), target, f"`{name}={word.group(0)}`")]
+        return [torch_backend_site(word.start(), word.group(0), target, f"`{name}={word.group(0)}`", name)]
     if name not in INDEX_VARIABLES:
         return []
     out: list[Site] = []

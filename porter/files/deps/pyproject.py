@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from porter.codemods.context import one_line
 from porter.config.settings import Settings
 from porter.core import kinds
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
@@ -162,7 +163,7 @@ def _torch_backend_sites(text: Text, doc: dict[str, Any], where: Locator, target
         line_start = text.text.rfind("\n", 0, token.start) + 1
         if token.raw in backends and _BACKEND_KEY.search(text.text[line_start : token.start]):
             setting = f'uv\'s `torch-backend = "{token.raw}"`'
-            out.append(torch_backend_site(token.inner_start, token.raw, target, setting))
+            out.append(torch_backend_site(token.inner_start, token.raw, target, setting, "torch-backend"))
     return out
 
 
@@ -173,7 +174,7 @@ def _pixi_system_cuda(doc: dict[str, Any], where: Locator) -> list[Site]:
     one. A `[feature.cuda.system-requirements]` beside an environment for the target is left alone."""
     value = next(iter(_values_at(doc, ("tool", "pixi", "system-requirements", "cuda"))), None)
     token = where.find_in_entry("cuda", value) if isinstance(value, str) else None
-    if token is None:
+    if token is None or not isinstance(value, str):
         return []
     return [
         Site(
@@ -181,8 +182,10 @@ def _pixi_system_cuda(doc: dict[str, Any], where: Locator) -> list[Site]:
             token.inner_start,
             token.inner_start + len(token.raw),
             None,
-            message=f"pixi's `system-requirements` `cuda = \"{value}\"` requires NVIDIA's driver (conda's `__cuda`"
-            " virtual package): `pixi run` fails on a machine without one, as the target's is",
+            # (the value as a message quotes code: one line, bounded; a TOML string's `\n` and 5,000 characters
+            # went into the finding whole: thirty-fourth read)
+            message=f"pixi's `system-requirements` `cuda = \"{one_line(value, 40)}\"` requires NVIDIA's driver"
+            " (conda's `__cuda` virtual package): `pixi run` fails on a machine without one, as the target's is",
             advice="Remove it for the target, or move it into a CUDA feature's `[feature.cuda.system-requirements]`"
             " beside an environment for the target.",
         )
@@ -201,7 +204,7 @@ def _hatch_env_var_sites(text: Text, doc: dict[str, Any], where: Locator, target
         if variable == TORCH_BACKEND_VARIABLE:
             if CUDA_BACKEND.fullmatch(value) is not None:
                 setting = f'Hatch\'s `env-vars` `{variable} = "{value}"`'
-                out.append(torch_backend_site(at, value, target, setting))
+                out.append(torch_backend_site(at, value, target, setting, variable))
             continue
         for offset, item in hatch_env.list_items(value):
             out.extend(index_sites(text.text, at + offset, item, target, None))

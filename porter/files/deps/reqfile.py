@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from porter.config.settings import Settings
+from porter.core.textsafe import printable
 from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
 from porter.files.deps.target_packages import added_message, insertion, missing_lines
@@ -172,8 +173,10 @@ def _not_into_constraints(site: Site, torch_line: Line, named_at: str) -> Site:
         torch_line.end,
         None,
         message=site.message,
-        advice=f"{named_at} names this file with `-c`: pip refuses extras in constraints, so nothing is added here;"
-        " install the target's packages from another requirements file.",
+        # the naming file as every output shows a name: the text format's help line folds blanks, and
+        # `a<LF>b/Dockerfile:3` read `a b/Dockerfile:3`, another file (thirty-fourth read)
+        advice=f"{printable(named_at)} names this file with `-c`: pip refuses extras in constraints, so nothing is"
+        " added here; install the target's packages from another requirements file.",
     )
 
 

@@ -232,7 +232,7 @@ def _uv_torch_backend(text: str, option: Word, value_word: Word | None, target: 
     at = text.rfind(value, word.start, word.end) if value else -1
     if not value or at < 0 or CUDA_BACKEND.fullmatch(value) is None:
         return []
-    return [torch_backend_site(at, value, target, f"`{TORCH_BACKEND_OPTION} {value}`")]
+    return [torch_backend_site(at, value, target, f"`{TORCH_BACKEND_OPTION} {value}`", TORCH_BACKEND_OPTION)]
 
 
 def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
