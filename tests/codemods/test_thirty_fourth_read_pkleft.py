@@ -84,3 +84,68 @@ def test_a_helion_module_on_neuron_and_xla_is_unchanged_as_before(tmp_path):
     for target in ("neuron", "xla"):
         new, _ = _port(tmp_path, HELION_ROPE, target)
         assert new == HELION_ROPE
+
+
+# mmengine 0.10.7 runner/amp.py, cut down: a switch over the device type that picks autocast's dtype
+MMENGINE_AMP = """from contextlib import contextmanager
+
+import torch
+
+from ..device import get_device
+
+
+@contextmanager
+def autocast(device_type=None, dtype=None, enabled=True):
+    device = get_device()
+    device_type = device if device_type is None else device_type
+    if device_type == 'cuda':
+        if dtype is None:
+            dtype = torch.get_autocast_gpu_dtype()
+    elif device_type == 'cpu':
+        if dtype is None:
+            dtype = torch.bfloat16
+    elif device_type == 'npu':
+        pass
+    else:
+        if enabled is False:
+            yield
+            return
+        else:
+            raise ValueError(device_type)
+    with torch.autocast(device_type=device_type, enabled=enabled, dtype=dtype):
+        yield
+"""
+
+
+def _port_package(tmp_path, text, target):
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    pkg = tmp_path / "pkg" / "runner"
+    pkg.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "amp.py").write_text(text)
+    results = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0]
+    result = next(r for r in results if str(r.path).endswith("amp.py"))
+    new = (result.new_source or result.original_source or b"").decode()
+    return new, [(f.code, f.message) for f in result.findings]
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron", "xla"])
+def test_cudas_branch_that_reads_cudas_autocast_dtype_is_not_copied_for_the_target(tmp_path, target):
+    """mmengine 0.10.7: BACK002 copied CUDA's `if dtype is None: dtype = torch.get_autocast_gpu_dtype()`
+    into an added `elif device_type == 'tpu'`, so the target's autocast got CUDA's dtype (float16 by
+    default; torch 2.9 and 2.13: `get_autocast_gpu_dtype()` is `get_autocast_dtype("cuda")`). The
+    branch is no longer copied; BACK002 says why and where the target's goes."""
+    new, findings = _port_package(tmp_path, MMENGINE_AMP, target)
+    assert "get_autocast_gpu_dtype" not in new.replace("dtype = torch.get_autocast_gpu_dtype()", "", 1)
+    said = [m for code, m in findings if code == "BACK002"]
+    assert said and "`torch.get_autocast_gpu_dtype`, CUDA's autocast state" in said[0]
+
+
+def test_cudas_branch_with_no_autocast_state_is_still_copied(tmp_path):
+    """The control: the same switch whose CUDA branch picks a dtype of its own gets the target's branch."""
+    text = MMENGINE_AMP.replace("torch.get_autocast_gpu_dtype()", "torch.bfloat16")
+    new, findings = _port_package(tmp_path, text, "tpu")
+    assert "elif device_type == 'tpu':" in new
