@@ -149,3 +149,31 @@ def test_cudas_branch_with_no_autocast_state_is_still_copied(tmp_path):
     text = MMENGINE_AMP.replace("torch.get_autocast_gpu_dtype()", "torch.bfloat16")
     new, findings = _port_package(tmp_path, text, "tpu")
     assert "elif device_type == 'tpu':" in new
+
+
+def test_the_recompile_evidence_shows_the_shapes_that_changed():
+    """parity-check's report said "`.detach()` at train.py:26 changed its output from [[8], [32], [8, 32]]
+    to [[8], [32], [8, 32]]": a line's shapes were cut to the first three (shortest first) on each
+    side, so a change past the third showed as none. The shapes one side has and the other lacks
+    come first now, and "…" says where more were left out."""
+    import itertools
+    from pathlib import Path
+
+    import torch
+
+    from porter.verify.gaps import _shape_evidence
+    from porter.verify.shapes import ShapeLog
+
+    counter = itertools.count()
+    log = ShapeLog(str(Path(__file__).parent), lambda: next(counter), device_type="cpu")
+    with log:
+        for n in (4, 5):
+            outs = [torch.ones(s) for s in ((8,), (32,), (8, 32), (n, 8, 32), (2, n, 8, 32))]
+            log.executed()
+    assert len(outs) == 5
+    (entry,) = log.end_step()
+    assert entry["before"] != entry["last"]
+    assert entry["before"][:2] == [[4, 8, 32], [2, 4, 8, 32]] and entry["last"][:2] == [[5, 8, 32], [2, 5, 8, 32]]
+    assert entry["last"][-1] == "…"
+    said = _shape_evidence("step 1", entry)
+    assert "from [[4, 8, 32], [2, 4, 8, 32], [8], …] to [[5, 8, 32], [2, 5, 8, 32], [8], …]" in said
