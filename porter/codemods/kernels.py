@@ -88,7 +88,8 @@ def library_table() -> tuple[LibraryRow, ...]:
 
 def library_row(qualname: str, target: str | None = None) -> LibraryRow | None:
     """The library `qualname` belongs to, unless its evidence shows a path on `target`
-    (rules/cuda_only/: Helion 1.5.1 imports torch_tpu)."""
+    (rules/cuda_only/: none now; a path a program must ask for, as Helion's Pallas backend on
+    tpu, is not counted)."""
     for row in library_table():
         if qualname == row.prefix or qualname.startswith(row.prefix + "."):
             package = package_of(qualname) if target is not None else None

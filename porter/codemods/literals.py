@@ -76,6 +76,12 @@ def autocast_state_readers() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def cuda_legacy_autocast_state() -> frozenset[str]:
+    """torch's calls that read or set CUDA's autocast state with no device type (`torch.get_autocast_gpu_dtype`)."""
+    return frozenset(load_toml("device.toml").get("autocast_state", {}).get("cuda_legacy", ()))
+
+
+@lru_cache(maxsize=1)
 def _autocast_state_words() -> tuple[bytes, ...]:
     names = autocast_state_functions() | autocast_state_readers()
     return tuple(sorted({f.rsplit(".", 1)[-1].encode() for f in names}))

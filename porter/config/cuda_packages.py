@@ -6,7 +6,8 @@ libraries they load), and `documented.toml`, written from the published document
 the packages that do not install here. Importing one of a package's modules (or a
 submodule) is using CUDA-only code: the guard analysis (porter/codemods/guards.py) keeps
 the code that reaches it on CUDA. A package whose evidence shows a path on a target (it
-imports `torch_tpu`, say) is not CUDA-only on that target.
+imports `torch_tpu`, say) is not CUDA-only on that target, unless that path is one a program
+must ask for (`[[opt_in]]` in documented.toml: Helion's Pallas backend).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from porter.config.ruledata import load_toml, rules_dir
 
@@ -40,6 +42,8 @@ def cuda_packages() -> tuple[CudaPackage, ...]:
     """Every package the two files name, read ones first."""
     out: list[CudaPackage] = []
     read = json.loads((rules_dir() / FOLDER / "packages.json").read_text())
+    written = load_toml(f"{FOLDER}/documented.toml")
+    asked = opt_in_targets(written)
     for p in read["packages"]:
         out.append(
             CudaPackage(
@@ -49,10 +53,9 @@ def cuda_packages() -> tuple[CudaPackage, ...]:
                 evidence=tuple(p["evidence"]),
                 source=f"{p['file']} (sha256 {p['sha256'][:12]}…), "
                 f"{read['source']['by']} on {read['source']['generated']}",
-                targets=frozenset(p.get("targets", {})),
+                targets=frozenset(p.get("targets", {})) - asked.get(p["distribution"], frozenset()),
             )
         )
-    written = load_toml(f"{FOLDER}/documented.toml")
     for p in written.get("package", ()):
         out.append(
             CudaPackage(
@@ -65,6 +68,16 @@ def cuda_packages() -> tuple[CudaPackage, ...]:
             )
         )
     return tuple(out)
+
+
+def opt_in_targets(written: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """documented.toml's `[[opt_in]]`: per distribution, the targets whose path (read from its
+    files) its code takes only when a program asks for it (Helion's Pallas backend on tpu): not
+    counted as a path there, since porter cannot see the program ask."""
+    out: dict[str, set[str]] = {}
+    for row in written.get("opt_in", ()):
+        out.setdefault(row["distribution"], set()).add(row["target"])
+    return {name: frozenset(targets) for name, targets in out.items()}
 
 
 @lru_cache(maxsize=1)

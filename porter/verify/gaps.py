@@ -35,10 +35,15 @@ def _loc_list(rows: list[dict], limit: int = 5) -> list[str]:
     return [f"{r['call']} at {r.get('location') or '(library code)'}: {_per_step(r)}/step" for r in rows[:limit]]
 
 
+def _shapes_text(shapes: list) -> str:
+    """porter.verify.shapes' list of shapes as the report says it (its "…" unquoted)."""
+    return str(shapes).replace("'…'", "…")
+
+
 def _shape_evidence(where: str, c: dict) -> str:
     return (
-        f"{where}: {c['call']} at {c['location']} changed its output from {c['before']} to "
-        f"{c.get('last', c['first'])}; {c['recompiles']} compile(s) followed, each when the graph "
+        f"{where}: {c['call']} at {c['location']} changed its output from {_shapes_text(c['before'])} to "
+        f"{_shapes_text(c.get('last', c['first']))}; {c['recompiles']} compile(s) followed, each when the graph "
         f"ran at {c.get('trigger') or '(library code)'}"
     )
 

@@ -25,6 +25,7 @@ from porter.verify.probes import HOST_SYNC_CALLS, user_location
 
 MAX_KEYS = 5_000  # distinct (call, shape) pairs kept per graph
 SHOWN = 8  # shape changers kept per step
+SHOWN_SHAPES = 3  # shapes shown per line and side
 # calls that make a longer tensor from a shorter one: where a sequence grown in a loop grows
 # (every later call on it changes shape too, but only in consequence)
 GROWS = {
@@ -105,12 +106,12 @@ class ShapeLog(TorchFunctionMode):
                             "trigger": trigger,
                             "recompiles": 0,
                             "grows": key[0] in GROWS,
-                            "before": _shape(before),
-                            "first": _shape(shapes),
+                            "before": _shapes_shown(before, shapes),
+                            "first": _shapes_shown(shapes, before),
                         },
                     )
                     entry["recompiles"] += compiled
-                    entry["last"] = _shape(shapes)
+                    entry["last"] = _shapes_shown(shapes, before)
         self.last_graph[trigger] = lines
         self.graph = {}
 
@@ -143,9 +144,17 @@ class ShapeLog(TorchFunctionMode):
         return lines
 
 
-def _shape(shapes: set) -> list:
-    ordered = sorted(shapes, key=lambda s: (len(s), s))
-    return list(ordered[-1]) if len(ordered) == 1 else [list(s) for s in ordered[:3]]
+def _shapes_shown(shapes: set, other: set) -> list:
+    """The shapes a line's calls gave, for the report: the ones `other` lacks first, so that the
+    three shown are never the ones both sides share, with "…" where more were left out."""
+
+    def order(s: tuple) -> tuple:
+        return (s in other, len(s), s)
+
+    ordered = sorted(shapes, key=order)
+    if len(ordered) == 1:
+        return list(ordered[0])
+    return [list(s) for s in ordered[:SHOWN_SHAPES]] + (["…"] if len(ordered) > SHOWN_SHAPES else [])
 
 
 def xla_compiles() -> int:
