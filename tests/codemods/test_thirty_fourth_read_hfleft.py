@@ -93,3 +93,58 @@ def test_the_lmcache_evidence_names_the_path_its_version_defines():
     imports = {m for p in cuda_packages() for m in p.imports}
     assert "lmcache.v1.gpu_connector.gpu_connectors.VLLMPagedMemGPUConnectorV3" in imports
     assert "lmcache.v1.gpu_connector.VLLMPagedMemGPUConnectorV2" in imports
+
+
+SWITCH = """import lightning as L
+import torch
+
+
+def pick():
+    if torch.cuda.is_available():
+        accelerator = "cuda"
+    elif torch.backends.mps.is_available():
+        accelerator = "mps"
+    else:
+        accelerator = "cpu"
+    return torch.zeros(2, device=torch.device(accelerator))
+
+
+def moved(x):
+    if torch.cuda.is_available():
+        accelerator = "cuda"
+    elif torch.backends.mps.is_available():
+        accelerator = "mps"
+    else:
+        accelerator = "cpu"
+    return x.to(f"{accelerator}:0")
+
+
+def make():
+    if torch.cuda.is_available():
+        accelerator = "cuda"
+    elif torch.backends.mps.is_available():
+        accelerator = "mps"
+    else:
+        accelerator = "cpu"
+    return L.Fabric(accelerator=accelerator, devices=1)
+"""
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron", "xla"])
+def test_a_switch_whose_accelerator_is_given_to_torch_as_a_device_gets_its_branch(tmp_path, target):
+    """hfread's D4 read a switch by the name it sets: `accelerator = "cuda"` / `"mps"` / `"cpu"`
+    was "a name in the vocabulary of `accelerator=` (Lightning's accelerators), not a torch device"
+    even where the function gives it to `torch.device(accelerator)` or `x.to(f"{accelerator}:0")`,
+    and got no target branch: a wrong verdict. Where the name goes to torch as a device the switch
+    gets its branch (BACK002 says so); litgpt's `L.Fabric(accelerator=accelerator)` (the control)
+    is still reported with no branch."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "m.py").write_text(SWITCH)
+    result = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0][0]
+    new = (result.new_source or b"").decode()
+    messages = {f.start.line: f.message for f in result.findings if f.code == "BACK002"}
+    assert "vocabulary" not in messages[6] and "vocabulary" not in messages[16]
+    assert "vocabulary" in messages[26]
+    assert new.count("elif ") == 5  # mps in each, and a target branch in pick() and moved(), none in make()
