@@ -12,7 +12,8 @@ def _port(tmp_path, text, target="xla"):
     from porter.pipeline.runner import run
 
     (tmp_path / "m.py").write_text(text)
-    result = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0][0]
+    results = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0]
+    result = next(r for r in results if r.path.endswith("m.py"))
     return [(f.code, f.start.line) for f in result.findings]
 
 
@@ -148,3 +149,38 @@ def test_a_switch_whose_accelerator_is_given_to_torch_as_a_device_gets_its_branc
     assert "vocabulary" not in messages[6] and "vocabulary" not in messages[16]
     assert "vocabulary" in messages[26]
     assert new.count("elif ") == 5  # mps in each, and a target branch in pick() and moved(), none in make()
+
+
+GUARD = """import torch
+
+_SUPPORTS_FLEX_ATTENTION = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (7, 5)
+"""
+TORCHTUNE = """import torch
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+from pkg.utils._import_guard import _SUPPORTS_FLEX_ATTENTION
+
+
+def packed_block_causal_mask(document_ids, mask_mod):
+    if _SUPPORTS_FLEX_ATTENTION:
+        document_ids = document_ids.to("cuda")
+        return create_block_mask(mask_mod, 1, None, 64, 64, device="cuda")
+    return torch.ones(64, 64, dtype=torch.bool).tril()
+
+
+attend = torch.compile(flex_attention, dynamic=False)
+"""
+
+
+def test_flex_attention_in_code_that_only_runs_on_cuda_is_left_to_the_guard(tmp_path):
+    """torchtune 0.6.1 (`modules/attention_utils.py`) makes its BlockMask only where
+    `_SUPPORTS_FLEX_ATTENTION` (`utils/_import_guard.py`: CUDA and compute capability 7.5) holds, with
+    `document_ids.to("cuda")`: code XLA never runs (GUARD003 says so), where XLA008 said it raises on
+    XLA. It stays out of it now; the unguarded line (the control) is reported."""
+    from tests.helpers import port_files, write_files
+
+    write_files(tmp_path, {"pkg/__init__.py": "", "pkg/utils/__init__.py": "", "pkg/utils/_import_guard.py": GUARD})
+    write_files(tmp_path, {"pkg/attention_utils.py": TORCHTUNE})
+    found = [(f.code, f.start.line) for f in port_files(tmp_path, "xla")["pkg/attention_utils.py"][1]]
+    assert [line for code, line in found if code == "XLA008"] == [14]
+    assert ("GUARD003", 8) in found
