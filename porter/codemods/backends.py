@@ -3324,6 +3324,9 @@ class BackendsFamily(Family):
         named = _vocabulary_assigned(branch.body)
         if named is None:
             return False
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        if _used_as_device(scope, named, self.ctx.qualname):
+            return False  # `torch.device(accelerator)`: the name holds a torch device after all
         test = branch.test
         self._regions.append(
             (
@@ -4347,6 +4350,27 @@ def _imports_from(module: cst.Module) -> list[cst.ImportFrom]:
 
     cstwalk.visit(module, _Find())
     return found
+
+
+def _used_as_device(scope: cst.CSTNode, name: str, qualname) -> bool:
+    """Whether the scope gives `name` to torch as a device: `torch.device(name)`, `device=name`,
+    `.to(name)` (an f-string or expression around it too), where a name the `[not_device]` keywords
+    know (`accelerator`) holds a torch device, not a framework's word (hfleft)."""
+
+    def mentions(expr: cst.CSTNode) -> bool:
+        return any(isinstance(n, cst.Name) and n.value == name for n in walk(expr))
+
+    for node in walk(scope):
+        if not isinstance(node, cst.Call):
+            continue
+        func = node.func
+        to = isinstance(func, cst.Attribute) and func.attr.value == "to"
+        device = to or qualname(func) == "torch.device"
+        for arg in node.args:
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if (keyword == "device" or (keyword is None and device)) and mentions(arg.value):
+                return True
+    return False
 
 
 def _vocabulary_assigned(body: cst.BaseSuite) -> str | None:

@@ -1,4 +1,5 @@
-"""Autograd helpers of CUDA programs that torch_xla 2.9 does not run (XLA006, XLA007, rules/xla.toml).
+"""Autograd and attention helpers of CUDA programs that torch_xla 2.9 does not run (XLA006-XLA008,
+rules/xla.toml).
 
 - XLA006 `torch.utils.checkpoint.checkpoint` / `checkpoint_sequential`: torch saves the RNG
   state of the inputs' device through `torch.xla`, which torch_xla does not register
@@ -16,8 +17,11 @@
   `inference_mode(False)` turns the mode off and is left alone; so is a `with` or decorated
   function that reads nothing from outside but torch, the standard library and builtins
   (such a region ran there, views of its own tensors included).
+- XLA008 FlexAttention (`flex_attention`, `create_block_mask`: rules/xla.toml `[flex_attention]`),
+  called or passed on (`torch.compile(flex_attention)`): torch checks the query's device and
+  raises ValueError for an XLA tensor; TorchTPU patches it to take `tpu` tensors, TorchNeuron runs it.
 
-Both seen on XLA:CPU (torch 2.9, torch_xla 2.9). Findings with advice, no fix: the working
+Each seen on XLA:CPU (torch 2.9, torch_xla 2.9). Findings with advice, no fix: the working
 spellings (torch_xla's reentrant checkpoint, `torch.no_grad()`) change what some programs do.
 A site in the branch an earlier test for XLA (`xla` / `tpu` in its code) did not take is the
 program's CUDA path, already kept off XLA (Lightning picks `torch.no_grad` for its XLA
@@ -36,6 +40,7 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from porter.codemods.family import Family, ReferenceTracker
+from porter.config.ruledata import load_toml
 
 CHECKPOINT = "torch.utils.checkpoint.checkpoint"
 SEQUENTIAL = "torch.utils.checkpoint.checkpoint_sequential"
@@ -47,8 +52,9 @@ COMPOSABLE = frozenset(
     ("torch.distributed._composable.checkpoint", "torch.distributed._composable.checkpoint_activation.checkpoint")
 )
 INFERENCE_MODE = "torch.inference_mode"
+FLEX: frozenset[str] = frozenset(load_toml("xla.toml")["flex_attention"]["names"])
 # what a reference that is not called names: torch's checkpoint where it is called later
-_REFERENCED = frozenset((CHECKPOINT, SEQUENTIAL, WRAPPER, INFERENCE_MODE, *COMPOSABLE))
+_REFERENCED = frozenset((CHECKPOINT, SEQUENTIAL, WRAPPER, INFERENCE_MODE, *COMPOSABLE, *FLEX))
 _LAST_NAMES = frozenset(q.rpartition(".")[2] for q in _REFERENCED)
 # transformers' PreTrainedModel methods that give every layer torch's checkpoint
 _HF_METHODS = frozenset(("gradient_checkpointing_enable", "activation_checkpointing_enable"))
@@ -260,6 +266,7 @@ class XlaAutogradFamily(ReferenceTracker, Family):
         b"_composable",
         b"checkpointing_enable",
         b"inference_mode",
+        b"flex_attention",  # FlexAttention's module: every import of its names spells it
     )
 
     def __init__(self, ctx) -> None:
@@ -366,6 +373,8 @@ class XlaAutogradFamily(ReferenceTracker, Family):
                 "(`module 'torch' has no attribute 'xla'`)",
                 _APPLY_ADVICE,
             )
+        elif qual in FLEX:
+            self._flex(node, qual, "")
         elif qual == INFERENCE_MODE and not _turns_off(node):
             self._inference_mode(node)
         elif qual in ("functools.partial", "partial") or (qual or "").endswith(".partial"):
@@ -379,6 +388,18 @@ class XlaAutogradFamily(ReferenceTracker, Family):
                 "tensors in training with torch_xla 2.9 (`module 'torch' has no attribute 'xla'`)",
                 _HF_ADVICE,
             )
+
+    def _flex(self, node: cst.CSTNode, qual: str, how: str) -> None:
+        if self.ctx.in_cuda_only_code() is not None:
+            return  # torchtune 0.6.1's `if _SUPPORTS_FLEX_ATTENTION:` (CUDA's, GUARD003 says): XLA never runs it
+        name = qual.rpartition(".")[2]
+        what = "raises" if name == "flex_attention" else "makes a BlockMask for FlexAttention, which raises"
+        self._report(
+            "XLA008",
+            node,
+            f"FlexAttention's `{name}`{how} {what} on XLA tensors with torch 2.9 / torch_xla 2.9 "
+            "(`FlexAttention is only supported on CUDA, CPU or HPU devices`)",
+        )
 
     def _partial(self, node: cst.Call) -> None:
         """`partial(checkpoint_wrapper, checkpoint_fn=...)`: the wrapper runs the program's function."""
@@ -457,6 +478,8 @@ class XlaAutogradFamily(ReferenceTracker, Family):
                 "`torch.inference_mode`, passed on here, makes a region where a module's forward raises on XLA with "
                 "torch_xla 2.9 (`Cannot set version_counter for inference tensor`)",
             )
+        elif qual in FLEX:
+            self._flex(node, qual, ", passed on here,")
         elif qual in _REFERENCED:
             short = qual.rpartition(".")[2]
             self._report(
