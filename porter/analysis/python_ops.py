@@ -163,8 +163,8 @@ class _FileNames:
         )
         self.tree = tree
         once = _bound_once(tree)
-        self.stood_for = _names_stood_for(tree, once)
-        self.constants = _string_constants(tree, once)
+        self.stood_for = _names_stood_for(tree, once)  # what a name bound once stands for (`values`)
+        self.constants = _string_constants(tree, once)  # those of the module's top that give a string (`text`)
         self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
         self.libraries: dict[str, list[_Binding]] = {}
