@@ -162,8 +162,9 @@ class _FileNames:
             if (m := _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(node.value)))
         )
         self.tree = tree
-        self.stood_for = _names_stood_for(tree)
-        self.constants = _string_constants(tree)
+        once = _bound_once(tree)
+        self.stood_for = _names_stood_for(tree, once)  # what a name bound once stands for (`values`)
+        self.constants = _string_constants(tree, once)  # those of the module's top that give a string (`text`)
         self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
         self.libraries: dict[str, list[_Binding]] = {}
@@ -474,10 +475,9 @@ def _call_assigned(node: ast.AST) -> tuple[list[str], ast.Call] | None:
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def _names_stood_for(tree: ast.AST) -> dict[str, list[ast.expr]]:
-    """name -> what it stands for, of each name the file binds once (no parameter, import or other binding of it):
-    by `NAME = value`, or by a `for` over a literal list, tuple or set (its items) or a dict (`.items()`, `.keys()`
-    or itself: its keys)."""
+def _bound_once(tree: ast.AST) -> set[str]:
+    """The names the file binds once: no parameter, import, `del` or other binding of the name anywhere in it (a
+    module constant that a function's parameter shadows is no constant there)."""
     stores = Counter(
         n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
     )
@@ -488,6 +488,12 @@ def _names_stood_for(tree: ast.AST) -> dict[str, list[ast.expr]]:
         if isinstance(n, (ast.Import, ast.ImportFrom))
         for a in n.names
     )
+    return {name for name, count in stores.items() if count == 1}
+
+
+def _names_stood_for(tree: ast.AST, once: set[str]) -> dict[str, list[ast.expr]]:
+    """name -> what it stands for, of each name of `once` (`_bound_once`): by `NAME = value`, or by a `for` over a
+    literal list, tuple or set (its items) or a dict (`.items()`, `.keys()` or itself: its keys)."""
     out: dict[str, list[ast.expr]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -497,7 +503,7 @@ def _names_stood_for(tree: ast.AST) -> dict[str, list[ast.expr]]:
             items = _loop_items(node.iter, isinstance(node.target, ast.Tuple))
             if isinstance(target, ast.Name) and items is not None:
                 out[target.id] = items
-    return {name: values for name, values in out.items() if stores[name] == 1}
+    return {name: values for name, values in out.items() if name in once}
 
 
 def _loop_items(it: ast.expr, pairs: bool) -> list[ast.expr] | None:
@@ -611,16 +617,13 @@ def _literal_strs(node: ast.expr) -> list[str] | None:
     return [item for item in items if item is not None] if None not in items else None
 
 
-def _string_constants(tree: ast.Module) -> dict[str, str]:
-    """The module's names bound once in the file, at its top, to a string (`NS = "myops"`, `OP = f"{NS}::a"`)."""
-    stored: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            stored[node.id] = stored.get(node.id, 0) + 1
+def _string_constants(tree: ast.Module, once: set[str]) -> dict[str, str]:
+    """The names of `once` (`_bound_once`) that the module's top binds to a string (`NS = "myops"`, `OP =
+    f"{NS}::a"`)."""
     out: dict[str, str] = {}
     for node in tree.body:  # (in order: a constant is read from those above it)
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(target := node.targets[0], ast.Name):
-            text = _constant_text(node.value, out) if stored.get(target.id) == 1 else None
+            text = _constant_text(node.value, out) if target.id in once else None
             out.update({target.id: text} if text is not None else {})
     return out
 

@@ -6,20 +6,7 @@ op called on a CPU tensor; NotImplementedError there makes it CUDA-only."""
 
 from __future__ import annotations
 
-from porter.analysis import native_ops, python_ops
-
-DEFINED = b"""import torch
-import torch.library
-
-DEF = torch.library.Library("myops", "DEF")
-for name in "abcdef":
-    DEF.define(name + "(Tensor x) -> Tensor")
-"""
-
-
-def _cuda_only(python: bytes) -> set[str]:
-    kernels = python_ops.registered_kernels([("pkg/ops.py", DEFINED + python)])
-    return set(native_ops.cuda_only_ops([], kernels).get("myops", {}))
+from tests.kernels.test_thirty_third_read_scaffold import _cuda_only
 
 
 def test_a_library_and_its_impl_given_by_keywords_are_read() -> None:

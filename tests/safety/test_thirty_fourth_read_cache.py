@@ -7,15 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-
-def _run(tmp_path, files, target="tpu"):
-    from porter.config.settings import Settings
-    from porter.pipeline.runner import run
-
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    results = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0]
-    return {str(r.path).replace("\\", "/").rsplit("/", 1)[-1]: r for r in results}
+from tests.safety.test_thirty_second_read_cache import _pins_dep004_findings
+from tests.safety.test_thirty_third_read_cache2 import _run
 
 
 _HATCH = """[project]
@@ -136,12 +129,7 @@ def test_hatchs_override_env_vars_are_read_at_their_value(tmp_path):
 
 def _pins(tmp_path):
     """requirements-pins.txt's DEP004s (code, whether it has an edit) in a cached run."""
-    from porter.config.settings import Settings
-    from porter.pipeline.runner import run
-
-    results = run([tmp_path], Settings(target="xla"), jobs=1, cache=True, cache_dir=tmp_path / "c")[0]
-    [pins] = [r for r in results if r.path.endswith("requirements-pins.txt")]
-    return [(f.code, f.fixable) for f in pins.findings if f.code == "DEP004"]
+    return [(f.code, f.fixable) for f in _pins_dep004_findings(tmp_path)]
 
 
 def test_a_file_named_by_both_dash_r_and_dash_c_gets_a_dep004_with_no_edit(tmp_path):

@@ -6,16 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _lint(tmp_path, files, target="xla"):
-    from porter.config.settings import Settings
-    from porter.pipeline.runner import run
-
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    results = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0]
-    return {r.path.replace("\\", "/").split(str(tmp_path.name) + "/", 1)[-1]: r for r in results}
+from tests.safety.test_thirty_third_read_cache2 import _run
 
 
 def _dep004(result):
@@ -27,13 +18,14 @@ def test_a_requirements_file_named_with_both_r_and_c_still_gets_its_target_packa
     pip installs requirements.txt (`-r`) and reads it as constraints (`-c`), where it refuses the extra of
     `torch-xla[tpu]==2.9.0`. porter read it as constraints only: no DEP004 anywhere, unsaid. Now DEP004
     is reported on torch's line, with no edit, and says which file names it with `-c`."""
-    results = _lint(
+    results = _run(
         tmp_path,
         {
             "requirements.txt": "torch==2.9.0\nnumpy\n",
             "requirements-dev.txt": "-c requirements.txt\n-r requirements.txt\npytest\n",
             "m.py": "import torch\nx = torch.zeros(2).cuda()\n",
         },
+        target="xla",
     )
     [found] = _dep004(results["requirements.txt"])
     assert found.replacement is None, found
@@ -53,7 +45,7 @@ def test_a_pins_file_a_pip_command_line_names_with_c_gets_no_edit_that_pip_would
         "Makefile": "install:\n\tuv pip install -c'requirements-pins.txt' torch\n",
     }.items():
         where = tmp_path / script.replace(".", "_")
-        results = _lint(where, {script: text, "requirements-pins.txt": "torch==2.9.0\n"})
+        results = _run(where, {script: text, "requirements-pins.txt": "torch==2.9.0\n"}, target="xla")
         [found] = _dep004(results["requirements-pins.txt"])
         assert found.replacement is None, (script, found)
         line = {"Dockerfile": 5, "setup.sh": 2, "Makefile": 2}[script]
@@ -64,13 +56,14 @@ def test_a_pins_file_no_command_names_with_c_keeps_its_fix(tmp_path):
     """Guards: `-c` of `python -c`, of `conda install -c`, or of a command that is no pip install names no
     constraints file; requirements-pins.txt keeps its DEP004 fix (a pip command line installing it with `-r`
     too)."""
-    results = _lint(
+    results = _run(
         tmp_path,
         {
             "run.sh": "python -c 'import requirements-pins.txt'\nconda install -c requirements-pins.txt x\n"
             "pip install -r requirements-pins.txt\n",
             "requirements-pins.txt": "torch==2.9.0\n",
         },
+        target="xla",
     )
     [found] = _dep004(results["requirements-pins.txt"])
     assert found.replacement, found
@@ -98,7 +91,7 @@ def test_an_index_of_cuda_builds_set_in_pips_or_uvs_variable_is_reported(tmp_pat
     its `UV_*` indexes, and hatch sets an environment's `env-vars` while it installs its dependencies
     (hatch 1.18.2's `sync_dependencies` in `safe_activation`): torch comes from PyTorch's CUDA index. porter
     read the index as an option only: nothing said. Now DEP002, the CPU index for tpu."""
-    results = _lint(tmp_path, {name: text}, target="tpu")
+    results = _run(tmp_path, {name: text}, target="tpu")
     [found] = [f for f in results[name].findings if f.code == "DEP002"]
     assert found.replacement == "https://download.pytorch.org/whl/cpu", found
     assert "download.pytorch.org/whl/cu121" in found.message
@@ -106,7 +99,7 @@ def test_an_index_of_cuda_builds_set_in_pips_or_uvs_variable_is_reported(tmp_pat
 
 def test_an_index_variable_of_pypi_or_the_cpu_index_is_left_alone(tmp_path):
     """Guard: the CPU index and PyPI in the same variables give no finding."""
-    results = _lint(
+    results = _run(
         tmp_path,
         {
             "Dockerfile": "FROM python:3.11\nENV PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu\n"
@@ -137,7 +130,7 @@ def test_pixis_manifest_and_its_cuda_system_requirement_are_read(tmp_path):
     `[tool.pixi]` or a standalone pixi.toml. And pixi.toml itself was read as a config (CFG005 on the keys
     `cuda`, `pytorch-cuda`): its conda build, `+cu121` and CUDA index said nothing. Now pixi.toml is read
     as `[tool.pixi]`, and the root table's `cuda` is DEP005 (a CUDA feature's own is left alone)."""
-    results = _lint(
+    results = _run(
         tmp_path,
         {
             "pixi.toml": '[workspace]\nname = "p"\nplatforms = ["linux-64"]\n' + _PIXI,
@@ -174,7 +167,7 @@ matrix.backend.env-vars = [
 ]
 platform.linux.extra-dependencies = ["flash-attn"]
 """
-    results = _lint(tmp_path, {"pyproject.toml": text}, target="tpu")
+    results = _run(tmp_path, {"pyproject.toml": text}, target="tpu")
     found = {(f.code, f.start.line, f.replacement) for f in results["pyproject.toml"].findings}
     assert ("DEP001", 10, "+cpu") in found, found
     assert {("DEP005", 11, None), ("DEP005", 17, None)} <= found, found
@@ -190,14 +183,14 @@ def test_a_setup_cfg_legacy_specifier_is_said_with_the_setuptools_that_stop_at_i
     'cupy-cuda12x']`), 67.0.0 and 84.2.1 stop ("InvalidRequirement"). porter refuses the file, as the
     build a current pip runs does, but said "setuptools' build stops at it": untrue for a project built
     with an older one. Now the versions are said; an item no setuptools reads keeps its reason."""
-    from tests.safety.test_thirty_second_read_cache2 import _run
+    from tests.safety.test_thirty_second_read_cache2 import _run as _run_one
 
-    result = _run(
+    result = _run_one(
         tmp_path, "setup.cfg", f"[metadata]\nname = p\n[options]\ninstall_requires =\n    {item}\n    cupy-cuda12x\n"
     )
     assert result.status.value == "error", result.status
     assert "setuptools 67.0 and later stop at it (66.1 and older write it" in (result.reason or ""), result.reason
-    result = _run(
+    result = _run_one(
         tmp_path,
         "setup.cfg",
         "[metadata]\nname = p\n[options]\ninstall_requires =\n    ./local/pkg\n    cupy-cuda12x\n",

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.safety.test_thirty_third_read_stopleft import _state, _until
+
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGTSTP"), reason="no job control")
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -39,23 +41,6 @@ with WorkerSet() as workers:
                     env=dict(os.environ), log_path=work / "log", timeout=8.0, stopped_file=work / "stopped")
 print(json.dumps({"rc": r.returncode, "timed_out": r.timed_out}), flush=True)
 """
-
-
-def _state(pid: int) -> str:
-    """A process's state (`/proc/PID/stat`'s third field: T is stopped); '' once it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except (OSError, IndexError):
-        return ""
-
-
-def _until(what, limit: float = 30.0) -> bool:
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if what():
-            return True
-        time.sleep(0.02)
-    return what()
 
 
 def _end(*groups: int) -> None:

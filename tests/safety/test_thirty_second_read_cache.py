@@ -137,12 +137,16 @@ def test_a_requirements_file_named_with_dash_c_gets_no_target_package(tmp_path):
     assert _pins_dep004(tmp_path) == ["DEP004"]
 
 
-def _pins_dep004(tmp_path):
-    """The DEP004 (no target package) on `requirements-pins.txt`, in a cached run (the warm run after a
+def _pins_dep004_findings(tmp_path):
+    """The DEP004s (no target package) on `requirements-pins.txt`, in a cached run (the warm run after a
     change reads the pins anew)."""
     from porter.config.settings import Settings
     from porter.pipeline.runner import run
 
     results = run([tmp_path], Settings(target="xla"), jobs=1, cache=True, cache_dir=tmp_path / "c")[0]
     [pins] = [r for r in results if r.path.endswith("requirements-pins.txt")]
-    return [f.code for f in pins.findings if f.code == "DEP004"]
+    return [f for f in pins.findings if f.code == "DEP004"]
+
+
+def _pins_dep004(tmp_path):
+    return [f.code for f in _pins_dep004_findings(tmp_path)]

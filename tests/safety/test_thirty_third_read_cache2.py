@@ -9,13 +9,15 @@ import pytest
 
 
 def _run(tmp_path, files, target="tpu"):
+    """Each file's result, by its path under `tmp_path` (`sub/pyproject.toml`), of one run over the files."""
     from porter.config.settings import Settings
     from porter.pipeline.runner import run
 
     for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     results = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0]
-    return {str(r.path).replace("\\", "/").rsplit("/", 1)[-1]: r for r in results}
+    return {r.path.replace("\\", "/").split(str(tmp_path.name) + "/", 1)[-1]: r for r in results}
 
 
 _INTERPOLATED_FILE = {

@@ -1,11 +1,13 @@
-"""Requirements files that another requirements file of the run names with `-c`/`--constraint`.
+"""Requirements files that another requirements file of the run, or a pip command line of its Dockerfiles, shell
+scripts and Makefiles, names with `-c`/`--constraint`.
 
 pip reads such a file as constraints: they install nothing, and pip 23.2.1 refuses one with extras
 ("ERROR: Constraints cannot have extras"). So the target's packages (`torch-xla[tpu]==2.9.0`) are
 never added there (DEP004), as in a file named `constraints*.txt`, whatever the file is named
 (`-c requirements-pins.txt`). pip finds the path from the naming file's folder. An environment.yml's
 `pip:` list names one so too: conda writes the items into a requirements file in the environment
-file's folder and runs `pip install -r` on it there.
+file's folder and runs `pip install -r` on it there. A file pip may also install (named with `-r` too, or with `-c`
+by a command line whose folder porter does not follow: matched by its file name) keeps its DEP004, with no edit.
 """
 
 from __future__ import annotations
