@@ -900,6 +900,10 @@ class Recorder:
         # optimizer the turns at its build or its last step (`_hand_over`)
         self.counted_turns = 0
         self.turn_seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # per other optimizer, its steps since the counted one's last: kept per step, the most of
+        # them (`other_optimizer_steps`), as a GAN's generator stepping at each iteration while its
+        # critic (counted) steps every fifth: `--steps 3` spanned iterations 0-14, unsaid
+        self.other_steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         # the step's weights (step 1's initial ones, later the copies' rates) are read once, at the
         # first optimizer step of any in the iteration (`on_pre_step`): read at the counted one's
         # own, another's update of part of the model came first, and a faithful EMA's rates (0.186
@@ -1649,6 +1653,7 @@ class Recorder:
             return None
         self._hand_over(opt)
         if not self._counted(opt):
+            self.other_steps[opt] = self.other_steps.get(opt, 0) + 1
             counted = self.opt_ref() if self.opt_ref is not None else None
             # (before this optimizer moves any of them; after step 1, once the next iteration took a
             # loss: one stepping after the counted one in the same iteration is no iteration's first)
@@ -1779,6 +1784,7 @@ class Recorder:
             "without_grad": pre.get("without_grad"),
             "group_sizes": pre.get("group_sizes"),
             "scaler_skipped": self.scaler_skips,
+            "other_optimizer_steps": max(self.other_steps.values(), default=0),
             "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
             "since_start": self.t_last is None,
         }
@@ -1790,6 +1796,7 @@ class Recorder:
             counts.clear()
         self.pending, self.grad_pending, self.graph_pending = [], [], []
         self.scaler_skips = 0
+        self.other_steps.clear()
         self.weights_due = True
         self.t_last = now
         self.steps.append(entry)
@@ -2362,6 +2369,7 @@ class Recorder:
                     "without_grad": s["without_grad"],
                     "group_sizes": s["group_sizes"],
                     "scaler_skipped": s["scaler_skipped"],
+                    "other_optimizer_steps": s["other_optimizer_steps"],
                     "step_time_s": s["time_s"],
                     **({"collectives": s["collectives"]} if "collectives" in s else {}),
                     **(

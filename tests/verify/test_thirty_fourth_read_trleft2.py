@@ -1,0 +1,71 @@
+"""The thirty-fourth read's trace leftovers, second wave (helper `trleft2`,
+docs/reads/52-trleft2-attempts.md). The recorded test runs a real program (a subprocess, as `porter
+trace record` runs it) and checks what porter says against the program's own counts, taken without
+porter."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.deps import need
+from tests.verify.recording import compared, recorded
+
+# a GAN: the generator G (small) steps at every iteration, the critic D (larger: the counted
+# optimizer) at every fifth; the program writes, per D step, its iteration and G's steps before it
+_GAN = """\
+import json, sys
+import torch
+torch.manual_seed(0)
+G = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 6))
+D = torch.nn.Sequential(torch.nn.Linear(6, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
+og = torch.optim.Adam(G.parameters(), lr=1e-3)
+od = torch.optim.Adam(D.parameters(), lr=1e-3)
+g = torch.Generator().manual_seed(3210)
+own, g_steps = [], 0
+for i in range(20):
+    z, real = torch.randn(8, 4, generator=g), torch.randn(8, 6, generator=g)
+    dl = D(G(z).detach()).mean() - D(real).mean()
+    dl.backward()
+    if i % 5 == 4:
+        own.append([i, g_steps])
+        g_steps = 0
+        od.step()
+    od.zero_grad()
+    gl = -D(G(z)).mean()
+    og.zero_grad(); gl.backward(); og.step(); od.zero_grad()
+    g_steps += 1
+if len(sys.argv) > 1:
+    json.dump(own, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_steps_of_a_critic_stepping_every_fifth_iteration_say_the_iterations_they_span(tmp_path, monkeypatch):
+    """`--steps 3` counts the critic's steps (the most gradient elements), which come at every fifth
+    iteration: the recording spans iterations 0-14, and `trace record` said "3 step(s)", `trace
+    compare` "3 optimizer step(s)", nothing more. Each step keeps the other optimizer's steps before
+    it (the program's own count: 4, 5, 5), and both commands say the span."""
+    need("torch")
+    from porter.cli.trace import _wrote
+
+    rec, own = recorded(tmp_path, _GAN, 3, "gan")
+    m = rec.trace.manifest
+    assert [i for i, _ in own[:3]] == [4, 9, 14]
+    line = _wrote(tmp_path / "t.safetensors", 1024, m)
+    assert "another optimizer stepped 14 time(s) up to its step 3 (4, 5, 5 before each)" in line, line
+    assert [s.get("other_optimizer_steps") for s in m["steps"]] == [n for _, n in own[:3]], m["steps"]
+    res, said = compared(monkeypatch, rec.trace, rec.trace)
+    assert res.verdict == "pass", said
+    assert "reference: the 3 step(s) are the counted optimizer's; another optimizer stepped 14" in said, said
+
+
+def test_a_trace_without_the_count_or_with_another_type_says_nothing_wrong():
+    """An older porter's trace (no `other_optimizer_steps`) says nothing; a hand-edited count that
+    is no number is read as none, and a program with one optimizer says nothing."""
+    from porter.verify.iterations import iterations_spanned
+
+    assert iterations_spanned({"steps": [{"loss": 1.0}, {"loss": 0.5}]}) is None
+    assert iterations_spanned({"steps": [{"other_optimizer_steps": 0}] * 3}) is None
+    assert iterations_spanned({"steps": [{"other_optimizer_steps": "x"}, "junk"]}) is None
+    said = iterations_spanned({"steps": [{"other_optimizer_steps": 2}, {"other_optimizer_steps": "x"}]})
+    assert said is not None and "stepped 2 time(s) up to its step 2 (2, 0 before each)" in said, said
