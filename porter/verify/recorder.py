@@ -947,6 +947,9 @@ class Recorder:
         self.copy_undo: list[tuple] | None = None
         # step 1's module calls end at a skipped iteration (the next one calls the model again)
         self.calls_closed = False
+        # a module called in step 0 since the last backward: a `zero_grad` that ends an iteration
+        # (none called since its backward) may restart step 1's calls (`_calls_restarted`)
+        self.called_since_backward = False
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
@@ -1264,6 +1267,7 @@ class Recorder:
     @_held
     def on_backward_done(self, loss: torch.Tensor, before: dict | None) -> None:
         """The parameters whose gradients the backward of `loss` moved, kept on it (`_losses_reaching`)."""
+        self.called_since_backward = False
         if before is None:
             return
         with self.own_work():
@@ -1292,8 +1296,24 @@ class Recorder:
         (`zero_marks`, read by `_counted`)."""
         if self.opt_ref is None:
             self.zero_marks.append((len(self.pending), zeroed))
-        elif zeroed & self._stepped():
+        elif zeroed & (stepped := self._stepped()):
+            if any(getattr(x, "_porter_reached", stepped) & stepped for x in self.pending):
+                self._calls_restarted()
             self.pending = []
+
+    def _calls_restarted(self) -> None:
+        """Step 1's module calls begin again where a `zero_grad` throws away the counted
+        optimizer's gradients at an iteration's end (no module called since the backward): a GAN
+        whose critic (counted) steps every fifth iteration had its calls taken from iteration 0,
+        and a faithful port running the critic's forward only where it steps FAILed "first
+        diverging module at step 1: 0#2" (the reference's `D(real)` against the port's next
+        iteration's `D(G(z))`; the thirty-third read's leftover). The calls recorded are now the
+        counted step's iteration's on both sides."""
+        if self.step or self.calls_closed or self.called_since_backward:
+            return
+        self.calls, self.fed, self.unsampled_calls, self.inputs, self.made = [], [], {}, [], {}
+        self.call_counts, self.nograd_calls = Counter(), Counter()
+        self.outputs_recorded, self.calls_left, self.cut_calls = 0, 0, []
 
     def _mark_within(self, tensors) -> None:
         """Mark the earlier graphed calls' losses that the graph of `tensors` (a later graphed
@@ -1457,6 +1477,7 @@ class Recorder:
         if self.step >= 1 or self.calls_closed or self.finished or _recomputed() or self._making() or _jit_tracing():
             return
         mid = id(module)
+        self.called_since_backward = True
         pending = self.fed_pending.get(mid)
         fed = pending.pop() if pending else None
         self.modules.setdefault(mid, module)

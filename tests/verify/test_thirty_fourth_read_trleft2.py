@@ -69,3 +69,39 @@ def test_a_trace_without_the_count_or_with_another_type_says_nothing_wrong():
     assert iterations_spanned({"steps": [{"other_optimizer_steps": "x"}, "junk"]}) is None
     said = iterations_spanned({"steps": [{"other_optimizer_steps": 2}, {"other_optimizer_steps": "x"}]})
     assert said is not None and "stepped 2 time(s) up to its step 2 (2, 0 before each)" in said, said
+
+
+def _gan_losses(skip: bool, real: str = "real") -> str:
+    """The GAN writing the critic's own loss at each of its steps; `skip`: its loss (and forward)
+    taken only where it steps; `real`: what the critic's step is given as the real batch."""
+    body = _GAN.replace("own.append([i, g_steps])", "own.append([i, dl.item()])")
+    critic = "    dl = D(G(z).detach()).mean() - D(real).mean()\n    dl.backward()\n"
+    if skip:
+        body = body.replace(
+            critic + "    if i % 5 == 4:\n", "    if i % 5 == 4:\n    " + critic.replace("\n    ", "\n        ")
+        )
+    return body.replace("D(real)", f"D({real})")
+
+
+@pytest.mark.slow
+def test_a_gan_port_running_the_critic_only_where_it_steps_passes(tmp_path, monkeypatch):
+    """The reference takes the critic's loss at every iteration and throws its gradients away where
+    it does not step; the port takes it only where it steps: the same critic losses (the programs'
+    own, `assert_close`), yet FAIL both ways "first diverging module at step 1, in the port's call
+    order: <Sequential>.0#2": step 1's calls were taken from iteration 0 on, where the reference calls
+    `D(real)` and the port the next iteration's `D(G(z))`. A `zero_grad` throwing the counted
+    optimizer's gradients away at an iteration's end restarts them: PASS both ways, and a port
+    feeding its critic `real * 1.01` still FAILs."""
+    torch = need("torch")
+    ref, own = recorded(tmp_path, _gan_losses(False), 3, "every")
+    port, own_port = recorded(tmp_path, _gan_losses(True), 3, "skip")
+    assert "D(real)" in _gan_losses(True) and _gan_losses(True) != _gan_losses(False)
+    torch.testing.assert_close(torch.tensor(own_port), torch.tensor(own))
+    for a, b in ((ref.trace, port.trace), (port.trace, ref.trace)):
+        res, said = compared(monkeypatch, a, b)
+        assert res.verdict == "pass", said
+    planted, own_planted = recorded(tmp_path, _gan_losses(True, "real * 1.01"), 3, "planted")
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(torch.tensor(own_planted), torch.tensor(own))
+    res, said = compared(monkeypatch, ref.trace, planted.trace)
+    assert res.verdict == "fail", said
