@@ -105,3 +105,21 @@ def test_a_gan_port_running_the_critic_only_where_it_steps_passes(tmp_path, monk
         torch.testing.assert_close(torch.tensor(own_planted), torch.tensor(own))
     res, said = compared(monkeypatch, ref.trace, planted.trace)
     assert res.verdict == "fail", said
+
+
+@pytest.mark.slow
+def test_a_gan_reference_zeroing_its_critic_by_setting_grad_none_passes_its_port(tmp_path, monkeypatch):
+    """The reference zeroes its critic by hand (`p.grad = None` over its parameters, not
+    `od.zero_grad()`), the port by `zero_grad` and takes the critic's loss only where it steps: the
+    same critic losses, yet FAIL "the loss curves part at step 1: reference -0.711243, ported
+    -0.0486189" (five iterations' losses summed: the hand's zeroing unseen). Gradients the last
+    backward left, gone by the next call or backward, are read as a `zero_grad`: PASS both ways."""
+    torch = need("torch")
+    by_hand = _gan_losses(False).replace("od.zero_grad()", "[setattr(p, 'grad', None) for p in D.parameters()]")
+    assert "od.zero_grad" not in by_hand
+    ref, own = recorded(tmp_path, by_hand, 3, "hand")
+    port, own_port = recorded(tmp_path, _gan_losses(True), 3, "skip")
+    torch.testing.assert_close(torch.tensor(own_port), torch.tensor(own))
+    for a, b in ((ref.trace, port.trace), (port.trace, ref.trace)):
+        res, said = compared(monkeypatch, a, b)
+        assert res.verdict == "pass", said
