@@ -185,11 +185,14 @@ def _wrote(output: Path, size: int, m: dict) -> str:
     how the run stopped (from the manifest the user's run wrote). Given to a `Text` raw, rich
     dropped a CR, BEL, BS, VT or FF in them (`-o $'a\\rb.pt'` was said as `ab.pt`: twenty-fifth
     read); the console escapes the other controls."""
+    from porter.verify.iterations import iterations_spanned
+
+    spanned = iterations_spanned(m)
     return printable(
         f"wrote {output} ({size / 1024:.1f} KiB): "
         f"{m.get('steps_recorded', 0)} step(s) on {(m.get('side') or {}).get('label')}, "
         f"{len(m.get('modules', []))} module outputs, {len(m.get('ops', []))} operator "
-        f"entries; stopped: {m.get('stopped')}"
+        f"entries; stopped: {m.get('stopped')}" + (f"; {spanned}" if spanned else "")
     )
 
 

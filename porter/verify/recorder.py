@@ -900,6 +900,10 @@ class Recorder:
         # optimizer the turns at its build or its last step (`_hand_over`)
         self.counted_turns = 0
         self.turn_seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # per other optimizer, its steps since the counted one's last: kept per step, the most of
+        # them (`other_optimizer_steps`), as a GAN's generator stepping at each iteration while its
+        # critic (counted) steps every fifth: `--steps 3` spanned iterations 0-14, unsaid
+        self.other_steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         # the step's weights (step 1's initial ones, later the copies' rates) are read once, at the
         # first optimizer step of any in the iteration (`on_pre_step`): read at the counted one's
         # own, another's update of part of the model came first, and a faithful EMA's rates (0.186
@@ -943,6 +947,12 @@ class Recorder:
         self.copy_undo: list[tuple] | None = None
         # step 1's module calls end at a skipped iteration (the next one calls the model again)
         self.calls_closed = False
+        # a module called in step 0 since the last backward: a `zero_grad` that ends an iteration
+        # (none called since its backward) may restart step 1's calls (`_calls_restarted`)
+        self.called_since_backward = False
+        # the gradients the last backward left (`_grad_marks`), till a `zero_grad`: the counted
+        # optimizer's set to None since by the program's own hand (`_grads_dropped`)
+        self.grads_left: dict[int, tuple[int, int] | None] | None = None
         # modules with forward hooks of the program's own: id -> the id of the recorder's hook
         # there, kept after the program's (`hook_last`)
         self.last_hooks: dict[int, int] = {}
@@ -1194,6 +1204,7 @@ class Recorder:
 
         def backward(tensors, grad_tensors=None, *args, **kwargs):
             tensors, grad_tensors = _read_once(tensors), _read_once(grad_tensors)
+            recorder._grads_dropped()
             taken = len(recorder.pending)
             recorder.on_backward(tensors, grad_tensors, recorder.pending)
             # (the loss taken now: an optimizer stepped inside the backward, by a parameter's
@@ -1260,10 +1271,12 @@ class Recorder:
     @_held
     def on_backward_done(self, loss: torch.Tensor, before: dict | None) -> None:
         """The parameters whose gradients the backward of `loss` moved, kept on it (`_losses_reaching`)."""
+        self.called_since_backward = False
         if before is None:
             return
         with self.own_work():
             after = _grad_marks(self.optimizers)
+        self.grads_left = after
         loss._porter_reached = {i for i, m in after.items() if before.get(i, m) != m}  # type: ignore[attr-defined]
 
     def _losses_reaching(self, losses: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -1286,10 +1299,41 @@ class Recorder:
         critic's loss only where it steps FAILed "the loss curves part at step 1" (thirty-second
         read's leftover). Before the counted optimizer is chosen, where each came is kept
         (`zero_marks`, read by `_counted`)."""
+        self.grads_left = None
         if self.opt_ref is None:
             self.zero_marks.append((len(self.pending), zeroed))
-        elif zeroed & self._stepped():
+        elif zeroed & (stepped := self._stepped()):
+            if any(getattr(x, "_porter_reached", stepped) & stepped for x in self.pending):
+                self._calls_restarted()
             self.pending = []
+
+    def _grads_dropped(self) -> None:
+        """A `zero_grad` by hand (`p.grad = None` over the counted optimizer's parameters), seen
+        at the next module call or backward as gradients the last backward left now gone, read as
+        a `zero_grad` (`on_zero_grad`): unseen, a GAN reference zeroing its critic so had five
+        iterations' losses summed as the critic's step's (-0.711 for the program's -0.0486) and a
+        faithful port FAILed "the loss curves part at step 1" (the thirty-third trace2 read's
+        leftover)."""
+        left, opt = self.grads_left, self.opt_ref() if self.opt_ref is not None else None
+        if left is None or opt is None:
+            return
+        gone = {id(p) for p in _optimizer_params(opt) if left.get(id(p)) is not None and p.grad is None}
+        if gone:
+            self.on_zero_grad(gone)
+
+    def _calls_restarted(self) -> None:
+        """Step 1's module calls begin again where a `zero_grad` throws away the counted
+        optimizer's gradients at an iteration's end (no module called since the backward): a GAN
+        whose critic (counted) steps every fifth iteration had its calls taken from iteration 0,
+        and a faithful port running the critic's forward only where it steps FAILed "first
+        diverging module at step 1: 0#2" (the reference's `D(real)` against the port's next
+        iteration's `D(G(z))`; the thirty-third read's leftover). The calls recorded are now the
+        counted step's iteration's on both sides."""
+        if self.step or self.calls_closed or self.called_since_backward:
+            return
+        self.calls, self.fed, self.unsampled_calls, self.inputs, self.made = [], [], {}, [], {}
+        self.call_counts, self.nograd_calls = Counter(), Counter()
+        self.outputs_recorded, self.calls_left, self.cut_calls = 0, 0, []
 
     def _mark_within(self, tensors) -> None:
         """Mark the earlier graphed calls' losses that the graph of `tensors` (a later graphed
@@ -1453,6 +1497,9 @@ class Recorder:
         if self.step >= 1 or self.calls_closed or self.finished or _recomputed() or self._making() or _jit_tracing():
             return
         mid = id(module)
+        if not self.called_since_backward:
+            self._grads_dropped()
+        self.called_since_backward = True
         pending = self.fed_pending.get(mid)
         fed = pending.pop() if pending else None
         self.modules.setdefault(mid, module)
@@ -1649,6 +1696,7 @@ class Recorder:
             return None
         self._hand_over(opt)
         if not self._counted(opt):
+            self.other_steps[opt] = self.other_steps.get(opt, 0) + 1
             counted = self.opt_ref() if self.opt_ref is not None else None
             # (before this optimizer moves any of them; after step 1, once the next iteration took a
             # loss: one stepping after the counted one in the same iteration is no iteration's first)
@@ -1779,6 +1827,7 @@ class Recorder:
             "without_grad": pre.get("without_grad"),
             "group_sizes": pre.get("group_sizes"),
             "scaler_skipped": self.scaler_skips,
+            "other_optimizer_steps": max(self.other_steps.values(), default=0),
             "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
             "since_start": self.t_last is None,
         }
@@ -1790,6 +1839,7 @@ class Recorder:
             counts.clear()
         self.pending, self.grad_pending, self.graph_pending = [], [], []
         self.scaler_skips = 0
+        self.other_steps.clear()
         self.weights_due = True
         self.t_last = now
         self.steps.append(entry)
@@ -2362,6 +2412,7 @@ class Recorder:
                     "without_grad": s["without_grad"],
                     "group_sizes": s["group_sizes"],
                     "scaler_skipped": s["scaler_skipped"],
+                    "other_optimizer_steps": s["other_optimizer_steps"],
                     "step_time_s": s["time_s"],
                     **({"collectives": s["collectives"]} if "collectives" in s else {}),
                     **(

@@ -20,6 +20,7 @@ from porter.codemods.context import one_line
 from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.devices import TARGET_KINDS
+from porter.verify.iterations import iterations_spanned
 from porter.verify.listed import listed_pair
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
 from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, Trace, paired, unnamed_tensors
@@ -1087,12 +1088,19 @@ def _compare_one(
             f"{res.parameters['compared']} initial parameter(s) match{emu}"
         )
     res.reasons.append(tol_text)
+    res.reasons += [f"{side}: {said}" for side, said in _spans(rm, pm)]
     if floor is not None:
         res.reasons.append(noise.describe(floor))
     elif res.noise_floor is not None:
         res.reasons.append(f"noise floor not measured: {res.noise_floor.get('why')}")
     res.reasons += res.warnings
     return res
+
+
+def _spans(rm: dict, pm: dict) -> list[tuple[str, str]]:
+    """Each side's steps said as the counted optimizer's where another stepped between them
+    (`iterations_spanned`): which iterations `--steps N` covered was not said."""
+    return [(side, said) for side, m in (("reference", rm), ("port", pm)) if (said := iterations_spanned(m))]
 
 
 __all__ = ["ScriptResult", "compare_traces", "side_summary", "LOSS_TOLERANCES", "GRAD_NORM_TOLERANCES"]

@@ -281,6 +281,7 @@ _MANIFEST = {
             "without_grad": _opt(int),
             "group_sizes": _opt(_list(int)),
             "scaler_skipped": _opt(int),
+            "other_optimizer_steps": _opt(int),
         }
     ),
     "modules": _list(

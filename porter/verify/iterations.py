@@ -1,0 +1,25 @@
+"""What a trace's steps span of the program's iterations. `--steps N` counts the steps of one
+optimizer (the counted one: the most gradient elements); where another steps more often (a GAN's
+generator at each iteration, its critic every fifth), N steps span more of the program's
+iterations than N, and `trace record` and `trace compare` said only "3 step(s)" for iterations
+0-14 (the thirty-third read's leftover)."""
+
+from __future__ import annotations
+
+
+def iterations_spanned(manifest: dict) -> str | None:
+    """One sentence where another optimizer stepped between the counted one's steps (from each
+    step's `other_optimizer_steps`), else None (a trace of an older porter says nothing)."""
+    steps = [s for s in manifest.get("steps") or [] if isinstance(s, dict)]
+    between = [s.get("other_optimizer_steps") or 0 for s in steps]
+    if not any(isinstance(n, int) and n > 0 for n in between):
+        return None
+    counts = [n if isinstance(n, int) else 0 for n in between]
+    return (
+        f"the {len(steps)} step(s) are the counted optimizer's; another optimizer stepped {sum(counts)} time(s) "
+        f"up to its step {len(steps)} ({', '.join(map(str, counts))} before each): the recording spans that many "
+        f"of the program's iterations or more, not {len(steps)}"
+    )
+
+
+__all__ = ["iterations_spanned"]
