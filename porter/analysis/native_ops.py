@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
+from porter.analysis import python_ops
 from porter.analysis.build_includes import build_root, include_dirs
 from porter.core import preprocessor
 from porter.core.cpp_text import blank_comments, blanked, not_code
@@ -1447,10 +1448,7 @@ def cuda_only_and_overloaded(
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":
                 where.setdefault((ns, op), name)
-    for name, python_ns, python_op, key in python:
-        keys.setdefault((python_ns, python_op), set()).add(key)
-        if key == "CUDA":
-            where.setdefault((python_ns, python_op), name)
+    _take_python(python, keys, where, unseen)
     out: dict[str, dict[str, str]] = {}
     for (ns, op), at in where.items():
         found_keys = keys[(ns, op)] | keys.get((None, op), set())
@@ -1464,6 +1462,23 @@ def cuda_only_and_overloaded(
         if ns is not None and "." in op and op not in out.get(ns, {}):
             overloaded.setdefault(ns, set()).add(op.partition(".")[0])
     return out, overloaded
+
+
+def _take_python(
+    python: Iterable[tuple[str, str, str, str]],
+    keys: dict[tuple[str | None, str], set[str]],
+    where: dict[tuple[str, str], str],
+    unseen: set[str | None],
+) -> None:
+    """Add the Python files' kernels (`python_ops`) to `keys` and `where`; one of an op porter cannot read
+    (`f"myops::{name}"`) for another device than CUDA's leaves its namespace (or, unread too, every one) unseen."""
+    for name, python_ns, python_op, key in python:
+        if python_op == python_ops.UNREAD:
+            unseen.update([] if key in _NO_OTHER_DEVICE else [None if python_ns == python_ops.UNREAD else python_ns])
+            continue
+        keys.setdefault((python_ns, python_op), set()).add(key)
+        if key == "CUDA":
+            where.setdefault((python_ns, python_op), name)
 
 
 def source_path(name: str) -> str:

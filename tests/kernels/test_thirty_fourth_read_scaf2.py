@@ -1,0 +1,106 @@
+"""The thirty-fourth read of the registration readers (scaf2, issue 24: the scaffold and scleft forms together):
+each test failed on ebd7eb7e.
+
+torch 2.9 is the oracle (docs/reads/52-scaf2-tools/oracle5.py.txt): each form below was registered for real and its
+op called on a CPU tensor; NotImplementedError there makes it CUDA-only."""
+
+from __future__ import annotations
+
+from porter.analysis import native_ops, python_ops
+from porter.kernels import inventory
+
+DEFINED = b"""import torch
+import torch.library
+
+DEF = torch.library.Library("myops", "DEF")
+for name in "abcdef":
+    DEF.define(name + "(Tensor x) -> Tensor")
+"""
+
+
+def _cuda_only(python: bytes, ns: str = "myops") -> set[str]:
+    kernels = python_ops.registered_kernels([("pkg/ops.py", DEFINED + python)])
+    return set(native_ops.cuda_only_ops([], kernels).get(ns, {}))
+
+
+def test_an_op_porter_cannot_read_leaves_its_namespace_without_a_cuda_only_verdict() -> None:
+    # torch runs `a` on a CPU tensor in each: its CPU kernel's op is an f-string of a loop's name, `"{}::a".format(NS)`,
+    # `NS + "::a"`, `"%s::a" % NS`, a function's parameter, a walrus, a class's constant
+    forms = [
+        'for n in ("a", "b"):\n    torch.library.impl(f"myops::{n}", "cpu", lambda x: x.clone(), lib=DEF)\n',
+        'NS = "myops"\ntorch.library.impl("{}::a".format(NS), "cpu", lambda x: x.clone(), lib=DEF)\n',
+        'NS = "myops"\ntorch.library.impl(NS + "::a", "cpu", lambda x: x.clone(), lib=DEF)\n',
+        'NS = "myops"\ntorch.library.register_kernel("%s::a" % NS, "cpu", lambda x: x.clone(), lib=DEF)\n',
+        'def reg(lib, name):\n    lib.impl(name, lambda x: x.clone(), "CPU")\nreg(DEF, "a")\n',
+        'NS = "myops"\ntorch.library.impl((op := f"{NS}::a"), "cpu", lambda x: x.clone(), lib=DEF)\n',
+        'class C:\n    NS = "myops"\ntorch.library.impl(f"{C.NS}::a", "cpu", lambda x: x.clone(), lib=DEF)\n',
+        'late = "f"\nlate = "a"\nDEF.impl(late, lambda x: x.clone(), "CPU")\n',
+    ]
+    for form in forms:
+        assert _cuda_only(b'DEF.impl("a", lambda x: x.clone(), "CUDA")\n' + form.encode()) == set(), form
+    # the controls: an unread op registered for CUDA only leaves `a` CUDA-only; one spelled in another namespace
+    # (`f"other::{n}"`) leaves this one's verdicts; another object's `impl` is none of torch's
+    controls = [
+        'for n in ("a",):\n    torch.library.impl(f"myops::{n}", "cuda", lambda x: x.clone(), lib=DEF)\n',
+        'for n in ("a",):\n    torch.library.impl(f"other::{n}", "cpu", lambda x: x.clone())\n',
+        'for n in ("a",):\n    registry.impl(f"{n}", "cpu")\n',
+    ]
+    for form in controls:
+        assert _cuda_only(b'DEF.impl("a", lambda x: x.clone(), "CUDA")\n' + form.encode()) == {"a"}, form
+    # (the kernels table reads the same kernels: an unread op is no row of its own, `myops::?`)
+    python = DEFINED + forms[0].encode()
+    assert [r.op for r in inventory._python_registered([("pkg/ops.py", python)])] == []
+
+
+def test_a_library_a_name_is_bound_to_by_another_name_or_a_loop_registers_through_it() -> None:
+    # `other = cpu` / `other.impl("a", ...)` and `for lib in (cpu,): lib.impl("b", ...)`: torch runs `a`, `b` on a
+    # CPU tensor; `c` keeps its CUDA kernel only (the control)
+    python = b"""
+cpu = torch.library.Library("myops", "IMPL", "CPU")
+other = cpu
+for cuda in ("a", "b", "c"):
+    DEF.impl(cuda, lambda x: x.clone(), "CUDA")
+other.impl("a", lambda x: x.clone())
+for lib in (cpu,):
+    lib.impl("b", lambda x: x.clone())
+"""
+    assert _cuda_only(python) == {"c"}
+
+
+def test_a_loop_over_a_constant_tuple_of_op_names_is_read() -> None:
+    # `OPS = ("a", "b")` / `for op in OPS: DEF.impl(op, fn, "CPU")`: torch runs `a`, `b`; `c` stays CUDA-only
+    python = b"""
+OPS = ("a", "b")
+for cuda in ["a", "b", "c"]:
+    DEF.impl(cuda, lambda x: x.clone(), "CUDA")
+for op in OPS:
+    DEF.impl(op, lambda x: x.clone(), "CPU")
+"""
+    assert _cuda_only(python) == {"c"}
+
+
+def test_a_key_given_by_a_constant_of_a_constant_or_an_f_string_is_read() -> None:
+    # `KEY = K` (`K = "CUDA"`), `f"{DEV}"`: torch has `a`, `b` CUDA-only (they were given no verdict); `c`, given
+    # `CPU` so too, runs (the control)
+    python = b"""
+K = "CUDA"
+KEY = K
+DEV = "CUDA"
+HOST = "CPU"
+DEF.impl("a", lambda x: x.clone(), KEY)
+DEF.impl("b", lambda x: x.clone(), f"{DEV}")
+DEF.impl("c", lambda x: x.clone(), KEY)
+DEF.impl("c", lambda x: x.clone(), f"{HOST}")
+"""
+    assert _cuda_only(python) == {"a", "b"}
+
+
+def test_the_library_class_method_given_the_library_reads_its_key() -> None:
+    # `torch.library.Library.impl(DEF, "a", fn, "CUDA")`: torch has `a` CUDA-only (no verdict was given); `b` has a
+    # CPU kernel so too (the control: torch runs it)
+    python = b"""
+torch.library.Library.impl(DEF, "a", lambda x: x.clone(), "CUDA")
+DEF.impl("b", lambda x: x.clone(), "CUDA")
+torch.library.Library.impl(DEF, "b", lambda x: x.clone(), "CPU")
+"""
+    assert _cuda_only(python) == {"a"}
