@@ -185,7 +185,7 @@ def registrations_and_unread(
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
-        block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names)
+        block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names, compiled)
         nameless: list[bytes] = []  # (its calls whose op is not read)
         for one_body, one_origin, one_var in [
             (body, origin, var),
@@ -224,6 +224,7 @@ class _Reading(NamedTuple):
     head: int
     keys: _Keys
     tag_names: frozenset[bytes]
+    compiled: Callable[[int], bool | None]  # (`_compiled_at` the file)
 
 
 def _block_registrations(
@@ -242,6 +243,11 @@ def _block_registrations(
             body, body_code, at, closes, lambda word, off: _string_macro(keys, word, origin(off))
         )
         op = _OP.match(strings) if strings else None
+        # (`m.impl(` / `#ifdef WITH_X` / `"x",` / `#else` / `"d",` / `#endif`: a call compiled whose op is in a branch
+        # porter cannot decide is no op it reads; read as the first, `d`'s CPU kernel was none, and `d` said
+        # CUDA-only: thirty-fourth scaffold read's leftover, scaf2)
+        if op is not None and block.compiled(origin(max(at, end - 1))) is None is not block.compiled(origin(at)):
+            op = None
         if strings is None or op is None:
             close = closes.get(at, -1)
             arguments = _top_commas(body_code[at:close]) if close >= 0 else []

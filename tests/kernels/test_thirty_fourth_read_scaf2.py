@@ -104,3 +104,19 @@ DEF.impl("b", lambda x: x.clone(), "CUDA")
 torch.library.Library.impl(DEF, "b", lambda x: x.clone(), "CPU")
 """
     assert _cuda_only(python) == {"a"}
+
+
+def _cpp_cuda_only(cpu_body: str) -> set[str]:
+    cuda = b'#include <torch/library.h>\nTORCH_LIBRARY_IMPL(myops, CUDA, m) {\n  m.impl("d", &d_cuda);\n}\n'
+    cpu = ("#include <torch/library.h>\nTORCH_LIBRARY_IMPL(myops, CPU, m) {\n  " + cpu_body + "\n}\n").encode()
+    return set(native_ops.cuda_only_ops([("a.cu", cuda), ("b.cpp", cpu)]).get("myops", {}))
+
+
+def test_an_op_string_in_an_undecided_branch_inside_the_call_is_no_op_read() -> None:
+    # `m.impl(` / `#ifdef SOMETHING_UNSET` / `"x",` / `#else` / `"d",` / `#endif`: g++ registers `d`'s CPU kernel
+    # (the macro unset); the first string was read, and `d` said CUDA-only
+    undecided = 'm.impl(\n#ifdef SOMETHING_UNSET\n  "x",\n#else\n  "d",\n#endif\n  &d_cpu);'
+    assert _cpp_cuda_only(undecided) == set()
+    # (the controls: a branch porter decides is read as the compiler reads it)
+    assert _cpp_cuda_only('m.impl(\n#if 0\n  "d",\n#else\n  "x",\n#endif\n  &x_cpu);') == {"d"}
+    assert _cpp_cuda_only('m.impl(\n#if 1\n  "d",\n#else\n  "x",\n#endif\n  &d_cpu);') == set()
