@@ -205,6 +205,7 @@ class _FileNames:
         self.destroyed = _destroyed_bindings(tree, self.libraries)
         # (id of a function, a parameter's name) -> the library the file's calls give it (`_bind_parameters`)
         self.parameters: dict[tuple[int, str], tuple[str, str]] = {}
+        self.function_names: dict[int, str] = {}  # (id of a function -> its name)
 
     def _bind_parameters(self) -> None:
         """Bind each parameter of the file's functions that its calls give a `Library` (`def reg(lib): lib.impl("a",
@@ -225,6 +226,7 @@ class _FileNames:
             for parameter, value in _arguments_of(function[0], call):
                 library = self.library(value, call) if isinstance(value, (ast.Name, ast.Attribute)) else None
                 given.setdefault((id(function[0]), parameter), set()).add(library)
+        self.function_names = {id(f[0]): name for name, f in functions.items() if len(f) == 1}
         for (function_id, parameter), values in given.items():
             libraries = {library for library in values if library is not None}
             if len({ns for ns, _ in libraries}) == 1:
@@ -256,6 +258,17 @@ class _FileNames:
                     self._take(other, other.public() if alias.name == "*" else {alias.name: local}, node)
                 self._take_module(modules, f"{module}.{alias.name}" if module else alias.name, local, node)
         self._bind_parameters()  # (the libraries it imports too)
+        self._called_elsewhere([source for module, source in modules.sources.items() if module != name])
+
+    def _called_elsewhere(self, others: list[bytes]) -> None:
+        """Leave the key of a parameter `UNREAD` where the project's `others` files name its function: another module
+        may call it with a library this file's calls do not give (`from .ops import reg` / `reg(cpu)`, ops.py's own
+        `reg(cuda)`: read by ops.py's calls alone, `a` was said CUDA-only where torch runs it on a CPU tensor:
+        thirty-fourth read, scaf2)."""
+        for function, parameter in list(self.parameters):
+            word = re.compile(rb"\b%s\b" % re.escape(self.function_names[function].encode()))
+            if any(word.search(other) for other in others):
+                self.parameters[(function, parameter)] = (self.parameters[(function, parameter)][0], UNREAD)
 
     def _take_module(self, modules: _Modules, module: str, local: str, node: ast.AST) -> None:
         """Take a module's names as `local.name` (`from . import _lib`: `_lib.lib`)."""

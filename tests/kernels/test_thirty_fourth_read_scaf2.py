@@ -120,3 +120,22 @@ def test_an_op_string_in_an_undecided_branch_inside_the_call_is_no_op_read() -> 
     # (the controls: a branch porter decides is read as the compiler reads it)
     assert _cpp_cuda_only('m.impl(\n#if 0\n  "d",\n#else\n  "x",\n#endif\n  &x_cpu);') == {"d"}
     assert _cpp_cuda_only('m.impl(\n#if 1\n  "d",\n#else\n  "x",\n#endif\n  &d_cpu);') == set()
+
+
+def test_a_function_another_module_may_call_with_another_library_gives_no_verdict() -> None:
+    # ops.py gives `reg` a CUDA library, cpu.py (`from .ops import reg`) a CPU one: torch runs `a` on a CPU tensor
+    ops = b"""import torch
+from torch.library import Library
+DEF = Library("myops", "DEF")
+DEF.define("a(Tensor x) -> Tensor")
+cuda = Library("myops", "IMPL", "CUDA")
+def reg(lib):
+    lib.impl("a", lambda x: x.clone())
+reg(cuda)
+"""
+    cpu = b'from torch.library import Library\nfrom .ops import reg\nreg(Library("myops", "IMPL", "CPU"))\n'
+    files = [("pkg/__init__.py", b""), ("pkg/ops.py", ops), ("pkg/cpu.py", cpu)]
+    assert native_ops.cuda_only_ops([], python_ops.registered_kernels(files)).get("myops", {}) == {}
+    # (the control: no other module names `reg`: `a` has its CUDA kernel only)
+    alone = python_ops.registered_kernels([("pkg/__init__.py", b""), ("pkg/ops.py", ops)])
+    assert set(native_ops.cuda_only_ops([], alone).get("myops", {})) == {"a"}
