@@ -106,7 +106,10 @@ class _Modules:
             tree = ast.parse(self.sources[found])
         except (SyntaxError, ValueError):
             return None
-        names = self.read[found] = _FileNames(tree, found in self.packages)
+        package = found in self.packages
+        parts = found.split(".") if found else []
+        constants = _imported_constants(tree, parts if package else parts[:-1], self)
+        names = self.read[found] = _FileNames(tree, package, constants)
         names.imported(found, self)
         return names
 
@@ -149,7 +152,7 @@ class _FileNames:
     namespace, op: `a.register_kernel("cpu")` gives `ns::a` a kernel). Unread, each such form's CPU kernel was not seen
     and an op that runs on a CPU tensor was said CUDA-only (thirty-second read, pyops2)."""
 
-    def __init__(self, tree: ast.Module, package: bool = False) -> None:
+    def __init__(self, tree: ast.Module, package: bool = False, imported: dict[str, str] | None = None) -> None:
         self.package = package  # (an `__init__.py`: its relative imports start at its own folder)
         self.aliases = {
             alias.asname: alias.name
@@ -177,7 +180,7 @@ class _FileNames:
             if isinstance(node, ast.ImportFrom) and node.module == "torch.library"
             for alias in node.names
         }
-        self.constants = _string_constants(tree)
+        self.constants = _string_constants(tree, imported or {})
         self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
         self.libraries: dict[str, list[_Binding]] = {}
@@ -247,10 +250,9 @@ class _FileNames:
             if isinstance(node, ast.Import):  # (`import pkg._lib as L`: `L.lib`)
                 for alias in node.names:
                     self._take_module(modules, alias.name, alias.asname or alias.name, node)
-            if not isinstance(node, ast.ImportFrom) or (node.level > len(package) + 1):
+            module = _module_imported_from(node, package) if isinstance(node, ast.ImportFrom) else None
+            if module is None or not isinstance(node, ast.ImportFrom):
                 continue
-            base = package[: len(package) - node.level + 1] if node.level else []
-            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
             other = modules.module(module)
             for alias in node.names:
                 local = alias.asname or alias.name
@@ -526,6 +528,29 @@ def _arguments_of(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Ca
     return out + [(k.arg, k.value) for k in call.keywords if k.arg in named]
 
 
+def _module_imported_from(node: ast.ImportFrom, package: list[str]) -> str | None:
+    """The dotted module a `from ... import` names, from the importing module's `package` (None: above the
+    project)."""
+    if node.level > len(package) + 1:
+        return None
+    base = package[: len(package) - node.level + 1] if node.level else []
+    return ".".join([*base, *(node.module.split(".") if node.module else [])])
+
+
+def _imported_constants(tree: ast.Module, package: list[str], modules: _Modules) -> dict[str, str]:
+    """The string constants a module imports from the project's other modules at its top (`from .about import
+    PACKAGE_NAME`: unread, `Library(PACKAGE_NAME, "IMPL", "CPU")` was no library and `f"{PACKAGE_NAME}::a"` no op, and
+    `a` said CUDA-only where torch runs it on a CPU tensor: thirty-fourth read, scaf2: mase-triton 0.0.7)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        module = _module_imported_from(node, package) if isinstance(node, ast.ImportFrom) else None
+        other = modules.module(module) if module is not None else None
+        if other is None or not isinstance(node, ast.ImportFrom):
+            continue
+        out.update({a.asname or a.name: other.constants[a.name] for a in node.names if a.name in other.constants})
+    return out
+
+
 def _op_of_qualname(text: str) -> tuple[str, str] | None:
     return (text.partition("::")[0], text.partition("::")[2]) if "::" in text else None
 
@@ -724,13 +749,14 @@ def _literal_strs(node: ast.expr) -> list[str] | None:
     return [item for item in items if item is not None] if None not in items else None
 
 
-def _string_constants(tree: ast.Module) -> dict[str, str]:
-    """The module's names bound once in the file, at its top, to a string (`NS = "myops"`, `OP = f"{NS}::a"`)."""
+def _string_constants(tree: ast.Module, imported: dict[str, str]) -> dict[str, str]:
+    """The module's names bound once in the file, at its top, to a string (`NS = "myops"`, `OP = f"{NS}::a"`), or
+    `imported` (the constants of other modules it imports: none it binds again)."""
     stored: dict[str, int] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             stored[node.id] = stored.get(node.id, 0) + 1
-    out: dict[str, str] = {}
+    out = {name: text for name, text in imported.items() if name not in stored}
     for node in tree.body:  # (in order: a constant is read from those above it)
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(target := node.targets[0], ast.Name):
             text = _constant_text(node.value, out) if stored.get(target.id) == 1 else None

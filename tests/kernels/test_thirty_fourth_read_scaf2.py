@@ -139,3 +139,21 @@ reg(cuda)
     # (the control: no other module names `reg`: `a` has its CUDA kernel only)
     alone = python_ops.registered_kernels([("pkg/__init__.py", b""), ("pkg/ops.py", ops)])
     assert set(native_ops.cuda_only_ops([], alone).get("myops", {})) == {"a"}
+
+
+def test_a_namespace_constant_imported_from_another_module_is_read() -> None:
+    # mase-triton 0.0.7's form: `from .about import PACKAGE_NAME`, then a `Library` and an f-string op of it; torch
+    # runs `a` and `b` on a CPU tensor (docs/reads/52-scaf2-tools/imported_const.py); `c` stays CUDA-only (the control)
+    ops = b"""import torch
+from torch.library import Library
+from .about import PACKAGE_NAME
+DEF = Library("myops", "DEF")
+for name in ("a", "b", "c"):
+    DEF.define(name + "(Tensor x) -> Tensor")
+    DEF.impl(name, lambda x: x.clone(), "CUDA")
+cpu = Library(PACKAGE_NAME, "IMPL", "CPU")
+cpu.impl("a", lambda x: x.clone())
+torch.library.impl(f"{PACKAGE_NAME}::b", "cpu", lambda x: x.clone(), lib=DEF)
+"""
+    files = [("pkg/__init__.py", b""), ("pkg/about.py", b'PACKAGE_NAME = "myops"\n'), ("pkg/ops.py", ops)]
+    assert set(native_ops.cuda_only_ops([], python_ops.registered_kernels(files)).get("myops", {})) == {"c"}
