@@ -170,8 +170,9 @@ class _FileNames:
             if (m := _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(node.value)))
         )
         self.tree = tree
-        self.stood_for = _names_stood_for(tree)
-        self.rebound = _names_rebound(tree)
+        stores = _stores(tree)
+        self.stood_for = _names_stood_for(tree, stores)
+        self.rebound = _names_rebound(tree, stores)
         self.following: set[str] = set()  # (the names `_library_stood_for` is following)
         # the names `torch.library`'s functions are imported as (`from torch.library import impl`)
         self.from_library = {
@@ -569,11 +570,10 @@ def _call_assigned(node: ast.AST) -> tuple[list[str], ast.Call] | None:
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def _names_stood_for(tree: ast.AST) -> dict[str, list[ast.expr]]:
+def _names_stood_for(tree: ast.AST, stores: Counter[str]) -> dict[str, list[ast.expr]]:
     """name -> what it stands for, of each name the file binds once (no parameter, import or other binding of it):
     by `NAME = value`, or by a `for` over a literal list, tuple or set (its items) or a dict (`.items()`, `.keys()`
     or itself: its keys)."""
-    stores = _stores(tree)
     out: dict[str, list[ast.expr]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -590,10 +590,9 @@ def _names_stood_for(tree: ast.AST) -> dict[str, list[ast.expr]]:
     return {name: values for name, values in out.items() if stores[name] == 1}
 
 
-def _names_rebound(tree: ast.Module) -> dict[str, list[tuple[int, ast.expr]]]:
+def _names_rebound(tree: ast.Module, stores: Counter[str]) -> dict[str, list[tuple[int, ast.expr]]]:
     """name -> (line, value) of each binding, of each name bound more than once and only by `NAME = value` statements
-    of the module's top (`late = "f"` / `late = "g"`)."""
-    stores = _stores(tree)
+    of the module's top (`late = "f"` / `late = "g"`); `stores`: `_stores`."""
     out: dict[str, list[tuple[int, ast.expr]]] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
