@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
+from porter.analysis import python_ops
 from porter.analysis.build_includes import build_root, include_dirs
 from porter.core import preprocessor
 from porter.core.cpp_text import blank_comments, blanked, not_code
@@ -184,7 +185,7 @@ def registrations_and_unread(
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
         body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
-        block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names)
+        block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names, compiled)
         nameless: list[bytes] = []  # (its calls whose op is not read)
         for one_body, one_origin, one_var in [
             (body, origin, var),
@@ -223,6 +224,7 @@ class _Reading(NamedTuple):
     head: int
     keys: _Keys
     tag_names: frozenset[bytes]
+    compiled: Callable[[int], bool | None]  # (`_compiled_at` the file)
 
 
 def _block_registrations(
@@ -241,6 +243,11 @@ def _block_registrations(
             body, body_code, at, closes, lambda word, off: _string_macro(keys, word, origin(off))
         )
         op = _OP.match(strings) if strings else None
+        # (`m.impl(` / `#ifdef WITH_X` / `"x",` / `#else` / `"d",` / `#endif`: a call compiled whose op is in a branch
+        # porter cannot decide is no op it reads; read as the first, `d`'s CPU kernel was none, and `d` said
+        # CUDA-only: thirty-fourth scaffold read's leftover, scaf2)
+        if op is not None and block.compiled(origin(max(at, end - 1))) is None is not block.compiled(origin(at)):
+            op = None
         if strings is None or op is None:
             close = closes.get(at, -1)
             arguments = _top_commas(body_code[at:close]) if close >= 0 else []
@@ -1447,10 +1454,7 @@ def cuda_only_and_overloaded(
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":
                 where.setdefault((ns, op), name)
-    for name, python_ns, python_op, key in python:
-        keys.setdefault((python_ns, python_op), set()).add(key)
-        if key == "CUDA":
-            where.setdefault((python_ns, python_op), name)
+    _take_python(python, keys, where, unseen)
     out: dict[str, dict[str, str]] = {}
     for (ns, op), at in where.items():
         found_keys = keys[(ns, op)] | keys.get((None, op), set())
@@ -1464,6 +1468,23 @@ def cuda_only_and_overloaded(
         if ns is not None and "." in op and op not in out.get(ns, {}):
             overloaded.setdefault(ns, set()).add(op.partition(".")[0])
     return out, overloaded
+
+
+def _take_python(
+    python: Iterable[tuple[str, str, str, str]],
+    keys: dict[tuple[str | None, str], set[str]],
+    where: dict[tuple[str, str], str],
+    unseen: set[str | None],
+) -> None:
+    """Add the Python files' kernels (`python_ops`) to `keys` and `where`; one of an op porter cannot read
+    (`f"myops::{name}"`) for another device than CUDA's leaves its namespace (or, unread too, every one) unseen."""
+    for name, python_ns, python_op, key in python:
+        if python_op == python_ops.UNREAD:
+            unseen.update([] if key in _NO_OTHER_DEVICE else [None if python_ns == python_ops.UNREAD else python_ns])
+            continue
+        keys.setdefault((python_ns, python_op), set()).add(key)
+        if key == "CUDA":
+            where.setdefault((python_ns, python_op), name)
 
 
 def source_path(name: str) -> str:

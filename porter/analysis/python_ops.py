@@ -34,6 +34,11 @@ _QUALIFIED = {
     "triton_op": (-1, "device_types", "default"),
 }
 _ON_LIBRARY = (2, "dispatch_key")  # `lib.impl("op", fn, "CPU")`, `torch.library.impl(lib, "op", "CPU")`
+# `torch.library.Library.impl(lib, "op", fn, "CUDA")`, the class's method given the library: read as
+# `torch.library.impl(lib, "op", key)`, its key was `fn`, unread, and an op torch runs on CUDA only was given no
+# verdict (thirty-fourth read, scaf2)
+_ON_CLASS = (3, "dispatch_key")
+_LIBRARY_CLASS = re.compile(r"(?:(?:torch\.)?library\.)?Library")
 # a device type's name as a key (`"cuda"`, `"meta"`): the C++ reader's keys are spelled so
 _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
@@ -101,7 +106,10 @@ class _Modules:
             tree = ast.parse(self.sources[found])
         except (SyntaxError, ValueError):
             return None
-        names = self.read[found] = _FileNames(tree, found in self.packages)
+        package = found in self.packages
+        parts = found.split(".") if found else []
+        constants = _imported_constants(tree, parts if package else parts[:-1], self)
+        names = self.read[found] = _FileNames(tree, package, constants)
         names.imported(found, self)
         return names
 
@@ -144,7 +152,7 @@ class _FileNames:
     namespace, op: `a.register_kernel("cpu")` gives `ns::a` a kernel). Unread, each such form's CPU kernel was not seen
     and an op that runs on a CPU tensor was said CUDA-only (thirty-second read, pyops2)."""
 
-    def __init__(self, tree: ast.Module, package: bool = False) -> None:
+    def __init__(self, tree: ast.Module, package: bool = False, imported: dict[str, str] | None = None) -> None:
         self.package = package  # (an `__init__.py`: its relative imports start at its own folder)
         self.aliases = {
             alias.asname: alias.name
@@ -162,9 +170,21 @@ class _FileNames:
             if (m := _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(node.value)))
         )
         self.tree = tree
-        once = _bound_once(tree)
-        self.stood_for = _names_stood_for(tree, once)  # what a name bound once stands for (`values`)
-        self.constants = _string_constants(tree, once)  # those of the module's top that give a string (`text`)
+        stores = _stores(tree)
+        once = {name for name, count in stores.items() if count == 1}
+        self.stood_for = _names_stood_for(tree, stores)  # what a name bound once stands for (`values`)
+        self.rebound = _names_rebound(tree, stores)
+        self.following: set[str] = set()  # (the names `_library_stood_for` is following)
+        # the names `torch.library`'s functions are imported as (`from torch.library import impl`)
+        self.from_library = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "torch.library"
+            for alias in node.names
+        }
+        # those of the module's top that give a string (`text`): one count of bindings for both, parameters and
+        # imports too (a module constant a function's parameter shadows is no constant there: thirty-fourth read, tidy)
+        self.constants = _string_constants(tree, once, imported or {})
         self.scopes, self.classes = _innermost(tree, _SCOPES), _innermost(tree, (ast.ClassDef,))
         # name -> (its function, its class, where, (namespace, key)) of each binding of a `Library`
         self.libraries: dict[str, list[_Binding]] = {}
@@ -192,6 +212,7 @@ class _FileNames:
         self.destroyed = _destroyed_bindings(tree, self.libraries)
         # (id of a function, a parameter's name) -> the library the file's calls give it (`_bind_parameters`)
         self.parameters: dict[tuple[int, str], tuple[str, str]] = {}
+        self.function_names: dict[int, str] = {}  # (id of a function -> its name)
 
     def _bind_parameters(self) -> None:
         """Bind each parameter of the file's functions that its calls give a `Library` (`def reg(lib): lib.impl("a",
@@ -212,6 +233,7 @@ class _FileNames:
             for parameter, value in _arguments_of(function[0], call):
                 library = self.library(value, call) if isinstance(value, (ast.Name, ast.Attribute)) else None
                 given.setdefault((id(function[0]), parameter), set()).add(library)
+        self.function_names = {id(f[0]): name for name, f in functions.items() if len(f) == 1}
         for (function_id, parameter), values in given.items():
             libraries = {library for library in values if library is not None}
             if len({ns for ns, _ in libraries}) == 1:
@@ -232,10 +254,9 @@ class _FileNames:
             if isinstance(node, ast.Import):  # (`import pkg._lib as L`: `L.lib`)
                 for alias in node.names:
                     self._take_module(modules, alias.name, alias.asname or alias.name, node)
-            if not isinstance(node, ast.ImportFrom) or (node.level > len(package) + 1):
+            module = _module_imported_from(node, package) if isinstance(node, ast.ImportFrom) else None
+            if module is None or not isinstance(node, ast.ImportFrom):
                 continue
-            base = package[: len(package) - node.level + 1] if node.level else []
-            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
             other = modules.module(module)
             for alias in node.names:
                 local = alias.asname or alias.name
@@ -243,6 +264,17 @@ class _FileNames:
                     self._take(other, other.public() if alias.name == "*" else {alias.name: local}, node)
                 self._take_module(modules, f"{module}.{alias.name}" if module else alias.name, local, node)
         self._bind_parameters()  # (the libraries it imports too)
+        self._called_elsewhere([source for module, source in modules.sources.items() if module != name])
+
+    def _called_elsewhere(self, others: list[bytes]) -> None:
+        """Leave the key of a parameter `UNREAD` where the project's `others` files name its function: another module
+        may call it with a library this file's calls do not give (`from .ops import reg` / `reg(cpu)`, ops.py's own
+        `reg(cuda)`: read by ops.py's calls alone, `a` was said CUDA-only where torch runs it on a CPU tensor:
+        thirty-fourth read, scaf2)."""
+        for function, parameter in list(self.parameters):
+            word = re.compile(rb"\b%s\b" % re.escape(self.function_names[function].encode()))
+            if any(word.search(other) for other in others):
+                self.parameters[(function, parameter)] = (self.parameters[(function, parameter)][0], UNREAD)
 
     def _take_module(self, modules: _Modules, module: str, local: str, node: ast.AST) -> None:
         """Take a module's names as `local.name` (`from . import _lib`: `_lib.lib`)."""
@@ -335,7 +367,7 @@ class _FileNames:
             bound = next((b for name, b in self.libraries.items() if name.rpartition(".")[2] == owner.attr), None)
             bound = [b for b in bound or [] if b[1] is not self.tree] or bound
         if not bound:
-            return None
+            return self._library_stood_for(owner, use)
         scope, cls = self.scopes.get(id(use), self.tree), self.classes.get(id(use), self.tree)
         at = (getattr(use, "lineno", 0), getattr(use, "col_offset", 0))
         # (a class body's binding is the class's, not the module's: `lib` at the module's top after `class K: lib =
@@ -347,10 +379,35 @@ class _FileNames:
         binding = max(before, key=lambda b: b[2])
         return None if (id(binding[0]), binding[2]) in self.destroyed else binding[3]
 
+    def _library_stood_for(self, owner: ast.expr, use: ast.AST) -> tuple[str, str] | None:
+        """The `Library` a name the file binds to another's stands for (`other = lib`, `for lib in (cpu,)`): unread,
+        `other.impl("a", a_cpu)` was no kernel, and `a` said CUDA-only where torch runs it on a CPU tensor
+        (thirty-fourth read, scaf2); libraries of two keys: the key `UNREAD`."""
+        if not isinstance(owner, ast.Name) or owner.id in self.following:
+            return None
+        self.following.add(owner.id)  # (`a = b` / `b = a`)
+        values = [v for v in self.values(owner)[1:] if isinstance(v, (ast.Name, ast.Attribute))]
+        found = [self.library(value, use) for value in values]
+        self.following.discard(owner.id)
+        libraries = {library for library in found if library is not None}
+        if len(libraries) != len(set(found)) or len({ns for ns, _ in libraries}) != 1:
+            return None
+        ns, key = next(iter(libraries))
+        return (ns, key if len(libraries) == 1 else UNREAD)
+
     def values(self, node: ast.expr) -> list[ast.expr]:
         """What an argument may stand for: itself (a custom op's name), and a name's value where the file binds it
         once (`NAME = "a"`, `op = torch.ops.ns.a.default`, `for op in ("a", "b")`: each item)."""
-        return [node, *self.stood_for.get(node.id, [])] if isinstance(node, ast.Name) else [node]
+        if not isinstance(node, ast.Name):
+            return [node]
+        if node.id in self.stood_for or node.id not in self.rebound:
+            return [node, *self.stood_for.get(node.id, [])]
+        # (a name the module's top binds anew, `late = "f"` then `late = "g"`: there, the binding before it; in a
+        # function, which ran before is not read: each)
+        bound = self.rebound[node.id]
+        at_top = self.scopes.get(id(node), self.tree) is self.tree
+        before = [value for line, value in bound if line < node.lineno][-1:] if at_top else []
+        return [node, *(before or [value for _, value in bound])]
 
     def passes_on(self, node: ast.expr) -> bool:
         """Whether an argument is torch's `fallthrough_kernel`."""
@@ -362,6 +419,24 @@ class _FileNames:
         """The name a call calls, a `torch.library` function's own where the file imported it under another."""
         name = called_name(call)
         return self.aliases.get(name, name) if isinstance(call.func, ast.Name) and name is not None else name
+
+    def library_named(self, node: ast.expr) -> bool:
+        """Whether an argument is a name the file binds a `Library` to (live or not)."""
+        return ast.unparse(node) in self.libraries
+
+    def library_class(self, func: ast.expr) -> bool:
+        """Whether a call's callee is the `Library` class's own method (`torch.library.Library.impl`)."""
+        if not isinstance(func, ast.Attribute):
+            return False
+        owner = ast.unparse(func.value)
+        return _LIBRARY_CLASS.fullmatch(self.aliases.get(owner, owner)) is not None
+
+    def of_torch_library(self, call: ast.Call) -> bool:
+        """Whether a call calls `torch.library`'s own function (`torch.library.impl`, `impl` imported from it, a name
+        assigned it), not another object's method of the same name."""
+        if isinstance(call.func, ast.Name):
+            return call.func.id in self.aliases or call.func.id in self.from_library
+        return _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(call.func)) is not None
 
     def made_op(self, call: ast.Call) -> tuple[str, str] | None:
         """(namespace, op) of a `custom_op("ns::op", ...)`/`triton_op` call."""
@@ -457,6 +532,29 @@ def _arguments_of(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Ca
     return out + [(k.arg, k.value) for k in call.keywords if k.arg in named]
 
 
+def _module_imported_from(node: ast.ImportFrom, package: list[str]) -> str | None:
+    """The dotted module a `from ... import` names, from the importing module's `package` (None: above the
+    project)."""
+    if node.level > len(package) + 1:
+        return None
+    base = package[: len(package) - node.level + 1] if node.level else []
+    return ".".join([*base, *(node.module.split(".") if node.module else [])])
+
+
+def _imported_constants(tree: ast.Module, package: list[str], modules: _Modules) -> dict[str, str]:
+    """The string constants a module imports from the project's other modules at its top (`from .about import
+    PACKAGE_NAME`: unread, `Library(PACKAGE_NAME, "IMPL", "CPU")` was no library and `f"{PACKAGE_NAME}::a"` no op, and
+    `a` said CUDA-only where torch runs it on a CPU tensor: thirty-fourth read, scaf2: mase-triton 0.0.7)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        module = _module_imported_from(node, package) if isinstance(node, ast.ImportFrom) else None
+        other = modules.module(module) if module is not None else None
+        if other is None or not isinstance(node, ast.ImportFrom):
+            continue
+        out.update({a.asname or a.name: other.constants[a.name] for a in node.names if a.name in other.constants})
+    return out
+
+
 def _op_of_qualname(text: str) -> tuple[str, str] | None:
     return (text.partition("::")[0], text.partition("::")[2]) if "::" in text else None
 
@@ -475,9 +573,38 @@ def _call_assigned(node: ast.AST) -> tuple[list[str], ast.Call] | None:
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def _bound_once(tree: ast.AST) -> set[str]:
-    """The names the file binds once: no parameter, import, `del` or other binding of the name anywhere in it (a
-    module constant that a function's parameter shadows is no constant there)."""
+def _names_stood_for(tree: ast.AST, stores: Counter[str]) -> dict[str, list[ast.expr]]:
+    """name -> what it stands for, of each name the file binds once (no parameter, import or other binding of it):
+    by `NAME = value`, or by a `for` over a literal list, tuple or set (its items) or a dict (`.items()`, `.keys()`
+    or itself: its keys)."""
+    out: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = [node.value]
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            target = node.target.elts[0] if isinstance(node.target, ast.Tuple) and node.target.elts else node.target
+            # (`OPS = ("a", "b")` / `for op in OPS:`: unread, the CPU kernels were lost: thirty-fourth read, scaf2)
+            it = node.iter
+            it = out[it.id][0] if isinstance(it, ast.Name) and stores[it.id] == 1 and it.id in out else it
+            items = _loop_items(it, isinstance(node.target, ast.Tuple))
+            if isinstance(target, ast.Name) and items is not None:
+                out[target.id] = items
+    return {name: values for name, values in out.items() if stores[name] == 1}
+
+
+def _names_rebound(tree: ast.Module, stores: Counter[str]) -> dict[str, list[tuple[int, ast.expr]]]:
+    """name -> (line, value) of each binding, of each name bound more than once and only by `NAME = value` statements
+    of the module's top (`late = "f"` / `late = "g"`); `stores`: `_stores`."""
+    out: dict[str, list[tuple[int, ast.expr]]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
+    return {name: bound for name, bound in out.items() if len(bound) == stores[name] > 1}
+
+
+def _stores(tree: ast.AST) -> Counter[str]:
+    """How many times the file binds (or deletes) each name: stores, parameters, imports."""
     stores = Counter(
         n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
     )
@@ -488,22 +615,7 @@ def _bound_once(tree: ast.AST) -> set[str]:
         if isinstance(n, (ast.Import, ast.ImportFrom))
         for a in n.names
     )
-    return {name for name, count in stores.items() if count == 1}
-
-
-def _names_stood_for(tree: ast.AST, once: set[str]) -> dict[str, list[ast.expr]]:
-    """name -> what it stands for, of each name of `once` (`_bound_once`): by `NAME = value`, or by a `for` over a
-    literal list, tuple or set (its items) or a dict (`.items()`, `.keys()` or itself: its keys)."""
-    out: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            out[node.targets[0].id] = [node.value]
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            target = node.target.elts[0] if isinstance(node.target, ast.Tuple) and node.target.elts else node.target
-            items = _loop_items(node.iter, isinstance(node.target, ast.Tuple))
-            if isinstance(target, ast.Name) and items is not None:
-                out[target.id] = items
-    return {name: values for name, values in out.items() if name in once}
+    return stores
 
 
 def _loop_items(it: ast.expr, pairs: bool) -> list[ast.expr] | None:
@@ -534,10 +646,12 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
     name = names.callee(call)
     args = _in_positions(call, _PARAMETERS.get(name or "", ()))
     if name in _QUALIFIED and args:  # (a name and the value it stands for may both read as one op: once each)
+        ops = names.values(args[0])
         yield from dict.fromkeys(
             kernel
-            for op in names.values(args[0])
+            for op in ops
             for kernel in _kernels_of_op(call, names, name or "", [op, *args[1:]])
+            if not (op is ops[0] and len(ops) > 1 and kernel[1] == UNREAD)  # (a name read by its values)
         )
 
 
@@ -553,12 +667,13 @@ def _kernels_of_op(
     if name == "impl" and library is not None:  # `lib.impl("op" | "ns::op" | torch.ops.ns.op.default, fn, key)`
         ns, key = library
         found = (ns, first) if first is not None and "::" not in first else names.op_of(args[0])
-        where = (*_ON_LIBRARY, key)
+        found, where = found or (ns, UNREAD), (*_ON_LIBRARY, key)
     elif name == "register_kernel" and owner in names.custom_ops:
         found, where = names.custom_ops[owner], _ON_OP
     elif name == "impl" and on_library is not None:
         ns, key = on_library
-        found, where = (ns, names.text(call.args[1]) or ""), (*_ON_LIBRARY, key)
+        at = _ON_CLASS if names.library_class(call.func) else _ON_LIBRARY
+        found, where = (ns, names.text(call.args[1]) or UNREAD), (*at, key)
     elif name == "impl" and owner is not None and first is not None and "::" not in first and names.unbound:
         # (a `Library` porter cannot follow to its name: `LIBS[0].impl("a", fn)`: a kernel of a key it cannot read;
         # none of one made there and dropped)
@@ -568,11 +683,30 @@ def _kernels_of_op(
         return
     else:
         found, where = names.op_of(args[0]), _QUALIFIED[name]
+        # (`torch.library.impl(lib, "a", "CPU")` of a library torch destroys registers nothing)
+        if found is None and name in _REGISTERS and names.of_torch_library(call) and not names.library_named(args[0]):
+            found = (_namespace_spelled(args[0]) or UNREAD, UNREAD)
     if found is None:
         return
     ns, op = found[0], found[1].strip().removesuffix(".default")
-    if _OP.fullmatch(op):
+    if _OP.fullmatch(op) or op == UNREAD:
         yield from ((ns.strip(), op, key) for key in _given_keys(call, where, names))
+
+
+# the `torch.library` functions that give an op that exists (one `define`d, or C++'s) a kernel: one whose op porter
+# cannot read (`f"ns::{name}"` of a loop's name, `"{}::a".format(NS)`, a function's parameter) is a kernel of op
+# `UNREAD`, so that no op of its namespace (of any, where that is unread too) is said CUDA-only on a guess; read as
+# none, the op's CPU kernel was lost and the op said CUDA-only where torch runs it on a CPU tensor (thirty-fourth
+# read, scaf2)
+_REGISTERS = ("impl", "register_kernel")
+
+
+def _namespace_spelled(node: ast.expr) -> str | None:
+    """The namespace an op's name spells before anything porter cannot read (`f"myops::{name}"`)."""
+    head = node.values[0] if isinstance(node, ast.JoinedStr) and node.values else node
+    head = head.left if isinstance(head, ast.BinOp) and isinstance(head.op, ast.Add) else head
+    text = _literal_str(head) if head is not node else None
+    return text.partition("::")[0] if text and "::" in text else None
 
 
 def _in_positions(call: ast.Call, parameters: tuple[str, ...]) -> list[ast.expr]:
@@ -599,8 +733,8 @@ def _given_keys(call: ast.Call, where: tuple[int, str, str | None], names: _File
     if given is None or (isinstance(given, ast.Constant) and given.value in (None, "")):
         return [default] if default is not None else [UNREAD]
     items = given.elts if isinstance(given, (ast.Tuple, ast.List, ast.Set)) else [given]
-    keys = [[key for value in names.values(item) if (key := _literal_str(value))] or [UNREAD] for item in items]
-    return [_KEY_OF_DEVICE.get(key, key) for each in keys for key in each]
+    keys = [[key for value in names.values(item) if (key := names.text(value))] or [UNREAD] for item in items]
+    return list(dict.fromkeys(_KEY_OF_DEVICE.get(key, key) for each in keys for key in each))
 
 
 def _listed_all(tree: ast.Module) -> list[str] | None:
@@ -617,10 +751,10 @@ def _literal_strs(node: ast.expr) -> list[str] | None:
     return [item for item in items if item is not None] if None not in items else None
 
 
-def _string_constants(tree: ast.Module, once: set[str]) -> dict[str, str]:
-    """The names of `once` (`_bound_once`) that the module's top binds to a string (`NS = "myops"`, `OP =
-    f"{NS}::a"`)."""
-    out: dict[str, str] = {}
+def _string_constants(tree: ast.Module, once: set[str], imported: dict[str, str]) -> dict[str, str]:
+    """The names of `once` (bound once in the file) that the module's top binds to a string (`NS = "myops"`, `OP =
+    f"{NS}::a"`), or `imported` (the constants of other modules it imports, bound by that import alone)."""
+    out = {name: text for name, text in imported.items() if name in once}
     for node in tree.body:  # (in order: a constant is read from those above it)
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(target := node.targets[0], ast.Name):
             text = _constant_text(node.value, out) if target.id in once else None
