@@ -166,10 +166,85 @@ def test_a_port_walking_its_list_and_applying_its_head_by_a_function_passes(tmp_
     ref, own_ref = recorded(tmp_path, _walked("Sequential", "m(x)"), 3, "seq")
     port, own = recorded(tmp_path, _walked("ModuleList", head), 3, "listed")
     torch.testing.assert_close(torch.tensor(own), torch.tensor(own_ref))
-    for a, b in ((ref, port), (port, ref)):
-        res, reasons = compared(monkeypatch, a.trace, b.trace)
-        assert res.verdict == "pass", reasons
-        assert "parameters applied by a function" in reasons, reasons
+    res, reasons = compared(monkeypatch, ref.trace, port.trace)
+    said = "(first: 2): never called in the port, its parameters applied by a function"
+    assert res.verdict == "pass" and said in reasons, reasons
+    res, reasons = compared(monkeypatch, port.trace, ref.trace)
+    assert res.verdict == "pass" and "only the port recorded, not compared: 2, (model)" in reasons, reasons
     bad, _ = recorded(tmp_path, _walked("ModuleList", head, "2e-2"), 3, "listedbad")
     res, reasons = compared(monkeypatch, ref.trace, bad.trace)
     assert res.verdict == "fail" and "learning rate" in reasons, reasons
+
+
+def _headed_trace(path, label: str, modules: tuple, groups: list, without_grad: int):
+    """A two-step trace of a model with modules `modules` (each a Linear with one output), its
+    parameters `fc.weight` and `head.weight`, stepped in `groups`."""
+    import torch
+
+    from porter.verify.tracefile import read_trace, write_trace
+
+    act, w = torch.linspace(-1, 1, 32), torch.linspace(0, 1, 16)
+
+    def stats(x):
+        zero = torch.tensor(0.0)
+        return torch.stack([x.mean(), x.std(unbiased=False), x.min(), x.max(), x.abs().max(), x.norm(), zero, zero])
+
+    tensors = {
+        "steps.loss": torch.tensor([2.0, 1.5], dtype=torch.float64),
+        **{f"{k}.stats": stats(act).double() for k in modules},
+        **{f"{k}.sample": act.clone() for k in modules},
+        **{f"{n}.stats": stats(w).double() for n in ("fc.weight", "head.weight")},
+        **{f"{n}.sample": w.clone() for n in ("fc.weight", "head.weight")},
+        "steps.grad_norm": torch.ones(2, dtype=torch.float64),
+    }
+    kind = "xla" if label.startswith("xla") else "cpu"
+    step = {"backward_calls": 1, "grad_norm": 1.0, "lr": [1e-3], "step_time_s": 0.01, "without_grad": without_grad}
+    out = {"shape": [32], "dtype": "float32"}
+    param = {"shape": [16], "dtype": "float32"}
+    manifest = {
+        "side": {"label": label, "kind": kind, "hardware": False, "emulated": kind == "xla", "versions": {}},
+        "devices": {"parameters": {kind: 1}, "losses": [kind]},
+        "host": {"hostname": "h"},
+        "command": ["python", "train.py"],
+        "stopped": "steps reached",
+        "steps_recorded": 2,
+        "steps": [{**step, "step": i + 1, "loss": x, "backward_losses": [x]} for i, x in enumerate([2.0, 1.5])],
+        "modules": [
+            {"key": k, "type": "Linear", "outputs": [{**out, "stats": f"{k}.stats", "sample": f"{k}.sample"}]}
+            for k in modules
+        ],
+        "parameters": [
+            {**param, "name": n, "stats": f"{n}.stats", "sample": f"{n}.sample"} for n in ("fc.weight", "head.weight")
+        ],
+        "param_groups": groups,
+        "tied": [],
+        "ops": [],
+        "precision": {"regime": "float32"},
+        "perf": {"step_times_s": []},
+        "error": None,
+    }
+    return read_trace(write_trace(path, manifest, tensors))
+
+
+def test_a_module_whose_weights_the_port_applies_by_a_function_is_not_compared_said(tmp_path):
+    """A reference's module (`head`) the port never calls, doing its work by a function on its
+    weights (`F.linear(h, m.head.weight)`): it FAILed "head: not called on the ported side"
+    though the losses agree. Where the port holds and steps every parameter of it, each with a
+    gradient, its output is not compared, said; a port leaving a parameter without a gradient,
+    or not stepping it, still FAILs there."""
+    need("torch")
+    need("safetensors")
+    from porter.verify.tracecmp import compare_traces
+
+    both = [["fc.weight", "head.weight"]]
+    ref = _headed_trace(tmp_path / "r.safetensors", "cpu (reference; CUDA shim)", ("fc", "head"), both, 0)
+    port = _headed_trace(tmp_path / "p.safetensors", "xla (CPU PJRT, emulated)", ("fc",), both, 0)
+    res = compare_traces(ref, port)
+    row = next(m for m in res.modules if m["module"] == "head")
+    assert res.verdict == "pass" and not row["compared"] and row.get("weights_applied"), (res.reasons, row)
+    assert any("(first: head): never called in the port, its parameters applied" in w for w in res.warnings)
+    for groups, without in ((both, 1), ([["fc.weight"]], 0)):
+        port = _headed_trace(tmp_path / "q.safetensors", "xla (CPU PJRT, emulated)", ("fc",), groups, without)
+        res = compare_traces(ref, port)
+        row = next(m for m in res.modules if m["module"] == "head")
+        assert res.verdict == "fail" and row["problem"] == "not called on the ported side", (groups, without, row)
