@@ -1886,8 +1886,8 @@ class Recorder:
         parameters or some stepped parameters lie outside them (`_smallest_holder`): the layers a
         port calls one by one are named as the reference's container names them. Said in the
         manifest (`model_uncalled`): the container's own output is recorded on one side only."""
-        owners = [r for r in roots if any(id(p) in stepped for p in r.parameters())]
-        loose = stepped - {id(p) for r in owners for p in r.parameters()}
+        owners = [r for r in roots if self._own_and_given(r) & stepped]
+        loose = stepped - {i for r in owners for i in self._own_and_given(r)}
         if owners and (len(owners) > 1 or loose) and not self.holder_sought:
             self.holder_sought = True
             with self.own_work():
@@ -1900,6 +1900,15 @@ class Recorder:
             return roots
         inside = {id(c) for c in holder.modules()}
         return [holder] + [r for r in roots if id(r) not in inside]
+
+    def _own_and_given(self, root: torch.nn.Module) -> set[int]:
+        """The ids of `root`'s parameters and of the tensors its first `functional_call` gave it
+        (`given_params`): a port walking its `ModuleList` by hand, each layer called by
+        `functional_call(m[i], params_i, ...)` on tensors it trains, had no root holding a stepped
+        parameter, so no list was sought, and FAILed "parameters on one side only: reference
+        ['0.weight', ...], ported ['weight', ..., '<Linear>.weight']" (thirty-fourth trace2 read)."""
+        given = (ref() for ref in self.given_params.get(id(root), {}).values())
+        return {id(p) for p in root.parameters()} | {id(t) for t in given if t is not None}
 
     def _uncalled_copies(self, model: torch.nn.Module, stepped: set[int]) -> int:
         """Modules alive at step 1's end that hold parameters of the model's shapes, that step 1

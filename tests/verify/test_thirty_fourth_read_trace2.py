@@ -248,3 +248,47 @@ def test_a_module_whose_weights_the_port_applies_by_a_function_is_not_compared_s
         res = compare_traces(ref, port)
         row = next(m for m in res.modules if m["module"] == "head")
         assert res.verdict == "fail" and row["problem"] == "not called on the ported side", (groups, without, row)
+
+
+LAYER_BY_LAYER = """\
+import json, sys, torch
+torch.manual_seed(0)
+m = torch.nn.ModuleList([torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3)])
+params = {k: v.detach().clone().requires_grad_() for k, v in m.named_parameters()}
+def own(i):
+    return {k.split(".", 1)[1]: v for k, v in params.items() if k.startswith(f"{i}.")}
+opt = torch.optim.Adam(params.values(), lr=1e-2)
+g = torch.Generator().manual_seed(3202)
+out = []
+for i in range(3):
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    h = x
+    for j, layer in enumerate(m):
+        h = torch.func.functional_call(layer, own(j), (h,))
+    loss = ((h - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    out.append([loss.item()])
+    opt.step()
+if len(sys.argv) > 1: json.dump(out, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_list_walked_layer_by_layer_through_functional_call_passes(tmp_path, monkeypatch):
+    """A port walking its `ModuleList` by hand, each layer called by `torch.func.functional_call`
+    on tensors the port trains: no root held a stepped parameter (the given tensors are not the
+    layers' own), so the list was not sought, and the pair FAILed "parameters on one side only:
+    reference ['0.weight', ..., '2.bias'], ported ['weight', 'bias', '<Linear>.weight', ...]"
+    against the reference calling the `Sequential` of the same layers, the same losses."""
+    need("torch")
+    need("safetensors")
+    import torch
+
+    from tests.verify.recording import compared, recorded
+
+    ref, own_ref = recorded(tmp_path, _walked("Sequential", "m(x)"), 3, "seq")
+    port, own = recorded(tmp_path, LAYER_BY_LAYER, 3, "functional")
+    torch.testing.assert_close(torch.tensor(own), torch.tensor(own_ref))
+    for a, b in ((ref, port), (port, ref)):
+        res, reasons = compared(monkeypatch, a.trace, b.trace)
+        assert res.verdict == "pass", reasons
