@@ -141,7 +141,7 @@ if len(sys.argv) > 1: json.dump(own, open(sys.argv[1], "w"))
 """
 
 
-def _walked(model: str, call: str, lr: str = "1e-2") -> str:
+def _walked_program(model: str, call: str, lr: str = "1e-2") -> str:
     args = ("(", ")") if model == "Sequential" else ("([", "])")
     body = WALKED.replace("MODEL(", model + args[0]).replace("ARGS)", args[1])
     return body.replace("CALL", call).replace("LR", lr)
@@ -163,15 +163,15 @@ def test_a_port_walking_its_list_and_applying_its_head_by_a_function_passes(tmp_
     from tests.verify.recording import compared, recorded
 
     head = "torch.nn.functional.linear(m[1](m[0](x)), m[2].weight, m[2].bias)"
-    ref, own_ref = recorded(tmp_path, _walked("Sequential", "m(x)"), 3, "seq")
-    port, own = recorded(tmp_path, _walked("ModuleList", head), 3, "listed")
+    ref, own_ref = recorded(tmp_path, _walked_program("Sequential", "m(x)"), 3, "seq")
+    port, own = recorded(tmp_path, _walked_program("ModuleList", head), 3, "listed")
     torch.testing.assert_close(torch.tensor(own), torch.tensor(own_ref))
     res, reasons = compared(monkeypatch, ref.trace, port.trace)
     said = "(first: 2): never called in the port, its parameters applied by a function"
     assert res.verdict == "pass" and said in reasons, reasons
     res, reasons = compared(monkeypatch, port.trace, ref.trace)
     assert res.verdict == "pass" and "only the port recorded, not compared: 2, (model)" in reasons, reasons
-    bad, _ = recorded(tmp_path, _walked("ModuleList", head, "2e-2"), 3, "listedbad")
+    bad, _ = recorded(tmp_path, _walked_program("ModuleList", head, "2e-2"), 3, "listedbad")
     res, reasons = compared(monkeypatch, ref.trace, bad.trace)
     assert res.verdict == "fail" and "learning rate" in reasons, reasons
 
@@ -286,7 +286,7 @@ def test_a_list_walked_layer_by_layer_through_functional_call_passes(tmp_path, m
 
     from tests.verify.recording import compared, recorded
 
-    ref, own_ref = recorded(tmp_path, _walked("Sequential", "m(x)"), 3, "seq")
+    ref, own_ref = recorded(tmp_path, _walked_program("Sequential", "m(x)"), 3, "seq")
     port, own = recorded(tmp_path, LAYER_BY_LAYER, 3, "functional")
     torch.testing.assert_close(torch.tensor(own), torch.tensor(own_ref))
     for a, b in ((ref, port), (port, ref)):
