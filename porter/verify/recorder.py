@@ -967,12 +967,20 @@ class Recorder:
         # sought once, where two roots or more hold them
         self.holder: weakref.ref | None = None
         self.holder_sought = False
+        # the gradients' norms of the optimizers a backward steps (each parameter's own, stepped by
+        # its post-accumulate-grad hook), and the counted step it took: one step's norm (`_fused_norm`)
+        self.fused_norms: list[torch.Tensor] = []
+        self.fused_entry: dict | None = None
+        self.stop_due = False  # the last step was taken inside a backward: StopRun when it returns
         # each module's parameters by name as its first `functional_call` gave them, weakly (`_wrap_functional_call`)
         self.given_params: dict[int, dict[str, weakref.ref]] = {}
         # else a `ModuleList` / `ModuleDict` holding them (`_walked_list`), and the names its
         # naming gives the roots' prefixes (`_listed_prefixes`)
         self.listed: weakref.ref | None = None
         self.listed_prefixes: dict[str, str] = {}
+        # the stepped parameters no root holds (`<optimizer>.paramN`) -> their names in that list
+        # (`_first_step_params`): a head the port applies by `F.linear(h, m[2].weight, ...)`
+        self.listed_loose: dict[str, str] = {}
         self.rooted_prefixes: dict[str, str] = {}  # the other way round, where a holder is named (`_rooted_prefixes`)
         # whether the holder was named the model, taken when the names are: read from the weak
         # reference at the end, it was False where the script's globals went with the script (no
@@ -1211,9 +1219,14 @@ class Recorder:
             # post-accumulate-grad hook, empties `pending` before the backward returns)
             loss = recorder.pending[-1] if len(recorder.pending) > taken else None
             marks = recorder.gradient_marks() if loss is not None else None
+            outer = torch._C._current_graph_task_id() == -1
+            if outer:
+                recorder.fused_norms, recorder.fused_entry = [], None
             out = recorder._orig_backward(tensors, grad_tensors, *args, **kwargs)
             if marks is not None:
                 recorder.on_backward_done(loss, marks)
+            if outer:
+                recorder.on_backward_returned()
             return out
 
         def grad(outputs, *args, **kwargs):
@@ -1694,6 +1707,11 @@ class Recorder:
     def on_pre_step(self, opt, args, kwargs) -> tuple | None:
         if self.finished:
             return None
+        if torch._C._current_graph_task_id() != -1:
+            self._fused_norm(opt)
+        elif self.stop_due:  # (a backward porter's wrapper did not run: `torch.autograd.backward`'s)
+            self._settle()
+            raise StopRun()
         self._hand_over(opt)
         if not self._counted(opt):
             self.other_steps[opt] = self.other_steps.get(opt, 0) + 1
@@ -1851,7 +1869,33 @@ class Recorder:
         else:
             with self.own_work():
                 self._name_added_groups(opt)
-        if self.step >= self.steps_wanted:
+        if torch._C._current_graph_task_id() != -1:
+            self.fused_entry = entry
+            self.stop_due = self.step >= self.steps_wanted
+        elif self.step >= self.steps_wanted:
+            self._settle()
+            raise StopRun()
+
+    def _fused_norm(self, opt) -> None:
+        """Keep the norms of the gradients `opt` steps inside a running backward."""
+        with self.own_work():
+            grads = [v for g in opt.param_groups for p in g["params"] if (v := self._norm_values(p.grad)) is not None]
+            self.fused_norms += [_grad_norm(g) for g in grads]
+
+    @_held
+    def on_backward_returned(self) -> None:
+        """After a backward that stepped the counted optimizer inside it: the step's gradient norm is
+        that of every optimizer the backward stepped. PyTorch's recipe for fusing the step into the
+        backward (one optimizer a parameter, stepped by its post-accumulate-grad hook) counted the
+        largest parameter's optimizer alone, and against one optimizer over the model, the same
+        updates, FAILed "the gradient norm differs at step 1: reference 1.07567, ported 0.342461"
+        (thirty-fourth read). The last step's StopRun waits for the backward to end."""
+        entry, norms = self.fused_entry, self.fused_norms
+        self.fused_entry, self.fused_norms = None, []
+        if entry is not None and norms:
+            with self.own_work():
+                entry["grad_norm"] = torch.linalg.vector_norm(torch.stack(norms))
+        if self.stop_due:
             self._settle()
             raise StopRun()
 
@@ -1892,8 +1936,8 @@ class Recorder:
         parameters or some stepped parameters lie outside them (`_smallest_holder`): the layers a
         port calls one by one are named as the reference's container names them. Said in the
         manifest (`model_uncalled`): the container's own output is recorded on one side only."""
-        owners = [r for r in roots if any(id(p) in stepped for p in r.parameters())]
-        loose = stepped - {id(p) for r in owners for p in r.parameters()}
+        owners = [r for r in roots if self._own_and_given(r) & stepped]
+        loose = stepped - {i for r in owners for i in self._own_and_given(r)}
         if owners and (len(owners) > 1 or loose) and not self.holder_sought:
             self.holder_sought = True
             with self.own_work():
@@ -1906,6 +1950,15 @@ class Recorder:
             return roots
         inside = {id(c) for c in holder.modules()}
         return [holder] + [r for r in roots if id(r) not in inside]
+
+    def _own_and_given(self, root: torch.nn.Module) -> set[int]:
+        """The ids of `root`'s parameters and of the tensors its first `functional_call` gave it
+        (`given_params`): a port walking its `ModuleList` by hand, each layer called by
+        `functional_call(m[i], params_i, ...)` on tensors it trains, had no root holding a stepped
+        parameter, so no list was sought, and FAILed "parameters on one side only: reference
+        ['0.weight', ...], ported ['weight', ..., '<Linear>.weight']" (thirty-fourth trace2 read)."""
+        given = (ref() for ref in self.given_params.get(id(root), {}).values())
+        return {id(p) for p in root.parameters()} | {id(t) for t in given if t is not None}
 
     def _uncalled_copies(self, model: torch.nn.Module, stepped: set[int]) -> int:
         """Modules alive at step 1's end that hold parameters of the model's shapes, that step 1
@@ -1991,6 +2044,8 @@ class Recorder:
                 full = (f"{prefix}.{full}" if prefix and full else prefix or full) or "(model)"
                 self.names.setdefault(id(m), full)
         self.listed_prefixes = self.listed_prefixes or self._listed_prefixes(roots)
+        if self.listed_prefixes:
+            self.listed_prefixes.update(self.listed_loose)
         self.rooted_prefixes = self.rooted_prefixes or self._rooted_prefixes(roots)
         self.model_uncalled = self.model_uncalled or (self.holder is not None and self.holder() is not None)
 
@@ -2026,6 +2081,19 @@ class Recorder:
         again = dict(zip(map(id, beside), _root_prefixes([listed, *beside])[1:]))
         moved = ((old, inside.get(id(r)) or again[id(r)]) for r, old in zip(roots, _root_prefixes(roots)))
         return {old: new for old, new in moved if old != new}
+
+    def _listed_names(self) -> dict[int, str]:
+        """The parameters of the `ModuleList` holding the stepped roots (`self.listed`) by id ->
+        their names in it; {} where none is held. A port walking its list by hand and applying
+        its head's weights by a function (`F.linear(h, m[2].weight, m[2].bias)`) had them named
+        `<optimizer>.param0` in the list's naming too, and FAILed "parameters on one side only"
+        against a reference calling the `Sequential` of the same layers (`2.weight`)."""
+        from porter.verify.capture import normalize_name
+
+        listed = self.listed() if self.listed is not None else None
+        if listed is None:
+            return {}
+        return {id(p): normalize_name(n) for n, p in listed.named_parameters(remove_duplicate=False)}
 
     def _model_parameters(self) -> tuple[dict[int, list[str]], dict[int, torch.Tensor]]:
         """The models' parameters by id: their names, and themselves."""
@@ -2069,11 +2137,14 @@ class Recorder:
         named, objs = self._model_parameters()
         # parameters the optimizer updates that no seen module owns
         k = 0
+        listed = self._listed_names()
         for g in opt.param_groups:
             for p in g["params"]:
                 if id(p) not in named:
                     named[id(p)] = [f"<optimizer>.param{k}"]
                     objs[id(p)] = p
+                    if id(p) in listed:
+                        self.listed_loose[f"<optimizer>.param{k}"] = listed[id(p)]
                     k += 1
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
         self.param_groups = _group_names(opt, named, self.max_params)

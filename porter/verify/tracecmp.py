@@ -535,7 +535,7 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
         "compared": True,
     }
     if pm is None:
-        _uncalled(row, m, port)
+        _uncalled(row, m, ref, port)
     else:
         row["ported_type"] = pm.get("type")
         uncompared = _uncompared_call(m, pm)
@@ -605,15 +605,49 @@ def _layers_called(key: str, port: Trace) -> bool:
     return any(isinstance(k, str) and k.startswith(name + ".") and k.endswith(call) for k in inside)
 
 
-def _uncalled(row: dict, m: dict, port: Trace) -> None:
+# a reference's module the port never calls, its work done by a function on its weights
+WEIGHTS_APPLIED = (
+    "never called in the port, its parameters applied by a function (F.linear on its weights, a fused "
+    "loss), each with a gradient at step 1: its output not made there; the loss, the gradient norm and "
+    "the weights compared"
+)
+
+
+def _weights_applied(key: str, ref: Trace, port: Trace) -> bool:
+    """Whether the port holds and steps every parameter of the reference's module `key` by its
+    name, and every parameter it steps had a gradient at step 1: a port applying a head's weights by
+    `F.linear(h, m.head.weight, m.head.bias)` (a fused linear cross-entropy) never makes the
+    head's output, and FAILed "head: not called on the ported side", the same losses, gradient
+    norms and weights (thirty-fourth read). A module it drops (its parameters left without a
+    gradient) still FAILs."""
+    head, sep, num = key.rpartition("#")
+    name = head if sep and num.isdigit() else key
+    steps = port.manifest.get("steps") or []
+    if name.startswith("(") or not steps or not isinstance(steps[0], dict) or steps[0].get("without_grad") != 0:
+        return False
+
+    def under(trace: Trace) -> set:
+        names = (q.get("name") for q in trace.manifest.get("parameters") or [] if isinstance(q, dict))
+        return {n for n in names if isinstance(n, str) and n.startswith(name + ".")}
+
+    mine = under(ref)
+    groups = port.manifest.get("param_groups") or []
+    stepped = {n for names in groups if isinstance(names, list) for n in names}
+    return bool(mine) and mine == under(port) and mine <= stepped
+
+
+def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
     """A row of the reference the port has no entry for: a parametrization's call the port's hook
-    form makes without a module is not compared (`hook_form`, said by `_shape_warnings`)."""
+    form makes without a module is not compared (`hook_form`, said by `_shape_warnings`), nor a
+    module whose weights the port applies by a function (`_weights_applied`)."""
     if m.get("type") == "buffer":
         row.update(passed=False, problem="not in the port")
     elif _made_by_hook_form(m["key"], port):
         row.update(compared=False, hook_form=True, problem="made by a deprecated hook form in the port")
     elif _layers_called(m["key"], port):
         row.update(compared=False, layers_called=True, problem=LAYERS_CALLED)
+    elif _weights_applied(m["key"], ref, port):
+        row.update(compared=False, weights_applied=True, problem=WEIGHTS_APPLIED)
     else:
         row.update(passed=False, problem="not called on the ported side")
 
@@ -2047,14 +2081,17 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
         if (marked := [m for m in modules if m.get(field)])
     ]
     other = [m for m in modules if not m.get("compared", True) and m["problem"] != NO_TENSOR]
-    other = [m for m in other if not any(m.get(f) for f in ("unsampled", "hook_form", "layers_called"))]
+    other = [
+        m for m in other if not any(m.get(f) for f in ("unsampled", "hook_form", "layers_called", "weights_applied"))
+    ]
     hooked = [m for m in modules if m.get("hook_form")]
-    walked = [m for m in modules if m.get("layers_called")]
-    if walked:  # (said as "other shapes" before: thirty-third trace2 read)
-        warnings.append(
-            f"{len(walked)} module output(s) of the reference were not compared (first: {walked[0]['module']}): "
-            f"{LAYERS_CALLED}"
-        )
+    for mark, why in (("layers_called", LAYERS_CALLED), ("weights_applied", WEIGHTS_APPLIED)):
+        walked = [m for m in modules if m.get(mark)]
+        if walked:  # (said as "other shapes" before: thirty-third trace2 read)
+            warnings.append(
+                f"{len(walked)} module output(s) of the reference were not compared (first: {walked[0]['module']}): "
+                f"{why}"
+            )
     if hooked:
         warnings.append(
             f"{len(hooked)} parametrization call(s) of the reference were not compared (first: "

@@ -458,10 +458,36 @@ def _said(what, fallback: str) -> str:
         return fallback
 
 
+# porter's own source tree (the folder holding the `porter` package's modules)
+_OWN_TREE = str(Path(__file__).resolve().parents[1]) + os.sep
+
+
+def _raised_by_porter(frames: list) -> traceback.FrameSummary | None:
+    """The frame where porter's own code raised, or None: the innermost frame is porter's and
+    what raised there is no call (a subscript, an attribute, an operator: `recorder.pending[-1]`)
+    nor a `raise` statement. A call may be a program's exception passing through one of porter's
+    wrappers (`original(*args)`), and a `raise` porter's word on the program (a timeout, FACTORY's
+    misuse): both stay the program's. An IndexError of porter's recorder was said as the
+    program's, at its `loss.backward()` (`in_user_code: True`; the thirty-fourth read)."""
+    last = frames[-1] if frames else None
+    if last is None or not os.path.abspath(last.filename).startswith(_OWN_TREE) or last.lineno != last.end_lineno:
+        return None
+    import ast
+    import linecache
+
+    text = linecache.getline(last.filename, last.lineno or 0)[last.colno : last.end_colno]
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:  # (a statement, `raise X(...)`, or no position to read)
+        return None
+    return None if isinstance(node, ast.Call) or not text.strip() else last
+
+
 def describe_exception(exc: BaseException, root: str) -> dict:
     frames = traceback.extract_tb(exc.__traceback__)
     root = root.rstrip("/") + "/"
     user = [f for f in frames if f.filename.startswith(root)]
+    own = _raised_by_porter(frames)
     kind = "exception"
     name = _said(lambda: type(exc).__name__, "?")
     message = _said(lambda: exc, "<exception str() failed>")  # as Python itself prints it
@@ -476,12 +502,17 @@ def describe_exception(exc: BaseException, root: str) -> dict:
     loc = None
     if user:
         loc = f"{os.path.relpath(user[-1].filename, root)}:{user[-1].lineno}"
+    if own is not None:
+        mine = f"{os.path.relpath(own.filename, os.path.dirname(_OWN_TREE.rstrip(os.sep)))}:{own.lineno}"
+        called = f" (the program's {loc} called it)" if loc else ""
+        message = f"porter's own code raised this at {mine}{called}, not the program: a porter defect: {message}"
+        loc = mine
     return {
         "kind": kind,
         "type": name,
         "message": message[:2000],
         "location": loc,
-        "in_user_code": bool(user),
+        "in_user_code": bool(user) and own is None,
         "traceback": _said(lambda: "".join(traceback.format_exception(exc)), "")[-6000:],
     }
 
