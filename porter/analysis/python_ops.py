@@ -42,6 +42,7 @@ _LIBRARY_CLASS = re.compile(r"(?:(?:torch\.)?library\.)?Library")
 # a device type's name as a key (`"cuda"`, `"meta"`): the C++ reader's keys are spelled so
 _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
+_WORD = re.compile(rb"\w+")  # (a name as a whole word of another file)
 # a `torch.library` function named by an attribute (`torch.library.impl`, `library.register_kernel` of `from torch
 # import library`), assigned to a name of the file's
 _TORCH_LIBRARY_NAME = re.compile(r"(?:torch\.)?library\.(\w+)")
@@ -271,9 +272,11 @@ class _FileNames:
         may call it with a library this file's calls do not give (`from .ops import reg` / `reg(cpu)`, ops.py's own
         `reg(cuda)`: read by ops.py's calls alone, `a` was said CUDA-only where torch runs it on a CPU tensor:
         thirty-fourth read, scaf2)."""
+        if not self.parameters:
+            return
+        named = {word for other in others for word in _WORD.findall(other)}  # (one scan: no pattern built per name)
         for function, parameter in list(self.parameters):
-            word = re.compile(rb"\b%s\b" % re.escape(self.function_names[function].encode()))
-            if any(word.search(other) for other in others):
+            if self.function_names[function].encode() in named:
                 self.parameters[(function, parameter)] = (self.parameters[(function, parameter)][0], UNREAD)
 
     def _take_module(self, modules: _Modules, module: str, local: str, node: ast.AST) -> None:
