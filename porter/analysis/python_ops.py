@@ -95,6 +95,13 @@ class _Modules:
         self.sources = {_dotted_module(name): source for name, source in files}
         self.packages = {_dotted_module(name) for name, _ in files if name.endswith("__init__.py")}
         self.read: dict[str, _FileNames | None] = {}
+        self._words: dict[str, set[bytes]] = {}
+
+    def words(self, module: str) -> set[bytes]:
+        """The whole words of a module's source, found once however many modules ask (`_called_elsewhere`)."""
+        if module not in self._words:
+            self._words[module] = set(_WORD.findall(self.sources[module]))
+        return self._words[module]
 
     def module(self, module: str) -> _FileNames | None:
         """The module `module` names (its own dotted name, or the one it ends where one only does: `pkg.ops` of
@@ -265,18 +272,16 @@ class _FileNames:
                     self._take(other, other.public() if alias.name == "*" else {alias.name: local}, node)
                 self._take_module(modules, f"{module}.{alias.name}" if module else alias.name, local, node)
         self._bind_parameters()  # (the libraries it imports too)
-        self._called_elsewhere([source for module, source in modules.sources.items() if module != name])
+        self._called_elsewhere(modules, name)
 
-    def _called_elsewhere(self, others: list[bytes]) -> None:
-        """Leave the key of a parameter `UNREAD` where the project's `others` files name its function: another module
+    def _called_elsewhere(self, modules: _Modules, name: str) -> None:
+        """Leave the key of a parameter `UNREAD` where the project's other `modules` name its function: another module
         may call it with a library this file's calls do not give (`from .ops import reg` / `reg(cpu)`, ops.py's own
         `reg(cuda)`: read by ops.py's calls alone, `a` was said CUDA-only where torch runs it on a CPU tensor:
         thirty-fourth read, scaf2)."""
-        if not self.parameters:
-            return
-        named = {word for other in others for word in _WORD.findall(other)}  # (one scan: no pattern built per name)
+        others = [module for module in modules.sources if module != name] if self.parameters else []
         for function, parameter in list(self.parameters):
-            if self.function_names[function].encode() in named:
+            if any(self.function_names[function].encode() in modules.words(other) for other in others):
                 self.parameters[(function, parameter)] = (self.parameters[(function, parameter)][0], UNREAD)
 
     def _take_module(self, modules: _Modules, module: str, local: str, node: ast.AST) -> None:
