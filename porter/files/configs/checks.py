@@ -23,9 +23,13 @@ _LINE_TOKENS = re.compile(r"cuda|cudnn|nccl|nvidia|\+cu\d", re.IGNORECASE)
 _SHELL_KEYS = frozenset(
     {"run", "script", "command", "commands", "cmd", "entrypoint", "before_script", "after_script", "args"}
 )
-# a launcher sized in GPUs has no CUDA word (`torchrun --nproc-per-node=4`): read as shell too
+# a launcher sized in GPUs has no CUDA word (`torchrun --nproc-per-node=4`), nor an install from an index of GPU
+# builds (`pip install torch --extra-index-url https://download.pytorch.org/whl/cu118`, `--torch-backend rocm6.2`:
+# unread in a workflow's `run:`, thirty-fifth read): read as shell too
 _LAUNCH_TOKENS = re.compile(
-    r"torchrun|nproc[-_]per[-_]node|num[-_]gpus|multi[-_]gpu|--gpus|gres|srun|sbatch", re.IGNORECASE
+    r"torchrun|nproc[-_]per[-_]node|num[-_]gpus|multi[-_]gpu|--gpus|gres|srun|sbatch"
+    r"|download\.pytorch\.org/whl/|pypi(?:\.ngc)?\.nvidia\.com|--torch-backend",
+    re.IGNORECASE,
 )
 _ENV_LINE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
 _FALSY = frozenset({"false", "False", "no", "off", "0", "null", "~", ""})

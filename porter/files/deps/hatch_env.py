@@ -11,12 +11,9 @@ a `uv-path`) `UV_*` only (uv 0.13.9 `pip compile -v` asks the index of each `UV_
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from porter.files.deps.indexes import INSTALLER_INDEX_VARIABLES, TORCH_BACKEND_VARIABLE
-
-_LIST_ITEM = re.compile(r"[^\s,]+")
 
 
 def installer_variables(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -93,8 +90,3 @@ def _env_setting(envs: dict[str, Any], name: str, key: str) -> Any:
     """An environment's value of `key`, its own or its template chain's (None where none sets it)."""
     source = _set_by(envs, name, key)
     return None if source is None else envs[source][key]
-
-
-def list_items(value: str) -> list[tuple[int, str]]:
-    """(offset, item) of each URL (or `name=URL`) in a variable's list value."""
-    return [(m.start(), m.group(0)) for m in _LIST_ITEM.finditer(value)]

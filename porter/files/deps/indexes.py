@@ -1,4 +1,5 @@
-"""Package indexes of CUDA builds: PyTorch's `/whl/cuXXX` indexes and NVIDIA's own (DEP002)."""
+"""Package indexes of GPU builds: PyTorch's `/whl/cuXXX` (and `/whl/rocmX.Y`, `/whl/xpu`) indexes and NVIDIA's own
+(DEP002)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import re
 from porter.files.facts import environment
 from porter.files.sites import Site
 
-_TORCH_CUDA_INDEX = re.compile(r"(https?://download\.pytorch\.org/whl/(?:nightly/|test/)?)cu\d+(?=/|$|\s|['\"])")
+# PyTorch's indexes of GPU builds, by the name uv's torch backend and the index's path share, and the GPU their torch
+# needs (uv 0.13.9's `TorchMode`: `cu126`, `rocm6.2`, `xpu`, each `https://download.pytorch.org/whl/<name>`; `cpu`
+# and `auto` are none: on the target's machine `auto` finds no GPU and takes `cpu`). A ROCm or XPU build is as wrong
+# for the target as a CUDA build: tpu and neuron take the CPU build, xla PyPI's.
+GPU_BUILDS: dict[str, str] = {"CUDA": r"cu\d+", "ROCm": r"rocm\d+(?:\.\d+)*", "XPU": r"xpu"}
+GPU_BACKEND = re.compile("|".join(f"(?:{pattern})" for pattern in GPU_BUILDS.values()))
+_TORCH_GPU_INDEX = re.compile(
+    rf"(https?://download\.pytorch\.org/whl/(?:nightly/|test/)?)(?:{GPU_BACKEND.pattern})(?=/|$|\s|['\"])"
+)
 _NVIDIA_INDEX = re.compile(r"https?://pypi(?:\.ngc)?\.nvidia\.com[^\s'\"]*")
 # another project's index of CUDA builds (`.../whl/cu118/`: auto-gptq's, a vendor's)
 _OTHER_CUDA_INDEX = re.compile(r"https?://\S*?/(?:whl/)?cu\d{2,3}(?=/|$|\s|['\"])\S*")
@@ -19,18 +28,32 @@ INSTALLER_INDEX_VARIABLES: dict[str, frozenset[str]] = {
     "uv": frozenset({"UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_FIND_LINKS"}),
 }
 INDEX_VARIABLES = frozenset().union(*INSTALLER_INDEX_VARIABLES.values())
+# how a variable's value is split into its list of URLs, as its installer splits it: pip splits each `PIP_<OPTION>`
+# of an appended option at whitespace (pip 23.2.1 `ConfigOptionParser._update_defaults`: `val.split()`), uv
+# `UV_FIND_LINKS` at commas ("a comma-separated list", uv 0.13.9's environment reference) and its other index
+# variables at spaces. One rule for every reader (a Dockerfile's `ENV`, a shell's assignment, Hatch's `env-vars`):
+# Hatch's split at commas too, the shell's never (thirty-fifth read).
+_LIST_SEPARATORS: dict[str, str] = {"UV_FIND_LINKS": ","}
 _URL_WORD = re.compile(r"[^\s'\"]+")
+
+
+def list_items(name: str, value: str) -> list[tuple[int, str]]:
+    """(offset, item) of each URL (or uv's `name=URL`) in the list value of index variable `name`."""
+    separator = re.escape(_LIST_SEPARATORS.get(name, ""))
+    return [(m.start(), m.group(0)) for m in re.finditer(rf"[^\s'\"{separator}]+", value)]
+
+
 # uv's torch backend picks PyTorch's index by name (`cu121`: `https://download.pytorch.org/whl/cu121`), set as
 # `torch-backend` (uv.toml, `[tool.uv]`), `--torch-backend` (`uv pip install`) or this variable (uv 0.13.10
 # `pip install --dry-run -v` asks `/whl/cu121` for each; pip reads none of them)
 TORCH_BACKEND_VARIABLE = "UV_TORCH_BACKEND"
 TORCH_BACKEND_OPTION = "--torch-backend"
-CUDA_BACKEND = re.compile(r"cu\d+")
 INSTALLER_VARIABLES = INDEX_VARIABLES | {TORCH_BACKEND_VARIABLE}  # what `variable_index_sites` reads
 
 
-def cuda_index(url: str) -> bool:
-    return _TORCH_CUDA_INDEX.search(url) is not None or _NVIDIA_INDEX.search(url) is not None
+def gpu_builds(backend: str) -> str:
+    """The GPU whose builds a `GPU_BACKEND` name picks (`rocm6.2`: "ROCm")."""
+    return next(gpu for gpu, pattern in GPU_BUILDS.items() if re.fullmatch(pattern, backend))
 
 
 def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, int] | None) -> list[Site]:
@@ -38,7 +61,7 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
     CPU index, or, where the target takes PyPI's torch, the option goes (`remove`: the span
     of the option and its value, with its line where the option is alone on one)."""
     env = environment(target)
-    m = _TORCH_CUDA_INDEX.search(url)
+    m = _TORCH_GPU_INDEX.search(url)
     if m is None:
         other = _OTHER_CUDA_INDEX.search(url) if _NVIDIA_INDEX.search(url) is None else None
         if other is not None:
@@ -67,6 +90,7 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
             )
         ]
     start, end = at + m.start(), at + m.end()
+    builds = f"`{m.group(0)}` is PyTorch's index of {gpu_builds(m.group(0)[len(m.group(1)) :])} builds"
     if env.get("torch_index_url"):
         return [
             Site(
@@ -74,21 +98,21 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
                 start,
                 end,
                 m.group(1) + "cpu",
-                message=f"`{m.group(0)}` is PyTorch's index of CUDA builds: the target takes torch's CPU build",
+                message=builds + ": the target takes torch's CPU build",
             )
         ]
-    message = f"`{m.group(0)}` is PyTorch's index of CUDA builds: the target takes PyPI's torch"
+    message = builds + ": the target takes PyPI's torch"
     if remove is None:
         return [Site("DEP002", start, end, None, message=message)]
     return [Site("DEP002", remove[0], remove[1], "", message=message + ": removed")]
 
 
 def torch_backend_site(at: int, backend: str, target: str, setting: str, key: str) -> Site:
-    """DEP002 on uv's torch backend `backend` (a `CUDA_BACKEND`) written at `at`; `setting` (how it was set,
+    """DEP002 on uv's torch backend `backend` (a `GPU_BACKEND`) written at `at`; `setting` (how it was set,
     as the message quotes it: uv's `torch-backend = "cu121"`), `key` as the file spells it, for the advice (a
     Hatch `env-vars`' `UV_TORCH_BACKEND` was told to remove `torch-backend`, not in the file: thirty-fourth read)."""
     index = f"https://download.pytorch.org/whl/{backend}"
-    message = f"{setting} takes torch from PyTorch's index of CUDA builds (`{index}`)"
+    message = f"{setting} takes torch from PyTorch's index of {gpu_builds(backend)} builds (`{index}`)"
     if environment(target).get("torch_index_url"):
         return Site("DEP002", at, at + len(backend), "cpu", message=message + ": the target takes torch's CPU build")
     return Site(
@@ -108,12 +132,12 @@ def variable_index_sites(text: str, target: str, name: str, value_span: tuple[in
     the index)."""
     if name == TORCH_BACKEND_VARIABLE:
         word = _URL_WORD.search(text, value_span[0], value_span[1])
-        if word is None or CUDA_BACKEND.fullmatch(word.group(0)) is None:
+        if word is None or GPU_BACKEND.fullmatch(word.group(0)) is None:
             return []
         return [torch_backend_site(word.start(), word.group(0), target, f"`{name}={word.group(0)}`", name)]
     if name not in INDEX_VARIABLES:
         return []
     out: list[Site] = []
-    for word in _URL_WORD.finditer(text, value_span[0], value_span[1]):
-        out.extend(index_sites(text, word.start(), word.group(0), target, None))
+    for offset, item in list_items(name, text[value_span[0] : value_span[1]]):
+        out.extend(index_sites(text, value_span[0] + offset, item, target, None))
     return out

@@ -19,7 +19,7 @@ from porter.core import kinds
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
 from porter.files.deps import hatch_env, requirement
 from porter.files.deps.conda import conda_cuda_build, conda_cuda_build_site
-from porter.files.deps.indexes import CUDA_BACKEND, TORCH_BACKEND_VARIABLE, index_sites, torch_backend_site
+from porter.files.deps.indexes import GPU_BACKEND, TORCH_BACKEND_VARIABLE, index_sites, list_items, torch_backend_site
 from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
@@ -156,7 +156,7 @@ def _torch_backend_sites(text: Text, doc: dict[str, Any], where: Locator, target
     family from PyTorch's index of CUDA builds, as `--index-url .../whl/cu121` would."""
     backends = set()
     for node in (found for path in _TORCH_BACKEND_PATHS for found in _values_at(doc, path)):
-        if isinstance(node, str) and CUDA_BACKEND.fullmatch(node) is not None:
+        if isinstance(node, str) and GPU_BACKEND.fullmatch(node) is not None:
             backends.add(node)
     out: list[Site] = []
     for token in where.tokens if backends else []:
@@ -202,11 +202,11 @@ def _hatch_env_var_sites(text: Text, doc: dict[str, Any], where: Locator, target
             continue
         at = token.inner_start + len(written) - len(value)  # (after `KEY=` in an override's string)
         if variable == TORCH_BACKEND_VARIABLE:
-            if CUDA_BACKEND.fullmatch(value) is not None:
+            if GPU_BACKEND.fullmatch(value) is not None:
                 setting = f'Hatch\'s `env-vars` `{variable} = "{value}"`'
                 out.append(torch_backend_site(at, value, target, setting, variable))
             continue
-        for offset, item in hatch_env.list_items(value):
+        for offset, item in list_items(variable, value):
             out.extend(index_sites(text.text, at + offset, item, target, None))
     return out
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 
 from porter.files.deps import requirement
-from porter.files.deps.indexes import CUDA_BACKEND, TORCH_BACKEND_OPTION, index_sites, torch_backend_site
+from porter.files.deps.indexes import GPU_BACKEND, TORCH_BACKEND_OPTION, index_sites, torch_backend_site
 from porter.files.facts import cuda_only_package, environment
 from porter.files.shell import env as envvars
 from porter.files.shell.native import defines
@@ -75,11 +75,36 @@ _PIP_VALUE_OPTIONS = frozenset(
 
 
 def sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> list[Site]:
-    """`consumed`: the command's output is read by another (a pipe, `$(...)`), not shown."""
+    """`consumed`: the command's output is read by another (a pipe, `$(...)`), not shown. The script a shell
+    is handed with `-c` is read as shell too (a rule the command's own checks found on its word is not said twice)."""
     out: list[Site] = []
     for check in CHECKS:
         out.extend(check(cmd, text, target, consumed))
+    said = {site.code for site in out}
+    out.extend(site for site in _inline_script(cmd, text, target) if site.code not in said)
     return out
+
+
+# the shells whose `-c` takes a script as a string (POSIX `sh -c command_string`; `bash -lc`, `sh -ec`: `c` among
+# the options). A compose `command: sh -c "pip install ..."` and its list form, a Dockerfile's `RUN bash -c '...'`:
+# the script was never read (thirty-fifth read)
+_SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
+_C_OPTION = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")
+
+
+def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
+    """The sites of the script `sh -c '...'` runs, where the script's characters are its value (a string with an
+    escape or an expansion has no literal value: left unread, as before)."""
+    options = [i for i, w in enumerate(cmd.args) if w.value is not None and _C_OPTION.fullmatch(w.value)]
+    if cmd.name not in _SHELLS or not options:
+        return []
+    script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "-").startswith("-")), None)
+    if script is None or not script.value:
+        return []
+    from porter.files.shell.script import shell_sites
+
+    start, end = script.inner
+    return shell_sites(script.value, start, text, target) if text[start:end] == script.value else []
 
 
 def device_tool(cmd: Command, text: str, target: str, consumed: object) -> list[Site]:
@@ -230,7 +255,7 @@ def _uv_torch_backend(text: str, option: Word, value_word: Word | None, target: 
     word = value_word if value_word is not None else option
     value = (word.value or "").split("=", 1)[-1] if word is option else word.value
     at = text.rfind(value, word.start, word.end) if value else -1
-    if not value or at < 0 or CUDA_BACKEND.fullmatch(value) is None:
+    if not value or at < 0 or GPU_BACKEND.fullmatch(value) is None:
         return []
     return [torch_backend_site(at, value, target, f"`{TORCH_BACKEND_OPTION} {value}`", TORCH_BACKEND_OPTION)]
 
