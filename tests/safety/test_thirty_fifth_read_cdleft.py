@@ -154,3 +154,29 @@ def test_a_workflows_install_from_an_index_of_gpu_builds_is_read_without_a_cuda_
     found = _codes(results[".github/workflows/t.yml"], "DEP002")
     assert sorted(f.start.line for f in found) == [6, 7], found
     assert not _codes(results[".github/workflows/t.yml"], "CFG005"), results[".github/workflows/t.yml"].findings
+
+
+def test_a_pins_file_matched_by_file_name_only_is_said_so(tmp_path):
+    """Two `requirements-pins.txt`, in deps/ and other/; the Dockerfile runs `pip install -c
+    deps/requirements-pins.txt`. porter matches a command line's `-c` by file name (it does not follow the
+    command's working folder: `WORKDIR`, `COPY`), so both get DEP004 with no edit, the safe side; but both were
+    told "Dockerfile:4 names this file with `-c`", untrue of other/. Now the file the path names from the
+    command's folder is told so, the other that the command names `deps/requirements-pins.txt`, matched by its
+    file name."""
+    results = _run(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.11\nWORKDIR /app\nCOPY . .\nRUN pip install -c deps/requirements-pins.txt torch\n",
+            "deps/requirements-pins.txt": "torch==2.9.0\n",
+            "other/requirements-pins.txt": "torch==2.9.0\n",
+            "m.py": "import torch\nx = torch.zeros(2).cuda()\n",
+        },
+        target="xla",
+    )
+    [named] = _codes(results["deps/requirements-pins.txt"], "DEP004")
+    [other] = _codes(results["other/requirements-pins.txt"], "DEP004")
+    assert named.replacement is None and other.replacement is None, (named, other)
+    assert "Dockerfile:4 names this file with `-c`" in named.advice, named.advice
+    assert "names this file" not in other.advice, other.advice
+    assert "Dockerfile:4 names `deps/requirements-pins.txt` with `-c`, which may be this file" in other.advice
+    assert "porter does not follow the command's working folder" in other.advice, other.advice

@@ -30,7 +30,8 @@ _COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE)
 def constraint_roles(
     names: Iterable[str], read: Callable[[str], bytes | None]
 ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """(the files read as constraints only, (file, where named with `-c`) of those pip may also install).
+    """(the files read as constraints only, (file, what names it with `-c`, as its advice says it) of those pip may
+    also install).
 
     A file named with both `-r` and `-c` (`-c requirements.txt` beside `-r requirements.txt`, pip-tools'
     layered files) is installed and read as constraints: the target's packages, with an extra pip refuses
@@ -45,20 +46,36 @@ def constraint_roles(
     texts = {n: _naming_text(n, read) for n in names if kinds.kind_of(n) in (kinds.REQUIREMENTS, kinds.CONDA)}
     constrained = _named_with(texts, requirements, CONSTRAINT_OPTIONS)
     installed = _named_with(texts, requirements, _REQUIRE_OPTIONS)
-    too = {n: where for n, where in constrained.items() if n in installed}
+    too = {n: f"{where} names this file with `-c`" for n, where in constrained.items() if n in installed}
     by_file_name: dict[str, list[str]] = {}
     for posix, name in requirements.items():
         by_file_name.setdefault(posixpath.basename(posix), []).append(name)
-    commands: dict[str, list[tuple[str, int]]] = {}  # requirements file: the `-c` lines of its name
+    commands: dict[str, list[tuple[bool, str, int, str]]] = {}  # requirements file: the `-c` lines of its name
     for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS):
+        folder = posixpath.dirname(name.replace("\\", "/"))
         for named, line in _command_line_constraints(_naming_text(name, read)):
             for file in by_file_name.get(posixpath.basename(named), []):
-                commands.setdefault(file, []).append((name, line))
+                exact = posixpath.normpath(posixpath.join(folder, named)) == file.replace("\\", "/")
+                commands.setdefault(file, []).append((exact, name, line, named))
     for file, lines in commands.items():
-        name, line = max(lines, key=lambda named_at: _shared_folders(file, named_at[0]))  # (the first of equals)
-        too.setdefault(file, f"{name}:{line}")
+        # (the nearest command line, one whose path from its own folder is this file first: the first of equals)
+        exact, name, line, named = max(lines, key=lambda c: (c[0], _shared_folders(file, c[1])))
+        too.setdefault(file, _command_naming(exact, f"{name}:{line}", named))
     only = tuple(n for n in constrained if n not in too)
     return only, tuple(too.items())
+
+
+def _command_naming(exact: bool, where: str, named: str) -> str:
+    """What names a file with `-c` on a command line, as the advice says it. Its path is from the command's working
+    folder, which porter does not follow (a Dockerfile's `WORKDIR` and `COPY`, a script's caller): a path that is
+    not this file from the command's own folder is matched by its file name, and said so (two `requirements-pins.txt`
+    in two folders were each told "Dockerfile:4 names this file", one of them untrue: thirty-fifth read)."""
+    if exact:
+        return f"{where} names this file with `-c`"
+    return (
+        f"{where} names `{named}` with `-c`, which may be this file (matched by its file name: porter does not follow"
+        " the command's working folder)"
+    )
 
 
 def _shared_folders(file: str, command: str) -> int:

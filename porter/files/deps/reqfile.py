@@ -166,7 +166,8 @@ _GIVEN_ALONE = (
 
 
 def _not_into_constraints(site: Site, torch_line: Line, named_at: str) -> Site:
-    """DEP004 reported on torch's line, not added: pip may read this file as constraints too."""
+    """DEP004 reported on torch's line, not added: pip may read this file as constraints too (`named_at`: what
+    names it with `-c`, as `constraint_files.constraint_roles` says it)."""
     return Site(
         "DEP004",
         torch_line.start,
@@ -175,7 +176,7 @@ def _not_into_constraints(site: Site, torch_line: Line, named_at: str) -> Site:
         message=site.message,
         # the naming file as every output shows a name: the text format's help line folds blanks, and
         # `a<LF>b/Dockerfile:3` read `a b/Dockerfile:3`, another file (thirty-fourth read)
-        advice=f"{printable(named_at)} names this file with `-c`: pip refuses extras in constraints, so nothing is"
+        advice=f"{printable(named_at)}: pip refuses extras in constraints, so nothing is"
         " added here; install the target's packages from another requirements file.",
     )
 
