@@ -115,9 +115,11 @@ def test_the_script_a_shell_runs_with_c_is_read(tmp_path, name, text):
 
 
 def test_python_c_and_a_shells_other_options_are_no_script(tmp_path):
-    """Guards: `python -c '...'` is Python, `sh script.sh -c x` runs a file; neither string is read as shell."""
+    """Guards: `python -c '...'` is Python, `sh script.sh` runs a file, and `sh -c "$CMD" '...'` runs `$CMD` (the
+    word after it is the script's `$0`); none of the strings is read as shell."""
     text = (
         "python -c 'pip install torch --index-url https://download.pytorch.org/whl/cu121'\n"
+        "sh -c \"$CMD\" 'pip install torch --index-url https://download.pytorch.org/whl/cu121'\n"
         "sh script.sh 'pip install torch --index-url https://download.pytorch.org/whl/cu121'\n"
     )
     results = _run(tmp_path, {"run.sh": text})

@@ -14,6 +14,7 @@ from porter.files.sites import Site
 # for the target as a CUDA build: tpu and neuron take the CPU build, xla PyPI's.
 GPU_BUILDS: dict[str, str] = {"CUDA": r"cu\d+", "ROCm": r"rocm\d+(?:\.\d+)*", "XPU": r"xpu"}
 GPU_BACKEND = re.compile("|".join(f"(?:{pattern})" for pattern in GPU_BUILDS.values()))
+_GPU_BUILD = {gpu: re.compile(pattern) for gpu, pattern in GPU_BUILDS.items()}
 _TORCH_GPU_INDEX = re.compile(
     rf"(https?://download\.pytorch\.org/whl/(?:nightly/|test/)?)(?:{GPU_BACKEND.pattern})(?=/|$|\s|['\"])"
 )
@@ -22,7 +23,7 @@ _NVIDIA_INDEX = re.compile(r"https?://pypi(?:\.ngc)?\.nvidia\.com[^\s'\"]*")
 _OTHER_CUDA_INDEX = re.compile(r"https?://\S*?/(?:whl/)?cu\d{2,3}(?=/|$|\s|['\"])\S*")
 # the variables pip and uv take an index or a page of links from, as their option would (pip 23.2.1's
 # `PIP_<OPTION>` for each option; uv 0.13.9's documented environment variables), by the installer that reads
-# them (uv asks no index of `PIP_*`, pip none of `UV_*`); a list of URLs is separated by spaces
+# them (uv asks no index of `PIP_*`, pip none of `UV_*`); a list of URLs is split by `_LIST_SEPARATORS`
 INSTALLER_INDEX_VARIABLES: dict[str, frozenset[str]] = {
     "pip": frozenset({"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}),
     "uv": frozenset({"UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_FIND_LINKS"}),
@@ -35,12 +36,12 @@ INDEX_VARIABLES = frozenset().union(*INSTALLER_INDEX_VARIABLES.values())
 # Hatch's split at commas too, the shell's never (thirty-fifth read).
 _LIST_SEPARATORS: dict[str, str] = {"UV_FIND_LINKS": ","}
 _URL_WORD = re.compile(r"[^\s'\"]+")
+_LIST_ITEM = {name: re.compile(rf"[^\s'\"{re.escape(sep)}]+") for name, sep in _LIST_SEPARATORS.items()}
 
 
 def list_items(name: str, value: str) -> list[tuple[int, str]]:
     """(offset, item) of each URL (or uv's `name=URL`) in the list value of index variable `name`."""
-    separator = re.escape(_LIST_SEPARATORS.get(name, ""))
-    return [(m.start(), m.group(0)) for m in re.finditer(rf"[^\s'\"{separator}]+", value)]
+    return [(m.start(), m.group(0)) for m in _LIST_ITEM.get(name, _URL_WORD).finditer(value)]
 
 
 # uv's torch backend picks PyTorch's index by name (`cu121`: `https://download.pytorch.org/whl/cu121`), set as
@@ -53,7 +54,7 @@ INSTALLER_VARIABLES = INDEX_VARIABLES | {TORCH_BACKEND_VARIABLE}  # what `variab
 
 def gpu_builds(backend: str) -> str:
     """The GPU whose builds a `GPU_BACKEND` name picks (`rocm6.2`: "ROCm")."""
-    return next(gpu for gpu, pattern in GPU_BUILDS.items() if re.fullmatch(pattern, backend))
+    return next(gpu for gpu, pattern in _GPU_BUILD.items() if pattern.fullmatch(backend))
 
 
 def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, int] | None) -> list[Site]:

@@ -89,16 +89,17 @@ def sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> li
 # the options). A compose `command: sh -c "pip install ..."` and its list form, a Dockerfile's `RUN bash -c '...'`:
 # the script was never read (thirty-fifth read)
 _SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
-_C_OPTION = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")
+_SHORT_OPTIONS = re.compile(r"-[a-zA-Z]+")
 
 
 def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
     """The sites of the script `sh -c '...'` runs, where the script's characters are its value (a string with an
     escape or an expansion has no literal value: left unread, as before)."""
-    options = [i for i, w in enumerate(cmd.args) if w.value is not None and _C_OPTION.fullmatch(w.value)]
+    options = [i for i, w in enumerate(cmd.args) if w.value and _SHORT_OPTIONS.fullmatch(w.value) and "c" in w.value]
     if cmd.name not in _SHELLS or not options:
         return []
-    script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "-").startswith("-")), None)
+    # (the first word after the options: an expansion there, `sh -c "$CMD" name`, is no script porter can read)
+    script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
     if script is None or not script.value:
         return []
     from porter.files.shell.script import shell_sites
