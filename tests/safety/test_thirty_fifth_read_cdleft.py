@@ -182,3 +182,12 @@ def test_a_pins_file_matched_by_file_name_only_is_said_so(tmp_path):
     assert "names this file" not in other.advice, other.advice
     assert "Dockerfile:4 names `deps/requirements-pins.txt` with `-c`, which may be this file" in other.advice
     assert "porter does not follow the command's working folder" in other.advice, other.advice
+
+
+def test_a_dockerfiles_exec_form_shell_script_is_read(tmp_path):
+    """`RUN ["/bin/bash", "-c", "pip install ... --index-url .../cu121"]`: the exec form's script was not read
+    either ("All checks passed!"). Now DEP002, reported (a JSON string's characters are not edited)."""
+    text = 'FROM python:3.11\nRUN ["/bin/bash", "-c", "pip install torch --index-url https://download.pytorch.org/whl/cu121"]\n'
+    results = _run(tmp_path, {"Dockerfile": text})
+    [found] = _codes(results["Dockerfile"], "DEP002")
+    assert (found.start.line, found.start.column) == (2, 55), found
