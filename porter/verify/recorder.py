@@ -43,6 +43,7 @@ from torch.utils._pytree import tree_flatten
 
 from porter.verify.capture import by_key
 from porter.verify.tracefile import HASHED_WEIGHT, LIMITS, process_bytes, process_limits, process_ops
+from porter.verify.worker import OWN_WORK_MARK
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
@@ -663,6 +664,13 @@ def _group_names(opt, named: dict[int, list[str]], bound: int) -> list[list[str]
     return [[n for n in ns if n in kept or n == first] for ns, first in ((ns, min(ns, default="")) for ns in firsts)]
 
 
+def _holds_nothing(module) -> bool:
+    """Whether a module holds no parameter and no buffer (an activation, a dropout): what it does
+    shows only in what comes after it, so a port doing it by a function (`torch.tanh`) is judged
+    there (`tracecmp._stateless_done`)."""
+    return next(module.parameters(), None) is None and next(module.buffers(), None) is None
+
+
 def _transformed(t: torch.Tensor) -> bool:
     """A tensor wrapped by a torch.func transform (vmap's batched, grad's tracking tensor)."""
     wrapped = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
@@ -1048,6 +1056,10 @@ class Recorder:
         try:
             with torch.no_grad():
                 yield
+        except Exception as exc:  # porter's defect, not the program's (`worker._raised_in_own_work`)
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, OWN_WORK_MARK, True)
+            raise
         finally:
             self._own_depth -= 1
             if counter is not None:
@@ -2425,6 +2437,8 @@ class Recorder:
             }
             if k in self.unsampled_calls:
                 entry["unsampled"] = self.unsampled_calls[k]
+            if _holds_nothing(self.modules[mid]):
+                entry["stateless"] = True
             if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
                 entry["calls"] = self.call_counts[mid]
             modules.append(entry)
