@@ -958,6 +958,8 @@ class Recorder:
         # a module called in step 0 since the last backward: a `zero_grad` that ends an iteration
         # (none called since its backward) may restart step 1's calls (`_calls_restarted`)
         self.called_since_backward = False
+        # such a `zero_grad` after a module was called: step 1's calls could not restart (`_calls_restarted`)
+        self.calls_unrestarted = False
         # the gradients the last backward left (`_grad_marks`), till a `zero_grad`: the counted
         # optimizer's set to None since by the program's own hand (`_grads_dropped`)
         self.grads_left: dict[int, tuple[int, int] | None] | None = None
@@ -1354,7 +1356,12 @@ class Recorder:
         diverging module at step 1: 0#2" (the reference's `D(real)` against the port's next
         iteration's `D(G(z))`; the thirty-third read's leftover). The calls recorded are now the
         counted step's iteration's on both sides."""
-        if self.step or self.calls_closed or self.called_since_backward:
+        if self.step or self.calls_closed:
+            return
+        # (after the next forward began, `dl = D(x); opt.zero_grad(); dl.backward()`: that forward's
+        # calls may be past the bound already; said, `iterations.calls_unrestarted`)
+        self.calls_unrestarted = self.called_since_backward
+        if self.called_since_backward:
             return
         self.calls, self.fed, self.unsampled_calls, self.inputs, self.made = [], [], {}, [], {}
         self.call_counts, self.nograd_calls = Counter(), Counter()
@@ -2555,6 +2562,7 @@ class Recorder:
             "model_nograd_calls": self.model_nograd,
             "model_copies": self.model_copies,
             "model_uncalled": self.model_uncalled,
+            "calls_unrestarted": self.calls_unrestarted,
             "model_listed": self.listed_prefixes,
             "model_rooted": self.rooted_prefixes,
             "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rates"]),

@@ -20,7 +20,7 @@ from porter.codemods.context import one_line
 from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.devices import TARGET_KINDS
-from porter.verify.iterations import iterations_spanned
+from porter.verify.iterations import calls_unrestarted, iterations_spanned
 from porter.verify.listed import listed_pair
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
 from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, Trace, paired, unnamed_tensors
@@ -1161,8 +1161,10 @@ def _compare_one(
 
 def _spans(rm: dict, pm: dict) -> list[tuple[str, str]]:
     """Each side's steps said as the counted optimizer's where another stepped between them
-    (`iterations_spanned`): which iterations `--steps N` covered was not said."""
-    return [(side, said) for side, m in (("reference", rm), ("port", pm)) if (said := iterations_spanned(m))]
+    (`iterations_spanned`): which iterations `--steps N` covered was not said; and step 1's calls
+    where they could not begin at the step's iteration (`calls_unrestarted`)."""
+    sides = (("reference", rm), ("port", pm))
+    return [(side, said) for side, m in sides for read in (iterations_spanned, calls_unrestarted) if (said := read(m))]
 
 
 __all__ = ["ScriptResult", "compare_traces", "side_summary", "LOSS_TOLERANCES", "GRAD_NORM_TOLERANCES"]

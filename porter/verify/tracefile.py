@@ -309,6 +309,7 @@ _MANIFEST = {
     "model_nograd_calls": _opt(int),
     "model_copies": _opt(int),
     "model_uncalled": _opt(bool),
+    "calls_unrestarted": _opt(bool),
     "model_listed": _opt(dict),
     "model_rooted": _opt(dict),
     "model_copy_rates": _list(
