@@ -22,4 +22,20 @@ def iterations_spanned(manifest: dict) -> str | None:
     )
 
 
-__all__ = ["iterations_spanned"]
+def calls_unrestarted(manifest: dict) -> str | None:
+    """One sentence where a `zero_grad` threw away a loss reaching the counted optimizer's
+    parameters after the next forward had begun, before step 1 (`calls_unrestarted`): step 1's
+    module calls then begin at an earlier iteration, and a faithful GAN port running its critic
+    only where it steps (`dl = D(x); od.zero_grad(); dl.backward()`) FAILed "the data differs at
+    step 1" unsaid, the losses equal (thirty-fifth read's leftover, not fixed)."""
+    if manifest.get("calls_unrestarted") is not True:
+        return None
+    return (
+        "a zero_grad threw away a loss reaching the counted optimizer's parameters after the next forward "
+        "had begun (`out = D(x); opt.zero_grad(); out.backward()`), before step 1: its step-1 module calls "
+        "may begin at an earlier iteration than the step's, so where the losses agree a first diverging "
+        "module or input at step 1 may be that, not the port"
+    )
+
+
+__all__ = ["calls_unrestarted", "iterations_spanned"]

@@ -43,6 +43,7 @@ from torch.utils._pytree import tree_flatten
 
 from porter.verify.capture import by_key
 from porter.verify.tracefile import HASHED_WEIGHT, LIMITS, process_bytes, process_limits, process_ops
+from porter.verify.worker import OWN_WORK_MARK
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
@@ -663,6 +664,13 @@ def _group_names(opt, named: dict[int, list[str]], bound: int) -> list[list[str]
     return [[n for n in ns if n in kept or n == first] for ns, first in ((ns, min(ns, default="")) for ns in firsts)]
 
 
+def _holds_nothing(module) -> bool:
+    """Whether a module holds no parameter and no buffer (an activation, a dropout): what it does
+    shows only in what comes after it, so a port doing it by a function (`torch.tanh`) is judged
+    there (`tracecmp._stateless_done`)."""
+    return next(module.parameters(), None) is None and next(module.buffers(), None) is None
+
+
 def _transformed(t: torch.Tensor) -> bool:
     """A tensor wrapped by a torch.func transform (vmap's batched, grad's tracking tensor)."""
     wrapped = getattr(torch._C._functorch, "is_functorch_wrapped_tensor", None)
@@ -950,6 +958,8 @@ class Recorder:
         # a module called in step 0 since the last backward: a `zero_grad` that ends an iteration
         # (none called since its backward) may restart step 1's calls (`_calls_restarted`)
         self.called_since_backward = False
+        # such a `zero_grad` after a module was called: step 1's calls could not restart (`_calls_restarted`)
+        self.calls_unrestarted = False
         # the gradients the last backward left (`_grad_marks`), till a `zero_grad`: the counted
         # optimizer's set to None since by the program's own hand (`_grads_dropped`)
         self.grads_left: dict[int, tuple[int, int] | None] | None = None
@@ -1048,6 +1058,10 @@ class Recorder:
         try:
             with torch.no_grad():
                 yield
+        except Exception as exc:  # porter's defect, not the program's (`worker._raised_in_own_work`)
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, OWN_WORK_MARK, True)
+            raise
         finally:
             self._own_depth -= 1
             if counter is not None:
@@ -1342,7 +1356,12 @@ class Recorder:
         diverging module at step 1: 0#2" (the reference's `D(real)` against the port's next
         iteration's `D(G(z))`; the thirty-third read's leftover). The calls recorded are now the
         counted step's iteration's on both sides."""
-        if self.step or self.calls_closed or self.called_since_backward:
+        if self.step or self.calls_closed:
+            return
+        # (after the next forward began, `dl = D(x); opt.zero_grad(); dl.backward()`: that forward's
+        # calls may be past the bound already; said, `iterations.calls_unrestarted`)
+        self.calls_unrestarted = self.called_since_backward
+        if self.called_since_backward:
             return
         self.calls, self.fed, self.unsampled_calls, self.inputs, self.made = [], [], {}, [], {}
         self.call_counts, self.nograd_calls = Counter(), Counter()
@@ -2425,6 +2444,8 @@ class Recorder:
             }
             if k in self.unsampled_calls:
                 entry["unsampled"] = self.unsampled_calls[k]
+            if _holds_nothing(self.modules[mid]):
+                entry["stateless"] = True
             if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
                 entry["calls"] = self.call_counts[mid]
             modules.append(entry)
@@ -2541,6 +2562,7 @@ class Recorder:
             "model_nograd_calls": self.model_nograd,
             "model_copies": self.model_copies,
             "model_uncalled": self.model_uncalled,
+            "calls_unrestarted": self.calls_unrestarted,
             "model_listed": self.listed_prefixes,
             "model_rooted": self.rooted_prefixes,
             "model_copy_rates": sorted(self.copy_rates, key=lambda r: r["rates"]),

@@ -20,7 +20,7 @@ from porter.codemods.context import one_line
 from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.devices import TARGET_KINDS
-from porter.verify.iterations import iterations_spanned
+from porter.verify.iterations import calls_unrestarted, iterations_spanned
 from porter.verify.listed import listed_pair
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
 from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, Trace, paired, unnamed_tensors
@@ -628,12 +628,38 @@ def _weights_applied(key: str, ref: Trace, port: Trace) -> bool:
 
     def under(trace: Trace) -> set:
         names = (q.get("name") for q in trace.manifest.get("parameters") or [] if isinstance(q, dict))
-        return {n for n in names if isinstance(n, str) and n.startswith(name + ".")}
+        return {n for n in _tied_names(names, trace) if n.startswith(name + ".")}
 
     mine = under(ref)
     groups = port.manifest.get("param_groups") or []
-    stepped = {n for names in groups if isinstance(names, list) for n in names}
+    stepped = _tied_names((n for names in groups if isinstance(names, list) for n in names), port)
     return bool(mine) and mine == under(port) and mine <= stepped
+
+
+def _tied_names(names, trace: Trace) -> set[str]:
+    """`names` with every name each is tied to (the trace's `tied` groups). A parameter is recorded
+    by its first name: a head tied to the embedding (`lm_head.weight` is `emb.weight`) held no name
+    of its own, and a port applying it by `F.linear(h, m.emb.weight)` FAILed "lm_head: not called on
+    the ported side", the same losses (thirty-fifth read)."""
+    own = {n for n in names if isinstance(n, str)}
+    groups = [g for g in trace.manifest.get("tied") or [] if isinstance(g, list)]
+    return own | {n for g in groups if own & set(g) for n in g if isinstance(n, str)}
+
+
+# a reference's module holding no parameter nor buffer that the port never calls (`_stateless_done`)
+STATELESS_DONE = (
+    "never called in the port and holding no parameter nor buffer (an activation done by a function, "
+    "torch.tanh for nn.Tanh): its output not made there; the outputs after it and the loss compared"
+)
+
+
+def _stateless_done(m: dict, port: Trace) -> bool:
+    """Whether the reference's module holds nothing (`stateless`, as recorded) and the port still
+    recorded module outputs at step 1, which are compared with the loss: its work shows only
+    there. A port doing `nn.Tanh`'s work by `torch.tanh` FAILed "1: not called on the ported
+    side", the same losses; one dropping it still FAILs at the next module and the loss
+    (thirty-fifth read). A trace of an older porter, without the mark, FAILs as before."""
+    return m.get("stateless") is True and any(isinstance(e, dict) for e in port.manifest.get("modules") or [])
 
 
 def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
@@ -648,6 +674,8 @@ def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
         row.update(compared=False, layers_called=True, problem=LAYERS_CALLED)
     elif _weights_applied(m["key"], ref, port):
         row.update(compared=False, weights_applied=True, problem=WEIGHTS_APPLIED)
+    elif _stateless_done(m, port):
+        row.update(compared=False, stateless_done=True, problem=STATELESS_DONE)
     else:
         row.update(passed=False, problem="not called on the ported side")
 
@@ -1133,8 +1161,10 @@ def _compare_one(
 
 def _spans(rm: dict, pm: dict) -> list[tuple[str, str]]:
     """Each side's steps said as the counted optimizer's where another stepped between them
-    (`iterations_spanned`): which iterations `--steps N` covered was not said."""
-    return [(side, said) for side, m in (("reference", rm), ("port", pm)) if (said := iterations_spanned(m))]
+    (`iterations_spanned`): which iterations `--steps N` covered was not said; and step 1's calls
+    where they could not begin at the step's iteration (`calls_unrestarted`)."""
+    sides = (("reference", rm), ("port", pm))
+    return [(side, said) for side, m in sides for read in (iterations_spanned, calls_unrestarted) if (said := read(m))]
 
 
 __all__ = ["ScriptResult", "compare_traces", "side_summary", "LOSS_TOLERANCES", "GRAD_NORM_TOLERANCES"]
@@ -2072,6 +2102,14 @@ _MARKED_OUTPUTS = (
 )
 
 
+# a reference's module the port never calls, judged without its output: each row's mark and why
+_UNCALLED_MARKS = (
+    ("layers_called", LAYERS_CALLED),
+    ("weights_applied", WEIGHTS_APPLIED),
+    ("stateless_done", STATELESS_DONE),
+)
+
+
 def _shape_warnings(modules: list[dict]) -> list[str]:
     """Module outputs compared on the reference's region only (the port padded further), and
     those not compared at all (shapes differ): the comparison holds, with this said."""
@@ -2081,11 +2119,9 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
         if (marked := [m for m in modules if m.get(field)])
     ]
     other = [m for m in modules if not m.get("compared", True) and m["problem"] != NO_TENSOR]
-    other = [
-        m for m in other if not any(m.get(f) for f in ("unsampled", "hook_form", "layers_called", "weights_applied"))
-    ]
+    other = [m for m in other if not any(m.get(f) for f in ("unsampled", "hook_form", *dict(_UNCALLED_MARKS)))]
     hooked = [m for m in modules if m.get("hook_form")]
-    for mark, why in (("layers_called", LAYERS_CALLED), ("weights_applied", WEIGHTS_APPLIED)):
+    for mark, why in _UNCALLED_MARKS:
         walked = [m for m in modules if m.get(mark)]
         if walked:  # (said as "other shapes" before: thirty-third trace2 read)
             warnings.append(

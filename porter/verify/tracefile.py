@@ -292,6 +292,7 @@ _MANIFEST = {
             "calls": _opt(int),
             "fed": _opt(bool),
             "unsampled": _opt(_list(str)),
+            "stateless": _opt(bool),
         }
     ),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
@@ -308,6 +309,7 @@ _MANIFEST = {
     "model_nograd_calls": _opt(int),
     "model_copies": _opt(int),
     "model_uncalled": _opt(bool),
+    "calls_unrestarted": _opt(bool),
     "model_listed": _opt(dict),
     "model_rooted": _opt(dict),
     "model_copy_rates": _list(

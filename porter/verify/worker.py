@@ -483,6 +483,25 @@ def _raised_by_porter(frames: list) -> traceback.FrameSummary | None:
     return None if isinstance(node, ast.Call) or not text.strip() else last
 
 
+# set by the recorder on an exception that left its own tensor work (`Recorder.own_work`)
+OWN_WORK_MARK = "_porter_own_work"
+
+
+def _raised_in_own_work(exc: BaseException, frames: list, root: str) -> traceback.FrameSummary | None:
+    """Porter's innermost frame, where an exception the recorder marked as leaving its own work
+    raised with no frame of the program after it: a call of porter's on the program's tensors
+    (`torch.stack(norms)`) that raised was said as the program's, at its `loss.backward()`, as a
+    call may be the program's exception passing through a wrapper (thirty-fifth read). Not a lack
+    of memory, which porter's work adds to but does not cause."""
+    if getattr(exc, OWN_WORK_MARK, False) is not True:
+        return None
+    mine = [i for i, f in enumerate(frames) if os.path.abspath(f.filename).startswith(_OWN_TREE)]
+    if not mine or any(f.filename.startswith(root) for f in frames[mine[-1] + 1 :]):
+        return None
+    last = frames[mine[-1]]
+    return None if (last.line or "").startswith("raise") else last  # (a `raise`: porter's word on the program)
+
+
 def describe_exception(exc: BaseException, root: str) -> dict:
     frames = traceback.extract_tb(exc.__traceback__)
     root = root.rstrip("/") + "/"
@@ -499,6 +518,8 @@ def describe_exception(exc: BaseException, root: str) -> dict:
         or "can't allocate memory" in text
     ):
         kind = "out_of_memory"
+    if own is None and kind != "out_of_memory":
+        own = _raised_in_own_work(exc, frames, root)
     loc = None
     if user:
         loc = f"{os.path.relpath(user[-1].filename, root)}:{user[-1].lineno}"
