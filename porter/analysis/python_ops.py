@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from porter.analysis.program import called_name
 
@@ -169,18 +170,36 @@ class _FileNames:
             for alias in node.names
             if alias.asname
         }
+        # the names `torch.library` itself is imported as (`import torch.library as tl`, `from torch import library as
+        # tl`): `tl.Library.impl(DEF, "a", fn, "CUDA")` was not the class's method, its key read at `fn`, unread, and
+        # `a`, CUDA-only in torch 2.9, was given no verdict (thirty-fourth read, scaf2's leftover)
+        self.library_modules = {
+            alias.asname
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+            if alias.asname
+            and (alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}") == "torch.library"
+        }
         # (`I = torch.library.impl` / `I("ns::a", "cpu", fn, lib=L)`: unread, the CPU kernel was lost and `a` said
         # CUDA-only where torch runs it on a CPU tensor: thirty-fourth read)
         self.aliases.update(
             (node.targets[0].id, m.group(1))
             for node in ast.walk(tree)
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-            if (m := _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(node.value)))
+            if (m := _TORCH_LIBRARY_NAME.fullmatch(self.spelled(node.value)))
         )
         self.tree = tree
         stores = _stores(tree)
         once = {name for name, count in stores.items() if count == 1}
         self.stood_for = _names_stood_for(tree, stores)  # what a name bound once stands for (`values`)
+        self.loops = {  # name -> the loop that binds it, of a loop's name bound once (`skips`)
+            target.id: node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.For, ast.AsyncFor))
+            for target in [node.target.elts[0] if isinstance(node.target, ast.Tuple) else node.target]
+            if isinstance(target, ast.Name) and stores[target.id] == 1
+        }
         self.rebound = _names_rebound(tree, stores)
         self.following: set[str] = set()  # (the names `_library_stood_for` is following)
         # the names `torch.library`'s functions are imported as (`from torch.library import impl`)
@@ -417,6 +436,19 @@ class _FileNames:
         before = [value for line, value in bound if line < node.lineno][-1:] if at_top else []
         return [node, *(before or [value for _, value in bound])]
 
+    def skips(self, call: ast.Call, name: ast.expr, item: ast.expr) -> bool:
+        """Whether the loop binding `name` skips `call` where `name` is `item`, by an `if` on it that porter decides
+        (`for op in ("a", "b"): if op != "b": lib.impl(op, fn, "CPU")`, `if op == "b": continue`): read as each item's,
+        `b` was given a CPU kernel torch never registers, and, CUDA-only in torch 2.9, not said so (thirty-fourth
+        read, scaffold's leftover)."""
+        loop, value = self.loops.get(name.id) if isinstance(name, ast.Name) else None, _literal_str(item)
+        return (
+            isinstance(name, ast.Name)
+            and loop is not None
+            and value is not None
+            and _loop_skips(loop, call, name.id, value)
+        )
+
     def passes_on(self, node: ast.expr) -> bool:
         """Whether an argument is torch's `fallthrough_kernel`."""
         if isinstance(node, ast.Name):
@@ -436,7 +468,7 @@ class _FileNames:
         """Whether a call's callee is the `Library` class's own method (`torch.library.Library.impl`)."""
         if not isinstance(func, ast.Attribute):
             return False
-        owner = ast.unparse(func.value)
+        owner = self.spelled(func.value)
         return _LIBRARY_CLASS.fullmatch(self.aliases.get(owner, owner)) is not None
 
     def of_torch_library(self, call: ast.Call) -> bool:
@@ -444,7 +476,12 @@ class _FileNames:
         assigned it), not another object's method of the same name."""
         if isinstance(call.func, ast.Name):
             return call.func.id in self.aliases or call.func.id in self.from_library
-        return _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(call.func)) is not None
+        return _TORCH_LIBRARY_NAME.fullmatch(self.spelled(call.func)) is not None
+
+    def spelled(self, node: ast.expr) -> str:
+        """`node`'s text, a name `torch.library` is imported as spelled `torch.library` (`tl.Library`)."""
+        head, dot, rest = ast.unparse(node).partition(".")
+        return f"torch.library{dot}{rest}" if head in self.library_modules else f"{head}{dot}{rest}"
 
     def made_op(self, call: ast.Call) -> tuple[str, str] | None:
         """(namespace, op) of a `custom_op("ns::op", ...)`/`triton_op` call."""
@@ -635,6 +672,78 @@ def _loop_items(it: ast.expr, pairs: bool) -> list[ast.expr] | None:
     return list(it.elts) if isinstance(it, (ast.List, ast.Tuple, ast.Set)) and not pairs else None
 
 
+def _loop_skips(loop: ast.For | ast.AsyncFor, call: ast.AST, name: str, item: str) -> bool:
+    """Whether an `if` between `loop` and `call` (around it, or an `if ...: continue` before it in the loop's own
+    body) decidedly skips `call` where the loop's `name` is `item`; a function between them: not read (no)."""
+    parents = {id(child): node for node in ast.walk(loop) for child in ast.iter_child_nodes(node)}
+    path = [call]
+    while path[-1] is not loop and id(path[-1]) in parents:
+        path.append(parents[id(path[-1])])
+    if path[-1] is not loop or any(isinstance(node, _SCOPES) for node in path):
+        return False
+    own = True  # (a `continue` of the loop's own body, not an inner loop's)
+    for parent, node in zip(path[:0:-1], path[-2::-1]):
+        if isinstance(parent, ast.If) and node is not parent.test:
+            if _decided(parent.test, name, item) is (node not in parent.body):
+                return True
+        earlier = next((block[: block.index(node)] for block in _statement_blocks(parent) if node in block), [])
+        for statement in earlier if own else ():
+            if isinstance(statement, ast.If) and statement.body and isinstance(statement.body[-1], _LEAVING):
+                if _decided(statement.test, name, item):
+                    return True
+        own = own and (parent is loop or not isinstance(parent, (ast.For, ast.AsyncFor, ast.While)))
+    return False
+
+
+_LEAVING = (ast.Continue, ast.Break)  # (a `break` skips this item too; the later ones are read, as before)
+
+
+def _statement_blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    """A statement's blocks of statements (`body`, `orelse`, `finalbody`)."""
+    return [block for field in ("body", "orelse", "finalbody") if isinstance(block := getattr(node, field, None), list)]
+
+
+def _decided(test: ast.expr, name: str, item: str) -> bool | None:
+    """The value of an `if` test on a loop's `name` where it is `item`: comparisons (`==`, `!=`, `in`, `not in`) with
+    string literals, `name.startswith(...)`/`endswith(...)`, `not`, `and`, `or`; None where porter cannot decide."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decided(test.operand, name, item)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [_decided(value, name, item) for value in test.values]
+        settles = isinstance(test.op, ast.Or)  # (the value that settles it: True for `or`, False for `and`)
+        return settles if settles in values else None if None in values else not settles
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARISONS:
+        left, right = (_test_side(node, name, item) for node in (test.left, test.comparators[0]))
+        in_ = isinstance(right, (str, tuple))
+        if left is None or right is None or (type(test.ops[0]) in (ast.In, ast.NotIn) and not in_):
+            return None
+        return bool(_COMPARISONS[type(test.ops[0])](left, right))
+    func = test.func if isinstance(test, ast.Call) else None
+    if isinstance(func, ast.Attribute) and func.attr in ("startswith", "endswith") and isinstance(test, ast.Call):
+        given = _test_side(test.args[0], name, item) if len(test.args) == 1 and not test.keywords else None
+        if _test_side(func.value, name, item) == item and given is not None:
+            return bool(getattr(item, func.attr)(given))
+    return None
+
+
+_COMPARISONS: dict[type[ast.cmpop], Callable[[object, Any], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+def _test_side(node: ast.expr, name: str, item: str) -> str | tuple[str, ...] | None:
+    """What a side of an `if` test is: the loop's name (`item`), a string literal, or a literal tuple, list or set of
+    them (a tuple)."""
+    if isinstance(node, ast.Name):
+        return item if node.id == name else None
+    strings = _literal_strs(node) if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else None
+    return tuple(strings) if strings is not None else _literal_str(node)
+
+
 def _innermost(tree: ast.AST, kinds: tuple[type[ast.AST], ...]) -> dict[int, ast.AST]:
     """id(node) -> the innermost node of `kinds` (a function, a class) it is in (the module where none)."""
     out: dict[int, ast.AST] = {}
@@ -655,11 +764,13 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
     args = _in_positions(call, _PARAMETERS.get(name or "", ()))
     if name in _QUALIFIED and args:  # (a name and the value it stands for may both read as one op: once each)
         ops = names.values(args[0])
+        by_values = len(ops) > 1  # (a name read by its values)
+        ops = [op for op in ops if op is ops[0] or not names.skips(call, args[0], op)]
         yield from dict.fromkeys(
             kernel
             for op in ops
             for kernel in _kernels_of_op(call, names, name or "", [op, *args[1:]])
-            if not (op is ops[0] and len(ops) > 1 and kernel[1] == UNREAD)  # (a name read by its values)
+            if not (op is ops[0] and by_values and kernel[1] == UNREAD)
         )
 
 
