@@ -44,6 +44,7 @@ _LIBRARY_CLASS = re.compile(r"(?:(?:torch\.)?library\.)?Library")
 _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
 _WORD = re.compile(rb"\w+")  # (a name as a whole word of another file)
+_IMPORTS_RELATIVELY = re.compile(rb"^[^\S\n]*from[^\S\n]+\.", re.M)  # (`from . import reg`, `from .ops import reg`)
 # a `torch.library` function named by an attribute (`torch.library.impl`, `library.register_kernel` of `from torch
 # import library`), assigned to a name of the file's
 _TORCH_LIBRARY_NAME = re.compile(r"(?:torch\.)?library\.(\w+)")
@@ -299,6 +300,15 @@ class _FileNames:
         `reg(cuda)`: read by ops.py's calls alone, `a` was said CUDA-only where torch runs it on a CPU tensor:
         thirty-fourth read, scaf2)."""
         others = [module for module in modules.sources if module != name] if self.parameters else []
+        # (and that may import it: naming a part of its dotted name, `from .ops import reg`, `import pkg.ops`, or
+        # importing relatively; by the function's name alone, any file of the project naming `reg` for anything else
+        # took the verdict: thirty-fourth read, scaf2's leftover)
+        parts = {part.encode() for part in name.split(".") if part}
+        others = [
+            other
+            for other in others
+            if not parts or parts & modules.words(other) or _IMPORTS_RELATIVELY.search(modules.sources[other])
+        ]
         for function, parameter in list(self.parameters):
             if any(self.function_names[function].encode() in modules.words(other) for other in others):
                 self.parameters[(function, parameter)] = (self.parameters[(function, parameter)][0], UNREAD)

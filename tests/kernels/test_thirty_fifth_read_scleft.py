@@ -5,6 +5,7 @@ NotImplementedError is CUDA-only) and the compiler's (`cpp -P`, libclang): docs/
 from __future__ import annotations
 
 from porter.analysis import native_ops, python_ops
+from porter.kernels import inventory
 
 PY_DEF = (
     "import torch\nfrom torch.library import Library\n"
@@ -49,3 +50,45 @@ def test_the_library_class_method_through_an_alias_of_torch_library_reads_its_ke
     # (the control: a CPU kernel so given is one)
     cpu = 'import torch.library as tl\nDEF.impl("b", lambda x: x, "CUDA")\ntl.Library.impl(DEF, "a", lambda x: x, "CPU")\n'
     assert _py_cuda_only(cpu) == ["b"]
+
+
+def test_a_python_kernel_of_an_op_porter_cannot_read_is_said_in_the_table(tmp_path):
+    # (no op of `myops` is said CUDA-only: `n` may be `a`, which torch 2.9 runs on a CPU tensor; the table said nowhere
+    # why. An unread namespace too leaves every one unjudged, as torch 2.9's `_custom_op/impl.py` does to `symm_mem`'s
+    # six CUDA-only ops: said there)
+    (tmp_path / "a.cu").write_text(
+        "#include <torch/library.h>\n__global__ void k(float* x) {}\nTORCH_LIBRARY_IMPL(myops, CUDA, m) {\n"
+        '  m.impl("a", &a_cuda);\n}\n'
+    )
+    (tmp_path / "reg.py").write_text(
+        'import torch\nfor n in ("a",):\n    torch.library.impl(f"myops::{n}", "cpu", lambda x: x)\n'
+        "def reg(qualname, fn):\n    torch.library.impl(qualname, KEY, fn)\n"
+    )
+    notes = [p for p in inventory.scan(tmp_path, limit=None).problems if "cannot read" in p]
+    assert notes == [
+        "reg.py: registers a kernel for `cpu` of an op porter cannot read (a name given at run time): no op of "
+        "`myops` is taken for CUDA-only",
+        "reg.py: registers a kernel for a key porter cannot read of an op porter cannot read (a name given at run "
+        "time): no op of any namespace (its namespace is not read either) is taken for CUDA-only",
+    ]
+
+
+OPS = b"""import torch
+DEF = torch.library.Library("myops", "DEF")
+DEF.define("a(Tensor x) -> Tensor")
+cuda = torch.library.Library("myops", "IMPL", "CUDA")
+def reg(lib):
+    lib.impl("a", lambda x: x.clone())
+reg(cuda)
+"""
+
+
+def test_a_function_named_by_a_module_that_cannot_import_it_keeps_its_parameters_library():
+    # (torch 2.9, both modules imported: `a` CUDA-only; other.py's `reg` is its own, and it imports nothing of ops.py)
+    other = b'import torch\ndef reg(x):\n    return x\ncpu = torch.library.Library("myops", "IMPL", "CPU")\nreg(cpu)\n'
+    kernels = python_ops.registered_kernels([("pkg/ops.py", OPS), ("pkg/other.py", other)])
+    assert sorted(native_ops.cuda_only_and_overloaded([], kernels)[0].get("myops", {})) == ["a"]
+    # (the controls: a module importing it, absolutely or relatively, may give it a CPU library: no verdict)
+    for imports in (b"from pkg.ops import reg\n", b"from .ops import reg\n", b"from . import ops\nreg = ops.reg\n"):
+        kernels = python_ops.registered_kernels([("pkg/ops.py", OPS), ("pkg/other.py", imports + other)])
+        assert native_ops.cuda_only_and_overloaded([], kernels)[0].get("myops", {}) == {}, imports
