@@ -546,9 +546,26 @@ def _destroyed_bindings(tree: ast.Module, libraries: dict[str, list[_Binding]]) 
             else:
                 ends = not any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope))
                 uses = scope
-            if ends and all(_keeps_no_reference(n, parents) for n in ast.walk(uses) if _loads(n, name)):
+            kept = (n for n in ast.walk(uses) if _loads(n, name) and not _keeps_no_reference(n, parents))
+            if ends and all(scope is tree and _alias_dropped(n, parents, tree) for n in kept):
                 out.add((id(scope), at))
     return out
+
+
+def _alias_dropped(use: ast.AST, parents: dict[int, ast.AST], tree: ast.Module) -> bool:
+    """Whether a use of a library's name at the module's top binds it to another name there (`keep = lib`) that is
+    used only to register through and deleted or bound anew after: torch 2.9 destroys the library with its last
+    name (`del lib`, `del keep`: read as kept, an op with a CUDA kernel only was not said CUDA-only: thirty-fourth
+    scleft read's leftover); one name kept keeps it."""
+    statement = parents.get(id(use))
+    if not (isinstance(statement, ast.Assign) and statement.value is use and statement in tree.body):
+        return False
+    alias = statement.targets[0] if len(statement.targets) == 1 else None
+    return (
+        isinstance(alias, ast.Name)
+        and _unbound_after(tree.body, statement, alias.id)
+        and all(_keeps_no_reference(n, parents) for n in ast.walk(tree) if _loads(n, alias.id))
+    )
 
 
 _MAKING = (ast.Assign, ast.AnnAssign, ast.NamedExpr)  # (the statements `_call_assigned` reads)

@@ -92,3 +92,22 @@ def test_a_function_named_by_a_module_that_cannot_import_it_keeps_its_parameters
     for imports in (b"from pkg.ops import reg\n", b"from .ops import reg\n", b"from . import ops\nreg = ops.reg\n"):
         kernels = python_ops.registered_kernels([("pkg/ops.py", OPS), ("pkg/other.py", imports + other)])
         assert native_ops.cuda_only_and_overloaded([], kernels)[0].get("myops", {}) == {}, imports
+
+
+def test_a_hip_source_with_kernels_is_said_not_read(tmp_path):
+    # (`porter kernels` said "0 kernel(s)" and nothing else for a tree of HIP kernels; a `.hip` without one is no note)
+    kernel = "#include <hip/hip_runtime.h>\n__global__ void addk(float* x) { x[threadIdx.x] += 1; }\n"
+    (tmp_path / "k.hip").write_text(kernel)
+    (tmp_path / "k2.hip").write_text(kernel.replace("addk", "subk"))
+    (tmp_path / "host.hip").write_text("#include <hip/hip_runtime.h>\nint main() { return 0; }\n")
+    notes = [p for p in inventory.scan(tmp_path, limit=None).problems if "HIP" in p]
+    assert len(notes) == 1 and notes[0].startswith("k.hip (and 1 more): a HIP (ROCm) source with `__global__` kernels")
+
+
+def test_a_library_deleted_under_its_alias_too_registers_no_kernel():
+    # (torch 2.9: `a` CUDA-only once both names are gone; `keep = lib` / `del lib` alone keeps it, and so does a list)
+    lib = 'lib = Library("myops", "IMPL", "CPU")\nlib.impl("a", lambda x: x + 1)\n'
+    gone = ["keep = lib\ndel lib\ndel keep\n", "keep = lib\ndel keep\ndel lib\n", "keep = lib\ndel lib\nkeep = None\n"]
+    assert [_py_cuda_only(CUDA_BOTH + lib + form) for form in gone] == [["a", "b"]] * len(gone)
+    kept = ["keep = lib\ndel lib\n", "keep = lib\ndel keep\n", "keep = lib\ndel lib\nK = [keep]\ndel keep\n"]
+    assert [_py_cuda_only(CUDA_BOTH + lib + form) for form in kept] == [["b"]] * len(kept)
