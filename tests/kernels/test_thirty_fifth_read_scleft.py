@@ -92,6 +92,12 @@ def test_a_function_named_by_a_module_that_cannot_import_it_keeps_its_parameters
     for imports in (b"from pkg.ops import reg\n", b"from .ops import reg\n", b"from . import ops\nreg = ops.reg\n"):
         kernels = python_ops.registered_kernels([("pkg/ops.py", OPS), ("pkg/other.py", imports + other)])
         assert native_ops.cuda_only_and_overloaded([], kernels)[0].get("myops", {}) == {}, imports
+    # (and where the folder read is itself a package, `from pkg import reg` names no part of `ops`: no verdict)
+    init = b"from .ops import *\n"
+    kernels = python_ops.registered_kernels(
+        [("__init__.py", init), ("ops.py", OPS), ("other.py", b"from pkg import reg\n" + other)]
+    )
+    assert native_ops.cuda_only_and_overloaded([], kernels)[0].get("myops", {}) == {}
 
 
 def test_a_hip_source_with_kernels_is_said_not_read(tmp_path):
