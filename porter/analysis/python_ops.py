@@ -207,6 +207,7 @@ class _FileNames:
             for target in [node.target.elts[0] if isinstance(node.target, ast.Tuple) else node.target]
             if isinstance(target, ast.Name) and stores[target.id] == 1
         }
+        self.skipping: dict[int, list[tuple[ast.expr, bool]]] = {}  # (id of a call -> `_skipping_tests`)
         self.rebound = _names_rebound(tree, stores)
         self.following: set[str] = set()  # (the names `_library_stood_for` is following)
         # the names `torch.library`'s functions are imported as (`from torch.library import impl`)
@@ -460,12 +461,11 @@ class _FileNames:
         `b` was given a CPU kernel torch never registers, and, CUDA-only in torch 2.9, not said so (thirty-fourth
         read, scaffold's leftover)."""
         loop, value = self.loops.get(name.id) if isinstance(name, ast.Name) else None, _literal_str(item)
-        return (
-            isinstance(name, ast.Name)
-            and loop is not None
-            and value is not None
-            and _loop_skips(loop, call, name.id, value)
-        )
+        if not isinstance(name, ast.Name) or loop is None or value is None:
+            return False
+        if id(call) not in self.skipping:  # (once a call, not once an item: a loop of 4,000 names took 32 s)
+            self.skipping[id(call)] = _skipping_tests(loop, call)
+        return any(_decided(test, name.id, value) is skips for test, skips in self.skipping[id(call)])
 
     def passes_on(self, node: ast.expr) -> bool:
         """Whether an argument is torch's `fallthrough_kernel`."""
@@ -707,27 +707,29 @@ def _loop_items(it: ast.expr, pairs: bool) -> list[ast.expr] | None:
     return list(it.elts) if isinstance(it, (ast.List, ast.Tuple, ast.Set)) and not pairs else None
 
 
-def _loop_skips(loop: ast.For | ast.AsyncFor, call: ast.AST, name: str, item: str) -> bool:
-    """Whether an `if` between `loop` and `call` (around it, or an `if ...: continue` before it in the loop's own
-    body) decidedly skips `call` where the loop's `name` is `item`; a function between them: not read (no)."""
+def _skipping_tests(loop: ast.For | ast.AsyncFor, call: ast.AST) -> list[tuple[ast.expr, bool]]:
+    """(test, the value that skips `call`) of each `if` between `loop` and `call`: one around it (its other branch's
+    value), or an `if ...: continue` (or `break`) before it in the loop's own body (True); none where a function is
+    between them (it runs later: not read)."""
     parents = {id(child): node for node in ast.walk(loop) for child in ast.iter_child_nodes(node)}
     path = [call]
     while path[-1] is not loop and id(path[-1]) in parents:
         path.append(parents[id(path[-1])])
     if path[-1] is not loop or any(isinstance(node, _SCOPES) for node in path):
-        return False
+        return []
+    out: list[tuple[ast.expr, bool]] = []
     own = True  # (a `continue` of the loop's own body, not an inner loop's)
     for parent, node in zip(path[:0:-1], path[-2::-1]):
         if isinstance(parent, ast.If) and node is not parent.test:
-            if _decided(parent.test, name, item) is (node not in parent.body):
-                return True
+            out.append((parent.test, node not in parent.body))
         earlier = next((block[: block.index(node)] for block in _statement_blocks(parent) if node in block), [])
-        for statement in earlier if own else ():
-            if isinstance(statement, ast.If) and statement.body and isinstance(statement.body[-1], _LEAVING):
-                if _decided(statement.test, name, item):
-                    return True
+        out += [
+            (statement.test, True)
+            for statement in (earlier if own else ())
+            if isinstance(statement, ast.If) and statement.body and isinstance(statement.body[-1], _LEAVING)
+        ]
         own = own and (parent is loop or not isinstance(parent, (ast.For, ast.AsyncFor, ast.While)))
-    return False
+    return out
 
 
 _LEAVING = (ast.Continue, ast.Break)  # (a `break` skips this item too; the later ones are read, as before)
