@@ -1470,6 +1470,16 @@ def cuda_only_and_overloaded(
     return out, overloaded
 
 
+def unjudged_by_python(python: Iterable[tuple[str, str, str, str]]) -> list[tuple[str, str | None, str]]:
+    """(file, namespace or None for every one, key) of each Python kernel (`python_ops`) of an op porter cannot read
+    for another device than CUDA's: no op of that namespace is said CUDA-only (`_take_python`)."""
+    return [
+        (name, None if ns == python_ops.UNREAD else ns, key)
+        for name, ns, op, key in python
+        if op == python_ops.UNREAD and key not in _NO_OTHER_DEVICE
+    ]
+
+
 def _take_python(
     python: Iterable[tuple[str, str, str, str]],
     keys: dict[tuple[str | None, str], set[str]],
@@ -1478,9 +1488,10 @@ def _take_python(
 ) -> None:
     """Add the Python files' kernels (`python_ops`) to `keys` and `where`; one of an op porter cannot read
     (`f"myops::{name}"`) for another device than CUDA's leaves its namespace (or, unread too, every one) unseen."""
+    python = list(python)
+    unseen.update(ns for _, ns, _ in unjudged_by_python(python))
     for name, python_ns, python_op, key in python:
         if python_op == python_ops.UNREAD:
-            unseen.update([] if key in _NO_OTHER_DEVICE else [None if python_ns == python_ops.UNREAD else python_ns])
             continue
         keys.setdefault((python_ns, python_op), set()).add(key)
         if key == "CUDA":

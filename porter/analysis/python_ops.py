@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from porter.analysis.program import called_name
 
@@ -43,6 +44,7 @@ _LIBRARY_CLASS = re.compile(r"(?:(?:torch\.)?library\.)?Library")
 _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
 _WORD = re.compile(rb"\w+")  # (a name as a whole word of another file)
+_IMPORTS_RELATIVELY = re.compile(rb"^[^\S\n]*from[^\S\n]+\.", re.M)  # (`from . import reg`, `from .ops import reg`)
 # a `torch.library` function named by an attribute (`torch.library.impl`, `library.register_kernel` of `from torch
 # import library`), assigned to a name of the file's
 _TORCH_LIBRARY_NAME = re.compile(r"(?:torch\.)?library\.(\w+)")
@@ -102,6 +104,12 @@ class _Modules:
         if module not in self._words:
             self._words[module] = set(_WORD.findall(self.sources[module]))
         return self._words[module]
+
+    def inside_package(self) -> bool:
+        """Whether the folder read may be (in) a package another name imports it by: it has an `__init__.py`, or a
+        module of its top imports relatively."""
+        top = (source for module, source in self.sources.items() if "." not in module)
+        return "" in self.packages or any(_IMPORTS_RELATIVELY.search(source) for source in top)
 
     def module(self, module: str) -> _FileNames | None:
         """The module `module` names (its own dotted name, or the one it ends where one only does: `pkg.ops` of
@@ -169,18 +177,37 @@ class _FileNames:
             for alias in node.names
             if alias.asname
         }
+        # the names `torch.library` itself is imported as (`import torch.library as tl`, `from torch import library as
+        # tl`): `tl.Library.impl(DEF, "a", fn, "CUDA")` was not the class's method, its key read at `fn`, unread, and
+        # `a`, CUDA-only in torch 2.9, was given no verdict (thirty-fourth read, scaf2's leftover)
+        self.library_modules = {
+            alias.asname
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+            if alias.asname
+            and (alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}") == "torch.library"
+        }
         # (`I = torch.library.impl` / `I("ns::a", "cpu", fn, lib=L)`: unread, the CPU kernel was lost and `a` said
         # CUDA-only where torch runs it on a CPU tensor: thirty-fourth read)
         self.aliases.update(
             (node.targets[0].id, m.group(1))
             for node in ast.walk(tree)
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-            if (m := _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(node.value)))
+            if (m := _TORCH_LIBRARY_NAME.fullmatch(self.spelled(node.value)))
         )
         self.tree = tree
         stores = _stores(tree)
         once = {name for name, count in stores.items() if count == 1}
         self.stood_for = _names_stood_for(tree, stores)  # what a name bound once stands for (`values`)
+        self.loops = {  # name -> the loop that binds it, of a loop's name bound once (`skips`)
+            target.id: node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.For, ast.AsyncFor))
+            for target in [node.target.elts[0] if isinstance(node.target, ast.Tuple) else node.target]
+            if isinstance(target, ast.Name) and stores[target.id] == 1
+        }
+        self.skipping: dict[int, list[tuple[ast.expr, bool]]] = {}  # (id of a call -> `_skipping_tests`)
         self.rebound = _names_rebound(tree, stores)
         self.following: set[str] = set()  # (the names `_library_stood_for` is following)
         # the names `torch.library`'s functions are imported as (`from torch.library import impl`)
@@ -280,6 +307,17 @@ class _FileNames:
         `reg(cuda)`: read by ops.py's calls alone, `a` was said CUDA-only where torch runs it on a CPU tensor:
         thirty-fourth read, scaf2)."""
         others = [module for module in modules.sources if module != name] if self.parameters else []
+        # (and that may import it: naming a part of its dotted name, `from .ops import reg`, `import pkg.ops`, or
+        # importing relatively; by the function's name alone, any file of the project naming `reg` for anything else
+        # took the verdict: thirty-fourth read, scaf2's leftover)
+        # (the folder read inside a package, `porter kernels pkg`: its modules' names lack the package's, and `from pkg
+        # import reg` names no part of `ops`: any file, as before)
+        parts = {part.encode() for part in name.split(".") if part} if not modules.inside_package() else set()
+        others = [
+            other
+            for other in others
+            if not parts or parts & modules.words(other) or _IMPORTS_RELATIVELY.search(modules.sources[other])
+        ]
         for function, parameter in list(self.parameters):
             if any(self.function_names[function].encode() in modules.words(other) for other in others):
                 self.parameters[(function, parameter)] = (self.parameters[(function, parameter)][0], UNREAD)
@@ -417,6 +455,18 @@ class _FileNames:
         before = [value for line, value in bound if line < node.lineno][-1:] if at_top else []
         return [node, *(before or [value for _, value in bound])]
 
+    def skips(self, call: ast.Call, name: ast.expr, item: ast.expr) -> bool:
+        """Whether the loop binding `name` skips `call` where `name` is `item`, by an `if` on it that porter decides
+        (`for op in ("a", "b"): if op != "b": lib.impl(op, fn, "CPU")`, `if op == "b": continue`): read as each item's,
+        `b` was given a CPU kernel torch never registers, and, CUDA-only in torch 2.9, not said so (thirty-fourth
+        read, scaffold's leftover)."""
+        loop, value = self.loops.get(name.id) if isinstance(name, ast.Name) else None, _literal_str(item)
+        if not isinstance(name, ast.Name) or loop is None or value is None:
+            return False
+        if id(call) not in self.skipping:  # (once a call, not once an item: a loop of 4,000 names took 32 s)
+            self.skipping[id(call)] = _skipping_tests(loop, call)
+        return any(_decided(test, name.id, value) is skips for test, skips in self.skipping[id(call)])
+
     def passes_on(self, node: ast.expr) -> bool:
         """Whether an argument is torch's `fallthrough_kernel`."""
         if isinstance(node, ast.Name):
@@ -436,7 +486,7 @@ class _FileNames:
         """Whether a call's callee is the `Library` class's own method (`torch.library.Library.impl`)."""
         if not isinstance(func, ast.Attribute):
             return False
-        owner = ast.unparse(func.value)
+        owner = self.spelled(func.value)
         return _LIBRARY_CLASS.fullmatch(self.aliases.get(owner, owner)) is not None
 
     def of_torch_library(self, call: ast.Call) -> bool:
@@ -444,7 +494,12 @@ class _FileNames:
         assigned it), not another object's method of the same name."""
         if isinstance(call.func, ast.Name):
             return call.func.id in self.aliases or call.func.id in self.from_library
-        return _TORCH_LIBRARY_NAME.fullmatch(ast.unparse(call.func)) is not None
+        return _TORCH_LIBRARY_NAME.fullmatch(self.spelled(call.func)) is not None
+
+    def spelled(self, node: ast.expr) -> str:
+        """`node`'s text, a name `torch.library` is imported as spelled `torch.library` (`tl.Library`)."""
+        head, dot, rest = ast.unparse(node).partition(".")
+        return f"torch.library{dot}{rest}" if head in self.library_modules else f"{head}{dot}{rest}"
 
     def made_op(self, call: ast.Call) -> tuple[str, str] | None:
         """(namespace, op) of a `custom_op("ns::op", ...)`/`triton_op` call."""
@@ -499,9 +554,26 @@ def _destroyed_bindings(tree: ast.Module, libraries: dict[str, list[_Binding]]) 
             else:
                 ends = not any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope))
                 uses = scope
-            if ends and all(_keeps_no_reference(n, parents) for n in ast.walk(uses) if _loads(n, name)):
+            kept = (n for n in ast.walk(uses) if _loads(n, name) and not _keeps_no_reference(n, parents))
+            if ends and all(scope is tree and _alias_dropped(n, parents, tree) for n in kept):
                 out.add((id(scope), at))
     return out
+
+
+def _alias_dropped(use: ast.AST, parents: dict[int, ast.AST], tree: ast.Module) -> bool:
+    """Whether a use of a library's name at the module's top binds it to another name there (`keep = lib`) that is
+    used only to register through and deleted or bound anew after: torch 2.9 destroys the library with its last
+    name (`del lib`, `del keep`: read as kept, an op with a CUDA kernel only was not said CUDA-only: thirty-fourth
+    scleft read's leftover); one name kept keeps it."""
+    statement = parents.get(id(use))
+    if not (isinstance(statement, ast.Assign) and statement.value is use and statement in tree.body):
+        return False
+    alias = statement.targets[0] if len(statement.targets) == 1 else None
+    return (
+        isinstance(alias, ast.Name)
+        and _unbound_after(tree.body, statement, alias.id)
+        and all(_keeps_no_reference(n, parents) for n in ast.walk(tree) if _loads(n, alias.id))
+    )
 
 
 _MAKING = (ast.Assign, ast.AnnAssign, ast.NamedExpr)  # (the statements `_call_assigned` reads)
@@ -635,6 +707,80 @@ def _loop_items(it: ast.expr, pairs: bool) -> list[ast.expr] | None:
     return list(it.elts) if isinstance(it, (ast.List, ast.Tuple, ast.Set)) and not pairs else None
 
 
+def _skipping_tests(loop: ast.For | ast.AsyncFor, call: ast.AST) -> list[tuple[ast.expr, bool]]:
+    """(test, the value that skips `call`) of each `if` between `loop` and `call`: one around it (its other branch's
+    value), or an `if ...: continue` (or `break`) before it in the loop's own body (True); none where a function is
+    between them (it runs later: not read)."""
+    parents = {id(child): node for node in ast.walk(loop) for child in ast.iter_child_nodes(node)}
+    path = [call]
+    while path[-1] is not loop and id(path[-1]) in parents:
+        path.append(parents[id(path[-1])])
+    if path[-1] is not loop or any(isinstance(node, _SCOPES) for node in path):
+        return []
+    out: list[tuple[ast.expr, bool]] = []
+    own = True  # (a `continue` of the loop's own body, not an inner loop's)
+    for parent, node in zip(path[:0:-1], path[-2::-1]):
+        if isinstance(parent, ast.If) and node is not parent.test:
+            out.append((parent.test, node not in parent.body))
+        earlier = next((block[: block.index(node)] for block in _statement_blocks(parent) if node in block), [])
+        out += [
+            (statement.test, True)
+            for statement in (earlier if own else ())
+            if isinstance(statement, ast.If) and statement.body and isinstance(statement.body[-1], _LEAVING)
+        ]
+        own = own and (parent is loop or not isinstance(parent, (ast.For, ast.AsyncFor, ast.While)))
+    return out
+
+
+_LEAVING = (ast.Continue, ast.Break)  # (a `break` skips this item too; the later ones are read, as before)
+
+
+def _statement_blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    """A statement's blocks of statements (`body`, `orelse`, `finalbody`)."""
+    return [block for field in ("body", "orelse", "finalbody") if isinstance(block := getattr(node, field, None), list)]
+
+
+def _decided(test: ast.expr, name: str, item: str) -> bool | None:
+    """The value of an `if` test on a loop's `name` where it is `item`: comparisons (`==`, `!=`, `in`, `not in`) with
+    string literals, `name.startswith(...)`/`endswith(...)`, `not`, `and`, `or`; None where porter cannot decide."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decided(test.operand, name, item)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [_decided(value, name, item) for value in test.values]
+        settles = isinstance(test.op, ast.Or)  # (the value that settles it: True for `or`, False for `and`)
+        return settles if settles in values else None if None in values else not settles
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARISONS:
+        left, right = (_test_side(node, name, item) for node in (test.left, test.comparators[0]))
+        in_ = isinstance(right, (str, tuple))
+        if left is None or right is None or (type(test.ops[0]) in (ast.In, ast.NotIn) and not in_):
+            return None
+        return bool(_COMPARISONS[type(test.ops[0])](left, right))
+    func = test.func if isinstance(test, ast.Call) else None
+    if isinstance(func, ast.Attribute) and func.attr in ("startswith", "endswith") and isinstance(test, ast.Call):
+        given = _test_side(test.args[0], name, item) if len(test.args) == 1 and not test.keywords else None
+        if _test_side(func.value, name, item) == item and given is not None:
+            return bool(getattr(item, func.attr)(given))
+    return None
+
+
+_COMPARISONS: dict[type[ast.cmpop], Callable[[object, Any], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+def _test_side(node: ast.expr, name: str, item: str) -> str | tuple[str, ...] | None:
+    """What a side of an `if` test is: the loop's name (`item`), a string literal, or a literal tuple, list or set of
+    them (a tuple)."""
+    if isinstance(node, ast.Name):
+        return item if node.id == name else None
+    strings = _literal_strs(node) if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else None
+    return tuple(strings) if strings is not None else _literal_str(node)
+
+
 def _innermost(tree: ast.AST, kinds: tuple[type[ast.AST], ...]) -> dict[int, ast.AST]:
     """id(node) -> the innermost node of `kinds` (a function, a class) it is in (the module where none)."""
     out: dict[int, ast.AST] = {}
@@ -655,11 +801,13 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
     args = _in_positions(call, _PARAMETERS.get(name or "", ()))
     if name in _QUALIFIED and args:  # (a name and the value it stands for may both read as one op: once each)
         ops = names.values(args[0])
+        by_values = len(ops) > 1  # (a name read by its values)
+        ops = [op for op in ops if op is ops[0] or not names.skips(call, args[0], op)]
         yield from dict.fromkeys(
             kernel
             for op in ops
             for kernel in _kernels_of_op(call, names, name or "", [op, *args[1:]])
-            if not (op is ops[0] and len(ops) > 1 and kernel[1] == UNREAD)  # (a name read by its values)
+            if not (op is ops[0] and by_values and kernel[1] == UNREAD)
         )
 
 

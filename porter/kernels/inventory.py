@@ -541,14 +541,17 @@ _STANDS_FOR_GLOBAL = re.compile(_STANDS_FOR_GLOBAL_TEXT, re.M)
 _STANDS_FOR_GLOBAL_BYTES = re.compile(_STANDS_FOR_GLOBAL_TEXT.encode(), re.M)
 
 
-def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path, bytes]], list[tuple[Path, bytes]]]:
+def _cuda_files(
+    root: Path, hip: list[Path] | None = None
+) -> tuple[list[Path], frozenset[str], list[tuple[Path, bytes]], list[tuple[Path, bytes]]]:
     """The `.cu`/`.cuh` files of `root` and its kernel headers (those holding `__global__`), and the
     names those files define as `__global__` (`_STANDS_FOR_GLOBAL`). A header that holds such a name
     and not `__global__` is a kernel header too (cutlass's `device_kernel.h`, whose kernels are
     `CUTLASS_GLOBAL`; a `.cu`'s `#define G __global__` before `#include "k.h"` makes `G void k(` of
     k.h a kernel: `_preludes`): the others are looked at again for the names (`_Others`), only in a
     tree that has one. Last, the `.cu` files whose headers need the lines read before them, with
-    their bytes (`_prelude_givers`); and the host C++ files that spell an API launch (`_API_BYTES`)."""
+    their bytes (`_prelude_givers`); and the host C++ files that spell an API launch (`_API_BYTES`). The HIP sources
+    holding `__global__` go to `hip` (not read: `_hip_note`)."""
     out: list[Path] = []
     headers, cus = _Others(), _Others()
     names: set[bytes] = set()
@@ -573,11 +576,29 @@ def _cuda_files(root: Path) -> tuple[list[Path], frozenset[str], list[tuple[Path
             headers.add(path, data)
         elif path.suffix in _HOST_SUFFIXES and _host_read(data := _header_bytes(path)):
             hosts.append((path, data))
+        elif path.suffix == _HIP_SUFFIX and hip is not None and b"__global__" in _header_bytes(path):
+            hip.append(path)
     names.update(by_headers)
     users = headers.holding(names) if names else []
     givers = _prelude_givers(definers, cus, users, headers) if by_headers else definers
     spelled = frozenset(n.decode("ascii", errors="replace") for n in names)
     return _one_name_each(out + users), spelled, givers, hosts
+
+
+# a HIP (ROCm) source: its kernels are listed nowhere and were said nowhere ("0 kernel(s)" for a tree of `.hip`
+# files: thirty-fourth read's leftover); read as CUDA, a hipified copy of a `.cu` would list each kernel twice
+_HIP_SUFFIX = ".hip"
+
+
+def _hip_note(hip: list[Path], base: Path) -> list[str]:
+    """One note for the HIP sources holding `__global__` that porter does not read."""
+    if not hip:
+        return []
+    more = f" (and {len(hip) - 1} more)" if len(hip) > 1 else ""
+    return [
+        f"{path_name(os.path.relpath(hip[0], base))}{more}: a HIP (ROCm) source with `__global__` kernels, not read: "
+        "its kernels are listed only where a `.cu` or `.cuh` file defines them too"
+    ]
 
 
 def _host_read(data: bytes) -> bool:
@@ -1252,7 +1273,9 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     inv = Inventory()
     base = root if root.is_dir() else root.parent
     python_sources = _sources(root, base)
-    cuda_files, globals_, definers, hosts = _cuda_files(root)
+    hip: list[Path] = []
+    cuda_files, globals_, definers, hosts = _cuda_files(root, hip)
+    inv.problems.extend(_hip_note(hip, base))
     cuda_sources = [os.path.relpath(p, base) for p in cuda_files]
     found = _Found(
         imported=cuda_only_imports(python_sources, None, cuda_sources),  # CUDA-only names from other modules
@@ -1294,7 +1317,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.api_launches.extend(_host_api_launches(data, os.path.relpath(path, base)))
         one_search = _search_for_source(search, root, path, searches)
         inv.registered.extend(_native_registered(data, os.path.relpath(path, base), path, one_search, inv.problems))
-    inv.registered.extend(_python_registered(python_sources))
+    inv.registered.extend(_python_registered(python_sources, inv.problems))
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -1318,13 +1341,25 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
 _PYTHON_KEYS = {"default": "any", python_ops.UNREAD: "not read: a key given by a name or an expression"}
 
 
-def _python_registered(sources: list[tuple[str, bytes]]) -> list[Registered]:
+def _python_registered(sources: list[tuple[str, bytes]], problems: list[str] | None = None) -> list[Registered]:
     """The kernels the project's Python files register (`python_ops`: `lib.impl("a", a_cpu, "CPU")`,
     `@a.register_kernel("cpu")`): lint read them, the table listed none, so an op with a CPU kernel in Python was
-    listed with its CUDA kernel only (thirty-second scaffold read's leftover)."""
+    listed with its CUDA kernel only (thirty-second scaffold read's leftover). A note in `problems` for each file that
+    registers a kernel of an op porter cannot read (`f"myops::{name}"`, a parameter): its namespace's ops (every
+    one's, where that is unread too) get no CUDA-only verdict, which was said nowhere (thirty-fourth scaf2 read's
+    price: torch 2.9's own files lose six right ones so, `symm_mem`'s)."""
+    kernels = python_ops.registered_kernels(sources)
+    problems = [] if problems is None else problems
+    for path, ns, key in dict.fromkeys(native_ops.unjudged_by_python(kernels)):
+        space = f"`{ns}`" if ns is not None else "any namespace (its namespace is not read either)"
+        device = f"`{key}`" if key != python_ops.UNREAD else "a key porter cannot read"
+        problems.append(
+            f"{path_name(path)}: registers a kernel for {device} of an op porter cannot read (a name given at run "
+            f"time): no op of {space} is taken for CUDA-only"
+        )
     return [
         Registered(path, ns, op, _PYTHON_KEYS.get(key, key))
-        for path, ns, op, key in python_ops.registered_kernels(sources)
+        for path, ns, op, key in kernels
         if op != python_ops.UNREAD  # (an op porter cannot read: lint gives no verdict on its namespace's ops)
     ]
 
