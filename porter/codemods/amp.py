@@ -33,6 +33,9 @@ _DTYPE_TEST_COLLECTIONS = (cst.Set, cst.Tuple, cst.List)
 # there makes a duplicate key and fp16 tensors are no longer in it), `WIDTHS[torch.float16]`, and
 # `case torch.float16:` (an `==` test)
 _DTYPE_KEYS = {cst.DictElement: "key", cst.Index: "value", cst.MatchValue: "value"}
+# and a collection that already holds bf16, `SUPPORTED = (torch.float16, torch.bfloat16, torch.float32)`: a list
+# of dtypes, named and tested elsewhere (`x.dtype not in SUPPORTED`); bf16 for its fp16 is a duplicate and
+# fp16 tensors are turned away
 _SCALER_METHODS = {"scale", "step", "update", "unscale_"}
 _STATEMENT_METHODS = {"step", "update", "unscale_"}
 
@@ -193,6 +196,13 @@ class AmpFamily(Family):
         self._dtype_tests.add(id(getattr(node, _DTYPE_KEYS[type(node)])))
 
     visit_DictElement = visit_Index = visit_MatchValue = _dtype_key
+
+    def _dtype_list(self, node: cst.Set | cst.Tuple | cst.List) -> None:
+        values = [e.value for e in node.elements]
+        if any(self.ctx.qualname(v) == "torch.bfloat16" for v in values):
+            self._dtype_tests.update(id(v) for v in values)
+
+    visit_Set = visit_Tuple = visit_List = _dtype_list
 
     # -- autocast --------------------------------------------------------------------------
 

@@ -52,3 +52,30 @@ def test_a_float16_that_keys_a_table_or_a_case_is_no_precision_choice(tmp_path, 
     assert "case torch.float16:" in new
     assert 'torch.zeros(3, dtype=torch.bfloat16), {"fp16": torch.bfloat16}' in new
     assert [line for code, line in found if code == "AMP002"] == [19, 19]
+
+
+DTYPE_LISTS = """import torch
+
+SUPPORTED_INPUT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+IO_TYPES = [torch.bfloat16, torch.half]
+
+
+def check(x):
+    if x.dtype not in SUPPORTED_INPUT_DTYPES:
+        raise TypeError(x.dtype)
+    return x.to(torch.float16), (torch.float16, torch.float32)
+"""
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron", "xla"])
+def test_a_float16_in_a_named_list_that_holds_bfloat16_is_no_precision_choice(tmp_path, target):
+    """attn-gym 0.0.17's `kda/validation.py` names `SUPPORTED_INPUT_DTYPES = (torch.float16, torch.bfloat16,
+    torch.float32)` and turns away `x.dtype not in SUPPORTED_INPUT_DTYPES`: AMP002 made it `(torch.bfloat16,
+    torch.bfloat16, torch.float32)` (an unsafe fix), so an fp16 input raised where the original took it. A
+    collection that already holds bf16 is a list of dtypes: its fp16 stays, no finding; `x.to(torch.float16)`
+    and a tuple without bf16 (the controls) are AMP002's."""
+    new, found = _port(tmp_path, DTYPE_LISTS, target, unsafe=True)
+    assert "SUPPORTED_INPUT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)" in new
+    assert "IO_TYPES = [torch.bfloat16, torch.half]" in new
+    assert "return x.to(torch.bfloat16), (torch.bfloat16, torch.float32)" in new
+    assert [line for code, line in found if code == "AMP002"] == [10, 10]
