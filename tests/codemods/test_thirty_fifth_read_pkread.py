@@ -79,3 +79,68 @@ def test_a_float16_in_a_named_list_that_holds_bfloat16_is_no_precision_choice(tm
     assert "IO_TYPES = [torch.bfloat16, torch.half]" in new
     assert "return x.to(torch.bfloat16), (torch.bfloat16, torch.float32)" in new
     assert [line for code, line in found if code == "AMP002"] == [10, 10]
+
+
+NCCL_VERSION = """import unittest
+
+import torch
+
+
+def fast_path():
+    if torch.cuda.is_available():
+        return torch.cuda.nccl.version() >= (2, 25)
+    return False
+
+
+class T(unittest.TestCase):
+    @unittest.skipUnless(torch.cuda.is_available() and torch.cuda.nccl.version() >= (2, 25), "needs NCCL >=2.25")
+    def test_a(self):
+        return torch.cuda.is_available() and torch.cuda.device_count() > 1
+"""
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron", "xla"])
+def test_a_cuda_check_in_front_of_torch_nccl_stays_cuda(tmp_path, target):
+    """torchft 0.2.0's `process_group_test.py` skips unless `torch.cuda.is_available() and
+    torch.cuda.nccl.version() >= (2, 25)`: porter made the left `torch.accelerator.is_available()` (CUDA001),
+    so on the target the right ran, and in a torch without NCCL (TorchTPU's torch 2.13) `torch.cuda.nccl.version()`
+    raises AttributeError (`torch._C` has no `_nccl_version`) as the module is imported. `torch.cuda.nccl` is
+    CUDA-only code: the check in front of it stays CUDA's (GUARD001); the one in front of `device_count()` (the
+    control) is ported."""
+    new, found = _port(tmp_path, NCCL_VERSION, target)
+    assert "    if torch.cuda.is_available():\n        return torch.cuda.nccl.version()" in new
+    assert "skipUnless(torch.cuda.is_available() and torch.cuda.nccl.version()" in new
+    assert "return torch.cuda.is_available() and torch.cuda.device_count()" not in new
+    assert [line for code, line in found if code == "GUARD001"] == [7, 13]
+
+
+ACCELERATOR_GATE = """import torch
+
+
+class Transport:
+    def __init__(self):
+        self._stream = torch.Stream(torch.accelerator.current_accelerator()) if torch.accelerator.is_available() else None
+        self.device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu"
+
+    def sync(self, curr_device):
+        if curr_device >= 0 and torch.accelerator.is_available():
+            torch.accelerator.set_device_index(curr_device)
+        if torch.accelerator.is_available():
+            torch.accelerator.synchronize()
+"""
+
+
+def test_an_accelerator_check_that_gates_streams_stays_on_xla(tmp_path):
+    """torchft 0.2.0's `http_transport.py` makes `torch.Stream(torch.accelerator.current_accelerator()) if
+    torch.accelerator.is_available() else None`, and its manager `torch.accelerator.synchronize()` under
+    `if torch.accelerator.is_available():`. DEV012 made each test `xr.global_runtime_device_count() > 0` (and the
+    stream's device `torch_xla.device()`), so on XLA the stream was made (RuntimeError "Backend doesn't support
+    create a new Stream", torch-xla 2.9 on the CPU) and `synchronize()` asked CUDA. A check that gates the
+    accelerator's streams or device index stays (False on XLA), a manual DEV012 says so; the one that picks the
+    device (the control) is still pointed at XLA."""
+    new, found = _port(tmp_path, ACCELERATOR_GATE, "xla")
+    assert "torch.Stream(torch.accelerator.current_accelerator()) if torch.accelerator.is_available() else None" in new
+    assert "if curr_device >= 0 and torch.accelerator.is_available():" in new
+    assert "        if torch.accelerator.is_available():\n            torch.accelerator.synchronize()" in new
+    assert 'self.device = torch_xla.device() if xr.global_runtime_device_count() > 0 else "cpu"' in new
+    assert sorted(line for code, line in found if code == "DEV012") == [6, 7, 7, 10, 12]
