@@ -53,6 +53,7 @@ TOKENS = (
     b"cuda.graph",
     b"version.cuda",
     b"ProfilerActivity.CUDA",
+    b"cuda.nccl",
     b"cudagraph_trees",
     b"numa.binding",
     b"_symmetric_memory",

@@ -9,14 +9,21 @@ PyTorch/XLA runtime is not a `torch.accelerator` backend: `is_available()` is Fa
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from porter.codemods.family import Family
+from porter.core.findings import Applicability
 
 _AVAILABLE = "torch.accelerator.is_available"
 _COUNT = "torch.accelerator.device_count"
 _CURRENT = "torch.accelerator.current_accelerator"
 _DEVICE_TYPE = "torch._utils._get_available_device_type"
 _CALLS = frozenset((_AVAILABLE, _COUNT, _CURRENT, _DEVICE_TYPE))
+# what an availability test may gate that PyTorch/XLA does not have: the accelerator's streams, events
+# and device index (`torch.Stream(torch_xla.device())`: "Backend doesn't support create a new Stream";
+# `torch.accelerator.current_stream()`, `synchronize()`, `set_device_index()` ask CUDA, torch-xla 2.9 on
+# the CPU). Any `torch.accelerator.` name but the selection's own (`_CALLS`), and these:
+_RUNTIME = frozenset(("torch.Stream", "torch.Event"))
 
 
 class AcceleratorFamily(Family):
@@ -26,6 +33,7 @@ class AcceleratorFamily(Family):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._bare: set[int] = set()  # expressions whose position needs no parentheses
+        self._gated: set[int] = set()  # the calls of a test that gates the accelerator's runtime, and its branch's
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
@@ -44,9 +52,38 @@ class AcceleratorFamily(Family):
 
     def visit_If(self, node: cst.If) -> None:
         self._bare.add(id(node.test))
+        self._gate(node.test, node.body)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._bare.add(id(node.test))
+        self._gate(node.test, node.body)
+
+    def _runtime_call(self, call: cst.Call) -> str | None:
+        qual = self.ctx.qualname(call.func) or ""
+        return qual if qual in _RUNTIME or (qual.startswith("torch.accelerator.") and qual not in _CALLS) else None
+
+    def _gate(self, test: cst.BaseExpression, branch: cst.CSTNode) -> None:
+        """`if torch.accelerator.is_available(): torch.accelerator.synchronize()` (torchft 0.2.0): the test
+        gates the accelerator's streams or device index, which PyTorch/XLA does not have. Pointed at the XLA
+        device it would run them there and raise; it stays (False on XLA), a manual DEV012 says so."""
+        tested = [
+            c for c in m.findall(test, m.Call()) if self.ctx.qualname(cst.ensure_type(c, cst.Call).func) == _AVAILABLE
+        ]
+        if not tested:
+            return
+        calls = [cst.ensure_type(c, cst.Call) for c in m.findall(branch, m.Call())]
+        used = next((q for c in calls if (q := self._runtime_call(c))), None)
+        if used is None:
+            return
+        self._gated.update(id(c) for c in [*tested, *calls])
+        self.ctx.report(
+            "DEV012",
+            tested[0],
+            f"`{_AVAILABLE}()` gates `{used}`, which PyTorch/XLA does not have (it raises there): kept, so "
+            "that code does not run on XLA",
+            applicability=Applicability.MANUAL,
+            advice="Give XLA its own path (`torch_xla.sync()` for a synchronize; XLA has no streams).",
+        )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._bare.add(id(node.value))
@@ -68,6 +105,8 @@ class AcceleratorFamily(Family):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         qual = self.ctx.qualname(original.func)
+        if id(original) in self._gated:
+            return updated
         if qual == _AVAILABLE:
             new: cst.BaseExpression = self.ctx.expr("{xr}.global_runtime_device_count() > 0")
             if id(original) not in self._bare:

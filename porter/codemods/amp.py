@@ -29,6 +29,13 @@ FP16 = {"torch.float16", "torch.half"}
 # `x.dtype == torch.float16`, `x.dtype in {torch.float16, torch.bfloat16}`: a test of what a tensor is,
 # not a choice of precision; bf16 there would skip the fp16 tensors the test was written for
 _DTYPE_TEST_COLLECTIONS = (cst.Set, cst.Tuple, cst.List)
+# the same for a dtype that is a key: `{torch.float16: 2, torch.bfloat16: 2}` (a table by dtype: bf16
+# there makes a duplicate key and fp16 tensors are no longer in it), `WIDTHS[torch.float16]`, and
+# `case torch.float16:` (an `==` test)
+_DTYPE_KEYS = {cst.DictElement: "key", cst.Index: "value", cst.MatchValue: "value"}
+# and a collection that already holds bf16, `SUPPORTED = (torch.float16, torch.bfloat16, torch.float32)`: a list
+# of dtypes, named and tested elsewhere (`x.dtype not in SUPPORTED`); bf16 for its fp16 is a duplicate and
+# fp16 tensors are turned away
 _SCALER_METHODS = {"scale", "step", "update", "unscale_"}
 _STATEMENT_METHODS = {"step", "update", "unscale_"}
 
@@ -184,6 +191,18 @@ class AmpFamily(Family):
             self._dtype_tests.add(id(operand))
             if isinstance(operand, _DTYPE_TEST_COLLECTIONS):
                 self._dtype_tests.update(id(e.value) for e in operand.elements)
+
+    def _dtype_key(self, node: cst.DictElement | cst.Index | cst.MatchValue) -> None:
+        self._dtype_tests.add(id(getattr(node, _DTYPE_KEYS[type(node)])))
+
+    visit_DictElement = visit_Index = visit_MatchValue = _dtype_key
+
+    def _dtype_list(self, node: cst.Set | cst.Tuple | cst.List) -> None:
+        values = [e.value for e in node.elements]
+        if any(self.ctx.qualname(v) == "torch.bfloat16" for v in values):
+            self._dtype_tests.update(id(v) for v in values)
+
+    visit_Set = visit_Tuple = visit_List = _dtype_list
 
     # -- autocast --------------------------------------------------------------------------
 
