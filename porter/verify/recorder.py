@@ -971,7 +971,7 @@ class Recorder:
         # its post-accumulate-grad hook), and the counted step it took: one step's norm (`_fused_norm`)
         self.fused_norms: list[torch.Tensor] = []
         self.fused_entry: dict | None = None
-        # the norms of the other optimizers' steps inside the backwards since the counted step, where
+        # the norms of the other optimizers' steps inside the last backward that stepped any, where
         # the counted optimizer steps after its backward returns (`_with_fused_others`)
         self.fused_others: list[torch.Tensor] = []
         self.stop_due = False  # the last step was taken inside a backward: StopRun when it returns
@@ -1896,7 +1896,9 @@ class Recorder:
         entry, norms = self.fused_entry, self.fused_norms
         self.fused_entry, self.fused_norms = None, []
         if entry is None:
-            self.fused_others += norms
+            # (the last backward's that stepped any: a parameter stepped by its hook at each of two
+            # micro-batches is stepped with the last's gradient)
+            self.fused_others = norms or self.fused_others
         elif norms:
             with self.own_work():
                 entry["grad_norm"] = torch.linalg.vector_norm(torch.stack(norms))
@@ -1905,8 +1907,8 @@ class Recorder:
             raise StopRun()
 
     def _with_fused_others(self, norm: torch.Tensor | None) -> torch.Tensor | None:
-        """The counted step's gradient norm with those of the optimizers its backwards stepped
-        inside them: a port stepping the first layer's parameters by their post-accumulate-grad
+        """The counted step's gradient norm with those of the optimizers its last backward stepped
+        inside it: a port stepping the first layer's parameters by their post-accumulate-grad
         hooks and the rest by an optimizer after the backward counted the rest alone, and against
         one optimizer over the model (the same updates) FAILed "the gradient norm differs at step
         1: reference 2.28768, ported 1.61774" (thirty-fifth read)."""
