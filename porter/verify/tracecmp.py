@@ -619,11 +619,17 @@ def _weights_applied(key: str, ref: Trace, port: Trace) -> bool:
     `F.linear(h, m.head.weight, m.head.bias)` (a fused linear cross-entropy) never makes the
     head's output, and FAILed "head: not called on the ported side", the same losses, gradient
     norms and weights (thirty-fourth read). A module it drops (its parameters left without a
-    gradient) still FAILs."""
+    gradient) still FAILs. A later call (`0#2`) of a module the port does call is no such module:
+    a reference accumulating two micro-batches against a port taking the batch whole had "0#2:
+    never called in the port, its parameters applied by a function" said of a layer the port
+    called (thirty-fifth read)."""
     head, sep, num = key.rpartition("#")
     name = head if sep and num.isdigit() else key
     steps = port.manifest.get("steps") or []
-    if name.startswith("(") or not steps or not isinstance(steps[0], dict) or steps[0].get("without_grad") != 0:
+    called = {e.get("key") for e in port.manifest.get("modules") or [] if isinstance(e, dict)}
+    if name.startswith("(") or name in called:
+        return False
+    if not steps or not isinstance(steps[0], dict) or steps[0].get("without_grad") != 0:
         return False
 
     def under(trace: Trace) -> set:
