@@ -1,5 +1,5 @@
 """Requirements files that another requirements file of the run, or a pip command line of its Dockerfiles, shell
-scripts and Makefiles, names with `-c`/`--constraint`.
+scripts, Makefiles, compose files and CI YAML, names with `-c`/`--constraint` (or its variable, `PIP_CONSTRAINT`).
 
 pip reads such a file as constraints: they install nothing, and pip 23.2.1 refuses one with extras
 ("ERROR: Constraints cannot have extras"). So the target's packages (`torch-xla[tpu]==2.9.0`) are
@@ -24,7 +24,14 @@ _REQUIRE_OPTIONS = frozenset({"-r", "--requirement"})
 # install` too), to its end (a shell separator); a `\`-newline is read as a blank (continued)
 _PIP_INSTALL = re.compile(r"\bpip(?:3(?:\.\d+)?)?\s+install\b[^\n;&|]*")
 _CONSTRAINT_WORD = re.compile(r"(?<!\S)(?:-c\s*|--constraint(?:=|\s+))[\"']?(?!-)([^\s\"';&|]+)")
-_COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE)
+# (a compose `command:` and a CI step's `run:` are pip command lines too: thirty-fifth read)
+_COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE, kinds.COMPOSE, kinds.YAML)
+# the variables pip and uv read as `-c` (pip's `PIP_<OPTION>`, its value split at blanks): set by a Dockerfile's
+# `ENV`, an `export`, a command's prefix, a compose `environment:` or a workflow's `env:` (thirty-fifth read)
+CONSTRAINT_VARIABLES = ("PIP_CONSTRAINT", "UV_CONSTRAINT")
+_CONSTRAINT_VARIABLE = re.compile(
+    rf"\b({'|'.join(CONSTRAINT_VARIABLES)})[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)[\"']?([^\"'\n#;&|]*)"
+)
 
 
 def constraint_roles(
@@ -51,12 +58,13 @@ def constraint_roles(
         by_file_name.setdefault(posixpath.basename(posix), []).append(name)
     commands: dict[str, list[tuple[str, int]]] = {}  # requirements file: the `-c` lines of its name
     for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS):
-        for named, line in _command_line_constraints(_naming_text(name, read)):
+        text = _naming_text(name, read)
+        for named, line, how in [*_command_line_constraints(text), *_variable_constraints(text)]:
             for file in by_file_name.get(posixpath.basename(named), []):
-                commands.setdefault(file, []).append((name, line))
+                commands.setdefault(file, []).append((name, line, how))
     for file, lines in commands.items():
-        name, line = max(lines, key=lambda named_at: _shared_folders(file, named_at[0]))  # (the first of equals)
-        too.setdefault(file, f"{name}:{line}")
+        name, line, how = max(lines, key=lambda named_at: _shared_folders(file, named_at[0]))  # (the first of equals)
+        too.setdefault(file, f"{name}:{line}{how}")
     only = tuple(n for n in constrained if n not in too)
     return only, tuple(too.items())
 
@@ -99,15 +107,26 @@ def _named_with(texts: dict[str, str], requirements: dict[str, str], options: fr
     return out
 
 
-def _command_line_constraints(text: str) -> list[tuple[str, int]]:
-    """(path, 1-based line) of each `-c PATH` of a pip install command in a script's text."""
+def _command_line_constraints(text: str) -> list[tuple[str, int, str]]:
+    """(path, 1-based line, "") of each `-c PATH` of a pip install command in a script's text."""
     joined = text.replace("\\\r\n", "   ").replace("\\\n", "  ")  # (same length: lines and offsets kept)
     out = []
     line, counted = 1, 0
     for command in _PIP_INSTALL.finditer(joined):
         for word in _CONSTRAINT_WORD.finditer(joined, command.start(), command.end()):
             line, counted = line + text.count("\n", counted, word.start()), word.start()
-            out.append((word.group(1), line))
+            out.append((word.group(1), line, ""))
+    return out
+
+
+def _variable_constraints(text: str) -> list[tuple[str, int, str]]:
+    """(path, 1-based line, " (VARIABLE)") of each path a `PIP_CONSTRAINT`/`UV_CONSTRAINT` is set to:
+    `ENV PIP_CONSTRAINT=requirements-pins.txt` made pip refuse the extra porter's fix added there, as
+    `-c` does (thirty-fifth read)."""
+    out = []
+    for found in _CONSTRAINT_VARIABLE.finditer(text):
+        line = text.count("\n", 0, found.start()) + 1
+        out.extend((path, line, f" ({found.group(1)})") for path in found.group(2).split())
     return out
 
 

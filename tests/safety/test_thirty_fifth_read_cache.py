@@ -1,0 +1,92 @@
+"""The thirty-fifth read of the cache and the dependency readers (cache): the places pip is told a constraints
+file besides a requirements file's `-c` and a Dockerfile's, shell script's or Makefile's command line, read
+against pip 23.2.1 (`PIP_CONSTRAINT=pins pip install --dry-run`: "ERROR: Constraints cannot have extras")."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.safety.test_thirty_second_read_cache import _pins_dep004_findings
+from tests.safety.test_thirty_third_read_cache2 import _run
+
+_PINS = {"requirements-pins.txt": "torch==2.9.0\n", "m.py": "import torch\nx = torch.zeros(2).cuda()\n"}
+
+_NAMED_AS_CONSTRAINTS = {
+    "dockerfile-env": (
+        "Dockerfile",
+        "FROM python:3.11\nCOPY requirements-pins.txt /app/\nWORKDIR /app\nENV PIP_CONSTRAINT=requirements-pins.txt\n"
+        "RUN pip install torch\n",
+        "Dockerfile:4 (PIP_CONSTRAINT)",
+    ),
+    "dockerfile-env-blank": (
+        "Dockerfile",
+        "FROM python:3.11\nENV PIP_CONSTRAINT /app/requirements-pins.txt\nRUN pip install torch\n",
+        "Dockerfile:2 (PIP_CONSTRAINT)",
+    ),
+    "shell-export-list": (
+        "run.sh",
+        '#!/bin/sh\nexport PIP_CONSTRAINT="/app/base.txt /app/requirements-pins.txt"\npip install torch\n',
+        "run.sh:2 (PIP_CONSTRAINT)",
+    ),
+    "compose-environment": (
+        "compose.yml",
+        "services:\n  app:\n    image: python:3.11\n    environment:\n      PIP_CONSTRAINT: requirements-pins.txt\n",
+        "compose.yml:5 (PIP_CONSTRAINT)",
+    ),
+    "workflow-env": (
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    env:\n      UV_CONSTRAINT: requirements-pins.txt\n"
+        "    steps:\n      - run: uv pip install --system torch\n",
+        ".github/workflows/ci.yml:6 (UV_CONSTRAINT)",
+    ),
+    "compose-command": (
+        "docker-compose.yml",
+        "services:\n  app:\n    image: python:3.11\n    command: pip install -c requirements-pins.txt torch\n",
+        "docker-compose.yml:4 names",
+    ),
+    "workflow-run": (
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: |\n          python -m pip install --constraint requirements-pins.txt torch\n",
+        ".github/workflows/ci.yml:7 names",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_NAMED_AS_CONSTRAINTS.values()), ids=list(_NAMED_AS_CONSTRAINTS))
+def test_a_pins_file_pip_is_told_as_constraints_elsewhere_gets_no_edit_pip_would_refuse(tmp_path, case):
+    """pip reads `PIP_CONSTRAINT` as `-c` (uv `UV_CONSTRAINT`), and a compose `command:` or a CI step's `run:`
+    is a pip command line like a Dockerfile's `RUN`. porter's fix added `torch-xla[tpu]==2.9.0` to
+    requirements-pins.txt, and pip 23.2.1 then stops: "Constraints cannot have extras" (seen with
+    `PIP_CONSTRAINT`). Now the DEP004 is reported there with no edit, naming where the file is set."""
+    name, text, where = case
+    results = _run(tmp_path, {**_PINS, name: text}, target="xla")
+    [found] = [f for f in results["requirements-pins.txt"].findings if f.code == "DEP004"]
+    assert found.replacement is None, found
+    assert where in (found.advice or ""), found.advice
+
+
+def test_a_variable_of_another_name_or_a_pip_install_r_keeps_the_fix(tmp_path):
+    """Guards: `PIP_CONSTRAINTS` (no pip option), a `$PIP_CONSTRAINT` read, and a compose `command:` that installs
+    the file with `-r` name no constraints file: the DEP004 keeps its edit."""
+    files = {
+        **_PINS,
+        "run.sh": "PIP_CONSTRAINTS=requirements-pins.txt pip install torch\necho $PIP_CONSTRAINT\n",
+        "compose.yml": "services:\n  app:\n    command: pip install -r requirements-pins.txt\n",
+    }
+    [found] = [f for f in _run(tmp_path, files, target="xla")["requirements-pins.txt"].findings if f.code == "DEP004"]
+    assert found.replacement, found
+
+
+def test_a_warm_run_follows_a_compose_files_constraint_variable(tmp_path):
+    """The cache: the pins file's own bytes do not change when a compose file starts or stops setting
+    `PIP_CONSTRAINT` to it; each warm run still follows (the role is in the pins file's settings)."""
+    for name, text in _PINS.items():
+        (tmp_path / name).write_text(text)
+    compose = tmp_path / "compose.yml"
+    compose.write_text("services:\n  app:\n    environment:\n      PIP_CONSTRAINT: requirements-pins.txt\n")
+    assert [f.fixable for f in _pins_dep004_findings(tmp_path)] == [False]
+    compose.write_text("services:\n  app:\n    environment:\n      OTHER: requirements-pins.txt\n")
+    assert [f.fixable for f in _pins_dep004_findings(tmp_path)] == [True]
+    compose.write_text("services:\n  app:\n    command: pip install -c requirements-pins.txt\n")
+    assert [f.fixable for f in _pins_dep004_findings(tmp_path)] == [False]
