@@ -90,3 +90,37 @@ def test_a_warm_run_follows_a_compose_files_constraint_variable(tmp_path):
     assert [f.fixable for f in _pins_dep004_findings(tmp_path)] == [True]
     compose.write_text("services:\n  app:\n    command: pip install -c requirements-pins.txt\n")
     assert [f.fixable for f in _pins_dep004_findings(tmp_path)] == [False]
+
+
+_ABBREVIATED_INDEX = {
+    "extra-index": "--extra-index https://download.pytorch.org/whl/cu121\n",
+    "index-equals": "--index=https://download.pytorch.org/whl/cu121\n",
+    "pypi-url": "--pypi-url https://download.pytorch.org/whl/cu121\n",
+    "find": "--find https://download.pytorch.org/whl/cu121/torch_stable.html\n",
+}
+
+
+@pytest.mark.parametrize("line", list(_ABBREVIATED_INDEX.values()), ids=list(_ABBREVIATED_INDEX))
+def test_an_index_option_pip_reads_by_its_abbreviation_or_alias_is_reported(tmp_path, line):
+    """pip 23.2.1 reads a requirements file's options with optparse, which takes a unique prefix of a long option
+    (`parse_requirements`: `--extra-index URL` sets `extra_index_urls`), and `--pypi-url` is `--index-url`'s
+    other name. porter knew the full names only: no DEP002 on PyTorch's CUDA index."""
+    result = _run(tmp_path, {"requirements.txt": line + "torch\n"}, target="xla")["requirements.txt"]
+    assert [(f.code, f.start.line) for f in result.findings if f.code == "DEP002"] == [("DEP002", 1)]
+
+
+def test_an_abbreviated_constraint_option_names_a_constraints_file(tmp_path):
+    """`--constr requirements-pins.txt`: pip reads the pins as constraints (`parse_requirements` gives
+    `constraint=True`), and refuses the extra porter's fix added there. Now no DEP004 there, as for `-c`;
+    guards: an ambiguous prefix (`--re`, pip refuses it) and an unknown option stay as written."""
+    from porter.files.deps.reqfile import Line, option
+
+    results = _run(tmp_path, {**_PINS, "requirements.txt": "--constr requirements-pins.txt\ntorch\n"}, target="xla")
+    assert [f for f in results["requirements-pins.txt"].findings if f.code == "DEP004"] == []
+    for written, read in {
+        "--re x": "--re",
+        "--nope x": "--nope",
+        "--requirem x": "--requirement",
+        "-c x": "-c",
+    }.items():
+        assert option(Line(0, len(written), len(written), written)) == (read, "x")
