@@ -124,3 +124,22 @@ def test_an_abbreviated_constraint_option_names_a_constraints_file(tmp_path):
         "-c x": "-c",
     }.items():
         assert option(Line(0, len(written), len(written), written)) == (read, "x")
+
+
+def test_a_pip_command_lines_abbreviated_options_are_read_as_pip_reads_them(tmp_path):
+    """`pip install --extra-index URL` (pip 23.2.1 `--dry-run`: "Looking in indexes: ..., URL") and
+    `pip install --constr requirements-pins.txt`: the index gave no DEP002 and the pins file got the extra that
+    pip refuses in a constraint. uv's parser takes no prefix (its command stays as written: no finding)."""
+    results = _run(
+        tmp_path,
+        {
+            **_PINS,
+            "Dockerfile": "FROM python:3.11\nRUN pip install --extra-index https://download.pytorch.org/whl/cu121 torch\n"
+            "RUN python -m pip install --constr requirements-pins.txt torch\n"
+            "RUN uv pip install --extra-index https://download.pytorch.org/whl/cu118 torch\n",
+        },
+        target="xla",
+    )
+    assert [(f.code, f.start.line) for f in results["Dockerfile"].findings if f.code == "DEP002"] == [("DEP002", 2)]
+    [found] = [f for f in results["requirements-pins.txt"].findings if f.code == "DEP004"]
+    assert found.replacement is None and "Dockerfile:3 names this file" in (found.advice or ""), found

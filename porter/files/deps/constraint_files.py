@@ -17,13 +17,17 @@ import re
 from collections.abc import Callable, Iterable
 
 from porter.core import kinds
+from porter.files.deps.pip_options import INSTALL, prefixes
 
 CONSTRAINT_OPTIONS = frozenset({"-c", "--constraint"})
 _REQUIRE_OPTIONS = frozenset({"-r", "--requirement"})
 # a pip command line in a Dockerfile's RUN, a shell script or a Makefile (`uv pip install`, `python -m pip
 # install` too), to its end (a shell separator); a `\`-newline is read as a blank (continued)
 _PIP_INSTALL = re.compile(r"\bpip(?:3(?:\.\d+)?)?\s+install\b[^\n;&|]*")
-_CONSTRAINT_WORD = re.compile(r"(?<!\S)(?:-c\s*|--constraint(?:=|\s+))[\"']?(?!-)([^\s\"';&|]+)")
+# (`--constr`: pip's own prefix of `--constraint`, `pip_options`)
+_CONSTRAINT_WORD = re.compile(
+    rf"(?<!\S)(?:-c\s*|(?:{'|'.join(prefixes('--constraint', INSTALL))})(?:=|\s+))[\"']?(?!-)([^\s\"';&|]+)"
+)
 # (a compose `command:` and a CI step's `run:` are pip command lines too: thirty-fifth read)
 _COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE, kinds.COMPOSE, kinds.YAML)
 # the variables pip and uv read as `-c` (pip's `PIP_<OPTION>`, its value split at blanks): set by a Dockerfile's
@@ -56,7 +60,7 @@ def constraint_roles(
     by_file_name: dict[str, list[str]] = {}
     for posix, name in requirements.items():
         by_file_name.setdefault(posixpath.basename(posix), []).append(name)
-    commands: dict[str, list[tuple[str, int]]] = {}  # requirements file: the `-c` lines of its name
+    commands: dict[str, list[tuple[str, int, str]]] = {}  # requirements file: the `-c` lines of its name (how)
     for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS):
         text = _naming_text(name, read)
         for named, line, how in [*_command_line_constraints(text), *_variable_constraints(text)]:
@@ -123,7 +127,7 @@ def _variable_constraints(text: str) -> list[tuple[str, int, str]]:
     """(path, 1-based line, " (VARIABLE)") of each path a `PIP_CONSTRAINT`/`UV_CONSTRAINT` is set to:
     `ENV PIP_CONSTRAINT=requirements-pins.txt` made pip refuse the extra porter's fix added there, as
     `-c` does (thirty-fifth read)."""
-    out = []
+    out: list[tuple[str, int, str]] = []
     for found in _CONSTRAINT_VARIABLE.finditer(text):
         line = text.count("\n", 0, found.start()) + 1
         out.extend((path, line, f" ({found.group(1)})") for path in found.group(2).split())

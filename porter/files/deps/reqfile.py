@@ -17,6 +17,8 @@ from porter.config.settings import Settings
 from porter.core.textsafe import printable
 from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
+from porter.files.deps import pip_options
+from porter.files.deps.pip_options import long_option
 from porter.files.deps.target_packages import added_message, insertion, missing_lines
 from porter.files.sites import LINE_BREAK, Site, Text
 
@@ -24,15 +26,6 @@ _COMMENT = re.compile(r"(?:^|\s)#")
 # (from the start of a run of spaces only: from each space of a run it ran to the run's end)
 _REQ_OPTION = re.compile(r"(?<!\s)\s+--?[A-Za-z]")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
-# pip 23.2.1's long options of a requirements file (`req_file.build_parser`), each to the name porter reads it by:
-# optparse takes a unique prefix (`--extra-index URL`, `--constr pins.txt`), and `--pypi-url` is `--index-url`
-_PIP_LONG_OPTIONS = {
-    **{o: o for o in ("--config-settings", "--constraint", "--editable", "--extra-index-url", "--find-links")},
-    **{o: o for o in ("--global-option", "--hash", "--index-url", "--no-binary", "--no-index", "--only-binary")},
-    **{o: o for o in ("--pre", "--prefer-binary", "--require-hashes", "--requirement", "--trusted-host")},
-    "--use-feature": "--use-feature",
-    "--pypi-url": "--index-url",
-}
 
 
 @dataclass(frozen=True)
@@ -116,17 +109,7 @@ def option(line: Line) -> tuple[str, str] | None:
     m = re.match(r"(--[A-Za-z][\w-]*|-[A-Za-z])(?:\s*=\s*|\s+)?(.*)", content)
     if m is None:
         return None
-    return _pip_long_option(m.group(1)), m.group(2).strip()
-
-
-def _pip_long_option(written: str) -> str:
-    """The option pip reads for a long option as written: itself, or the one long option it is a prefix of
-    (optparse's abbreviation: `--extra-index https://download.pytorch.org/whl/cu121` gave no DEP002 and
-    `--constr pins.txt` no constraints file, though pip 23.2.1 reads both; thirty-fifth read)."""
-    if written in _PIP_LONG_OPTIONS:
-        return _PIP_LONG_OPTIONS[written]
-    longer = [o for o in _PIP_LONG_OPTIONS if o.startswith(written) and written.startswith("--")]
-    return _PIP_LONG_OPTIONS[longer[0]] if len(longer) == 1 else written
+    return long_option(m.group(1), pip_options.REQUIREMENTS_FILE), m.group(2).strip()  # (`--extra-index`: pip's)
 
 
 def unparsable(text: str) -> list[int]:

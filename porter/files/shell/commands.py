@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from porter.files.deps import requirement
 from porter.files.deps.indexes import CUDA_BACKEND, TORCH_BACKEND_OPTION, index_sites, torch_backend_site
+from porter.files.deps.pip_options import INSTALL, long_option
 from porter.files.facts import cuda_only_package, environment
 from porter.files.shell import env as envvars
 from porter.files.shell.native import defines
@@ -252,6 +253,7 @@ def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
             out.extend(_templated(w, args[i - 1] if i else None))
             continue
         option = value.split("=", 1)[0]
+        option = option if cmd.name == "uv" else long_option(option, INSTALL)  # (pip's `--extra-index URL`)
         if option in _INDEX:
             url_word = args[i + 1] if "=" not in value and i + 1 < len(args) else w
             url = (url_word.value or "").split("=", 1)[-1] if url_word is w else url_word.value
