@@ -143,3 +143,11 @@ def test_a_pip_command_lines_abbreviated_options_are_read_as_pip_reads_them(tmp_
     assert [(f.code, f.start.line) for f in results["Dockerfile"].findings if f.code == "DEP002"] == [("DEP002", 2)]
     [found] = [f for f in results["requirements-pins.txt"].findings if f.code == "DEP004"]
     assert found.replacement is None and "Dockerfile:3 names this file" in (found.advice or ""), found
+
+
+def test_pips_pypi_url_variable_naming_the_cuda_index_is_reported(tmp_path):
+    """`ENV PIP_PYPI_URL=.../cu121`: pip 23.2.1 reads it as `--pypi-url`, `--index-url`'s other name
+    (`pip install --dry-run`: "Looking in indexes: URL"); porter knew `PIP_INDEX_URL` only: "All checks passed!"."""
+    text = "FROM python:3.11\nENV PIP_PYPI_URL=https://download.pytorch.org/whl/cu121\nRUN pip install torch\n"
+    result = _run(tmp_path, {"Dockerfile": text}, target="xla")["Dockerfile"]
+    assert [(f.code, f.start.line) for f in result.findings] == [("DEP002", 2)]
