@@ -151,3 +151,14 @@ def test_pips_pypi_url_variable_naming_the_cuda_index_is_reported(tmp_path):
     text = "FROM python:3.11\nENV PIP_PYPI_URL=https://download.pytorch.org/whl/cu121\nRUN pip install torch\n"
     result = _run(tmp_path, {"Dockerfile": text}, target="xla")["Dockerfile"]
     assert [(f.code, f.start.line) for f in result.findings] == [("DEP002", 2)]
+
+
+def test_an_environment_yml_pip_option_pip_reads_by_its_prefix_is_reported(tmp_path):
+    """conda writes an environment.yml's `pip:` list into a requirements file and runs `pip install -r` on it, so
+    pip reads `--extra-index URL` there as `--extra-index-url`: porter said nothing on PyTorch's CUDA index."""
+    text = (
+        "name: e\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n"
+        "    - --extra-index https://download.pytorch.org/whl/cu121\n    - torch\n"
+    )
+    result = _run(tmp_path, {"environment.yml": text}, target="xla")["environment.yml"]
+    assert [(f.code, f.start.line) for f in result.findings if f.code == "DEP002"] == [("DEP002", 6)]
