@@ -162,3 +162,16 @@ def test_an_environment_yml_pip_option_pip_reads_by_its_prefix_is_reported(tmp_p
     )
     result = _run(tmp_path, {"environment.yml": text}, target="xla")["environment.yml"]
     assert [(f.code, f.start.line) for f in result.findings if f.code == "DEP002"] == [("DEP002", 6)]
+
+
+def test_uvs_own_index_options_on_its_command_line_are_reported(tmp_path):
+    """`uv pip install --default-index URL` and `--index NAME=URL`: uv 0.13.10 (`pip compile --offline -v`) asks
+    `https://download.pytorch.org/whl/cu121/torch/` and `.../cu118/torch/`; porter knew pip's index options
+    only: "All checks passed!". Now DEP002, the option removed; pip's `--index` stays pip's (`--index-url`)."""
+    text = (
+        "FROM python:3.11\nRUN uv pip install --system --default-index https://download.pytorch.org/whl/cu121 torch\n"
+        "RUN uv pip install --system --index=pytorch=https://download.pytorch.org/whl/cu118 torch\n"
+    )
+    result = _run(tmp_path, {"Dockerfile": text}, target="xla")["Dockerfile"]
+    found = [(f.code, f.start.line, f.fixable) for f in result.findings if f.code == "DEP002"]
+    assert found == [("DEP002", 2, True), ("DEP002", 3, True)]

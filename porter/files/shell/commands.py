@@ -46,6 +46,8 @@ _CUDA_APT = re.compile(
     r"(?:cuda(?:-[\w.-]+)?|libcudnn\w*(?:-[\w.-]+)?|libnccl\w*(?:-[\w.-]+)?|nvidia-[\w.-]+|libnvinfer\w*|tensorrt)(?:=\S+)?"
 )
 _INDEX = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
+# uv's own (`uv pip install --index [NAME=]URL`, `--default-index URL`: uv 0.13.10 `pip compile -v` asks the URL)
+_UV_INDEX = ("--index", "--default-index")
 _PIP_VALUE_OPTIONS = frozenset(
     {
         *_INDEX,
@@ -254,7 +256,7 @@ def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
             continue
         option = value.split("=", 1)[0]
         option = option if cmd.name == "uv" else long_option(option, INSTALL)  # (pip's `--extra-index URL`)
-        if option in _INDEX:
+        if option in _INDEX or (cmd.name == "uv" and option in _UV_INDEX):
             url_word = args[i + 1] if "=" not in value and i + 1 < len(args) else w
             url = (url_word.value or "").split("=", 1)[-1] if url_word is w else url_word.value
             skip = url_word is not w
