@@ -17,6 +17,7 @@ from porter.config.settings import Settings
 from porter.files.readers.yamlpos import documents, get, item_line, scalar, sequence
 from porter.files.deps import reqfile, requirement
 from porter.files.deps.indexes import index_sites
+from porter.files.deps.pip_options import REQUIREMENTS_FILE, long_option
 from porter.files.deps.target_packages import added_message, missing_lines, newline
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
@@ -158,7 +159,8 @@ def _pip_option(text: Text, item: ScalarNode, value: str, target: str) -> list[S
     s = scalar(text, item)
     opt, _, url = value.partition(" ")
     url = url.strip() or value.partition("=")[2]
-    if opt.split("=")[0] not in _INDEX_OPTIONS or s.inner is None or not url:
+    # (as the requirements file conda writes the list into: pip reads `--extra-index` as `--extra-index-url`)
+    if long_option(opt.split("=")[0], REQUIREMENTS_FILE) not in _INDEX_OPTIONS or s.inner is None or not url:
         return []
     at = text.text.find(url, s.inner[0], s.inner[1])
     if at < 0:

@@ -1,5 +1,5 @@
 """Requirements files that another requirements file of the run, or a pip command line of its Dockerfiles, shell
-scripts and Makefiles, names with `-c`/`--constraint`.
+scripts, Makefiles, compose files and CI YAML, names with `-c`/`--constraint` (or its variable, `PIP_CONSTRAINT`).
 
 pip reads such a file as constraints: they install nothing, and pip 23.2.1 refuses one with extras
 ("ERROR: Constraints cannot have extras"). So the target's packages (`torch-xla[tpu]==2.9.0`) are
@@ -17,14 +17,25 @@ import re
 from collections.abc import Callable, Iterable
 
 from porter.core import kinds
+from porter.files.deps.pip_options import INSTALL, prefixes
 
 CONSTRAINT_OPTIONS = frozenset({"-c", "--constraint"})
 _REQUIRE_OPTIONS = frozenset({"-r", "--requirement"})
 # a pip command line in a Dockerfile's RUN, a shell script or a Makefile (`uv pip install`, `python -m pip
 # install` too), to its end (a shell separator); a `\`-newline is read as a blank (continued)
 _PIP_INSTALL = re.compile(r"\bpip(?:3(?:\.\d+)?)?\s+install\b[^\n;&|]*")
-_CONSTRAINT_WORD = re.compile(r"(?<!\S)(?:-c\s*|--constraint(?:=|\s+))[\"']?(?!-)([^\s\"';&|]+)")
-_COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE)
+# (`--constr`: pip's own prefix of `--constraint`, `pip_options`)
+_CONSTRAINT_WORD = re.compile(
+    rf"(?<!\S)(?:-c\s*|(?:{'|'.join(prefixes('--constraint', INSTALL))})(?:=|\s+))[\"']?(?!-)([^\s\"';&|]+)"
+)
+# (a compose `command:` and a CI step's `run:` are pip command lines too: thirty-fifth read)
+_COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE, kinds.COMPOSE, kinds.YAML)
+# the variables pip and uv read as `-c` (pip's `PIP_<OPTION>`, its value split at blanks): set by a Dockerfile's
+# `ENV`, an `export`, a command's prefix, a compose `environment:` or a workflow's `env:` (thirty-fifth read)
+CONSTRAINT_VARIABLES = ("PIP_CONSTRAINT", "UV_CONSTRAINT")
+_CONSTRAINT_VARIABLE = re.compile(
+    rf"\b({'|'.join(CONSTRAINT_VARIABLES)})[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)[\"']?([^\"'\n#;&|]*)"
+)
 
 
 def constraint_roles(
@@ -50,30 +61,34 @@ def constraint_roles(
     by_file_name: dict[str, list[str]] = {}
     for posix, name in requirements.items():
         by_file_name.setdefault(posixpath.basename(posix), []).append(name)
-    commands: dict[str, list[tuple[bool, str, int, str]]] = {}  # requirements file: the `-c` lines of its name
+    # requirements file: the `-c` lines (and `PIP_CONSTRAINT`s) of its name
+    commands: dict[str, list[tuple[bool, str, int, str, str]]] = {}
     for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS):
         folder = posixpath.dirname(name.replace("\\", "/"))
-        for named, line in _command_line_constraints(_naming_text(name, read)):
+        text = _naming_text(name, read)
+        for named, line, how in [*_command_line_constraints(text), *_variable_constraints(text)]:
             for file in by_file_name.get(posixpath.basename(named), []):
                 exact = posixpath.normpath(posixpath.join(folder, named)) == file.replace("\\", "/")
-                commands.setdefault(file, []).append((exact, name, line, named))
+                commands.setdefault(file, []).append((exact, name, line, named, how))
     for file, lines in commands.items():
         # (the nearest command line, one whose path from its own folder is this file first: the first of equals)
-        exact, name, line, named = max(lines, key=lambda c: (c[0], _shared_folders(file, c[1])))
-        too.setdefault(file, _command_naming(exact, f"{name}:{line}", named))
+        exact, name, line, named, how = max(lines, key=lambda c: (c[0], _shared_folders(file, c[1])))
+        too.setdefault(file, _command_naming(exact, f"{name}:{line}{how}", named, how))
     only = tuple(n for n in constrained if n not in too)
     return only, tuple(too.items())
 
 
-def _command_naming(exact: bool, where: str, named: str) -> str:
-    """What names a file with `-c` on a command line, as the advice says it. Its path is from the command's working
-    folder, which porter does not follow (a Dockerfile's `WORKDIR` and `COPY`, a script's caller): a path that is
-    not this file from the command's own folder is matched by its file name, and said so (two `requirements-pins.txt`
-    in two folders were each told "Dockerfile:4 names this file", one of them untrue: thirty-fifth read)."""
+def _command_naming(exact: bool, where: str, named: str, how: str) -> str:
+    """What names a file with `-c` (or, `how`, a `PIP_CONSTRAINT`) on a command line, as the advice says it. Its
+    path is from the command's working folder, which porter does not follow (a Dockerfile's `WORKDIR` and `COPY`, a
+    script's caller): a path that is not this file from the command's own folder is matched by its file name, and
+    said so (two `requirements-pins.txt` in two folders were each told "Dockerfile:4 names this file", one of them
+    untrue: thirty-fifth read)."""
+    option = "" if how else " with `-c`"
     if exact:
-        return f"{where} names this file with `-c`"
+        return f"{where} names this file{option}"
     return (
-        f"{where} names `{named}` with `-c`, which may be this file (matched by its file name: porter does not follow"
+        f"{where} names `{named}`{option}, which may be this file (matched by its file name: porter does not follow"
         " the command's working folder)"
     )
 
@@ -116,15 +131,26 @@ def _named_with(texts: dict[str, str], requirements: dict[str, str], options: fr
     return out
 
 
-def _command_line_constraints(text: str) -> list[tuple[str, int]]:
-    """(path, 1-based line) of each `-c PATH` of a pip install command in a script's text."""
+def _command_line_constraints(text: str) -> list[tuple[str, int, str]]:
+    """(path, 1-based line, "") of each `-c PATH` of a pip install command in a script's text."""
     joined = text.replace("\\\r\n", "   ").replace("\\\n", "  ")  # (same length: lines and offsets kept)
     out = []
     line, counted = 1, 0
     for command in _PIP_INSTALL.finditer(joined):
         for word in _CONSTRAINT_WORD.finditer(joined, command.start(), command.end()):
             line, counted = line + text.count("\n", counted, word.start()), word.start()
-            out.append((word.group(1), line))
+            out.append((word.group(1), line, ""))
+    return out
+
+
+def _variable_constraints(text: str) -> list[tuple[str, int, str]]:
+    """(path, 1-based line, " (VARIABLE)") of each path a `PIP_CONSTRAINT`/`UV_CONSTRAINT` is set to:
+    `ENV PIP_CONSTRAINT=requirements-pins.txt` made pip refuse the extra porter's fix added there, as
+    `-c` does (thirty-fifth read)."""
+    out: list[tuple[str, int, str]] = []
+    for found in _CONSTRAINT_VARIABLE.finditer(text):
+        line = text.count("\n", 0, found.start()) + 1
+        out.extend((path, line, f" ({found.group(1)})") for path in found.group(2).split())
     return out
 
 

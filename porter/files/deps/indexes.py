@@ -22,10 +22,11 @@ _NVIDIA_INDEX = re.compile(r"https?://pypi(?:\.ngc)?\.nvidia\.com[^\s'\"]*")
 # another project's index of CUDA builds (`.../whl/cu118/`: auto-gptq's, a vendor's)
 _OTHER_CUDA_INDEX = re.compile(r"https?://\S*?/(?:whl/)?cu\d{2,3}(?=/|$|\s|['\"])\S*")
 # the variables pip and uv take an index or a page of links from, as their option would (pip 23.2.1's
-# `PIP_<OPTION>` for each option; uv 0.13.9's documented environment variables), by the installer that reads
-# them (uv asks no index of `PIP_*`, pip none of `UV_*`); a list of URLs is split by `_LIST_SEPARATORS`
+# `PIP_<OPTION>` for each option, `PIP_PYPI_URL` for `--index-url`'s other name too; uv 0.13.9's documented
+# environment variables), by the installer that reads them (uv asks no index of `PIP_*`, pip none of `UV_*`); a
+# list of URLs is split by `_LIST_SEPARATORS`
 INSTALLER_INDEX_VARIABLES: dict[str, frozenset[str]] = {
-    "pip": frozenset({"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}),
+    "pip": frozenset({"PIP_INDEX_URL", "PIP_PYPI_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}),
     "uv": frozenset({"UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_FIND_LINKS"}),
 }
 INDEX_VARIABLES = frozenset().union(*INSTALLER_INDEX_VARIABLES.values())

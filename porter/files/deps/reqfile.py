@@ -17,6 +17,7 @@ from porter.config.settings import Settings
 from porter.core.textsafe import printable
 from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
+from porter.files.deps.pip_options import REQUIREMENTS_FILE, long_option
 from porter.files.deps.target_packages import added_message, insertion, missing_lines
 from porter.files.sites import LINE_BREAK, Site, Text
 
@@ -107,7 +108,7 @@ def option(line: Line) -> tuple[str, str] | None:
     m = re.match(r"(--[A-Za-z][\w-]*|-[A-Za-z])(?:\s*=\s*|\s+)?(.*)", content)
     if m is None:
         return None
-    return m.group(1), m.group(2).strip()
+    return long_option(m.group(1), REQUIREMENTS_FILE), m.group(2).strip()  # (`--extra-index`: pip's)
 
 
 def unparsable(text: str) -> list[int]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from porter.files.deps import requirement
 from porter.files.deps.indexes import GPU_BACKEND, TORCH_BACKEND_OPTION, index_sites, torch_backend_site
+from porter.files.deps.pip_options import INSTALL, long_option
 from porter.files.facts import cuda_only_package, environment
 from porter.files.shell import env as envvars
 from porter.files.shell.native import defines
@@ -45,6 +46,8 @@ _CUDA_APT = re.compile(
     r"(?:cuda(?:-[\w.-]+)?|libcudnn\w*(?:-[\w.-]+)?|libnccl\w*(?:-[\w.-]+)?|nvidia-[\w.-]+|libnvinfer\w*|tensorrt)(?:=\S+)?"
 )
 _INDEX = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
+# uv's own (`uv pip install --index [NAME=]URL`, `--default-index URL`: uv 0.13.10 `pip compile -v` asks the URL)
+_UV_INDEX = ("--index", "--default-index")
 _PIP_VALUE_OPTIONS = frozenset(
     {
         *_INDEX,
@@ -278,7 +281,8 @@ def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
             out.extend(_templated(w, args[i - 1] if i else None))
             continue
         option = value.split("=", 1)[0]
-        if option in _INDEX:
+        option = option if cmd.name == "uv" else long_option(option, INSTALL)  # (pip's `--extra-index URL`)
+        if option in _INDEX or (cmd.name == "uv" and option in _UV_INDEX):
             url_word = args[i + 1] if "=" not in value and i + 1 < len(args) else w
             url = (url_word.value or "").split("=", 1)[-1] if url_word is w else url_word.value
             skip = url_word is not w
