@@ -1325,7 +1325,8 @@ def _python_registered(sources: list[tuple[str, bytes]]) -> list[Registered]:
     return [
         Registered(path, ns, op, _PYTHON_KEYS.get(key, key))
         for path, ns, op, key in python_ops.registered_kernels(sources)
-        if op != python_ops.UNREAD  # (an op porter cannot read: lint gives no verdict on its namespace's ops)
+        # (an op or a namespace porter cannot read: lint gives no verdict on its namespace's ops, or on the op's)
+        if python_ops.UNREAD not in (ns, op)
     ]
 
 
