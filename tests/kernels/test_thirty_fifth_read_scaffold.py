@@ -59,19 +59,20 @@ creg("b", lambda x: x.clone(), "CUDA")
 
 def test_a_global_fallback_for_another_device_leaves_no_op_cuda_only() -> None:
     # `Library("_", "IMPL").fallback(fn, "CPU")`: every op without a CPU kernel calls it there (torch runs `a` on a
-    # CPU tensor); a `Meta` fallback reaches no CPU tensor, `a` stays CUDA-only (the control)
+    # CPU tensor); a `SparseCUDA` fallback reaches no CPU tensor, `a` stays CUDA-only (the control; torch refuses a
+    # `Meta` one: it has its own)
     python = b"""
 g = torch.library.Library("_", "IMPL")
 g.fallback(lambda op, *args, **kwargs: None, "CPU")
 DEF.impl("a", lambda x: x.clone(), "CUDA")
 """
     assert _cuda_only(python) == set()
-    assert _cuda_only(python.replace(b'"CPU"', b'"Meta"')) == {"a"}
+    assert _cuda_only(python.replace(b'"CPU"', b'"SparseCUDA"')) == {"a"}
 
 
 def test_an_impl_given_its_arguments_by_a_mapping_is_a_kernel_of_an_unread_op() -> None:
     # `DEF.impl(**kw)` with `op_name="a"`, `dispatch_key="CPU"`: torch runs `a` on a CPU tensor; through a CUDA
-    # library, the mapping's kernel is a CUDA one, and `a` stays CUDA-only (the control)
+    # library, the mapping's kernel (`b`'s) is a CUDA one, and `a` stays CUDA-only (the control)
     python = b"""
 kw = dict(op_name="a", fn=lambda x: x.clone(), dispatch_key="CPU")
 DEF.impl("a", lambda x: x.clone(), "CUDA")
@@ -80,7 +81,7 @@ DEF.impl(**kw)
     assert _cuda_only(python) == set()
     control = b"""
 cuda = torch.library.Library("myops", "IMPL", "CUDA")
-kw = dict(op_name="a", fn=lambda x: x.clone())
+kw = dict(op_name="b", fn=lambda x: x.clone())
 DEF.impl("a", lambda x: x.clone(), "CUDA")
 cuda.impl(**kw)
 """
