@@ -1487,11 +1487,15 @@ def _take_python(
     unseen: set[str | None],
 ) -> None:
     """Add the Python files' kernels (`python_ops`) to `keys` and `where`; one of an op porter cannot read
-    (`f"myops::{name}"`) for another device than CUDA's leaves its namespace (or, unread too, every one) unseen."""
+    (`f"myops::{name}"`) for another device than CUDA's leaves its namespace (or, unread too, every one) unseen; one of
+    a namespace porter cannot read (`Library(*ARGS)`) is every namespace's op's, as a macro's namespace in C++."""
     python = list(python)
     unseen.update(ns for _, ns, _ in unjudged_by_python(python))
     for name, python_ns, python_op, key in python:
         if python_op == python_ops.UNREAD:
+            continue
+        if python_ns == python_ops.UNREAD:  # (no CUDA-only verdict comes of it: `where` takes read namespaces only)
+            keys.setdefault((None, python_op), set()).add(key)
             continue
         keys.setdefault((python_ns, python_op), set()).add(key)
         if key == "CUDA":

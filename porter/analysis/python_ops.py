@@ -35,6 +35,9 @@ _QUALIFIED = {
     "triton_op": (-1, "device_types", "default"),
 }
 _ON_LIBRARY = (2, "dispatch_key")  # `lib.impl("op", fn, "CPU")`, `torch.library.impl(lib, "op", "CPU")`
+# a library a call gives and uses at once, that nothing porter reads keeps (`make().impl("a", fn, "CPU")`): torch
+# destroys it with its kernels unless the function keeps it, in a list, an attribute: whether they last is unread
+_UNKEPT = (-1, "", UNREAD)
 # `torch.library.Library.impl(lib, "op", fn, "CUDA")`, the class's method given the library: read as
 # `torch.library.impl(lib, "op", key)`, its key was `fn`, unread, and an op torch runs on CUDA only was given no
 # verdict (thirty-fourth read, scaf2)
@@ -229,6 +232,9 @@ class _FileNames:
             for node in ast.walk(tree)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
+        self.keeping = {  # (the factories that return a library they keep in a global: `_returns_global`)
+            node.name for node in ast.walk(tree) if isinstance(node, _SCOPES[:2]) and _returns_global(node)
+        }
         for node in ast.walk(tree):
             assigned = _call_assigned(node)
             if assigned is not None:
@@ -390,10 +396,12 @@ class _FileNames:
             self.custom_ops[target] = made
 
     def library_namespace(self, node: ast.AST) -> str | None:
-        """The namespace of a `Library("ns", ...)` call."""
+        """The namespace of a `Library("ns", ...)` call, `UNREAD` where porter cannot read it (`Library(*ARGS)`, a
+        parameter: read as no library, `lib.impl("a", a_cpu)` was no kernel, and `a` said CUDA-only where torch runs
+        it on a CPU tensor: thirty-fifth read)."""
         if isinstance(node, ast.Call) and self.callee(node) == "Library":
             args = _in_positions(node, _PARAMETERS["Library"])
-            return self.text(args[0]) if args else None
+            return (self.text(args[0]) if args else None) or UNREAD
         return None
 
     def library(self, owner: ast.expr, use: ast.AST) -> tuple[str, str] | None:
@@ -404,6 +412,8 @@ class _FileNames:
         everywhere, and `a`, CUDA-only, was not said so (thirty-third read)."""
         if isinstance(owner, ast.NamedExpr):  # `(lib := Library("ns", "IMPL", "CPU")).impl("a", fn)`
             owner = owner.target
+        if isinstance(owner, ast.Call) and self.library_namespace(owner) is None:
+            return self._library_returned(owner)
         scope = self.scopes.get(id(use), self.tree)
         own = [b for b in self.libraries.get(ast.unparse(owner), []) if b[0] is scope]  # (`lib = Library(...)` there)
         if isinstance(owner, ast.Name) and (id(scope), owner.id) in self.parameters and not own:
@@ -424,6 +434,18 @@ class _FileNames:
         before = before or [b for b in bound if b[0] is self.tree and b[1] is self.tree] or bound
         binding = max(before, key=lambda b: b[2])
         return None if (id(binding[0]), binding[2]) in self.destroyed else binding[3]
+
+    def _library_returned(self, call: ast.Call) -> tuple[str, str] | None:
+        """The `Library` a call of the file's function gives, used at once (`get_lib().impl("a", a_cpu, "CPU")`):
+        unread, the CPU kernel was lost and `a` said CUDA-only where torch runs it on a CPU tensor (thirty-fifth read).
+        Its key `UNREAD` unless the function keeps it in a global: one nothing keeps is destroyed with its kernels at
+        once (torch 2.9), one kept in a list or an attribute porter does not follow."""
+        made = self.made_library(call)
+        return made if made is None or self.keeps(call) else (made[0], UNREAD)
+
+    def keeps(self, call: ast.Call) -> bool:
+        """Whether a call is of the file's function that keeps the library it returns in a global."""
+        return isinstance(call.func, ast.Name) and call.func.id in self.keeping
 
     def _library_stood_for(self, owner: ast.expr, use: ast.AST) -> tuple[str, str] | None:
         """The `Library` a name the file binds to another's stands for (`other = lib`, `for lib in (cpu,)`): unread,
@@ -635,6 +657,14 @@ def _imported_constants(tree: ast.Module, package: list[str], modules: _Modules)
     return out
 
 
+def _returns_global(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a function returns a name it declares `global` (`global _LIB` ... `return _LIB`: the library it makes
+    once and keeps)."""
+    kept = {name for node in ast.walk(function) if isinstance(node, ast.Global) for name in node.names}
+    returned = (node.value for node in ast.walk(function) if isinstance(node, ast.Return))
+    return any(isinstance(value, ast.Name) and value.id in kept for value in returned)
+
+
 def _op_of_qualname(text: str) -> tuple[str, str] | None:
     return (text.partition("::")[0], text.partition("::")[2]) if "::" in text else None
 
@@ -797,7 +827,10 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
     """The kernels a call registers, its op given by a name read as each value the name stands for (`for op in ("a",
     "b"): lib.impl(op, fn, "CPU")`, `NAME = "a"`: unread, the CPU kernel was lost and `a` said CUDA-only where torch
     runs it on a CPU tensor: thirty-fourth read)."""
+    call = _as_method_call(call, names)
     name = names.callee(call)
+    if name == "fallback":
+        yield from _fallback_kernels(call, names)
     args = _in_positions(call, _PARAMETERS.get(name or "", ()))
     if name in _QUALIFIED and args:  # (a name and the value it stands for may both read as one op: once each)
         ops = names.values(args[0])
@@ -809,6 +842,33 @@ def _kernels_of_call(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, s
             for kernel in _kernels_of_op(call, names, name or "", [op, *args[1:]])
             if not (op is ops[0] and by_values and kernel[1] == UNREAD)
         )
+
+
+# `Library("_", "IMPL").fallback(fn, "CPU")`: torch's fallback for a key, which every op reaching that key without
+# a kernel of its own calls (torch 2.9: an op with a CUDA kernel only runs on a CPU tensor then); read as nothing,
+# the project's CUDA-only ops were said so where every one runs there (thirty-fifth read)
+_GLOBAL_NAMESPACE = "_"
+_FALLBACK = (1, "dispatch_key")
+
+
+def _fallback_kernels(call: ast.Call, names: _FileNames) -> Iterator[tuple[str, str, str]]:
+    """A kernel of op and namespace `UNREAD` for each key a global library's `fallback` registers for."""
+    library = names.library(call.func.value, call) if isinstance(call.func, ast.Attribute) else None
+    if library is not None and library[0] == _GLOBAL_NAMESPACE:
+        yield from ((UNREAD, UNREAD, key) for key in _given_keys(call, (*_FALLBACK, library[1]), names))
+
+
+def _as_method_call(call: ast.Call, names: _FileNames) -> ast.Call:
+    """A call of a name the file binds once to a library's registering method (`reg = lib.impl` / `reg("a", a_cpu,
+    "CPU")`) as the method's own call: read as a call of `reg`, nothing, the CPU kernel was lost and `a` said
+    CUDA-only where torch runs it on a CPU tensor (thirty-fifth read)."""
+    bound = names.stood_for.get(call.func.id, []) if isinstance(call.func, ast.Name) else []
+    if len(bound) != 1 or not isinstance(bound[0], ast.Attribute) or bound[0].attr not in _REGISTERS:
+        return call
+    method = ast.copy_location(ast.Call(func=bound[0], args=call.args, keywords=call.keywords), call)
+    names.scopes[id(method)] = names.scopes.get(id(call), names.tree)  # (where the call is, for `library`)
+    names.classes[id(method)] = names.classes.get(id(call), names.tree)
+    return method
 
 
 def _kernels_of_op(
@@ -823,7 +883,9 @@ def _kernels_of_op(
     if name == "impl" and library is not None:  # `lib.impl("op" | "ns::op" | torch.ops.ns.op.default, fn, key)`
         ns, key = library
         found = (ns, first) if first is not None and "::" not in first else names.op_of(args[0])
-        found, where = found or (ns, UNREAD), (*_ON_LIBRARY, key)
+        given = call.func.value if isinstance(call.func, ast.Attribute) else None  # (attribute of a library above)
+        at_once = isinstance(given, ast.Call) and not names.keeps(given)
+        found, where = found or (ns, UNREAD), _UNKEPT if at_once else (*_ON_LIBRARY, key)
     elif name == "register_kernel" and owner in names.custom_ops:
         found, where = names.custom_ops[owner], _ON_OP
     elif name == "impl" and on_library is not None:
@@ -867,14 +929,24 @@ def _namespace_spelled(node: ast.expr) -> str | None:
 
 def _in_positions(call: ast.Call, parameters: tuple[str, ...]) -> list[ast.expr]:
     """A call's arguments by position, those given by the keywords of `parameters` (torch's names) in theirs (an
-    argument not given before one that is: `None`)."""
+    argument not given before one that is: `None`; each not given, where a `**mapping` is: the mapping, which porter
+    does not read: `lib.impl(**spec)` was no kernel, and an op torch runs on a CPU tensor said CUDA-only: thirty-fifth
+    read)."""
     args: list[ast.expr] = list(call.args)
     for keyword in call.keywords:
         if keyword.arg in parameters[len(call.args) :]:
             at = parameters.index(keyword.arg)
             args.extend(ast.Constant(None) for _ in range(at + 1 - len(args)))
             args[at] = keyword.value
+    mapping = next((keyword.value for keyword in call.keywords if keyword.arg is None), None)
+    if mapping is not None:
+        args = [mapping if _literal_none(arg) else arg for arg in args]
+        args.extend(mapping for _ in range(len(args), len(parameters)))
     return args
+
+
+def _literal_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _given_keys(call: ast.Call, where: tuple[int, str, str | None], names: _FileNames) -> list[str]:

@@ -1360,7 +1360,8 @@ def _python_registered(sources: list[tuple[str, bytes]], problems: list[str] | N
     return [
         Registered(path, ns, op, _PYTHON_KEYS.get(key, key))
         for path, ns, op, key in kernels
-        if op != python_ops.UNREAD  # (an op porter cannot read: lint gives no verdict on its namespace's ops)
+        # (an op or a namespace porter cannot read: lint gives no verdict on its namespace's ops, or on the op's)
+        if python_ops.UNREAD not in (ns, op)
     ]
 
 
