@@ -1,0 +1,44 @@
+"""The thirty-fifth read of terminal and report output (term, on 5a077b66): each test failed there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+# Unicode's noncharacters, written out here from the standard (chapter 23.7), not from porter's data
+_NONCHARACTERS = {chr(c) for c in range(0xFDD0, 0xFDF0)} | {
+    chr(plane * 0x10000 + last) for plane in range(17) for last in (0xFFFE, 0xFFFF)
+}
+
+
+def _porter(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
+    return subprocess.run(
+        [sys.executable, "-m", "porter", *args],
+        cwd=cwd,
+        env={**env, "PYTHONPATH": str(_ROOT)},
+        capture_output=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize("command", ["lint", "rewrite"])
+def test_the_html_report_holds_no_noncharacter(tmp_path: Path, command: str) -> None:
+    """A file `<U+FFFF>.py` (and a comment holding U+FDD0) put the noncharacters raw in the HTML
+    report: html5lib 1.1 read the page with "invalid-codepoint" errors (the HTML standard's
+    noncharacter-in-input-stream). Now shown as `\\uffff`, as JUnit shows them."""
+    source = "import torch\nx = torch.randn(3).cuda()  # \ufdd0\n"
+    (tmp_path / "\uffff.py").write_text(source, encoding="utf-8")
+    (tmp_path / "b\U0010fffe.py").write_text(source, encoding="utf-8")
+    extra = ["--diff"] if command == "rewrite" else []
+    r = _porter(tmp_path, command, ".", "-t", "xla", "--no-cache", *extra, "--report", "r.html")
+    assert r.returncode == 1, r.stderr.decode()
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert not _NONCHARACTERS & set(page)
+    assert "\\uffff.py" in page and "\\U0010fffe.py" in page
