@@ -42,3 +42,15 @@ def test_the_html_report_holds_no_noncharacter(tmp_path: Path, command: str) -> 
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert not _NONCHARACTERS & set(page)
     assert "\\uffff.py" in page and "\\U0010fffe.py" in page
+
+
+@pytest.mark.parametrize("command", [["lint", "a.py", "--no-cache"], ["config"]])
+def test_isolated_with_a_named_config_is_refused(tmp_path: Path, command: list[str]) -> None:
+    """`--isolated --config my.toml` passed over the file the user named, unsaid: `lint` reported the
+    findings `my.toml` ignores (exit 1), `config` showed the defaults (exit 0). ruff 0.17.6 refuses
+    the pair ("cannot be used with `--isolated`"). Now exit 2, before any work."""
+    (tmp_path / "a.py").write_text("import torch\nx = torch.randn(3).cuda()\n")
+    (tmp_path / "my.toml").write_text('target = "xla"\nignore = ["DEV001"]\n')
+    r = _porter(tmp_path, *command, "-t", "xla", "--isolated", "--config", "my.toml")
+    assert r.returncode == 2, (r.returncode, r.stdout.decode(), r.stderr.decode())
+    assert b"--isolated and --config do not go together" in r.stderr
