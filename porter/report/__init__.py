@@ -19,8 +19,11 @@ FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "mar
 
 
 def report_format(path: Path | str) -> str:
-    """The format a report path asks for; ValueError naming the choices otherwise."""
-    suffix = Path(path).suffix.lower()
+    """The format a report path asks for, by how its name ends; ValueError naming the choices
+    otherwise. (`Path.suffix` of `.html` is empty, a hidden file's name: `--report .html` was
+    refused as "must end in .html", thirty-fifth read.)"""
+    name = Path(path).name.lower()
+    suffix = name[name.rfind(".") :] if "." in name else ""
     try:
         return FORMATS[suffix]
     except KeyError:

@@ -54,3 +54,14 @@ def test_isolated_with_a_named_config_is_refused(tmp_path: Path, command: list[s
     r = _porter(tmp_path, *command, "-t", "xla", "--isolated", "--config", "my.toml")
     assert r.returncode == 2, (r.returncode, r.stdout.decode(), r.stderr.decode())
     assert b"--isolated and --config do not go together" in r.stderr
+
+
+@pytest.mark.parametrize("name", [".html", ".md", ".json"])
+def test_a_report_named_by_its_suffix_alone_is_written(tmp_path: Path, name: str) -> None:
+    """`lint --report .html` was refused, exit 2: "report file '.html' must end in .html, .md or
+    .json" (`Path('.html').suffix` is empty: a hidden file's name). Now written, in that format."""
+    (tmp_path / "a.py").write_text("import torch\nx = torch.randn(3).cuda()\n")
+    r = _porter(tmp_path, "lint", "a.py", "-t", "xla", "--no-cache", "--report", name)
+    assert r.returncode == 1, r.stderr.decode()
+    first = (tmp_path / name).read_text(encoding="utf-8").lstrip()[:1]
+    assert first == {".html": "<", ".md": "#", ".json": "{"}[name]
