@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.verify.test_trace_units import _imports, make_trace  # noqa: F401 (`_imports`: its autouse fixture, torch)
+
 _ROOT = Path(__file__).resolve().parents[2]
 
 # Unicode's noncharacters, written out here from the standard (chapter 23.7), not from porter's data
@@ -65,3 +67,13 @@ def test_a_report_named_by_its_suffix_alone_is_written(tmp_path: Path, name: str
     assert r.returncode == 1, r.stderr.decode()
     first = (tmp_path / name).read_text(encoding="utf-8").lstrip()[:1]
     assert first == {".html": "<", ".md": "#", ".json": "{"}[name]
+
+
+@pytest.mark.parametrize("name", [".json", ".md"])
+def test_trace_ops_writes_a_report_named_by_its_suffix_alone(tmp_path: Path, name: str) -> None:
+    """`trace ops T --report .json` was refused: "--report .json: use a .json or .md file name"
+    (`Path.suffix`, as lint's `--report .html`). Now written, in that format."""
+    make_trace(tmp_path / "t.safetensors", [1.0, 0.9])
+    r = _porter(tmp_path, "trace", "ops", "t.safetensors", "--target", "xla", "--report", name)
+    assert r.returncode == 0, r.stderr.decode()
+    assert (tmp_path / name).read_text(encoding="utf-8")[:1] == {".json": "{", ".md": "#"}[name]
