@@ -77,3 +77,16 @@ def test_trace_ops_writes_a_report_named_by_its_suffix_alone(tmp_path: Path, nam
     r = _porter(tmp_path, "trace", "ops", "t.safetensors", "--target", "xla", "--report", name)
     assert r.returncode == 0, r.stderr.decode()
     assert (tmp_path / name).read_text(encoding="utf-8")[:1] == {".json": "{", ".md": "#"}[name]
+
+
+@pytest.mark.parametrize("name", [".html", ".md", ".json"])
+def test_parity_checks_report_named_by_its_suffix_alone_is_taken(name: str) -> None:
+    """`parity-check --report .html` was refused before the run: "--report .html: use a .json, .md or
+    .html file name" (`Path.suffix`). Now taken, as lint's `--report .html`."""
+    from porter.verify.config import ParityConfig
+
+    tree = _ROOT / "tests" / "verify" / "models" / "dynamic"
+    config = ParityConfig(original=tree, ported=tree, entry="model:make_model", report=Path(name))
+    assert config.report == Path(name)
+    with pytest.raises(ValueError, match="use a .json, .md or .html file name"):
+        ParityConfig(original=tree, ported=tree, entry="model:make_model", report=Path("r.txt"))
