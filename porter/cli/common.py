@@ -191,6 +191,8 @@ def effective_config(
     portable: bool | None = None,
 ) -> Effective:
     """Config file + command line, or a usage error (exit 2) naming what is wrong."""
+    if isolated and config is not None:  # (the file named was passed over, unsaid; ruff 0.17.6 refuses the pair)
+        raise usage_error(f"--isolated and --config do not go together (--isolated reads no config file, {config} too)")
     if target is not None and target not in TARGETS:
         raise usage_error(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
     if fail_on is not None and fail_on not in FAIL_ON:

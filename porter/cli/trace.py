@@ -372,9 +372,11 @@ def ops_cmd(
             "unread": said,
             "ops": [r.__dict__ for r in rows],
         }
-        if report.suffix.lower() == ".json":
+        from porter.report import name_suffix
+
+        if name_suffix(report) == ".json":  # (`--report .json`: `Path.suffix` is empty)
             _write_report(report, json.dumps(payload, indent=2))
-        elif report.suffix.lower() in (".md", ".markdown"):
+        elif name_suffix(report) in (".md", ".markdown"):
             from porter.report.markdown import _cell, _code_cell, _inline
 
             # operator names, dtypes, the side's label and the file name come from the trace

@@ -70,6 +70,11 @@ _XML_DOCUMENT_REFERENCED = re.compile(f"[\r\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE
 # C0 and C1 control characters, DEL, the Unicode line/paragraph separators, the bidi controls,
 # the invisible characters, those of an unsettled width and those drawn blank
 _CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{UNSETTLED_WIDTH}{BLANK}]|{LONE_FILLERS}")
+# Unicode's noncharacters (U+FDD0-U+FDEF and the last two code points of each plane): an HTML page
+# that holds one, raw or as a character reference, does not parse clean ("noncharacter-in-input-
+# stream"): a file `<U+FFFF>.py` put one in the HTML report (thirty-fifth read, html5lib)
+NONCHARACTERS = "\ufdd0-\ufdef" + "".join(chr(p + 0xFFFE) + chr(p + 0xFFFF) for p in range(0, 0x110000, 0x10000))
+_NONCHARACTER = re.compile(f"[{NONCHARACTERS}]")
 # what XML 1.0 cannot hold at all, not even as a character reference
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # a lone surrogate that is not a surrogate escape of an undecodable byte (U+DC80-U+DCFF): JSON
@@ -308,11 +313,12 @@ _BARE_CR = re.compile(r"\r(?!\n|\Z)")
 
 def html_text(text: str) -> str:
     """Text for an HTML page (before `html.escape`): control characters escaped, tabs, newlines
-    and a CR that ends a line (CRLF, or a diff row's own line end) kept. A CR within a line was
+    and a CR that ends a line (CRLF, or a diff row's own line end) kept, noncharacters escaped (no
+    page may hold them: `NONCHARACTERS`). A CR within a line was
     kept too, and `cat report.html` went back to the line's start over what came before (a file
     `a<CR>b.py`; the Markdown report shows it as `\\x0d`: seventeenth read)."""
     kept = _controls(text, keep="\t\n\r")  # a page for a browser, not a CI log: shown as written
-    return _BARE_CR.sub(r"\\x0d", kept)
+    return _NONCHARACTER.sub(escaped_match, _BARE_CR.sub(r"\\x0d", kept))
 
 
 def plain(text: object) -> str:

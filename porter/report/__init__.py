@@ -19,12 +19,20 @@ FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "mar
 
 
 def report_format(path: Path | str) -> str:
-    """The format a report path asks for; ValueError naming the choices otherwise."""
-    suffix = Path(path).suffix.lower()
+    """The format a report path asks for, by how its name ends; ValueError naming the choices
+    otherwise. (`Path.suffix` of `.html` is empty, a hidden file's name: `--report .html` was
+    refused as "must end in .html", thirty-fifth read.)"""
     try:
-        return FORMATS[suffix]
+        return FORMATS[name_suffix(path)]
     except KeyError:
         raise ValueError(f"report file {str(path)!r} must end in .html, .md or .json") from None
+
+
+def name_suffix(path: Path | str) -> str:
+    """How a file's name ends, from its last dot, lower-cased: `.html` for `.html` itself, where
+    `Path.suffix` is empty (a hidden file's name)."""
+    name = Path(path).name.lower()
+    return name[name.rfind(".") :] if "." in name else ""
 
 
 def render(model: ReportModel, fmt: str) -> str:

@@ -35,7 +35,7 @@ def _name(text: object) -> str:
     """A file's name, HTML-escaped, every control character shown as an escape: a tab or a
     newline kept raw (as `_e` keeps them in a diff) is a space on the page, and `a<TAB>b.py`,
     `a<LF>b.py` and `a b.py` read alike (eighteenth read)."""
-    return html.escape(printable(text))
+    return html.escape(html_text(printable(text)))  # (and no noncharacter: `html_text`)
 
 
 _TICKS = re.compile(r"`([^`]+)`")

@@ -82,7 +82,9 @@ class ParityConfig:
         if self.train_steps < 0:
             raise ValueError("--train-steps must be >= 0")
         self._check_numbers()
-        if self.report is not None and Path(self.report).suffix.lower() not in REPORT_SUFFIXES:
+        from porter.report import name_suffix  # (`--report .html`: `Path.suffix` is empty)
+
+        if self.report is not None and name_suffix(self.report) not in REPORT_SUFFIXES:
             # (before the run: it was refused after both sides had run; eighteenth read)
             raise ValueError(f"--report {self.report}: use a .json, .md or .html file name")
         if self.warmup < 0 or self.repeats < 1:

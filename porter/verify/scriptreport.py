@@ -454,7 +454,9 @@ def to_html(r: ScriptResult) -> str:
 
 
 def write_report(r: ScriptResult, path: Path) -> None:
-    suffix = path.suffix.lower()
+    from porter.report import name_suffix  # (`--report .html`: `Path.suffix` is empty)
+
+    suffix = name_suffix(path)
     render = {".json": to_json, ".md": to_markdown, ".markdown": to_markdown, ".html": to_html, ".htm": to_html}.get(
         suffix
     )
