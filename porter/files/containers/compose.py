@@ -14,7 +14,6 @@ from porter.config.settings import Settings
 from porter.files.readers.yamlpos import documents, get, items, scalar, sequence
 from porter.files.containers.images import image_sites
 from porter.files.facts import environment
-from porter.files.shell import commands
 from porter.files.shell import env as envvars
 from porter.files.shell.words import Command, Word
 from porter.files.sites import Site, Text
@@ -138,4 +137,6 @@ def _command(text: Text, node: Node, target: str) -> list[Site]:
     if not words or words[0].value is None:
         return []
     cmd = Command(words[0].value.rsplit("/", 1)[-1], words[0], tuple(words[1:]), words[0].start, words[-1].end)
-    return commands.sites(cmd, text.text, target)
+    from porter.files.shell.script import command_sites  # (tree-sitter's bash, loaded where a command is read)
+
+    return command_sites(cmd, text.text, target)

@@ -13,7 +13,6 @@ import re
 from porter.config.settings import Settings
 from porter.files.containers.images import image_sites
 from porter.files.containers.instructions import Instruction, instructions
-from porter.files.shell import commands
 from porter.files.shell import env as envvars
 from porter.files.shell.words import Command, Word
 from porter.files.sites import Site, Text
@@ -150,8 +149,9 @@ def _exec_form(text: str, start: int, array: str, target: str) -> list[Site]:
         words.append(Word(raw, value, found, found + len(raw)))
         at = found + len(raw)
     cmd = Command(values[0].rsplit("/", 1)[-1], words[0], tuple(words[1:]), words[0].start, words[-1].end)
+    from porter.files.shell.script import command_sites  # (tree-sitter's bash, loaded where a command is read)
+
     # a rewrite of the command's text would not be JSON: what is found there is reported
     return [
-        Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice)
-        for s in commands.sites(cmd, text, target)
+        Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in command_sites(cmd, text, target)
     ]

@@ -78,37 +78,12 @@ _PIP_VALUE_OPTIONS = frozenset(
 
 
 def sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> list[Site]:
-    """`consumed`: the command's output is read by another (a pipe, `$(...)`), not shown. The script a shell
-    is handed with `-c` is read as shell too (a rule the command's own checks found on its word is not said twice)."""
+    """`consumed`: the command's output is read by another (a pipe, `$(...)`), not shown. (The script a shell is
+    handed with `-c` is read by `script.command_sites`.)"""
     out: list[Site] = []
     for check in CHECKS:
         out.extend(check(cmd, text, target, consumed))
-    said = {site.code for site in out}
-    out.extend(site for site in _inline_script(cmd, text, target) if site.code not in said)
     return out
-
-
-# the shells whose `-c` takes a script as a string (POSIX `sh -c command_string`; `bash -lc`, `sh -ec`: `c` among
-# the options). A compose `command: sh -c "pip install ..."` and its list form, a Dockerfile's `RUN bash -c '...'`:
-# the script was never read (thirty-fifth read)
-_SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
-_SHORT_OPTIONS = re.compile(r"-[a-zA-Z]+")
-
-
-def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
-    """The sites of the script `sh -c '...'` runs, where the script's characters are its value (a string with an
-    escape or an expansion has no literal value: left unread, as before)."""
-    options = [i for i, w in enumerate(cmd.args) if w.value and _SHORT_OPTIONS.fullmatch(w.value) and "c" in w.value]
-    if cmd.name not in _SHELLS or not options:
-        return []
-    # (the first word after the options: an expansion there, `sh -c "$CMD" name`, is no script porter can read)
-    script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
-    if script is None or not script.value:
-        return []
-    from porter.files.shell.script import shell_sites
-
-    start, end = script.inner
-    return shell_sites(script.value, start, text, target) if text[start:end] == script.value else []
 
 
 def device_tool(cmd: Command, text: str, target: str, consumed: object) -> list[Site]:

@@ -8,6 +8,7 @@ Dockerfile's RUN, a Makefile's recipe and a notebook's `!` line use too.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -16,7 +17,7 @@ from porter.files.errors import Unreadable
 from porter.files.shell import commands
 from porter.files.shell import env as envvars
 from porter.files.shell.parse import Offsets, error_lines, parse
-from porter.files.shell.words import command, literal, text_of, word
+from porter.files.shell.words import Command, command, literal, text_of, word
 from porter.files.sites import Site, Text
 
 _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
@@ -51,7 +52,7 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
     kind = node.type
     if kind == "command":
         cmd = command(node, source, offsets)
-        return commands.sites(cmd, text, target, consumed=consumed) if cmd is not None else []
+        return command_sites(cmd, text, target, consumed=consumed) if cmd is not None else []
     if kind == "variable_assignment":
         return _assignment(node, source, offsets, text, target)
     if kind in ("simple_expansion", "expansion") or kind in _DECLARATIONS:
@@ -65,6 +66,36 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
     if kind == "comment":
         return commands.slurm_directive(text_of(node, source), offsets.char(node.start_byte))
     return []
+
+
+def command_sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> list[Site]:
+    """A command's sites (`commands.sites`) and those of the script a shell is handed with `-c` (a rule the command's
+    own checks found on its word is not said twice)."""
+    out = commands.sites(cmd, text, target, consumed=consumed)
+    said = {site.code for site in out}
+    out.extend(site for site in _inline_script(cmd, text, target) if site.code not in said)
+    return out
+
+
+# the shells whose `-c` takes a script as a string (POSIX `sh -c command_string`; `bash -lc`, `sh -ec`: `c` among
+# the options). A compose `command: sh -c "pip install ..."` and its list form, a Dockerfile's `RUN bash -c '...'`:
+# the script was never read (thirty-fifth read)
+_SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
+_SHORT_OPTIONS = re.compile(r"-[a-zA-Z]+")
+
+
+def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
+    """The sites of the script `sh -c '...'` runs, where the script's characters are its value (a string with an
+    escape or an expansion has no literal value: left unread, as before)."""
+    options = [i for i, w in enumerate(cmd.args) if w.value and _SHORT_OPTIONS.fullmatch(w.value) and "c" in w.value]
+    if cmd.name not in _SHELLS or not options:
+        return []
+    # (the first word after the options: an expansion there, `sh -c "$CMD" name`, is no script porter can read)
+    script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
+    if script is None or not script.value:
+        return []
+    start, end = script.inner
+    return shell_sites(script.value, start, text, target) if text[start:end] == script.value else []
 
 
 def _variable_reads(node: Any, source: bytes, offsets: Offsets) -> list[Site]:
