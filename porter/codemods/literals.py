@@ -82,6 +82,13 @@ def cuda_legacy_autocast_state() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def cuda_legacy_autocast_arity() -> dict[str, int]:
+    """torch's autocast state calls that are CUDA's when given this many arguments and no device type
+    (`torch.is_autocast_enabled()`, `torch.set_autocast_enabled(True)`)."""
+    return dict(load_toml("device.toml").get("autocast_state", {}).get("cuda_legacy_arity", {}))
+
+
+@lru_cache(maxsize=1)
 def _autocast_state_words() -> tuple[bytes, ...]:
     names = autocast_state_functions() | autocast_state_readers()
     return tuple(sorted({f.rsplit(".", 1)[-1].encode() for f in names}))
