@@ -25,7 +25,7 @@ Each seen on XLA:CPU (torch 2.9, torch_xla 2.9). Findings with advice, no fix: t
 spellings (torch_xla's reentrant checkpoint, `torch.no_grad()`) change what some programs do.
 A site in the branch an earlier test for XLA (`xla` / `tpu` in its code) did not take is the
 program's CUDA path, already kept off XLA (Lightning picks `torch.no_grad` for its XLA
-accelerator first). No evidence that TorchNeuron or TorchTPU fail on either, so the rules
+accelerator first); so is a site in code GUARD003 says only runs on CUDA. No evidence that TorchNeuron or TorchTPU fail on either, so the rules
 are xla's only.
 """
 
@@ -323,6 +323,8 @@ class XlaAutogradFamily(ReferenceTracker, Family):
     def _report(self, code: str, node: cst.CSTNode, message: str, advice: str | None = None) -> None:
         if self._off_depth or id(node) in self._off_xla:
             return
+        if self.ctx.in_cuda_only_code() is not None:
+            return  # torchtune 0.6.1's `if _SUPPORTS_FLEX_ATTENTION:` (CUDA's, GUARD003 says): XLA never runs it
         self.ctx.report(code, node, message, advice=advice)
 
     # -- sites -----------------------------------------------------------------------------
@@ -390,8 +392,6 @@ class XlaAutogradFamily(ReferenceTracker, Family):
             )
 
     def _flex(self, node: cst.CSTNode, qual: str, how: str) -> None:
-        if self.ctx.in_cuda_only_code() is not None:
-            return  # torchtune 0.6.1's `if _SUPPORTS_FLEX_ATTENTION:` (CUDA's, GUARD003 says): XLA never runs it
         name = qual.rpartition(".")[2]
         what = "raises" if name == "flex_attention" else "makes a BlockMask for FlexAttention, which raises"
         self._report(

@@ -58,3 +58,46 @@ def test_the_autocast_state_of_a_device_type_given_is_still_copied(tmp_path):
     """The control: `is_autocast_enabled(device_type)` asks about the device the switch is on."""
     new, _ = _port_package(tmp_path, AUTOCAST_STATE.replace("CALL", "torch.is_autocast_enabled(device_type)"), "tpu")
     assert "elif device_type == 'tpu':\n        enabled = torch.is_autocast_enabled(device_type)" in new
+
+
+CUDA_GUARD = """import torch
+
+_FAST_PATH = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 0)
+"""
+# XLA006 and XLA007 sites in code that only runs where the guard (CUDA, capability 8.0) holds, and
+# the same sites unguarded (the controls)
+GUARDED_AUTOGRAD = """import torch
+from torch.utils.checkpoint import checkpoint
+
+from pkg.guard import _FAST_PATH
+
+
+def forward(layer, x):
+    if _FAST_PATH:
+        x = x.to("cuda")
+        with torch.inference_mode():
+            y = layer(x)
+        return checkpoint(layer, y, use_reentrant=False)
+    return layer(x)
+
+
+def plain(layer, x):
+    with torch.inference_mode():
+        y = layer(x)
+    return checkpoint(layer, y, use_reentrant=False)
+"""
+
+
+def test_xla006_and_xla007_in_code_that_only_runs_on_cuda_are_left_to_the_guard(tmp_path):
+    """52-hfleft kept XLA008 out of code GUARD003 says only runs on CUDA; XLA006 and XLA007 (the same
+    family) still said "raises on XLA tensors" there, for code XLA never runs. Now the unguarded
+    lines (the controls) are reported, the guarded ones left to GUARD003."""
+    from tests.helpers import port_files, write_files
+
+    write_files(tmp_path, {"pkg/__init__.py": "", "pkg/guard.py": CUDA_GUARD, "pkg/model.py": GUARDED_AUTOGRAD})
+    found = [(f.code, f.start.line) for f in port_files(tmp_path, "xla")["pkg/model.py"][1]]
+    assert sorted((code, line) for code, line in found if code in ("XLA006", "XLA007")) == [
+        ("XLA006", 19),
+        ("XLA007", 17),
+    ]
+    assert any(code == "GUARD003" for code, _ in found)
