@@ -1,4 +1,4 @@
-"""Autograd and attention helpers of CUDA programs that torch_xla 2.9 does not run (XLA006-XLA008,
+"""Autograd, attention and RNG helpers of CUDA programs that torch_xla 2.9 does not run (XLA006-XLA009,
 rules/xla.toml).
 
 - XLA006 `torch.utils.checkpoint.checkpoint` / `checkpoint_sequential`: torch saves the RNG
@@ -20,6 +20,9 @@ rules/xla.toml).
 - XLA008 FlexAttention (`flex_attention`, `create_block_mask`: rules/xla.toml `[flex_attention]`),
   called or passed on (`torch.compile(flex_attention)`): torch checks the query's device and
   raises ValueError for an XLA tensor; TorchTPU patches it to take `tpu` tensors, TorchNeuron runs it.
+- XLA009 `torch.Generator(device=device)` with a device porter cannot see (a variable, `p.device`):
+  torch_xla has no generator on its device (`XLA device type not an accelerator`); a literal
+  `"cuda"` is DEV002's (kept, reported), `"cpu"` is fine.
 
 Each seen on XLA:CPU (torch 2.9, torch_xla 2.9). Findings with advice, no fix: the working
 spellings (torch_xla's reentrant checkpoint, `torch.no_grad()`) change what some programs do.
@@ -40,6 +43,7 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from porter.codemods.family import Family, ReferenceTracker
+from porter.codemods.literals import device_generator
 from porter.config.ruledata import load_toml
 
 CHECKPOINT = "torch.utils.checkpoint.checkpoint"
@@ -247,6 +251,13 @@ def _parameters(args: ast.arguments) -> list[ast.arg]:
     return out
 
 
+def _literal_device(node: cst.BaseExpression) -> bool:
+    """`"cpu"`, `torch.device("cpu")`: a device the code spells (DEV002 keeps a CUDA one, reported)."""
+    if isinstance(node, cst.Call) and node.args:
+        node = node.args[0].value
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString))
+
+
 def _mentions_xla(code: str) -> bool:
     lowered = code.lower()
     return any(word in lowered for word in _XLA_WORDS)
@@ -267,6 +278,7 @@ class XlaAutogradFamily(ReferenceTracker, Family):
         b"checkpointing_enable",
         b"inference_mode",
         b"flex_attention",  # FlexAttention's module: every import of its names spells it
+        b"Generator",
     )
 
     def __init__(self, ctx) -> None:
@@ -377,6 +389,8 @@ class XlaAutogradFamily(ReferenceTracker, Family):
             )
         elif qual in FLEX:
             self._flex(node, qual, "")
+        elif qual in device_generator().get("callables", ()):
+            self._generator(node, qual)
         elif qual == INFERENCE_MODE and not _turns_off(node):
             self._inference_mode(node)
         elif qual in ("functools.partial", "partial") or (qual or "").endswith(".partial"):
@@ -399,6 +413,21 @@ class XlaAutogradFamily(ReferenceTracker, Family):
             node,
             f"FlexAttention's `{name}`{how} {what} on XLA tensors with torch 2.9 / torch_xla 2.9 "
             "(`FlexAttention is only supported on CUDA, CPU or HPU devices`)",
+        )
+
+    def _generator(self, node: cst.Call, qual: str) -> None:
+        """`torch.Generator(device=device)`: a device porter cannot see (a literal is DEV002's)."""
+        device = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "device"), None)
+        if device is None and node.args and node.args[0].keyword is None and not node.args[0].star:
+            device = node.args[0].value
+        if device is None or _literal_device(device):
+            return
+        self._report(
+            "XLA009",
+            node,
+            f"`{qual}(device={self.ctx.code(device)})`: where that is the XLA device, the line raises with torch_xla "
+            "2.9 (`XLA device type not an accelerator`): PyTorch/XLA has no generator on its device, and porter "
+            "cannot see which device this is",
         )
 
     def _partial(self, node: cst.Call) -> None:

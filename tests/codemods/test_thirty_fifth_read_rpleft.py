@@ -101,3 +101,40 @@ def test_xla006_and_xla007_in_code_that_only_runs_on_cuda_are_left_to_the_guard(
         ("XLA007", 17),
     ]
     assert any(code == "GUARD003" for code, _ in found)
+
+
+# apollo-torch 1.0.3 `random_projector.py`, cut down: a generator on the device of a parameter, and one
+# on the module's device, which the port makes the XLA device
+GENERATOR = """import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def project(p, rank):
+    g = torch.Generator(device=p.device)
+    g.manual_seed(0)
+    return torch.randn(p.shape[0], rank, generator=g, device=p.device)
+
+
+def make():
+    return torch.Generator(device)
+
+
+def on_cpu():
+    return torch.Generator(), torch.Generator(device="cpu"), torch.Generator(device=torch.device("cpu"))
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_generator_on_a_device_porter_cannot_see_is_reported_on_xla(tmp_path, target):
+    """torch_xla 2.9: `torch.Generator(device=torch_xla.device())` and `device=x.device` of an XLA tensor
+    raise `XLA device type not an accelerator` (seen on XLA:CPU). A literal `"cuda"` was kept and
+    reported (DEV002, 52); a device in a variable got nothing on xla. XLA009 now, on xla only; the
+    CPU generators (the controls) are not reported."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "m.py").write_text(GENERATOR)
+    result = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0][0]
+    lines = [f.start.line for f in result.findings if f.code == "XLA009"]
+    assert lines == ([7, 13] if target == "xla" else [])
