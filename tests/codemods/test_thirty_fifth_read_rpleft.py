@@ -138,3 +138,16 @@ def test_a_generator_on_a_device_porter_cannot_see_is_reported_on_xla(tmp_path, 
     result = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0][0]
     lines = [f.start.line for f in result.findings if f.code == "XLA009"]
     assert lines == ([7, 13] if target == "xla" else [])
+
+
+@pytest.mark.parametrize("target", ["tpu", "xla"])
+@pytest.mark.parametrize("call", ["torch.get_autocast_gpu_dtype()", "torch.is_autocast_enabled()"], ids=["dtype", "on"])
+def test_a_cuda_test_whose_branch_reads_cudas_autocast_state_is_not_made_the_targets(tmp_path, call, target):
+    """With no third device (no switch BACK002 reads), DEV005 made `device_type == 'cuda'` the target's
+    test, so the target's branch read CUDA's autocast state (float16, where the target's autocast has
+    its own dtype). It stays CUDA's now, reported; one finding, not BACK002's beside it."""
+    text = AUTOCAST_STATE.replace("CALL", call).replace("    elif device_type == 'npu':\n        enabled = False\n", "")
+    new, findings = _port_package(tmp_path, text, target)
+    assert "if device_type == 'cuda':" in new
+    said = [m for code, m in findings if code in ("DEV005", "BACK002")]
+    assert len(said) == 1 and f"`{call.split('(')[0]}`, CUDA's autocast state" in said[0]
