@@ -28,8 +28,8 @@ Each seen on XLA:CPU (torch 2.9, torch_xla 2.9). Findings with advice, no fix: t
 spellings (torch_xla's reentrant checkpoint, `torch.no_grad()`) change what some programs do.
 A site in the branch an earlier test for XLA (`xla` / `tpu` in its code) did not take is the
 program's CUDA path, already kept off XLA (Lightning picks `torch.no_grad` for its XLA
-accelerator first); so is a site in code GUARD003 says only runs on CUDA. No evidence that TorchNeuron or TorchTPU fail on either, so the rules
-are xla's only.
+accelerator first); so is a site in code GUARD003 says only runs on CUDA. No evidence that
+TorchNeuron or TorchTPU fail on either, so the rules are xla's only.
 """
 
 from __future__ import annotations
@@ -355,6 +355,7 @@ class XlaAutogradFamily(ReferenceTracker, Family):
         if self.ctx.target.name != "xla":
             return
         qual = self.ctx.qualname(node.func)
+        self._generator(node, qual)
         if qual == CHECKPOINT or (qual == SEQUENTIAL and not _one_segment(node)):
             self._report(
                 "XLA006",
@@ -389,8 +390,6 @@ class XlaAutogradFamily(ReferenceTracker, Family):
             )
         elif qual in FLEX:
             self._flex(node, qual, "")
-        elif qual in device_generator().get("callables", ()):
-            self._generator(node, qual)
         elif qual == INFERENCE_MODE and not _turns_off(node):
             self._inference_mode(node)
         elif qual in ("functools.partial", "partial") or (qual or "").endswith(".partial"):
@@ -415,8 +414,10 @@ class XlaAutogradFamily(ReferenceTracker, Family):
             "(`FlexAttention is only supported on CUDA, CPU or HPU devices`)",
         )
 
-    def _generator(self, node: cst.Call, qual: str) -> None:
+    def _generator(self, node: cst.Call, qual: str | None) -> None:
         """`torch.Generator(device=device)`: a device porter cannot see (a literal is DEV002's)."""
+        if qual not in device_generator().get("callables", ()):
+            return
         device = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "device"), None)
         if device is None and node.args and node.args[0].keyword is None and not node.args[0].star:
             device = node.args[0].value
