@@ -48,7 +48,7 @@ from porter.codemods.guards import cuda_only_facts, only_cuda_reaches
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, code_nodes, one_comparison, replace_string, string_value, walk
-from porter.codemods.literals import cuda_legacy_autocast_state, not_device_keywords
+from porter.codemods.literals import cuda_autocast_call, not_device_keywords
 from porter.analysis.device_backends import DIRS, abstraction, answers
 from porter.analysis.kinds import BackendKind
 from porter.analysis.device_backends import cuda_backend_facts
@@ -3454,7 +3454,7 @@ class BackendsFamily(Family):
             if body is not None
             else None
         )
-        legacy = self._cuda_autocast_call(body) if body is not None and named is None else None
+        legacy = cuda_autocast_call(self.ctx, body) if body is not None and named is None else None
         if legacy is not None:
             # `dtype = torch.get_autocast_gpu_dtype()` (mmengine's amp.py): CUDA's autocast dtype,
             # which the copy would hand the target's autocast
@@ -3488,17 +3488,6 @@ class BackendsFamily(Family):
         # the rung is the fix of the finding reported at the end (leave_Module): no rung where
         # that rule is not reported (`--select BACK005` alone)
         return new if self.ctx.reports(region.code) else None
-
-    def _cuda_autocast_call(self, body: cst.CSTNode) -> str | None:
-        """The first call in `body` of CUDA's autocast state in its old spelling, with no device type
-        (`torch.get_autocast_gpu_dtype()`, rules/device.toml `cuda_legacy`), or None."""
-        wanted = cuda_legacy_autocast_state()
-        for n in _nodes(body):
-            if isinstance(n, cst.Call):
-                qual = self.ctx.qualname(n.func) or dotted(n.func) or ""
-                if qual in wanted:
-                    return qual
-        return None
 
     def _ported_body(self, body: cst.BaseSuite) -> tuple[cst.BaseSuite | None, str, list[str]]:
         """(CUDA's branch body ported for the target, or None; why not; the codes applied)."""

@@ -141,6 +141,9 @@ class PortContext:
         # and, in a package, the autocast state a `custom_fwd(device_type=...)` reads (literals.py):
         # id -> the callable, reported (DEV017)
         self.keep_autocast_state: dict[int, str] = {}
+        # and `"cuda"` compared in a branch that reads CUDA's autocast state with no device type
+        # (literals.py): id -> the call, reported (DEV005)
+        self.keep_cuda_autocast_branch: dict[int, str] = {}
         # and a generator's device where the target has no device generator (literals.py): reported (DEV002)
         self.keep_generator_device: set[int] = set()
         # and, in a package, `x.is_cuda` choosing CUDA's implementation beside the generic one in

@@ -231,6 +231,8 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
+        if id(original) in self.ctx.keep_cuda_autocast_branch:
+            return self._autocast_branch_kept(original, updated)
         if id(original) in self._prefixes and string_value(original) == "cuda:":
             # --portable: a test for a CUDA device stays one, as comparisons do
             return updated if self.ctx.portable else self._prefix(original, updated)
@@ -241,6 +243,20 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         if self.ctx.portable:
             return self._portable_string(original, updated, code, index)
         return self._target_string(original, updated, code, index)
+
+    def _autocast_branch_kept(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
+        """`if device_type == "cuda": dtype = torch.get_autocast_gpu_dtype()` (literals.py): kept, reported."""
+        t = self.ctx.target.display
+        self.ctx.report(
+            "DEV005",
+            original,
+            f"`{original.value}` stays: its branch calls `{self.ctx.keep_cuda_autocast_branch[id(original)]}`, "
+            f"CUDA's autocast state (torch 2.9 and 2.13), which would give {t}'s autocast CUDA's state if the "
+            f"branch became {t}'s; write {t}'s branch beside it, asking `torch.get_autocast_dtype` / "
+            "`torch.is_autocast_enabled` with the target's device type",
+            applicability=Applicability.MANUAL,
+        )
+        return updated
 
     def _kept_with_finding(self, original: cst.SimpleString) -> bool:
         """Whether the string is a `"cuda"` the project keeps for a reason another walk found (a

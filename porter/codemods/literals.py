@@ -82,6 +82,31 @@ def cuda_legacy_autocast_state() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def cuda_legacy_autocast_arity() -> dict[str, int]:
+    """torch's autocast state calls that are CUDA's when given this many arguments and no device type
+    (`torch.is_autocast_enabled()`, `torch.set_autocast_enabled(True)`)."""
+    return dict(load_toml("device.toml").get("autocast_state", {}).get("cuda_legacy_arity", {}))
+
+
+def cuda_autocast_call(ctx, body: cst.CSTNode) -> str | None:
+    """The first call in `body` of CUDA's autocast state with no device type (`torch.get_autocast_gpu_dtype()`,
+    `torch.is_autocast_enabled()`: rules/device.toml `cuda_legacy`, `cuda_legacy_arity`), or None."""
+    wanted, arity = cuda_legacy_autocast_state(), cuda_legacy_autocast_arity()
+    for n in walk(body):
+        if isinstance(n, cst.Call):
+            qual = ctx.qualname(n.func) or dotted(n.func) or ""
+            if qual in wanted or (qual in arity and _positional_only(n, arity[qual])):
+                return qual
+    return None
+
+
+def _positional_only(call: cst.Call, count: int) -> bool:
+    """Whether `call` has exactly `count` arguments, none a keyword or a star (`is_autocast_enabled()`:
+    with no device type it asks about CUDA's autocast)."""
+    return len(call.args) == count and all(a.keyword is None and not a.star for a in call.args)
+
+
+@lru_cache(maxsize=1)
 def _autocast_state_words() -> tuple[bytes, ...]:
     names = autocast_state_functions() | autocast_state_readers()
     return tuple(sorted({f.rsplit(".", 1)[-1].encode() for f in names}))
@@ -316,6 +341,7 @@ class LiteralsFamily(FlowScopes, Family):
             cstwalk.visit(node.body, scan)
             self._keep_vocabulary(scan.found)
         self._module_in_place_of_cpu(node)
+        self._cuda_autocast_branch(node)
         if in_package(self.ctx):
             self._cuda_beside_fallback(node)
 
@@ -341,6 +367,23 @@ class LiteralsFamily(FlowScopes, Family):
         if any(_names_cuda(n) for branch in (node.body, orelse.body) for n in walk(branch)):
             return  # a CUDA API, a CUDA device or a CUDA kernel in a branch: not generic code
         self.ctx.cuda_beside_fallback.add(id(test))
+
+    def _cuda_autocast_branch(self, node: cst.If) -> None:
+        """`if device_type == "cuda": dtype = torch.get_autocast_gpu_dtype()`: the branch reads CUDA's
+        autocast state; made the target's test, the target's autocast would get CUDA's dtype. Kept,
+        reported (DEV005)."""
+        test = node.test
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+        ):
+            return
+        strings = [e for e in (test.left, test.comparisons[0].comparator) if _is_cuda(e)]
+        qual = cuda_autocast_call(self.ctx, node.body) if strings else None
+        if qual is not None:  # (not kept here: a switch BACK002 keeps is said there, once)
+            for string in strings:
+                self.ctx.keep_cuda_autocast_branch[id(string)] = qual
 
     def _module_in_place_of_cpu(self, node: cst.If) -> None:
         """`if device == 'cpu': device = 'cuda'; device_torch_lib = getattr(torch, device)` (fla's

@@ -1,4 +1,4 @@
-"""Autograd and attention helpers of CUDA programs that torch_xla 2.9 does not run (XLA006-XLA008,
+"""Autograd, attention and RNG helpers of CUDA programs that torch_xla 2.9 does not run (XLA006-XLA009,
 rules/xla.toml).
 
 - XLA006 `torch.utils.checkpoint.checkpoint` / `checkpoint_sequential`: torch saves the RNG
@@ -20,13 +20,16 @@ rules/xla.toml).
 - XLA008 FlexAttention (`flex_attention`, `create_block_mask`: rules/xla.toml `[flex_attention]`),
   called or passed on (`torch.compile(flex_attention)`): torch checks the query's device and
   raises ValueError for an XLA tensor; TorchTPU patches it to take `tpu` tensors, TorchNeuron runs it.
+- XLA009 `torch.Generator(device=device)` with a device porter cannot see (a variable, `p.device`):
+  torch_xla has no generator on its device (`XLA device type not an accelerator`); a literal
+  `"cuda"` is DEV002's (kept, reported), `"cpu"` is fine.
 
 Each seen on XLA:CPU (torch 2.9, torch_xla 2.9). Findings with advice, no fix: the working
 spellings (torch_xla's reentrant checkpoint, `torch.no_grad()`) change what some programs do.
 A site in the branch an earlier test for XLA (`xla` / `tpu` in its code) did not take is the
 program's CUDA path, already kept off XLA (Lightning picks `torch.no_grad` for its XLA
-accelerator first). No evidence that TorchNeuron or TorchTPU fail on either, so the rules
-are xla's only.
+accelerator first); so is a site in code GUARD003 says only runs on CUDA. No evidence that
+TorchNeuron or TorchTPU fail on either, so the rules are xla's only.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from porter.codemods.family import Family, ReferenceTracker
+from porter.codemods.literals import device_generator
 from porter.config.ruledata import load_toml
 
 CHECKPOINT = "torch.utils.checkpoint.checkpoint"
@@ -247,6 +251,13 @@ def _parameters(args: ast.arguments) -> list[ast.arg]:
     return out
 
 
+def _literal_device(node: cst.BaseExpression) -> bool:
+    """`"cpu"`, `torch.device("cpu")`: a device the code spells (DEV002 keeps a CUDA one, reported)."""
+    if isinstance(node, cst.Call) and node.args:
+        node = node.args[0].value
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString))
+
+
 def _mentions_xla(code: str) -> bool:
     lowered = code.lower()
     return any(word in lowered for word in _XLA_WORDS)
@@ -267,6 +278,7 @@ class XlaAutogradFamily(ReferenceTracker, Family):
         b"checkpointing_enable",
         b"inference_mode",
         b"flex_attention",  # FlexAttention's module: every import of its names spells it
+        b"Generator",
     )
 
     def __init__(self, ctx) -> None:
@@ -323,6 +335,8 @@ class XlaAutogradFamily(ReferenceTracker, Family):
     def _report(self, code: str, node: cst.CSTNode, message: str, advice: str | None = None) -> None:
         if self._off_depth or id(node) in self._off_xla:
             return
+        if self.ctx.in_cuda_only_code() is not None:
+            return  # torchtune 0.6.1's `if _SUPPORTS_FLEX_ATTENTION:` (CUDA's, GUARD003 says): XLA never runs it
         self.ctx.report(code, node, message, advice=advice)
 
     # -- sites -----------------------------------------------------------------------------
@@ -341,6 +355,7 @@ class XlaAutogradFamily(ReferenceTracker, Family):
         if self.ctx.target.name != "xla":
             return
         qual = self.ctx.qualname(node.func)
+        self._generator(node, qual)
         if qual == CHECKPOINT or (qual == SEQUENTIAL and not _one_segment(node)):
             self._report(
                 "XLA006",
@@ -390,8 +405,6 @@ class XlaAutogradFamily(ReferenceTracker, Family):
             )
 
     def _flex(self, node: cst.CSTNode, qual: str, how: str) -> None:
-        if self.ctx.in_cuda_only_code() is not None:
-            return  # torchtune 0.6.1's `if _SUPPORTS_FLEX_ATTENTION:` (CUDA's, GUARD003 says): XLA never runs it
         name = qual.rpartition(".")[2]
         what = "raises" if name == "flex_attention" else "makes a BlockMask for FlexAttention, which raises"
         self._report(
@@ -399,6 +412,23 @@ class XlaAutogradFamily(ReferenceTracker, Family):
             node,
             f"FlexAttention's `{name}`{how} {what} on XLA tensors with torch 2.9 / torch_xla 2.9 "
             "(`FlexAttention is only supported on CUDA, CPU or HPU devices`)",
+        )
+
+    def _generator(self, node: cst.Call, qual: str | None) -> None:
+        """`torch.Generator(device=device)`: a device porter cannot see (a literal is DEV002's)."""
+        if qual not in device_generator().get("callables", ()):
+            return
+        device = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "device"), None)
+        if device is None and node.args and node.args[0].keyword is None and not node.args[0].star:
+            device = node.args[0].value
+        if device is None or _literal_device(device):
+            return
+        self._report(
+            "XLA009",
+            node,
+            f"`{qual}(device={self.ctx.code(device)})`: where that is the XLA device, the line raises with torch_xla "
+            "2.9 (`XLA device type not an accelerator`): PyTorch/XLA has no generator on its device, and porter "
+            "cannot see which device this is",
         )
 
     def _partial(self, node: cst.Call) -> None:
