@@ -1480,6 +1480,17 @@ def unjudged_by_python(python: Iterable[tuple[str, str, str, str]]) -> list[tupl
     ]
 
 
+def unjudged_in_every_namespace(python: Iterable[tuple[str, str, str, str]]) -> list[tuple[str, str, str]]:
+    """(file, op, key) of each Python kernel (`python_ops`) of a read op in a namespace porter cannot read
+    (`Library(*ARGS)`, `Library(ns, ...)` of a parameter) for another device than CUDA's: no op of that name in any
+    namespace is said CUDA-only (`_take_python`), which was said nowhere (thirty-fifth read, scaf3)."""
+    return [
+        (name, op, key)
+        for name, ns, op, key in python
+        if ns == python_ops.UNREAD and op != python_ops.UNREAD and key not in _NO_OTHER_DEVICE
+    ]
+
+
 def _take_python(
     python: Iterable[tuple[str, str, str, str]],
     keys: dict[tuple[str | None, str], set[str]],

@@ -254,6 +254,14 @@ class _FileNames:
         # (id of a function, a parameter's name) -> the library the file's calls give it (`_bind_parameters`)
         self.parameters: dict[tuple[int, str], tuple[str, str]] = {}
         self.function_names: dict[int, str] = {}  # (id of a function -> its name)
+        self._bind_scoped()
+        self.partials = {  # (the names `functools.partial` is imported as: `_method_given`)
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "functools"
+            for alias in node.names
+            if alias.name == "partial"
+        }
 
     def _bind_parameters(self) -> None:
         """Bind each parameter of the file's functions that its calls give a `Library` (`def reg(lib): lib.impl("a",
@@ -442,6 +450,76 @@ class _FileNames:
         once (torch 2.9), one kept in a list or an attribute porter does not follow."""
         made = self.made_library(call)
         return made if made is None or self.keeps(call) else (made[0], UNREAD)
+
+    def _bind_scoped(self) -> None:
+        """Bind each name a `torch.library._scoped_library(...)` is bound to (`cpu = stack.enter_context(
+        _scoped_library("ns", "IMPL"))`, `with _scoped_library(...) as cpu:`), as a `Library` of its arguments: read as
+        none, `cpu.impl("a", a_cpu, "CPU")` was no kernel and `a` said CUDA-only where torch runs it on a CPU tensor
+        (thirty-fifth read, scaf3: the scaffold read's leftover). Its key is read where an `ExitStack` at the module's
+        top keeps it; in a `with` block (torch destroys it at the block's end) or a function's stack, its key is
+        `UNREAD`; never read as destroyed (the stack may be kept)."""
+        for node in ast.walk(self.tree):
+            items = node.items if isinstance(node, (ast.With, ast.AsyncWith)) else []
+            bound = [(ast.unparse(i.optional_vars), i.context_expr, False) for i in items if i.optional_vars]
+            assigned = _call_assigned(node)
+            bound += [(target, assigned[1], True) for target in assigned[0]] if assigned is not None else []
+            for target, value, entered in bound:
+                made = self._scoped_made(value, entered)
+                if made is None:
+                    continue
+                scope, cls = self.scopes.get(id(node), self.tree), self.classes.get(id(node), self.tree)
+                key = made[1] if entered and scope is self.tree else UNREAD
+                at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+                self.libraries.setdefault(target, []).append((scope, cls, at, (made[0], key)))
+
+    def _scoped_made(self, value: ast.expr, entered: bool) -> tuple[str, str] | None:
+        """(namespace, key) of the `Library` a `_scoped_library(...)` call makes, `entered` through a stack's
+        `enter_context(...)`."""
+        if entered and isinstance(value, ast.Call) and called_name(value) == "enter_context" and len(value.args) == 1:
+            value = value.args[0]
+        elif entered:
+            return None
+        if not isinstance(value, ast.Call) or self.callee(value) != "_scoped_library":
+            return None
+        return self.made_library(
+            ast.Call(func=ast.Name("Library", ast.Load()), args=value.args, keywords=value.keywords)
+        )
+
+    def drops(self, call: ast.Call) -> bool:
+        """Whether a call is of the file's function that returns a `Library` it makes and nothing keeps: used at once
+        (`make().impl("a", a_cpu, "CPU")`), torch 2.9 destroys it with its kernels (read as a kernel of an unread key:
+        no verdict where torch has `a` CUDA-only: the scaffold read's leftover)."""
+        name = call.func.id if isinstance(call.func, ast.Name) else None
+        functions = [n for n in ast.walk(self.tree) if isinstance(n, _SCOPES[:2]) and n.name == name]
+        return len(functions) == 1 and not functions[0].decorator_list and self._returns_fresh(functions[0])
+
+    def _returns_fresh(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether each `return` of a function gives a `Library(...)` call, or a local name bound only to one that the
+        function uses only to register through (no `global`, no closure, no cache: nothing else keeps it)."""
+        parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+        returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+        declared = {
+            name for node in ast.walk(function) if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names
+        }
+        for value in returned:
+            if isinstance(value, ast.Call) and self.library_namespace(value) is not None:
+                continue
+            if not isinstance(value, ast.Name) or value.id in declared:
+                return False
+            stores = [
+                n
+                for n in ast.walk(function)
+                if isinstance(n, ast.Name) and n.id == value.id and not _loads(n, value.id)
+            ]
+            made = [parents.get(id(n)) for n in stores]
+            if not all(isinstance(m, ast.Assign) and self.library_namespace(m.value) is not None for m in made):
+                return False
+            uses = [n for n in ast.walk(function) if _loads(n, value.id)]
+            if any(self.scopes.get(id(n)) is not function for n in uses):
+                return False  # (a closure may keep it)
+            if not all(isinstance(parents.get(id(n)), ast.Return) or _keeps_no_reference(n, parents) for n in uses):
+                return False
+        return bool(returned)
 
     def keeps(self, call: ast.Call) -> bool:
         """Whether a call is of the file's function that keeps the library it returns in a global."""
@@ -862,13 +940,43 @@ def _as_method_call(call: ast.Call, names: _FileNames) -> ast.Call:
     """A call of a name the file binds once to a library's registering method (`reg = lib.impl` / `reg("a", a_cpu,
     "CPU")`) as the method's own call: read as a call of `reg`, nothing, the CPU kernel was lost and `a` said
     CUDA-only where torch runs it on a CPU tensor (thirty-fifth read)."""
-    bound = names.stood_for.get(call.func.id, []) if isinstance(call.func, ast.Name) else []
-    if len(bound) != 1 or not isinstance(bound[0], ast.Attribute) or bound[0].attr not in _REGISTERS:
+    func, args, keywords = _method_given(call.func, names)
+    if func is call.func or not isinstance(func, ast.Attribute) or func.attr not in _REGISTERS:
         return call
-    method = ast.copy_location(ast.Call(func=bound[0], args=call.args, keywords=call.keywords), call)
+    method = ast.copy_location(
+        ast.Call(func=func, args=[*args, *call.args], keywords=[*keywords, *call.keywords]), call
+    )
     names.scopes[id(method)] = names.scopes.get(id(call), names.tree)  # (where the call is, for `library`)
     names.classes[id(method)] = names.classes.get(id(call), names.tree)
     return method
+
+
+def _method_given(
+    func: ast.expr, names: _FileNames, depth: int = 0
+) -> tuple[ast.expr, list[ast.expr], list[ast.keyword]]:
+    """The method (and the arguments given it first) a callee stands for: a name bound once to it (`reg = lib.impl`),
+    `getattr(lib, "impl")`, `functools.partial(lib.impl, dispatch_key="CPU")`. Read as the call of `reg`, `getattr`'s
+    or `partial`'s result, nothing, the CPU kernel was lost and `a` said CUDA-only where torch runs it on a CPU tensor
+    (thirty-fifth read, scaf3: the scaffold read's leftover)."""
+    bound = names.stood_for.get(func.id, []) if isinstance(func, ast.Name) else []
+    if len(bound) == 1 and depth < _FOLLOWED:  # (`a = b` / `b = a`: followed so far only)
+        return _method_given(bound[0], names, depth + 1)
+    if not isinstance(func, ast.Call) or any(isinstance(a, ast.Starred) for a in func.args):
+        return func, [], []
+    callee = ast.unparse(func.func)
+    if callee == "getattr" and len(func.args) == 2 and not func.keywords and _literal_str(func.args[1]):
+        return (
+            ast.copy_location(ast.Attribute(func.args[0], _literal_str(func.args[1]) or "", ast.Load()), func),
+            [],
+            [],
+        )
+    if func.args and (callee == "functools.partial" or callee in names.partials):
+        inner, args, keywords = _method_given(func.args[0], names, depth + 1)
+        return inner, [*args, *func.args[1:]], [*keywords, *func.keywords]
+    return func, [], []
+
+
+_FOLLOWED = 4  # (how many names and `partial`s deep a callee is followed)
 
 
 def _kernels_of_op(
@@ -885,6 +993,8 @@ def _kernels_of_op(
         found = (ns, first) if first is not None and "::" not in first else names.op_of(args[0])
         given = call.func.value if isinstance(call.func, ast.Attribute) else None  # (attribute of a library above)
         at_once = isinstance(given, ast.Call) and not names.keeps(given)
+        if isinstance(given, ast.Call) and at_once and names.drops(given):
+            return  # (a library torch destroys at once registers nothing)
         found, where = found or (ns, UNREAD), _UNKEPT if at_once else (*_ON_LIBRARY, key)
     elif name == "register_kernel" and owner in names.custom_ops:
         found, where = names.custom_ops[owner], _ON_OP
