@@ -21,7 +21,7 @@ from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.devices import TARGET_KINDS
 from porter.verify.iterations import calls_unrestarted, iterations_spanned
-from porter.verify.listed import listed_pair
+from porter.verify.listed import MODEL, listed_pair
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
 from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, Trace, paired, unnamed_tensors
 
@@ -597,7 +597,7 @@ def _layers_called(key: str, port: Trace) -> bool:
     module inside. Only the model was: a port calling the leaf layers of nested `Sequential`s one
     by one FAILed "first diverging module at step 1: 0: not called on the ported side", every layer
     in it agreeing (thirty-third trace2 read)."""
-    if key == "(model)":
+    if key == MODEL:
         return port.manifest.get("model_uncalled") is True
     head, sep, num = key.rpartition("#")
     name, call = (head, sep + num) if sep and num.isdigit() else (key, "")
@@ -1272,6 +1272,15 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, tols: 
     return row
 
 
+# the ways to gradients whose loss no hook of the recorder reaches (`_unseen_losses`): the engine
+# called directly was left out, and a port running its backward so was told only of torch.func
+# (thirty-fifth read's leftover)
+UNSEEN_BACKWARDS = (
+    "by torch.func.grad, grad_and_value or vjp, or by autograd's engine called directly "
+    "(`Variable._execution_engine.run_backward`)"
+)
+
+
 def _loss_unseen(step: dict | None) -> bool:
     """Whether a recorded step holds no loss: it called no backward porter sees (its gradients
     came from `torch.func.grad` or `vjp`, whose loss no hook reaches), so the recorder wrote NaN.
@@ -1319,7 +1328,7 @@ def _unseen_losses(compared: list[dict], ref_steps: list, port_steps: list) -> l
         if at:
             out.append(
                 f"the {role}'s loss is not recorded at {len(at)} step(s) (first: step {at[0]}): those steps called "
-                "no backward porter sees (gradients taken by torch.func.grad, grad_and_value or vjp), so the loss "
+                f"no backward porter sees (gradients taken {UNSEEN_BACKWARDS}), so the loss "
                 "is not compared there; the gradient norm, the learning rate and the initial weights are"
             )
     return out
@@ -1626,7 +1635,7 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
     if res.first_divergence is not None or res.parameters["differing"]:
         return ""
     if step == 1:
-        model = [r for r in res.modules if r["module"] == "(model)"]
+        model = [r for r in res.modules if r["module"] == MODEL]
         if model and all(r["passed"] and r["compared"] for r in model):
             return (
                 "; every module output at step 1 agrees, the model's own among them: the loss is made "
@@ -2144,7 +2153,7 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             "were compared"
         )
     # the root is `(model)` on both sides whatever it wraps: it pairs, and is not counted here
-    called = [m for m in modules if m["type"] not in ("buffer", "input") and m["module"] != "(model)"]
+    called = [m for m in modules if m["type"] not in ("buffer", "input") and m["module"] != MODEL]
     if len(called) > 1 and all(m["problem"] == "not called on the ported side" for m in called):
         warnings.append(
             f"none of the reference's {len(called)} module outputs below its root (model) has its key "

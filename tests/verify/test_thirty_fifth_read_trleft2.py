@@ -1,0 +1,70 @@
+"""The thirty-fifth read's trace leftovers, second wave (helper `trleft2`,
+docs/reads/53-trleft2-attempts.md): each recorded test failed on 9b79436a on the wrong verdict or
+the missing word. The recorded programs write their own losses (torch.testing.assert_close on them
+is the oracle)."""
+
+from tests.deps import need
+from tests.verify.recording import compared, recorded
+
+_FORWARD = "    dl = D(G(z).detach()).mean() - D(real).mean()\n    dl.backward()\n    if i % 5 == 4:\n"
+_AFTER = (
+    "    if i % 5 == 4:\n        dl = D(G(z).detach()).mean() - D(REAL).mean()\n"
+    "        od.zero_grad()\n        dl.backward()\n"
+)
+
+
+def _gan_pair(seed: str, real: str) -> tuple[str, str]:
+    """52-trleft2's GAN (the critic D, counted, stepping every fifth iteration) as the reference,
+    and a port running D's forward only where it steps, its `zero_grad` after that forward."""
+    from tests.verify.test_thirty_fourth_read_trleft2 import _GAN
+
+    ref = _GAN.replace("own.append([i, g_steps])", "own.append([i, dl.item()])").replace("3210", seed)
+    port = ref.replace(_FORWARD, _AFTER.replace("REAL", real)).replace("    od.zero_grad()\n    gl", "    gl")
+    port = port.replace("; od.zero_grad()", "")
+    assert port.count("zero_grad()") == 2 and port != ref, port
+    return ref, port
+
+
+def test_a_gan_port_zeroing_its_critic_after_the_forward_passes_and_one_fed_other_data_fails(tmp_path, monkeypatch):
+    """`dl = D(...); od.zero_grad(); dl.backward()` only where the critic steps: the forward's calls
+    of D were past the calls' bound when its `zero_grad` came, so step 1's calls began at iteration
+    0, and a faithful port FAILed both ways "the data differs at step 1" (53-trleft said it, not
+    fixed). That forward's calls are kept apart until the `zero_grad` decides: PASS both ways, and a
+    port feeding the critic `real * 1.01` still FAILs."""
+    need("torch")
+    need("safetensors")
+    import torch
+
+    ref_body, port_body = _gan_pair("3240", "real")
+    _, bad_body = _gan_pair("3240", "real * 1.01")
+    ref, own = recorded(tmp_path, ref_body, 3, "ref")
+    port, own_port = recorded(tmp_path, port_body, 3, "after")
+    bad, own_bad = recorded(tmp_path, bad_body, 3, "bad")
+    torch.testing.assert_close(torch.tensor(own_port), torch.tensor(own))  # the oracle: the same losses
+    try:
+        torch.testing.assert_close(torch.tensor(own_bad), torch.tensor(own))
+    except AssertionError:
+        pass
+    else:
+        raise AssertionError("the planted port's losses should differ")
+    for a, b in ((ref.trace, port.trace), (port.trace, ref.trace)):
+        res, reasons = compared(monkeypatch, a, b)
+        assert res.verdict == "pass", reasons
+        assert "a zero_grad threw away" not in reasons, reasons
+    for a, b in ((ref.trace, bad.trace), (bad.trace, ref.trace)):
+        res, reasons = compared(monkeypatch, a, b)
+        assert res.verdict == "fail", reasons
+    assert port.trace.manifest.get("calls_unrestarted") is not True
+
+
+def test_a_step_without_a_recorded_loss_names_the_engine_called_directly_too():
+    """A port running its backward through autograd's engine directly
+    (`Variable._execution_engine.run_backward`, no `backward` porter wraps) has no loss recorded,
+    and was told its gradients came from torch.func's transforms only (53-trleft's leftover)."""
+    from porter.verify.tracecmp import _unseen_losses
+
+    compared = [{"step": 1, "loss_ok": None}]
+    seen, unseen = [{"backward_calls": 1, "loss": 1.25}], [{"backward_calls": 0, "loss": float("nan")}]
+    (said,) = _unseen_losses(compared, seen, unseen)
+    assert said.startswith("the port's loss is not recorded at 1 step(s)"), said
+    assert "torch.func.grad" in said and "_execution_engine.run_backward" in said, said
