@@ -68,3 +68,91 @@ def test_a_step_without_a_recorded_loss_names_the_engine_called_directly_too():
     (said,) = _unseen_losses(compared, seen, unseen)
     assert said.startswith("the port's loss is not recorded at 1 step(s)"), said
     assert "torch.func.grad" in said and "_execution_engine.run_backward" in said, said
+
+
+_PLAIN = """\
+import json, sys, torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+g = torch.Generator().manual_seed(3245)
+own = []
+OPTIMIZER
+for i in range(4):
+    opt.zero_grad()
+    x, y = torch.randn(8, 6, generator=g), torch.randn(8, 3, generator=g)
+    loss = torch.nn.functional.mse_loss(m(x), y)
+    loss.backward()
+    own.append([i, loss.item()])
+    opt.step()
+if len(sys.argv) > 1: json.dump(own, open(sys.argv[1], "w"))
+"""
+# FSDP's flat parameter by hand: one 1-D parameter the optimizer steps, the modules' weights views of it
+_FLAT = """\
+slots = [(mod, name, p.shape) for mod in m.modules() for name, p in list(mod.named_parameters(recurse=False))]
+flat = torch.nn.Parameter(torch.cat([p.detach().reshape(-1) for p in m.parameters()]))
+for mod, name, _ in slots:
+    del mod._parameters[name]
+def views(module, args):
+    off = 0
+    for mod, name, shape in slots:
+        n = shape.numel(); setattr(mod, name, flat[off:off + n].view(shape)); off += n
+m.register_forward_pre_hook(views)
+opt = torch.optim.Adam([flat], lr=LR)
+"""
+
+
+def test_a_port_stepping_one_flat_parameter_holding_the_model_s_passes_and_one_at_another_rate_fails(
+    tmp_path, monkeypatch
+):
+    """A port holding its model's weights in one flat parameter (FSDP's `FlatParameter`, a ZeRO
+    flat buffer; here by hand), the losses equal: FAILed "parameters on one side only: reference
+    ['0.weight', ...], ported ['<optimizer>.param0']" and nothing else, both ways. The flat one is
+    paired with the parameters it holds where its element count, extremes and norm agree: PASS,
+    said; the same port at twice the rate still FAILs."""
+    need("torch")
+    need("safetensors")
+    import torch
+
+    ref_body = _PLAIN.replace("OPTIMIZER", "opt = torch.optim.Adam(m.parameters(), lr=1e-2)")
+    ref, own = recorded(tmp_path, ref_body, 3, "ref")
+    port, own_port = recorded(tmp_path, _PLAIN.replace("OPTIMIZER", _FLAT.replace("LR", "1e-2")), 3, "flat")
+    bad, own_bad = recorded(tmp_path, _PLAIN.replace("OPTIMIZER", _FLAT.replace("LR", "2e-2")), 3, "bad")
+    torch.testing.assert_close(torch.tensor(own_port), torch.tensor(own))  # the oracle
+    assert not torch.allclose(torch.tensor(own_bad), torch.tensor(own))
+    for a, b in ((ref.trace, port.trace), (port.trace, ref.trace)):
+        res, reasons = compared(monkeypatch, a, b)
+        assert res.verdict == "pass", reasons
+        assert "parameters (0.weight, 0.bias, 2.weight, ...) in one flat parameter, <optimizer>.param0" in reasons
+        assert res.parameters["compared"] == 0, res.parameters
+    for a, b in ((ref.trace, bad.trace), (bad.trace, ref.trace)):
+        res, reasons = compared(monkeypatch, a, b)
+        assert res.verdict == "fail" and "the loss curves part" in reasons, reasons
+
+
+def test_a_flat_parameter_of_other_values_or_another_count_is_not_paired():
+    """The pairing's own bounds: a flat parameter whose norm or element count is not its parts' is
+    left on one side ("parameters on one side only" stands)."""
+    need("torch")
+    import torch
+
+    from porter.verify.tracecmp import _flat_holder
+
+    class _T:
+        def __init__(self, stats):
+            self.stats = stats
+
+        def tensor(self, key):
+            return torch.tensor(self.stats[key])
+
+    parts = [
+        {"name": "0.weight", "shape": [2, 3], "dtype": "float32", "stats": "a"},
+        {"name": "0.bias", "shape": [2], "dtype": "float32", "stats": "b"},
+    ]
+    ref = _T({"a": [0.0, 1.0, -2.0, 3.0, 3.0, 4.0, 0, 0], "b": [0.0, 1.0, -1.0, 1.0, 1.0, 3.0, 0, 0]})
+    for shape, l2, paired in (([8], 5.0, True), ([8], 5.5, False), ([9], 5.0, False), ([2, 4], 5.0, False)):
+        port = _T({"f": [0.0, 1.0, -2.0, 3.0, 3.0, l2, 0, 0]})
+        flat = [{"name": "flat", "shape": shape, "dtype": "float32", "stats": "f"}]
+        got = _flat_holder(parts, flat, ref, port)
+        assert (got is not None) is paired, (shape, l2, got)
+        if paired:
+            assert got == {"side": "port", "name": "flat", "holds": ["0.weight", "0.bias"]}
