@@ -12,6 +12,7 @@ import itertools
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -886,7 +887,12 @@ def _made_by_hook_form(key: str, port: Trace) -> bool:
 
 # what a flat parameter holding the other side's parameters is checked on, beside its element count:
 # each statistic that the whole's is of its parts' (the least, the largest, the norm), and their rtol
-FLAT_STATS = {"min": min, "max": max, "absmax": max, "l2": lambda parts: math.sqrt(sum(x * x for x in parts))}
+FLAT_STATS: dict[str, Callable[[list[float]], float]] = {
+    "min": min,
+    "max": max,
+    "absmax": max,
+    "l2": lambda parts: math.sqrt(sum(x * x for x in parts)),
+}
 FLAT_RTOL = 1e-5
 
 
