@@ -43,7 +43,7 @@ from torch.utils._pytree import tree_flatten
 
 from porter.verify.capture import by_key
 from porter.verify.listed import MODEL
-from porter.verify.tracefile import HASHED_WEIGHT, LIMITS, process_bytes, process_limits, process_ops
+from porter.verify.tracefile import HASHED_WEIGHT, LIMITS, TRANSFORMED, process_bytes, process_limits, process_ops
 from porter.verify.worker import OWN_WORK_MARK
 
 if TYPE_CHECKING:
@@ -719,7 +719,7 @@ def unsampled(t: torch.Tensor) -> str | None:
     if _transformed(t):
         # its values exist only inside the transform: recorded, it escaped it, and the trace of a
         # program taking per-sample gradients (`vmap(grad(...))`) could not be written
-        return "inside a torch.func transform (vmap, grad)"
+        return TRANSFORMED
     if t.is_nested:
         return "a nested tensor"
     if t.layout != torch.strided:

@@ -24,7 +24,7 @@ from porter.verify.devices import TARGET_KINDS
 from porter.verify.iterations import calls_unrestarted, iterations_spanned
 from porter.verify.listed import MODEL, listed_pair
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
-from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, Trace, paired, unnamed_tensors
+from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, TRANSFORMED, Trace, paired, unnamed_tensors
 
 _ORDER = ["float32", "float16", "bfloat16"]  # increasing tolerance
 # (rtol, atol) for the per-step loss and gradient norm. The loss is a mean over many
@@ -663,6 +663,40 @@ def _stateless_done(m: dict, port: Trace) -> bool:
     return m.get("stateless") is True and any(isinstance(e, dict) for e in port.manifest.get("modules") or [])
 
 
+# a reference's later call of a module, where the port calls it fewer times by the reference's calls
+# of it inside a torch.func transform (`_after_transform`)
+AFTER_TRANSFORM = (
+    "a later call of a module the reference also called inside a torch.func transform (vmap, grad), the "
+    "port not: the calls do not pair by number; the gradient norms, rates and initial weights compared"
+)
+
+
+def _call_number(key: str) -> tuple[str, int]:
+    """A module entry's key as its module and call number (`0#2`: ("0", 2); `0`: ("0", 1))."""
+    base, _, n = key.rpartition("#")
+    return (base, int(n)) if base and n.isdigit() else (key, 1)
+
+
+def _after_transform(m: dict, ref: Trace, port: Trace) -> bool:
+    """Whether the port's calls of the module of `m` (the reference's call number n, none in the
+    port) fall short of n by no more than the reference's earlier calls of it made inside a
+    torch.func transform (`TRANSFORMED`): a reference taking per-sample gradients by
+    `vmap(grad(functional_call(m, ...)))` and its loss by a `no_grad` forward, against a plain
+    port, FAILed "(model)#2: not called on the ported side", the losses equal (thirty-fifth
+    trleft2 read)."""
+    base, n = _call_number(str(m.get("key")))
+
+    def calls(trace: Trace) -> list[dict]:
+        return [
+            e
+            for e in trace.manifest.get("modules") or []
+            if isinstance(e, dict) and _call_number(str(e.get("key")))[0] == base
+        ]
+
+    inside = [e for e in calls(ref) if _call_number(str(e["key"]))[1] < n and TRANSFORMED in (e.get("unsampled") or [])]
+    return bool(inside) and n - len(calls(port)) <= len(inside)
+
+
 def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
     """A row of the reference the port has no entry for: a parametrization's call the port's hook
     form makes without a module is not compared (`hook_form`, said by `_shape_warnings`), nor a
@@ -677,6 +711,8 @@ def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
         row.update(compared=False, weights_applied=True, problem=WEIGHTS_APPLIED)
     elif _stateless_done(m, port):
         row.update(compared=False, stateless_done=True, problem=STATELESS_DONE)
+    elif _after_transform(m, ref, port):
+        row.update(compared=False, after_transform=True, problem=AFTER_TRANSFORM)
     else:
         row.update(passed=False, problem="not called on the ported side")
 
@@ -2174,6 +2210,7 @@ _UNCALLED_MARKS = (
     ("layers_called", LAYERS_CALLED),
     ("weights_applied", WEIGHTS_APPLIED),
     ("stateless_done", STATELESS_DONE),
+    ("after_transform", AFTER_TRANSFORM),
 )
 
 
