@@ -42,7 +42,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from porter.verify.capture import by_key
-from porter.verify.tracefile import HASHED_WEIGHT, LIMITS, process_bytes, process_limits, process_ops
+from porter.verify.listed import MODEL
+from porter.verify.tracefile import HASHED_WEIGHT, LIMITS, TRANSFORMED, process_bytes, process_limits, process_ops
 from porter.verify.worker import OWN_WORK_MARK
 
 if TYPE_CHECKING:
@@ -166,6 +167,39 @@ def _root_prefixes(roots: list) -> list[str]:
 # (twenty-fourth read's leftover); 8 compared every one, at 5 % more regions in the
 # differential check (`docs/reads/43-tleft-attempts.md`)
 MAX_REGIONS = 8
+# what step 1's module calls are kept in: started afresh where a `zero_grad` restarts them
+# (`_calls_restarted`), and kept a second time for a forward begun after a backward in step 0
+# (`forward_calls`)
+CALL_STATE = (
+    "calls",
+    "fed",
+    "unsampled_calls",
+    "inputs",
+    "made",
+    "call_counts",
+    "nograd_calls",
+    "outputs_recorded",
+    "calls_left",
+    "cut_calls",
+)
+
+
+def _no_calls() -> dict:
+    """The module calls' state before any call (`CALL_STATE`)."""
+    return {
+        "calls": [],
+        "fed": [],
+        "unsampled_calls": {},
+        "inputs": [],
+        "made": {},
+        "call_counts": Counter(),
+        "nograd_calls": Counter(),
+        "outputs_recorded": 0,
+        "calls_left": 0,
+        "cut_calls": [],
+    }
+
+
 # and the reference's calls of the port's module type within this many of its own index, at
 # most this many regions more (`Recorder._near`)
 NEAR_REGIONS = 4
@@ -685,7 +719,7 @@ def unsampled(t: torch.Tensor) -> str | None:
     if _transformed(t):
         # its values exist only inside the transform: recorded, it escaped it, and the trace of a
         # program taking per-sample gradients (`vmap(grad(...))`) could not be written
-        return "inside a torch.func transform (vmap, grad)"
+        return TRANSFORMED
     if t.is_nested:
         return "a nested tensor"
     if t.layout != torch.strided:
@@ -960,6 +994,11 @@ class Recorder:
         self.called_since_backward = False
         # such a `zero_grad` after a module was called: step 1's calls could not restart (`_calls_restarted`)
         self.calls_unrestarted = False
+        # the calls of the forward begun since the last backward in step 0 (another optimizer having
+        # stepped), kept apart as if step 1's calls began with it (`CALL_STATE`): a `zero_grad` of the
+        # counted optimizer after that forward (`dl = D(x); od.zero_grad(); dl.backward()`) restarts
+        # step 1's calls at it; dropped at the backward (`_forward_begun`, `_calls_restarted`)
+        self.forward_calls: dict | None = None
         # the gradients the last backward left (`_grad_marks`), till a `zero_grad`: the counted
         # optimizer's set to None since by the program's own hand (`_grads_dropped`)
         self.grads_left: dict[int, tuple[int, int] | None] | None = None
@@ -1302,6 +1341,7 @@ class Recorder:
     def on_backward_done(self, loss: torch.Tensor, before: dict | None) -> None:
         """The parameters whose gradients the backward of `loss` moved, kept on it (`_losses_reaching`)."""
         self.called_since_backward = False
+        self.forward_calls = None
         if before is None:
             return
         with self.own_work():
@@ -1361,14 +1401,38 @@ class Recorder:
         counted step's iteration's on both sides."""
         if self.step or self.calls_closed:
             return
-        # (after the next forward began, `dl = D(x); opt.zero_grad(); dl.backward()`: that forward's
-        # calls may be past the bound already; said, `iterations.calls_unrestarted`)
-        self.calls_unrestarted = self.called_since_backward
-        if self.called_since_backward:
+        # after the next forward began (`dl = D(x); opt.zero_grad(); dl.backward()`), they begin with
+        # that forward, kept apart (`forward_calls`): its calls of a module past the bound were not
+        # recorded, and a faithful port FAILed "the data differs at step 1" (thirty-fifth read's
+        # leftover); where it was not kept, said (`iterations.calls_unrestarted`)
+        begun = self.forward_calls if self.called_since_backward else _no_calls()
+        self.calls_unrestarted = begun is None
+        if begun is None:
             return
-        self.calls, self.fed, self.unsampled_calls, self.inputs, self.made = [], [], {}, [], {}
-        self.call_counts, self.nograd_calls = Counter(), Counter()
-        self.outputs_recorded, self.calls_left, self.cut_calls = 0, 0, []
+        for name in CALL_STATE:
+            setattr(self, name, begun[name])
+        self.forward_calls = None
+
+    def _forward_begun(self) -> None:
+        """At a forward's first call after a backward in step 0 (another optimizer having stepped:
+        the counted one chosen), keep its calls apart too (`forward_calls`)."""
+        if self.forward_calls is None and not self.called_since_backward and self.opt_ref is not None and self.pending:
+            self.forward_calls = _no_calls()
+
+    @contextlib.contextmanager
+    def _into_forward_calls(self):
+        """Record into the forward's calls kept apart (`forward_calls`), not into step 1's."""
+        kept = self.forward_calls
+        assert kept is not None
+        mine = {name: getattr(self, name) for name in CALL_STATE}
+        for name in CALL_STATE:
+            setattr(self, name, kept[name])
+        try:
+            yield
+        finally:
+            for name in CALL_STATE:
+                kept[name] = getattr(self, name)
+                setattr(self, name, mine[name])
 
     def _mark_within(self, tensors) -> None:
         """Mark the earlier graphed calls' losses that the graph of `tensors` (a later graphed
@@ -1450,7 +1514,12 @@ class Recorder:
     @_held
     def on_input(self, module, args) -> None:
         """Before each module call: the step's input (`_record_input`), then what fed the call."""
+        if self.step == 0 and not self.finished and not self.calls_closed:
+            self._forward_begun()
         self._record_input(module, args)
+        if self.forward_calls is not None:
+            with self._into_forward_calls():
+                self._record_input(module, args)
         if self.step == 0 and not self.finished:
             self._note_fed(module, args)
 
@@ -1498,7 +1567,8 @@ class Recorder:
         """A recorded call's output, or a view of one: a view changes no value, and Qwen3's
         `k_norm(k_proj(x).view(...))` got the between-modules "may" though its change was inside
         the norm (twenty-eighth tleft read's leftover)."""
-        return any(x is not None and (r := self.made.get(id(x))) is not None and r() is x for x in (t, t._base))
+        kept = [self.made, *([self.forward_calls["made"]] if self.forward_calls is not None else [])]
+        return any(x is not None and (r := m.get(id(x))) is not None and r() is x for x in (t, t._base) for m in kept)
 
     def _made(self, tensors: list) -> None:
         """Keep the tensors a recorded call returned (weakly: an id is reused once one is freed)."""
@@ -1539,6 +1609,14 @@ class Recorder:
         fed = pending.pop() if pending else None
         self.modules.setdefault(mid, module)
         self._shape_of_call(module, output)
+        self._record_call(module, output, fed)
+        if self.forward_calls is not None:
+            with self._into_forward_calls():
+                self._record_call(module, output, fed)
+
+    def _record_call(self, module, output, fed: bool | None) -> None:
+        """Keep a module call of step 1 (`calls`), its outputs' statistics within the bounds."""
+        mid = id(module)
         self.call_counts[mid] += 1
         n = self.call_counts[mid]
         if not torch.is_grad_enabled():
@@ -2079,7 +2157,7 @@ class Recorder:
         for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, m in root.named_modules(remove_duplicate=False):
                 full = normalize_name(name)
-                full = (f"{prefix}.{full}" if prefix and full else prefix or full) or "(model)"
+                full = (f"{prefix}.{full}" if prefix and full else prefix or full) or MODEL
                 self.names.setdefault(id(m), full)
         self.listed_prefixes = self.listed_prefixes or self._listed_prefixes(roots)
         if self.listed_prefixes:

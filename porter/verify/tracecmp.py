@@ -12,6 +12,7 @@ import itertools
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -21,9 +22,9 @@ from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.devices import TARGET_KINDS
 from porter.verify.iterations import calls_unrestarted, iterations_spanned
-from porter.verify.listed import listed_pair
+from porter.verify.listed import MODEL, listed_pair
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
-from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, Trace, paired, unnamed_tensors
+from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, TRANSFORMED, Trace, paired, unnamed_tensors
 
 _ORDER = ["float32", "float16", "bfloat16"]  # increasing tolerance
 # (rtol, atol) for the per-step loss and gradient norm. The loss is a mean over many
@@ -597,7 +598,7 @@ def _layers_called(key: str, port: Trace) -> bool:
     module inside. Only the model was: a port calling the leaf layers of nested `Sequential`s one
     by one FAILed "first diverging module at step 1: 0: not called on the ported side", every layer
     in it agreeing (thirty-third trace2 read)."""
-    if key == "(model)":
+    if key == MODEL:
         return port.manifest.get("model_uncalled") is True
     head, sep, num = key.rpartition("#")
     name, call = (head, sep + num) if sep and num.isdigit() else (key, "")
@@ -668,6 +669,40 @@ def _stateless_done(m: dict, port: Trace) -> bool:
     return m.get("stateless") is True and any(isinstance(e, dict) for e in port.manifest.get("modules") or [])
 
 
+# a reference's later call of a module, where the port calls it fewer times by the reference's calls
+# of it inside a torch.func transform (`_after_transform`)
+AFTER_TRANSFORM = (
+    "a later call of a module the reference also called inside a torch.func transform (vmap, grad), the "
+    "port not: the calls do not pair by number; the gradient norms, rates and initial weights compared"
+)
+
+
+def _call_number(key: str) -> tuple[str, int]:
+    """A module entry's key as its module and call number (`0#2`: ("0", 2); `0`: ("0", 1))."""
+    base, _, n = key.rpartition("#")
+    return (base, int(n)) if base and n.isdigit() else (key, 1)
+
+
+def _after_transform(m: dict, ref: Trace, port: Trace) -> bool:
+    """Whether the port's calls of the module of `m` (the reference's call number n, none in the
+    port) fall short of n by no more than the reference's earlier calls of it made inside a
+    torch.func transform (`TRANSFORMED`): a reference taking per-sample gradients by
+    `vmap(grad(functional_call(m, ...)))` and its loss by a `no_grad` forward, against a plain
+    port, FAILed "(model)#2: not called on the ported side", the losses equal (thirty-fifth
+    trleft2 read)."""
+    base, n = _call_number(str(m.get("key")))
+
+    def calls(trace: Trace) -> list[dict]:
+        return [
+            e
+            for e in trace.manifest.get("modules") or []
+            if isinstance(e, dict) and _call_number(str(e.get("key")))[0] == base
+        ]
+
+    inside = [e for e in calls(ref) if _call_number(str(e["key"]))[1] < n and TRANSFORMED in (e.get("unsampled") or [])]
+    return bool(inside) and n - len(calls(port)) <= len(inside)
+
+
 def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
     """A row of the reference the port has no entry for: a parametrization's call the port's hook
     form makes without a module is not compared (`hook_form`, said by `_shape_warnings`), nor a
@@ -682,6 +717,8 @@ def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
         row.update(compared=False, weights_applied=True, problem=WEIGHTS_APPLIED)
     elif _stateless_done(m, port):
         row.update(compared=False, stateless_done=True, problem=STATELESS_DONE)
+    elif _after_transform(m, ref, port):
+        row.update(compared=False, after_transform=True, problem=AFTER_TRANSFORM)
     else:
         row.update(passed=False, problem="not called on the ported side")
 
@@ -890,6 +927,57 @@ def _made_by_hook_form(key: str, port: Trace) -> bool:
     return any(all(base + suffix in names for suffix, _ in form) for form in HOOK_FORMS)
 
 
+# what a flat parameter holding the other side's parameters is checked on, beside its element count:
+# each statistic that the whole's is of its parts' (the least, the largest, the norm), and their rtol
+FLAT_STATS: dict[str, Callable[[list[float]], float]] = {
+    "min": min,
+    "max": max,
+    "absmax": max,
+    "l2": lambda parts: math.sqrt(sum(x * x for x in parts)),
+}
+FLAT_RTOL = 1e-5
+
+
+def _flat_stats(entries: list[dict], trace: Trace) -> list[float]:
+    """`FLAT_STATS` of the parameters `entries` taken as one tensor."""
+    rows = [dict(zip(STAT_NAMES, trace.tensor(e["stats"]).double().tolist())) for e in entries]
+    return [whole([r[k] for r in rows]) for k, whole in FLAT_STATS.items()]
+
+
+def _flat_holder(missing: list[dict], only: list[dict], ref: Trace, port: Trace) -> dict | None:
+    """Where one side's only unpaired parameter is a flat one (1-D, one dtype) holding as many
+    values as the other side's unpaired parameters together, with the same extremes and norm
+    (`FLAT_STATS`): FSDP's `FlatParameter`, a ZeRO flat buffer, one made by hand. A faithful port
+    so, its losses equal, FAILed "parameters on one side only: reference ['0.weight', ...],
+    ported ['<optimizer>.param0']" and nothing else (thirty-fifth trleft2 read); set aside and said
+    (`_flat_said`)."""
+    for side, one, many, t_one, t_many in (("port", only, missing, port, ref), ("reference", missing, only, ref, port)):
+        if len(one) != 1 or len(many) < 2 or len(one[0]["shape"]) != 1:
+            continue
+        (flat,) = one
+        if {e.get("dtype") for e in many} != {flat.get("dtype")}:
+            continue
+        if sum(_count(e["shape"]) for e in many) != _count(flat["shape"]):
+            continue
+        whole, parts = _flat_stats([flat], t_one), _flat_stats(many, t_many)
+        if all(math.isclose(a, b, rel_tol=FLAT_RTOL, abs_tol=0.0) for a, b in zip(whole, parts)):
+            return {"side": side, "name": flat["name"], "holds": [e["name"] for e in many]}
+    return None
+
+
+def _flat_said(flat: dict | None) -> list[str]:
+    """The line where a flat parameter was paired with the parameters it holds (`_flat_holder`)."""
+    if flat is None:
+        return []
+    other = "reference" if flat["side"] == "port" else "port"
+    return [
+        f"the {flat['side']} holds the {other}'s {len(flat['holds'])} parameters ({', '.join(flat['holds'][:3])}"
+        f"{', ...' if len(flat['holds']) > 3 else ''}) in one flat parameter, {flat['name']} (FSDP's FlatParameter, "
+        "a ZeRO flat buffer): its element count, extremes and norm agree with theirs, its values are not set beside "
+        "theirs one by one; the losses, gradient norms and module outputs are compared"
+    ]
+
+
 def compare_parameters(ref: Trace, port: Trace) -> dict:
     ref_params = ref.manifest.get("parameters", [])
     port_params = port.manifest.get("parameters", [])
@@ -909,11 +997,16 @@ def compare_parameters(ref: Trace, port: Trace) -> dict:
             if stats:
                 summary.append({"name": p["name"], "statistics": stats})
     names = {p["name"] for p in ref_params}
+    only, compared = [n for n in pp if n not in names], len(ref_params) - len(missing)
+    flat = _flat_holder([p for p in ref_params if p["name"] in missing], [pp[n] for n in only], ref, port)
+    if flat is not None:
+        missing, only = [], []
     return {
-        "compared": len(ref_params) - len(missing),
+        "compared": compared,
         "differing": differing,
         "missing_in_port": missing,
-        "only_in_port": [n for n in pp if n not in names],  # (recording order: the first the port made first)
+        "only_in_port": only,  # (recording order: the first the port made first)
+        "flat": flat,
         "by": "values: all of a parameter's values up to "
         f"{ref.manifest.get('limits', {}).get('param_elements', 64)} elements, else a strided "
         "sample and a checksum of all its bits; tolerance 8 ulps of its dtype",
@@ -1134,6 +1227,7 @@ def _compare_one(
     res.warnings += _other_target((config or {}).get("target"), pm)
     res.warnings += _other_porter(rm, pm)
     res.warnings += _other_libraries(rm, pm)
+    res.warnings += _flat_said(res.parameters.get("flat"))
     tol_text = (
         f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
         f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
@@ -1278,6 +1372,15 @@ def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, tols: 
     return row
 
 
+# the ways to gradients whose loss no hook of the recorder reaches (`_unseen_losses`): the engine
+# called directly was left out, and a port running its backward so was told only of torch.func
+# (thirty-fifth read's leftover)
+UNSEEN_BACKWARDS = (
+    "by torch.func.grad, grad_and_value or vjp, or by autograd's engine called directly "
+    "(`Variable._execution_engine.run_backward`)"
+)
+
+
 def _loss_unseen(step: dict | None) -> bool:
     """Whether a recorded step holds no loss: it called no backward porter sees (its gradients
     came from `torch.func.grad` or `vjp`, whose loss no hook reaches), so the recorder wrote NaN.
@@ -1325,7 +1428,7 @@ def _unseen_losses(compared: list[dict], ref_steps: list, port_steps: list) -> l
         if at:
             out.append(
                 f"the {role}'s loss is not recorded at {len(at)} step(s) (first: step {at[0]}): those steps called "
-                "no backward porter sees (gradients taken by torch.func.grad, grad_and_value or vjp), so the loss "
+                f"no backward porter sees (gradients taken {UNSEEN_BACKWARDS}), so the loss "
                 "is not compared there; the gradient norm, the learning rate and the initial weights are"
             )
     return out
@@ -1632,7 +1735,7 @@ def _parted_why(res: ScriptResult, compared: list[dict], step: int) -> str:
     if res.first_divergence is not None or res.parameters["differing"]:
         return ""
     if step == 1:
-        model = [r for r in res.modules if r["module"] == "(model)"]
+        model = [r for r in res.modules if r["module"] == MODEL]
         if model and all(r["passed"] and r["compared"] for r in model):
             return (
                 "; every module output at step 1 agrees, the model's own among them: the loss is made "
@@ -2113,6 +2216,7 @@ _UNCALLED_MARKS = (
     ("layers_called", LAYERS_CALLED),
     ("weights_applied", WEIGHTS_APPLIED),
     ("stateless_done", STATELESS_DONE),
+    ("after_transform", AFTER_TRANSFORM),
 )
 
 
@@ -2150,7 +2254,7 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
             "were compared"
         )
     # the root is `(model)` on both sides whatever it wraps: it pairs, and is not counted here
-    called = [m for m in modules if m["type"] not in ("buffer", "input") and m["module"] != "(model)"]
+    called = [m for m in modules if m["type"] not in ("buffer", "input") and m["module"] != MODEL]
     if len(called) > 1 and all(m["problem"] == "not called on the ported side" for m in called):
         warnings.append(
             f"none of the reference's {len(called)} module outputs below its root (model) has its key "

@@ -254,6 +254,9 @@ def _list(spec):
 
 # the largest weight of an integer output's fourth row of block sums (`recorder._hashed`)
 HASHED_WEIGHT = 1 << 16
+# why an output made inside a torch.func transform has no statistics (a module entry's `unsampled`):
+# written by the recorder, read by trace compare (`_after_transform`)
+TRANSFORMED = "inside a torch.func transform (vmap, grad)"
 _NUMBER = (int, float)
 _STATS, _SAMPLE, _BLOCKS = ("tensor", "stats"), ("tensor", "sample"), ("tensor", "blocks")
 _OUTPUT = {
