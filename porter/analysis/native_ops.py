@@ -23,6 +23,7 @@ from typing import NamedTuple, TypeVar
 
 from porter.analysis import python_ops
 from porter.analysis.build_includes import build_root, include_dirs
+from porter.analysis.if_groups import Branch, directives, going_on
 from porter.core import preprocessor
 from porter.core.cpp_text import blank_comments, blanked, not_code
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular, read_regular_stat
@@ -114,8 +115,6 @@ _CONTINUED = re.compile(rb"\\\r?\n")
 _DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
 _UNDEF = re.compile(rb"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _DIRECTIVE_LINE = re.compile(rb"(?<![ \t])[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
-# an `#if` group's directives, whose branches `_last_branch_braces` reads
-_BRANCHING = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
 _NO_BRACES = bytes.maketrans(b"{}", b"  ")
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
 # as a key is a macro, read where the file defines it
@@ -692,23 +691,24 @@ def _last_branch_braces(code: bytes, braced: bytes, compiled: Callable[[int], bo
     not CUDA-only. A block, or a function it calls, whose `}` was in both branches ended at the `#ifdef` one, and the
     `#else` one's CPU kernels were none, their ops said CUDA-only (thirty-third ifleft read; the thirty-second read's
     per-branch rule, `_branch_brace_spans`, was for namespaces). `compiled`: `_compiled_at`. One pass, linear."""
-    groups: list[list[tuple[int, int, bytes]]] = []  # each open group's branches: (its directive's place, start, word)
+    groups: list[list[Branch]] = []  # each open group's branches: (its directive's place, its end, word)
     cuts: list[tuple[int, int]] = []  # the spans whose braces are blanked
-    for m in _BRANCHING.finditer(code):
-        word = m.group(1)
-        if word.startswith(b"if") or not groups:
-            groups += [[(m.start(), m.end(), word)]] if word.startswith(b"if") else []
+    for directive in directives(code.decode("latin-1")):  # (one character a byte: offsets kept)
+        word = directive[2]
+        if word.startswith("if") or not groups:
+            groups += [[directive]] if word.startswith("if") else []
             continue
-        if word != b"endif":
-            groups[-1].append((m.start(), m.end(), word))
+        if word != "endif":
+            groups[-1].append(directive)
             continue
         branches = groups.pop()
-        ends = [at for at, _, _ in branches[1:]] + [m.start()]
-        taken = [compiled(at) for at, _, _ in branches]
-        built = [(start, end) for (_, start, _), end, t in zip(branches, ends, taken) if t is not False]
-        # (no `#else`: where no branch is surely taken and the group is built, the empty one the compiler reads last)
-        empty_else = branches[-1][2] != b"else" and True not in taken and compiled(m.start()) is not False
-        cuts += built if empty_else else built[:-1]
+        ends = [at for at, _, _ in branches[1:]] + [directive[0]]
+        going = going_on(branches, directive[0], compiled)  # (the one rule of `porter kernels`' namespaces too)
+        cuts += [
+            (start, end)
+            for i, ((at, start, _), end) in enumerate(zip(branches, ends))
+            if i != going and compiled(at) is not False
+        ]
     if not cuts:
         return braced
     out, at = [], 0
