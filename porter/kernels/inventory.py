@@ -1295,7 +1295,11 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
     passed: set[str] = set()
-    search = _Search(Path(os.path.realpath(base)), include_dirs(root, base), globals_) if cuda_files else _Search(base)
+    # (the `-I` folders for the host C++ files too: a project of `.cpp` sources alone read its keys' headers beside
+    # them only, and a key `#define`d in `CppExtension(include_dirs=["inc"])`'s `inc/keys.h` was "not read": thirty-fifth
+    # read, scaf2)
+    dirs = include_dirs(root, base) if cuda_files or hosts else ()
+    search = _Search(Path(os.path.realpath(base)), dirs, globals_) if cuda_files or hosts else _Search(base)
     search = replace(search, preludes=_preludes(definers, search, inv.problems)) if definers else search
     searches: dict[Path, _Search] = {}
     for path in cuda_files:

@@ -57,3 +57,23 @@ def test_a_namespace_left_open_in_its_branch_holds_that_branch_s_kernel_only(tmp
         "__global__ void k2(float* x) {}\n#endif\n}\n"
     )
     assert [(k.name, k.namespace) for k in scan(tmp_path).kernels] == [("k1", "hip"), ("k2", "cu")]
+
+
+def test_a_cpp_only_project_reads_its_key_header_in_the_setup_s_include_dirs(tmp_path):
+    # (16a1dae1: with no `.cu` file in the tree no `-I` folder was read: `CppExtension(..., include_dirs=["inc"])`'s
+    # `inc/keys.h` `#define OP_KEY CPU` gave "not read: `OP_KEY`, a macro this file does not define"; `cpp -P -Iinc`
+    # reads `TORCH_LIBRARY_IMPL(myops, CPU, m)`)
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "keys.h").write_text("#pragma once\n#define OP_KEY CPU\n")
+    (tmp_path / "csrc" / "k.cpp").write_text(
+        '#include <torch/library.h>\n#include "keys.h"\nat::Tensor a_any(const at::Tensor& x) { return x; }\n'
+        'TORCH_LIBRARY(myops, m) { m.def("a(Tensor x) -> Tensor"); }\n'
+        'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", a_any); }\n'
+        'TORCH_LIBRARY_IMPL(myops, OP_KEY, m) { m.impl("a", a_any); }\n'
+    )
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CppExtension\n"
+        'setup(name="q", ext_modules=[CppExtension("q._C", ["csrc/k.cpp"], include_dirs=["inc"])])\n'
+    )
+    assert sorted(r.key for r in scan(tmp_path).registered if r.op == "a") == ["CPU", "CUDA"]
