@@ -38,7 +38,7 @@ from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis import native_ops, python_ops
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
-from porter.analysis.if_groups import branch_brace_spans
+from porter.analysis.if_groups import branch_brace_spans, branch_taken
 from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
 from porter.core import preprocessor
 from porter.analysis.build_includes import include_dirs, within
@@ -1296,8 +1296,8 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     macros: list[_Macro] = []
     passed: set[str] = set()
     # (the `-I` folders for the host C++ files too: a project of `.cpp` sources alone read its keys' headers beside
-    # them only, and a key `#define`d in `CppExtension(include_dirs=["inc"])`'s `inc/keys.h` was "not read": thirty-fifth
-    # read, scaf2)
+    # them only, and a key `#define`d in `CppExtension(include_dirs=["inc"])`'s `inc/keys.h` was "not read":
+    # thirty-fifth read, scaf2)
     dirs = include_dirs(root, base) if cuda_files or hosts else ()
     search = _Search(Path(os.path.realpath(base)), dirs, globals_) if cuda_files or hosts else _Search(base)
     search = replace(search, preludes=_preludes(definers, search, inv.problems)) if definers else search
@@ -1957,19 +1957,13 @@ def _brace_spans(code: str) -> list[tuple[int, int]]:
 _NAMESPACE = re.compile(r"\bnamespace\s+(\w+(?:\s*::\s*\w+)*)\s*\{")
 
 
-def _default_build(code: str) -> Callable[[int], bool | None]:
-    """Whether a default build compiles an offset of C++ `code` (`preprocessor.compiled`: None, not known)."""
-    conditions = preprocessor.Conditions(code, lambda at: 0) if "#" in code else None
-    return lambda at: preprocessor.compiled(conditions.around(at)) if conditions is not None else True
-
-
 class _Namespaces:
     """The named `namespace N {` blocks of C++ `code` (comments and strings blanked), nested."""
 
     def __init__(self, code: str) -> None:
         found = _NAMESPACE.finditer(code) if "namespace" in code else ()
         named = {m.end() - 1: "".join(m.group(1).split()) for m in found}
-        spans = branch_brace_spans(code, _default_build(code)) if named else []
+        spans = branch_brace_spans(code, branch_taken(code)) if named else []
         self.nest, self.names = _Nest(spans), [named.get(opened, "") for opened, _ in spans]
 
     def at(self, offset: int) -> str:

@@ -34,6 +34,8 @@ AFTER_A_GROUP = {
     "namespace a {\n#if 0\n}\nnamespace b {\n#endif\n": "a",  # (a branch no build takes)
     "namespace a {\n#if 1\n}\nnamespace b {\n#else\n#endif\n": "b",  # (the branch every build takes, not the last)
     "namespace a {\n#ifdef X\n}\nnamespace b {\n#else\n#endif\n": "a",  # (the control: the `#else` goes on)
+    # (`#if 1` in an undecided branch: taken there; nsfuzz.py seed 1413000 found it in the fix as first written)
+    "namespace a {\n#ifdef X\n#else\n#if 1\n}\nnamespace b {\n#endif\n#endif\n": "b",
 }
 LAUNCH = "__global__ void k(float* x) { x[0] = 1; }\n}\nvoid go(float* x) { SPACE::k<<<1, 1>>>(x); }\n"
 
