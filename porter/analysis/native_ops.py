@@ -23,6 +23,7 @@ from typing import NamedTuple, TypeVar
 
 from porter.analysis import python_ops
 from porter.analysis.build_includes import build_root, include_dirs
+from porter.analysis.if_groups import Branch, branch_taken, directives, going_on
 from porter.core import preprocessor
 from porter.core.cpp_text import blank_comments, blanked, not_code
 from porter.core.reading import MAX_PARSE_BYTES, NextOf, read_regular, read_regular_stat
@@ -114,8 +115,6 @@ _CONTINUED = re.compile(rb"\\\r?\n")
 _DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
 _UNDEF = re.compile(rb"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _DIRECTIVE_LINE = re.compile(rb"(?<![ \t])[ \t]*#")  # (a line of a block's body that opens so: the preprocessor's)
-# an `#if` group's directives, whose branches `_last_branch_braces` reads
-_BRANCHING = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
 _NO_BRACES = bytes.maketrans(b"{}", b"  ")
 # torch's dispatch keys spelled in capitals (torch 2.9's `DispatchKey`): any other such word given
 # as a key is a macro, read where the file defines it
@@ -174,7 +173,8 @@ def registrations_and_unread(
     # (a brace on a line no default build compiles closes nothing: `#if 0` / `}` / `#endif` in a block, or in a
     # function it registers through, ended its body there, and its CPU kernels after it were none: thirty-third read)
     braced = _built_lines(code, 0, unbuilt) if blocks and b"#" in source else code
-    braced = _last_branch_braces(directed, braced, compiled) if blocks and b"#" in source else braced
+    by_branch = branch_taken(directed.decode("latin-1"), _compiler_knows(path)) if blocks and b"#" in source else None
+    braced = _last_branch_braces(directed, braced, compiled, by_branch) if blocks and b"#" in source else braced
     braces = (NextOf(braced, b"{"), NextOf(braced, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt, inherited=inherited) if blocks else None
     tag_names = _tag_variables(code) if blocks else frozenset()
@@ -659,7 +659,8 @@ def _library_calls_in_blocks(code: bytes, path: Path | None) -> list[tuple[int, 
     thirty-third scleft and ifleft reads' leftover); pybind11's `m.def(` is in no library block."""
     compiled = _compiled_at(code, path)
     flat = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), code)
-    braced = _last_branch_braces(code, _built_lines(flat, 0, lambda at: compiled(at) is False), compiled)
+    by_branch = branch_taken(code.decode("latin-1"), _compiler_knows(path))
+    braced = _last_branch_braces(code, _built_lines(flat, 0, lambda at: compiled(at) is False), compiled, by_branch)
     braces = (NextOf(braced, b"{"), NextOf(braced, b"}"))
     out: list[tuple[int, int]] = []
     for _impl, _ns, _key, var, body_start, head in _blocks(flat):
@@ -683,7 +684,9 @@ def _built_lines(text: bytes, start: int, unbuilt: Callable[[int], bool]) -> byt
     return b"".join(out)
 
 
-def _last_branch_braces(code: bytes, braced: bytes, compiled: Callable[[int], bool | None]) -> bytes:
+def _last_branch_braces(
+    code: bytes, braced: bytes, compiled: Callable[[int], bool | None], own: Callable[[int], bool | None] | None = None
+) -> bytes:
     """`braced` with the braces of each `#if` group's compiled or undecided branches but its last one blanked (a
     group with no `#else` has an empty one where no branch is surely taken): the braces count as in the group's last
     branch (each starts from the braces open at the `#if`, as the compiler reads the one it compiles), and the text
@@ -691,24 +694,28 @@ def _last_branch_braces(code: bytes, braced: bytes, compiled: Callable[[int], bo
     an op registered for the CPU in either has a CPU kernel in that build (torch dispatches a CPU tensor to it): it is
     not CUDA-only. A block, or a function it calls, whose `}` was in both branches ended at the `#ifdef` one, and the
     `#else` one's CPU kernels were none, their ops said CUDA-only (thirty-third ifleft read; the thirty-second read's
-    per-branch rule, `_branch_brace_spans`, was for namespaces). `compiled`: `_compiled_at`. One pass, linear."""
-    groups: list[list[tuple[int, int, bytes]]] = []  # each open group's branches: (its directive's place, start, word)
+    per-branch rule was for namespaces: `if_groups.going_on` is the rule of both now). `compiled`: `_compiled_at`;
+    `own`: `if_groups.branch_taken` (by default, of `code` with nothing known). One pass, linear."""
+    text = code.decode("latin-1")  # (one character a byte: offsets kept)
+    own = own or branch_taken(text)
+    groups: list[list[Branch]] = []  # each open group's branches: (its directive's place, its end, word)
     cuts: list[tuple[int, int]] = []  # the spans whose braces are blanked
-    for m in _BRANCHING.finditer(code):
-        word = m.group(1)
-        if word.startswith(b"if") or not groups:
-            groups += [[(m.start(), m.end(), word)]] if word.startswith(b"if") else []
+    for directive in directives(text):
+        word = directive[2]
+        if word.startswith("if") or not groups:
+            groups += [[directive]] if word.startswith("if") else []
             continue
-        if word != b"endif":
-            groups[-1].append((m.start(), m.end(), word))
+        if word != "endif":
+            groups[-1].append(directive)
             continue
         branches = groups.pop()
-        ends = [at for at, _, _ in branches[1:]] + [m.start()]
-        taken = [compiled(at) for at, _, _ in branches]
-        built = [(start, end) for (_, start, _), end, t in zip(branches, ends, taken) if t is not False]
-        # (no `#else`: where no branch is surely taken and the group is built, the empty one the compiler reads last)
-        empty_else = branches[-1][2] != b"else" and True not in taken and compiled(m.start()) is not False
-        cuts += built if empty_else else built[:-1]
+        ends = [at for at, _, _ in branches[1:]] + [directive[0]]
+        going = going_on(branches, own)  # (the one rule of `porter kernels`' namespaces too)
+        cuts += [
+            (start, end)
+            for i, ((at, start, _), end) in enumerate(zip(branches, ends))
+            if i != going and compiled(at) is not False
+        ]
     if not cuts:
         return braced
     out, at = [], 0

@@ -213,6 +213,9 @@ class _FileNames:
         self.skipping: dict[int, list[tuple[ast.expr, bool]]] = {}  # (id of a call -> `_skipping_tests`)
         self.rebound = _names_rebound(tree, stores)
         self.following: set[str] = set()  # (the names `_library_stood_for` is following)
+        # (what `_library_stood_for` found for a name where it is used, from no other name's following: read once per
+        # call, not once per item of `for op in (...)`, each of whose N items read its N values again)
+        self.stood_for_found: dict[tuple[int, int], tuple[str, str] | None] = {}
         # the names `torch.library`'s functions are imported as (`from torch.library import impl`)
         self.from_library = {
             alias.asname or alias.name
@@ -531,15 +534,20 @@ class _FileNames:
         (thirty-fourth read, scaf2); libraries of two keys: the key `UNREAD`."""
         if not isinstance(owner, ast.Name) or owner.id in self.following:
             return None
+        top, place = not self.following, (id(owner), id(use))
+        if top and place in self.stood_for_found:
+            return self.stood_for_found[place]
         self.following.add(owner.id)  # (`a = b` / `b = a`)
         values = [v for v in self.values(owner)[1:] if isinstance(v, (ast.Name, ast.Attribute))]
         found = [self.library(value, use) for value in values]
         self.following.discard(owner.id)
         libraries = {library for library in found if library is not None}
-        if len(libraries) != len(set(found)) or len({ns for ns, _ in libraries}) != 1:
-            return None
-        ns, key = next(iter(libraries))
-        return (ns, key if len(libraries) == 1 else UNREAD)
+        one = len(libraries) == len(set(found)) and len({ns for ns, _ in libraries}) == 1
+        ns, key = next(iter(libraries)) if one else ("", "")
+        result = (ns, key if len(libraries) == 1 else UNREAD) if one else None
+        if top:
+            self.stood_for_found[place] = result
+        return result
 
     def values(self, node: ast.expr) -> list[ast.expr]:
         """What an argument may stand for: itself (a custom op's name), and a name's value where the file binds it

@@ -38,6 +38,7 @@ from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels, triton_wrapped
 from porter.analysis import native_ops, python_ops
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
+from porter.analysis.if_groups import branch_brace_spans, branch_taken
 from porter.analysis.prefilter import WIDE_BOMS, decorated_imported
 from porter.core import preprocessor
 from porter.analysis.build_includes import include_dirs, within
@@ -1294,7 +1295,11 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
     passed: set[str] = set()
-    search = _Search(Path(os.path.realpath(base)), include_dirs(root, base), globals_) if cuda_files else _Search(base)
+    # (the `-I` folders for the host C++ files too: a project of `.cpp` sources alone read its keys' headers beside
+    # them only, and a key `#define`d in `CppExtension(include_dirs=["inc"])`'s `inc/keys.h` was "not read":
+    # thirty-fifth read, scaf2)
+    dirs = include_dirs(root, base) if cuda_files or hosts else ()
+    search = _Search(Path(os.path.realpath(base)), dirs, globals_) if cuda_files or hosts else _Search(base)
     search = replace(search, preludes=_preludes(definers, search, inv.problems)) if definers else search
     searches: dict[Path, _Search] = {}
     for path in cuda_files:
@@ -1966,36 +1971,6 @@ def _brace_spans(code: str) -> list[tuple[int, int]]:
 
 
 _NAMESPACE = re.compile(r"\bnamespace\s+(\w+(?:\s*::\s*\w+)*)\s*\{")
-# a brace, or a conditional directive: each branch of an `#if` group starts from the braces open at its `#if`
-_BRACE_OR_BRANCH = re.compile(r"[{}]|^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
-
-
-def _branch_brace_spans(code: str) -> list[tuple[int, int]]:
-    """`_brace_spans`, read as the compiler reads each branch of an `#if` group: from the braces open at its `#if`
-    (a brace a branch leaves open ends with the branch). optimum-quanto 0.2.7's `namespace gptq_marlin {` is closed
-    in both branches of `#if __CUDA_ARCH__ < 800` / `#else`: the first `}` ended it, so the `#else` branch's
-    `marlin_repack_kernel` was listed in no namespace and without its launch, `gptq_marlin::marlin_repack_kernel<...>
-    <<<...>>>`, which the `< 800` branch's empty stub got (thirty-second read)."""
-    spans: list[tuple[int, int]] = []
-    opened: list[int] = []
-    groups: list[list[int]] = []  # the blocks open at each `#if` around
-    for m in _BRACE_OR_BRANCH.finditer(code):
-        directive = m.group(1)
-        if directive is None and m.group() == "{":
-            opened.append(len(spans))
-            spans.append((m.start(), len(code)))
-        elif directive is None and opened:
-            i = opened.pop()
-            spans[i] = (spans[i][0], m.start())
-        elif directive is not None and directive.startswith("if"):
-            groups.append(list(opened))
-        elif directive == "endif" and groups:
-            groups.pop()
-        elif directive is not None and groups:  # (`#elif`, `#else`)
-            for i in opened[len(groups[-1]) :] if opened[: len(groups[-1])] == groups[-1] else ():
-                spans[i] = (spans[i][0], m.start())
-            opened = list(groups[-1])
-    return spans
 
 
 class _Namespaces:
@@ -2004,7 +1979,7 @@ class _Namespaces:
     def __init__(self, code: str) -> None:
         found = _NAMESPACE.finditer(code) if "namespace" in code else ()
         named = {m.end() - 1: "".join(m.group(1).split()) for m in found}
-        spans = _branch_brace_spans(code) if named else []
+        spans = branch_brace_spans(code, branch_taken(code)) if named else []
         self.nest, self.names = _Nest(spans), [named.get(opened, "") for opened, _ in spans]
 
     def at(self, offset: int) -> str:
