@@ -51,3 +51,33 @@ def test_a_gloo_registration_for_cuda_stays_cuda(tmp_path, target):
     ) in new
     assert ("GUARD001", 7) in found
     assert 'return torch.device("cuda")' not in new
+
+
+PER_DTYPE_BUFFERS = """import torch
+
+
+def buffers(buffer_size, device):
+    return {
+        torch.float32: torch.empty(buffer_size[torch.float32], dtype=torch.float32, device=device),
+        torch.float16: torch.empty(buffer_size[torch.float16], dtype=torch.float16, device=device),
+        torch.bfloat16: torch.empty(buffer_size[torch.bfloat16], dtype=torch.bfloat16, device=device),
+        "half": torch.empty(1, dtype=torch.float16),
+    }
+"""
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron", "xla"])
+def test_the_float16_entry_of_a_table_by_dtype_keeps_its_float16(tmp_path, target):
+    """megatron-core 0.19.2 `megatron_fsdp/param_and_grad_buffer.py:3031`: `{torch.float32: torch.empty(...,
+    dtype=torch.float32), torch.float16: torch.empty(buffer_size[torch.float16], dtype=torch.float16), torch.bfloat16:
+    ...}`, one buffer per dtype: AMP002 (--unsafe-fixes) made the fp16 entry's buffer bf16, so fp16 parameters got
+    their storage from a bf16 buffer (bf16 has its own entry). The value of a dtype table's fp16 key keeps its
+    fp16; a string-keyed entry's `dtype=torch.float16` (the control) is still AMP002's."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "m.py").write_text(PER_DTYPE_BUFFERS)
+    result = run([tmp_path], Settings(target=target, unsafe_fixes=True), jobs=1, cache=False)[0][0]
+    new = (result.new_source or b"").decode()
+    assert "torch.empty(buffer_size[torch.float16], dtype=torch.float16, device=device)" in new
+    assert '"half": torch.empty(1, dtype=torch.bfloat16)' in new
