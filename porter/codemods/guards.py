@@ -1329,6 +1329,7 @@ class GuardsFamily(Family):
         super().__init__(ctx)
         self._facts: CudaOnly | None = None
         self._fallbacks: dict[str, bool] = {}  # name -> the module binds it to a fallback too (`_has_fallback`)
+        self._assigned: dict[str, list[cst.BaseExpression]] | None = None  # name -> the values assigned to it
         self._queries = (
             not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
         )
@@ -1763,12 +1764,7 @@ class GuardsFamily(Family):
         if name not in self._fallbacks:
             running = self.facts.running
             found = False
-            for n in _walk(self.ctx.module):
-                if not isinstance(n, cst.Assign) or not any(
-                    isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets
-                ):
-                    continue
-                value = n.value
+            for value in self._assignments_by_name().get(name, ()):
                 if isinstance(value, cst.Name) and value.value == "None":
                     continue
                 while isinstance(value, (cst.Attribute, cst.Subscript, cst.Call)):
@@ -1778,6 +1774,18 @@ class GuardsFamily(Family):
                     break
             self._fallbacks[name] = found
         return self._fallbacks[name]
+
+    def _assignments_by_name(self) -> dict[str, list[cst.BaseExpression]]:
+        """The values the module assigns to each plain name, read in one walk for every name
+        `_has_fallback` asks about (a walk per name took seconds in attn-gym's 5,900-line kernels)."""
+        if self._assigned is None:
+            self._assigned = {}
+            for n in _walk(self.ctx.module):
+                if isinstance(n, cst.Assign):
+                    for t in n.targets:
+                        if isinstance(t.target, cst.Name):
+                            self._assigned.setdefault(t.target.value, []).append(n.value)
+        return self._assigned
 
     def visit_If(self, node: cst.If) -> None:
         """`if gemlite is None: raise ImportError(...)`: the rest of the block runs only where
