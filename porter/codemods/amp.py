@@ -10,7 +10,7 @@ from __future__ import annotations
 from porter.codemods import cstwalk
 import libcst as cst
 
-from porter.codemods.family import Family, fix_commas, keyword_arg, string_value
+from porter.codemods.family import Family, fix_commas, keyword_arg, string_value, walk
 from porter.core.findings import Applicability
 from porter.analysis.resolve import dotted
 
@@ -193,7 +193,16 @@ class AmpFamily(Family):
                 self._dtype_tests.update(id(e.value) for e in operand.elements)
 
     def _dtype_key(self, node: cst.DictElement | cst.Index | cst.MatchValue) -> None:
-        self._dtype_tests.add(id(getattr(node, _DTYPE_KEYS[type(node)])))
+        key = getattr(node, _DTYPE_KEYS[type(node)])
+        self._dtype_tests.add(id(key))
+        if isinstance(node, cst.DictElement) and self.ctx.qualname(key) in FP16:
+            # the fp16 entry of a table by dtype (megatron-core 0.19.2's per-dtype buffers, `{torch.float16:
+            # torch.empty(n, dtype=torch.float16), torch.bfloat16: ...}`): its value is made for fp16 tensors
+            self._dtype_tests.update(
+                id(n)
+                for n in walk(node.value)
+                if isinstance(n, (cst.Attribute, cst.Name)) and self.ctx.qualname(n) in FP16
+            )
 
     visit_DictElement = visit_Index = visit_MatchValue = _dtype_key
 

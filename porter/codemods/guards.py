@@ -33,6 +33,7 @@ from porter.codemods.context import CudaOnlyCode, one_line
 from porter.codemods.device import cuda_device_index
 from porter.codemods.family import Family, string_value
 from porter.codemods.family import walk as _walk
+from porter.codemods.host_backends import host_backend_for_cuda
 from porter.codemods.literals import in_package
 from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 
@@ -1328,6 +1329,7 @@ class GuardsFamily(Family):
         super().__init__(ctx)
         self._facts: CudaOnly | None = None
         self._fallbacks: dict[str, bool] = {}  # name -> the module binds it to a fallback too (`_has_fallback`)
+        self._assigned: dict[str, list[cst.BaseExpression]] | None = None  # name -> the values assigned to it
         self._queries = (
             not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
         )
@@ -1762,12 +1764,7 @@ class GuardsFamily(Family):
         if name not in self._fallbacks:
             running = self.facts.running
             found = False
-            for n in _walk(self.ctx.module):
-                if not isinstance(n, cst.Assign) or not any(
-                    isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets
-                ):
-                    continue
-                value = n.value
+            for value in self._assignments_by_name().get(name, ()):
                 if isinstance(value, cst.Name) and value.value == "None":
                     continue
                 while isinstance(value, (cst.Attribute, cst.Subscript, cst.Call)):
@@ -1777,6 +1774,18 @@ class GuardsFamily(Family):
                     break
             self._fallbacks[name] = found
         return self._fallbacks[name]
+
+    def _assignments_by_name(self) -> dict[str, list[cst.BaseExpression]]:
+        """The values the module assigns to each plain name, read in one walk for every name
+        `_has_fallback` asks about (a walk per name took seconds in attn-gym's 5,900-line kernels)."""
+        if self._assigned is None:
+            self._assigned = {}
+            for n in _walk(self.ctx.module):
+                if isinstance(n, cst.Assign):
+                    for t in n.targets:
+                        if isinstance(t.target, cst.Name):
+                            self._assigned.setdefault(t.target.value, []).append(n.value)
+        return self._assigned
 
     def visit_If(self, node: cst.If) -> None:
         """`if gemlite is None: raise ImportError(...)`: the rest of the block runs only where
@@ -2086,15 +2095,41 @@ class GuardsFamily(Family):
             return
         if self._asked_again(node) or self._attribute_flag(node):
             return
+        statements = self.ctx.current_statements
+        if self._host_backend_branch(node, statements):
+            return
         if not self.facts.active:
             return
-        statements = self.ctx.current_statements
         why = self.facts.guard_reason(statements, whole_function=False)
         flag = _flag_set_here(statements, node, self._flags())
         if why is None and flag is not None:
             why = self.facts.flag_reason(statements, flag)
         if why:
             self._keep(node, [node], why)
+
+    def _host_backend_branch(self, node: cst.Call, statements: Sequence[cst.CSTNode]) -> bool:
+        """`if torch.cuda.is_available(): pg._register_backend(torch.device("cuda"), GLOO, gloo)`:
+        Gloo takes CPU and CUDA tensors only, so the registration is CUDA's and the check stays
+        CUDA's; its body is left as it is (porter/codemods/host_backends.py)."""
+        stmt = statements[-1] if statements else None
+        if not (isinstance(stmt, cst.If) and stmt.test is node and isinstance(stmt.body, cst.IndentedBlock)):
+            return False
+        backends = {host_backend_for_cuda(s) for s in stmt.body.body}
+        if None in backends or not backends:
+            return False
+        named = ", ".join(sorted(f"`{b}`" for b in backends if b))
+        why = (
+            f"it registers {named} for CUDA's device, and {named} takes CPU and CUDA tensors only "
+            "(torch's `Backend.backend_capability`): a process group on the target needs its own backend there"
+        )
+        self._keep(node, [node], why)
+        if id(node) in self.ctx.keep_cuda:
+            region = CudaOnlyCode(
+                stmt.test, f"the code behind `if {self.ctx.code(stmt.test)}`", f"the check stays CUDA: {why}"
+            )
+            for s in stmt.body.body:
+                self.ctx.cuda_only_code.setdefault(id(s), region)
+        return True
 
     def _note_registrations(self, node: cst.Call) -> None:
         """The nodes of a kernel registration's arguments (`op.register_kernel("cuda")`,
