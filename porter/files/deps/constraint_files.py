@@ -12,8 +12,10 @@ by a command line whose folder porter does not follow: matched by its file name)
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 
 from porter.core import kinds
@@ -66,7 +68,8 @@ def constraint_roles(
     for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS):
         folder = posixpath.dirname(name.replace("\\", "/"))
         text = _naming_text(name, read)
-        for named, line, how in [*_command_line_constraints(text), *_variable_constraints(text)]:
+        found = [*_command_line_constraints(text), *_variable_constraints(text), *_exec_form_constraints(name, text)]
+        for named, line, how in found:
             for file in by_file_name.get(posixpath.basename(named), []):
                 exact = posixpath.normpath(posixpath.join(folder, named)) == file.replace("\\", "/")
                 commands.setdefault(file, []).append((exact, name, line, named, how))
@@ -140,6 +143,63 @@ def _command_line_constraints(text: str) -> list[tuple[str, int, str]]:
         for word in _CONSTRAINT_WORD.finditer(joined, command.start(), command.end()):
             line, counted = line + text.count("\n", counted, word.start()), word.start()
             out.append((word.group(1), line, ""))
+    return out
+
+
+def _exec_form_constraints(name: str, text: str) -> list[tuple[str, int, str]]:
+    """(path, 1-based line, "") of each `-c PATH` of a pip install command written as a list of words: a compose
+    `command: ["pip", "install", "-c", "pins.txt"]` (any YAML list of strings), a Dockerfile's exec form `RUN
+    ["pip", "install", "-c", "pins.txt"]`. `_PIP_INSTALL` wants `pip install` in one string: unread, and the fix
+    added the extra pip refuses in a constraint (thirty-fifth read, cache2)."""
+    out: list[tuple[str, int, str]] = []
+    for words in _word_lists(name, text):
+        joined, starts = "", []
+        for value, _ in words:
+            starts.append(len(joined))
+            joined += value + " "
+        for command in _PIP_INSTALL.finditer(joined):
+            for word in _CONSTRAINT_WORD.finditer(joined, command.start(), command.end()):
+                out.append((word.group(1), words[bisect_right(starts, word.start(1)) - 1][1], ""))
+    return out
+
+
+def _word_lists(name: str, text: str) -> list[list[tuple[str, int]]]:
+    """(word, 1-based line) of each list of strings: a YAML file's sequences of scalars, a Dockerfile's JSON
+    arrays (`RUN`, `CMD`, `ENTRYPOINT`); none where the file does not parse."""
+    if kinds.kind_of(name) == kinds.DOCKERFILE:
+        return _json_arrays(text)
+    if kinds.kind_of(name) not in (kinds.COMPOSE, kinds.YAML):
+        return []
+    import yaml
+
+    try:
+        roots = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return []
+    lists, stack = [], [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(v for pair in node.value for v in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+            if node.value and all(isinstance(v, yaml.ScalarNode) for v in node.value):
+                lists.append([(v.value, v.start_mark.line + 1) for v in node.value])
+    return lists
+
+
+def _json_arrays(text: str) -> list[list[tuple[str, int]]]:
+    """(word, its instruction's line) of each Dockerfile instruction written in the exec form (`CMD ["pip", ...]`)."""
+    from porter.files.containers.instructions import instructions
+
+    out = []
+    for inst in instructions(text):
+        try:
+            values = json.loads(text[inst.args[0] : inst.args[1]])
+        except ValueError:
+            continue
+        if isinstance(values, list) and all(isinstance(v, str) for v in values):
+            out.append([(v, inst.line) for v in values])
     return out
 
 

@@ -42,7 +42,18 @@ def shell_sites(code: str, base: int, text: str, target: str, *, strict: bool = 
         stack.extend((child, consumed) for child in reversed(node.named_children))
     if bad:
         out = [replace(s, replacement=None) for s in out]
-    return out
+    return _once(out)
+
+
+def _once(sites: list[Site]) -> list[Site]:
+    """One site per rule and span, an edited one first: the script of `sh -c "ls $CUDA_HOME"` is read as shell
+    too, and the expansion the outer shell reads was said twice (thirty-fifth read, cache2)."""
+    kept: dict[tuple[str, int, int], Site] = {}
+    for site in sites:
+        key = (site.code, site.start, site.end)
+        if key not in kept or (kept[key].replacement is None and site.replacement is not None):
+            kept[key] = site
+    return list(kept.values())
 
 
 def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text: str, target: str) -> list[Site]:
