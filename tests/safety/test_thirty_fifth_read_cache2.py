@@ -132,3 +132,38 @@ def test_an_expansion_in_a_sh_c_string_is_said_once(tmp_path):
     too must not say it again."""
     results = _run(tmp_path, {"run.sh": 'sh -c "ls $CUDA_HOME && echo \\"x\\""\n'})
     assert len(_codes(results["run.sh"], "ENV003")) == 1, results["run.sh"].findings
+
+
+_PINS = {
+    "deps/requirements-pins.txt": "torch==2.9.0\n",
+    "other/requirements-pins.txt": "torch==2.9.0\n",
+    "m.py": "import torch\nx = torch.zeros(2).cuda()\n",
+}
+
+
+def test_a_dockerfiles_workdir_and_copy_are_followed_to_the_file_a_c_path_names(tmp_path):
+    """`WORKDIR /app`, `COPY other/requirements-pins.txt /app/deps/`, then `pip install -c
+    deps/requirements-pins.txt`: in the image that path is other/'s file (the Dockerfile reference's `WORKDIR`
+    and `COPY`). porter matched the `-c` by file name: deps/'s file was told "Dockerfile:4 names this file", other/'s
+    that it may be. Now other/'s is named exactly (DEP004, no edit: pip refuses extras in constraints), and deps/'s,
+    which nothing names, gets the target's packages."""
+    dockerfile = (
+        "FROM python:3.11\nWORKDIR /app\nCOPY other/requirements-pins.txt /app/deps/\n"
+        "RUN pip install -c deps/requirements-pins.txt torch\n"
+    )
+    results = _run(tmp_path, {"Dockerfile": dockerfile, **_PINS}, target="xla")
+    [other] = _codes(results["other/requirements-pins.txt"], "DEP004")
+    [deps] = _codes(results["deps/requirements-pins.txt"], "DEP004")
+    assert other.replacement is None and "Dockerfile:4 names this file with `-c`" in other.advice, other
+    assert deps.replacement == "\ntorch-xla[tpu]==2.9.0", deps
+
+
+def test_a_dockerfile_whose_working_folder_is_unknown_is_said_so(tmp_path):
+    """Guard: with no `WORKDIR` after `FROM` the working folder is the base image's, which porter does not know:
+    both files keep DEP004 unedited (the safe side), and the advice says what could not be followed."""
+    dockerfile = "FROM python:3.11\nCOPY . .\nRUN pip install -c deps/requirements-pins.txt torch\n"
+    results = _run(tmp_path, {"Dockerfile": dockerfile, **_PINS}, target="xla")
+    [other] = _codes(results["other/requirements-pins.txt"], "DEP004")
+    [deps] = _codes(results["deps/requirements-pins.txt"], "DEP004")
+    assert other.replacement is None and deps.replacement is None, (other, deps)
+    assert "porter could not follow the Dockerfile's `WORKDIR`, `COPY` and build context" in other.advice, other

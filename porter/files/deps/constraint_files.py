@@ -70,18 +70,36 @@ def constraint_roles(
         text = _naming_text(name, read)
         found = [*_command_line_constraints(text), *_variable_constraints(text), *_exec_form_constraints(name, text)]
         for named, line, how in found:
-            for file in by_file_name.get(posixpath.basename(named), []):
+            followed = _followed(name, text, line, named if not how else "", requirements)
+            for file in followed or by_file_name.get(posixpath.basename(named), []):
                 exact = posixpath.normpath(posixpath.join(folder, named)) == file.replace("\\", "/")
+                exact = len(followed) == 1 if followed else exact
                 commands.setdefault(file, []).append((exact, name, line, named, how))
     for file, lines in commands.items():
         # (the nearest command line, one whose path from its own folder is this file first: the first of equals)
         exact, name, line, named, how = max(lines, key=lambda c: (c[0], _shared_folders(file, c[1])))
-        too.setdefault(file, _command_naming(exact, f"{name}:{line}{how}", named, how))
+        too.setdefault(file, _command_naming(exact, f"{name}:{line}{how}", named, how, kinds.kind_of(name)))
     only = tuple(n for n in constrained if n not in too)
     return only, tuple(too.items())
 
 
-def _command_naming(exact: bool, where: str, named: str, how: str) -> str:
+def _followed(name: str, text: str, line: int, named: str, requirements: dict[str, str]) -> list[str]:
+    """The requirements files a Dockerfile's command line's `-c` path is, by the stage's `WORKDIR` and `COPY` where
+    they are written literally (`COPY other/ /app/deps/` then `-c deps/pins.txt` is other/pins.txt), from a build
+    context of the Dockerfile's folder or one above it; none where that cannot be followed (thirty-fifth read,
+    cache2: every file of that name was told it may be the one)."""
+    from porter.files.containers.copies import context_paths
+
+    paths = context_paths(text, line, named) if named and kinds.kind_of(name) == kinds.DOCKERFILE else None
+    folder, contexts = posixpath.dirname(name.replace("\\", "/")), []
+    while paths and folder not in contexts:  # (up to `""` or `/`)
+        contexts.append(folder)
+        folder = posixpath.dirname(folder)
+    found = (posixpath.normpath(posixpath.join(c, p)) for c in contexts for p in paths or ())
+    return list(dict.fromkeys(requirements[f] for f in found if f in requirements))
+
+
+def _command_naming(exact: bool, where: str, named: str, how: str, kind: str | None = None) -> str:
     """What names a file with `-c` (or, `how`, a `PIP_CONSTRAINT`) on a command line, as the advice says it. Its
     path is from the command's working folder, which porter does not follow (a Dockerfile's `WORKDIR` and `COPY`, a
     script's caller): a path that is not this file from the command's own folder is matched by its file name, and
@@ -90,10 +108,12 @@ def _command_naming(exact: bool, where: str, named: str, how: str) -> str:
     option = "" if how else " with `-c`"
     if exact:
         return f"{where} names this file{option}"
-    return (
-        f"{where} names `{named}`{option}, which may be this file (matched by its file name: porter does not follow"
-        " the command's working folder)"
+    unfollowed = (
+        "porter could not follow the Dockerfile's `WORKDIR`, `COPY` and build context to one file"
+        if kind == kinds.DOCKERFILE
+        else "matched by its file name: porter does not follow the command's working folder"
     )
+    return f"{where} names `{named}`{option}, which may be this file ({unfollowed})"
 
 
 def _shared_folders(file: str, command: str) -> int:
