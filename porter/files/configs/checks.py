@@ -345,14 +345,19 @@ def _block_lines(key: str, node: Value, text: str, target: str, span: tuple[int,
     return out
 
 
+# the rules whose edit of a YAML string's shell line is kept (an index's URL: a value in a string); the others
+# (`nvidia-smi` to the target's tool, a variable's name) stay reported, as a config's commands were decided
+_EDITED_IN_YAML = frozenset({"DEP002"})
+
+
 def _kept_edit(site: Site, text: str) -> Site:
     """A shell site of a YAML string with its edit where the file, edited, parses to the same documents but for that
     string, changed by that edit alone (PyYAML as the oracle: a block scalar's indentation, a plain scalar's
     `: `/` #`, folding); else reported unedited. Every DEP002 of a workflow's `run:` was reported, never edited
     (thirty-fifth read, cache2)."""
-    if site.replacement is None:
-        return site
     unedited = Site(site.code, site.start, site.end, None, message=site.message, advice=site.advice)
+    if site.replacement is None or site.code not in _EDITED_IN_YAML:
+        return unedited
     old, edited = text[site.start : site.end], text[: site.start] + site.replacement + text[site.end :]
     before, after = _yaml_documents(text), _yaml_documents(edited)
     changed: list[tuple[object, object]] = []
