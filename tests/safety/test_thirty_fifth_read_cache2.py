@@ -60,6 +60,20 @@ def test_a_workflows_install_continued_over_lines_is_read_as_one_command(tmp_pat
     assert found.replacement == "https://download.pytorch.org/whl/cpu", found
 
 
+def test_a_folded_blocks_lines_yaml_joins_are_read_as_one_command(tmp_path):
+    """`run: >` with `pip install torch` over `--index-url .../cu121`: YAML folds the two lines into one (`pip install
+    torch --index-url ...`), porter read them one by one: "All checks passed!". Now the lines YAML joins are one
+    command: DEP002, edited (PyYAML reads the same documents but the URL); the blank line still ends it."""
+    text = (
+        _WORKFLOW
+        + f"      - run: >\n          pip install torch\n          --index-url {_CU121}\n\n          echo done\n"
+    )
+    results = _run(tmp_path, {".github/workflows/t.yml": text})
+    [found] = _codes(results[".github/workflows/t.yml"], "DEP002")
+    assert (found.start.line, found.start.column) == (8, 22), found
+    assert found.replacement == "https://download.pytorch.org/whl/cpu", found
+
+
 def _edited(text, finding):
     lines = text.splitlines(keepends=True)
     line = lines[finding.start.line - 1]
@@ -91,9 +105,9 @@ def test_a_yaml_lines_index_is_edited_where_the_file_means_the_same_but_the_inde
 
 
 def test_a_yaml_edit_that_would_change_the_documents_is_not_kept(tmp_path):
-    """Guard: a plain scalar after which the edit would leave `key: value` YAML reads otherwise (here the removal
-    for xla of ` --index-url URL` from `run: pip install torch --index-url URL` is fine, the folded line of a `>`
-    block is not read as one command); the oracle keeps the edit only where the documents stay the same."""
+    """Guard: an edit after which YAML reads a plain scalar otherwise (`y: z` a mapping, ` #` a comment) is not
+    kept; the removal for xla of ` --index-url URL` from a plain scalar is: the oracle keeps an edit only where the
+    documents stay the same."""
     from porter.files.configs.checks import _kept_edit
     from porter.files.sites import Site
 

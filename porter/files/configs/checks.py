@@ -315,7 +315,8 @@ def _block_lines(key: str, node: Value, text: str, target: str, span: tuple[int,
     assignment, or reported where it names CUDA."""
     out: list[Site] = []
     first, last = span or (node.start, node.end)
-    for start, line in _logical_lines(text[first:last], first, key.lower() in _SHELL_KEYS):
+    folded = span is None and text[node.start : node.start + 1] == ">"
+    for start, line in _logical_lines(text[first:last], first, key.lower() in _SHELL_KEYS, folded):
         body = line.strip()
         names_cuda = _LINE_TOKENS.search(body) is not None
         if not (names_cuda or (key.lower() in _SHELL_KEYS and _LAUNCH_TOKENS.search(body))) or body.startswith("#"):
@@ -325,7 +326,8 @@ def _block_lines(key: str, node: Value, text: str, target: str, span: tuple[int,
             try:
                 from porter.files.shell.script import shell_sites
 
-                found = shell_sites(body, lead, text, target)
+                # (a folded block's line breaks are blanks in its value: one character each, places kept)
+                found = shell_sites(re.sub(r"[\r\n]", " ", body) if folded else body, lead, text, target)
             except (ImportError, Exception):  # noqa: BLE001 - without the shell extra: reported below
                 found = []
             if found:
@@ -397,18 +399,22 @@ def _same_but(before: object, after: object, changed: list[tuple[object, object]
     return True
 
 
-def _logical_lines(block: str, first: int, shell: bool) -> list[tuple[int, str]]:
+def _logical_lines(block: str, first: int, shell: bool, folded: bool = False) -> list[tuple[int, str]]:
     """(start, line) of each line of a block at `first`; in a shell key's block a line ending in `\\` goes on on
     the next (the shell joins them): `pip install torch \\` over `--index-url .../cu121` was read as two lines,
-    neither of them an install from that index (thirty-fifth read, cache2)."""
+    neither of them an install from that index (thirty-fifth read, cache2); in a folded (`>`) block, the lines YAML
+    joins with a blank are one line too."""
     out: list[tuple[int, str]] = []
-    at, going_on = 0, False
+    at, going_on, indent = 0, False, -1
     for raw in block.splitlines(keepends=True):
         line = raw.rstrip("\r\n")
-        if going_on:  # (the joined line's characters as written: its offsets kept)
+        # (a folded block's next line of the same indentation: YAML joins them with a blank)
+        folds = folded and shell and bool(line.strip()) and len(line) - len(line.lstrip()) == indent
+        if going_on or folds:  # (the joined line's characters as written: its offsets kept)
             out[-1] = (out[-1][0], block[out[-1][0] - first : at + len(line)])
         else:
             out.append((first + at, line))
+            indent = len(line) - len(line.lstrip()) if line.strip() else -1
         at += len(raw)
         going_on = shell and (len(line) - len(line.rstrip("\\"))) % 2 == 1
     return out
