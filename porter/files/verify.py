@@ -115,7 +115,7 @@ def _makefile(text: str) -> str | None:
 
 
 def _dockerfile(text: str) -> str | None:
-    from porter.files.containers.instructions import instructions
+    from porter.files.readers.dockerfile_instructions import instructions
 
     instructions(text)  # (a Dockerfile is lines of instructions: nothing porter writes breaks that)
     return None

@@ -77,7 +77,7 @@ ANCHORED: dict[str, str] = {
     "porter.files.configs.checks._ENV_LINE": "a config's shell-like line: match at its start",
     "porter.files.configs.toml_config._SCALAR": "_Placer.build: match at the place of a scalar value",
     "porter.files.containers.dockerfile._LEGACY_NAME": "_variables: match at the start of an `ENV NAME value`'s arguments",
-    "porter.files.containers.instructions._INSTRUCTION": "instructions: match at each line's start",
+    "porter.files.readers.dockerfile_instructions._INSTRUCTION": "instructions: match at each line's start",
     "porter.files.deps.conda._CONDA_SPEC": "_conda_package: match of one dependency string",
     "porter.files.deps.setup_cfg._SECTION": "setup_cfg.port: fullmatch of a stripped line",
     "porter.files.deps.setup_cfg._KEY": "_line_value: match at a line's start",

@@ -177,11 +177,11 @@ def test_a_pins_file_matched_by_file_name_only_is_said_so(tmp_path):
     )
     [named] = _codes(results["deps/requirements-pins.txt"], "DEP004")
     [other] = _codes(results["other/requirements-pins.txt"], "DEP004")
-    assert named.replacement is None and other.replacement is None, (named, other)
+    assert named.replacement is None, named
     assert "Dockerfile:4 names this file with `-c`" in named.advice, named.advice
-    assert "names this file" not in other.advice, other.advice
-    assert "Dockerfile:4 names `deps/requirements-pins.txt` with `-c`, which may be this file" in other.advice
-    assert "porter does not follow the command's working folder" in other.advice, other.advice
+    # (since cache2, the thirty-fifth read: `WORKDIR /app` and `COPY . .` are followed, and other/'s file, which
+    # nothing names, gets the target's packages)
+    assert other.replacement is not None and "names" not in (other.advice or ""), other
 
 
 def test_a_dockerfiles_exec_form_shell_script_is_read(tmp_path):

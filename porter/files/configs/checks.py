@@ -315,10 +315,8 @@ def _block_lines(key: str, node: Value, text: str, target: str, span: tuple[int,
     assignment, or reported where it names CUDA."""
     out: list[Site] = []
     first, last = span or (node.start, node.end)
-    at = first
-    for raw in text[first:last].splitlines(keepends=True):
-        line = raw.rstrip("\r\n")
-        start, at = at, at + len(raw)
+    folded = span is None and text[node.start : node.start + 1] == ">"
+    for start, line in _logical_lines(text[first:last], first, key.lower() in _SHELL_KEYS, folded):
         body = line.strip()
         names_cuda = _LINE_TOKENS.search(body) is not None
         if not (names_cuda or (key.lower() in _SHELL_KEYS and _LAUNCH_TOKENS.search(body))) or body.startswith("#"):
@@ -328,11 +326,12 @@ def _block_lines(key: str, node: Value, text: str, target: str, span: tuple[int,
             try:
                 from porter.files.shell.script import shell_sites
 
-                found = shell_sites(body, lead, text, target)
+                # (a folded block's line breaks are blanks in its value: one character each, places kept)
+                found = shell_sites(re.sub(r"[\r\n]", " ", body) if folded else body, lead, text, target)
             except (ImportError, Exception):  # noqa: BLE001 - without the shell extra: reported below
                 found = []
             if found:
-                out.extend(Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in found)
+                out.extend(_kept_edit(s, text) for s in found)
                 continue
         m = _ENV_LINE.match(body)
         if m is not None and envvars.rule_of(m.group(1)):
@@ -345,6 +344,79 @@ def _block_lines(key: str, node: Value, text: str, target: str, span: tuple[int,
             out.append(
                 Site("CFG005", lead, lead + len(body), None, message=f"a line of `{key}` names CUDA: `{body[:80]}`")
             )
+    return out
+
+
+# the rules whose edit of a YAML string's shell line is kept (an index's URL: a value in a string); the others
+# (`nvidia-smi` to the target's tool, a variable's name) stay reported, as a config's commands were decided
+_EDITED_IN_YAML = frozenset({"DEP002"})
+
+
+def _kept_edit(site: Site, text: str) -> Site:
+    """A shell site of a YAML string with its edit where the file, edited, parses to the same documents but for that
+    string, changed by that edit alone (PyYAML as the oracle: a block scalar's indentation, a plain scalar's
+    `: `/` #`, folding); else reported unedited. Every DEP002 of a workflow's `run:` was reported, never edited
+    (thirty-fifth read, cache2)."""
+    unedited = Site(site.code, site.start, site.end, None, message=site.message, advice=site.advice)
+    if site.replacement is None or site.code not in _EDITED_IN_YAML:
+        return unedited
+    old, edited = text[site.start : site.end], text[: site.start] + site.replacement + text[site.end :]
+    before, after = _yaml_documents(text), _yaml_documents(edited)
+    changed: list[tuple[object, object]] = []
+    if before is None or after is None or not _same_but(before, after, changed) or len(changed) != 1:
+        return unedited
+    was, now = changed[0]
+    if not (isinstance(was, str) and isinstance(now, str)):
+        return unedited
+    at = was.find(old)
+    while at >= 0:
+        if was[:at] + site.replacement + was[at + len(old) :] == now:
+            return site
+        at = was.find(old, at + 1)
+    return unedited
+
+
+@lru_cache(maxsize=2)
+def _yaml_documents(text: str) -> list[object] | None:
+    import yaml
+
+    try:
+        return list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except yaml.YAMLError:
+        return None
+
+
+def _same_but(before: object, after: object, changed: list[tuple[object, object]]) -> bool:
+    """Whether two parsed YAML values have the same shape, the scalars that differ added to `changed`."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        return list(before) == list(after) and all(_same_but(before[k], after[k], changed) for k in before)
+    if isinstance(before, list) and isinstance(after, list):
+        return len(before) == len(after) and all(_same_but(a, b, changed) for a, b in zip(before, after))
+    if isinstance(before, (dict, list)) or isinstance(after, (dict, list)):
+        return False
+    if before != after or type(before) is not type(after):
+        changed.append((before, after))
+    return True
+
+
+def _logical_lines(block: str, first: int, shell: bool, folded: bool = False) -> list[tuple[int, str]]:
+    """(start, line) of each line of a block at `first`; in a shell key's block a line ending in `\\` goes on on
+    the next (the shell joins them): `pip install torch \\` over `--index-url .../cu121` was read as two lines,
+    neither of them an install from that index (thirty-fifth read, cache2); in a folded (`>`) block, the lines YAML
+    joins with a blank are one line too."""
+    out: list[tuple[int, str]] = []
+    at, going_on, indent = 0, False, -1
+    for raw in block.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        # (a folded block's next line of the same indentation: YAML joins them with a blank)
+        folds = folded and shell and bool(line.strip()) and len(line) - len(line.lstrip()) == indent
+        if going_on or folds:  # (the joined line's characters as written: its offsets kept)
+            out[-1] = (out[-1][0], block[out[-1][0] - first : at + len(line)])
+        else:
+            out.append((first + at, line))
+            indent = len(line) - len(line.lstrip()) if line.strip() else -1
+        at += len(raw)
+        going_on = shell and (len(line) - len(line.rstrip("\\"))) % 2 == 1
     return out
 
 

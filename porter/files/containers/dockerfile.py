@@ -12,7 +12,7 @@ import re
 
 from porter.config.settings import Settings
 from porter.files.containers.images import image_sites
-from porter.files.containers.instructions import Instruction, instructions
+from porter.files.readers.dockerfile_instructions import Instruction, instructions
 from porter.files.shell import env as envvars
 from porter.files.shell.words import Command, Word
 from porter.files.sites import Site, Text

@@ -12,8 +12,10 @@ by a command line whose folder porter does not follow: matched by its file name)
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 
 from porter.core import kinds
@@ -66,19 +68,38 @@ def constraint_roles(
     for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS):
         folder = posixpath.dirname(name.replace("\\", "/"))
         text = _naming_text(name, read)
-        for named, line, how in [*_command_line_constraints(text), *_variable_constraints(text)]:
-            for file in by_file_name.get(posixpath.basename(named), []):
+        found = [*_command_line_constraints(text), *_variable_constraints(text), *_exec_form_constraints(name, text)]
+        for named, line, how in found:
+            followed = _followed(name, text, line, named if not how else "", requirements)
+            for file in followed or by_file_name.get(posixpath.basename(named), []):
                 exact = posixpath.normpath(posixpath.join(folder, named)) == file.replace("\\", "/")
+                exact = len(followed) == 1 if followed else exact
                 commands.setdefault(file, []).append((exact, name, line, named, how))
     for file, lines in commands.items():
         # (the nearest command line, one whose path from its own folder is this file first: the first of equals)
         exact, name, line, named, how = max(lines, key=lambda c: (c[0], _shared_folders(file, c[1])))
-        too.setdefault(file, _command_naming(exact, f"{name}:{line}{how}", named, how))
+        too.setdefault(file, _command_naming(exact, f"{name}:{line}{how}", named, how, kinds.kind_of(name)))
     only = tuple(n for n in constrained if n not in too)
     return only, tuple(too.items())
 
 
-def _command_naming(exact: bool, where: str, named: str, how: str) -> str:
+def _followed(name: str, text: str, line: int, named: str, requirements: dict[str, str]) -> list[str]:
+    """The requirements files a Dockerfile's command line's `-c` path is, by the stage's `WORKDIR` and `COPY` where
+    they are written literally (`COPY other/ /app/deps/` then `-c deps/pins.txt` is other/pins.txt), from a build
+    context of the Dockerfile's folder or one above it; none where that cannot be followed (thirty-fifth read,
+    cache2: every file of that name was told it may be the one)."""
+    from porter.files.readers.dockerfile_copies import context_paths
+
+    paths = context_paths(text, line, named) if named and kinds.kind_of(name) == kinds.DOCKERFILE else None
+    folder, contexts = posixpath.dirname(name.replace("\\", "/")), []
+    while paths and folder not in contexts:  # (up to `""` or `/`)
+        contexts.append(folder)
+        folder = posixpath.dirname(folder)
+    found = (posixpath.normpath(posixpath.join(c, p)) for c in contexts for p in paths or ())
+    return list(dict.fromkeys(requirements[f] for f in found if f in requirements))
+
+
+def _command_naming(exact: bool, where: str, named: str, how: str, kind: str | None = None) -> str:
     """What names a file with `-c` (or, `how`, a `PIP_CONSTRAINT`) on a command line, as the advice says it. Its
     path is from the command's working folder, which porter does not follow (a Dockerfile's `WORKDIR` and `COPY`, a
     script's caller): a path that is not this file from the command's own folder is matched by its file name, and
@@ -87,10 +108,12 @@ def _command_naming(exact: bool, where: str, named: str, how: str) -> str:
     option = "" if how else " with `-c`"
     if exact:
         return f"{where} names this file{option}"
-    return (
-        f"{where} names `{named}`{option}, which may be this file (matched by its file name: porter does not follow"
-        " the command's working folder)"
+    unfollowed = (
+        "porter could not follow the Dockerfile's `WORKDIR`, `COPY` and build context to one file"
+        if kind == kinds.DOCKERFILE
+        else "matched by its file name: porter does not follow the command's working folder"
     )
+    return f"{where} names `{named}`{option}, which may be this file ({unfollowed})"
 
 
 def _shared_folders(file: str, command: str) -> int:
@@ -140,6 +163,63 @@ def _command_line_constraints(text: str) -> list[tuple[str, int, str]]:
         for word in _CONSTRAINT_WORD.finditer(joined, command.start(), command.end()):
             line, counted = line + text.count("\n", counted, word.start()), word.start()
             out.append((word.group(1), line, ""))
+    return out
+
+
+def _exec_form_constraints(name: str, text: str) -> list[tuple[str, int, str]]:
+    """(path, 1-based line, "") of each `-c PATH` of a pip install command written as a list of words: a compose
+    `command: ["pip", "install", "-c", "pins.txt"]` (any YAML list of strings), a Dockerfile's exec form `RUN
+    ["pip", "install", "-c", "pins.txt"]`. `_PIP_INSTALL` wants `pip install` in one string: unread, and the fix
+    added the extra pip refuses in a constraint (thirty-fifth read, cache2)."""
+    out: list[tuple[str, int, str]] = []
+    for words in _word_lists(name, text):
+        joined, starts = "", []
+        for value, _ in words:
+            starts.append(len(joined))
+            joined += value + " "
+        for command in _PIP_INSTALL.finditer(joined):
+            for word in _CONSTRAINT_WORD.finditer(joined, command.start(), command.end()):
+                out.append((word.group(1), words[bisect_right(starts, word.start(1)) - 1][1], ""))
+    return out
+
+
+def _word_lists(name: str, text: str) -> list[list[tuple[str, int]]]:
+    """(word, 1-based line) of each list of strings: a YAML file's sequences of scalars, a Dockerfile's JSON
+    arrays (`RUN`, `CMD`, `ENTRYPOINT`); none where the file does not parse."""
+    if kinds.kind_of(name) == kinds.DOCKERFILE:
+        return _json_arrays(text)
+    if kinds.kind_of(name) not in (kinds.COMPOSE, kinds.YAML):
+        return []
+    import yaml
+
+    try:
+        roots = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return []
+    lists, stack = [], [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(v for pair in node.value for v in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+            if node.value and all(isinstance(v, yaml.ScalarNode) for v in node.value):
+                lists.append([(v.value, v.start_mark.line + 1) for v in node.value])
+    return lists
+
+
+def _json_arrays(text: str) -> list[list[tuple[str, int]]]:
+    """(word, its instruction's line) of each Dockerfile instruction written in the exec form (`CMD ["pip", ...]`)."""
+    from porter.files.readers.dockerfile_instructions import instructions
+
+    out = []
+    for inst in instructions(text):
+        try:
+            values = json.loads(text[inst.args[0] : inst.args[1]])
+        except ValueError:
+            continue
+        if isinstance(values, list) and all(isinstance(v, str) for v in values):
+            out.append([(v, inst.line) for v in values])
     return out
 
 

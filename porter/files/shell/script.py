@@ -17,7 +17,7 @@ from porter.files.errors import Unreadable
 from porter.files.shell import commands
 from porter.files.shell import env as envvars
 from porter.files.shell.parse import Offsets, error_lines, parse
-from porter.files.shell.words import Command, command, literal, text_of, word
+from porter.files.shell.words import Command, Word, command, literal, text_of, word
 from porter.files.sites import Site, Text
 
 _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
@@ -43,7 +43,18 @@ def shell_sites(code: str, base: int, text: str, target: str, *, strict: bool = 
         stack.extend((child, consumed) for child in reversed(node.named_children))
     if bad:
         out = [replace(s, replacement=None) for s in out]
-    return out
+    return _once(out)
+
+
+def _once(sites: list[Site]) -> list[Site]:
+    """One site per rule and span, an edited one first: the script of `sh -c "ls $CUDA_HOME"` is read as shell
+    too, and the expansion the outer shell reads was said twice (thirty-fifth read, cache2)."""
+    kept: dict[tuple[str, int, int], Site] = {}
+    for site in sites:
+        key = (site.code, site.start, site.end)
+        if key not in kept or (kept[key].replacement is None and site.replacement is not None):
+            kept[key] = site
+    return list(kept.values())
 
 
 def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text: str, target: str) -> list[Site]:
@@ -85,17 +96,44 @@ _SHORT_OPTIONS = re.compile(r"-[a-zA-Z]+")
 
 
 def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
-    """The sites of the script `sh -c '...'` runs, where the script's characters are its value (a string with an
-    escape or an expansion has no literal value: left unread, as before)."""
+    """The sites of the script `sh -c '...'` runs, where the script's characters are its value; in a double-quoted
+    string with escapes or expansions, read with them masked (`_escapes_masked`)."""
     options = [i for i, w in enumerate(cmd.args) if w.value and _SHORT_OPTIONS.fullmatch(w.value) and "c" in w.value]
     if cmd.name not in _SHELLS or not options:
         return []
     # (the first word after the options: an expansion there, `sh -c "$CMD" name`, is no script porter can read)
     script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
-    if script is None or not script.value:
+    if script is None or (not script.value and not script.raw.startswith('"')):
         return []
     start, end = script.inner
-    return shell_sites(script.value, start, text, target) if text[start:end] == script.value else []
+    if script.value and text[start:end] == script.value:
+        return shell_sites(script.value, start, text, target)
+    masked = _escapes_masked(script)
+    if masked is None:
+        return []
+    # (what the outer shell expands, `$V`, stays an expansion for the script's reader: a word it cannot know; the
+    # other characters are the value's, edited in place where no escape moved them)
+    found = shell_sites(masked, script.start + 1, text, target)
+    if "\\" not in script.raw:
+        return found
+    return [Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in found]
+
+
+# a double-quoted string's escapes (POSIX: `\` before `$`, `` ` ``, `"`, `\` or a newline), in the string's value
+# the character after it (a newline: nothing)
+_DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\\n])')
+
+
+def _escapes_masked(script: Word) -> str | None:
+    """The script a double-quoted `sh -c "..."` string holds, each escape's `\\` a blank (an escaped newline two):
+    its characters at their places in the file, so a site found there is at its place; where an escape moved the
+    value's characters, reported, never edited. `sh -c "echo \\"hi\\" && pip install ... --index-url .../cu121"`
+    had no value and was not read (thirty-fifth read, cache2)."""
+    raw = script.raw
+    inner = raw[1:-1]
+    if len(raw) < 2 or not (raw.startswith('"') and raw.endswith('"')) or '"' in _DOUBLE_QUOTED_ESCAPE.sub("", inner):
+        return None
+    return _DOUBLE_QUOTED_ESCAPE.sub(lambda m: "  " if m.group(1) == "\n" else " " + m.group(1), inner)
 
 
 def _variable_reads(node: Any, source: bytes, offsets: Offsets) -> list[Site]:
