@@ -688,10 +688,12 @@ def _batch_cut_otherwise(key: str, ref: Trace, port: Trace) -> bool:
     return bool(theirs) and mine != theirs
 
 
-# a reference's module holding no parameter nor buffer that the port never calls (`_stateless_done`)
+# a reference's call of a module holding no parameter nor buffer that the port does not make
+# (`_stateless_done`; of a shared `nn.Tanh` the port calls once for the reference's twice, it
+# said "never called in the port": thirty-fifth trace2 read)
 STATELESS_DONE = (
-    "never called in the port and holding no parameter nor buffer (an activation done by a function, "
-    "torch.tanh for nn.Tanh): its output not made there; the outputs after it and the loss compared"
+    "a call the port does not make, of a module holding no parameter nor buffer (an activation done by a "
+    "function, torch.tanh for nn.Tanh): its output not made there; the outputs after it and the loss compared"
 )
 
 

@@ -126,3 +126,45 @@ def test_the_span_said_is_true_of_a_gan_stepping_both_networks_in_each_iteration
     said = iterations_spanned({"steps": [{"other_optimizer_steps": 1}] * 3})
     assert said is not None and "not 3" not in said, said
     assert "spans 3 of the program's iterations" in said and "up to 6" in said, said
+
+
+SHARED = """\
+import json, sys, torch
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.l1, s.l2, s.l3, s.act = torch.nn.Linear(6, 16), torch.nn.Linear(16, 16), torch.nn.Linear(16, 3), torch.nn.Tanh()
+    def forward(s, x):
+        return s.l3(SECOND(s.l2(s.act(s.l1(x)))))
+m = M()
+opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+g = torch.Generator().manual_seed(3252)
+own = []
+for i in range(3):
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    opt.zero_grad()
+    loss = ((m(x) - y) ** 2).mean()
+    loss.backward()
+    own.append(loss.item())
+    opt.step()
+if len(sys.argv) > 1: json.dump(own, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_shared_activation_the_port_calls_once_is_not_said_never_called(tmp_path, monkeypatch):
+    """A shared `nn.Tanh` the reference calls twice and the port once (its second by `torch.tanh`,
+    the same losses): its second call was said "never called in the port and holding no parameter
+    nor buffer", of a module the port calls. It is a call the port does not make (not compared,
+    the outputs after it are); a port dropping that activation FAILs at the next module."""
+    need("torch")
+    ref, ref_own = recorded(tmp_path, SHARED.replace("SECOND", "s.act"), 3, "shared")
+    port, port_own = recorded(tmp_path, SHARED.replace("SECOND", "torch.tanh"), 3, "by_function")
+    torch.testing.assert_close(torch.tensor(port_own), torch.tensor(ref_own))
+    res, said = compared(monkeypatch, ref.trace, port.trace)
+    assert res.verdict == "pass", said
+    assert not any("never called in the port" in w for w in res.warnings), res.warnings
+    assert any("a call the port does not make" in w for w in res.warnings), res.warnings
+    dropped, _ = recorded(tmp_path, SHARED.replace("SECOND", ""), 3, "dropped")
+    res, said = compared(monkeypatch, ref.trace, dropped.trace)
+    assert res.verdict == "fail" and "first diverging module at step 1: l3" in said, said
