@@ -9,16 +9,23 @@ from __future__ import annotations
 
 def iterations_spanned(manifest: dict) -> str | None:
     """One sentence where another optimizer stepped between the counted one's steps (from each
-    step's `other_optimizer_steps`), else None (a trace of an older porter says nothing)."""
+    step's `other_optimizer_steps`), else None (a trace of an older porter says nothing). Whether
+    those steps took iterations of their own (a critic stepped alone, alternating) or shared the
+    counted one's (a GAN stepping both networks in each iteration) is not in the trace: both are
+    said. It said "spans that many of the program's iterations or more, not 3", untrue of the
+    second (thirty-fifth trace2 read); steps inside the counted step's backward are not counted."""
     steps = [s for s in manifest.get("steps") or [] if isinstance(s, dict)]
     between = [s.get("other_optimizer_steps") or 0 for s in steps]
     if not any(isinstance(n, int) and n > 0 for n in between):
         return None
     counts = [n if isinstance(n, int) else 0 for n in between]
+    n = len(steps)
     return (
-        f"the {len(steps)} step(s) are the counted optimizer's; another optimizer stepped {sum(counts)} time(s) "
-        f"up to its step {len(steps)} ({', '.join(map(str, counts))} before each): the recording spans that many "
-        f"of the program's iterations or more, not {len(steps)}"
+        f"the {n} step(s) are the counted optimizer's; another optimizer stepped {sum(counts)} time(s) "
+        f"up to its step {n} ({', '.join(map(str, counts))} before each): the recording spans {n} of the "
+        f"program's iterations where those steps share the counted one's iterations (a GAN stepping both "
+        f"networks in each), up to {n + sum(counts)} where they take iterations of their own (a critic "
+        "stepped alone), more where iterations step no optimizer; the trace does not tell these apart"
     )
 
 

@@ -946,6 +946,10 @@ class Recorder:
         # them (`other_optimizer_steps`), as a GAN's generator stepping at each iteration while its
         # critic (counted) steps every fifth: `--steps 3` spanned iterations 0-14, unsaid
         self.other_steps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # per other optimizer, its steps inside the running backward, then inside the last one while
+        # the counted step may still follow it: the counted step's own iteration (`_count_other`)
+        self.backward_others: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.held_others: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         # the step's weights (step 1's initial ones, later the copies' rates) are read once, at the
         # first optimizer step of any in the iteration (`on_pre_step`): read at the counted one's
         # own, another's update of part of the model came first, and a faithful EMA's rates (0.186
@@ -1318,6 +1322,7 @@ class Recorder:
         graphed call's `inputs` and tensors (weakly) are kept on it (`_graphed_losses`)."""
         if self.finished or torch._C._current_graph_task_id() != -1:
             return
+        self._held_others_counted()
         with self.own_work():
             loss = _loss_of(tensors, seeds)
         if loss is not None:
@@ -1814,7 +1819,7 @@ class Recorder:
             raise StopRun()
         self._hand_over(opt)
         if not self._counted(opt):
-            self.other_steps[opt] = self.other_steps.get(opt, 0) + 1
+            self._count_other(opt)
             counted = self.opt_ref() if self.opt_ref is not None else None
             # (before this optimizer moves any of them; after step 1, once the next iteration took a
             # loss: one stepping after the counted one in the same iteration is no iteration's first)
@@ -1958,6 +1963,7 @@ class Recorder:
         self.pending, self.grad_pending, self.graph_pending = [], [], []
         self.scaler_skips = 0
         self.other_steps.clear()
+        self.held_others = weakref.WeakKeyDictionary()  # (in this step's backward: its iteration)
         self.weights_due = True
         self.t_last = now
         self.steps.append(entry)
@@ -1976,6 +1982,23 @@ class Recorder:
             self._settle()
             raise StopRun()
 
+    def _count_other(self, opt) -> None:
+        """Count a step of an optimizer other than the counted one (`other_optimizer_steps`). One
+        stepped inside a backward (a parameter's post-accumulate-grad hook) is held until the backward
+        returns: where the counted optimizer steps in or right after that backward, the step is of
+        its own iteration, not another; a port stepping its first layer so (`Adam` a parameter) was
+        said to span "3 of the program's iterations or more, not 3" for its 3 (thirty-fifth trace2
+        read). Held steps another backward follows first are counted (`_held_others_counted`)."""
+        tally = self.backward_others if torch._C._current_graph_task_id() != -1 else self.other_steps
+        tally[opt] = tally.get(opt, 0) + 1
+
+    def _held_others_counted(self) -> None:
+        """At a backward's start: the other optimizers' steps inside the last backward, no counted
+        step since, are steps of their own (`_count_other`)."""
+        for opt, n in list(self.held_others.items()):
+            self.other_steps[opt] = self.other_steps.get(opt, 0) + n
+        self.held_others = weakref.WeakKeyDictionary()
+
     def _fused_norm(self, opt) -> None:
         """Keep the norms of the gradients `opt` steps inside a running backward."""
         with self.own_work():
@@ -1992,6 +2015,9 @@ class Recorder:
         (thirty-fourth read). The last step's StopRun waits for the backward to end."""
         entry, norms = self.fused_entry, self.fused_norms
         self.fused_entry, self.fused_norms = None, []
+        # (stepped in the counted step's own backward: its iteration; else held for the next step)
+        self.held_others = weakref.WeakKeyDictionary() if entry is not None else self.backward_others
+        self.backward_others = weakref.WeakKeyDictionary()
         if entry is None:
             # (the last backward's that stepped any: a parameter stepped by its hook at each of two
             # micro-batches is stepped with the last's gradient)

@@ -354,6 +354,13 @@ def compare_modules(
             pairs += paired(ref.manifest["buffers"], _hook_form_buffers(ref.manifest, port.manifest), "key")
         for m, pm in pairs:
             row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
+            if (
+                pm is not None
+                and pm["key"] == m["key"]
+                and row["compared"]
+                and _batch_cut_otherwise(m["key"], ref, port)
+            ):
+                row.update(compared=False, passed=True, problem=BATCH_CUT_OTHERWISE, batch_cut=True)
             if pm is not None and pm["key"] != m["key"] and m.get("type") != "input":  # paired by shape
                 row["ported_call"] = pm["key"]
             row.update(_dtypes(m, pm))
@@ -653,10 +660,41 @@ def _tied_names(names, trace: Trace) -> set[str]:
     return own | {n for g in groups if own & set(g) for n in g if isinstance(n, str)}
 
 
-# a reference's module holding no parameter nor buffer that the port never calls (`_stateless_done`)
+# a later call of a module the two sides call on other shapes (`_batch_cut_otherwise`)
+BATCH_CUT_OTHERWISE = (
+    "a later call of a module the two sides call on other shapes (the batch cut otherwise: micro-batches "
+    "of other sizes, or the batch whole on one side; a dry run of a lazy module): its calls do not pair one "
+    "to one by number, and the port may make fewer; the loss, the gradient norm and the weights compared"
+)
+
+
+def _call_shapes(name: str, trace: Trace) -> set[str]:
+    """The output shapes (as text) of step 1's recorded calls of the module `name`."""
+    entries = [e for e in trace.manifest.get("modules") or [] if isinstance(e, dict)]
+    return {repr(_shapes(e)) for e in entries if isinstance(e.get("key"), str) and _call_base(e["key"]) == name}
+
+
+def _batch_cut_otherwise(key: str, ref: Trace, port: Trace) -> bool:
+    """Whether `key` is a later call (`0#2`) of a module both sides call, on shapes one side never
+    uses: a reference accumulating two micro-batches (or running a `LazyLinear`'s dry run) against
+    a port taking the batch whole, the same updates by `assert_close`, FAILed "1#2: not called on
+    the ported side", while the other way round the port's later calls were said and not
+    compared; micro-batches of 1, 2, 1 rows against 2, 2 FAILed at `0#2`, another batch's rows of
+    the same shape (thirty-fifth trace2 read). A port making fewer calls of the reference's shapes
+    (a micro-batch dropped) still FAILs; calls made in another order are paired by shape."""
+    name = _call_base(key)
+    if name == key:
+        return False
+    mine, theirs = _call_shapes(name, ref), _call_shapes(name, port)
+    return bool(theirs) and mine != theirs
+
+
+# a reference's call of a module holding no parameter nor buffer that the port does not make
+# (`_stateless_done`; of a shared `nn.Tanh` the port calls once for the reference's twice, it
+# said "never called in the port": thirty-fifth trace2 read)
 STATELESS_DONE = (
-    "never called in the port and holding no parameter nor buffer (an activation done by a function, "
-    "torch.tanh for nn.Tanh): its output not made there; the outputs after it and the loss compared"
+    "a call the port does not make, of a module holding no parameter nor buffer (an activation done by a "
+    "function, torch.tanh for nn.Tanh): its output not made there; the outputs after it and the loss compared"
 )
 
 
@@ -713,6 +751,8 @@ def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
         row.update(compared=False, hook_form=True, problem="made by a deprecated hook form in the port")
     elif _layers_called(m["key"], port):
         row.update(compared=False, layers_called=True, problem=LAYERS_CALLED)
+    elif _batch_cut_otherwise(m["key"], ref, port):
+        row.update(compared=False, batch_cut=True, problem=BATCH_CUT_OTHERWISE)
     elif _weights_applied(m["key"], ref, port):
         row.update(compared=False, weights_applied=True, problem=WEIGHTS_APPLIED)
     elif _stateless_done(m, port):
@@ -2213,6 +2253,7 @@ _MARKED_OUTPUTS = (
 
 # a reference's module the port never calls, judged without its output: each row's mark and why
 _UNCALLED_MARKS = (
+    ("batch_cut", BATCH_CUT_OTHERWISE),
     ("layers_called", LAYERS_CALLED),
     ("weights_applied", WEIGHTS_APPLIED),
     ("stateless_done", STATELESS_DONE),
