@@ -125,3 +125,30 @@ def test_a_file_named_dash_is_still_named_by_dot_slash(tmp_path: Path) -> None:
     assert w.returncode == 0 and (tmp_path / "-").is_file(), w.stderr
     r = subprocess.run([*run, "--baseline", "./-"], cwd=tmp_path, env=_ENV, capture_output=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+_NONCHARACTERS = {"\ufdd0", "\ufdef", "\uffff", "\U0010fffe"}
+
+
+@pytest.mark.parametrize("command", ["lint", "rewrite"])
+def test_the_markdown_report_holds_no_noncharacter(tmp_path: Path, command: str) -> None:
+    """A file `a<U+FFFF>.py` (and a comment holding U+FDD0) put the noncharacters raw in the Markdown
+    report; markdown-it-py (as GitHub's cmark-gfm) carries them into the comment's HTML, which html5lib
+    reads with "invalid-codepoint" errors, and a browser draws `a.py`. Now `\\uffff`, as the HTML report."""
+    markdown_it = pytest.importorskip("markdown_it")
+    source = "import torch\nx = torch.randn(3).cuda()  # \ufdd0\n"
+    (tmp_path / "a\uffff.py").write_text(source, encoding="utf-8")
+    (tmp_path / "b\U0010fffe.py").write_text(source, encoding="utf-8")
+    extra = ["--diff"] if command == "rewrite" else []
+    r = subprocess.run(
+        [sys.executable, "-m", "porter", command, ".", "-t", "xla", "--no-cache", *extra, "--report", "r.md"],
+        cwd=tmp_path,
+        env=_ENV,
+        capture_output=True,
+        timeout=120,
+    )
+    assert r.returncode == 1, r.stderr.decode()
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    page = markdown_it.MarkdownIt("commonmark").enable("table").render(text)
+    assert not _NONCHARACTERS & (set(text) | set(page))
+    assert "a\\uffff.py" in text and "b\\U0010fffe.py" in text
