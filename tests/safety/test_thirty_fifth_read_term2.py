@@ -152,3 +152,24 @@ def test_the_markdown_report_holds_no_noncharacter(tmp_path: Path, command: str)
     page = markdown_it.MarkdownIt("commonmark").enable("table").render(text)
     assert not _NONCHARACTERS & (set(text) | set(page))
     assert "a\\uffff.py" in text and "b\\U0010fffe.py" in text
+
+
+def test_trace_ops_markdown_holds_no_noncharacter(tmp_path: Path) -> None:
+    """`trace ops` builds its own Markdown table: a trace named `a<U+FFFF><U+FDD0>.safetensors` (a name
+    from another machine) put both raw in its title. Now escaped, as the Markdown report."""
+    pytest.importorskip("torch")
+    from tests.verify import test_trace_units as units
+
+    units._imports.__wrapped__()  # (its autouse fixture's imports: torch, write_trace)
+    name = "a\uffff\ufdd0.safetensors"
+    units.make_trace(tmp_path / name, [1.0, 0.9])
+    r = subprocess.run(
+        [sys.executable, "-m", "porter", "trace", "ops", name, "--target", "xla", "--report", "o.md"],
+        cwd=tmp_path,
+        env=_ENV,
+        capture_output=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    text = (tmp_path / "o.md").read_text(encoding="utf-8")
+    assert not _NONCHARACTERS & set(text) and "a\\uffff\\ufdd0.safetensors" in text
