@@ -122,6 +122,8 @@ def main() -> None:
             _leave(*_when_the_reader_left(exc))
         if exc.errno not in _OUTPUT_LOST and not (exc.errno == errno.EBADF and _a_stream_is_read_only()):
             raise
+        if exc.errno == errno.EFBIG:
+            _leave(2, _over_the_size_limit(exc))
         # stdout on a full disk (`> /dev/full`) or gone: one line, as coreutils say it
         _leave(2, f"porter: cannot write the output: {exc.strerror or exc}")
     except SystemExit as exc:
@@ -132,6 +134,17 @@ def main() -> None:
         if _reader_left_the_work_done():  # the run's own code; what is still buffered is dropped
             _leave(exc.code if isinstance(exc.code, int) else int(exc.code is not None))
         raise
+
+
+def _over_the_size_limit(exc: OSError) -> str:
+    """The line for a write past the file size limit (`ulimit -f`): the user's limit, named. Under
+    1 KB the worker pool's shared memory failed before any output, and `lint` said "internal error:
+    OSError: [Errno 27] File too large" (thirty-fifth term read's leftover)."""
+    import resource  # on the error path only; POSIX, as EFBIG
+
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    limit = "" if soft == resource.RLIM_INFINITY else f" ({soft} bytes)"
+    return f"porter: cannot write a file: {exc.strerror or exc}: over the file size limit, `ulimit -f`{limit}"
 
 
 def _reader_left_the_work_done() -> bool:

@@ -51,6 +51,7 @@ from porter.cli.options import (
     Select,
     Target,
     UnsafeFixes,
+    read_file,
     written_or_stdout,
     written_file,
 )
@@ -105,7 +106,9 @@ def lint(
     report_unused_ignores: bool = typer.Option(
         False, "--report-unused-ignores", help="Report suppression comments that silence nothing (PORT100)."
     ),
-    baseline: Path = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
+    baseline: Path = typer.Option(
+        None, "--baseline", parser=read_file, help="Report only findings not recorded in this baseline file."
+    ),
     write_baseline_to: Path = typer.Option(
         None,
         "--write-baseline",
@@ -358,6 +361,8 @@ def _run(paths: list[Path], settings, **kwargs):
 
         report_interrupt(exc, [], 0)
     except Exception as exc:  # noqa: BLE001 - an internal error must exit 2, never 0 or 1
+        if isinstance(exc, OSError) and exc.errno == errno.EFBIG:  # the user's `ulimit -f`: said by `cli.main`
+            raise
         err_console.print(f"[bold red]internal error:[/] {plain(type(exc).__name__)}: {plain(exc)}", soft_wrap=True)
         raise typer.Exit(EXIT_ERROR) from None
 

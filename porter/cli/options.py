@@ -42,7 +42,26 @@ def written_path(text: str) -> Path:
     "$UNSET"`, `--out-dir ""` and `--split ""` wrote into the current folder (eighteenth read)."""
     if text == "":
         raise typer.BadParameter("an empty name names no folder or file (an unset variable?); to write here, name `.`")
-    return Path(text)
+    return Path(_not_a_stream(text))
+
+
+# `-` names standard input or output (git's, ruff's convention), never a file: where an option has
+# no stream to give it (all but `--output-file`), it is refused; `./-` names a file so named.
+# `--write-baseline -` wrote a file named `-`, and `--baseline -` read it (thirty-fifth term read)
+_STREAM = "-"
+
+
+def _not_a_stream(text: str) -> str:
+    if text == _STREAM:
+        raise typer.BadParameter(
+            "`-` (standard input or output) is not taken here: name a file or folder (`./-` for one so named)"
+        )
+    return text
+
+
+def read_file(text: str) -> Path:
+    """A file porter reads, never `-`: no option that reads a file reads standard input."""
+    return Path(_not_a_stream(text))
 
 
 def written_file(text: str) -> Path:
@@ -132,7 +151,10 @@ UnsafeFixes = Annotated[
 ConfigFile = Annotated[
     Path | None,
     typer.Option(
-        "--config", help="Use this porter.toml / pyproject.toml instead of discovering one.", show_default=False
+        "--config",
+        parser=read_file,
+        help="Use this porter.toml / pyproject.toml instead of discovering one.",
+        show_default=False,
     ),
 ]
 Isolated = Annotated[bool, typer.Option("--isolated", help="Ignore every config file.")]

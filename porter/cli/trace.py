@@ -377,6 +377,7 @@ def ops_cmd(
         if name_suffix(report) == ".json":  # (`--report .json`: `Path.suffix` is empty)
             _write_report(report, json.dumps(payload, indent=2))
         elif name_suffix(report) in (".md", ".markdown"):
+            from porter.core.textsafe import markdown_text
             from porter.report.markdown import _cell, _code_cell, _inline
 
             # operator names, dtypes, the side's label and the file name come from the trace
@@ -395,7 +396,7 @@ def ops_cmd(
                 for r in rows
             ]
             lines += ["", _inline(f"Caveat: {data.get('caveat', '')}"), *(f"\n{_inline(u)}" for u in said)]
-            _write_report(report, "\n".join(lines) + "\n")
+            _write_report(report, markdown_text("\n".join(lines) + "\n"))  # (a noncharacter: no page holds it)
         else:
             raise _fail(f"--report {report}: use a .json or .md file name")
     raise typer.Exit(1 if counts["cpu_fallback"] or counts["unsupported"] else 0)

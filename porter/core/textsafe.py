@@ -321,6 +321,13 @@ def html_text(text: str) -> str:
     return _NONCHARACTER.sub(escaped_match, _BARE_CR.sub(r"\\x0d", kept))
 
 
+def markdown_text(text: str) -> str:
+    """Markdown for a PR comment, noncharacters escaped: its renderer (markdown-it-py, GitHub's
+    cmark-gfm) passes them into the page raw, where no page may hold them (`NONCHARACTERS`), and a
+    browser draws nothing for `<U+FFFF>` in `a<U+FFFF>.py` (thirty-fifth read's leftover)."""
+    return _NONCHARACTER.sub(escaped_match, text)
+
+
 def plain(text: object) -> str:
     """`text` for a rich console: control characters escaped, markup brackets escaped."""
     from rich.markup import escape  # (only a run that prints to a console imports rich)

@@ -11,7 +11,7 @@ import html
 import re
 
 from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
-from porter.core.textsafe import block_text, inert, path_name, printable
+from porter.core.textsafe import block_text, inert, markdown_text, path_name, printable
 
 MAX_CHARS = 60_000  # under GitHub's 65,536 with room for a bot's own header
 MAX_MANUAL_ITEMS = 200
@@ -269,12 +269,14 @@ def render_markdown(model: ReportModel, *, max_chars: int = MAX_CHARS) -> str:
     # a report is `cat` in CI steps too: no line of it is a CI log's command, its code blocks'
     # source and diff lines included (their `##vso[` shown `\x23#vso[`, as on a terminal;
     # twentieth read)
-    head = inert(
-        "\n".join(
-            summary_markdown(model)
-            + manual_markdown(model, budget=max_chars // 3)
-            + info_markdown(model, budget=max_chars // 6)
-            + sections_markdown(model)
+    head = markdown_text(
+        inert(
+            "\n".join(
+                summary_markdown(model)
+                + manual_markdown(model, budget=max_chars // 3)
+                + info_markdown(model, budget=max_chars // 6)
+                + sections_markdown(model)
+            )
         )
     )
     parts = [head]
@@ -285,7 +287,7 @@ def render_markdown(model: ReportModel, *, max_chars: int = MAX_CHARS) -> str:
         used += 12
     left_out = 0
     for i, f in enumerate(shown):
-        block = inert(file_details(f))
+        block = markdown_text(inert(file_details(f)))
         if used + len(block) > max_chars - 200:
             left_out = len(shown) - i
             break

@@ -53,14 +53,15 @@ def _alarm(job: dict) -> None:
         if left >= 1:  # a fire early by the time stopped: the rest of the awake time
             signal.alarm(int(left))
             return
-        raise TimedOut(f"no result after {deadline:g} s: porter stopped the run")
+        raise TimedOut(f"no result after {deadline:g} s awake (time stopped not counted): the run ended at its timeout")
 
     signal.signal(signal.SIGALRM, timed_out)
     signal.alarm(awake_s)
 
 
 def _held_stopped(path: str | None) -> float:
-    """The seconds porter held this side stopped (Ctrl-Z), 0 where it said none."""
+    """The seconds this side was held stopped (porter's Ctrl-Z, or a stop porter saw another make:
+    `procs.WorkerSet._wait_awake`), 0 where porter said none."""
     try:
         return max(0.0, float(Path(path).read_text())) if path else 0.0
     except (OSError, ValueError):

@@ -88,6 +88,19 @@ def _stray_children() -> list[int]:
     return out
 
 
+# how often porter looks whether a worker it waits on is stopped (`WorkerSet._wait_awake`)
+_LOOK_S = 0.2
+
+
+def _state_of(pid: int) -> str | None:
+    """A process's state letter from /proc (T: stopped, t: stopped by a tracer), None where unread."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return None
+
+
 # the variable each worker's environment holds (a value of its own), inherited by whatever it
 # starts, even outside its process group: what the watchdog finds them by after porter's kill -9
 WORKER_MARK = "PORTER_WORKER_MARK"
@@ -118,6 +131,7 @@ class WorkerSet:
         self._running: list[subprocess.Popen] = []  # the workers waited on now (`_wait_awake`)
         self._stopped_s = 0.0  # how long porter has been stopped by Ctrl-Z (`_stop_with_porter`)
         self._told: dict[int, tuple[Path, float]] = {}  # a worker's pid: where to say its time stopped, from when
+        self._stranger_s: dict[int, float] = {}  # a worker's pid: the time it was stopped by another (`_wait_awake`)
 
     def __enter__(self) -> WorkerSet:
         if threading.current_thread() is threading.main_thread():
@@ -221,24 +235,47 @@ class WorkerSet:
         (`launch._alarm`) counts wall time and reads them to leave them out, as porter's wait does."""
         if proc.pid in self._told:
             path, since = self._told[proc.pid]
-            with contextlib.suppress(OSError):
-                path.write_text(f"{self._stopped_s - since:.3f}")
+            held = self._stopped_s - since + self._stranger_s.get(proc.pid, 0.0)
+            with contextlib.suppress(OSError):  # whole (a rename): the side may read it as it continues
+                part = path.with_name(path.name + ".part")
+                part.write_text(f"{held:.3f}")
+                os.replace(part, path)
 
     def _wait_awake(self, proc: subprocess.Popen, timeout: float) -> int:
-        """`proc.wait(timeout)` with the time porter was stopped by Ctrl-Z (its workers with it)
-        not counted: `wait` counts wall time, and a long Ctrl-Z read as the worker's timeout."""
+        """`proc.wait(timeout)` with the time the worker was stopped not counted: porter's Ctrl-Z (its
+        workers with it), and a stop porter did not make (`kill -STOP` of the worker, a debugger), read
+        from /proc and said to the side as porter's own (`_tell_stopped`): its alarm counted it and
+        ended the side "porter stopped the run" on SIGCONT after 0.5 s awake (thirty-fifth term read's
+        leftover). A stranger's stop counts at most `timeout` more: a worker that stops itself ends."""
         start, stopped = time.monotonic(), self._stopped_s
         self._running.append(proc)
+        self._stranger_s[proc.pid] = 0.0
+        since: float | None = None  # when the stranger's stop now seen began
         try:
             while True:
-                left = timeout - (time.monotonic() - start - (self._stopped_s - stopped))
+                held = self._stopped_s - stopped + self._stranger_s[proc.pid]
+                left = timeout - (time.monotonic() - start - held)
                 try:
-                    return proc.wait(timeout=max(left, 0.0))
+                    return proc.wait(timeout=min(max(left, 0.0), _LOOK_S))
                 except subprocess.TimeoutExpired:
-                    if timeout - (time.monotonic() - start - (self._stopped_s - stopped)) <= 0:
+                    since = self._note_stranger_stop(proc, since, timeout)
+                    held = self._stopped_s - stopped + self._stranger_s[proc.pid]
+                    if timeout - (time.monotonic() - start - held) <= 0:
                         raise
         finally:
             self._running.remove(proc)
+            self._stranger_s.pop(proc.pid, None)
+
+    def _note_stranger_stop(self, proc: subprocess.Popen, since: float | None, cap: float) -> float | None:
+        """Count the time `proc` is seen stopped (state T or t in /proc) while porter is not: its
+        stopped time so far said to the side at each look. The start of the stop now seen, else None."""
+        now = time.monotonic()
+        if _state_of(proc.pid) not in ("T", "t"):
+            return None
+        if since is not None:
+            self._stranger_s[proc.pid] = min(cap, self._stranger_s[proc.pid] + now - since)
+            self._tell_stopped(proc)
+        return now
 
     def _watchdog(self, group: int, mark: str) -> tuple[subprocess.Popen, int] | None:
         """A shell that kills the worker's process group when porter ends outright: the
