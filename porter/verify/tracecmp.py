@@ -473,8 +473,13 @@ def _autocast_dtypes(manifest: dict) -> list[str]:
 
 def _call_base(key: str) -> str:
     """A module output's key without its call number (`h.0.attn#2` -> `h.0.attn`)."""
+    return _call_number(key)[0]
+
+
+def _call_number(key: str) -> tuple[str, int]:
+    """A module entry's key as its module and call number (`0#2`: ("0", 2); `0`: ("0", 1))."""
     base, sep, n = key.rpartition("#")
-    return base if sep and n.isdigit() else key
+    return (base, int(n)) if sep and n.isdigit() else (key, 1)
 
 
 def _shapes(entry: dict | None) -> list | None:
@@ -715,12 +720,6 @@ AFTER_TRANSFORM = (
 )
 
 
-def _call_number(key: str) -> tuple[str, int]:
-    """A module entry's key as its module and call number (`0#2`: ("0", 2); `0`: ("0", 1))."""
-    base, _, n = key.rpartition("#")
-    return (base, int(n)) if base and n.isdigit() else (key, 1)
-
-
 def _after_transform(m: dict, ref: Trace, port: Trace) -> bool:
     """Whether the port's calls of the module of `m` (the reference's call number n, none in the
     port) fall short of n by no more than the reference's earlier calls of it made inside a
@@ -751,14 +750,14 @@ def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
         row.update(compared=False, hook_form=True, problem="made by a deprecated hook form in the port")
     elif _layers_called(m["key"], port):
         row.update(compared=False, layers_called=True, problem=LAYERS_CALLED)
+    elif _after_transform(m, ref, port):  # (before the batch's cut: a transform's calls are on other shapes too)
+        row.update(compared=False, after_transform=True, problem=AFTER_TRANSFORM)
     elif _batch_cut_otherwise(m["key"], ref, port):
         row.update(compared=False, batch_cut=True, problem=BATCH_CUT_OTHERWISE)
     elif _weights_applied(m["key"], ref, port):
         row.update(compared=False, weights_applied=True, problem=WEIGHTS_APPLIED)
     elif _stateless_done(m, port):
         row.update(compared=False, stateless_done=True, problem=STATELESS_DONE)
-    elif _after_transform(m, ref, port):
-        row.update(compared=False, after_transform=True, problem=AFTER_TRANSFORM)
     else:
         row.update(passed=False, problem="not called on the ported side")
 
