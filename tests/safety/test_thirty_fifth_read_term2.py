@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.deps import need, require
 from tests.safety.test_thirty_fourth_read_term import _PORTER, _SIDE, _end
 from tests.safety.test_thirty_third_read_stopleft import _state, _until
 
@@ -135,7 +136,7 @@ def test_the_markdown_report_holds_no_noncharacter(tmp_path: Path, command: str)
     """A file `a<U+FFFF>.py` (and a comment holding U+FDD0) put the noncharacters raw in the Markdown
     report; markdown-it-py (as GitHub's cmark-gfm) carries them into the comment's HTML, which html5lib
     reads with "invalid-codepoint" errors, and a browser draws `a.py`. Now `\\uffff`, as the HTML report."""
-    markdown_it = pytest.importorskip("markdown_it")
+    markdown_it = need("markdown_it")
     source = "import torch\nx = torch.randn(3).cuda()  # \ufdd0\n"
     (tmp_path / "a\uffff.py").write_text(source, encoding="utf-8")
     (tmp_path / "b\U0010fffe.py").write_text(source, encoding="utf-8")
@@ -157,7 +158,7 @@ def test_the_markdown_report_holds_no_noncharacter(tmp_path: Path, command: str)
 def test_trace_ops_markdown_holds_no_noncharacter(tmp_path: Path) -> None:
     """`trace ops` builds its own Markdown table: a trace named `a<U+FFFF><U+FDD0>.safetensors` (a name
     from another machine) put both raw in its title. Now escaped, as the Markdown report."""
-    pytest.importorskip("torch")
+    require("torch")
     from tests.verify import test_trace_units as units
 
     units._imports.__wrapped__()  # (its autouse fixture's imports: torch, write_trace)
