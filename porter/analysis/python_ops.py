@@ -173,9 +173,10 @@ class _FileNames:
 
     def __init__(self, tree: ast.Module, package: bool = False, imported: dict[str, str] | None = None) -> None:
         self.package = package  # (an `__init__.py`: its relative imports start at its own folder)
+        nodes = list(ast.walk(tree))  # (walked once: each reading below takes its kind of node)
         self.aliases = {
             alias.asname: alias.name
-            for node in ast.walk(tree)
+            for node in nodes
             if isinstance(node, ast.ImportFrom) and node.module == "torch.library"
             for alias in node.names
             if alias.asname
@@ -185,7 +186,7 @@ class _FileNames:
         # `a`, CUDA-only in torch 2.9, was given no verdict (thirty-fourth read, scaf2's leftover)
         self.library_modules = {
             alias.asname
-            for node in ast.walk(tree)
+            for node in nodes
             if isinstance(node, (ast.Import, ast.ImportFrom))
             for alias in node.names
             if alias.asname
@@ -195,7 +196,7 @@ class _FileNames:
         # CUDA-only where torch runs it on a CPU tensor: thirty-fourth read)
         self.aliases.update(
             (node.targets[0].id, m.group(1))
-            for node in ast.walk(tree)
+            for node in nodes
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             if (m := _TORCH_LIBRARY_NAME.fullmatch(self.spelled(node.value)))
         )
@@ -205,7 +206,7 @@ class _FileNames:
         self.stood_for = _names_stood_for(tree, stores)  # what a name bound once stands for (`values`)
         self.loops = {  # name -> the loop that binds it, of a loop's name bound once (`skips`)
             target.id: node
-            for node in ast.walk(tree)
+            for node in nodes
             if isinstance(node, (ast.For, ast.AsyncFor))
             for target in [node.target.elts[0] if isinstance(node.target, ast.Tuple) else node.target]
             if isinstance(target, ast.Name) and stores[target.id] == 1
@@ -219,7 +220,7 @@ class _FileNames:
         # the names `torch.library`'s functions are imported as (`from torch.library import impl`)
         self.from_library = {
             alias.asname or alias.name
-            for node in ast.walk(tree)
+            for node in nodes
             if isinstance(node, ast.ImportFrom) and node.module == "torch.library"
             for alias in node.names
         }
@@ -232,13 +233,13 @@ class _FileNames:
         self.custom_ops: dict[str, tuple[str, str]] = {}
         self.factories = {
             node.name: self._returned_libraries(node)
-            for node in ast.walk(tree)
+            for node in nodes
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
         self.keeping = {  # (the factories that return a library they keep in a global: `_returns_global`)
-            node.name for node in ast.walk(tree) if isinstance(node, _SCOPES[:2]) and _returns_global(node)
+            node.name for node in nodes if isinstance(node, _SCOPES[:2]) and _returns_global(node)
         }
-        for node in ast.walk(tree):
+        for node in nodes:
             assigned = _call_assigned(node)
             if assigned is not None:
                 for target in assigned[0]:
@@ -249,9 +250,9 @@ class _FileNames:
         # the namespaces of the `Library` objects bound to no name (`LIBS = [Library("ns", "IMPL", "CPU")]`): an
         # `X.impl("op", ...)` of no library porter reads may be theirs (below); one used at once and dropped
         # (`Library("ns", "IMPL", "CPU").impl("a", fn)`) registers nothing that lasts (torch 2.9: it is destroyed)
-        bound = {id(assigned[1]) for node in ast.walk(tree) if (assigned := _call_assigned(node)) is not None}
-        bound |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
-        made = (self.library_namespace(node) for node in ast.walk(tree) if id(node) not in bound)
+        bound = {id(assigned[1]) for node in nodes if (assigned := _call_assigned(node)) is not None}
+        bound |= {id(node.value) for node in nodes if isinstance(node, ast.Attribute)}
+        made = (self.library_namespace(node) for node in nodes if id(node) not in bound)
         self.unbound = sorted({ns for ns in made if ns is not None})
         self.destroyed = _destroyed_bindings(tree, self.libraries)
         # (id of a function, a parameter's name) -> the library the file's calls give it (`_bind_parameters`)

@@ -374,9 +374,10 @@ def ops_cmd(
         }
         from porter.report import name_suffix
 
-        if name_suffix(report) == ".json":  # (`--report .json`: `Path.suffix` is empty)
+        suffix = name_suffix(report)  # (`--report .json`: `Path.suffix` is empty)
+        if suffix == ".json":
             _write_report(report, json.dumps(payload, indent=2))
-        elif name_suffix(report) in (".md", ".markdown"):
+        elif suffix in (".md", ".markdown"):
             from porter.core.textsafe import markdown_text
             from porter.report.markdown import _cell, _code_cell, _inline
 

@@ -636,8 +636,7 @@ def _weights_applied(key: str, ref: Trace, port: Trace) -> bool:
     a reference accumulating two micro-batches against a port taking the batch whole had "0#2:
     never called in the port, its parameters applied by a function" said of a layer the port
     called (thirty-fifth read)."""
-    head, sep, num = key.rpartition("#")
-    name = head if sep and num.isdigit() else key
+    name = _call_base(key)
     steps = port.manifest.get("steps") or []
     called = {e.get("key") for e in port.manifest.get("modules") or [] if isinstance(e, dict)}
     if name.startswith("(") or name in called:
