@@ -17,6 +17,7 @@ from porter.files.errors import Unreadable
 from porter.files.shell import commands
 from porter.files.shell import env as envvars
 from porter.files.shell.parse import Offsets, error_lines, parse
+from porter.files.shell.quoting import script_value
 from porter.files.shell.words import Command, Word, command, literal, text_of, word
 from porter.files.sites import Site, Text
 
@@ -103,20 +104,35 @@ def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
         return []
     # (the first word after the options: an expansion there, `sh -c "$CMD" name`, is no script porter can read)
     script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
-    if script is None or (not script.value and not script.raw.startswith('"')):
+    if script is None:
         return []
     start, end = script.inner
     if script.value and text[start:end] == script.value:
         return shell_sites(script.value, start, text, target)
     masked = _escapes_masked(script)
     if masked is None:
-        return []
+        return _decoded_script(script, target)
     # (what the outer shell expands, `$V`, stays an expansion for the script's reader: a word it cannot know; the
     # other characters are the value's, edited in place where no escape moved them)
     found = shell_sites(masked, script.start + 1, text, target)
     if "\\" not in script.raw:
         return found
     return [Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in found]
+
+
+def _decoded_script(script: Word, target: str) -> list[Site]:
+    """The sites of a script the word holds as bash decodes it (`'it'\\''s; ...'`, `$'...'`, `"$(x "y")"`: never
+    read, thirty-sixth read), each at the characters it is written with, reported, never edited (its characters are
+    not written as they are)."""
+    decoded = script_value(script.raw)
+    if decoded is None or not decoded[0]:
+        return []
+    value, at = decoded
+    out = []
+    for site in shell_sites(value, 0, value, target):
+        first, last = at[min(site.start, len(at) - 1)], at[min(max(site.end - 1, site.start), len(at) - 1)]
+        out.append(replace(site, start=script.start + first, end=script.start + last + 1, replacement=None))
+    return out
 
 
 # a double-quoted string's escapes (POSIX: `\` before `$`, `` ` ``, `"`, `\` or a newline), in the string's value
