@@ -70,9 +70,11 @@ def constraint_roles(
         text = _naming_text(name, read)
         found = [*_command_line_constraints(text), *_variable_constraints(text), *_exec_form_constraints(name, text)]
         for named, line, how in found:
-            followed = _followed(name, text, line, named if not how else "", requirements)
+            followed = _followed(name, text, line, named, how, requirements)
             for file in followed or by_file_name.get(posixpath.basename(named), []):
-                exact = posixpath.normpath(posixpath.join(folder, named)) == file.replace("\\", "/")
+                exact = followed is not None and posixpath.normpath(posixpath.join(folder, named)) == file.replace(
+                    "\\", "/"
+                )
                 exact = len(followed) == 1 if followed else exact
                 commands.setdefault(file, []).append((exact, name, line, named, how))
     for file, lines in commands.items():
@@ -83,19 +85,26 @@ def constraint_roles(
     return only, tuple(too.items())
 
 
-def _followed(name: str, text: str, line: int, named: str, requirements: dict[str, str]) -> list[str]:
-    """The requirements files a Dockerfile's command line's `-c` path is, by the stage's `WORKDIR` and `COPY` where
-    they are written literally (`COPY other/ /app/deps/` then `-c deps/pins.txt` is other/pins.txt), from a build
-    context of the Dockerfile's folder or one above it; none where that cannot be followed (thirty-fifth read,
-    cache2: every file of that name was told it may be the one)."""
-    from porter.files.readers.dockerfile_copies import context_paths
+def _followed(name: str, text: str, line: int, named: str, how: str, requirements: dict[str, str]) -> list[str] | None:
+    """The requirements files a Dockerfile's command line's `-c` path (or, `how`, a `PIP_CONSTRAINT` its `ENV` sets,
+    at each RUN after it) is, by the stage's `WORKDIR` and `COPY` where they are written literally (`COPY other/
+    /app/deps/` then `-c deps/pins.txt` is other/pins.txt), from a build context of the Dockerfile's folder or one
+    above it; none where that cannot be followed (thirty-fifth read, cache2: every file of that name was told it may
+    be the one); None where the path is not even from the Dockerfile's folder (a `cd` in the RUN, a later stage)."""
+    from porter.files.readers.dockerfile_copies import context_paths, reading_runs
 
-    paths = context_paths(text, line, named) if named and kinds.kind_of(name) == kinds.DOCKERFILE else None
+    if kinds.kind_of(name) != kinds.DOCKERFILE or not named:
+        return []
+    runs = reading_runs(text, line, variable=bool(how))
+    if runs is None:
+        return None
+    each = [context_paths(text, run, named) for run in runs]
+    paths = [p for found in each for p in found or ()] if each and None not in each else []
     folder, contexts = posixpath.dirname(name.replace("\\", "/")), []
     while paths and folder not in contexts:  # (up to `""` or `/`)
         contexts.append(folder)
         folder = posixpath.dirname(folder)
-    found = (posixpath.normpath(posixpath.join(c, p)) for c in contexts for p in paths or ())
+    found = (posixpath.normpath(posixpath.join(c, p)) for c in contexts for p in paths)
     return list(dict.fromkeys(requirements[f] for f in found if f in requirements))
 
 

@@ -43,6 +43,31 @@ def context_paths(text: str, line: int, path: str) -> list[str] | None:
     return None  # (in the base image, or written by a command: no file of the context)
 
 
+# a command of a RUN that changes its working folder before pip reads a path (`RUN cd sub && pip install -c ...`)
+_CHANGES_FOLDER = re.compile(r"(?<![\w./$-])(?:cd|pushd)(?=[ \t]|$)", re.MULTILINE)
+
+
+def reading_runs(text: str, line: int, *, variable: bool) -> list[int] | None:
+    """The lines of the RUN instructions whose commands read a path written at `line`: a command's own RUN; for a
+    variable an `ENV` or `ARG` sets there, each RUN after it in its stage. None where the working folder of one of
+    them is not the stage's `WORKDIR` (a `cd` or `pushd` in it; thirty-sixth read: `RUN cd sub && pip install -c
+    pins/x.txt` was followed to pins/x.txt, and sub/pins/x.txt, the file pip reads, took porter's fix) or a later
+    stage may inherit the variable."""
+    found = [i for i in instructions(text) if i.keyword in ("FROM", "RUN", "ENV", "ARG")]
+    at = next((k for k in range(len(found) - 1, -1, -1) if found[k].line <= line), None)
+    if at is None or found[at].keyword == "FROM" or (found[at].keyword != "RUN" and not variable):
+        return []
+    later = [found[at]] if found[at].keyword == "RUN" else found[at + 1 :]
+    if any(i.keyword == "FROM" for i in later):
+        return None
+    runs = [i for i in later if i.keyword == "RUN"]
+    for run in runs:
+        bodies = [text[run.args[0] : run.args[1]], *(text[a:b] for a, b in run.heredocs)]
+        if any(_CHANGES_FOLDER.search(body) for body in bodies):
+            return None
+    return [run.line for run in runs]
+
+
 def _absolute(workdir: str | None, path: str) -> str | None:
     if not path or _UNFOLLOWED.search(path):
         return None
