@@ -31,3 +31,8 @@ def test_expansions_stay_as_written_and_escapes_are_bashs(raw, value):
 @pytest.mark.parametrize("raw", ["'open", '"$(x "y")', "$'\\", "a\\", "$(", "`x"])
 def test_an_unterminated_word_is_not_read(raw):
     assert script_value(raw) is None
+
+
+def test_a_deeply_nested_word_is_not_read_and_does_not_fail():
+    """`"$("$("$(...` three thousand deep: each quote inside an expansion is a call deeper; not read, no error."""
+    assert script_value('"$(' * 3000 + "x" + ')"' * 3000) is None

@@ -26,7 +26,7 @@ def script_value(raw: str) -> tuple[str, list[int]] | None:
         i = 0
         while i < len(raw):
             i = _segment(raw, i, out)
-    except _Unread:
+    except (_Unread, RecursionError):  # (`"$("$("$(...`: each quote inside an expansion a call deeper)
         return None
     return "".join(c for c, _ in out), [at for _, at in out]
 
