@@ -37,7 +37,7 @@ from typing import Any
 
 from rich.console import Console, ConsoleDimensions
 from rich.measure import Measurement
-from rich.segment import Segment, SegmentLines
+from rich.segment import Segment, SegmentLines, Segments
 from rich.table import Column, Table
 from rich.text import Span, Text
 
@@ -287,7 +287,12 @@ def print_markdown(console: Console, text: str) -> None:
         lines = console.render_lines(markdown, console.options.update_width(width), pad=False)
         console.print(SegmentLines(lines, new_lines=True), crop=False)
     else:
-        console.out(text.rstrip("\n"), highlight=False)
+        # the source as written, past rich's text, which turns a tab into spaces: `porter explain
+        # LCH008 | less` showed its Makefile example's recipe line indented by eight spaces, which
+        # make reads as a variable's assignment, not a recipe (thirty-sixth read); still escaped
+        # where the stream's encoding lacks a character, and made safe as all the console writes
+        source = encodable(text.rstrip("\n"), console.encoding)
+        console.print(Segments([Segment(source + "\n")]), crop=False)
 
 
 def _folding_markdown() -> type:

@@ -101,6 +101,41 @@ def _state_of(pid: int) -> str | None:
         return None
 
 
+# the most of a worker's descendants porter reads each look (`_stopped_within`)
+_MOST_DESCENDANTS = 256
+
+
+def _children(pid: int) -> list[int]:
+    """`pid`'s children, from each of its threads' /proc `children` list (empty where unread)."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as fh:
+                out.extend(int(child) for child in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _stopped_within(pid: int) -> bool:
+    """Whether the worker `pid` or a process it started (a launcher's `python`, a DataLoader's
+    worker: its children, theirs, ...) is stopped (T or t): the worker waiting on a child a stranger
+    stopped was counted awake, and the side's alarm ended it "no result after 4 s awake" after
+    0.5 s of work (thirty-sixth term read)."""
+    todo, seen = [pid], 0
+    while todo and seen < _MOST_DESCENDANTS:
+        here = todo.pop()
+        seen += 1
+        if _state_of(here) in ("T", "t"):
+            return True
+        todo.extend(_children(here))
+    return False
+
+
 # the variable each worker's environment holds (a value of its own), inherited by whatever it
 # starts, even outside its process group: what the watchdog finds them by after porter's kill -9
 WORKER_MARK = "PORTER_WORKER_MARK"
@@ -267,10 +302,11 @@ class WorkerSet:
             self._stranger_s.pop(proc.pid, None)
 
     def _note_stranger_stop(self, proc: subprocess.Popen, since: float | None, cap: float) -> float | None:
-        """Count the time `proc` is seen stopped (state T or t in /proc) while porter is not: its
-        stopped time so far said to the side at each look. The start of the stop now seen, else None."""
+        """Count the time `proc`, or a process it started, is seen stopped (state T or t in /proc)
+        while porter is not (`_stopped_within`): its stopped time so far said to the side at each
+        look. The start of the stop now seen, else None."""
         now = time.monotonic()
-        if _state_of(proc.pid) not in ("T", "t"):
+        if not _stopped_within(proc.pid):
             return None
         if since is not None:
             self._stranger_s[proc.pid] = min(cap, self._stranger_s[proc.pid] + now - since)
