@@ -385,9 +385,9 @@ class _FileNames:
             self._take(inner, {v: f"{local}.{v}" for v in inner.public(everything=True)}, node)
 
     def public(self, everything: bool = False) -> dict[str, str]:
-        """The `Library` variables and custom ops the module gives another (theirs -> theirs): those `import *` takes
-        (its `__all__`'s, else those not named `_...`), or, `everything`, all of them."""
-        names = [*self.libraries, *self.custom_ops]
+        """The `Library` variables, subclasses and custom ops the module gives another (theirs -> theirs): those
+        `import *` takes (its `__all__`'s, else those not named `_...`), or, `everything`, all of them."""
+        names = [*self.libraries, *self.custom_ops, *self.subclasses, *self.unread_classes]
         listed = _listed_all(self.tree)
         if not everything:
             names = [n for n in names if n in listed] if listed is not None else [n for n in names if n[:1] != "_"]
@@ -413,10 +413,10 @@ class _FileNames:
             if theirs in other.unread_classes:
                 self.unread_classes.add(local)
             elif theirs in other.subclasses:
-                self.aliases[local] = "Library"
+                self.subclasses.add(local)  # (`L.CpuLib` of `import pkg.lib as L` too)
         for node in ast.walk(self.tree) if classes else ():
             assigned = _call_assigned(node)
-            if assigned is not None and isinstance(assigned[1].func, ast.Name) and assigned[1].func.id in classes:
+            if assigned is not None and ast.unparse(assigned[1].func) in classes:
                 for target in assigned[0]:
                     self._assigned(node, target, assigned[1])
 
@@ -438,7 +438,7 @@ class _FileNames:
         CUDA-only where torch runs it on a CPU tensor: thirty-third read, scaf2); its key `UNREAD` where its
         returns differ."""
         ns = self.library_namespace(call)
-        if ns is not None and isinstance(call.func, ast.Name) and call.func.id in self.unread_classes:
+        if ns is not None and ast.unparse(call.func) in self.unread_classes:
             return (UNREAD, UNREAD)
         if ns is not None:
             keys = _given_keys(call, (2, "dispatch_key", ""), self)
@@ -463,9 +463,10 @@ class _FileNames:
         """The namespace of a `Library("ns", ...)` call, `UNREAD` where porter cannot read it (`Library(*ARGS)`, a
         parameter: read as no library, `lib.impl("a", a_cpu)` was no kernel, and `a` said CUDA-only where torch runs
         it on a CPU tensor: thirty-fifth read)."""
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.unread_classes:
+        made = ast.unparse(node.func) if isinstance(node, ast.Call) else None
+        if made in self.unread_classes:
             return UNREAD
-        if isinstance(node, ast.Call) and self.callee(node) == "Library":
+        if isinstance(node, ast.Call) and (self.callee(node) == "Library" or made in self.subclasses):
             args = _in_positions(node, _PARAMETERS["Library"])
             return (self.text(args[0]) if args else None) or UNREAD
         return None

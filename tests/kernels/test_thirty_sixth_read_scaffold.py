@@ -87,3 +87,29 @@ cuda.impl("b", lambda x: x.clone())
     files = [("pkg/__init__.py", b""), ("pkg/lib.py", lib), ("pkg/ops.py", ops)]
     kernels = python_ops.registered_kernels(files)
     assert set(native_ops.cuda_only_ops([], kernels).get("myops", {})) == {"b"}
+
+
+def test_a_library_subclass_taken_through_a_module_or_a_star_import_registers_there() -> None:
+    # `import pkg.lib as L` / `L.CpuLib(...)`, `from .lib import *`, `from . import lib` / `lib.CpuLib(...)`, and an
+    # imported subclass of its own `__init__` (unread: no verdict): torch runs `a` on a CPU tensor in each; `b`, with
+    # a CUDA kernel only, stays CUDA-only (the control; docs/reads/54-scaffold-tools/xmod2.py.txt runs them in torch)
+    lib = (
+        DEFINED
+        + LIB
+        + b"""
+class Own(torch.library.Library):
+    def __init__(self):
+        super().__init__("myops", "IMPL", "CPU")
+DEF.impl("b", lambda x: x.clone(), "CUDA")
+"""
+    )
+    forms = [
+        b'import pkg.lib as L\ncpu = L.CpuLib("myops", "IMPL")\ncpu.impl("a", lambda x: x.clone(), "CPU")\n',
+        b'from .lib import *\ncpu = CpuLib("myops", "IMPL")\ncpu.impl("a", lambda x: x.clone(), "CPU")\n',
+        b'from . import lib\ncpu = lib.CpuLib("myops", "IMPL")\ncpu.impl("a", lambda x: x.clone(), "CPU")\n',
+        b'from .lib import Own\ncpu = Own()\ncpu.impl("a", lambda x: x.clone())\n',
+    ]
+    for ops in forms:
+        files = [("pkg/__init__.py", b""), ("pkg/lib.py", lib), ("pkg/ops.py", ops)]
+        kernels = python_ops.registered_kernels(files)
+        assert set(native_ops.cuda_only_ops([], kernels).get("myops", {})) == {"b"}, ops
