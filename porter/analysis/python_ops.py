@@ -297,6 +297,7 @@ class _FileNames:
             if not any(_LIBRARY_CLASS.fullmatch(base) or base in unread for base in bases):
                 continue
             own = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            own |= {t.id for n in node.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
             if len(bases) > 1 or own & _LIBRARY_OWN or bases[0] in unread:
                 unread.add(node.name)
             else:
