@@ -43,6 +43,9 @@ _UNKEPT = (-1, "", UNREAD)
 # verdict (thirty-fourth read, scaf2)
 _ON_CLASS = (3, "dispatch_key")
 _LIBRARY_CLASS = re.compile(r"(?:(?:torch\.)?library\.)?Library")
+# what a subclass of `Library` may override that changes what its calls register, or how long (`__init__` given its
+# own arguments, `impl` its own key): a subclass overriding one is read as a library of unread namespace and key
+_LIBRARY_OWN = frozenset({"__init__", "__new__", "__del__", "__call__", "impl", "fallback", "define", "_destroy"})
 # a device type's name as a key (`"cuda"`, `"meta"`): the C++ reader's keys are spelled so
 _KEY_OF_DEVICE = {"cuda": "CUDA", "meta": "Meta"}
 _OP = re.compile(r"\w+(?:\.\w+)?")  # (an op and its overload, as the C++ reader reads them)
@@ -200,6 +203,7 @@ class _FileNames:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             if (m := _TORCH_LIBRARY_NAME.fullmatch(self.spelled(node.value)))
         )
+        self.unread_classes = self._library_subclasses(nodes)
         self.tree = tree
         stores = _stores(tree)
         once = {name for name, count in stores.items() if count == 1}
@@ -258,6 +262,17 @@ class _FileNames:
         # (id of a function, a parameter's name) -> the library the file's calls give it (`_bind_parameters`)
         self.parameters: dict[tuple[int, str], tuple[str, str]] = {}
         self.function_names: dict[int, str] = {}  # (id of a function -> its name)
+        # (a method of a subclass of `Library`: its `self` is a library of unread namespace and key, `self.impl("a",
+        # a_cpu, "CPU")` a kernel of `a` of any namespace)
+        self.parameters.update(
+            ((id(method), method.args.args[0].arg), (UNREAD, UNREAD))
+            for node in nodes
+            if isinstance(node, ast.ClassDef) and (node.name in self.unread_classes or node.name in self.aliases)
+            for method in node.body
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and method.args.args
+            and not method.decorator_list
+        )
         self._bind_scoped()
         self.partials = {  # (the names `functools.partial` is imported as: `_method_given`)
             alias.asname or alias.name
@@ -266,6 +281,29 @@ class _FileNames:
             for alias in node.names
             if alias.name == "partial"
         }
+
+    def _library_subclasses(self, nodes: list[ast.AST]) -> set[str]:
+        """Read the file's subclasses of `Library` (`class CpuLib(torch.library.Library): pass`): one that overrides
+        none of its own methods (`_LIBRARY_OWN`) as `Library` itself (an alias); the others' libraries as of an unread
+        namespace and key (returned). Unread, `CpuLib("ns", "IMPL").impl("a", a_cpu, "CPU")` was no kernel, and `a`
+        said CUDA-only where torch 2.9 runs it on a CPU tensor (thirty-sixth read)."""
+        unread: set[str] = set()
+        self.subclasses: set[str] = set()  # (those read as `Library`)
+        for node in nodes:  # (a module's classes in their order: a subclass of a subclass after it)
+            if not isinstance(node, ast.ClassDef) or not node.bases or node.keywords:
+                continue
+            spelled = [self.spelled(base) for base in node.bases]
+            bases = [self.aliases.get(base, base) for base in spelled]
+            if not any(_LIBRARY_CLASS.fullmatch(base) or base in unread for base in bases):
+                continue
+            own = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            own |= {t.id for n in node.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+            if len(bases) > 1 or own & _LIBRARY_OWN or bases[0] in unread:
+                unread.add(node.name)
+            else:
+                self.aliases[node.name] = "Library"
+                self.subclasses.add(node.name)
+        return unread
 
     def _bind_parameters(self) -> None:
         """Bind each parameter of the file's functions that its calls give a `Library` (`def reg(lib): lib.impl("a",
@@ -337,7 +375,8 @@ class _FileNames:
             if not parts or parts & modules.words(other) or _IMPORTS_RELATIVELY.search(modules.sources[other])
         ]
         for function, parameter in list(self.parameters):
-            if any(self.function_names[function].encode() in modules.words(other) for other in others):
+            named = self.function_names.get(function)  # (none: a method of a `Library` subclass, its key unread)
+            if named is not None and any(named.encode() in modules.words(other) for other in others):
                 self.parameters[(function, parameter)] = (self.parameters[(function, parameter)][0], UNREAD)
 
     def _take_module(self, modules: _Modules, module: str, local: str, node: ast.AST) -> None:
@@ -347,9 +386,9 @@ class _FileNames:
             self._take(inner, {v: f"{local}.{v}" for v in inner.public(everything=True)}, node)
 
     def public(self, everything: bool = False) -> dict[str, str]:
-        """The `Library` variables and custom ops the module gives another (theirs -> theirs): those `import *` takes
-        (its `__all__`'s, else those not named `_...`), or, `everything`, all of them."""
-        names = [*self.libraries, *self.custom_ops]
+        """The `Library` variables, subclasses and custom ops the module gives another (theirs -> theirs): those
+        `import *` takes (its `__all__`'s, else those not named `_...`), or, `everything`, all of them."""
+        names = [*self.libraries, *self.custom_ops, *self.subclasses, *self.unread_classes]
         listed = _listed_all(self.tree)
         if not everything:
             names = [n for n in names if n in listed] if listed is not None else [n for n in names if n[:1] != "_"]
@@ -369,6 +408,18 @@ class _FileNames:
                 self.libraries.setdefault(local, []).append((scope, cls, at, library))
             if theirs in other.custom_ops:
                 self.custom_ops[local] = other.custom_ops[theirs]
+        # (their subclasses of `Library`: `from .lib import CpuLib` / `L = CpuLib("ns", "IMPL")`, bound here now)
+        classes = {local for theirs, local in names.items() if theirs in other.subclasses | other.unread_classes}
+        for theirs, local in names.items():
+            if theirs in other.unread_classes:
+                self.unread_classes.add(local)
+            elif theirs in other.subclasses:
+                self.subclasses.add(local)  # (`L.CpuLib` of `import pkg.lib as L` too)
+        for node in ast.walk(self.tree) if classes else ():
+            assigned = _call_assigned(node)
+            if assigned is not None and ast.unparse(assigned[1].func) in classes:
+                for target in assigned[0]:
+                    self._assigned(node, target, assigned[1])
 
     def _returned_libraries(self, function: ast.AST) -> list[ast.Call]:
         """The `Library(...)` calls a function returns (`return Library(...)`, `made = Library(...)` / `return
@@ -388,6 +439,8 @@ class _FileNames:
         CUDA-only where torch runs it on a CPU tensor: thirty-third read, scaf2); its key `UNREAD` where its
         returns differ."""
         ns = self.library_namespace(call)
+        if ns is not None and ast.unparse(call.func) in self.unread_classes:
+            return (UNREAD, UNREAD)
         if ns is not None:
             keys = _given_keys(call, (2, "dispatch_key", ""), self)
             return (ns, keys[0] if len(keys) == 1 else UNREAD)
@@ -411,7 +464,10 @@ class _FileNames:
         """The namespace of a `Library("ns", ...)` call, `UNREAD` where porter cannot read it (`Library(*ARGS)`, a
         parameter: read as no library, `lib.impl("a", a_cpu)` was no kernel, and `a` said CUDA-only where torch runs
         it on a CPU tensor: thirty-fifth read)."""
-        if isinstance(node, ast.Call) and self.callee(node) == "Library":
+        made = ast.unparse(node.func) if isinstance(node, ast.Call) else None
+        if made in self.unread_classes:
+            return UNREAD
+        if isinstance(node, ast.Call) and (self.callee(node) == "Library" or made in self.subclasses):
             args = _in_positions(node, _PARAMETERS["Library"])
             return (self.text(args[0]) if args else None) or UNREAD
         return None
