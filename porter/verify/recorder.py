@@ -1048,6 +1048,7 @@ class Recorder:
         # sought once, where two roots or more hold them
         self.holder: weakref.ref | None = None
         self.holder_sought = False
+        self.tied_sought = False  # (`_tied_outside`, sought once where one root holds them all)
         # the gradients' norms of the optimizers a backward steps (each parameter's own, stepped by
         # its post-accumulate-grad hook), and the counted step it took: one step's norm (`_fused_norm`)
         self.fused_norms: list[torch.Tensor] = []
@@ -2132,10 +2133,10 @@ class Recorder:
         manifest (`model_uncalled`): the container's own output is recorded on one side only."""
         owners = [r for r in roots if self._own_and_given(r) & stepped]
         loose = stepped - {i for r in owners for i in self._own_and_given(r)}
-        if len(owners) == 1 and not loose and not self.holder_sought:
+        if len(owners) == 1 and not loose and not self.holder_sought and not self.tied_sought:
+            self.tied_sought = True  # (once: the one scan)
             with self.own_work():
                 owners += _tied_outside(owners[0], set(self.modules), stepped)
-            self.holder_sought = len(owners) == 1  # (none tied: this scan was the search)
         if owners and (len(owners) > 1 or loose) and not self.holder_sought:
             self.holder_sought = True
             with self.own_work():
