@@ -81,7 +81,7 @@ def listed_pair(ref: Trace, port: Trace) -> tuple[Trace, Trace]:
     other side's (and were not before)."""
     ref_names, port_names = _named_parameters_of(ref), _named_parameters_of(port)
     if ref_names == port_names:
-        return ref, port
+        return _both_listed(ref, port)
     for field, uncalled in NAMINGS:
         p = listed_prefixes(port, field)
         if p and {relisted_name(n, p) for n in port_names if isinstance(n, str)} == ref_names:
@@ -89,4 +89,21 @@ def listed_pair(ref: Trace, port: Trace) -> tuple[Trace, Trace]:
         p = listed_prefixes(ref, field)
         if p and {relisted_name(n, p) for n in ref_names if isinstance(n, str)} == port_names:
             return _relisted(ref, p, uncalled), port
+    return ref, port
+
+
+def _both_listed(ref: Trace, port: Trace) -> tuple[Trace, Trace]:
+    """(ref, port), both renamed in one naming where the two map their roots to other names there
+    and its names are then the same: two programs walking a `ModuleList` by hand, the port in the
+    other order (independent layers), had their roots named by the order of their calls
+    (`(model)`, `<Linear>`, ...), each name another layer on each side, and the port FAILed "the
+    two runs did not start from the same weights: 24 parameter(s) differ" with the same losses (the
+    thirty-sixth trleft read)."""
+    names = _named_parameters_of(ref)
+    for field, uncalled in NAMINGS:
+        r, p = listed_prefixes(ref, field), listed_prefixes(port, field)
+        if r and p and r != p:
+            moved = {relisted_name(n, r) for n in names if isinstance(n, str)}
+            if moved == {relisted_name(n, p) for n in names if isinstance(n, str)}:
+                return _relisted(ref, r, uncalled), _relisted(port, p, uncalled)
     return ref, port

@@ -24,7 +24,15 @@ from porter.verify.devices import TARGET_KINDS
 from porter.verify.iterations import calls_unrestarted, iterations_spanned
 from porter.verify.listed import MODEL, listed_pair
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
-from porter.verify.tracefile import HASHED_WEIGHT, STAT_NAMES, TRANSFORMED, Trace, paired, unnamed_tensors
+from porter.verify.tracefile import (
+    HASHED_WEIGHT,
+    STAT_NAMES,
+    TRANSFORMED,
+    Trace,
+    call_number,
+    paired,
+    unnamed_tensors,
+)
 
 _ORDER = ["float32", "float16", "bfloat16"]  # increasing tolerance
 # (rtol, atol) for the per-step loss and gradient norm. The loss is a mean over many
@@ -473,13 +481,7 @@ def _autocast_dtypes(manifest: dict) -> list[str]:
 
 def _call_base(key: str) -> str:
     """A module output's key without its call number (`h.0.attn#2` -> `h.0.attn`)."""
-    return _call_number(key)[0]
-
-
-def _call_number(key: str) -> tuple[str, int]:
-    """A module entry's key as its module and call number (`0#2`: ("0", 2); `0`: ("0", 1))."""
-    base, sep, n = key.rpartition("#")
-    return (base, int(n)) if sep and n.isdigit() else (key, 1)
+    return call_number(key)[0]
 
 
 def _shapes(entry: dict | None) -> list | None:
@@ -726,16 +728,16 @@ def _after_transform(m: dict, ref: Trace, port: Trace) -> bool:
     `vmap(grad(functional_call(m, ...)))` and its loss by a `no_grad` forward, against a plain
     port, FAILed "(model)#2: not called on the ported side", the losses equal (thirty-fifth
     trleft2 read)."""
-    base, n = _call_number(str(m.get("key")))
+    base, n = call_number(str(m.get("key")))
 
     def calls(trace: Trace) -> list[dict]:
         return [
             e
             for e in trace.manifest.get("modules") or []
-            if isinstance(e, dict) and _call_number(str(e.get("key")))[0] == base
+            if isinstance(e, dict) and call_number(str(e.get("key")))[0] == base
         ]
 
-    inside = [e for e in calls(ref) if _call_number(str(e["key"]))[1] < n and TRANSFORMED in (e.get("unsampled") or [])]
+    inside = [e for e in calls(ref) if call_number(str(e["key"]))[1] < n and TRANSFORMED in (e.get("unsampled") or [])]
     return bool(inside) and n - len(calls(port)) <= len(inside)
 
 

@@ -257,6 +257,16 @@ HASHED_WEIGHT = 1 << 16
 # why an output made inside a torch.func transform has no statistics (a module entry's `unsampled`):
 # written by the recorder, read by trace compare (`_after_transform`)
 TRANSFORMED = "inside a torch.func transform (vmap, grad)"
+
+
+def call_number(key: str) -> tuple[str, int]:
+    """A module output's key as its module and call number (`0#2`: ("0", 2); `0`: ("0", 1)): the
+    one reading of the `#n` the recorder gives a module's later calls, for the recorder's regions
+    (`_reference_calls`) and trace compare's pairing (`_call_base`)."""
+    base, sep, n = key.rpartition("#")
+    return (base, int(n)) if sep and n.isdigit() else (key, 1)
+
+
 _NUMBER = (int, float)
 _STATS, _SAMPLE, _BLOCKS = ("tensor", "stats"), ("tensor", "sample"), ("tensor", "blocks")
 _OUTPUT = {
