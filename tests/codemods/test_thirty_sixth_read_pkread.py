@@ -1,0 +1,51 @@
+"""The thirty-sixth read's real packages (pkread): stable-baselines3 2.7.0, open_clip_torch 3.2.0, gpytorch 1.14.2,
+torchrec 1.3.0 and kornia 0.8.1 end to end, checked against the packages' own sources and Python, torch itself."""
+
+from __future__ import annotations
+
+
+def _port(tmp_path, text, target="xla"):
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    (tmp_path / "m.py").write_text(text)
+    result = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0][0]
+    new = (result.new_source or result.original_source or b"").decode()
+    return new, [(f.code, f.start.line, f.message) for f in result.findings]
+
+
+DDP_WITH_KWARGS = """import torch
+from torch.nn.parallel import DistributedDataParallel
+
+
+class Strategy:
+    def __init__(self, **kwargs):
+        self._ddp_kwargs = kwargs
+
+    def wrap(self, model, rank):
+        return DistributedDataParallel(module=model, device_ids=[rank], **self._ddp_kwargs)
+
+    def plain(self, model, rank):
+        return DistributedDataParallel(model, device_ids=[rank])
+"""
+
+
+def test_gradient_as_bucket_view_is_not_added_beside_a_kwargs_spread(tmp_path):
+    """Lightning's `DistributedDataParallel(module=model, device_ids=..., **self._ddp_kwargs)` (the user's
+    `DDPStrategy(gradient_as_bucket_view=True)` lands in the spread; open_clip_train 3.2.0's
+    `DistributedDataParallel(model, device_ids=[device], **ddp_args)` has the shape): the xla port added
+    `gradient_as_bucket_view=True` after the `**`, and Python raises "got multiple values for keyword argument
+    'gradient_as_bucket_view'" when the spread holds it. The device ids are still dropped; the recommendation
+    is said, not written. A call without a spread (the control) still gets it."""
+    new, found = _port(tmp_path, DDP_WITH_KWARGS)
+    assert "DistributedDataParallel(module=model, **self._ddp_kwargs)\n" in new
+    assert "DistributedDataParallel(model, gradient_as_bucket_view=True)\n" in new
+    wrap = [m for code, line, m in found if code == "DIST002" and line == 10]
+    assert wrap and "not added" in wrap[0]
+    # Python itself: the ported call's keywords, with the spread holding the option, are accepted
+    call = new.split("return ")[1].split("\n")[0]
+    kwargs = {"gradient_as_bucket_view": True}
+    code = f"def DistributedDataParallel(*a, **k): return k\nself = S\nout = {call}"
+    scope = {"S": type("S", (), {"_ddp_kwargs": kwargs}), "model": None, "rank": 0}
+    exec(compile(code, "<ported>", "exec"), scope)
+    assert scope["out"]["gradient_as_bucket_view"] is True
