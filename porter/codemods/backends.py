@@ -1440,7 +1440,7 @@ class BackendsFamily(Family):
             return  # a check in front of CUDA-only code (GUARD001 keeps it as it is)
         self.ctx.keep_cuda.update(id(s) for s in strings)
         t = self.ctx.target
-        if t.device_type in devices:
+        if t.device_type in devices or self._gates_device_module(node):
             return
         if self.library() is not None and all(d in HOSTS for d in devices if d not in (None, "cuda")):
             # `model_device.type not in ('cuda', 'meta')` in a project with a device abstraction:
@@ -1475,6 +1475,38 @@ class BackendsFamily(Family):
             )
             return
         self._lists.add(id(node))
+
+    def _gates_device_module(self, node: cst.CSTNode) -> bool:
+        """xla: `torch.get_device_module(device).Stream(priority=p) if device.type in ["cuda", "mtia"]
+        else None` (torchrec 1.3.0's DataLoadingThread), or an `if` whose body calls it: torch_xla 2.9
+        registers no `torch.xla`, so `torch.get_device_module` raises for an XLA device ("Device 'xla'
+        does not have a corresponding module registered as 'torch.xla'"). The list stays (BACK001
+        says why); True when so reported."""
+        if self.ctx.target.name != "xla" or not self.ctx.current_statements:
+            return False
+        for n in _nodes(self.ctx.current_statements[-1]):
+            if not isinstance(n, (cst.If, cst.IfExp, cst.While)) or not any(m is node for m in _nodes(n.test)):
+                continue
+            call = next(
+                (
+                    c
+                    for c in _nodes(n.body)
+                    if isinstance(c, cst.Call) and self.ctx.qualname(c.func) == "torch.get_device_module"
+                ),
+                None,
+            )
+            if call is not None:
+                t = self.ctx.target
+                self.ctx.report(
+                    "BACK001",
+                    node,
+                    f"`{_short(self.ctx.code(node))}` gates `{_short(self.ctx.code(call))}`, which raises on "
+                    f"{t.display} (torch_xla registers no `torch.xla` module): CUDA's entry stays, so {t.display} "
+                    "takes the other branch as before; give it its own path there if it needs one",
+                    applicability=Applicability.MANUAL,
+                )
+                return True
+        return False
 
     def _cuda_device_list(
         self, node: cst.List | cst.Tuple | cst.Set, listed: bool

@@ -49,3 +49,44 @@ def test_gradient_as_bucket_view_is_not_added_beside_a_kwargs_spread(tmp_path):
     scope = {"S": type("S", (), {"_ddp_kwargs": kwargs}), "model": None, "rank": 0}
     exec(compile(code, "<ported>", "exec"), scope)
     assert scope["out"]["gradient_as_bucket_view"] is True
+
+
+DEVICE_MODULE_GATE = """import torch
+
+
+def memcpy_stream(device: torch.device, priority: int = 0):
+    return torch.get_device_module(device).Stream(priority=priority) if device.type in ["cuda", "mtia"] else None
+
+
+def event(device: torch.device):
+    if device.type in ("cuda", "xpu"):
+        return torch.get_device_module(device).Event()
+    return None
+
+
+def pinned(device: torch.device):
+    return device.type in ["cuda", "mtia"]
+"""
+
+
+def test_a_device_list_that_gates_get_device_module_gains_no_xla(tmp_path):
+    """torchrec 1.3.0 `train_pipeline/utils.py:468` (DataLoadingThread): `torch.get_device_module(device).Stream(
+    priority=...) if device.type in ["cuda", "mtia"] else None` became `["cuda", "mtia", "xla"]` (BACK001, safe).
+    torch_xla 2.9 (PJRT_DEVICE=CPU) registers no `torch.xla`: `torch.get_device_module(torch_xla.device())` raises
+    "Device 'xla' does not have a corresponding module registered as 'torch.xla'", where the original took the
+    `None` branch. The list stays and BACK001 says why; a list that gates nothing of the kind (the control) still
+    gains "xla"."""
+    new, found = _port(tmp_path, DEVICE_MODULE_GATE)
+    assert 'if device.type in ["cuda", "mtia"] else None' in new
+    assert 'if device.type in ("cuda", "xpu"):' in new
+    assert 'return device.type in ["cuda", "mtia", "xla"]' in new
+    said = [m for code, line, m in found if code == "BACK001" and line in (5, 9)]
+    assert len(said) == 2 and all("torch.xla" in m for m in said)
+
+
+def test_a_device_list_that_gates_get_device_module_gains_tpu(tmp_path):
+    """The control on TorchTPU: torch-tpu 0.2.0 registers `torch.tpu` with `Stream(device=None, priority=0)` and
+    `Event(...)` (`_device_module.py`), so the list gains "tpu" as before."""
+    new, _ = _port(tmp_path, DEVICE_MODULE_GATE, "tpu")
+    assert 'if device.type in ["cuda", "mtia", "tpu"] else None' in new
+    assert 'if device.type in ("cuda", "xpu", "tpu"):' in new
