@@ -3,6 +3,8 @@ torchrec 1.3.0 and kornia 0.8.1 end to end, checked against the packages' own so
 
 from __future__ import annotations
 
+import pytest
+
 
 def _port(tmp_path, text, target="xla"):
     from porter.config.settings import Settings
@@ -90,3 +92,43 @@ def test_a_device_list_that_gates_get_device_module_gains_tpu(tmp_path):
     new, _ = _port(tmp_path, DEVICE_MODULE_GATE, "tpu")
     assert 'if device.type in ["cuda", "mtia", "tpu"] else None' in new
     assert 'if device.type in ("cuda", "xpu", "tpu"):' in new
+
+
+OWN_CUDA_METHOD = """import torch
+from torch.nn import Module
+
+
+class NNUtil(Module):
+    def cuda(self, device=None):
+        super().cuda(device=device)
+        from faiss import GpuIndexFlatL2, StandardGpuResources
+
+        self.res = StandardGpuResources()
+        self.index = [GpuIndexFlatL2(self.res, 3)]
+        return self
+
+    def to(self, device):
+        if str(device) == "cpu":
+            return self.cpu()
+        elif "cuda" in str(device):
+            return self.cuda()
+        else:
+            raise ValueError(f"Unknown device {device}")
+
+
+def pick():
+    return "cuda" if torch.cuda.is_available() else "cpu"
+"""
+
+
+@pytest.mark.parametrize("target", ["xla", "tpu", "neuron"])
+def test_a_device_test_in_front_of_the_files_own_cuda_method_stays_cuda(tmp_path, target):
+    """gpytorch 1.14.2 `utils/nearest_neighbors.py:220` (`NNUtil.to`): `elif "cuda" in str(device): return
+    self.cuda()`, where `NNUtil.cuda()` builds faiss GPU indexes, became `elif "xla" in str(device)` (DEV005, safe)
+    while `self.cuda()` stayed (DEV001: the file defines its own `cuda()`). The target ran CUDA's method
+    (`Module.cuda()`: no NVIDIA driver there) and a CUDA device reached "Unknown device". The test stays CUDA's,
+    DEV005 says why; a device choice elsewhere in the file (`pick`, the control) is still ported."""
+    new, found = _port(tmp_path, OWN_CUDA_METHOD, target)
+    assert 'elif "cuda" in str(device):\n            return self.cuda()' in new
+    assert any(code == "DEV005" and line == 17 and "self.cuda()" in m for code, line, m in found)
+    assert 'return "cuda" if' not in new
