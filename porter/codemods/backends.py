@@ -3207,6 +3207,9 @@ class BackendsFamily(Family):
         no `else`, the code past it is CUDA's (see _cuda_past)."""
         says = "CUDA" if _SAYS_CUDA.search(self.ctx.code(node.body)) else "a GPU, CUDA's hardware in this library"
         self._itself(node.test, node.test, f"turns away what is not CUDA (the error it raises says {says})")
+        if id(node.test) in self.ctx.keep_cuda:  # the error's own words about CUDA stay with its check
+            # (flash-sinkhorn's `got {tensor.device if tensor.is_cuda else 'CPU'}`: made `is_tpu`, CUDA's message lied)
+            self.ctx.keep_cuda.update(id(n) for r in _raised(node.body) for n in _nodes(r))
         if (self._without_cuda(node.test) or _other_devices_refused(node.test)) and node.orelse is None:
             self._cuda_past(node, f"if {_short(self.ctx.code(node.test))}: raise ...")
 
@@ -4327,6 +4330,11 @@ def _blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     return list(walk(node))
+
+
+def _raised(body: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The exceptions a block raises (`raise ValueError(f"...")`'s call)."""
+    return [n.exc for n in walk(body) if isinstance(n, cst.Raise) and n.exc is not None]
 
 
 def _negates(nodes: Iterable[cst.CSTNode]) -> bool:

@@ -132,3 +132,36 @@ def test_a_device_test_in_front_of_the_files_own_cuda_method_stays_cuda(tmp_path
     assert 'elif "cuda" in str(device):\n            return self.cuda()' in new
     assert any(code == "DEV005" and line == 17 and "self.cuda()" in m for code, line, m in found)
     assert 'return "cuda" if' not in new
+
+
+REFUSES_NON_CUDA = """import torch
+
+
+def check(x, tensors):
+    ref_device = x.device
+    for name, tensor in tensors:
+        if tensor is not None:
+            if not tensor.is_cuda or tensor.device != ref_device:
+                raise ValueError(
+                    f"{name} must be on the same CUDA device as x ({ref_device}), "
+                    f"got {tensor.device if tensor.is_cuda else 'CPU'}"
+                )
+
+
+def where(t):
+    return t.device if t.is_cuda else "host"
+"""
+
+
+@pytest.mark.parametrize("target", ["tpu", "neuron"])
+def test_the_message_of_a_kept_cuda_refusal_keeps_its_is_cuda(tmp_path, target):
+    """flash-sinkhorn 0.4.1 `kernels/_common.py:114`: `if not tensor.is_cuda or tensor.device != ref_device: raise
+    ValueError(f"... got {tensor.device if tensor.is_cuda else 'CPU'}")`: BACK006 kept the check (it turns away what
+    is not CUDA), DEV004 made the message's `tensor.is_cuda` the target's, so on CUDA a tensor on another index was
+    said to be on the "CPU" (`diff-defects`: cuda-only-enabled). The raise's words stay with its check; an `is_cuda`
+    outside it (`where`, the control) is still ported."""
+    new, found = _port(tmp_path, REFUSES_NON_CUDA, target)
+    assert "got {tensor.device if tensor.is_cuda else 'CPU'}" in new
+    assert "if not tensor.is_cuda or tensor.device != ref_device:" in new
+    assert "return t.device if t.is_cuda else" not in new
+    assert any(code == "BACK006" and line == 8 for code, line, _ in found)
