@@ -1440,7 +1440,7 @@ class BackendsFamily(Family):
             return  # a check in front of CUDA-only code (GUARD001 keeps it as it is)
         self.ctx.keep_cuda.update(id(s) for s in strings)
         t = self.ctx.target
-        if t.device_type in devices:
+        if t.device_type in devices or self._gates_device_module(node):
             return
         if self.library() is not None and all(d in HOSTS for d in devices if d not in (None, "cuda")):
             # `model_device.type not in ('cuda', 'meta')` in a project with a device abstraction:
@@ -1475,6 +1475,38 @@ class BackendsFamily(Family):
             )
             return
         self._lists.add(id(node))
+
+    def _gates_device_module(self, node: cst.CSTNode) -> bool:
+        """xla: `torch.get_device_module(device).Stream(priority=p) if device.type in ["cuda", "mtia"]
+        else None` (torchrec 1.3.0's DataLoadingThread), or an `if` whose body calls it: torch_xla 2.9
+        registers no `torch.xla`, so `torch.get_device_module` raises for an XLA device ("Device 'xla'
+        does not have a corresponding module registered as 'torch.xla'"). The list stays (BACK001
+        says why); True when so reported."""
+        if self.ctx.target.name != "xla" or not self.ctx.current_statements:
+            return False
+        for n in _nodes(self.ctx.current_statements[-1]):
+            if not isinstance(n, (cst.If, cst.IfExp, cst.While)) or not any(m is node for m in _nodes(n.test)):
+                continue
+            call = next(
+                (
+                    c
+                    for c in _nodes(n.body)
+                    if isinstance(c, cst.Call) and self.ctx.qualname(c.func) == "torch.get_device_module"
+                ),
+                None,
+            )
+            if call is not None:
+                t = self.ctx.target
+                self.ctx.report(
+                    "BACK001",
+                    node,
+                    f"`{_short(self.ctx.code(node))}` gates `{_short(self.ctx.code(call))}`, which raises on "
+                    f"{t.display} (torch_xla registers no `torch.xla` module): CUDA's entry stays, so {t.display} "
+                    "takes the other branch as before; give it its own path there if it needs one",
+                    applicability=Applicability.MANUAL,
+                )
+                return True
+        return False
 
     def _cuda_device_list(
         self, node: cst.List | cst.Tuple | cst.Set, listed: bool
@@ -3175,6 +3207,9 @@ class BackendsFamily(Family):
         no `else`, the code past it is CUDA's (see _cuda_past)."""
         says = "CUDA" if _SAYS_CUDA.search(self.ctx.code(node.body)) else "a GPU, CUDA's hardware in this library"
         self._itself(node.test, node.test, f"turns away what is not CUDA (the error it raises says {says})")
+        if id(node.test) in self.ctx.keep_cuda:  # the error's own words about CUDA stay with its check
+            # (flash-sinkhorn's `got {tensor.device if tensor.is_cuda else 'CPU'}`: made `is_tpu`, CUDA's message lied)
+            self.ctx.keep_cuda.update(id(n) for r in _raised(node.body) for n in _nodes(r))
         if (self._without_cuda(node.test) or _other_devices_refused(node.test)) and node.orelse is None:
             self._cuda_past(node, f"if {_short(self.ctx.code(node.test))}: raise ...")
 
@@ -4295,6 +4330,11 @@ def _blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     return list(walk(node))
+
+
+def _raised(body: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The exceptions a block raises (`raise ValueError(f"...")`'s call)."""
+    return [n.exc for n in walk(body) if isinstance(n, cst.Raise) and n.exc is not None]
 
 
 def _negates(nodes: Iterable[cst.CSTNode]) -> bool:

@@ -144,6 +144,9 @@ class PortContext:
         # and `"cuda"` compared in a branch that reads CUDA's autocast state with no device type
         # (literals.py): id -> the call, reported (DEV005)
         self.keep_cuda_autocast_branch: dict[int, str] = {}
+        # and `"cuda"` compared in a branch that calls a `.cuda()` the file defines itself, kept as
+        # CUDA's (literals.py): id -> the call, reported (DEV005)
+        self.keep_cuda_method_branch: dict[int, str] = {}
         # and a generator's device where the target has no device generator (literals.py): reported (DEV002)
         self.keep_generator_device: set[int] = set()
         # and, in a package, `x.is_cuda` choosing CUDA's implementation beside the generic one in

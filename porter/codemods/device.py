@@ -231,7 +231,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
-        if id(original) in self.ctx.keep_cuda_autocast_branch:
+        if id(original) in self.ctx.keep_cuda_autocast_branch or id(original) in self.ctx.keep_cuda_method_branch:
             return self._autocast_branch_kept(original, updated)
         if id(original) in self._prefixes and string_value(original) == "cuda:":
             # --portable: a test for a CUDA device stays one, as comparisons do
@@ -245,8 +245,19 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         return self._target_string(original, updated, code, index)
 
     def _autocast_branch_kept(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
-        """`if device_type == "cuda": dtype = torch.get_autocast_gpu_dtype()` (literals.py): kept, reported."""
+        """`if device_type == "cuda": dtype = torch.get_autocast_gpu_dtype()` (literals.py): kept, reported;
+        and `elif "cuda" in str(device): return self.cuda()` where the file defines its own `cuda()`."""
         t = self.ctx.target.display
+        if (call := self.ctx.keep_cuda_method_branch.get(id(original))) is not None:
+            self.ctx.report(
+                "DEV005",
+                original,
+                f"`{original.value}` stays: its branch calls `{call}`, a `cuda()` this file defines "
+                f"itself and porter keeps as CUDA's (DEV001); made {t}'s test, {t} would run that CUDA code and "
+                f"CUDA would lose its branch: write {t}'s branch beside it (`.to(device)`)",
+                applicability=Applicability.MANUAL,
+            )
+            return updated
         self.ctx.report(
             "DEV005",
             original,

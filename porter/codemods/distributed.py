@@ -844,17 +844,26 @@ class DistributedFamily(Family):
             return updated
         drop = {"device_ids", "output_device"} & set(given)
         new = self.without_kwargs(updated, drop) if drop else updated
-        if self.ctx.target.name == "xla" and self.kwarg(original, "gradient_as_bucket_view") is None:
+        # `**kwargs` may hold it already (Lightning's `**self._ddp_kwargs`): a second one is a TypeError
+        spread = any(a.star == "**" for a in original.args)
+        bucket = self.ctx.target.name == "xla" and self.kwarg(original, "gradient_as_bucket_view") is None
+        if bucket and not spread:
             new = self.with_kwarg(new, "gradient_as_bucket_view", cst.Name("True"))
-        if new is updated:
+        if new is updated:  # nothing CUDA's to drop (`DDP(model, **kwargs)`): a recommendation is no finding
             return updated
         what = ", ".join(sorted(drop)) or "arguments"
         msg = f"DDP's CUDA {what} dropped: the target has one device per process"
-        if self.ctx.target.name == "xla":
-            msg += "; `gradient_as_bucket_view=True` as PyTorch/XLA recommends"
+        if bucket:
+            msg += _BUCKET_SPREAD if spread else "; `gradient_as_bucket_view=True` as PyTorch/XLA recommends"
         if self.ctx.report("DIST002", original, msg, replacement=new):
             return new
         return updated
+
+
+_BUCKET_SPREAD = (
+    "; PyTorch/XLA recommends `gradient_as_bucket_view=True`: not added, the call's `**` arguments may hold it"
+    " (a second one is a TypeError); pass it there"
+)
 
 
 def _in_package(ctx) -> bool:

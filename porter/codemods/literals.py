@@ -342,6 +342,7 @@ class LiteralsFamily(FlowScopes, Family):
             self._keep_vocabulary(scan.found)
         self._module_in_place_of_cpu(node)
         self._cuda_autocast_branch(node)
+        self._own_cuda_method_branch(node)
         if in_package(self.ctx):
             self._cuda_beside_fallback(node)
 
@@ -384,6 +385,35 @@ class LiteralsFamily(FlowScopes, Family):
         if qual is not None:  # (not kept here: a switch BACK002 keeps is said there, once)
             for string in strings:
                 self.ctx.keep_cuda_autocast_branch[id(string)] = qual
+
+    def _own_cuda_method_branch(self, node: cst.If) -> None:
+        """gpytorch 1.14.2's `NNUtil.to`: `elif "cuda" in str(device): return self.cuda()` in a file that
+        defines its own `cuda()` (faiss's GPU index): that call is kept as CUDA's (device.py's DEV001).
+        Made the target's test, the branch would run CUDA's method on the target (`Module.cuda()`:
+        no NVIDIA driver) and a CUDA device would reach the "Unknown device" error. Kept, reported
+        (DEV005)."""
+        test = node.test
+        if not (
+            b"def cuda(" in self.ctx.source
+            and isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.In))
+        ):
+            return
+        strings = [e for e in (test.left, test.comparisons[0].comparator) if _is_cuda(e)]
+        call = next(
+            (
+                n
+                for n in (walk(node.body) if strings else ())
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "cuda"
+            ),
+            None,
+        )
+        if call is not None:
+            for string in strings:
+                self.ctx.keep_cuda_method_branch[id(string)] = self.ctx.code(call.func) + (
+                    "(...)" if call.args else "()"
+                )
 
     def _module_in_place_of_cpu(self, node: cst.If) -> None:
         """`if device == 'cpu': device = 'cuda'; device_torch_lib = getattr(torch, device)` (fla's

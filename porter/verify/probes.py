@@ -109,9 +109,13 @@ class SyncCounterMode(TorchFunctionMode):
     """Counts host syncs (.item(), .tolist(), .cpu(), bool(t) …) and data-dependent-shape ops
     (nonzero, unique, masked_select, boolean-mask indexing …), with their source lines."""
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, device: str | None = None):
         super().__init__()
         self.root = root.rstrip("/") + "/"
+        # the side's device type: where it is an accelerator, `.item()` of a CPU tensor (torch.optim's
+        # step counters, a CPU-side metric) waits for no device; where it is the CPU (a reference
+        # standing in for CUDA), its tensors would be CUDA's, and only a copy to the CPU is spared
+        self.accelerator = device not in (None, "cpu")
         self.host_syncs: Counter = Counter()
         self.dynamic: Counter = Counter()
         # the program's own casts to float16/bfloat16, by line: beside autocast, the precision
@@ -123,8 +127,8 @@ class SyncCounterMode(TorchFunctionMode):
         name = HOST_SYNC_CALLS.get(func)
         if name is None and func is T.to and args and _to_cpu(args[1:], kwargs):
             name = ".to('cpu')"
-        if name in (".to('cpu')", ".cpu()") and _on_cpu(args):
-            name = None  # a CPU tensor copied to the CPU waits for nothing
+        if (name in (".to('cpu')", ".cpu()") or self.accelerator) and _on_cpu(args):
+            name = None  # a CPU tensor copied to the CPU, or read on a side that runs elsewhere, waits for nothing
         if name is not None:
             self.host_syncs[(name, user_location(self.root))] += 1
         else:

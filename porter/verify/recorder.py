@@ -1190,7 +1190,7 @@ class Recorder:
         if self.syncs_enabled:
             from porter.verify.probes import SyncCounterMode
 
-            self.sync_mode = SyncCounterMode(self.root)
+            self.sync_mode = SyncCounterMode(self.root, self.side.kind)
             self.sync_mode.__enter__()
         if self.side.kind == "xla" and self.syncs_enabled:
             from porter.verify.shapes import ShapeLog, xla_compiles

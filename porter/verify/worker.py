@@ -345,7 +345,7 @@ class Worker:
             timing["xla"] = xla_metrics.summary(steps)
         if self.side.kind == "neuron":
             timing["neuron"] = probes.neuron_metrics()
-        counter = probes.SyncCounterMode(self.root)
+        counter = probes.SyncCounterMode(self.root, self.side.kind)
         with counter:
             loss = step()  # kept until the sync, as in time_steps
         self.side.sync()
