@@ -1,0 +1,36 @@
+"""The thirty-sixth read's leftover helper on the scaffold surface (scleft, issue 24): each test failed on
+c5b375fb. The verdicts are the packages' own (nvidia-cutlass-dsl 4.8.1's wheels read), torch 2.9's (each program
+registered for real, the op called on a CPU tensor) and the compiler's (`cpp -P`, libclang):
+docs/reads/54-scleft-tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from porter.kernels import inventory
+
+CUTE = (
+    "# a CuTe DSL kernel (not triton)\nfrom cutlass import cute\nfrom cutlass import Int32\n\n@cute.jit\n"
+    "def store_256b(gmem_addr, values):\n"
+    "    gmem_ptr = cute.make_ptr(Int32, gmem_addr, cute.AddressSpace.gmem, assumed_align=32)\n"
+    '    cute.arch.store(gmem_ptr, values, level1_eviction_priority="evict_no_allocate")\n'
+)
+
+
+def _kinds(tmp_path: Path, text: str) -> list[tuple[str, str]]:
+    (tmp_path / "k.py").write_text(text)
+    return [(k.name, k.kind) for k in inventory.scan(tmp_path).kernels]
+
+
+def test_a_cute_dsl_kernel_is_no_triton_kernel(tmp_path: Path) -> None:
+    # (nvidia-cutlass-dsl 4.8.1 requires no Triton and no file of its wheels imports triton: `cute.jit` is CuTe
+    # DSL's; porter listed `store_256b` as kind "triton", its detail "taken as Triton's", and scaffolded it so)
+    assert _kinds(tmp_path, CUTE) == []
+    assert _kinds(tmp_path, CUTE.replace("from cutlass import cute", "import cutlass.cute as cute")) == []
+
+
+def test_a_decorator_of_a_module_porter_has_not_read_is_still_taken_as_triton_s(tmp_path: Path) -> None:
+    # (the control: the same body under a module no read wheel covers (vllm's re-export, not in the tree) stays the
+    # guess it was, said in its detail)
+    text = CUTE.replace("from cutlass import cute", "from vllm.triton_utils import triton as cute")
+    assert _kinds(tmp_path, text) == [("store_256b", "triton")]
