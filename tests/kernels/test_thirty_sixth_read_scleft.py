@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from porter.analysis import native_ops, python_ops
 from porter.kernels import inventory
 
 CUTE = (
@@ -34,3 +35,33 @@ def test_a_decorator_of_a_module_porter_has_not_read_is_still_taken_as_triton_s(
     # guess it was, said in its detail)
     text = CUTE.replace("from cutlass import cute", "from vllm.triton_utils import triton as cute")
     assert _kinds(tmp_path, text) == [("store_256b", "triton")]
+
+
+PY_DEF = (
+    "import torch\nfrom torch.library import Library\n"
+    'DEF = Library("myops", "DEF")\nDEF.define("a(Tensor x) -> Tensor")\nDEF.define("b(Tensor x) -> Tensor")\n'
+    'DEF.impl("a", lambda x: x, "CUDA")\nDEF.impl("b", lambda x: x, "CUDA")\n'
+)
+
+
+def _py_cuda_only(body: str) -> list[str]:
+    """The ops of `myops` porter reads as CUDA-only in a module `PY_DEF` + `body`."""
+    kernels = python_ops.registered_kernels([("m.py", (PY_DEF + body).encode())])
+    return sorted(native_ops.cuda_only_and_overloaded([], kernels)[0].get("myops", {}))
+
+
+def test_a_library_a_method_returns_and_its_object_keeps_is_no_cuda_only_verdict() -> None:
+    # (torch 2.9: `r.make()` returns `self.lib`, which `r` keeps: `a` runs on a CPU tensor, `b` raises
+    # NotImplementedError; porter read `r.make().impl(...)` as nothing and said `a` CUDA-only)
+    kept = (
+        "class R:\n    def make(self):\n"
+        '        self.lib = torch.library.Library("myops", "IMPL")\n        return self.lib\n'
+        'r = R()\nr.make().impl("a", lambda x: x + 1, "CPU")\n'
+    )
+    assert _py_cuda_only(kept) == ["b"]
+    # (a function returning the module's library: torch runs `a`; porter said it CUDA-only)
+    assert _py_cuda_only('def get():\n    return DEF\nget().impl("a", lambda x: x + 1, "CPU")\n') == ["b"]
+    # (the control: a library a factory makes and nothing keeps registers nothing: torch 2.9 has `a` CUDA-only there,
+    # as porter read it before)
+    fresh = 'def make():\n    return Library("myops", "IMPL")\nmake().impl("a", lambda x: x + 1, "CPU")\n'
+    assert _py_cuda_only(fresh) == ["a", "b"]
