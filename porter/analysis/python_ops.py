@@ -255,6 +255,14 @@ class _FileNames:
         made = (self.library_namespace(node) for node in nodes if id(node) not in bound)
         self.unbound = sorted({ns for ns in made if ns is not None})
         self.class_names = {node.name for node in nodes if isinstance(node, ast.ClassDef)}
+        # (the names the file binds only to an object of its own classes: `r = R()`)
+        calls = [
+            (t, isinstance(a[1].func, ast.Name) and a[1].func.id in self.class_names)
+            for node in nodes
+            if (a := _call_assigned(node)) is not None
+            for t in a[0]
+        ]
+        self.instances = {t for t, own in calls if own} - {t for t, own in calls if not own}
         self.every_namespace = sorted({ns for node in nodes if (ns := self.library_namespace(node)) is not None})
         self.destroyed = _destroyed_bindings(tree, self.libraries)
         # (id of a function, a parameter's name) -> the library the file's calls give it (`_bind_parameters`)
@@ -492,15 +500,21 @@ class _FileNames:
         )
 
     def unbound_of(self, call: ast.Call) -> list[str]:
-        """The namespaces of the libraries `X.impl(...)`'s `X` may be where porter cannot follow it: those bound to no
-        name; for a call porter does not read as giving a library (`r.make().impl("a", fn, "CPU")` of a method
-        returning `self.lib`, `get().impl(...)` of a function returning the module's `lib`), every one the file
-        makes: read as nothing, its CPU kernel was lost and `a` said CUDA-only where torch 2.9 runs it on a CPU
-        tensor (thirty-sixth read). A class of the file made there (`R().impl(...)`) is its own object, no library."""
+        """The namespaces of the libraries `X.impl(...)`'s `X` may be where porter cannot follow it to one: every one
+        the file makes. Only those bound to no name were counted, and an `X` porter does not follow (`r.make()` of a
+        method returning `self.lib`, `get()` returning the module's `lib`, `LIBS["cpu"]`, `(lib if c else other)`,
+        `r.lib` of an instance's attribute, `x` of `with nullcontext(lib) as x`) gave no kernel: its CPU kernel lost,
+        `a` was said CUDA-only where torch 2.9 runs it on a CPU tensor (thirty-sixth read). An object of a class of
+        the file (`R().impl(...)`, `r = R()`; `r.impl(...)`) is its own, no library; a name bound to a library is
+        read as before."""
         owner = call.func.value if isinstance(call.func, ast.Attribute) else None
-        classed = isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id in self.class_names
-        made = isinstance(owner, ast.Call) and not classed
-        return self.every_namespace if made else self.unbound
+        if isinstance(owner, ast.Name) and owner.id in self.instances:
+            return self.unbound
+        if isinstance(owner, (ast.Name, ast.Attribute)) and ast.unparse(owner) in self.libraries:
+            return self.unbound  # (a library porter follows, and finds destroyed there)
+        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id in self.class_names:
+            return self.unbound
+        return self.every_namespace
 
     def drops(self, call: ast.Call) -> bool:
         """Whether a call is of the file's function that returns a `Library` it makes and nothing keeps: used at once

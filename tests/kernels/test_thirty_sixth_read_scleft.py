@@ -65,3 +65,22 @@ def test_a_library_a_method_returns_and_its_object_keeps_is_no_cuda_only_verdict
     # as porter read it before)
     fresh = 'def make():\n    return Library("myops", "IMPL")\nmake().impl("a", lambda x: x + 1, "CPU")\n'
     assert _py_cuda_only(fresh) == ["a", "b"]
+
+
+def test_an_impl_of_a_library_porter_cannot_follow_is_a_kernel_of_an_unread_key() -> None:
+    # (torch 2.9 runs `a` and `b` on a CPU tensor in each: `lib`'s kernels through a dict, a conditional, a `with`'s
+    # name, a list's item, `globals()`; porter read `b`'s and said `a` CUDA-only)
+    lib = 'lib = Library("myops", "IMPL", "CPU")\nlib.impl("b", lambda x: x + 1)\n'
+    forms = [
+        'LIBS = {"cpu": lib}\nLIBS["cpu"].impl("a", lambda x: x + 1)\n',
+        '(lib if True else None).impl("a", lambda x: x + 1)\n',
+        'import contextlib\nwith contextlib.nullcontext(lib) as x:\n    x.impl("a", lambda x: x + 1)\n',
+        'K = [lib]\nK[-1].impl("a", lambda x: x + 1)\n',
+        'globals()["lib"].impl("a", lambda x: x + 1)\n',
+    ]
+    assert [_py_cuda_only(lib + form) for form in forms] == [[]] * len(forms)
+    # (the control: an object of a class of the file with its own `impl` is no library, made there or bound to a
+    # name: `a` stays CUDA-only, as torch 2.9 has it)
+    own = "class R:\n    def impl(self, *a):\n        pass\n"
+    assert _py_cuda_only(lib + own + 'R().impl("a", lambda x: x)\n') == ["a"]
+    assert _py_cuda_only(lib + own + 'r = R()\nr.impl("a", lambda x: x)\n') == ["a"]
