@@ -258,6 +258,16 @@ class _FileNames:
         bound |= {id(node.value) for node in nodes if isinstance(node, ast.Attribute)}
         made = (self.library_namespace(node) for node in nodes if id(node) not in bound)
         self.unbound = sorted({ns for ns in made if ns is not None})
+        self.class_names = {node.name for node in nodes if isinstance(node, ast.ClassDef)}
+        # (the names the file binds only to an object of its own classes: `r = R()`)
+        calls = [
+            (t, isinstance(a[1].func, ast.Name) and a[1].func.id in self.class_names)
+            for node in nodes
+            if (a := _call_assigned(node)) is not None
+            for t in a[0]
+        ]
+        self.instances = {t for t, own in calls if own} - {t for t, own in calls if not own}
+        self.every_namespace = sorted({ns for node in nodes if (ns := self.library_namespace(node)) is not None})
         self.destroyed = _destroyed_bindings(tree, self.libraries)
         # (id of a function, a parameter's name) -> the library the file's calls give it (`_bind_parameters`)
         self.parameters: dict[tuple[int, str], tuple[str, str]] = {}
@@ -544,6 +554,23 @@ class _FileNames:
         return self.made_library(
             ast.Call(func=ast.Name("Library", ast.Load()), args=value.args, keywords=value.keywords)
         )
+
+    def unbound_of(self, call: ast.Call) -> list[str]:
+        """The namespaces of the libraries `X.impl(...)`'s `X` may be where porter cannot follow it to one: every one
+        the file makes. Only those bound to no name were counted, and an `X` porter does not follow (`r.make()` of a
+        method returning `self.lib`, `get()` returning the module's `lib`, `LIBS["cpu"]`, `(lib if c else other)`,
+        `r.lib` of an instance's attribute, `x` of `with nullcontext(lib) as x`) gave no kernel: its CPU kernel lost,
+        `a` was said CUDA-only where torch 2.9 runs it on a CPU tensor (thirty-sixth read). An object of a class of
+        the file (`R().impl(...)`, `r = R()`; `r.impl(...)`) is its own, no library; a name bound to a library is
+        read as before."""
+        owner = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if isinstance(owner, ast.Name) and owner.id in self.instances:
+            return self.unbound
+        if isinstance(owner, (ast.Name, ast.Attribute)) and ast.unparse(owner) in self.libraries:
+            return self.unbound  # (a library porter follows, and finds destroyed there)
+        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id in self.class_names:
+            return self.unbound
+        return self.every_namespace
 
     def drops(self, call: ast.Call) -> bool:
         """Whether a call is of the file's function that returns a `Library` it makes and nothing keeps: used at once
@@ -1067,12 +1094,12 @@ def _kernels_of_op(
         ns, key = on_library
         at = _ON_CLASS if names.library_class(call.func) else _ON_LIBRARY
         found, where = (ns, names.text(call.args[1]) or UNREAD), (*at, key)
-    elif name == "impl" and owner is not None and first is not None and "::" not in first and names.unbound:
-        # (a `Library` porter cannot follow to its name: `LIBS[0].impl("a", fn)`: a kernel of a key it cannot read;
-        # none of one made there and dropped)
+    elif name == "impl" and owner is not None and first is not None and "::" not in first and names.unbound_of(call):
+        # (a `Library` porter cannot follow to its name: `LIBS[0].impl("a", fn)`, `r.make().impl("a", fn)`: a kernel
+        # of a key it cannot read; none of one made there and dropped)
         if isinstance(call.func, ast.Attribute) and names.library_namespace(call.func.value) is not None:
             return
-        yield from ((ns, first.strip(), UNREAD) for ns in names.unbound if _OP.fullmatch(first.strip()))
+        yield from ((ns, first.strip(), UNREAD) for ns in names.unbound_of(call) if _OP.fullmatch(first.strip()))
         return
     else:
         found, where = names.op_of(args[0]), _QUALIFIED[name]

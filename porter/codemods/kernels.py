@@ -182,6 +182,8 @@ def _reexported(resolver, written: str, fn: cst.FunctionDef, lookup: Reexports |
         qual = ".".join([bound[names[0]], *names[1:]])
         how = f"`{written}` is Triton's: `{module}` in the tree binds it"
         return (qual, how) if qual in TRITON_DECORATORS else None
+    if bound is None and _without_triton(module):
+        return None  # `from cutlass import cute`; `@cute.jit` (CuTe DSL) was listed as a Triton kernel
     use = _language_use(resolver.imports, fn, module) if len(names) <= 2 and names[-1] in _TAILS else None
     if use is None:
         return None
@@ -190,6 +192,13 @@ def _reexported(resolver, written: str, fn: cst.FunctionDef, lookup: Reexports |
     where = "not in the tree" if bound is None else f"its file binds `{names[0]}` by no import of Triton"
     how = f"`{written}` from `{module}` ({where}) taken as Triton's: the body uses `{use}`"
     return ".".join([module, *names]), how
+
+
+def _without_triton(module: str) -> bool:
+    """Whether `module` (not in the tree) is of a wheel porter read that has no Triton in it
+    (rules/cuda_only/packages.json): a decorator of it is that package's own, never Triton's."""
+    package = package_of(module)
+    return package is not None and package.without_triton
 
 
 def _through_modules(

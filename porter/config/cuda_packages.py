@@ -31,6 +31,9 @@ class CudaPackage:
     evidence: tuple[str, ...]
     source: str  # where the evidence was read: the pinned file, or the documentation page
     targets: frozenset[str] = frozenset()  # targets it has a path on: not CUDA-only there
+    # a wheel read (packages.json) whose evidence names no Triton: no Python file of it imports triton
+    # and it requires no Triton distribution (nvidia-cutlass-dsl's `cute.jit` is CuTe DSL's, not Triton's)
+    without_triton: bool = False
 
     def covers(self, module: str) -> str | None:
         """The import of this package that `module` is (or is under), if any."""
@@ -54,6 +57,7 @@ def cuda_packages() -> tuple[CudaPackage, ...]:
                 source=f"{p['file']} (sha256 {p['sha256'][:12]}…), "
                 f"{read['source']['by']} on {read['source']['generated']}",
                 targets=frozenset(p.get("targets", {})) - asked.get(p["distribution"], frozenset()),
+                without_triton=not any("triton" in e.lower() for e in (p["distribution"], *p["evidence"])),
             )
         )
     for p in written.get("package", ()):
