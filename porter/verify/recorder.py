@@ -186,6 +186,7 @@ CALL_STATE = (
     "made",
     "call_counts",
     "nograd_calls",
+    "nograd_at",
     "outputs_recorded",
     "calls_left",
     "cut_calls",
@@ -202,6 +203,7 @@ def _no_calls() -> dict:
         "made": {},
         "call_counts": Counter(),
         "nograd_calls": Counter(),
+        "nograd_at": set(),
         "outputs_recorded": 0,
         "calls_left": 0,
         "cut_calls": [],
@@ -1010,6 +1012,10 @@ class Recorder:
         # recorded calls of each module and the step's input, and a port fed other training data
         # was told its loss was made otherwise (twenty-sixth read); `trace compare` says it
         self.nograd_calls: Counter = Counter()
+        # the indices in `calls` of those made with gradients off (each entry's `nograd`): a reference
+        # evaluating its model between the backward and the step, against a port that does not, FAILed
+        # "0#2: not called on the ported side", the same losses and weights (thirty-sixth read)
+        self.nograd_at: set[int] = set()
         self.model_nograd = 0
         self.model_copies = 0  # `_uncalled_copies`
         # the copies' weights at the last step's end (weakref, values, rates) and their rates of
@@ -1673,6 +1679,8 @@ class Recorder:
         recs, skipped = self._records_of_call(outputs, wanted)
         if skipped:
             self.unsampled_calls[len(self.calls)] = skipped
+        if not torch.is_grad_enabled():
+            self.nograd_at.add(len(self.calls))
         self.calls.append((mid, n, recs))
         self.fed.append(fed)
         self._made(outputs)
@@ -2626,6 +2634,8 @@ class Recorder:
                 entry["unsampled"] = self.unsampled_calls[k]
             if _holds_nothing(self.modules[mid]):
                 entry["stateless"] = True
+            if k in self.nograd_at:
+                entry["nograd"] = True
             if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
                 entry["calls"] = self.call_counts[mid]
             modules.append(entry)

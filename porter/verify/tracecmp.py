@@ -713,6 +713,35 @@ def _stateless_done(m: dict, port: Trace) -> bool:
     return m.get("stateless") is True and any(isinstance(e, dict) for e in port.manifest.get("modules") or [])
 
 
+# a reference's call made with gradients off that the port does not make (`_evaluation_call`)
+EVALUATION_CALL = (
+    "a call the port does not make, made with gradients off (an evaluation between the training forward and "
+    "the step, a sanity check): its output reaches no gradient; the training calls, the loss, the gradient "
+    "norm and the weights compared"
+)
+
+
+def _evaluation_call(m: dict, ref: Trace, port: Trace) -> bool:
+    """Whether the reference made its call `m` with gradients off (`nograd`), and the port made as
+    many calls of its module with gradients on as the reference recorded: a reference evaluating
+    its model between the backward and the step, against a port that does not, FAILed "0#2: not
+    called on the ported side", the same losses and weights by `assert_close`, while the other way
+    round passed (thirty-sixth read). A port dropping a training call still FAILs; a trace of an
+    older porter, without the mark, FAILs as before."""
+    if m.get("nograd") is not True:
+        return False
+    base = _call_base(str(m.get("key")))
+
+    def training(trace: Trace) -> int:
+        return sum(
+            1
+            for e in trace.manifest.get("modules") or []
+            if isinstance(e, dict) and _call_base(str(e.get("key"))) == base and e.get("nograd") is not True
+        )
+
+    return training(port) > 0 and training(port) == training(ref)
+
+
 # a reference's later call of a module, where the port calls it fewer times by the reference's calls
 # of it inside a torch.func transform (`_after_transform`)
 AFTER_TRANSFORM = (
@@ -757,6 +786,8 @@ def _uncalled(row: dict, m: dict, ref: Trace, port: Trace) -> None:
         row.update(compared=False, batch_cut=True, problem=BATCH_CUT_OTHERWISE)
     elif _weights_applied(m["key"], ref, port):
         row.update(compared=False, weights_applied=True, problem=WEIGHTS_APPLIED)
+    elif _evaluation_call(m, ref, port):
+        row.update(compared=False, evaluation_call=True, problem=EVALUATION_CALL)
     elif _stateless_done(m, port):
         row.update(compared=False, stateless_done=True, problem=STATELESS_DONE)
     else:
@@ -2258,6 +2289,7 @@ _UNCALLED_MARKS = (
     ("weights_applied", WEIGHTS_APPLIED),
     ("stateless_done", STATELESS_DONE),
     ("after_transform", AFTER_TRANSFORM),
+    ("evaluation_call", EVALUATION_CALL),
 )
 
 

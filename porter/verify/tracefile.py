@@ -306,6 +306,7 @@ _MANIFEST = {
             "fed": _opt(bool),
             "unsampled": _opt(_list(str)),
             "stateless": _opt(bool),
+            "nograd": _opt(bool),
         }
     ),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
