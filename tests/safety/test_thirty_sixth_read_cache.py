@@ -81,3 +81,75 @@ def test_a_variable_the_installers_do_not_read_stays_unreported(tmp_path, case):
     name, text = case
     result = _run(tmp_path, {name: text})[name]
     assert not [f for f in result.findings if f.code == "DEP002"], result.findings
+
+
+_WRAPPED = {
+    # (file, text, the (code, line) due)
+    "sudo-pip": ("run.sh", f"#!/bin/sh\nsudo -H pip install torch --index-url {_CUDA}\n", [("DEP002", 2)]),
+    "env-option-pip": (
+        "run.sh",
+        f"#!/bin/sh\nenv PIP_NO_CACHE_DIR=1 pip install torch --index-url {_CUDA}\n",
+        [("DEP002", 2)],
+    ),
+    "nohup-python-m-pip": ("run.sh", f"#!/bin/sh\nnohup python -m pip install torch -i {_CUDA}\n", [("DEP002", 2)]),
+    "timeout-nice-pip": (
+        "run.sh",
+        f"#!/bin/sh\ntimeout -s KILL 600 nice -n 5 pip install torch -i {_CUDA}\n",
+        [("DEP002", 2)],
+    ),
+    "env-sets-index": (
+        "Dockerfile",
+        f"FROM python:3.11\nRUN env PIP_INDEX_URL={_CUDA} pip install torch\n",
+        [("DEP002", 2)],
+    ),
+    "sudo-sets-index": ("run.sh", f"#!/bin/sh\nsudo PIP_EXTRA_INDEX_URL={_CUDA} pip install torch\n", [("DEP002", 2)]),
+    "env-visible-devices": (
+        "run.sh",
+        "#!/bin/sh\nexec env -u X CUDA_VISIBLE_DEVICES=0,1 python m.py\n",
+        [("ENV001", 2)],
+    ),
+    "env-nccl": ("run.sh", "#!/bin/sh\nenv -i NCCL_DEBUG=INFO python m.py\n", [("ENV002", 2)]),
+}
+
+
+@pytest.mark.parametrize("case", list(_WRAPPED.values()), ids=list(_WRAPPED))
+def test_a_command_another_runs_is_read_with_the_variables_set_for_it(tmp_path, case):
+    """`sudo pip install torch --index-url .../cu121`, `env PIP_INDEX_URL=.../cu121 pip install torch`, `env
+    CUDA_VISIBLE_DEVICES=0,1 python m.py`: coreutils' `env` and sudo run the command with the variables set (pip
+    23.2.1 under `env PIP_INDEX_URL=URL`: "Looking in indexes: URL"); porter read a command named `sudo` or `env`
+    and found nothing. Now the command is read as itself and `NAME=value` as an assignment."""
+    name, text, due = case
+    result = _run(tmp_path, {name: text})[name]
+    codes = {code for code, _ in due}
+    assert [(f.code, f.start.line) for f in result.findings if f.code in codes] == due
+
+
+def test_a_wrapped_commands_index_is_edited_in_place(tmp_path):
+    """The edit lands on the URL's characters (tpu takes torch's CPU build), as for the command standing alone."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/sh\nsudo env PIP_EXTRA_INDEX_URL={_CUDA} pip install torch -i {_CUDA}\n")
+    [result] = run([script], Settings(target="tpu"), jobs=1, cache=False)[0]
+    assert result.new_source == (
+        b"#!/bin/sh\nsudo env PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu pip install torch -i "
+        b"https://download.pytorch.org/whl/cpu\n"
+    )
+
+
+_NOT_RUN = {
+    # `env` with no command prints the environment; `sudo -l` lists; an expansion before the command is unknown;
+    # `env -S` splits its string (not read); `command -v` prints where the command is
+    "env-alone": "#!/bin/sh\nenv PIP_INDEX_URL=URL\n",
+    "sudo-list": f"#!/bin/sh\nsudo -l pip install torch -i {_CUDA}\n",
+    "env-split": f"#!/bin/sh\nenv -S 'pip install torch -i {_CUDA}'\n",
+    "expansion-first": f"#!/bin/sh\nsudo $PIP install torch -i {_CUDA}\n",
+}
+
+
+@pytest.mark.parametrize("text", list(_NOT_RUN.values()), ids=list(_NOT_RUN))
+def test_a_wrapper_that_runs_no_command_as_written_gives_no_index_finding(tmp_path, text):
+    """The control: where the words are no command run as written, no DEP002 is made up."""
+    result = _run(tmp_path, {"run.sh": text})["run.sh"]
+    assert not [f for f in result.findings if f.code == "DEP002"], result.findings
