@@ -153,3 +153,32 @@ def test_a_wrapper_that_runs_no_command_as_written_gives_no_index_finding(tmp_pa
     """The control: where the words are no command run as written, no DEP002 is made up."""
     result = _run(tmp_path, {"run.sh": text})["run.sh"]
     assert not [f for f in result.findings if f.code == "DEP002"], result.findings
+
+
+_SPLIT_INDEX = {
+    "spaced": "--extra-index-url https://download.pytorch.org/whl/\\\ncu121\ntorch\n",
+    "equals": "--extra-index-url=https://download.pytorch.org/whl/\\\ncu121\ntorch\n",
+    "quoted": "--index-url 'https://download.pytorch.org/whl/\\\ncu121'\ntorch\n",
+}
+
+
+@pytest.mark.parametrize("text", list(_SPLIT_INDEX.values()), ids=list(_SPLIT_INDEX))
+def test_an_index_written_across_a_continuation_is_reported(tmp_path, text):
+    """pip 23.2.1 joins `\\`-continued lines before reading options: `--extra-index-url https://download.pytorch.org/
+    whl/\\` then `cu121` is PyTorch's CUDA index (`parse_requirements`: `extra_index_urls ['.../whl/cu121']`). porter
+    looked for the joined URL whole in the text, found none: "All checks passed!". Now DEP002 on line 1, not edited
+    where the join splits the URL (tpu); the option's two lines removed where the target takes PyPI's torch (xla)."""
+    tpu = _run(tmp_path / "tpu", {"requirements.txt": text})["requirements.txt"]
+    assert [(f.code, f.start.line) for f in tpu.findings if f.code == "DEP002"] == [("DEP002", 1)]
+    assert tpu.new_source is None or b"cu121" in tpu.new_source  # (no edit inside the split URL)
+    xla = _run(tmp_path / "xla", {"requirements.txt": text}, target="xla")["requirements.txt"]
+    assert [(f.code, f.start.line) for f in xla.findings if f.code == "DEP002"] == [("DEP002", 1)]
+    assert xla.new_source is not None and xla.new_source.startswith(b"torch\n")
+
+
+def test_an_index_written_whole_on_a_continued_line_is_still_edited(tmp_path):
+    """The control: a URL whole on one physical line of a continued option keeps its edit to the CPU index."""
+    text = "--extra-index-url \\\n  https://download.pytorch.org/whl/cu121\ntorch\n"
+    result = _run(tmp_path, {"requirements.txt": text})["requirements.txt"]
+    assert result.new_source is not None
+    assert result.new_source.startswith(text.replace("cu121", "cpu").encode()), result.new_source
