@@ -69,10 +69,11 @@ def unwrap(cmd: Command) -> Wrapped | None:
         assignments.append(found)
         i += 1
     i += _POSITIONAL.get(cmd.name, 0)
-    if i >= len(args) or args[i].value is None or _NAME_VALUE.match(args[i].value):
+    name_word = args[i] if i < len(args) else None
+    program = name_word.value if name_word is not None else None
+    if name_word is None or program is None or _NAME_VALUE.match(program):
         return None
-    name_word = args[i]
-    inner = Command(name_word.value.rsplit("/", 1)[-1], name_word, args[i + 1 :], name_word.start, cmd.end)
+    inner = Command(program.rsplit("/", 1)[-1], name_word, args[i + 1 :], name_word.start, cmd.end)
     own = Command(cmd.name, cmd.name_word, options, cmd.start, options[-1].end if options else cmd.name_word.end)
     return Wrapped(own, tuple(assignments), inner)
 
