@@ -33,7 +33,8 @@ _STOPS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-l", "--list", "-v", "--validate", "-e", "--edit", "-s", "--shell", "-i", "--login", "-K"})
     | frozenset({"-k", "--reset-timestamp", "-V", "--version", "-h", "--help"}),
 }
-_NAME_VALUE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+# (matched at a word's start; from a name character's run start only, so a search is linear too)
+_NAME_VALUE = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=")
 
 
 @dataclass(frozen=True)
