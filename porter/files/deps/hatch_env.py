@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from porter.files.deps.indexes import INSTALLER_INDEX_VARIABLES, TORCH_BACKEND_VARIABLE
+from porter.files.deps.indexes import INSTALLER_INDEX_VARIABLES, TORCH_BACKEND_VARIABLE, installer_variable
 
 
 def installer_variables(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -36,7 +36,7 @@ def installer_variables(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     for installer, (variable, value, written) in entries:
         backend = installer == "uv" and variable == TORCH_BACKEND_VARIABLE
-        read = variable in INSTALLER_INDEX_VARIABLES[installer] or backend
+        read = installer_variable(variable) in INSTALLER_INDEX_VARIABLES[installer] or backend
         if read and isinstance(value, str) and (variable, value, written) not in out:
             out.append((variable, value, written))
     return out

@@ -53,6 +53,18 @@ TORCH_BACKEND_OPTION = "--torch-backend"
 INSTALLER_VARIABLES = INDEX_VARIABLES | {TORCH_BACKEND_VARIABLE}  # what `variable_index_sites` reads
 
 
+def installer_variable(name: str) -> str:
+    """The variable `name` is to its installer, as that installer reads the environment: pip takes each `PIP_`
+    name's rest as an option, lower-cased, its `_` as `-` and a leading `--` dropped (pip 23.2.1's
+    `Configuration._normalized_keys`: `PIP_extra_index_url`, `PIP_Extra_Index_Url`, `PIP_EXTRA-INDEX-URL` and
+    `PIP___EXTRA_INDEX_URL` are each `--extra-index-url`: "Looking in indexes: ..., URL"), so each is
+    `PIP_EXTRA_INDEX_URL` here; uv reads its `UV_*` names as written (thirty-sixth read)."""
+    if not name.startswith("PIP_"):
+        return name
+    option = name[4:].lower().replace("_", "-")
+    return "PIP_" + option.removeprefix("--").upper().replace("-", "_")
+
+
 def gpu_builds(backend: str) -> str:
     """The GPU whose builds a `GPU_BACKEND` name picks (`rocm6.2`: "ROCm")."""
     return next(gpu for gpu, pattern in _GPU_BUILD.items() if pattern.fullmatch(backend))
@@ -132,6 +144,7 @@ def variable_index_sites(text: str, target: str, name: str, value_span: tuple[in
     PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu121`): pip and uv take torch from it as from
     `--extra-index-url`; and uv's `UV_TORCH_BACKEND=cu121`. Never removed (the assignment may set more than
     the index)."""
+    name = installer_variable(name)
     if name == TORCH_BACKEND_VARIABLE:
         word = _URL_WORD.search(text, value_span[0], value_span[1])
         if word is None or GPU_BACKEND.fullmatch(word.group(0)) is None:

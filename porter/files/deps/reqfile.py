@@ -211,7 +211,18 @@ def _option_sites(text: Text, line: Line, opt: tuple[str, str], ctx: requirement
     name, value = opt
     if name in _INDEX_OPTIONS:
         at = text.text.find(value, line.start, line.end) if value else -1
-        return index_sites(text.text, at, value, ctx.target, (line.start, line.next)) if at >= 0 else []
+        if at >= 0:
+            return index_sites(text.text, at, value, ctx.target, (line.start, line.next))
+        # a value written across a continuation (`--extra-index-url https://download.pytorch.org/whl/\` then
+        # `cu121`: pip 23.2.1 joins the lines first and asks that index) is in no one place of the text: placed by
+        # character, reported where the join splits it, never edited there (thirty-sixth read)
+        value_at = line.content.find(value) if value else -1
+        whole = (line.start, line.next)
+        return (
+            _placed_in_text(line, index_sites(line.content, value_at, value, ctx.target, whole), whole)
+            if value_at >= 0
+            else []
+        )
     if name in ("-e", "--editable"):
         # placed by character as a requirement is: a value written across a continuation was looked for
         # whole in the text, and found in a later comment's copy (or nowhere: -1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from porter.files.deps.indexes import INSTALLER_VARIABLES, variable_index_sites
+from porter.files.deps.indexes import INSTALLER_VARIABLES, installer_variable, variable_index_sites
 from porter.files.facts import environment
 from porter.files.sites import Site
 from porter.files.shell.names import LIBRARIES
@@ -43,7 +43,7 @@ def checked(name: str) -> bool:
     """Whether an assignment of `name` has checks: a CUDA setting (`rule_of`), or a variable pip or uv take
     a package index or torch's backend from (DEP002: a workflow's `env:`, a compose service's `environment:`
     set it for the installs run under them, as a Dockerfile's `ENV` does)."""
-    return rule_of(name) is not None or name in INSTALLER_VARIABLES
+    return rule_of(name) is not None or installer_variable(name) in INSTALLER_VARIABLES
 
 
 def visible_cores(value: str) -> str | None:

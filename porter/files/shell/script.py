@@ -19,6 +19,7 @@ from porter.files.shell import env as envvars
 from porter.files.shell.parse import Offsets, error_lines, parse
 from porter.files.shell.quoting import script_value
 from porter.files.shell.words import Command, Word, command, literal, text_of, word
+from porter.files.shell.wrappers import unwrap
 from porter.files.sites import Site, Text
 
 _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
@@ -82,7 +83,14 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
 
 def command_sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> list[Site]:
     """A command's sites (`commands.sites`) and those of the script a shell is handed with `-c` (a rule the command's
-    own checks found on its word is not said twice)."""
+    own checks found on its word is not said twice). A command another runs (`sudo pip install ...`, `env
+    NAME=value python ...`) is read as itself, the variables set for it as assignments (`wrappers.unwrap`)."""
+    wrapped = unwrap(cmd)
+    if wrapped is not None:
+        out = commands.variable_names(wrapped.own, text, target, consumed)  # (`env -u NCCL_DEBUG ...`)
+        for name, name_span, value, value_span in wrapped.assignments:
+            out.extend(envvars.assignment(text, target, name, name_span, value, value_span))
+        return out + command_sites(wrapped.inner, text, target, consumed=consumed)
     out = commands.sites(cmd, text, target, consumed=consumed)
     said = {site.code for site in out}
     out.extend(site for site in _inline_script(cmd, text, target) if site.code not in said)
