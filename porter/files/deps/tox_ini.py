@@ -1,0 +1,48 @@
+"""tox.ini's `deps`, as the requirements lines tox 4 hands pip.
+
+tox 4 (4.11.4, `tox_env/python/pip/req_file.PythonDeps`) reads a test environment's `deps` as a requirements
+file at tox.ini's own path: `-c pins.txt` and `-r requirements.txt` are from tox.ini's folder, and `tox -e py311`
+runs `pip install -r requirements.txt -c pins.txt`. pip reads such a file as constraints, and refuses an extra
+there ("ERROR: Constraints cannot have extras"): porter added the target's `torch-xla[tpu]==2.9.0` to a
+`requirements-pins.txt` tox.ini names with `-c`, and `tox` failed (thirty-sixth read, cdleft2). tox.ini is no
+kind porter checks (it has no finding of its own); the runner reads it beside the dependency files it names.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+
+NAME = "tox.ini"
+# tox 4's `IniLoader.process_raw`: a `#` after blanks (not `\\#`) starts a comment
+_COMMENT = re.compile(r"(\s)*(?<!\\)#.*")
+# tox 4's `expand_factors`: `py311,lint: -c pins.txt` is a line of the environments its factors name
+_FACTORS = re.compile(r"^[\w.!{},\s-]+:(?:\s|$)")
+# tox's substitutions that name tox.ini's folder (an absolute path, the same folder as a path from it) and `os.sep`
+_ROOT = re.compile(r"\{(?:toxinidir|tox_root)\}")
+
+
+def is_tox_ini(name: str) -> bool:
+    """Whether `name` is a tox.ini (by its file name, as tox looks for it)."""
+    return name.replace("\\", "/").rsplit("/", 1)[-1] == NAME
+
+
+def deps_lines(text: str) -> list[str]:
+    """The `deps` lines of every `[testenv]` and `[testenv:NAME]` of a tox.ini, as the requirements lines tox
+    writes for pip (comments cut, a factor's condition dropped: the line is some environment's, `{toxinidir}/`
+    as `./`); none where configparser cannot read the file (tox cannot either)."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    out: list[str] = []
+    for section in parser.sections():
+        if section != "testenv" and not section.startswith("testenv:"):
+            continue
+        value = parser.get(section, "deps", fallback="")
+        kept = [_COMMENT.sub("", line).replace("\\#", "#") for line in value.split("\n") if not line.startswith("#")]
+        for line in "\n".join(kept).replace("\r", "").replace("\\\n", "").split("\n"):
+            line = _FACTORS.sub("", line.strip(), count=1)
+            out.append(_ROOT.sub(".", line).replace("{/}", "/"))
+    return out
