@@ -18,7 +18,11 @@ _TOX = "[tox]\nenvlist = py311\n\n[testenv]\ndeps =\n{deps}commands = pytest\n"
 
 
 def _dep004(results, name):
-    return [f for f in results[name].findings if f.code == "DEP004"]
+    return _codes(results[name], "DEP004")
+
+
+def _codes(result, code):
+    return [f for f in result.findings if f.code == code]
 
 
 _NAMED_BY_TOX = {
@@ -64,7 +68,9 @@ def test_a_tox_ini_that_names_no_constraints_changes_nothing(tmp_path):
             "deps = -c requirements-pins.txt\n",
         ]
     ):
-        [found] = _dep004(_run(tmp_path / f"guard-{i}", {**_PINS, "tox.ini": tox}, target="xla"), "requirements-pins.txt")
+        [found] = _dep004(
+            _run(tmp_path / f"guard-{i}", {**_PINS, "tox.ini": tox}, target="xla"), "requirements-pins.txt"
+        )
         assert found.replacement, (tox, found)
 
 
@@ -87,3 +93,46 @@ def test_a_warm_run_reads_an_edited_tox_ini(tmp_path):
     assert _pins_dep004_findings(tmp_path) == []
     tox.write_text("[testenv]\ndeps = -r requirements.txt\n")
     assert [f.fixable for f in _pins_dep004_findings(tmp_path)] == [True]
+
+
+_CU121 = "https://download.pytorch.org/whl/cu121"
+_HEREDOC_SCRIPTS = {
+    "c-cat": f"bash -c \"$(cat <<'EOF'\necho one\npip install torch --index-url {_CU121}\nEOF\n)\"\n",
+    "c-cat-args": f"sh -c \"$(cat <<'EOF'\npip install torch --index-url {_CU121}\nEOF\n)\" name arg\n",
+    "stdin": f"bash <<'EOF'\npip install torch --index-url {_CU121}\nEOF\n",
+    "sh-s": f"sh -s <<EOF\npip install torch --index-url {_CU121}\nEOF\n",
+}
+
+
+@pytest.mark.parametrize("script", list(_HEREDOC_SCRIPTS.values()), ids=list(_HEREDOC_SCRIPTS))
+def test_a_here_document_a_shell_runs_is_read_as_its_script(tmp_path, script):
+    """bash 5.2 and dash run the here-document's lines: `bash -c "$(cat <<'EOF' ... EOF)"` (the command
+    substitution writes the script), `bash <<'EOF'`, `sh -s <<EOF` each ran `pip install torch --index-url
+    .../cu121` (a fake `pip` printed its words: `heredoc36.sh`). porter read the body as `cat`'s or the shell's
+    input: "All checks passed!". Now DEP002 at the URL, edited in place (the rewritten script ran pip without it)."""
+    [found] = _codes(_run(tmp_path, {"run.sh": script}, target="xla")["run.sh"], "DEP002")
+    line = script.splitlines()[found.start.line - 1]
+    assert line[found.start.column :].startswith(f" --index-url {_CU121}"), (line, found)
+    assert found.replacement == "", found
+
+
+def test_a_here_document_no_shell_runs_or_one_it_changes_is_not_edited(tmp_path):
+    """Guards (bash and dash as the oracle): `cat <<'EOF' > notes.txt` and `bash script.bash <<'EOF'` (the body is
+    input) and `python3 - <<'EOF'` run no pip; `bash -c $(cat <<'EOF' ...)` unquoted runs `pip` alone (the output is
+    split into words); `<<-` strips tabs and an unquoted delimiter reads `\\` escapes: reported, not edited."""
+    body = f"pip install torch --index-url {_CU121}\n"
+    none = {
+        "notes.sh": f"cat <<'EOF' > notes.txt\n{body}EOF\n",
+        "input.sh": f"bash script.bash <<'EOF'\n{body}EOF\n",
+        "python.sh": f"python3 - <<'EOF'\nprint('{body.strip()}')\nEOF\n",
+        "split.sh": f"bash -c $(cat <<'EOF'\n{body}EOF\n)\n",
+    }
+    reported = {
+        "dashed.sh": f"bash -c \"$(cat <<-'EOF'\n\t{body}\tEOF\n)\"\n",
+        "escaped.sh": f"sh <<EOF\npip install torch \\\n  --index-url {_CU121}\nEOF\n",
+    }
+    results = _run(tmp_path, {**none, **reported}, target="xla")
+    assert {name: _codes(results[name], "DEP002") for name in none} == {name: [] for name in none}
+    for name in reported:
+        [found] = _codes(results[name], "DEP002")
+        assert found.replacement is None, (name, found)
