@@ -136,3 +136,31 @@ def test_a_here_document_no_shell_runs_or_one_it_changes_is_not_edited(tmp_path)
     for name in reported:
         [found] = _codes(results[name], "DEP002")
         assert found.replacement is None, (name, found)
+
+
+_PIP_CONFIGS = {
+    "global": ("pip.conf", "[global]\nconstraint = requirements-pins.txt\n", 2),
+    "install-list": ("pip.ini", "[install]\nconstraint =\n    other.txt\n    requirements-pins.txt\n", 2),
+}
+
+
+@pytest.mark.parametrize("name, text, line", list(_PIP_CONFIGS.values()), ids=list(_PIP_CONFIGS))
+def test_a_file_a_pip_configuration_names_as_its_constraint_is_reported_not_edited(tmp_path, name, text, line):
+    """pip 23.2.1 reads `constraint` of a configuration file's `[global]` or `[install]` as `-c` (`PIP_CONFIG_FILE=
+    pip.conf pip install torch` with the port's pins: "ERROR: Constraints cannot have extras"); a Dockerfile's `COPY
+    pip.conf /etc/pip.conf` makes it the image's pip's. porter never read it and added the extra to the pins. The
+    path is from pip's working folder: matched by its file name, the DEP004 reported there, not added."""
+    [found] = _dep004(_run(tmp_path, {**_PINS, name: text}, target="xla"), "requirements-pins.txt")
+    assert found.replacement is None and f"{name}:{line} (its `constraint`) names this file" in found.advice, found
+
+
+def test_a_pip_configuration_without_an_install_constraint_changes_nothing(tmp_path):
+    """Guards: an index only, `constraint` in `[freeze]` (no section `pip install` reads), a file configparser
+    refuses: the pins file is edited as before."""
+    for i, text in enumerate(
+        ["[global]\nindex-url = https://pypi.org/simple\n", "[freeze]\nconstraint = requirements-pins.txt\n", "x\n"]
+    ):
+        [found] = _dep004(
+            _run(tmp_path / f"conf-{i}", {**_PINS, "pip.conf": text}, target="xla"), "requirements-pins.txt"
+        )
+        assert found.replacement, (text, found)

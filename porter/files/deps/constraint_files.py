@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 
 from porter.core import kinds
 from porter.files.deps.pip_options import INSTALL, prefixes
-from porter.files.deps.tox_ini import deps_lines, is_tox_ini
+from porter.files.deps.tox_ini import config_constraints, deps_lines, is_pip_config, is_tox_ini
 
 CONSTRAINT_OPTIONS = frozenset({"-c", "--constraint"})
 _REQUIRE_OPTIONS = frozenset({"-r", "--requirement"})
@@ -71,11 +71,13 @@ def constraint_roles(
         by_file_name.setdefault(posixpath.basename(posix), []).append(name)
     # requirements file: the `-c` lines (and `PIP_CONSTRAINT`s) of its name
     commands: dict[str, list[tuple[bool, str, int, str, str]]] = {}
-    # (a tox.ini's `commands` and `set_env` too: run from its folder unless its `changedir` says otherwise)
-    for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS or is_tox_ini(n)):
+    # (a tox.ini's `commands` and `set_env` too: run from its folder unless its `changedir` says otherwise; a pip
+    # configuration file's `constraint`, from pip's working folder)
+    for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS or is_tox_ini(n) or is_pip_config(n)):
         folder = posixpath.dirname(name.replace("\\", "/"))
         text = _naming_text(name, read, whole=True)
         found = [*_command_line_constraints(text), *_variable_constraints(text), *_exec_form_constraints(name, text)]
+        found = config_constraints(text) if is_pip_config(name) else found
         for named, line, how in found:
             followed = _followed(name, text, line, named, how, requirements)
             for file in followed or by_file_name.get(posixpath.basename(named), []):

@@ -6,6 +6,10 @@ runs `pip install -r requirements.txt -c pins.txt`. pip reads such a file as con
 there ("ERROR: Constraints cannot have extras"): porter added the target's `torch-xla[tpu]==2.9.0` to a
 `requirements-pins.txt` tox.ini names with `-c`, and `tox` failed (thirty-sixth read, cdleft2). tox.ini is no
 kind porter checks (it has no finding of its own); the runner reads it beside the dependency files it names.
+
+A pip configuration file (`pip.conf`, `pip.ini`) is read so too: pip 23.2.1 takes `constraint = pins.txt` of its
+`[global]` or `[install]` section as `-c pins.txt` (from pip's working folder, a `COPY pip.conf /etc/pip.conf` image's
+`WORKDIR`, or `PIP_CONFIG_FILE`), so the file of that name is matched by its name, reported, not edited.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import configparser
 import re
 
 NAME = "tox.ini"
+PIP_CONFIGS = ("pip.conf", "pip.ini")
+NAMES = (NAME, *PIP_CONFIGS)
 # tox 4's `IniLoader.process_raw`: a `#` after blanks (not `\\#`) starts a comment
 _COMMENT = re.compile(r"(\s)*(?<!\\)#.*")
 # tox 4's `expand_factors`: `py311,lint: -c pins.txt` is a line of the environments its factors name
@@ -25,6 +31,39 @@ _ROOT = re.compile(r"\{(?:toxinidir|tox_root)\}")
 def is_tox_ini(name: str) -> bool:
     """Whether `name` is a tox.ini (by its file name, as tox looks for it)."""
     return name.replace("\\", "/").rsplit("/", 1)[-1] == NAME
+
+
+def is_pip_config(name: str) -> bool:
+    """Whether `name` is a pip configuration file (by the file names pip 23.2.1 reads)."""
+    return name.replace("\\", "/").rsplit("/", 1)[-1] in PIP_CONFIGS
+
+
+def config_constraints(text: str) -> list[tuple[str, int, str]]:
+    """(path, 1-based line of its key, " (its `constraint`)") of each constraints file a pip configuration file
+    names: pip 23.2.1's `ConfigOptionParser` reads `constraint` in `[global]` and `[install]` as `--constraint`, an
+    append option, its value split at blanks; none where configparser cannot read the file (pip refuses it too)."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    out: list[tuple[str, int, str]] = []
+    for section in ("global", "install"):
+        value = parser.get(section, "constraint", fallback="") if parser.has_section(section) else ""
+        out.extend((path, _key_line(text, section, "constraint"), " (its `constraint`)") for path in value.split())
+    return out
+
+
+def _key_line(text: str, section: str, key: str) -> int:
+    """The 1-based line of the last `key =` of `[section]` (configparser keeps the last; 1 where not found)."""
+    found, current = 1, None
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("[") and stripped.endswith("]"):
+            current = stripped[1:-1].strip()
+        elif current == section and not line[:1].isspace() and re.match(rf"{key}\s*[=:]", stripped, re.I):
+            found = number
+    return found
 
 
 def deps_lines(text: str) -> list[str]:
