@@ -20,8 +20,9 @@ import re
 NAME = "tox.ini"
 PIP_CONFIGS = ("pip.conf", "pip.ini")
 NAMES = (NAME, *PIP_CONFIGS)
-# tox 4's `IniLoader.process_raw`: a `#` after blanks (not `\\#`) starts a comment
-_COMMENT = re.compile(r"(\s)*(?<!\\)#.*")
+# tox 4's `IniLoader.process_raw`: a `#` (not `\\#`) starts a comment, cut with the blanks before it (its own
+# `(\s)*(?<!\\)#.*` is quadratic on a run of blanks)
+_COMMENT = re.compile(r"(?<!\\)#")
 # tox 4's `expand_factors`: `py311,lint: -c pins.txt` is a line of the environments its factors name
 _FACTORS = re.compile(r"^[\w.!{},\s-]+:(?:\s|$)")
 # tox's substitutions that name tox.ini's folder (an absolute path, the same folder as a path from it) and `os.sep`
@@ -80,8 +81,13 @@ def deps_lines(text: str) -> list[str]:
         if section != "testenv" and not section.startswith("testenv:"):
             continue
         value = parser.get(section, "deps", fallback="")
-        kept = [_COMMENT.sub("", line).replace("\\#", "#") for line in value.split("\n") if not line.startswith("#")]
+        kept = [_uncommented(line).replace("\\#", "#") for line in value.split("\n") if not line.startswith("#")]
         for line in "\n".join(kept).replace("\r", "").replace("\\\n", "").split("\n"):
             line = _FACTORS.sub("", line.strip(), count=1)
             out.append(_ROOT.sub(".", line).replace("{/}", "/"))
     return out
+
+
+def _uncommented(line: str) -> str:
+    found = _COMMENT.search(line)
+    return line if found is None else line[: found.start()].rstrip()
