@@ -17,6 +17,8 @@ from __future__ import annotations
 import configparser
 import re
 
+from porter.core.reading import configparser_text
+
 NAME = "tox.ini"
 PIP_CONFIGS = ("pip.conf", "pip.ini")
 NAMES = (NAME, *PIP_CONFIGS)
@@ -45,7 +47,7 @@ def config_constraints(text: str) -> list[tuple[str, int, str]]:
     append option, its value split at blanks; none where configparser cannot read the file (pip refuses it too)."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        parser.read_string(text)
+        parser.read_string(configparser_text(text))
     except configparser.Error:
         return []
     out: list[tuple[str, int, str]] = []
@@ -73,7 +75,7 @@ def deps_lines(text: str) -> list[str]:
     as `./`); none where configparser cannot read the file (tox cannot either)."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        parser.read_string(text)
+        parser.read_string(configparser_text(text))
     except configparser.Error:
         return []
     out: list[str] = []
