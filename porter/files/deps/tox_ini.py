@@ -21,6 +21,7 @@ from porter.core.reading import configparser_text
 
 NAME = "tox.ini"
 PIP_CONFIGS = ("pip.conf", "pip.ini")
+_CONSTRAINT_KEY = re.compile(r"constraint\s*[=:]", re.I)
 NAMES = (NAME, *PIP_CONFIGS)
 # tox 4's `IniLoader.process_raw`: a `#` (not `\\#`) starts a comment, cut with the blanks before it (its own
 # `(\s)*(?<!\\)#.*` is quadratic on a run of blanks)
@@ -53,18 +54,18 @@ def config_constraints(text: str) -> list[tuple[str, int, str]]:
     out: list[tuple[str, int, str]] = []
     for section in ("global", "install"):
         value = parser.get(section, "constraint", fallback="") if parser.has_section(section) else ""
-        out.extend((path, _key_line(text, section, "constraint"), " (its `constraint`)") for path in value.split())
+        out.extend((path, _key_line(text, section), " (its `constraint`)") for path in value.split())
     return out
 
 
-def _key_line(text: str, section: str, key: str) -> int:
-    """The 1-based line of the last `key =` of `[section]` (configparser keeps the last; 1 where not found)."""
+def _key_line(text: str, section: str) -> int:
+    """The 1-based line of the last `constraint =` of `[section]` (configparser keeps the last; 1 where not found)."""
     found, current = 1, None
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if stripped.startswith("[") and stripped.endswith("]"):
             current = stripped[1:-1].strip()
-        elif current == section and not line[:1].isspace() and re.match(rf"{key}\s*[=:]", stripped, re.I):
+        elif current == section and not line[:1].isspace() and _CONSTRAINT_KEY.match(stripped):
             found = number
     return found
 
