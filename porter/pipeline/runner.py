@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import posixpath
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -22,9 +23,10 @@ from typing import Any, TypeVar
 from porter.config import globs
 from porter.analysis import cuda_only_index, native_ops
 from porter.pipeline.cache import NOT_KEPT, Cache, named_dir
-from porter.core.kinds import is_python
+from porter.core.kinds import REQUIREMENTS, is_python, kind_of
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.constraint_files import constraint_roles
+from porter.files.deps.tox_ini import NAMES as NAMING_FILES
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
 from porter.analysis.kinds import BackendKind
 from porter.pipeline import discover as discovery
@@ -647,7 +649,8 @@ def iter_results(
     )
     readable = [_name(c) for c in candidates if c.problem is None]
     built = read_by_build(readable, lambda n: _read(by_name[n], settings)[2])
-    constrained, too = constraint_roles(readable, lambda n: _read(by_name[n], settings)[2])
+    by_name.update(tox := _naming_files(deferred))
+    constrained, too = constraint_roles([*readable, *tox], lambda n: _read(by_name[n], settings)[2])
     yield from _results(
         deferred,
         replace(
@@ -665,6 +668,31 @@ def iter_results(
         cuda_sources=cuda_sources,
         sources=sources,
     )
+
+
+def _naming_files(deferred: list[Candidate]) -> dict[str, Candidate]:
+    """The tox.ini and pip configuration files (`tox_ini.NAMES`) in a requirements file's folder or a folder above
+    it, up to its walk's root: no kind a run checks, but they name requirements files with `-c` (a tox.ini's
+    `deps`, a pip.conf's `constraint`; thirty-sixth read, cdleft2), and what names them decides what their ports may
+    add. Read each run, as the files themselves: the roles are part of the settings every cache key hashes."""
+    out: dict[str, Candidate] = {}
+    seen: set[str] = set()
+    for cand in deferred:
+        name = _name(cand).replace("\\", "/")
+        if kind_of(name) != REQUIREMENTS:
+            continue
+        folder, where = posixpath.dirname(name), cand.path.parent
+        while folder not in seen:
+            seen.add(folder)
+            for file in NAMING_FILES:
+                if os.path.isfile(where / file):
+                    out[posixpath.join(folder, file)] = Candidate(
+                        where / file, cand.root, None, posixpath.join(folder, file)
+                    )
+            if where == cand.root or folder in ("", "/") or posixpath.basename(folder) in ("", ".", ".."):
+                break
+            folder, where = posixpath.dirname(folder), where.parent
+    return out
 
 
 def _reader(cand: Candidate, settings: Settings) -> Callable[[], bytes | None]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 
 from porter.core import kinds
 from porter.files.deps.pip_options import INSTALL, prefixes
+from porter.files.deps.tox_ini import config_constraints, deps_lines, is_pip_config, is_tox_ini
 
 CONSTRAINT_OPTIONS = frozenset({"-c", "--constraint"})
 _REQUIRE_OPTIONS = frozenset({"-r", "--requirement"})
@@ -56,7 +57,12 @@ def constraint_roles(
     requirements = {n.replace("\\", "/"): n for n in names if kinds.kind_of(n) == kinds.REQUIREMENTS}
     if not requirements:
         return (), ()
-    texts = {n: _naming_text(n, read) for n in names if kinds.kind_of(n) in (kinds.REQUIREMENTS, kinds.CONDA)}
+    # (a tox.ini's `deps` are a requirements file at its path: the runner gives it beside the dependency files)
+    texts = {
+        n: _naming_text(n, read)
+        for n in names
+        if kinds.kind_of(n) in (kinds.REQUIREMENTS, kinds.CONDA) or is_tox_ini(n)
+    }
     constrained = _named_with(texts, requirements, CONSTRAINT_OPTIONS)
     installed = _named_with(texts, requirements, _REQUIRE_OPTIONS)
     too = {n: f"{where} names this file with `-c`" for n, where in constrained.items() if n in installed}
@@ -65,10 +71,13 @@ def constraint_roles(
         by_file_name.setdefault(posixpath.basename(posix), []).append(name)
     # requirements file: the `-c` lines (and `PIP_CONSTRAINT`s) of its name
     commands: dict[str, list[tuple[bool, str, int, str, str]]] = {}
-    for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS):
+    # (a tox.ini's `commands` and `set_env` too: run from its folder unless its `changedir` says otherwise; a pip
+    # configuration file's `constraint`, from pip's working folder)
+    for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS or is_tox_ini(n) or is_pip_config(n)):
         folder = posixpath.dirname(name.replace("\\", "/"))
-        text = _naming_text(name, read)
+        text = _naming_text(name, read, whole=True)
         found = [*_command_line_constraints(text), *_variable_constraints(text), *_exec_form_constraints(name, text)]
+        found = config_constraints(text) if is_pip_config(name) else found
         for named, line, how in found:
             followed = _followed(name, text, line, named, how, requirements)
             for file in followed or by_file_name.get(posixpath.basename(named), []):
@@ -137,9 +146,12 @@ def _shared_folders(file: str, command: str) -> int:
     return shared
 
 
-def _naming_text(name: str, read: Callable[[str], bytes | None]) -> str:
+def _naming_text(name: str, read: Callable[[str], bytes | None], whole: bool = False) -> str:
+    """The text whose lines name files as a requirements file does (`whole`: all of it, for its command lines)."""
     data = read(name)
     text = data.decode("utf-8", "replace") if data else ""
+    if is_tox_ini(name) and not whole:
+        return "\n".join(deps_lines(text))
     return "\n".join(_pip_items(text)) if kinds.kind_of(name) == kinds.CONDA else text
 
 

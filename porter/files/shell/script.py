@@ -78,6 +78,8 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
         return commands.redirect(w.raw, w.value, w.start, w.end)
     if kind == "comment":
         return commands.slurm_directive(text_of(node, source), offsets.char(node.start_byte))
+    if kind == "redirected_statement":
+        return _stdin_script(node, source, offsets, text, target)
     return []
 
 
@@ -114,6 +116,12 @@ def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
     script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
     if script is None:
         return []
+    heredoc = _CAT_HEREDOC.fullmatch(script.raw)
+    if heredoc is not None and heredoc.group(1) and (heredoc.group(2) or not heredoc.group(6)):
+        # (`sh -c "$(cat <<'EOF' ... EOF)"`: the outer shell's command substitution writes the here-document's body,
+        # which is the script: it was read as `cat`'s input, a `pip install` there unread, thirty-sixth read)
+        body, at = heredoc.group(5), script.start + heredoc.start(5)
+        return _heredoc_sites(body, at, text, target, quoted=bool(heredoc.group(3)), dashed=bool(heredoc.group(2)))
     start, end = script.inner
     if script.value and text[start:end] == script.value:
         return shell_sites(script.value, start, text, target)
@@ -126,6 +134,52 @@ def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
     if "\\" not in script.raw:
         return found
     return [Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in found]
+
+
+# a word that is one command substitution of `cat` and a here-document, nothing else: `"$(cat <<'EOF'` ... `EOF` `)"`
+# (1: the outer quote, without which the output is split into words and the first is the script; 2: `-` of `<<-`;
+# 3: the delimiter's quote; 4: the delimiter; 5: the body; 6: the tabs before the delimiter's line, only `<<-`'s)
+_CAT_HEREDOC = re.compile(
+    r"(\"?)\$\(\s*cat[ \t]+<<(-?)[ \t]*([\"']?)([A-Za-z_][\w-]*)\3[ \t]*\n((?:.*\n)*?)(\t*)\4[ \t]*\n\s*\)\1"
+)
+# the options that have a shell read its script from its standard input: none but options, or `-s` (then operands are
+# the script's arguments)
+_STDIN_OPTION = re.compile(r"-[a-zA-Z]*s[a-zA-Z]*")
+
+
+def _stdin_script(node: Any, source: bytes, offsets: Offsets, text: str, target: str) -> list[Site]:
+    """The sites of a here-document a shell reads as its script: `bash <<'EOF'`, `sh -s <<EOF` (bash and dash run
+    each line of the body; it was read as no command, a `pip install` there unread: thirty-sixth read, cdleft2)."""
+    body = node.child_by_field_name("body")
+    cmd = command(body, source, offsets) if body is not None and body.type == "command" else None
+    if cmd is None or cmd.name not in _SHELLS:
+        return []
+    values = [w.value for w in cmd.args]
+    if any(v is None or "c" in v.lstrip("-") and _SHORT_OPTIONS.fullmatch(v) for v in values):
+        return []
+    if not (all(v and v.startswith("-") for v in values) or any(v and _STDIN_OPTION.fullmatch(v) for v in values)):
+        return []  # (`bash script.sh <<EOF`: the here-document is the script's input, not the script)
+    out: list[Site] = []
+    for redirect in (c for c in node.named_children if c.type == "heredoc_redirect"):
+        parts = {c.type: c for c in redirect.named_children}
+        if "heredoc_body" not in parts or "heredoc_start" not in parts:
+            continue
+        quoted = text_of(parts["heredoc_start"], source)[:1] in ("'", '"', "\\")
+        dashed = text_of(redirect, source).startswith("<<-")
+        at = offsets.char(parts["heredoc_body"].start_byte)
+        body_text = text_of(parts["heredoc_body"], source)
+        out.extend(_heredoc_sites(body_text, at, text, target, quoted=quoted, dashed=dashed))
+    return out
+
+
+def _heredoc_sites(body: str, at: int, text: str, target: str, *, quoted: bool, dashed: bool) -> list[Site]:
+    """The sites of a here-document's body read as a script, at its characters; reported only where the shell
+    changes them before the script's reader sees them (`<<-` strips each line's leading tabs; an unquoted
+    delimiter's body has its `\\` escapes read)."""
+    found = shell_sites(body, at, text, target)
+    if not dashed and (quoted or "\\" not in body):
+        return found
+    return [replace(site, replacement=None) for site in found]
 
 
 def _decoded_script(script: Word, target: str) -> list[Site]:
