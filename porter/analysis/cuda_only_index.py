@@ -123,6 +123,14 @@ class CudaOnlyData:
         """These data, with the project's CUDA-only dotted names one file reaches (each runs it)."""
         return replace(self, project={**self.project, **found}) if found else self
 
+    def without(self, own: frozenset[str]) -> CudaOnlyData:
+        """These data but the packages under `own`'s names: a file whose `import cuda` finds the
+        project's own `cuda.py` does not import cuda-python (porter.pipeline.runner's facts)."""
+        if not own:
+            return self
+        modules = tuple(m for m in self.modules if m.split(".")[0] not in own)
+        return replace(self, modules=modules, apis=tuple(a for a in self.apis if a.split(".")[0] not in own))
+
     def runs(self, qual: str | None) -> bool:
         """Whether using `qual` runs CUDA-only code (a kernel, a CUDA graph), not only asks
         about the device (a capability query): the user of such a name only runs on CUDA."""

@@ -26,7 +26,8 @@ from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.constraint_files import constraint_roles
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
-from porter.analysis.kinds import BackendKind
+from porter.analysis.kinds import BackendKind, ModuleKind
+from porter.config.cuda_packages import package_heads
 from porter.pipeline import discover as discovery
 from porter.pipeline.discover import Candidate, discover
 from porter.core.findings import FileResult, FileStatus, Severity
@@ -387,7 +388,8 @@ class _Part:
             fn, *args = self.task(kind)
             self.answered(kind, fn(*args))
         assert self.values is not None and self.extra is not None  # every analysis answered
-        return _abstraction_everywhere(cuda_only_index.merged(self.values, self.extra), self.candidates)
+        facts = _abstraction_everywhere(cuda_only_index.merged(self.values, self.extra), self.candidates)
+        return _own_top_modules(facts, self.candidates)
 
 
 def _hashed(native: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
@@ -554,6 +556,36 @@ def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]
         name = _name(cand)
         if cand.problem is None and not is_python(name) and name not in out:
             out[name] = (fact,)
+    return out
+
+
+def _own_top_modules(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:
+    """A fact for each Python file whose `import NAME` finds the project's own top-level module
+    `NAME` (`NAME.py` or `NAME/__init__.py`) and not the package porter knows by that name
+    (`cuda_packages.package_heads`: `import cuda` beside a `cuda.py` is not cuda-python). Python
+    looks for it in the file's folder (a script's `sys.path[0]`), or, for a module of a package
+    (its folder holds an `__init__.py`), in the folder above the package's outermost folder."""
+    names = [_name(c) for c in candidates if c.problem is None and is_python(_name(c))]
+    packages = {os.path.dirname(n) for n in names if os.path.basename(n) == "__init__.py"}
+    heads = package_heads()
+    tops: dict[str, dict[str, str]] = {}  # folder -> own top-level module -> its file
+    for n in names:
+        folder, base = os.path.split(n)
+        if base.endswith(".py") and base[:-3] in heads and base != "__init__.py":
+            tops.setdefault(folder, {})[base[:-3]] = n
+        elif base == "__init__.py" and os.path.basename(folder) in heads:
+            tops.setdefault(os.path.dirname(folder), {})[os.path.basename(folder)] = n
+    if not tops:
+        return facts
+    out = dict(facts)
+    for n in names:
+        root = os.path.dirname(n)
+        while root in packages and root != os.path.dirname(root):
+            root = os.path.dirname(root)
+        own = tops.get(root, {})
+        found = [(None, module, ModuleKind.OWN_TOP, (path,)) for module, path in sorted(own.items()) if path != n]
+        if found:
+            out[n] = (*out.get(n, ()), *found)
     return out
 
 

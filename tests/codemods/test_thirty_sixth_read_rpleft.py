@@ -1,0 +1,72 @@
+"""The thirty-fifth read's leftovers of real packages, closed (rpleft, the thirty-sixth read): a project's
+own top-level `cuda.py` imported as `import cuda` was read as NVIDIA's cuda-python (KERN003 at the import,
+GUARD004 keeping the module's `"cuda"`, GUARD003 keeping a function that calls it). Python's import finds
+the file's folder first for a script, and the folder above its outermost package folder for a package's
+module: there the project's file is the module, known from the project's files, not from a list."""
+
+from __future__ import annotations
+
+import pytest
+
+SCRIPT = 'import torch\nimport cuda\n\nx = torch.ones(2, device="cuda")\ncuda.sync()\n'
+
+
+def _lint(root, files, target="tpu", cache=False):
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    results = run([root], Settings(target=target), jobs=1, cache=cache)[0]
+    return {str(r.path).replace("\\", "/").split(root.name + "/", 1)[-1]: [f.code for f in r.findings] for r in results}
+
+
+@pytest.mark.parametrize("target", ["tpu", "xla"])
+@pytest.mark.parametrize("own", ["cuda.py", "cuda/__init__.py"])
+def test_a_projects_own_cuda_module_beside_the_script_is_not_cuda_python(tmp_path, own, target):
+    found = _lint(tmp_path / "proj", {own: "def sync():\n    return 0\n", "train.py": SCRIPT}, target)
+    assert found["train.py"] == ["DEV002"], found
+
+
+def test_a_package_module_finds_the_own_module_above_its_package(tmp_path):
+    """`pkg/model.py` (pkg holds an `__init__.py`) imports `cuda` from the folder above `pkg`; a
+    function calling it is not CUDA's code (GUARD003) either."""
+    files = {
+        "cuda.py": "def sync():\n    return 0\n",
+        "pkg/__init__.py": "",
+        "pkg/model.py": "import torch\nimport cuda\n\n\ndef step():\n    cuda.sync()\n"
+        '    return torch.ones(2, device="cuda")\n',
+    }
+    found = _lint(tmp_path / "proj", files)
+    assert found["pkg/model.py"] == ["DEV002"], found
+
+
+def test_without_an_own_module_cuda_is_cuda_python(tmp_path):
+    """The control: no `cuda.py` in the project: `import cuda` is cuda-python (KERN003, GUARD004)."""
+    found = _lint(tmp_path / "proj", {"train.py": SCRIPT})
+    assert found["train.py"] == ["KERN003", "GUARD004"], found
+
+
+def test_a_packages_own_module_does_not_shadow_an_absolute_import(tmp_path):
+    """The control: `other/cupy.py` in a package is `other.cupy`; `import cupy` in `other/use.py`
+    (a module of the package) is CuPy."""
+    files = {
+        "other/__init__.py": "",
+        "other/cupy.py": "def zeros(n):\n    return n\n",
+        "other/use.py": 'import torch\nimport cupy\n\nx = torch.ones(2, device="cuda")\ncupy.zeros(2)\n',
+    }
+    found = _lint(tmp_path / "proj", files)
+    assert "KERN003" in found["other/use.py"] and "GUARD004" in found["other/use.py"], found
+
+
+def test_the_own_module_removed_the_cached_lint_says_cuda_python_again(tmp_path, monkeypatch):
+    """The cache: a warm run after `cuda.py` is removed does not keep the answer it depended on."""
+    monkeypatch.setenv("PORTER_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "proj"
+    assert _lint(root, {"cuda.py": "def sync():\n    return 0\n", "train.py": SCRIPT}, cache=True)["train.py"] == [
+        "DEV002"
+    ]
+    (root / "cuda.py").unlink()
+    assert _lint(root, {}, cache=True)["train.py"] == ["KERN003", "GUARD004"]
