@@ -70,3 +70,33 @@ def test_the_own_module_removed_the_cached_lint_says_cuda_python_again(tmp_path,
     ]
     (root / "cuda.py").unlink()
     assert _lint(root, {}, cache=True)["train.py"] == ["KERN003", "GUARD004"]
+
+
+# lightning-thunder 0.2.6's executors/cudnn_layernormex.py, cut down: a cuDNN-frontend graph's workspace
+CUDNN_FRONTEND = """import torch
+import cudnn
+
+
+def layer_norm(a):
+    graph = cudnn.pygraph()
+    workspace = torch.empty(graph.get_workspace_size(), device="cuda", dtype=torch.uint8)
+    return graph, workspace
+"""
+
+
+@pytest.mark.parametrize("target", ["tpu", "xla", "neuron"])
+def test_cudnn_frontend_code_stays_cudas(tmp_path, target):
+    """nvidia-cudnn-frontend 1.32.0 (`import cudnn`), read from its wheel: cudnn/frost/buffers.py loads
+    libcuda.so.1, 14 of its Python files import triton, it requires nvidia-cutlass-dsl. Its graph's workspace
+    was moved to the target (`device="tpu"`); the function is CUDA's code now (GUARD003)."""
+    found = _lint(tmp_path / "proj", {"fe.py": CUDNN_FRONTEND}, target)
+    assert found["fe.py"] == ["GUARD003"], found
+
+
+def test_torchs_cudnn_backend_is_not_the_frontend(tmp_path):
+    """The control: `from torch.backends import cudnn` is torch's cuDNN switches, not the frontend."""
+    text = (
+        'import torch\nfrom torch.backends import cudnn\n\ncudnn.benchmark = True\nx = torch.ones(2, device="cuda")\n'
+    )
+    found = _lint(tmp_path / "proj", {"tb.py": text})
+    assert "GUARD003" not in found["tb.py"] and "DEV002" in found["tb.py"], found
