@@ -100,3 +100,39 @@ def test_torchs_cudnn_backend_is_not_the_frontend(tmp_path):
     )
     found = _lint(tmp_path / "proj", {"tb.py": text})
     assert "GUARD003" not in found["tb.py"] and "DEV002" in found["tb.py"], found
+
+
+# lightning-thunder 0.2.6's executors/nvfuserex.py, cut down: nvFuser asked for only where CUDA is
+NVFUSER_VERSION = """import torch
+
+
+def nvfuser_version():
+    if not torch.cuda.is_available():
+        return None
+    try:
+        import nvfuser
+    except ImportError:
+        return None
+    return nvfuser.version()
+"""
+
+NVFUSER_DEFINITION = """import torch
+from nvfuser import FusionDefinition
+
+
+def fuse(x):
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        fd.add_output(t0)
+    return fd.execute([x.to("cuda")])
+"""
+
+
+@pytest.mark.parametrize("target", ["tpu", "xla", "neuron"])
+def test_nvfuser_is_cuda_only(tmp_path, target):
+    """nvfuser-cu128-torch29 0.2.35.dev20260115, read from its wheel (cp312 only: written in documented.toml):
+    its extensions link libtorch_cuda.so, libcudart.so.12, libnvrtc.so.12. The check that keeps thunder's
+    nvFuser probe off other devices stays CUDA's (GUARD001), and code that runs a fusion is CUDA's (GUARD003)."""
+    found = _lint(tmp_path / "proj", {"probe.py": NVFUSER_VERSION, "fuse.py": NVFUSER_DEFINITION}, target)
+    assert found["probe.py"] == ["GUARD001"], found
+    assert found["fuse.py"] == ["GUARD003"], found
