@@ -2353,11 +2353,28 @@ def _module_needs(module: cst.Module | None, target: str, own: frozenset[str] = 
                 and not isinstance(small.names, cst.ImportStar)
             ):
                 _bind_from_import(small.module, small.names, packages, bound)
+            elif isinstance(small, cst.Assign):
+                _bind_importorskip(small, packages, bound)
     if not bound:
         return None
     uses = _NameUses(set(bound))
     cstwalk.visit(module, uses)
     return f"`{bound[min(uses.found)]}`" if uses.found else None
+
+
+def _bind_importorskip(small: cst.Assign, packages: Sequence[str], bound: dict[str, str]) -> None:
+    """`cudnn = pytest.importorskip("cudnn")` of a CUDA-only package: the module is skipped
+    without it, as it fails to import without an `import` of it (thunder's test_cudnn_executor.py):
+    the name -> the package, into `bound` (for _module_needs)."""
+    call = small.value
+    if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name) or not isinstance(call, cst.Call):
+        return
+    if dotted(call.func) != "pytest.importorskip" or not call.args or call.args[0].keyword is not None:
+        return
+    name = string_value(call.args[0].value)
+    package = next((p for p in packages if name == p or (name or "").startswith(p + ".")), None)
+    if name and package is not None:
+        bound[small.targets[0].target.value] = package
 
 
 def _bind_import(small: cst.Import, packages: Sequence[str], bound: dict[str, str]) -> None:

@@ -136,3 +136,33 @@ def test_nvfuser_is_cuda_only(tmp_path, target):
     found = _lint(tmp_path / "proj", {"probe.py": NVFUSER_VERSION, "fuse.py": NVFUSER_DEFINITION}, target)
     assert found["probe.py"] == ["GUARD001"], found
     assert found["fuse.py"] == ["GUARD003"], found
+
+
+# lightning-thunder 0.2.6's tests/test_cudnn_executor.py, cut down: the module is skipped without cuDNN's frontend
+IMPORTORSKIP = """import pytest
+import torch
+
+cudnn = pytest.importorskip("PKG")
+
+
+def test_sdpa():
+    query = torch.randn(2, 2, device="cuda")
+    if cudnn.backend_version() <= 8902:
+        pytest.skip("old")
+    return query
+"""
+
+
+@pytest.mark.parametrize("package", ["cudnn", "cupy"])
+@pytest.mark.parametrize("target", ["tpu", "xla"])
+def test_a_module_skipped_without_a_cuda_only_package_keeps_its_cuda_device(tmp_path, target, package):
+    """`cudnn = pytest.importorskip("cudnn")` at a module's top: the module does not run without the package,
+    as with `import cudnn`; its `"cuda"` stays CUDA's (GUARD004) instead of becoming the target's."""
+    found = _lint(tmp_path / "proj", {"test_fe.py": IMPORTORSKIP.replace("PKG", package)}, target)
+    assert found["test_fe.py"] == ["GUARD004"], found
+
+
+def test_a_module_skipped_without_a_portable_package_is_ported(tmp_path):
+    """The control: `pytest.importorskip("numpy")` names no CUDA-only package: the device is ported."""
+    found = _lint(tmp_path / "proj", {"test_np.py": IMPORTORSKIP.replace("PKG", "numpy")})
+    assert found["test_np.py"] == ["DEV002"], found
