@@ -340,6 +340,9 @@ class _Part:
             if wants:
                 self.wanted.append((name, cand.where))
                 digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
+        # each file's own top-level modules its `import NAME` finds (`own_top_modules`): name -> file
+        self.own_tops = own_top_modules(candidates)
+        self.own = {name: frozenset(tops) for name, tops in self.own_tops.items()}
         self.values: dict[str, Facts] | None = None
         self.extra: dict[str, Facts] | None = None
         self.previous: object = None  # the state of the project's last index, which the device values start from
@@ -349,7 +352,7 @@ class _Part:
             self.values = store.get_index(_VALUES_KEY + digest.hexdigest())
             self.state_key = "values-state:" + _project_key(candidates)
             self.previous = store.get_state(self.state_key) if self.values is None else None
-            cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed)
+            cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed, self.own)
             self.extra = store.get_index(cuda_key)
         if self.extra is None and native is None:
             # the stat index vouched for the sources; the facts are worked out from their bytes,
@@ -365,7 +368,7 @@ class _Part:
         """(function, its arguments...): what works the analysis `kind` out, here or in a worker."""
         if kind == _VALUES:
             return (_answered, self.wanted, self.previous)
-        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native, self.scanned)
+        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native, self.scanned, self.own)
 
     def answered(self, kind: str, result: Any) -> None:
         """The analysis `kind`'s answers, worked out (`task`): kept, and cached under the key of
@@ -389,7 +392,7 @@ class _Part:
             self.answered(kind, fn(*args))
         assert self.values is not None and self.extra is not None  # every analysis answered
         facts = _abstraction_everywhere(cuda_only_index.merged(self.values, self.extra), self.candidates)
-        return _own_top_modules(facts, self.candidates)
+        return _own_top_modules(facts, self.own_tops)
 
 
 def _hashed(native: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
@@ -517,6 +520,7 @@ def _cuda_only(
     cuda_sources: Sequence[str],
     native: list[tuple[str, bytes]],
     scanned: dict[str, tuple[bytes, bytes]] | None = None,
+    own: dict[str, frozenset[str]] | None = None,
 ) -> tuple[dict[str, Facts], str]:
     """The CUDA-only facts over `importing`, worked out from the files' bytes, and the key of
     those bytes (as `_Part` makes it from its scan). `scanned`: each file's (sha256, part) as
@@ -538,10 +542,10 @@ def _cuda_only(
         part = seen[1] if seen is not None and same else cuda_only_index.part(lines)
         if part:
             parts.append((name, part))
-    facts = cuda_only_index.cuda_only_facts(everything, target, cuda_sources, native)
+    facts = cuda_only_index.cuda_only_facts(everything, target, cuda_sources, native, own)
     if scanned is None:
         return facts, ""
-    return facts, _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, cuda_sources, _hashed(native))
+    return facts, _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, cuda_sources, _hashed(native), own)
 
 
 def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:
@@ -559,12 +563,13 @@ def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]
     return out
 
 
-def _own_top_modules(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:
-    """A fact for each Python file whose `import NAME` finds the project's own top-level module
-    `NAME` (`NAME.py` or `NAME/__init__.py`) and not the package porter knows by that name
-    (`cuda_packages.package_heads`: `import cuda` beside a `cuda.py` is not cuda-python). Python
-    looks for it in the file's folder (a script's `sys.path[0]`), or, for a module of a package
-    (its folder holds an `__init__.py`), in the folder above the package's outermost folder."""
+def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
+    """Each Python file whose `import NAME` finds the project's own top-level module `NAME`
+    (`NAME.py` or `NAME/__init__.py`) and not the package porter knows by that name
+    (`cuda_packages.package_heads`: `import cuda` beside a `cuda.py` is not cuda-python): file ->
+    NAME -> the module's file. Python looks for it in the file's folder (a script's `sys.path[0]`),
+    or, for a module of a package (its folder holds an `__init__.py`), in the folder above the
+    package's outermost folder."""
     names = [_name(c) for c in candidates if c.problem is None and is_python(_name(c))]
     packages = {os.path.dirname(n) for n in names if os.path.basename(n) == "__init__.py"}
     heads = package_heads()
@@ -575,17 +580,25 @@ def _own_top_modules(facts: dict[str, Facts], candidates: list[Candidate]) -> di
             tops.setdefault(folder, {})[base[:-3]] = n
         elif base == "__init__.py" and os.path.basename(folder) in heads:
             tops.setdefault(os.path.dirname(folder), {})[os.path.basename(folder)] = n
-    if not tops:
-        return facts
-    out = dict(facts)
-    for n in names:
+    out: dict[str, dict[str, str]] = {}
+    for n in names if tops else ():
         root = os.path.dirname(n)
         while root in packages and root != os.path.dirname(root):
             root = os.path.dirname(root)
-        own = tops.get(root, {})
-        found = [(None, module, ModuleKind.OWN_TOP, (path,)) for module, path in sorted(own.items()) if path != n]
-        if found:
-            out[n] = (*out.get(n, ()), *found)
+        own = {module: path for module, path in tops.get(root, {}).items() if path != n}
+        if own:
+            out[n] = own
+    return out
+
+
+def _own_top_modules(facts: dict[str, Facts], own: dict[str, dict[str, str]]) -> dict[str, Facts]:
+    """`facts` with a fact for each of a file's own top-level modules (`own_top_modules`)."""
+    if not own:
+        return facts
+    out = dict(facts)
+    for name, tops in own.items():
+        found = [(None, module, ModuleKind.OWN_TOP, (path,)) for module, path in sorted(tops.items())]
+        out[name] = (*out.get(name, ()), *found)
     return out
 
 

@@ -72,6 +72,22 @@ def test_the_own_module_removed_the_cached_lint_says_cuda_python_again(tmp_path,
     assert _lint(root, {}, cache=True)["train.py"] == ["KERN003", "GUARD004"]
 
 
+def test_a_function_using_the_own_module_is_not_cuda_only_in_its_importer(tmp_path, monkeypatch):
+    """The project-wide CUDA-only index: `step` (train.py) calls the project's `cuda.sync()`; `use.py` runs it
+    under `torch.cuda.is_available()`, which GUARD001 kept on CUDA ("uses `step` (uses `cuda`)"). Ported now; the
+    cached run after `cuda.py` is removed keeps it again (the index's key holds the own modules)."""
+    monkeypatch.setenv("PORTER_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "proj"
+    files = {
+        "cuda.py": "def sync():\n    return 0\n",
+        "train.py": "import torch\nimport cuda\n\n\ndef step():\n    cuda.sync()\n    return torch.ones(2)\n",
+        "use.py": "import torch\nfrom train import step\n\nif torch.cuda.is_available():\n    step()\n",
+    }
+    assert _lint(root, files, cache=True)["use.py"] == ["CUDA001"]
+    (root / "cuda.py").unlink()
+    assert _lint(root, {}, cache=True)["use.py"] == ["GUARD001"]
+
+
 # lightning-thunder 0.2.6's executors/cudnn_layernormex.py, cut down: a cuDNN-frontend graph's workspace
 CUDNN_FRONTEND = """import torch
 import cudnn
