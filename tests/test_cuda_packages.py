@@ -117,7 +117,7 @@ def test_the_triton_line_says_the_count_it_read_and_no_more(tmp_path):
     lines = [line for p in data["packages"] for line in p["evidence"]]
     lines += [line for p in data["read_not_cuda_only"] for line in p["cuda"]]
     said = [line for line in lines if "import triton" in line]
-    assert len(said) == 10 and all(re.fullmatch(r"\d+ of its \d+ Python files import triton", x) for x in said)
+    assert len(said) == 11 and all(re.fullmatch(r"\d+ of its \d+ Python files import triton", x) for x in said)
 
 
 def test_documented_packages_name_a_page_and_a_date():

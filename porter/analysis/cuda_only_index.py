@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Literal, overload
 
 from porter.config.cuda_packages import cuda_only_aten_ops, cuda_only_modules
@@ -122,6 +122,14 @@ class CudaOnlyData:
     def with_project(self, found: dict[str, str]) -> CudaOnlyData:
         """These data, with the project's CUDA-only dotted names one file reaches (each runs it)."""
         return replace(self, project={**self.project, **found}) if found else self
+
+    def without(self, own: frozenset[str]) -> CudaOnlyData:
+        """These data but the packages under `own`'s names: a file whose `import cuda` finds the
+        project's own `cuda.py` does not import cuda-python (porter.pipeline.runner's facts)."""
+        if not own:
+            return self
+        modules = tuple(m for m in self.modules if m.split(".")[0] not in own)
+        return replace(self, modules=modules, apis=tuple(a for a in self.apis if a.split(".")[0] not in own))
 
     def runs(self, qual: str | None) -> bool:
         """Whether using `qual` runs CUDA-only code (a kernel, a CUDA graph), not only asks
@@ -802,6 +810,7 @@ def cuda_only_imports(
     target: str | None = None,
     cuda_sources: Iterable[str] = (),
     native: Iterable[tuple[str, bytes]] = (),
+    own: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, Facts]:
     """path -> ((None, local name, "cuda-only", (why[, "runs"])), ...) for each file that imports a
     CUDA-only name from another module of the project, or one of the project's own compiled
@@ -817,7 +826,7 @@ def cuda_only_imports(
     }
     ops = _op_uses(files, *native_ops.cuda_only_and_overloaded(native, python_ops.registered_kernels(files)))
     what: dict[str, dict[str, str]] = {}  # module -> name -> `_triton_what`'s chain part
-    exported, running, needs = _exports(files, data, compiled, ops, what)
+    exported, running, needs = _exports(files, data, compiled, ops, what, own or {})
     out: dict[str, Facts] = {
         path: tuple(
             sorted(
@@ -988,15 +997,19 @@ def _exports(
     compiled: dict[str, dict[str, str]],
     ops: dict[str, dict[str, str]] | None = None,
     what: dict[str, dict[str, str]] | None = None,
+    own: Mapping[str, frozenset[str]] | None = None,
 ) -> tuple[dict[str, tuple[str, dict[str, str]]], dict[str, set[str]], dict[str, tuple[str, str]]]:
     """The project's modules that export CUDA-only names: module -> (path, name -> why); the
     names of each whose use runs CUDA-only code; and the modules whose import needs a CUDA-only
     package: module -> (path, the package). `ops`: path -> the project's CUDA-only ops it calls;
-    `what`, filled: module -> what some names are (`_triton_what`)."""
+    `what`, filled: module -> what some names are (`_triton_what`); `own`: path -> the project's
+    own modules its imports find instead of packages of those names (`CudaOnlyData.without`)."""
     exported: dict[str, tuple[str, dict[str, str]]] = {}
     running: dict[str, set[str]] = {}
     needs: dict[str, tuple[str, str]] = {}
+    whole = data
     for path, source in files:
+        data = whole.without((own or {}).get(path, frozenset()))
         known = compiled.get(path)
         called = (ops or {}).get(path)
         if known or called or has_token(source):
@@ -1353,6 +1366,7 @@ def digest(
     target: str | None = None,
     cuda_sources: Iterable[str] = (),
     native: Iterable[tuple[str, bytes]] = (),
+    own: Mapping[str, frozenset[str]] | None = None,
 ) -> str:
     """The key of the CUDA-only facts of a project, from each importing file's `part`, the
     target (a package may be CUDA-only on one target only), the project's CUDA sources and
@@ -1364,6 +1378,8 @@ def digest(
         h.update(b"ops\0" + name.encode("utf-8", "surrogateescape") + sha)
     for name, p in parts:
         h.update(name.encode("utf-8", "surrogateescape") + b"\0" + p)
+    for name, modules in sorted((own or {}).items()):  # (the project's own modules its imports find)
+        h.update(b"own\0" + name.encode("utf-8", "surrogateescape") + b"\0" + ",".join(sorted(modules)).encode())
     return h.hexdigest()
 
 
@@ -1384,10 +1400,12 @@ def cuda_only_facts(
     target: str | None = None,
     cuda_sources: Iterable[str] = (),
     native: Iterable[tuple[str, bytes]] = (),
+    own: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, Facts]:
     """Each file's CUDA-only imports, then its CUDA backend classes (what `with_cuda_only` adds).
-    `native`: the project's C++/CUDA sources that register ops (name, bytes)."""
-    found = cuda_only_imports(files, target, cuda_sources, native)
+    `native`: the project's C++/CUDA sources that register ops (name, bytes). `own`: path -> the
+    project's own top-level modules its `import NAME` finds in place of a package of that name."""
+    found = cuda_only_imports(files, target, cuda_sources, native, own)
     backends = device_backends.cuda_backend_facts(files)
     out: dict[str, Facts] = {}
     for more in (found, backends):

@@ -98,6 +98,15 @@ class BackendKind(Kind):
     DISCARDED = "discarded-param"
 
 
+class ModuleKind(Kind):
+    """A module of the project's own (porter.pipeline.runner; module-wide: no scope)."""
+
+    # a top-level module of the project (`cuda.py`, `cuda/__init__.py`) named as a package porter
+    # knows, where the file's `import NAME` finds it (its folder, or above its package's folders):
+    # the import is the project's module, not the package (`import cuda` is not cuda-python)
+    OWN_TOP = "own-top-module"
+
+
 class CudaOnlyKind(Kind):
     """A name imported from another module of the project that is CUDA-only there
     (porter.analysis.cuda_only_index; module-wide: no scope)."""

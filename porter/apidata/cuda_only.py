@@ -141,6 +141,12 @@ PINNED = (
         "autoawq_kernels-0.0.9-cp311-cp311-manylinux2014_x86_64.whl",
         "fe800a6538691afaa77abe7c8b2b0a121351843f048d54e11d617d604dcba48f",
     ),
+    (
+        "nvidia-cudnn-frontend==1.32.0",  # cuDNN's frontend (`import cudnn`); its top_level.txt names `include` too
+        "nvidia_cudnn_frontend-1.32.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "c6006556017a4d1c914c52a556c71b1267f2d6a0500f742e7b4edef539878df0",
+        ("cudnn",),
+    ),
 )
 
 # (requirement, the modules it installs): read from the index's metadata alone (`pip install

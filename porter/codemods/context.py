@@ -18,6 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from porter.core.findings import Applicability, Finding, Position
 from porter.analysis.generic import keeps_generic_selection, selects_generically
+from porter.analysis.kinds import ModuleKind
 from porter.analysis.positions import Units, positions, statement_positions
 from porter.analysis.resolve import (
     ImportTable,
@@ -176,8 +177,22 @@ class PortContext:
         self.file_ignored_codes = suppressions.file_codes
         self._generic: bool | None = None
         self._module_bound: set[str] | None = None
+        self._own_tops: frozenset[str] | None = None
         # id(original def) -> modules to import at the top of its body (the module's own lazy style)
         self.local_imports: dict[int, list[tuple[str, str | None]]] = {}
+
+    @property
+    def own_top_modules(self) -> frozenset[str]:
+        """The top-level modules of the project's own that this file's `import NAME` finds in
+        place of a package porter knows by that name (porter.pipeline.runner's facts)."""
+        if self._own_tops is None:
+            flow = self.settings.flow or ()
+            self._own_tops = frozenset(f[1] for f in flow if f[0] is None and f[2] == ModuleKind.OWN_TOP)
+        return self._own_tops
+
+    def owns_module(self, qualname: str) -> bool:
+        """Whether `qualname` (`cuda.sync`) is under one of `own_top_modules`."""
+        return bool(self.own_top_modules) and qualname.split(".")[0] in self.own_top_modules
 
     @property
     def device_generic(self) -> bool:

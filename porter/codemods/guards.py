@@ -558,9 +558,10 @@ class CudaOnly:
         imported: dict[str, str] | None = None,
         running: frozenset[str] = frozenset(),
         target: str | None = None,
+        own: frozenset[str] = frozenset(),
     ) -> None:
         self.imports = imports
-        self.data = cuda_only_data(target)
+        self.data = cuda_only_data(target).without(own)
         self.names: dict[str, str] = {}  # module-level name -> why it is CUDA-only
         # of those, the names whose use runs CUDA-only code (a kernel, a CUDA graph), not only asks
         self.running: dict[str, str] = {}
@@ -1085,7 +1086,12 @@ def cuda_only_facts(ctx) -> CudaOnly:
         imported = imported_cuda_only(ctx.settings)
         wanted = has_token(ctx.source) or bool(imported) if ctx.source else True
         facts = CudaOnly(
-            ctx.module if wanted else None, ctx.imports, imported, imported_running(ctx.settings), ctx.target.name
+            ctx.module if wanted else None,
+            ctx.imports,
+            imported,
+            imported_running(ctx.settings),
+            ctx.target.name,
+            ctx.own_top_modules,
         )
         ctx._cuda_only = facts
     return facts
@@ -1937,7 +1943,9 @@ class GuardsFamily(Family):
         level, outside any `if`/`try` (importing the module needs it), and uses beyond the
         import, or None (read once per file)."""
         if self._needs is False:
-            self._needs = _module_needs(self.ctx.module, self.ctx.target.name) or self._imported_needs()
+            self._needs = (
+                _module_needs(self.ctx.module, self.ctx.target.name, self.ctx.own_top_modules) or self._imported_needs()
+            )
             if self._needs is not None and self.ctx.module is not None:
                 # a module that checks the device (`if not x.is_cuda: return x + 1`) has a
                 # path for other devices beside its CUDA-only code: it is ported as usual
@@ -2322,14 +2330,15 @@ def _rocm_module(path: str) -> str | None:
     return None
 
 
-def _module_needs(module: cst.Module | None, target: str) -> str | None:
+def _module_needs(module: cst.Module | None, target: str, own: frozenset[str] = frozenset()) -> str | None:
     """The CUDA-only third-party package (porter.config.cuda_packages) that `module` imports
     with a statement of its own body (not under `if`/`try`: importing the module needs it) and
     whose names it uses elsewhere (a kernel decorator, a call), shown as `package`; None if none.
-    A file that only imports it (for a flag) is not such a module."""
+    A file that only imports it (for a flag) is not such a module, nor one whose import finds
+    the project's own module of that name (`own`: `cuda.py` beside it)."""
     if module is None:
         return None
-    packages = cuda_only_modules(target)
+    packages = [p for p in cuda_only_modules(target) if p.split(".")[0] not in own]
     bound: dict[str, str] = {}  # local name -> the package
     for stmt in module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -2344,11 +2353,28 @@ def _module_needs(module: cst.Module | None, target: str) -> str | None:
                 and not isinstance(small.names, cst.ImportStar)
             ):
                 _bind_from_import(small.module, small.names, packages, bound)
+            elif isinstance(small, cst.Assign):
+                _bind_importorskip(small, packages, bound)
     if not bound:
         return None
     uses = _NameUses(set(bound))
     cstwalk.visit(module, uses)
     return f"`{bound[min(uses.found)]}`" if uses.found else None
+
+
+def _bind_importorskip(small: cst.Assign, packages: Sequence[str], bound: dict[str, str]) -> None:
+    """`cudnn = pytest.importorskip("cudnn")` of a CUDA-only package: the module is skipped
+    without it, as it fails to import without an `import` of it (thunder's test_cudnn_executor.py):
+    the name -> the package, into `bound` (for _module_needs)."""
+    call = small.value
+    if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name) or not isinstance(call, cst.Call):
+        return
+    if dotted(call.func) != "pytest.importorskip" or not call.args or call.args[0].keyword is not None:
+        return
+    name = string_value(call.args[0].value)
+    package = next((p for p in packages if name == p or (name or "").startswith(p + ".")), None)
+    if name and package is not None:
+        bound[small.targets[0].target.value] = package
 
 
 def _bind_import(small: cst.Import, packages: Sequence[str], bound: dict[str, str]) -> None:

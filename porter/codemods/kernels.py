@@ -585,6 +585,8 @@ class KernelsFamily(ReferenceTracker, Family):
             row = library_row(qual, self.ctx.target.name)
             if row is None or row.at != "import" or row.prefix in reported or self._own(row.prefix):
                 continue
+            if self.ctx.owns_module(qual):
+                continue  # the project's own module of that name (`cuda.py` beside the file)
             reported.add(row.prefix)
             self.ctx.report(
                 "KERN003",
@@ -785,7 +787,7 @@ class KernelsFamily(ReferenceTracker, Family):
             )
             return
         row = library_row(qual, self.ctx.target.name)
-        if row is None or (row.at != "use" and not row.uses):
+        if row is None or (row.at != "use" and not row.uses) or self.ctx.owns_module(qual):
             return
         if row.uses and self.ctx.in_cuda_only_code() is not None:
             return  # code left as CUDA's (GUARD003, BACK003) is reported as a whole

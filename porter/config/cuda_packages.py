@@ -100,6 +100,15 @@ def cuda_only_modules(target: str | None) -> tuple[str, ...]:
     return tuple(sorted(found, key=lambda m: (-len(m), m)))
 
 
+@lru_cache(maxsize=1)
+def package_heads() -> frozenset[str]:
+    """The top-level names of the packages porter keeps or reports as CUDA-only (these, and
+    kernels.toml's libraries, KERN003): a project's own module of one of these names is not it."""
+    rows = load_toml("kernels.toml").get("library", [])
+    modules = (*cuda_only_modules(None), *(prefix for row in rows for prefix in row["prefixes"]))
+    return frozenset(m.split(".")[0] for m in modules)
+
+
 def package_of(module: str) -> CudaPackage | None:
     """The package a module belongs to, if it is one of these."""
     return next((p for p in cuda_packages() if p.covers(module)), None)

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from contextlib import contextmanager
 from concurrent.futures import BrokenExecutor, CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -253,6 +253,9 @@ class Pool:
         self._spent: dict[int, float] = {}  # slot -> seconds its file has been charged so far
         self._stops: _Stops | None = None  # watched while `map` runs under a file limit
         self._spared: set[int] = set()  # slots whose attempt was cut short for another file
+        # the pool each batch in flight was handed to: a batch broken because an earlier batch's
+        # pool was stopped does not stop the pool running newer batches (`_collect`)
+        self._owners: dict[Future[list[FileResult]], tuple[ProcessPoolExecutor, list[int]]] = {}
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
@@ -346,14 +349,25 @@ class Pool:
             transient=True,
         )
 
-    def _stop_all(self, culprit: int | None, now: float) -> None:
-        """Kill every worker because of `culprit` (a file past its limit); the files other
-        workers were in the middle of are spared the time."""
+    def _stop_all(self, charged: Container[int], now: float) -> None:
+        """Kill every worker because of the files in `charged` (one past its limit, or a batch
+        whose worker died); the files other workers were in the middle of are spared the time,
+        and their attempt ends here: a batch of theirs looked at later is not timed from it (a
+        file killed for another was "took longer than 60 s" once the isolated retries before
+        its batch's turn had taken that long; thirty-sixth read)."""
+        spared = []
         if self._starts is not None:
-            for slot in range(self._slots):
-                if slot != culprit and self._starts[slot] > 0:
-                    self._spared.add(slot)
+            spared = [
+                slot
+                for pool, slots in self._owners.values()
+                if pool is self._executor
+                for slot in slots
+                if slot not in charged and self._starts[slot] > 0
+            ]
+            self._spared.update(spared)
         self.close(cancel=True)
+        for slot in spared:  # (the workers are gone: none writes a start now)
+            self._starts[slot] = 0.0
 
     # -- batches ---------------------------------------------------------------------------------
 
@@ -364,7 +378,10 @@ class Pool:
         if self._starts is not None:
             for slot, _ in jobs:
                 self._starts[slot] = 0.0
-        return self._pool().submit(_port_batch, jobs)
+        pool = self._pool()
+        future = pool.submit(_port_batch, jobs)
+        self._owners[future] = (pool, [slot for slot, _ in jobs])
+        return future
 
     def _wait(self, future: Future[list[FileResult]], slots: list[int]) -> tuple[list[FileResult] | None, int | None]:
         """(the batch's results, None), or (None, the slot of a file that ran out of time),
@@ -401,6 +418,7 @@ class Pool:
             return [(tag, None) for tag, _, _ in batch]
         slots = [slot for _, j, slot in batch if j is not None]
         results, late = self._wait(future, slots)
+        owner = self._owners.pop(future, (None, []))[0]
         if results is not None:
             if self._starts is not None:
                 for slot in slots:
@@ -408,19 +426,16 @@ class Pool:
             done = iter(results)
         else:
             now = time.monotonic()
+            stale = late is None and owner is not self._executor
             if late is not None:
-                self._stop_all(late, now)
-            else:
-                self.close(cancel=True)  # a worker died: every file it may have been on is a suspect
+                self._stop_all({late}, now)
+            elif not stale:
+                self._stop_all(set(slots), now)  # a worker died: every file it may have been on is a suspect
+            # (stale: its pool was stopped already, for an earlier batch; the pool now running
+            # newer batches is theirs, and this batch's files are retried in one of their own)
             for slot in slots:
                 self._charge(slot, now)
-            done = iter(
-                [
-                    self._timed_out(j) if slot == late else self._isolated(j, slot)
-                    for _, j, slot in batch
-                    if j is not None
-                ]
-            )
+            done = iter(self._retried(batch, late, stale))
         out: list[tuple[T, FileResult | None]] = []
         for tag, job, _ in batch:
             if job is None:
@@ -430,6 +445,19 @@ class Pool:
                 result.original_source = job.source
                 out.append((tag, result))
         return out
+
+    def _retried(self, batch: list[tuple[T, Job | None, int]], late: int | None, stale: bool) -> list[FileResult]:
+        """The results of a broken batch's files: the late one's time out, the others are
+        ported alone; for a `stale` batch in a pool apart, the running one left to its files."""
+        running, self._executor = (self._executor, None) if stale else (None, self._executor)
+        try:
+            return [
+                self._timed_out(j) if slot == late else self._isolated(j, slot) for _, j, slot in batch if j is not None
+            ]
+        finally:
+            if stale:
+                self.close(cancel=True)
+                self._executor = running
 
     def _isolated(self, job: Job, slot: int) -> FileResult:
         """Retry one file alone in a fresh pool: a crash now is this file's, and so is the time
@@ -441,13 +469,14 @@ class Pool:
             future = self._submit([(None, job, slot)])
             assert future is not None
             results, late = self._wait(future, [slot])
+            self._owners.pop(future, None)
             if results is not None:
                 if self._starts is not None:
                     self._starts[slot] = 0.0
                 return results[0]
             now = time.monotonic()
             if late is not None:
-                self._stop_all(late, now)
+                self._stop_all({late}, now)
                 self._charge(slot, now)
                 return self._timed_out(job)
             raise BrokenExecutor("the worker died")

@@ -28,7 +28,8 @@ from porter.files.deps.build_read import read_by_build
 from porter.files.deps.constraint_files import constraint_roles
 from porter.files.deps.tox_ini import NAMES as NAMING_FILES
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
-from porter.analysis.kinds import BackendKind
+from porter.analysis.kinds import BackendKind, ModuleKind
+from porter.config.cuda_packages import package_heads
 from porter.pipeline import discover as discovery
 from porter.pipeline.discover import Candidate, discover
 from porter.core.findings import FileResult, FileStatus, Severity
@@ -341,6 +342,9 @@ class _Part:
             if wants:
                 self.wanted.append((name, cand.where))
                 digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
+        # each file's own top-level modules its `import NAME` finds (`own_top_modules`): name -> file
+        self.own_tops = own_top_modules(candidates)
+        self.own = {name: frozenset(tops) for name, tops in self.own_tops.items()}
         self.values: dict[str, Facts] | None = None
         self.extra: dict[str, Facts] | None = None
         self.previous: object = None  # the state of the project's last index, which the device values start from
@@ -350,7 +354,7 @@ class _Part:
             self.values = store.get_index(_VALUES_KEY + digest.hexdigest())
             self.state_key = "values-state:" + _project_key(candidates)
             self.previous = store.get_state(self.state_key) if self.values is None else None
-            cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed)
+            cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed, self.own)
             self.extra = store.get_index(cuda_key)
         if self.extra is None and native is None:
             # the stat index vouched for the sources; the facts are worked out from their bytes,
@@ -366,7 +370,7 @@ class _Part:
         """(function, its arguments...): what works the analysis `kind` out, here or in a worker."""
         if kind == _VALUES:
             return (_answered, self.wanted, self.previous)
-        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native, self.scanned)
+        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native, self.scanned, self.own)
 
     def answered(self, kind: str, result: Any) -> None:
         """The analysis `kind`'s answers, worked out (`task`): kept, and cached under the key of
@@ -389,7 +393,8 @@ class _Part:
             fn, *args = self.task(kind)
             self.answered(kind, fn(*args))
         assert self.values is not None and self.extra is not None  # every analysis answered
-        return _abstraction_everywhere(cuda_only_index.merged(self.values, self.extra), self.candidates)
+        facts = _abstraction_everywhere(cuda_only_index.merged(self.values, self.extra), self.candidates)
+        return _own_top_modules(facts, self.own_tops)
 
 
 def _hashed(native: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
@@ -517,6 +522,7 @@ def _cuda_only(
     cuda_sources: Sequence[str],
     native: list[tuple[str, bytes]],
     scanned: dict[str, tuple[bytes, bytes]] | None = None,
+    own: dict[str, frozenset[str]] | None = None,
 ) -> tuple[dict[str, Facts], str]:
     """The CUDA-only facts over `importing`, worked out from the files' bytes, and the key of
     those bytes (as `_Part` makes it from its scan). `scanned`: each file's (sha256, part) as
@@ -538,10 +544,10 @@ def _cuda_only(
         part = seen[1] if seen is not None and same else cuda_only_index.part(lines)
         if part:
             parts.append((name, part))
-    facts = cuda_only_index.cuda_only_facts(everything, target, cuda_sources, native)
+    facts = cuda_only_index.cuda_only_facts(everything, target, cuda_sources, native, own)
     if scanned is None:
         return facts, ""
-    return facts, _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, cuda_sources, _hashed(native))
+    return facts, _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, cuda_sources, _hashed(native), own)
 
 
 def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:
@@ -556,6 +562,45 @@ def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]
         name = _name(cand)
         if cand.problem is None and not is_python(name) and name not in out:
             out[name] = (fact,)
+    return out
+
+
+def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
+    """Each Python file whose `import NAME` finds the project's own top-level module `NAME`
+    (`NAME.py` or `NAME/__init__.py`) and not the package porter knows by that name
+    (`cuda_packages.package_heads`: `import cuda` beside a `cuda.py` is not cuda-python): file ->
+    NAME -> the module's file. Python looks for it in the file's folder (a script's `sys.path[0]`),
+    or, for a module of a package (its folder holds an `__init__.py`), in the folder above the
+    package's outermost folder."""
+    names = [_name(c) for c in candidates if c.problem is None and is_python(_name(c))]
+    packages = {os.path.dirname(n) for n in names if os.path.basename(n) == "__init__.py"}
+    heads = package_heads()
+    tops: dict[str, dict[str, str]] = {}  # folder -> own top-level module -> its file
+    for n in names:
+        folder, base = os.path.split(n)
+        if base.endswith(".py") and base[:-3] in heads and base != "__init__.py":
+            tops.setdefault(folder, {})[base[:-3]] = n
+        elif base == "__init__.py" and os.path.basename(folder) in heads:
+            tops.setdefault(os.path.dirname(folder), {})[os.path.basename(folder)] = n
+    out: dict[str, dict[str, str]] = {}
+    for n in names if tops else ():
+        root = os.path.dirname(n)
+        while root in packages and root != os.path.dirname(root):
+            root = os.path.dirname(root)
+        own = {module: path for module, path in tops.get(root, {}).items() if path != n}
+        if own:
+            out[n] = own
+    return out
+
+
+def _own_top_modules(facts: dict[str, Facts], own: dict[str, dict[str, str]]) -> dict[str, Facts]:
+    """`facts` with a fact for each of a file's own top-level modules (`own_top_modules`)."""
+    if not own:
+        return facts
+    out = dict(facts)
+    for name, tops in own.items():
+        found = [(None, module, ModuleKind.OWN_TOP, (path,)) for module, path in sorted(tops.items())]
+        out[name] = (*out.get(name, ()), *found)
     return out
 
 
