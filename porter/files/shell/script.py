@@ -107,11 +107,7 @@ _SHORT_OPTIONS = re.compile(r"-[a-zA-Z]+")
 def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
     """The sites of the script `sh -c '...'` runs, where the script's characters are its value; in a double-quoted
     string with escapes or expansions, read with them masked (`_escapes_masked`)."""
-    options = [i for i, w in enumerate(cmd.args) if w.value and _SHORT_OPTIONS.fullmatch(w.value) and "c" in w.value]
-    if cmd.name not in _SHELLS or not options:
-        return []
-    # (the first word after the options: an expansion there, `sh -c "$CMD" name`, is no script porter can read)
-    script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
+    script = _script_word(cmd)
     if script is None:
         return []
     start, end = script.inner
@@ -126,6 +122,25 @@ def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
     if "\\" not in script.raw:
         return found
     return [Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in found]
+
+
+# `su [options] [-] [user] -c COMMAND`, `runuser -c COMMAND`: the option's value is a script the user's shell runs
+# with `-c` (util-linux 2.38; the options read anywhere on the line, `su - root -c '...'`): never read (thirty-sixth
+# read, cache2)
+_SWITCH_USER = frozenset({"su", "runuser"})
+_COMMAND_OPTIONS = frozenset({"-c", "--command", "--session-command"})
+
+
+def _script_word(cmd: Command) -> Word | None:
+    """The word holding the script `cmd` hands a shell: `sh -c SCRIPT`'s, `su -c SCRIPT`'s; None where none."""
+    if cmd.name in _SWITCH_USER:
+        at = next((i for i, w in enumerate(cmd.args) if w.value in _COMMAND_OPTIONS), None)
+        return cmd.args[at + 1] if at is not None and at + 1 < len(cmd.args) else None
+    options = [i for i, w in enumerate(cmd.args) if w.value and _SHORT_OPTIONS.fullmatch(w.value) and "c" in w.value]
+    if cmd.name not in _SHELLS or not options:
+        return None
+    # (the first word after the options: an expansion there, `sh -c "$CMD" name`, is no script porter can read)
+    return next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
 
 
 def _decoded_script(script: Word, target: str) -> list[Site]:
