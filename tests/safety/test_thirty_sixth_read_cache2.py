@@ -124,3 +124,47 @@ def test_a_wrapper_that_runs_no_command_as_written_is_not_read_as_one(tmp_path, 
     """Control: no DEP002 made up where the words are no command run."""
     result = _run(tmp_path, {"run.sh": text})["run.sh"]
     assert not [f for f in result.findings if f.code == "DEP002"], result.findings
+
+
+_WORKFLOW = (
+    "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: {}\n      - run: pip install torch\n"
+)
+_LATER_STEPS = {
+    "plain": f'echo "PIP_INDEX_URL={_CUDA}" >> $GITHUB_ENV',
+    "braced-quoted": f'echo PIP_EXTRA_INDEX_URL={_CUDA} >> "${{GITHUB_ENV}}"',
+}
+
+
+@pytest.mark.parametrize("run", list(_LATER_STEPS.values()), ids=list(_LATER_STEPS))
+def test_an_index_variable_written_to_github_env_is_reported_and_edited(tmp_path, run):
+    """`echo "PIP_INDEX_URL=.../cu121" >> $GITHUB_ENV`: GitHub Actions sets it for the job's later steps, whose `pip
+    install torch` then takes CUDA's torch; porter read an `echo`: nothing said. Now DEP002, the URL edited in place
+    (the YAML still loads, with the CPU index)."""
+    import yaml
+
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run as porter_run
+
+    name = ".github/workflows/ci.yml"
+    text = _WORKFLOW.format(run)
+    result = _run(tmp_path, {name: text})[name]
+    assert [(f.code, f.start.line) for f in result.findings if f.code == "DEP002"] == [("DEP002", 6)]
+    [fixed] = porter_run([tmp_path / name], Settings(target="tpu"), jobs=1, cache=False)[0]
+    steps = yaml.safe_load(fixed.new_source)["jobs"]["t"]["steps"]
+    assert steps[0]["run"] == run.replace("/whl/cu121", "/whl/cpu"), steps
+
+
+_NOT_LATER_STEPS = {
+    "github-output": f'echo "PIP_INDEX_URL={_CUDA}" >> $GITHUB_OUTPUT',
+    "two-words": f"echo NOTE PIP_INDEX_URL={_CUDA} >> $GITHUB_ENV",
+    "other-file": f'echo "PIP_INDEX_URL={_CUDA}" >> env.txt',
+}
+
+
+@pytest.mark.parametrize("run", list(_NOT_LATER_STEPS.values()), ids=list(_NOT_LATER_STEPS))
+def test_a_line_that_sets_no_later_steps_index_is_not_reported(tmp_path, run):
+    """Control: `$GITHUB_OUTPUT` is a step's outputs; `echo NOTE PIP_INDEX_URL=...` writes the line of a name
+    `NOTE PIP_INDEX_URL` (the runner splits at the first `=`); another file is no environment. No DEP002."""
+    name = ".github/workflows/ci.yml"
+    result = _run(tmp_path, {name: _WORKFLOW.format(run)})[name]
+    assert not [f for f in result.findings if f.code == "DEP002"], result.findings

@@ -19,7 +19,7 @@ from porter.files.shell import env as envvars
 from porter.files.shell.parse import Offsets, error_lines, parse
 from porter.files.shell.quoting import script_value
 from porter.files.shell.words import Command, Word, command, literal, text_of, word
-from porter.files.shell.wrappers import unwrap
+from porter.files.shell.wrappers import assignment_of, unwrap
 from porter.files.sites import Site, Text
 
 _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
@@ -65,7 +65,10 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
     kind = node.type
     if kind == "command":
         cmd = command(node, source, offsets)
-        return command_sites(cmd, text, target, consumed=consumed) if cmd is not None else []
+        if cmd is None:
+            return []
+        later = _later_steps_variable(node, cmd, source, text, target)
+        return command_sites(cmd, text, target, consumed=consumed) + later
     if kind == "variable_assignment":
         return _assignment(node, source, offsets, text, target)
     if kind in ("simple_expansion", "expansion") or kind in _DECLARATIONS:
@@ -79,6 +82,25 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
     if kind == "comment":
         return commands.slurm_directive(text_of(node, source), offsets.char(node.start_byte))
     return []
+
+
+# a workflow step's `echo "NAME=value" >> "$GITHUB_ENV"`: NAME set for the job's later steps (GitHub Actions'
+# documented format, `NAME=value` a line); `PIP_INDEX_URL=.../cu121` written so was never read (thirty-sixth read,
+# cache2)
+_GITHUB_ENV = re.compile(r"\$(?:GITHUB_ENV|\{GITHUB_ENV\})|\"\$(?:GITHUB_ENV|\{GITHUB_ENV\})\"")
+
+
+def _later_steps_variable(node: Any, cmd: Command, source: bytes, text: str, target: str) -> list[Site]:
+    """The sites of the one `NAME=value` an `echo` writes to `$GITHUB_ENV`, read as an assignment."""
+    parent = node.parent
+    if cmd.name != "echo" or len(cmd.args) != 1 or parent is None or parent.type != "redirected_statement":
+        return []
+    redirects = parent.children_by_field_name("redirect")
+    destinations = [r.child_by_field_name("destination") for r in redirects if r.type == "file_redirect"]
+    if not any(d is not None and _GITHUB_ENV.fullmatch(text_of(d, source)) for d in destinations):
+        return []
+    found = assignment_of(cmd.args[0])
+    return envvars.assignment(text, target, *found) if found is not None else []
 
 
 def command_sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> list[Site]:

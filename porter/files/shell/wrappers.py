@@ -81,7 +81,7 @@ def unwrap(cmd: Command) -> Wrapped | None:
     options = args[:i]
     assignments: list[tuple[str, tuple[int, int], str, tuple[int, int]]] = []
     while cmd.name in _SETS_VARIABLES and i < len(args):
-        found = _assignment(args[i])
+        found = assignment_of(args[i])
         if found is None:
             break
         assignments.append(found)
@@ -142,7 +142,7 @@ def _option_words(name: str, value: str, takes: frozenset[str], seen: set[str]) 
     return 1
 
 
-def _assignment(w: Word) -> tuple[str, tuple[int, int], str, tuple[int, int]] | None:
+def assignment_of(w: Word) -> tuple[str, tuple[int, int], str, tuple[int, int]] | None:
     """(name, name span, value, value span) of a `NAME=value` word written as it is read, else None."""
     m = _NAME_VALUE.match(w.value or "")
     if m is None or w.value is None:
