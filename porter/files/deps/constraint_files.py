@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 
 from porter.core import kinds
+from porter.files.deps.indexes import spellings
 from porter.files.deps.pip_options import INSTALL, prefixes
 from porter.files.deps.tox_ini import config_constraints, deps_lines, is_pip_config, is_tox_ini
 
@@ -37,7 +38,7 @@ _COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE, kinds.COMPOSE, 
 # `ENV`, an `export`, a command's prefix, a compose `environment:` or a workflow's `env:` (thirty-fifth read)
 CONSTRAINT_VARIABLES = ("PIP_CONSTRAINT", "UV_CONSTRAINT")
 _CONSTRAINT_VARIABLE = re.compile(
-    rf"\b({'|'.join(CONSTRAINT_VARIABLES)})[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)[\"']?([^\"'\n#;&|]*)"
+    rf"\b({'|'.join(map(spellings, CONSTRAINT_VARIABLES))})[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+)[\"']?([^\"'\n#;&|]*)"
 )
 
 

@@ -65,6 +65,16 @@ def installer_variable(name: str) -> str:
     return "PIP_" + option.removeprefix("--").upper().replace("-", "_")
 
 
+def spellings(variable: str) -> str:
+    """A pattern of each name `installer_variable` reads as `variable` (an ASCII one): a `PIP_` name's rest in any
+    case, each `_` written `_` or `-`, after a `--` written with either (`PIP_constraint`, `PIP___CONSTRAINT`); any
+    other as written. `PIP_constraint=pins.txt` is pip's `--constraint` as `PIP_CONSTRAINT` is (thirty-sixth read)."""
+    if not variable.startswith("PIP_"):
+        return re.escape(variable)
+    rest = "".join("[_-]" if c == "_" else f"[{c}{c.lower()}]" if c.isalpha() else re.escape(c) for c in variable[4:])
+    return f"PIP_(?:[_-]{{2}})?{rest}"
+
+
 def gpu_builds(backend: str) -> str:
     """The GPU whose builds a `GPU_BACKEND` name picks (`rocm6.2`: "ROCm")."""
     return next(gpu for gpu, pattern in _GPU_BUILD.items() if pattern.fullmatch(backend))

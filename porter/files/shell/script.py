@@ -19,7 +19,7 @@ from porter.files.shell import env as envvars
 from porter.files.shell.parse import Offsets, error_lines, parse
 from porter.files.shell.quoting import script_value
 from porter.files.shell.words import Command, Word, command, literal, text_of, word
-from porter.files.shell.wrappers import unwrap
+from porter.files.shell.wrappers import assignment_of, unwrap
 from porter.files.sites import Site, Text
 
 _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
@@ -65,7 +65,10 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
     kind = node.type
     if kind == "command":
         cmd = command(node, source, offsets)
-        return command_sites(cmd, text, target, consumed=consumed) if cmd is not None else []
+        if cmd is None:
+            return []
+        later = _later_steps_variable(node, cmd, source, text, target)
+        return command_sites(cmd, text, target, consumed=consumed) + later
     if kind == "variable_assignment":
         return _assignment(node, source, offsets, text, target)
     if kind in ("simple_expansion", "expansion") or kind in _DECLARATIONS:
@@ -81,6 +84,25 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
     if kind == "redirected_statement":
         return _stdin_script(node, source, offsets, text, target)
     return []
+
+
+# a workflow step's `echo "NAME=value" >> "$GITHUB_ENV"`: NAME set for the job's later steps (GitHub Actions'
+# documented format, `NAME=value` a line); `PIP_INDEX_URL=.../cu121` written so was never read (thirty-sixth read,
+# cache2)
+_GITHUB_ENV = re.compile(r"\$(?:GITHUB_ENV|\{GITHUB_ENV\})|\"\$(?:GITHUB_ENV|\{GITHUB_ENV\})\"")
+
+
+def _later_steps_variable(node: Any, cmd: Command, source: bytes, text: str, target: str) -> list[Site]:
+    """The sites of the one `NAME=value` an `echo` writes to `$GITHUB_ENV`, read as an assignment."""
+    parent = node.parent
+    if cmd.name != "echo" or len(cmd.args) != 1 or parent is None or parent.type != "redirected_statement":
+        return []
+    redirects = parent.children_by_field_name("redirect")
+    destinations = [r.child_by_field_name("destination") for r in redirects if r.type == "file_redirect"]
+    if not any(d is not None and _GITHUB_ENV.fullmatch(text_of(d, source)) for d in destinations):
+        return []
+    found = assignment_of(cmd.args[0])
+    return envvars.assignment(text, target, *found) if found is not None else []
 
 
 def command_sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> list[Site]:
@@ -109,11 +131,7 @@ _SHORT_OPTIONS = re.compile(r"-[a-zA-Z]+")
 def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
     """The sites of the script `sh -c '...'` runs, where the script's characters are its value; in a double-quoted
     string with escapes or expansions, read with them masked (`_escapes_masked`)."""
-    options = [i for i, w in enumerate(cmd.args) if w.value and _SHORT_OPTIONS.fullmatch(w.value) and "c" in w.value]
-    if cmd.name not in _SHELLS or not options:
-        return []
-    # (the first word after the options: an expansion there, `sh -c "$CMD" name`, is no script porter can read)
-    script = next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
+    script = _script_word(cmd)
     if script is None:
         return []
     heredoc = _CAT_HEREDOC.fullmatch(script.raw)
@@ -180,6 +198,25 @@ def _heredoc_sites(body: str, at: int, text: str, target: str, *, quoted: bool, 
     if not dashed and (quoted or "\\" not in body):
         return found
     return [replace(site, replacement=None) for site in found]
+
+
+# `su [options] [-] [user] -c COMMAND`, `runuser -c COMMAND`: the option's value is a script the user's shell runs
+# with `-c` (util-linux 2.38; the options read anywhere on the line, `su - root -c '...'`): never read (thirty-sixth
+# read, cache2)
+_SWITCH_USER = frozenset({"su", "runuser"})
+_COMMAND_OPTIONS = frozenset({"-c", "--command", "--session-command"})
+
+
+def _script_word(cmd: Command) -> Word | None:
+    """The word holding the script `cmd` hands a shell: `sh -c SCRIPT`'s, `su -c SCRIPT`'s; None where none."""
+    if cmd.name in _SWITCH_USER:
+        at = next((i for i, w in enumerate(cmd.args) if w.value in _COMMAND_OPTIONS), None)
+        return cmd.args[at + 1] if at is not None and at + 1 < len(cmd.args) else None
+    options = [i for i, w in enumerate(cmd.args) if w.value and _SHORT_OPTIONS.fullmatch(w.value) and "c" in w.value]
+    if cmd.name not in _SHELLS or not options:
+        return None
+    # (the first word after the options: an expansion there, `sh -c "$CMD" name`, is no script porter can read)
+    return next((w for w in cmd.args[options[0] + 1 :] if not (w.value or "").startswith("-")), None)
 
 
 def _decoded_script(script: Word, target: str) -> list[Site]:

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from porter.files.shell.words import Command, Word
 
-# each wrapper's options that take the next word as their value (GNU coreutils 9.1, sudo 1.9, bash 5.2's `exec`);
-# a wrapper not listed here is not unwrapped. `env -S`/`--split-string` (its string split into the command) and
-# `--` end the reading where marked.
+# each wrapper's options that take the next word as their value (GNU coreutils 9.1, sudo 1.9, bash 5.2's `exec` and
+# `command`, GNU time 1.9, OpenBSD's doas, util-linux 2.38's runuser, chrt, ionice, taskset, GNU findutils 4.9's xargs,
+# numactl 2.0); a wrapper not listed here is not unwrapped. `env -S`/`--split-string` (its string split into the
+# command) and `--` end the reading where marked (thirty-sixth read, cache2: `time`, `doas`, `taskset -c 0`, ...)
 _TAKES_VALUE: dict[str, frozenset[str]] = {
     "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
     "sudo": frozenset({"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-p", "--prompt"})
@@ -23,16 +24,42 @@ _TAKES_VALUE: dict[str, frozenset[str]] = {
     "nice": frozenset({"-n", "--adjustment"}),
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
     "exec": frozenset({"-a"}),
+    "command": frozenset(),
+    "time": frozenset({"-f", "--format", "-o", "--output"}),
+    "doas": frozenset({"-u"}),
+    "runuser": frozenset({"-u", "--user", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"}),
+    "stdbuf": frozenset({"-i", "--input", "-o", "--output", "-e", "--error"}),
+    "chrt": frozenset({"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"}),
+    "ionice": frozenset({"-c", "--class", "-n", "--classdata"}),
+    "taskset": frozenset(),
+    "numactl": frozenset({"-i", "--interleave", "-w", "--weighted-interleave", "-m", "--membind", "-N"})
+    | frozenset({"--cpunodebind", "-C", "--physcpubind", "-p", "--preferred", "-P", "--preferred-many"}),
+    "xargs": frozenset({"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P"})
+    | frozenset({"--max-procs", "-s", "--max-chars", "--process-slot-var"}),
 }
 _SETS_VARIABLES = frozenset({"env", "sudo"})  # `NAME=value` words before the command
-_POSITIONAL = {"timeout": 1}  # words after the options before the command (`timeout 60 pip install`)
+# words after the options before the command (`timeout 60 pip install`; `taskset 0x3 cmd`, `taskset -c 0,1 cmd`:
+# `-c` only says the word is a list; `chrt 10 cmd`, `chrt -o 0 cmd`: its priority, a number)
+_POSITIONAL = {"timeout": 1, "taskset": 1, "chrt": 1}
 # options after which the words are no command run as written (`env -S 'a b'`, sudo's `-l`/`-v`/`-e` list,
-# validate, edit; `-s`/`-i` run a shell with the words)
+# validate, edit; `-s`/`-i` run a shell with the words; `command -v` says what a name is; `runuser` without `-u`
+# runs a shell, `-c` its script; a PID's settings: `chrt -p`, `taskset -p`, `ionice -p`)
 _STOPS: dict[str, frozenset[str]] = {
     "env": frozenset({"-S", "--split-string"}),
     "sudo": frozenset({"-l", "--list", "-v", "--validate", "-e", "--edit", "-s", "--shell", "-i", "--login", "-K"})
     | frozenset({"-k", "--reset-timestamp", "-V", "--version", "-h", "--help"}),
+    "command": frozenset({"-v", "-V"}),
+    "time": frozenset({"-V", "--version", "--help"}),
+    "doas": frozenset({"-L", "-s", "-C"}),
+    "runuser": frozenset({"-c", "--command", "--session-command", "-s", "--shell", "-", "-l", "--login"}),
+    "stdbuf": frozenset({"--help", "--version"}),
+    "chrt": frozenset({"-p", "--pid", "-m", "--max", "-h", "--help", "-V", "--version"}),
+    "ionice": frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid", "-h", "--help", "-V", "--version"}),
+    "taskset": frozenset({"-p", "--pid", "-h", "--help", "-V", "--version"}),
+    "numactl": frozenset({"-s", "--show", "-H", "--hardware", "-h", "--help", "-V", "--version"}),
+    "xargs": frozenset({"--help", "--version", "--show-limits"}),
 }
+_NEEDS = {"runuser": frozenset({"-u", "--user"})}  # an option without which the words are no command (`runuser USER`)
 # (matched at a word's start; from a name character's run start only, so a search is linear too)
 _NAME_VALUE = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=")
 
@@ -47,29 +74,21 @@ class Wrapped:
 def unwrap(cmd: Command) -> Wrapped | None:
     """The command `cmd` runs and what it sets for it, or None where `cmd` is no wrapper porter reads (or its
     words hold an expansion before the command, or it runs none)."""
-    takes = _TAKES_VALUE.get(cmd.name)
-    if takes is None:
+    i = _options_end(cmd)
+    if i is None:
         return None
-    args, i = cmd.args, 0
-    while i < len(args) and (args[i].value or "").startswith("-") and args[i].value != "-":
-        value = args[i].value or ""
-        if value == "--":
-            i += 1
-            break
-        if value in _STOPS.get(cmd.name, ()) or value.split("=", 1)[0] in _STOPS.get(cmd.name, ()):
-            return None
-        i += 2 if value in takes else 1
-    if i < len(args) and cmd.name == "env" and args[i].value == "-":  # `env -`: `-i`
-        i += 1
+    args = cmd.args
     options = args[:i]
     assignments: list[tuple[str, tuple[int, int], str, tuple[int, int]]] = []
     while cmd.name in _SETS_VARIABLES and i < len(args):
-        found = _assignment(args[i])
+        found = assignment_of(args[i])
         if found is None:
             break
         assignments.append(found)
         i += 1
     i += _POSITIONAL.get(cmd.name, 0)
+    if cmd.name == "chrt" and i <= len(args) and not (args[i - 1].value or "").isdigit():
+        i -= 1  # (util-linux 2.41: no priority where the policy takes none, `chrt --other cmd`)
     name_word = args[i] if i < len(args) else None
     program = name_word.value if name_word is not None else None
     if name_word is None or program is None or _NAME_VALUE.match(program):
@@ -79,12 +98,59 @@ def unwrap(cmd: Command) -> Wrapped | None:
     return Wrapped(own, tuple(assignments), inner)
 
 
-def _assignment(w: Word) -> tuple[str, tuple[int, int], str, tuple[int, int]] | None:
+def _options_end(cmd: Command) -> int | None:
+    """The index of the first of `cmd`'s words after the wrapper's options, None where it is no wrapper porter reads
+    or an option stops the reading."""
+    takes = _TAKES_VALUE.get(cmd.name)
+    if takes is None:
+        return None
+    args, i = cmd.args, 0
+    seen: set[str] = set()
+    while i < len(args) and (args[i].value or "").startswith("-") and args[i].value != "-":
+        value = args[i].value or ""
+        if value == "--":
+            i += 1
+            break
+        words = _option_words(cmd.name, value, takes, seen)
+        if words is None:
+            return None
+        i += words
+    if i < len(args) and cmd.name == "env" and args[i].value == "-":  # `env -`: `-i`
+        i += 1
+    needs = _NEEDS.get(cmd.name)
+    return None if needs is not None and not seen & needs else i
+
+
+def _option_words(name: str, value: str, takes: frozenset[str], seen: set[str]) -> int | None:
+    """How many words the option word `value` of the wrapper `name` takes (2: its value is the next word), None where
+    it stops the reading (`_STOPS`); short options as getopt reads them, `-Hu root` as `-H -u root`, `-n1` as `-n 1`
+    (`sudo -Hu root pip ...` read `root` as the command)."""
+    stops = _STOPS.get(name, frozenset())
+    if value.startswith("--") or value in takes or value in stops:
+        option = value.split("=", 1)[0]
+        seen.add(option)
+        if option in stops:
+            return None
+        return 2 if value in takes else 1
+    for at, letter in enumerate(value[1:], 1):
+        option = "-" + letter
+        seen.add(option)
+        if option in stops:
+            return None
+        if option in takes:
+            return 2 if at == len(value) - 1 else 1
+    return 1
+
+
+def assignment_of(w: Word) -> tuple[str, tuple[int, int], str, tuple[int, int]] | None:
     """(name, name span, value, value span) of a `NAME=value` word written as it is read, else None."""
     m = _NAME_VALUE.match(w.value or "")
     if m is None or w.value is None:
         return None
     name = m.group(1)
-    if not w.raw.startswith(name + "="):  # (`"NAME=value"` quoted whole: its places are not the value's)
+    # (`"NAME=value"` quoted whole, an exec form's `["env", "NAME=value", ...]`: where its characters are the value's,
+    # those places; else none: an exec form's `env` was never read, thirty-sixth read, cache2)
+    start, end = w.inner
+    if end - start != len(w.value):
         return None
-    return name, (w.start, w.start + len(name)), w.value[len(name) + 1 :], (w.start + len(name) + 1, w.end)
+    return name, (start, start + len(name)), w.value[len(name) + 1 :], (start + len(name) + 1, end)
