@@ -676,6 +676,7 @@ def _recorder(job: dict, side, root: str):
         syncs=job.get("syncs", True),
         perturb=job.get("perturb", False),
         reference_shapes=job.get("reference_shapes"),
+        reference_listed=job.get("reference_listed"),
     )
 
 

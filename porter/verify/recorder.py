@@ -42,7 +42,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from porter.verify.capture import by_key
-from porter.verify.listed import MODEL
+from porter.verify.listed import MODEL, relisted_name
 from porter.verify.tracefile import (
     HASHED_WEIGHT,
     LIMITS,
@@ -175,6 +175,9 @@ def _root_prefixes(roots: list) -> list[str]:
 # (twenty-fourth read's leftover); 8 compared every one, at 5 % more regions in the
 # differential check (`docs/reads/43-tleft-attempts.md`)
 MAX_REGIONS = 8
+# and where the reference walks a `ModuleList` (its calls named by its roots, `model_listed`): the
+# port may call its layers in another order, so each call's own region is kept beyond the 8 (`_own_region`)
+MAX_LISTED_REGIONS = 64
 # what step 1's module calls are kept in: started afresh where a `zero_grad` restarts them
 # (`_calls_restarted`), and kept a second time for a forward begun after a backward in step 0
 # (`forward_calls`)
@@ -236,8 +239,17 @@ def _walked_list(o: object) -> bool:
     return issubclass(type(o), (torch.nn.ModuleList, torch.nn.ModuleDict))
 
 
+def _alive_modules() -> list[torch.nn.Module]:
+    """The modules alive now: one scan of the collector's objects (type(), not isinstance: an
+    object's `__class__` may be a property that warns, a dead weak proxy's raises)."""
+    import gc
+
+    module = torch.nn.Module
+    return [o for o in gc.get_objects() if issubclass(type(o), module)]
+
+
 def _smallest_holder(
-    owners: list, called: set[int], params: set[int], holds=_callable_container
+    owners: list, called: set[int], params: set[int], alive: list, holds=_callable_container
 ) -> torch.nn.Module | None:
     """The module with the fewest modules, never called itself, that holds every one of `owners`
     (the roots holding the stepped parameters), or None: a port calling a `Sequential`'s layers
@@ -246,12 +258,11 @@ def _smallest_holder(
     FAILed on the names alone (thirty-second read's leftover). One scan of the collector's objects.
     Only a module a program can call (`_callable_container`) stands for the one the reference calls.
     It holds `params` too (the stepped parameters no root holds): a port computing its head by
-    `F.linear(h, m.head.weight, ...)` (a fused linear cross-entropy) called no module holding them."""
-    import gc
-
+    `F.linear(h, m.head.weight, ...)` (a fused linear cross-entropy) called no module holding them.
+    `alive`: the modules alive (`_alive_modules`)."""
     wanted = {id(o) for o in owners}
     best: tuple[int, torch.nn.Module] | None = None
-    for o in gc.get_objects():
+    for o in alive:
         if not holds(o) or id(o) in called:
             continue
         inside = {id(c) for c in o.modules()}
@@ -260,20 +271,18 @@ def _smallest_holder(
     return best[1] if best is not None else None
 
 
-def _tied_outside(root: torch.nn.Module, called: set[int], stepped: set[int]) -> list[torch.nn.Module]:
+def _tied_outside(root: torch.nn.Module, called: set[int], stepped: set[int], alive: list) -> list[torch.nn.Module]:
     """The modules never called, with a forward of their own, neither inside `root` nor holding
     it, that hold a parameter `root` holds and the optimizer steps: a head tied to the embedding
     and applied by a function (`F.linear(h, m.emb.weight)`). A port calling `m.emb` alone, the rest
     of `m` by functions, had `emb` named the model (its names lost `emb.`), and against a reference
     calling `m` FAILed "parameters on one side only: reference [], ported ['weight']" (53-term2's
     leftover); the holder of both is sought (`_smallest_holder`). A wrapper holding the root (DDP,
-    `torch.compile`'s) is not one. One scan of the collector's objects."""
-    import gc
-
+    `torch.compile`'s) is not one. `alive`: the modules alive (`_alive_modules`)."""
     inside = {id(c) for c in root.modules()}
     mine = {id(p) for p in root.parameters()} & stepped
     found = []
-    for o in gc.get_objects():
+    for o in alive:
         if not _callable_container(o) or id(o) in called or id(o) in inside:
             continue
         if id(root) not in {id(c) for c in o.modules()} and mine & {id(p) for p in o.parameters()}:
@@ -922,6 +931,7 @@ class Recorder:
         syncs: bool = True,
         perturb: bool = False,
         reference_shapes: list[tuple[str, list[list[int]], str | None]] | None = None,
+        reference_listed: dict[str, str] | None = None,
     ):
         self.steps_wanted = steps
         self.side = side
@@ -1005,6 +1015,9 @@ class Recorder:
         self.reference_calls = _reference_calls(reference_shapes or [])
         self.reference_order = [(key, outs, (kind or [None])[0]) for key, outs, *kind in reference_shapes or []]
         self.region_memo: dict[tuple, list[dict]] = {}
+        # the reference's roots in the naming of the list it walks (`model_listed`): where both sides
+        # walk one, a region is the call's of its name in that naming (`_own_region`), and more are kept
+        self.reference_listed = dict(reference_listed or {})
         self.call_counts: Counter = Counter()
         # per module, its step-0 calls with gradients off; the model's, read when the modules are
         # named (its optimizer is known then): an evaluation before its training forward (a
@@ -1055,6 +1068,8 @@ class Recorder:
         self.holder: weakref.ref | None = None
         self.holder_sought = False
         self.tied_sought = False  # (`_tied_outside`, sought once where one root holds them all)
+        self.naming = False  # (within `_name_modules`: the modules alive kept, `_alive`)
+        self.alive: list | None = None
         # the gradients' norms of the optimizers a backward steps (each parameter's own, stepped by
         # its post-accumulate-grad hook), and the counted step it took: one step's norm (`_fused_norm`)
         self.fused_norms: list[torch.Tensor] = []
@@ -1721,7 +1736,8 @@ class Recorder:
         if memo not in self.region_memo:
             # the calls of its type first (a port may have changed a module's class: the others after)
             calls = sorted(self.reference_calls.get(n, []), key=lambda c: c[2] != kind)
-            self.region_memo[memo] = [_cuts(calls, j, list(full), MAX_REGIONS) for j, full in enumerate(fulls)]
+            cap = MAX_LISTED_REGIONS if self.reference_listed else MAX_REGIONS
+            self.region_memo[memo] = [_cuts(calls, j, list(full), cap) for j, full in enumerate(fulls)]
         found = self.region_memo[memo]
         near = self._near(len(self.calls), kind)
         same = [_cuts(near, j, list(full), NEAR_REGIONS) for j, full in enumerate(fulls)]
@@ -2144,12 +2160,15 @@ class Recorder:
         if len(owners) == 1 and not loose and not self.holder_sought and not self.tied_sought:
             self.tied_sought = True  # (once: the one scan)
             with self.own_work():
-                owners += _tied_outside(owners[0], set(self.modules), stepped)
+                owners += _tied_outside(owners[0], set(self.modules), stepped, self._alive())
         if owners and (len(owners) > 1 or loose) and not self.holder_sought:
             self.holder_sought = True
             with self.own_work():
-                found = _smallest_holder(owners, set(self.modules), loose)
-                listed = _smallest_holder(owners, set(self.modules), loose, _walked_list) if found is None else None
+                alive = self._alive()
+                found = _smallest_holder(owners, set(self.modules), loose, alive)
+                listed = (
+                    _smallest_holder(owners, set(self.modules), loose, alive, _walked_list) if found is None else None
+                )
             self.holder = weakref.ref(found) if found is not None else None
             self.listed = weakref.ref(listed) if listed is not None else None
         holder = self.holder() if self.holder is not None else None
@@ -2172,15 +2191,10 @@ class Recorder:
         did not call and whose parameters no recorded optimizer steps: an EMA copy (a `deepcopy`
         or `AveragedModel` updated after the step, called later under no_grad) feeds no loss of
         step 1, so an unfaithful rate passed unsaid (twenty-sixth read). Counted, and their
-        rates of averaging read at each later step (`_copy_rates`). One scan of the collector's objects, once a run."""
-        import gc
-
+        rates of averaging read at each later step (`_copy_rates`). Once a run."""
         shapes = [p.shape for p in _every_parameter(model)]
         called = {id(c) for m in self.modules.values() for c in m.modules()}
-        # type(), not isinstance: an object's `__class__` may be a property that warns
-        # (`torch.distributed.reduce_op`'s FutureWarning, in the program's output)
-        module = torch.nn.Module
-        found = [o for o in gc.get_objects() if issubclass(type(o), module) and id(o) not in called]
+        found = [o for o in self._alive() if id(o) not in called]
         copies = [o for o in found if shapes and _same_shapes(o, shapes, stepped)]
         # one copy once: an `AveragedModel` and the `module` it holds were counted as two, and
         # against a port's one `deepcopy` EMA the counts differed, so the rates were not compared
@@ -2237,7 +2251,25 @@ class Recorder:
             (root,) = root.children()  # its only child (`on_forward_hooked` checked)
         return root
 
+    def _alive(self) -> list[torch.nn.Module]:
+        """The modules alive (`_alive_modules`), kept for the one naming (`_name_modules`): the
+        sought tie, holder and list and the uncalled copies each scanned the collector's objects
+        (two scans, four with a tied head, per recording; the thirty-sixth trleft2 read)."""
+        if self.alive is not None:
+            return self.alive
+        found = _alive_modules()
+        if self.naming:
+            self.alive = found
+        return found
+
     def _name_modules(self) -> None:
+        self.naming = True
+        try:
+            self._name_all()
+        finally:  # (not held past the naming: they are the program's)
+            self.naming, self.alive = False, None
+
+    def _name_all(self) -> None:
         from porter.verify.capture import normalize_name
 
         roots = self._roots()
@@ -2619,7 +2651,7 @@ class Recorder:
             outs = []
             for j, (stats, sample, sums, shape, dtype, cuts) in enumerate(recs):
                 full = None
-                own = next((c for c in cuts if key in c[4]), None)  # the region of this call's key
+                own = self._own_region(key, cuts)
                 if own is not None:
                     (stats, sample, sums, shape), full = own[:4], shape
                 out = _stored(tensors, f"m{k}.{j}", stats, sample, sums, shape, dtype)
@@ -2640,6 +2672,19 @@ class Recorder:
                 entry["calls"] = self.call_counts[mid]
             modules.append(entry)
         return modules
+
+    def _own_region(self, key: str, cuts: list) -> tuple | None:
+        """The region of the reference's call of this call's `key`; where both sides walk a
+        `ModuleList` named otherwise by their roots, of its key in the list's naming, as trace
+        compare pairs them (`listed._both_listed`): a padded port walking the list in the other
+        order had each output cut to the region of the reference's call at its place in the call
+        order (another layer's), so none was compared, said "padded differently on each side", and
+        a layer moved 2e-4 PASSed (the thirty-sixth trleft2 read)."""
+        mine, theirs = self.listed_prefixes, self.reference_listed
+        if mine and theirs and mine != theirs:
+            want = relisted_name(key, mine)  # (none there: the whole, the region of its own key being another layer's)
+            return next((c for c in cuts if any(relisted_name(k, theirs) == want for k in c[4])), None)
+        return next((c for c in cuts if key in c[4]), None)
 
     def _buffer_entries(self, tensors: dict[str, torch.Tensor]) -> list[dict]:
         """The manifest's buffers after step 1's forward (their tensors put in `tensors`)."""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from porter.core.reading import open_regular
 from porter.verify.config import TARGETS
+from porter.verify.listed import listed_prefixes
 from porter.verify.procs import DEFAULT_MAX_OUTPUT, WorkerSet, log_tail, sweep_left
 from porter.verify.sides import classify, read_record, side_env
 from porter.verify.tracecmp import ScriptResult, compare_traces, side_summary, where
@@ -479,6 +480,12 @@ def reference_shapes(trace: Trace | None) -> list[tuple[str, list[list[int]], st
     return [(m["key"], [o["shape"] for o in m["outputs"]], m.get("type")) for m in trace.manifest.get("modules", [])]
 
 
+def reference_listed(trace: Trace | None) -> dict[str, str]:
+    """The reference's roots' prefixes in the naming of the `ModuleList` it walks (`model_listed`):
+    the port keys a padded output's region by that naming where both sides walk one (`Recorder._regions`)."""
+    return listed_prefixes(trace) if trace is not None else {}
+
+
 def _summary(rec: Recorded):
     s = side_summary(rec.trace, rec.role, rec.status, rec.error, rec.wall_s, rec.log_tail)
     if rec.dropped_output:
@@ -579,7 +586,7 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
         base / "ported.trace.safetensors",
         base / "ported",
         workers,
-        job_extra={"reference_shapes": reference_shapes(ref.trace)},
+        job_extra={"reference_shapes": reference_shapes(ref.trace), "reference_listed": reference_listed(ref.trace)},
     )
     if port.status != "ok":
         return _error_result(cfg, [ref, port], [_describe(port)])
