@@ -344,7 +344,6 @@ class _Part:
                 digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
         # each file's own top-level modules its `import NAME` finds (`own_top_modules`): name -> file
         self.own_tops = own_top_modules(candidates)
-        self.own = {name: frozenset(tops) for name, tops in self.own_tops.items()}
         self.values: dict[str, Facts] | None = None
         self.extra: dict[str, Facts] | None = None
         self.previous: object = None  # the state of the project's last index, which the device values start from
@@ -354,7 +353,7 @@ class _Part:
             self.values = store.get_index(_VALUES_KEY + digest.hexdigest())
             self.state_key = "values-state:" + _project_key(candidates)
             self.previous = store.get_state(self.state_key) if self.values is None else None
-            cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed, self.own)
+            cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed, self.own_tops)
             self.extra = store.get_index(cuda_key)
         if self.extra is None and native is None:
             # the stat index vouched for the sources; the facts are worked out from their bytes,
@@ -370,7 +369,7 @@ class _Part:
         """(function, its arguments...): what works the analysis `kind` out, here or in a worker."""
         if kind == _VALUES:
             return (_answered, self.wanted, self.previous)
-        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native, self.scanned, self.own)
+        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native, self.scanned, self.own_tops)
 
     def answered(self, kind: str, result: Any) -> None:
         """The analysis `kind`'s answers, worked out (`task`): kept, and cached under the key of
@@ -522,7 +521,7 @@ def _cuda_only(
     cuda_sources: Sequence[str],
     native: list[tuple[str, bytes]],
     scanned: dict[str, tuple[bytes, bytes]] | None = None,
-    own: dict[str, frozenset[str]] | None = None,
+    own: dict[str, dict[str, str]] | None = None,
 ) -> tuple[dict[str, Facts], str]:
     """The CUDA-only facts over `importing`, worked out from the files' bytes, and the key of
     those bytes (as `_Part` makes it from its scan). `scanned`: each file's (sha256, part) as
@@ -587,7 +586,8 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
         root = os.path.dirname(n)
         while root in packages and root != os.path.dirname(root):
             root = os.path.dirname(root)
-        own = {module: path for module, path in tops.get(root, {}).items() if path != n}
+        # (a `cuda/__init__.py` at the top, or a script `cuda.py`: its `import cuda` finds itself)
+        own = dict(tops.get(root, {}))
         if own:
             out[n] = own
     return out

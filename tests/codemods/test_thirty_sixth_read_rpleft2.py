@@ -1,0 +1,74 @@
+"""rpleft's leftovers, closed (rpleft2, the thirty-sixth read's second wave): the project-wide CUDA-only
+index's other readers knew nothing of a project's own top-level `cuda` module (rpleft's own-module fact).
+A top-level `cuda/` package whose `__init__.py` imports `cuda.ops` (itself) was "the project's package of
+`cuda` kernels", and `import cuda` beside the project's `cuda.py` was bound to a `kernels/cuda.py` whose
+name ends the same: GUARD001 kept `torch.cuda.is_available()` on CUDA in both. CPython's import
+(`importlib.util.find_spec` with the script's folder on `sys.path`) finds the project's own files there."""
+
+from __future__ import annotations
+
+import pytest
+
+GUARDED = "\n\ndef step():\n    if torch.cuda.is_available():\n        sync()\n    return 1\n"
+
+
+def _lint(root, files, target="tpu", cache=False):
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    results = run([root], Settings(target=target), jobs=1, cache=cache)[0]
+    return {str(r.path).replace("\\", "/").split(root.name + "/", 1)[-1]: [f.code for f in r.findings] for r in results}
+
+
+@pytest.mark.parametrize("target", ["tpu", "xla"])
+def test_an_own_cuda_package_importing_itself_is_no_kernel_package(tmp_path, target):
+    """`cuda/__init__.py` (top-level) imports `cuda.ops`: the package itself (find_spec('cuda.ops') is
+    `cuda/ops.py`), not cuda-python's; `train.py`'s `sync` from it runs no CUDA-only code."""
+    files = {
+        "cuda/__init__.py": "from cuda.ops import sync\n",
+        "cuda/ops.py": "import torch\n\n\ndef sync():\n    return torch.zeros(1)\n",
+        "train.py": "import torch\nfrom cuda.ops import sync" + GUARDED,
+    }
+    found = _lint(tmp_path / "proj", files, target)
+    assert found["train.py"] == ["CUDA001"], found
+
+
+def test_a_kernel_package_of_a_cuda_only_package_still_is_one(tmp_path):
+    """The control: `kern/triton/__init__.py` imports triton (no own `triton` module): its kernels are
+    Triton's, and the guard around them stays (GUARD001)."""
+    files = {
+        "kern/__init__.py": "",
+        "kern/triton/__init__.py": "import triton\n",
+        "kern/triton/ops.py": "def sync():\n    return 0\n",
+        "train.py": "import torch\nfrom kern.triton.ops import sync" + GUARDED,
+    }
+    found = _lint(tmp_path / "proj", files)
+    assert found["train.py"] == ["GUARD001"], found
+
+
+@pytest.mark.parametrize("target", ["tpu", "xla"])
+def test_import_cuda_beside_the_own_cuda_py_is_not_a_package_module_of_that_name(tmp_path, target):
+    """`kernels/cuda.py` (a package's module: `kernels.cuda`) uses CuPy; `train.py` beside the project's
+    own `cuda.py` imports `cuda` (find_spec: `cuda.py`) and calls `cuda.sync()`: not CuPy's code."""
+    files = {
+        "kernels/__init__.py": "",
+        "kernels/cuda.py": "import cupy\n\n\ndef sync():\n    return cupy.zeros(1)\n",
+        "cuda.py": "def sync():\n    return 0\n",
+        "train.py": "import torch\nimport cuda" + GUARDED.replace("sync()\n", "cuda.sync()\n"),
+    }
+    found = _lint(tmp_path / "proj", files, target)
+    assert found["train.py"] == ["CUDA001"], found
+
+
+def test_the_own_cuda_module_that_runs_cupy_keeps_its_guard(tmp_path):
+    """The control: the own `cuda.py` itself uses CuPy: `cuda.sync()` runs CUDA-only code (GUARD001)."""
+    files = {
+        "cuda.py": "import cupy\n\n\ndef sync():\n    return cupy.zeros(1)\n",
+        "train.py": "import torch\nimport cuda" + GUARDED.replace("sync()\n", "cuda.sync()\n"),
+    }
+    found = _lint(tmp_path / "proj", files)
+    assert found["train.py"] == ["GUARD001"], found
