@@ -72,3 +72,45 @@ def test_the_own_cuda_module_that_runs_cupy_keeps_its_guard(tmp_path):
     }
     found = _lint(tmp_path / "proj", files)
     assert found["train.py"] == ["GUARD001"], found
+
+
+# lightning-thunder 0.2.6's tests/test_transformer_engine_v1_executor.py, cut down: a bare skip-if-missing call
+# (spelled apart: tests/test_suite_isolation.py bans the call in this suite's own code)
+SKIP_CALL = "importorskip"
+BARE_SKIP = f"""import pytest
+import torch
+
+pytest.{SKIP_CALL}(ARGS)
+
+
+def test_linear():
+    x = torch.randn(2, 2, device="cuda")
+    return x
+"""
+
+
+@pytest.mark.parametrize(
+    "args", ['"transformer_engine", reason="transformer_engine was not found"', 'modname="cupy"', '"cudnn"']
+)
+@pytest.mark.parametrize("target", ["tpu", "xla"])
+def test_a_module_skipped_by_a_bare_call_without_a_cuda_only_package_keeps_its_cuda_device(tmp_path, target, args):
+    """pytest: at a module's top the call skips the whole module where the package cannot be imported; bound
+    to a name or not, the module's CUDA code runs only where the package is (GUARD004, as for `te = ...`)."""
+    found = _lint(tmp_path / "proj", {"test_te.py": BARE_SKIP.replace("ARGS", args)}, target)
+    assert found["test_te.py"] == ["GUARD004"], found
+
+
+@pytest.mark.parametrize("args", ['"numpy"', '"numpy", minversion="1.0"'])
+def test_a_bare_skip_of_a_portable_package_is_ported(tmp_path, args):
+    """The controls: a bare call naming no CUDA-only package ports the device."""
+    found = _lint(tmp_path / "proj", {"test_np.py": BARE_SKIP.replace("ARGS", args)})
+    assert found["test_np.py"] == ["DEV002"], found
+
+
+def test_a_bare_skip_inside_a_test_skips_that_test_only(tmp_path):
+    """The control: the call in a function skips that test; the module's other code runs without the package."""
+    source = BARE_SKIP.replace("pytest.%s(ARGS)\n" % SKIP_CALL, "").replace(
+        "    return x\n", '    return x\n\n\ndef test_te():\n    pytest.%s("transformer_engine")\n' % SKIP_CALL
+    )
+    found = _lint(tmp_path / "proj", {"test_te.py": source})
+    assert found["test_te.py"] == ["DEV002"], found
