@@ -570,10 +570,14 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
     (`cuda_packages.package_heads`: `import cuda` beside a `cuda.py` is not cuda-python): file ->
     NAME -> the module's file. Python looks for it in the file's folder (a script's `sys.path[0]`),
     or, for a module of a package (its folder holds an `__init__.py`), in the folder above the
-    package's outermost folder."""
+    package's outermost folder. A file given alone (`porter lint train.py`) has no project's
+    files beside it: those folders are read off the disk for it (`_own_on_disk`)."""
     names = [_name(c) for c in candidates if c.problem is None and is_python(_name(c))]
-    packages = {os.path.dirname(n) for n in names if os.path.basename(n) == "__init__.py"}
     heads = package_heads()
+    alone = {_name(c): _own_on_disk(c.path, heads) for c in candidates if c.name is None and c.problem is None}
+    out: dict[str, dict[str, str]] = {n: own for n, own in alone.items() if own and is_python(n)}
+    names = [n for n in names if n not in alone]
+    packages = {os.path.dirname(n) for n in names if os.path.basename(n) == "__init__.py"}
     tops: dict[str, dict[str, str]] = {}  # folder -> own top-level module -> its file
     for n in names:
         folder, base = os.path.split(n)
@@ -581,7 +585,6 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
             tops.setdefault(folder, {})[base[:-3]] = n
         elif base == "__init__.py" and os.path.basename(folder) in heads:
             tops.setdefault(os.path.dirname(folder), {})[os.path.basename(folder)] = n
-    out: dict[str, dict[str, str]] = {}
     for n in names if tops else ():
         root = os.path.dirname(n)
         while root in packages and root != os.path.dirname(root):
@@ -591,6 +594,28 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
         if own:
             out[n] = own
     return out
+
+
+def _own_on_disk(path: Path, heads: frozenset[str]) -> dict[str, str]:
+    """The own top-level modules (`NAME.py`, `NAME/__init__.py`, NAME among `heads`) that
+    Python finds for the file `path` given alone: in its folder (a script's `sys.path[0]`), or
+    above its outermost package folder (one holding `__init__.py`), as on the disk: NAME -> file."""
+    if not path.is_file():
+        return {}
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return {}
+    own: dict[str, str] = {}
+    for entry in sorted(entries):
+        if entry.endswith(".py") and entry[:-3] in heads and (folder / entry).is_file():
+            own.setdefault(entry[:-3], display_path(folder / entry))
+        elif entry in heads and (folder / entry / "__init__.py").is_file():
+            own[entry] = display_path(folder / entry / "__init__.py")  # (a package before a module, as Python)
+    return own
 
 
 def _own_top_modules(facts: dict[str, Facts], own: dict[str, dict[str, str]]) -> dict[str, Facts]:

@@ -114,3 +114,47 @@ def test_a_bare_skip_inside_a_test_skips_that_test_only(tmp_path):
     )
     found = _lint(tmp_path / "proj", {"test_te.py": source})
     assert found["test_te.py"] == ["DEV002"], found
+
+
+SCRIPT = 'import torch\nimport cuda\n\nx = torch.ones(2, device="cuda")\ncuda.sync()\n'
+
+
+def _lint_alone(root, files, given, cache=False):
+    """`porter lint <root>/<given>`: the one file given alone, the others only on the disk beside it."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    results = run([root / given], Settings(target="tpu"), jobs=1, cache=cache)[0]
+    return [[f.code for f in r.findings] for r in results]
+
+
+@pytest.mark.parametrize(
+    "own, given",
+    [("cuda.py", "train.py"), ("cuda/__init__.py", "train.py"), ("cuda.py", "pkg/model.py")],
+)
+def test_a_file_given_alone_finds_the_own_cuda_module_python_finds(tmp_path, own, given):
+    """`python train.py` puts train.py's folder first on `sys.path` (pkg/model.py: the folder above `pkg`,
+    which holds an `__init__.py`): `import cuda` is the project's file there (find_spec), alone or not."""
+    files = {own: "def sync():\n    return 0\n", "pkg/__init__.py": "", given: SCRIPT}
+    assert _lint_alone(tmp_path / "proj", files, given) == [["DEV002"]]
+
+
+def test_a_file_given_alone_with_cuda_py_elsewhere_imports_cuda_python(tmp_path):
+    """The control: `other/cuda.py` is not on the script's path: `import cuda` is cuda-python."""
+    files = {"other/cuda.py": "def sync():\n    return 0\n", "train.py": SCRIPT}
+    assert _lint_alone(tmp_path / "proj", files, "train.py") == [["KERN003", "GUARD004"]]
+
+
+def test_a_file_given_alone_warm_after_the_own_module_is_removed(tmp_path, monkeypatch):
+    """The cache: the fact is read off the disk each run, so a warm run after `cuda.py` is removed says
+    cuda-python again."""
+    monkeypatch.setenv("PORTER_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "proj"
+    files = {"cuda.py": "def sync():\n    return 0\n", "train.py": SCRIPT}
+    assert _lint_alone(root, files, "train.py", cache=True) == [["DEV002"]]
+    (root / "cuda.py").unlink()
+    assert _lint_alone(root, {}, "train.py", cache=True) == [["KERN003", "GUARD004"]]
