@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Literal, overload
@@ -810,7 +811,7 @@ def cuda_only_imports(
     target: str | None = None,
     cuda_sources: Iterable[str] = (),
     native: Iterable[tuple[str, bytes]] = (),
-    own: Mapping[str, frozenset[str]] | None = None,
+    own: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Facts]:
     """path -> ((None, local name, "cuda-only", (why[, "runs"])), ...) for each file that imports a
     CUDA-only name from another module of the project, or one of the project's own compiled
@@ -819,7 +820,7 @@ def cuda_only_imports(
     `torch.ops.NS.OP`). `target`: the packages CUDA-only there (None: everywhere)."""
     files = list(files)
     data = cuda_only_data(target)
-    kernels = _kernel_package_imports(files, target)
+    kernels = _kernel_package_imports(files, target, own or {})
     compiled = {
         path: {local: why for local, (_, why) in names.items()}
         for path, names in extension_imports(files, cuda_sources).items()
@@ -852,7 +853,7 @@ def cuda_only_imports(
         ]
         if facts:
             out[path] = tuple(sorted({*out.get(path, ()), *facts}))
-    for path, attribute_facts in _module_attributes(files, exported, running, what).items():
+    for path, attribute_facts in _module_attributes(files, exported, running, what, own or {}).items():
         out[path] = tuple(sorted({*out.get(path, ()), *attribute_facts}))
     return out
 
@@ -923,11 +924,14 @@ def _module_attributes(
     exported: dict[str, tuple[str, dict[str, str]]],
     running: dict[str, set[str]],
     what: dict[str, dict[str, str]],
+    own: Mapping[str, Mapping[str, str]],
 ) -> dict[str, Facts]:
     """path -> facts for each file that imports a module of the project under a name
     (`import vllm._custom_ops as ops`, `from vllm import _custom_ops as ops`) and uses a name
     of it whose use runs CUDA-only code (`ops.sm100_cutlass_mla_decode(...)`): the local name
-    is the dotted one the file writes (`ops.sm100_cutlass_mla_decode`)."""
+    is the dotted one the file writes (`ops.sm100_cutlass_mla_decode`). `own`: path -> the own
+    top-level modules its imports find (name -> file): `import cuda` beside the project's
+    `cuda.py` is that file, not a `kernels/cuda.py` whose name ends the same."""
     runs = {m: {n: names[n] for n in running.get(m, ()) if n in names} for m, (_, names) in exported.items()}
     leaves: dict[bytes, list[str]] = {}
     for module, names in runs.items():
@@ -947,11 +951,13 @@ def _module_attributes(
         me = module_name(path)
         facts = []
         for local, full in _module_aliases(path, source).items():
+            mine = own.get(path, {}).get(full.split(".")[0])
             found = next(
                 (
                     m
                     for m in leaves.get(_leaf(full), ())
-                    if m == full or m.endswith("." + full) or full.endswith("." + m)
+                    if (m == full or m.endswith("." + full) or full.endswith("." + m))
+                    and (mine is None or _own_file(mine, full, exported[m][0]))
                 ),
                 None,
             )
@@ -967,6 +973,22 @@ def _module_attributes(
         if facts:
             out[path] = tuple(sorted(set(facts)))
     return out
+
+
+def _own_file(top: str, full: str, path: str) -> bool:
+    """Whether `path` is the file of module `full` under the project's own top-level module
+    `top` (`cuda.py`, `cuda/__init__.py`): the module an import of `full` finds."""
+    rest = full.split(".")[1:]
+    if not rest:
+        return _same_path(path, top)
+    if os.path.basename(top) != "__init__.py":
+        return False  # (a module, no package: nothing below it)
+    base = os.path.join(os.path.dirname(top), *rest)
+    return _same_path(path, base + ".py") or _same_path(path, os.path.join(base, "__init__.py"))
+
+
+def _same_path(a: str, b: str) -> bool:
+    return os.path.normpath(a.replace("\\", "/")) == os.path.normpath(b.replace("\\", "/"))
 
 
 def _predicate_imports(files: list[tuple[str, bytes]], data: CudaOnlyData) -> dict[str, Facts]:
@@ -997,7 +1019,7 @@ def _exports(
     compiled: dict[str, dict[str, str]],
     ops: dict[str, dict[str, str]] | None = None,
     what: dict[str, dict[str, str]] | None = None,
-    own: Mapping[str, frozenset[str]] | None = None,
+    own: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[dict[str, tuple[str, dict[str, str]]], dict[str, set[str]], dict[str, tuple[str, str]]]:
     """The project's modules that export CUDA-only names: module -> (path, name -> why); the
     names of each whose use runs CUDA-only code; and the modules whose import needs a CUDA-only
@@ -1009,7 +1031,7 @@ def _exports(
     needs: dict[str, tuple[str, str]] = {}
     whole = data
     for path, source in files:
-        data = whole.without((own or {}).get(path, frozenset()))
+        data = whole.without(frozenset((own or {}).get(path, {})))
         known = compiled.get(path)
         called = (ops or {}).get(path)
         if known or called or has_token(source):
@@ -1221,13 +1243,17 @@ def _from_imports(
             yield (tree.body[0], start > line) if where else tree.body[0]
 
 
-def _kernel_package_imports(files: list[tuple[str, bytes]], target: str | None) -> dict[str, Facts]:
+def _kernel_package_imports(
+    files: list[tuple[str, bytes]], target: str | None, own: Mapping[str, Mapping[str, str]]
+) -> dict[str, Facts]:
     """path -> facts for each file that imports, at its top level (column 0), from a package of
     the project named for a CUDA-only package whose `__init__.py` imports it (ColossalAI's
     `colossalai/kernel/triton/`: `from colossalai.kernel.triton.copy_kv_cache_dest import
     copy_kv_cache_to_dest`). The package holds that package's kernels: the importing module
-    cannot be imported without it, and what it imports from there runs CUDA-only code."""
-    packages = _kernel_packages(files, target)
+    cannot be imported without it, and what it imports from there runs CUDA-only code. `own`:
+    path -> the own top-level modules its imports find: a project's own `cuda/` importing
+    `cuda.ops` imports itself, no package of cuda-python's kernels."""
+    packages = _kernel_packages(files, target, own)
     if not packages:
         return {}
     leaves = [p.rpartition(".")[2].encode() for p in packages]
@@ -1239,20 +1265,23 @@ def _kernel_package_imports(files: list[tuple[str, bytes]], target: str | None) 
             fact
             for node, indented in _from_imports(source, where=True)
             for fact in _kernel_facts(node, indented, packages)
+            if (node.module or "").split(".")[0] not in own.get(path, {})
         ]
         if facts:
             out[path] = tuple(sorted(set(facts)))
     return out
 
 
-def _kernel_packages(files: list[tuple[str, bytes]], target: str | None) -> dict[str, str]:
+def _kernel_packages(
+    files: list[tuple[str, bytes]], target: str | None, own: Mapping[str, Mapping[str, str]]
+) -> dict[str, str]:
     """The project's packages named for a CUDA-only package whose `__init__.py` imports it:
     the package's module name -> the CUDA-only package."""
     heads = {m.split(".")[0] for m in cuda_only_modules(target)}
     packages: dict[str, str] = {}
     for path, source in files:
         parts = path.replace("\\", "/").split("/")
-        if len(parts) < 2 or parts[-1] != "__init__.py" or parts[-2] not in heads:
+        if len(parts) < 2 or parts[-1] != "__init__.py" or parts[-2] not in heads or parts[-2] in own.get(path, {}):
             continue
         if imports_any(source, frozenset({parts[-2].encode()})):
             packages[module_name(path)] = parts[-2]
@@ -1366,7 +1395,7 @@ def digest(
     target: str | None = None,
     cuda_sources: Iterable[str] = (),
     native: Iterable[tuple[str, bytes]] = (),
-    own: Mapping[str, frozenset[str]] | None = None,
+    own: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     """The key of the CUDA-only facts of a project, from each importing file's `part`, the
     target (a package may be CUDA-only on one target only), the project's CUDA sources and
@@ -1378,8 +1407,9 @@ def digest(
         h.update(b"ops\0" + name.encode("utf-8", "surrogateescape") + sha)
     for name, p in parts:
         h.update(name.encode("utf-8", "surrogateescape") + b"\0" + p)
-    for name, modules in sorted((own or {}).items()):  # (the project's own modules its imports find)
-        h.update(b"own\0" + name.encode("utf-8", "surrogateescape") + b"\0" + ",".join(sorted(modules)).encode())
+    for name, modules in sorted((own or {}).items()):  # (the project's own modules its imports find, and their files)
+        found = ",".join(f"{m}={f}" for m, f in sorted(modules.items()))
+        h.update(b"own\0" + (name + "\0" + found).encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -1400,7 +1430,7 @@ def cuda_only_facts(
     target: str | None = None,
     cuda_sources: Iterable[str] = (),
     native: Iterable[tuple[str, bytes]] = (),
-    own: Mapping[str, frozenset[str]] | None = None,
+    own: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Facts]:
     """Each file's CUDA-only imports, then its CUDA backend classes (what `with_cuda_only` adds).
     `native`: the project's C++/CUDA sources that register ops (name, bytes). `own`: path -> the

@@ -2340,6 +2340,19 @@ def _module_needs(module: cst.Module | None, target: str, own: frozenset[str] = 
         return None
     packages = [p for p in cuda_only_modules(target) if p.split(".")[0] not in own]
     bound: dict[str, str] = {}  # local name -> the package
+    skipped = _bind_top(module, packages, bound)
+    if bound:
+        uses = _NameUses(set(bound))
+        cstwalk.visit(module, uses)
+        if uses.found:
+            return f"`{bound[min(uses.found)]}`"
+    return f"`{skipped}`" if skipped else None
+
+
+def _bind_top(module: cst.Module, packages: Sequence[str], bound: dict[str, str]) -> str | None:
+    """The names the module's own top-level statements bind to one of `packages`, into `bound`;
+    and the package of a bare `pytest.importorskip("pkg")` among them (the first), if any."""
+    skipped = None
     for stmt in module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
@@ -2353,28 +2366,29 @@ def _module_needs(module: cst.Module | None, target: str, own: frozenset[str] = 
                 and not isinstance(small.names, cst.ImportStar)
             ):
                 _bind_from_import(small.module, small.names, packages, bound)
-            elif isinstance(small, cst.Assign):
-                _bind_importorskip(small, packages, bound)
-    if not bound:
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Name) and (package := _importorskip(small.value, packages)):
+                    bound[target.value] = package
+            elif isinstance(small, cst.Expr):
+                skipped = skipped or _importorskip(small.value, packages)
+    return skipped
+
+
+def _importorskip(call: cst.BaseExpression, packages: Sequence[str]) -> str | None:
+    """The CUDA-only package of `pytest.importorskip("pkg")`, bound to a name or not (pytest: the
+    call skips the whole module where the package cannot be imported, as an `import` of it fails
+    there; thunder's test_cudnn_executor.py binds `cudnn`, test_transformer_engine_v1_executor.py
+    binds nothing): the module runs only where the package is, on CUDA (for _module_needs)."""
+    if not isinstance(call, cst.Call) or dotted(call.func) != "pytest.importorskip":
         return None
-    uses = _NameUses(set(bound))
-    cstwalk.visit(module, uses)
-    return f"`{bound[min(uses.found)]}`" if uses.found else None
-
-
-def _bind_importorskip(small: cst.Assign, packages: Sequence[str], bound: dict[str, str]) -> None:
-    """`cudnn = pytest.importorskip("cudnn")` of a CUDA-only package: the module is skipped
-    without it, as it fails to import without an `import` of it (thunder's test_cudnn_executor.py):
-    the name -> the package, into `bound` (for _module_needs)."""
-    call = small.value
-    if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name) or not isinstance(call, cst.Call):
-        return
-    if dotted(call.func) != "pytest.importorskip" or not call.args or call.args[0].keyword is not None:
-        return
-    name = string_value(call.args[0].value)
-    package = next((p for p in packages if name == p or (name or "").startswith(p + ".")), None)
-    if name and package is not None:
-        bound[small.targets[0].target.value] = package
+    arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == "modname"), None)
+    if arg is None and call.args and call.args[0].keyword is None:
+        arg = call.args[0]
+    name = (string_value(arg.value) if arg is not None else None) or ""
+    if not name:
+        return None
+    return next((p for p in packages if name == p or name.startswith(p + ".")), None)
 
 
 def _bind_import(small: cst.Import, packages: Sequence[str], bound: dict[str, str]) -> None:

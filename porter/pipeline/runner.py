@@ -344,7 +344,6 @@ class _Part:
                 digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
         # each file's own top-level modules its `import NAME` finds (`own_top_modules`): name -> file
         self.own_tops = own_top_modules(candidates)
-        self.own = {name: frozenset(tops) for name, tops in self.own_tops.items()}
         self.values: dict[str, Facts] | None = None
         self.extra: dict[str, Facts] | None = None
         self.previous: object = None  # the state of the project's last index, which the device values start from
@@ -354,7 +353,7 @@ class _Part:
             self.values = store.get_index(_VALUES_KEY + digest.hexdigest())
             self.state_key = "values-state:" + _project_key(candidates)
             self.previous = store.get_state(self.state_key) if self.values is None else None
-            cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed, self.own)
+            cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed, self.own_tops)
             self.extra = store.get_index(cuda_key)
         if self.extra is None and native is None:
             # the stat index vouched for the sources; the facts are worked out from their bytes,
@@ -370,7 +369,7 @@ class _Part:
         """(function, its arguments...): what works the analysis `kind` out, here or in a worker."""
         if kind == _VALUES:
             return (_answered, self.wanted, self.previous)
-        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native, self.scanned, self.own)
+        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native, self.scanned, self.own_tops)
 
     def answered(self, kind: str, result: Any) -> None:
         """The analysis `kind`'s answers, worked out (`task`): kept, and cached under the key of
@@ -522,7 +521,7 @@ def _cuda_only(
     cuda_sources: Sequence[str],
     native: list[tuple[str, bytes]],
     scanned: dict[str, tuple[bytes, bytes]] | None = None,
-    own: dict[str, frozenset[str]] | None = None,
+    own: dict[str, dict[str, str]] | None = None,
 ) -> tuple[dict[str, Facts], str]:
     """The CUDA-only facts over `importing`, worked out from the files' bytes, and the key of
     those bytes (as `_Part` makes it from its scan). `scanned`: each file's (sha256, part) as
@@ -571,10 +570,14 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
     (`cuda_packages.package_heads`: `import cuda` beside a `cuda.py` is not cuda-python): file ->
     NAME -> the module's file. Python looks for it in the file's folder (a script's `sys.path[0]`),
     or, for a module of a package (its folder holds an `__init__.py`), in the folder above the
-    package's outermost folder."""
+    package's outermost folder. A file given alone (`porter lint train.py`) has no project's
+    files beside it: those folders are read off the disk for it (`_own_on_disk`)."""
     names = [_name(c) for c in candidates if c.problem is None and is_python(_name(c))]
-    packages = {os.path.dirname(n) for n in names if os.path.basename(n) == "__init__.py"}
     heads = package_heads()
+    alone = {_name(c): _own_on_disk(c.path, heads) for c in candidates if c.name is None and c.problem is None}
+    out: dict[str, dict[str, str]] = {n: own for n, own in alone.items() if own and is_python(n)}
+    names = [n for n in names if n not in alone]
+    packages = {os.path.dirname(n) for n in names if os.path.basename(n) == "__init__.py"}
     tops: dict[str, dict[str, str]] = {}  # folder -> own top-level module -> its file
     for n in names:
         folder, base = os.path.split(n)
@@ -582,15 +585,37 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
             tops.setdefault(folder, {})[base[:-3]] = n
         elif base == "__init__.py" and os.path.basename(folder) in heads:
             tops.setdefault(os.path.dirname(folder), {})[os.path.basename(folder)] = n
-    out: dict[str, dict[str, str]] = {}
     for n in names if tops else ():
         root = os.path.dirname(n)
         while root in packages and root != os.path.dirname(root):
             root = os.path.dirname(root)
-        own = {module: path for module, path in tops.get(root, {}).items() if path != n}
+        # (a `cuda/__init__.py` at the top, or a script `cuda.py`: its `import cuda` finds itself)
+        own = dict(tops.get(root, {}))
         if own:
             out[n] = own
     return out
+
+
+def _own_on_disk(path: Path, heads: frozenset[str]) -> dict[str, str]:
+    """The own top-level modules (`NAME.py`, `NAME/__init__.py`, NAME among `heads`) that
+    Python finds for the file `path` given alone: in its folder (a script's `sys.path[0]`), or
+    above its outermost package folder (one holding `__init__.py`), as on the disk: NAME -> file."""
+    if not path.is_file():
+        return {}
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return {}
+    own: dict[str, str] = {}
+    for entry in sorted(entries):
+        if entry.endswith(".py") and entry[:-3] in heads and (folder / entry).is_file():
+            own.setdefault(entry[:-3], display_path(folder / entry))
+        elif entry in heads and (folder / entry / "__init__.py").is_file():
+            own[entry] = display_path(folder / entry / "__init__.py")  # (a package before a module, as Python)
+    return own
 
 
 def _own_top_modules(facts: dict[str, Facts], own: dict[str, dict[str, str]]) -> dict[str, Facts]:
