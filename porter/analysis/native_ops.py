@@ -175,6 +175,7 @@ def registrations_and_unread(
     braced = _built_lines(code, 0, unbuilt) if blocks and b"#" in source else code
     by_branch = branch_taken(directed.decode("latin-1"), _compiler_knows(path)) if blocks and b"#" in source else None
     braced = _last_branch_braces(directed, braced, compiled, by_branch) if blocks and b"#" in source else braced
+    tails = _Tails(directed, code, (compiled, by_branch), unbuilt) if by_branch is not None else None
     braces = (NextOf(braced, b"{"), NextOf(braced, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt, inherited=inherited) if blocks else None
     tag_names = _tag_variables(code) if blocks else frozenset()
@@ -184,7 +185,8 @@ def registrations_and_unread(
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
-        body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
+        tail = tails.body(source, body_start, braces, blocks) if tails is not None and inner is None else None
+        body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros, tail)
         block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names, compiled)
         nameless: list[bytes] = []  # (its calls whose op is not read)
         for one_body, one_origin, one_var in [
@@ -481,19 +483,96 @@ def _block_body(
     limit: int,
     unbuilt: Callable[[int], bool],
     macros: _Registering | None,
+    tail: bytes | None = None,
 ) -> tuple[bytes, Callable[[int], int]]:
     """A block's body (`block`: where it starts, its head, its body where a macro gives it whole) as the
     compiler reads it, with where each of its bytes is in the source: its unbuilt lines blanked, its
     backslash-newlines taken out (`m.im\\` then `pl("foo", ...)` was none, and the op said CUDA-only:
-    twenty-ninth scaf2 read's leftover), its registering macros expanded."""
+    twenty-ninth scaf2 read's leftover), its registering macros expanded. `tail`: its text where `_Tails` reads
+    it (a head in a branch not gone on with, its body going on after the `#endif`)."""
     body_start, head, inner = block
     if inner is None:
-        body, origin = _unspliced(
-            _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt), body_start
-        )
+        raw = tail if tail is not None else _body(source, body_start, braces, limit)
+        body, origin = _unspliced(_built_lines(raw, body_start, unbuilt), body_start)
     else:
         body, origin = inner, _use_site(head)  # (a block a macro gives whole: its body is the expansion's)
     return macros.expand(body, origin) if macros is not None else (body, origin)
+
+
+class _Tails:
+    """The branches of `#if` groups whose braces do not go on after their group (`_last_branch_braces` blanks them),
+    each with no group inside it and built or undecided: a block whose head is in one and whose body the branch leaves
+    open goes on after the `#endif` in the build that takes the branch (`#ifdef WITH_X` / `TORCH_LIBRARY_IMPL(myops,
+    CPU, m) {` / `m.impl("a", ...)` / `#else` / `TORCH_LIBRARY_IMPL(myops, Meta, m) {` / ... / `#endif` / `m.impl("b",
+    b_cpu);` / `}`: the `WITH_X` build, `cpp -P -DWITH_X`, registers `b_cpu` for the CPU; the body ended at the next
+    head, `b` had only CUDA and Meta kernels and was said CUDA-only: thirty-fifth scaf2 read's leftover, the
+    thirty-sixth's scleft2). Its body is then the branch's text, the rest of its group blanked, and the text after
+    the group to where the branch's open braces close (the braces there as the group's reading counts them)."""
+
+    def __init__(
+        self,
+        directed: bytes,
+        code: bytes,
+        reading: tuple[Callable[[int], bool | None], Callable[[int], bool | None]],
+        unbuilt: Callable[[int], bool],
+    ) -> None:
+        compiled, own = reading
+        text = directed.decode("latin-1")  # (one character a byte: offsets kept)
+        found = list(directives(text))
+        starts = [at for at, _, _ in found]
+        groups: list[list[Branch]] = []
+        self.spans: list[tuple[int, int, int]] = []  # (a branch's text's start, its end, its group's end)
+        for directive in found:
+            if directive[2].startswith("if") or not groups:
+                groups += [[directive]] if directive[2].startswith("if") else []
+                continue
+            if directive[2] != "endif":
+                groups[-1].append(directive)
+                continue
+            branches = groups.pop()
+            ends = [at for at, _, _ in branches[1:]] + [directive[0]]
+            going = going_on(branches, own)
+            line_end = text.find("\n", directive[1])
+            after = len(text) if line_end < 0 else line_end + 1
+            self.spans += [
+                (start, end, after)
+                for i, ((at, start, _), end) in enumerate(zip(branches, ends))
+                if i != going and compiled(at) is not False
+            ]
+        self.spans.sort()
+        self.built = _built_lines(code, 0, unbuilt) if self.spans else code
+        # (a group inside the branch counts its braces in every branch: a brace in one, and the branch is not read)
+        inside = [(bisect.bisect_right(starts, start), bisect.bisect_left(starts, end)) for start, end, _ in self.spans]
+        self.spans = [
+            span
+            for span, (first, last) in zip(self.spans, inside)
+            if first == last or not re.search(rb"[{}]", self.built[found[first][0] : found[last - 1][1]])
+        ]
+        self.firsts = [start for start, _, _ in self.spans]
+        self.heads: list[int] = []
+
+    def body(self, source: bytes, body_start: int, braces: tuple[NextOf, NextOf], blocks: list[_Head]) -> bytes | None:
+        """The raw body of the block whose body starts at `body_start` where its head is in one of the branches and
+        the branch leaves it open (its text from `body_start`, the rest of the group blanked; None otherwise)."""
+        i = bisect.bisect_right(self.firsts, body_start) - 1
+        if i < 0 or not self.spans[i][0] <= body_start < self.spans[i][1]:
+            return None
+        _, end, after = self.spans[i]
+        depth = 1
+        for brace in re.finditer(rb"[{}]", self.built[body_start:end]):
+            depth += 1 if brace.group() == b"{" else -1
+            if depth == 0:
+                return None  # (closed in its branch: read as before)
+        self.heads = self.heads or sorted(head for *_, head, _ in blocks)
+        limit = next(iter(self.heads[bisect.bisect_left(self.heads, after) :]), len(source))
+        close, at = after, after
+        for _ in range(depth):  # (each brace the branch left open, innermost first)
+            close = at + len(_body(source, at, braces, limit))
+            if close >= limit:
+                break
+            at = close + 1
+        hole = re.sub(rb"[^\n]", b" ", source[end:after])
+        return source[body_start:end] + hole + source[after:close]
 
 
 def _heads(
