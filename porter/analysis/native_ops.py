@@ -1205,34 +1205,81 @@ def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, .
     """The `#define`s of the headers `source` (the file `path`) includes (`headers`): a key given
     by a project header's macro (`#define DEVICE_KEY CUDA` in `keys.h`) was "not read", and an op
     with a CUDA kernel only not CUDA-only to lint (twenty-seventh read's leftover). The first
-    definition of a name is kept, until an `#undef` (`_in_order`)."""
+    definition of a name is kept, until an `#undef` (`_in_order`), or until a header the source includes itself
+    defines it again where every build that reads the header does (`_in_effect`): the preprocessor reads the last
+    (`#define KEY CUDA` in a.h, `#define KEY CPU` in b.h, `#include "a.h"` / `#include "b.h"`: `cpp -P` gives CPU; the
+    op was said CUDA-only: the thirty-sixth read's scleft2). A header's own headers are read after all the source's
+    (`headers`: not in the preprocessor's order), so theirs never replace one."""
     out: dict[bytes, bytes] = {}
-    for _, _, data in headers(source, path, tree, dirs):
+    direct = _direct_headers(source, path, dirs)
+    for target, _, data in headers(source, path, tree, dirs):
         # (a `#define` under `#ifdef USE_ROCM` is none; `#ifdef __CUDACC__` is decided by the compiler of
         # the source that includes the header: keys.h's `#ifndef __CUDACC__` / `#define KEY CPU` was read
         # in a .cu, and its op not CUDA-only: twenty-ninth cache2 read)
         unbuilt = _unbuilt_at(data, path)
         events = [(d.start(), d.group(1), _CONTINUED.sub(b" ", d.group(2))) for d in _DEFINE.finditer(data)]
-        _in_order(out, events, data, unbuilt)
+        _in_order(out, events, data, unbuilt, _in_effect(data, path) if target in direct and data else None)
     return out
+
+
+def _direct_headers(source: bytes, path: Path, dirs: tuple[Path, ...]) -> set[Path]:
+    """The headers the source (the file `path`) includes itself, in a branch a default build may compile."""
+    text = blank_comments(source)
+    unbuilt = _unbuilt_at(text, path)
+    out: set[Path] = set()
+    for m in _INCLUDE.finditer(text):
+        name = os.fsdecode(m.group(1) or m.group(2))
+        if not unbuilt(m.start()) and not os.path.isabs(name):
+            target, _ = _header_places(name, path.parent, dirs, m.group(2) is not None)
+            out |= {target} if target is not None else set()
+    return out
+
+
+# an include guard's or a default's directive: `#ifndef NAME`, `#if !defined(NAME)`
+_IF_UNDEFINED = re.compile(r"#\s*(?:ifndef\s+(\w+)|if\s*!\s*defined\s*\(?\s*(\w+)\s*\)?)\s*")
+
+
+def _in_effect(data: bytes, path: Path) -> Callable[[int, bytes], bool]:
+    """Whether a `#define` of a name at an offset of the header `data` is read by every build that reads the header
+    (every branch around it taken, or an include guard's: `#ifndef G` of another name `G` the header defines), so
+    that it replaces an earlier definition (not one under `#ifndef NAME` of its own name, nor an undecided one)."""
+    if b"#" not in data:
+        return lambda at, name: True
+    text = data.decode("latin-1")
+    conditions = preprocessor.Conditions(text, lambda at: 0, _compiler_knows(path))
+    defined = set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", text, re.M))  # (`#define A_H`: no body)
+
+    def guard(directive: str, name: bytes) -> bool:
+        m = _IF_UNDEFINED.fullmatch(directive)
+        word = (m.group(1) or m.group(2)) if m else None
+        return word is not None and word != name.decode("latin-1") and word in defined
+
+    return lambda at, name: all(taken is True or guard(d, name) for _, d, taken in conditions.around(at))
 
 
 T = TypeVar("T")
 
 
 def _in_order(
-    out: dict[bytes, T], events: list[tuple[int, bytes, T]], data: bytes, unbuilt: Callable[[int], bool]
+    out: dict[bytes, T],
+    events: list[tuple[int, bytes, T]],
+    data: bytes,
+    unbuilt: Callable[[int], bool],
+    replaces: Callable[[int, bytes], bool] | None = None,
 ) -> None:
     """Apply a header's `#define`s `events` (offset, name, what it defines) and its `#undef`s to `out`, in the order
     they come: a name defined already keeps its first definition, an `#undef` takes it away. A header's `#undef` was
     not read: of `#define DEVICE_KEY CPU` / `#undef DEVICE_KEY` / `#define DEVICE_KEY CUDA` the first was read (`cpp`:
-    CUDA), and an op with a CUDA kernel only not CUDA-only (thirty-second sleft read's leftover)."""
+    CUDA), and an op with a CUDA kernel only not CUDA-only (thirty-second sleft read's leftover). `replaces`: whether
+    a definition at an offset takes the place of an earlier one (`_in_effect`)."""
     undone = [(m.start(), m.group(1), None) for m in _UNDEF.finditer(data)] if b"undef" in data else []
     for offset, name, given in sorted([*events, *undone], key=lambda one: one[0]):
         if unbuilt(offset):
             continue
         if given is None:
             out.pop(name, None)
+        elif replaces is not None and replaces(offset, name):
+            out[name] = given
         else:
             out.setdefault(name, given)
 

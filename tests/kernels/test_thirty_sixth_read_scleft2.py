@@ -62,3 +62,35 @@ def test_a_block_left_open_under_a_nested_one_closes_at_its_own_brace_after_the_
         'TORCH_LIBRARY_IMPL(myops, Meta, m) { m.impl("c", c_meta); }\n'
     )
     assert _cuda_only(source) == {"c"}
+
+
+KEYED = (
+    'TORCH_LIBRARY(myops, m) { m.def("a(Tensor x) -> Tensor"); }\n'
+    'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", a_cuda); }\n'
+    'TORCH_LIBRARY_IMPL(myops, KEY, m) { m.impl("a", a_k); }\n'
+)
+
+
+def _cuda_only_with(tmp_path, headers: dict[str, str], includes: str) -> set[str]:
+    for name, text in headers.items():
+        (tmp_path / name).write_text(text)
+    source = (includes + KEYED).encode()
+    (tmp_path / "k.cpp").write_bytes(source)
+    return set(native_ops.cuda_only_ops([(str(tmp_path / "k.cpp"), source)]).get("myops", {}))
+
+
+def test_a_key_macro_two_headers_define_is_the_last_one_the_source_includes(tmp_path):
+    # (59212d92: the first header's `#define KEY CUDA` was kept, and `a` said CUDA-only; `cpp -P` reads the last,
+    # `KEY` CPU: docs/reads/54-scleft2-tools/i5_oracle.py)
+    headers = {"a.h": "#ifndef A_H\n#define A_H\n#define KEY CUDA\n#endif\n", "b.h": "#pragma once\n#define KEY CPU\n"}
+    assert _cuda_only_with(tmp_path, headers, '#include "a.h"\n#include "b.h"\n') == set()
+
+
+def test_a_key_macro_a_later_header_defines_only_if_undefined_or_in_a_build_stays_the_first(tmp_path):
+    # (the controls, as on 59212d92 and as `cpp -P`: `#ifndef KEY` / `#define KEY CPU` in the later header leaves
+    # CUDA, `a` CUDA-only; an undecided `#ifdef WITH_CUDA` / `#define KEY CUDA` after `KEY` CPU leaves CPU in the
+    # build without it: `a` not CUDA-only)
+    guarded = {"a.h": "#define KEY CUDA\n", "b.h": "#ifndef KEY\n#define KEY CPU\n#endif\n"}
+    assert _cuda_only_with(tmp_path, guarded, '#include "a.h"\n#include "b.h"\n') == {"a"}
+    undecided = {"a.h": "#define KEY CPU\n", "b.h": "#ifdef WITH_CUDA\n#define KEY CUDA\n#endif\n"}
+    assert _cuda_only_with(tmp_path, undecided, '#include "a.h"\n#include "b.h"\n') == set()
