@@ -169,7 +169,12 @@ def registrations_and_unread(
     unread: list[Unread] = []
     if OLD_TOKEN in code:
         out = _old_registrations(source, code, keys, unbuilt)
-    blocks = _heads(source, code, unbuilt, inherited)
+    # (a head no build compiles opens no block: `#if 1` / `..._IMPL(myops, Meta, m) {` / `#else` / `..._IMPL(myops, CPU,
+    # m) {` / `#endif` / `m.impl("b", b_cpu);` / `}`: the CPU one's body went on after the `#endif`, `b` read as the
+    # CPU's, where the compiler reads it as the Meta block's: thirty-sixth read, scleft2)
+    blocks = [
+        block for block in _heads(source, code, unbuilt, inherited) if block[6] is not None or not unbuilt(block[5])
+    ]
     # (a brace on a line no default build compiles closes nothing: `#if 0` / `}` / `#endif` in a block, or in a
     # function it registers through, ended its body there, and its CPU kernels after it were none: thirty-third read)
     braced = _built_lines(code, 0, unbuilt) if blocks and b"#" in source else code

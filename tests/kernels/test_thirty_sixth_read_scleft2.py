@@ -64,6 +64,22 @@ def test_a_block_left_open_under_a_nested_one_closes_at_its_own_brace_after_the_
     assert _cuda_only(source) == {"c"}
 
 
+def test_a_block_head_no_build_compiles_opens_no_block():
+    # (59212d92: the `#else` CPU head of `#if 1` opened a block whose body went on after the `#endif`, `b_cpu` read as a
+    # CPU kernel and `b` not said CUDA-only; `cpp -P` reads `b_cpu` in the Meta block, `b` CUDA-only in every build)
+    source = DEFS + (
+        "#if 1\n"
+        'TORCH_LIBRARY_IMPL(myops, Meta, m) {\n  m.impl("a", a_meta);\n'
+        "#else\n"
+        'TORCH_LIBRARY_IMPL(myops, CPU, m) {\n  m.impl("a", a_cpu);\n'
+        "#endif\n"
+        '  m.impl("b", b_cpu);\n}\n'
+    )
+    assert _cuda_only(source) == {"a", "b"}
+    # (the control, as on 59212d92: the same under `#ifdef WITH_X`, undecided: the `#else` CPU block is built)
+    assert _cuda_only(source.replace("#if 1", "#ifdef WITH_X")) == set()
+
+
 KEYED = (
     'TORCH_LIBRARY(myops, m) { m.def("a(Tensor x) -> Tensor"); }\n'
     'TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", a_cuda); }\n'
