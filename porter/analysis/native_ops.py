@@ -172,9 +172,8 @@ def registrations_and_unread(
     # (a head no build compiles opens no block: `#if 1` / `..._IMPL(myops, Meta, m) {` / `#else` / `..._IMPL(myops, CPU,
     # m) {` / `#endif` / `m.impl("b", b_cpu);` / `}`: the CPU one's body went on after the `#endif`, `b` read as the
     # CPU's, where the compiler reads it as the Meta block's: thirty-sixth read, scleft2)
-    blocks = [
-        block for block in _heads(source, code, unbuilt, inherited) if block[6] is not None or not unbuilt(block[5])
-    ]
+    heads = _heads(source, code, unbuilt, inherited)
+    blocks = [block for block in heads if block[6] is not None or compiled(block[5]) is not False]
     # (a brace on a line no default build compiles closes nothing: `#if 0` / `}` / `#endif` in a block, or in a
     # function it registers through, ended its body there, and its CPU kernels after it were none: thirty-third read)
     braced = _built_lines(code, 0, unbuilt) if blocks and b"#" in source else code
