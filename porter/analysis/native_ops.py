@@ -503,6 +503,9 @@ def _block_body(
     return macros.expand(body, origin) if macros is not None else (body, origin)
 
 
+_BRACE = re.compile(rb"[{}]")
+
+
 class _Tails:
     """The branches of `#if` groups whose braces do not go on after their group (`_last_branch_braces` blanks them),
     each with no group inside it and built or undecided: a block whose head is in one and whose body the branch leaves
@@ -562,13 +565,18 @@ class _Tails:
         if i < 0 or not self.spans[i][0] <= body_start < self.spans[i][1]:
             return None
         _, end, after = self.spans[i]
+        self.heads = self.heads or sorted(head for *_, head, _ in blocks)
+        heads = self.heads
+        following = bisect.bisect_right(heads, body_start)
+        if following < len(heads) and heads[following] < end:
+            return None  # (another head in the branch: read as before, each block's scan to the next head's: linear)
         depth = 1
-        for brace in re.finditer(rb"[{}]", self.built[body_start:end]):
+        for brace in _BRACE.finditer(self.built, body_start, end):
             depth += 1 if brace.group() == b"{" else -1
             if depth == 0:
                 return None  # (closed in its branch: read as before)
-        self.heads = self.heads or sorted(head for *_, head, _ in blocks)
-        limit = next(iter(self.heads[bisect.bisect_left(self.heads, after) :]), len(source))
+        later = bisect.bisect_left(heads, after)
+        limit = heads[later] if later < len(heads) else len(source)
         close, at = after, after
         for _ in range(depth):  # (each brace the branch left open, innermost first)
             close = at + len(_body(source, at, braces, limit))
