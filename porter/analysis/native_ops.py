@@ -514,7 +514,8 @@ class _Tails:
     b_cpu);` / `}`: the `WITH_X` build, `cpp -P -DWITH_X`, registers `b_cpu` for the CPU; the body ended at the next
     head, `b` had only CUDA and Meta kernels and was said CUDA-only: thirty-fifth scaf2 read's leftover, the
     thirty-sixth's scleft2). Its body is then the branch's text, the rest of its group blanked, and the text after
-    the group to where the branch's open braces close (the braces there as the group's reading counts them)."""
+    the group to where the branch's open braces close (the braces there as the group's reading counts them). A block
+    with another head after it in its branch is read as before."""
 
     def __init__(
         self,
