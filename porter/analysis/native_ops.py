@@ -169,12 +169,17 @@ def registrations_and_unread(
     unread: list[Unread] = []
     if OLD_TOKEN in code:
         out = _old_registrations(source, code, keys, unbuilt)
-    blocks = _heads(source, code, unbuilt, inherited)
+    # (a head no build compiles opens no block: `#if 1` / `..._IMPL(myops, Meta, m) {` / `#else` / `..._IMPL(myops, CPU,
+    # m) {` / `#endif` / `m.impl("b", b_cpu);` / `}`: the CPU one's body went on after the `#endif`, `b` read as the
+    # CPU's, where the compiler reads it as the Meta block's: thirty-sixth read, scleft2)
+    heads = _heads(source, code, unbuilt, inherited)
+    blocks = [block for block in heads if block[6] is not None or compiled(block[5]) is not False]
     # (a brace on a line no default build compiles closes nothing: `#if 0` / `}` / `#endif` in a block, or in a
     # function it registers through, ended its body there, and its CPU kernels after it were none: thirty-third read)
     braced = _built_lines(code, 0, unbuilt) if blocks and b"#" in source else code
     by_branch = branch_taken(directed.decode("latin-1"), _compiler_knows(path)) if blocks and b"#" in source else None
     braced = _last_branch_braces(directed, braced, compiled, by_branch) if blocks and b"#" in source else braced
+    tails = _Tails(directed, code, (compiled, by_branch), unbuilt) if by_branch is not None else None
     braces = (NextOf(braced, b"{"), NextOf(braced, b"}"))  # one search of the file for all blocks
     macros = _Registering(source, unbuilt, inherited=inherited) if blocks else None
     tag_names = _tag_variables(code) if blocks else frozenset()
@@ -184,7 +189,8 @@ def registrations_and_unread(
         # a macro (`TORCH_EXTENSION_NAME`, `CONCAT(...)`) names no namespace known here
         ns = ns_text.decode() if re.fullmatch(rb"\w+", ns_text) and not _MACRO.fullmatch(ns_text) else None
         limit = blocks[i + 1][5] if i + 1 < len(blocks) else len(source)
-        body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros)
+        tail = tails.body(source, body_start, braces, blocks) if tails is not None and inner is None else None
+        body, origin = _block_body(source, (body_start, head, inner), braces, limit, unbuilt, macros, tail)
         block = _Reading(ns, impl, key_text, blocks[i][5], keys, tag_names, compiled)
         nameless: list[bytes] = []  # (its calls whose op is not read)
         for one_body, one_origin, one_var in [
@@ -481,19 +487,105 @@ def _block_body(
     limit: int,
     unbuilt: Callable[[int], bool],
     macros: _Registering | None,
+    tail: bytes | None = None,
 ) -> tuple[bytes, Callable[[int], int]]:
     """A block's body (`block`: where it starts, its head, its body where a macro gives it whole) as the
     compiler reads it, with where each of its bytes is in the source: its unbuilt lines blanked, its
     backslash-newlines taken out (`m.im\\` then `pl("foo", ...)` was none, and the op said CUDA-only:
-    twenty-ninth scaf2 read's leftover), its registering macros expanded."""
+    twenty-ninth scaf2 read's leftover), its registering macros expanded. `tail`: its text where `_Tails` reads
+    it (a head in a branch not gone on with, its body going on after the `#endif`)."""
     body_start, head, inner = block
     if inner is None:
-        body, origin = _unspliced(
-            _built_lines(_body(source, body_start, braces, limit), body_start, unbuilt), body_start
-        )
+        raw = tail if tail is not None else _body(source, body_start, braces, limit)
+        body, origin = _unspliced(_built_lines(raw, body_start, unbuilt), body_start)
     else:
         body, origin = inner, _use_site(head)  # (a block a macro gives whole: its body is the expansion's)
     return macros.expand(body, origin) if macros is not None else (body, origin)
+
+
+_BRACE = re.compile(rb"[{}]")
+
+
+class _Tails:
+    """The branches of `#if` groups whose braces do not go on after their group (`_last_branch_braces` blanks them),
+    each with no group inside it and built or undecided: a block whose head is in one and whose body the branch leaves
+    open goes on after the `#endif` in the build that takes the branch (`#ifdef WITH_X` / `TORCH_LIBRARY_IMPL(myops,
+    CPU, m) {` / `m.impl("a", ...)` / `#else` / `TORCH_LIBRARY_IMPL(myops, Meta, m) {` / ... / `#endif` / `m.impl("b",
+    b_cpu);` / `}`: the `WITH_X` build, `cpp -P -DWITH_X`, registers `b_cpu` for the CPU; the body ended at the next
+    head, `b` had only CUDA and Meta kernels and was said CUDA-only: thirty-fifth scaf2 read's leftover, the
+    thirty-sixth's scleft2). Its body is then the branch's text, the rest of its group blanked, and the text after
+    the group to where the branch's open braces close (the braces there as the group's reading counts them). A block
+    with another head after it in its branch is read as before."""
+
+    def __init__(
+        self,
+        directed: bytes,
+        code: bytes,
+        reading: tuple[Callable[[int], bool | None], Callable[[int], bool | None]],
+        unbuilt: Callable[[int], bool],
+    ) -> None:
+        compiled, own = reading
+        text = directed.decode("latin-1")  # (one character a byte: offsets kept)
+        found = list(directives(text))
+        starts = [at for at, _, _ in found]
+        groups: list[list[Branch]] = []
+        self.spans: list[tuple[int, int, int]] = []  # (a branch's text's start, its end, its group's end)
+        for directive in found:
+            if directive[2].startswith("if") or not groups:
+                groups += [[directive]] if directive[2].startswith("if") else []
+                continue
+            if directive[2] != "endif":
+                groups[-1].append(directive)
+                continue
+            branches = groups.pop()
+            ends = [at for at, _, _ in branches[1:]] + [directive[0]]
+            going = going_on(branches, own)
+            line_end = text.find("\n", directive[1])
+            after = len(text) if line_end < 0 else line_end + 1
+            self.spans += [
+                (start, end, after)
+                for i, ((at, start, _), end) in enumerate(zip(branches, ends))
+                if i != going and compiled(at) is not False
+            ]
+        self.spans.sort()
+        self.built = _built_lines(code, 0, unbuilt) if self.spans else code
+        # (a group inside the branch counts its braces in every branch: a brace in one, and the branch is not read)
+        inside = [(bisect.bisect_right(starts, start), bisect.bisect_left(starts, end)) for start, end, _ in self.spans]
+        self.spans = [
+            span
+            for span, (first, last) in zip(self.spans, inside)
+            if first == last or not re.search(rb"[{}]", self.built[found[first][0] : found[last - 1][1]])
+        ]
+        self.firsts = [start for start, _, _ in self.spans]
+        self.heads: list[int] = []
+
+    def body(self, source: bytes, body_start: int, braces: tuple[NextOf, NextOf], blocks: list[_Head]) -> bytes | None:
+        """The raw body of the block whose body starts at `body_start` where its head is in one of the branches and
+        the branch leaves it open (its text from `body_start`, the rest of the group blanked; None otherwise)."""
+        i = bisect.bisect_right(self.firsts, body_start) - 1
+        if i < 0 or not self.spans[i][0] <= body_start < self.spans[i][1]:
+            return None
+        _, end, after = self.spans[i]
+        self.heads = self.heads or sorted(head for *_, head, _ in blocks)
+        heads = self.heads
+        following = bisect.bisect_right(heads, body_start)
+        if following < len(heads) and heads[following] < end:
+            return None  # (another head in the branch: read as before, each block's scan to the next head's: linear)
+        depth = 1
+        for brace in _BRACE.finditer(self.built, body_start, end):
+            depth += 1 if brace.group() == b"{" else -1
+            if depth == 0:
+                return None  # (closed in its branch: read as before)
+        later = bisect.bisect_left(heads, after)
+        limit = heads[later] if later < len(heads) else len(source)
+        close, at = after, after
+        for _ in range(depth):  # (each brace the branch left open, innermost first)
+            close = at + len(_body(source, at, braces, limit))
+            if close >= limit:
+                break
+            at = close + 1
+        hole = re.sub(rb"[^\n]", b" ", source[end:after])
+        return source[body_start:end] + hole + source[after:close]
 
 
 def _heads(
@@ -1126,34 +1218,81 @@ def _included_defines(source: bytes, path: Path, tree: Path, dirs: tuple[Path, .
     """The `#define`s of the headers `source` (the file `path`) includes (`headers`): a key given
     by a project header's macro (`#define DEVICE_KEY CUDA` in `keys.h`) was "not read", and an op
     with a CUDA kernel only not CUDA-only to lint (twenty-seventh read's leftover). The first
-    definition of a name is kept, until an `#undef` (`_in_order`)."""
+    definition of a name is kept, until an `#undef` (`_in_order`), or until a header the source includes itself
+    defines it again where every build that reads the header does (`_in_effect`): the preprocessor reads the last
+    (`#define KEY CUDA` in a.h, `#define KEY CPU` in b.h, `#include "a.h"` / `#include "b.h"`: `cpp -P` gives CPU; the
+    op was said CUDA-only: the thirty-sixth read's scleft2). A header's own headers are read after all the source's
+    (`headers`: not in the preprocessor's order), so theirs never replace one."""
     out: dict[bytes, bytes] = {}
-    for _, _, data in headers(source, path, tree, dirs):
+    direct = _direct_headers(source, path, dirs)
+    for target, _, data in headers(source, path, tree, dirs):
         # (a `#define` under `#ifdef USE_ROCM` is none; `#ifdef __CUDACC__` is decided by the compiler of
         # the source that includes the header: keys.h's `#ifndef __CUDACC__` / `#define KEY CPU` was read
         # in a .cu, and its op not CUDA-only: twenty-ninth cache2 read)
         unbuilt = _unbuilt_at(data, path)
         events = [(d.start(), d.group(1), _CONTINUED.sub(b" ", d.group(2))) for d in _DEFINE.finditer(data)]
-        _in_order(out, events, data, unbuilt)
+        _in_order(out, events, data, unbuilt, _in_effect(data, path) if target in direct and data else None)
     return out
+
+
+def _direct_headers(source: bytes, path: Path, dirs: tuple[Path, ...]) -> set[Path]:
+    """The headers the source (the file `path`) includes itself, in a branch a default build may compile."""
+    text = blank_comments(source)
+    unbuilt = _unbuilt_at(text, path)
+    out: set[Path] = set()
+    for m in _INCLUDE.finditer(text):
+        name = os.fsdecode(m.group(1) or m.group(2))
+        if not unbuilt(m.start()) and not os.path.isabs(name):
+            target, _ = _header_places(name, path.parent, dirs, m.group(2) is not None)
+            out |= {target} if target is not None else set()
+    return out
+
+
+# an include guard's or a default's directive: `#ifndef NAME`, `#if !defined(NAME)`
+_IF_UNDEFINED = re.compile(r"#\s*(?:ifndef\s+(\w+)|if\s*!\s*defined\s*\(?\s*(\w+)\s*\)?)\s*")
+
+
+def _in_effect(data: bytes, path: Path) -> Callable[[int, bytes], bool]:
+    """Whether a `#define` of a name at an offset of the header `data` is read by every build that reads the header
+    (every branch around it taken, or an include guard's: `#ifndef G` of another name `G` the header defines), so
+    that it replaces an earlier definition (not one under `#ifndef NAME` of its own name, nor an undecided one)."""
+    if b"#" not in data:
+        return lambda at, name: True
+    text = data.decode("latin-1")
+    conditions = preprocessor.Conditions(text, lambda at: 0, _compiler_knows(path))
+    defined = set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", text, re.M))  # (`#define A_H`: no body)
+
+    def guard(directive: str, name: bytes) -> bool:
+        m = _IF_UNDEFINED.fullmatch(directive)
+        word = (m.group(1) or m.group(2)) if m else None
+        return word is not None and word != name.decode("latin-1") and word in defined
+
+    return lambda at, name: all(taken is True or guard(d, name) for _, d, taken in conditions.around(at))
 
 
 T = TypeVar("T")
 
 
 def _in_order(
-    out: dict[bytes, T], events: list[tuple[int, bytes, T]], data: bytes, unbuilt: Callable[[int], bool]
+    out: dict[bytes, T],
+    events: list[tuple[int, bytes, T]],
+    data: bytes,
+    unbuilt: Callable[[int], bool],
+    replaces: Callable[[int, bytes], bool] | None = None,
 ) -> None:
     """Apply a header's `#define`s `events` (offset, name, what it defines) and its `#undef`s to `out`, in the order
     they come: a name defined already keeps its first definition, an `#undef` takes it away. A header's `#undef` was
     not read: of `#define DEVICE_KEY CPU` / `#undef DEVICE_KEY` / `#define DEVICE_KEY CUDA` the first was read (`cpp`:
-    CUDA), and an op with a CUDA kernel only not CUDA-only (thirty-second sleft read's leftover)."""
+    CUDA), and an op with a CUDA kernel only not CUDA-only (thirty-second sleft read's leftover). `replaces`: whether
+    a definition at an offset takes the place of an earlier one (`_in_effect`)."""
     undone = [(m.start(), m.group(1), None) for m in _UNDEF.finditer(data)] if b"undef" in data else []
     for offset, name, given in sorted([*events, *undone], key=lambda one: one[0]):
         if unbuilt(offset):
             continue
         if given is None:
             out.pop(name, None)
+        elif replaces is not None and replaces(offset, name):
+            out[name] = given
         else:
             out.setdefault(name, given)
 
