@@ -167,6 +167,32 @@ def _call_values(call: ast.Call) -> list[ast.expr]:
     return [*call.args, *(k.value for k in call.keywords)]
 
 
+def _class_bound(node: ast.ClassDef) -> set[str]:
+    """The names a class body binds in its own scope: its `def`s and assignments, and those under an `if` or a `try`,
+    annotated (`impl: Any = ...`), unpacked (`impl, other = ...`), imported, a `for`'s, a `with`'s, an `except`'s, a
+    `:=`'s; not its methods' own. Its `def`s and plain assignments only, a `Library` subclass binding `impl` so was read
+    as `Library` itself, and `lib.impl("a", fn, "CUDA")` said `a` CUDA-only where its own `impl` registers for the CPU
+    (thirty-sixth read, scaf2)."""
+    bound: set[str] = set()
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        inner = todo.pop()
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(inner.name)
+            todo += [*inner.decorator_list, *(inner.bases if isinstance(inner, ast.ClassDef) else ())]
+            continue
+        if isinstance(inner, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue  # (their own scopes)
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+            bound.add(inner.id)
+        elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+            bound |= {(alias.asname or alias.name).partition(".")[0] for alias in inner.names}
+        elif isinstance(inner, ast.ExceptHandler) and inner.name:
+            bound.add(inner.name)
+        todo += ast.iter_child_nodes(inner)
+    return bound
+
+
 class _FileNames:
     """What a file's names stand for: `torch.library`'s functions imported under another name (`from torch.library
     import impl as I`), its `Library` variables (name -> namespace, key: their `impl`s given no key register for the
@@ -291,8 +317,7 @@ class _FileNames:
             bases = [self.aliases.get(base, base) for base in spelled]
             if not any(_LIBRARY_CLASS.fullmatch(base) or base in unread or base in read for base in bases):
                 continue
-            own = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            own |= {t.id for n in node.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+            own = _class_bound(node)
             found.add(node.name)
             if len(bases) > 1 or own & _LIBRARY_OWN or bases[0] in unread:
                 unread.add(node.name)

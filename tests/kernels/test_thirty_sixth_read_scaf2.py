@@ -119,3 +119,40 @@ TORCH_LIBRARY_IMPL(myops, CPU, m) {
 #endif
 """
     assert set(native_ops.cuda_only_ops([("a.cpp", code)]).get("myops", {})) == {"b"}
+
+
+CPU_IMPL = b"""def _cpu_impl(self, op, fn, key=""):
+    torch.library.Library.impl(self, op, fn, "CPU")
+"""
+METHOD = b'        def impl(self, op, fn, key=""):\n            super().impl(op, fn, "CPU")\n'
+
+
+def test_a_library_subclass_binding_impl_in_any_form_of_its_body_is_not_read_as_library():
+    # (c32022e2: only its `def`s and plain assignments were its own: `impl` annotated, unpacked, defined under an `if`
+    # or a `try`, a `for`'s or a `:=`'s was read as `Library.impl`, and `lib.impl("a", fn, "CUDA")` said `a` CUDA-only
+    # where torch 2.9 registers it for the CPU and runs it on a CPU tensor: override.py. Now no verdict on `a`)
+    forms = [
+        b"    impl: Any = _cpu_impl\n",
+        b"    impl, other = _cpu_impl, 1\n",
+        b"    if True:\n" + METHOD,
+        b"    try:\n" + METHOD + b"    except Exception:\n        pass\n",
+        b"    for impl in (_cpu_impl,):\n        pass\n",
+        b"    x = (impl := _cpu_impl)\n",
+    ]
+    use = b'lib = Sub("myops", "IMPL")\nlib.impl("a", lambda x: x.clone(), "CUDA")\nDEF.impl("b", lambda x: x, "CUDA")\n'
+    head = b"from typing import Any\n" + DEFINED + CPU_IMPL + b"class Sub(torch.library.Library):\n"
+    found = [native_ops.cuda_only_ops([], python_ops.registered_kernels([("ops.py", head + f + use)])) for f in forms]
+    assert [set(ops.get("myops", {})) for ops in found] == [{"b"}] * len(forms)
+
+
+def test_a_library_subclass_overriding_what_impl_does_not_call_stays_a_library():
+    # (the control: a `_register_fake` of its own, and a method's local `impl`, change nothing `impl` registers:
+    # torch 2.9 says `a` CUDA-only, as porter)
+    forms = [
+        b"    def _register_fake(self, *args, **kwargs):\n        return super()._register_fake(*args, **kwargs)\n",
+        b"    def helper(self):\n        impl = 1\n        return impl\n",
+    ]
+    use = b'lib = Sub("myops", "IMPL")\nlib.impl("a", lambda x: x.clone(), "CUDA")\n'
+    head = DEFINED + b"class Sub(torch.library.Library):\n"
+    found = [native_ops.cuda_only_ops([], python_ops.registered_kernels([("ops.py", head + f + use)])) for f in forms]
+    assert [set(ops.get("myops", {})) for ops in found] == [{"a"}] * len(forms)
