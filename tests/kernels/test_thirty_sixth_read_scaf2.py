@@ -156,3 +156,32 @@ def test_a_library_subclass_overriding_what_impl_does_not_call_stays_a_library()
     head = DEFINED + b"class Sub(torch.library.Library):\n"
     found = [native_ops.cuda_only_ops([], python_ops.registered_kernels([("ops.py", head + f + use)])) for f in forms]
     assert [set(ops.get("myops", {})) for ops in found] == [{"a"}] * len(forms)
+
+
+CPP_OPS = b"""#include <torch/library.h>
+TORCH_LIBRARY(myops, m) { m.def("a(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl("a", a_cuda); }
+"""
+
+
+def test_a_cpp_global_cpu_fallback_takes_no_op_for_cuda_only_and_is_said(tmp_path):
+    # (c32022e2: read as nothing and said nowhere, `a` said CUDA-only; torch's dispatcher calls a `(_, CPU)` fallback
+    # for every op with no CPU kernel on a CPU tensor, as the Python form `Library("_", "IMPL").fallback(fn, "CPU")`
+    # that torch 2.9 runs and porter reads (thirty-fifth read): cxx_fallback.py)
+    fallback = b"TORCH_LIBRARY_IMPL(_, CPU, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&boxed>()); }\n"
+    assert native_ops.cuda_only_ops([("k.cpp", CPP_OPS + fallback)]) == {}
+    (tmp_path / "k.cpp").write_text((CPP_OPS + fallback).decode())
+    notes = scan(tmp_path).problems
+    assert any("k.cpp:4: the CPU block of the global namespace `_` registers `m.fallback(" in n for n in notes), notes
+
+
+def test_a_fallthrough_or_another_key_s_cpp_fallback_keeps_an_op_cuda_only(tmp_path):
+    # (the controls: a fallthrough is no kernel; torch's own fallbacks are of other keys, `BackendSelect`, `Python`,
+    # `FuncTorchBatched`, a backend's `cpu_fallback` that redispatches to the CPU kernel `a` lacks: `a` stays CUDA-only)
+    fallbacks = [
+        b"TORCH_LIBRARY_IMPL(_, CPU, m) { m.fallback(torch::CppFunction::makeFallthrough()); }\n",
+        b"TORCH_LIBRARY_IMPL(_, XLA, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&xla_fallback>()); }\n",
+        b"TORCH_LIBRARY_IMPL(_, Python, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&python>()); }\n",
+        b"TORCH_LIBRARY_IMPL(_, BackendSelect, m) { m.fallback(torch::CppFunction::makeFallthrough()); }\n",
+    ]
+    assert [set(native_ops.cuda_only_ops([("k.cpp", CPP_OPS + f)]).get("myops", {})) for f in fallbacks] == [{"a"}] * 4
