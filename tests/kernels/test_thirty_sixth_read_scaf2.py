@@ -139,7 +139,9 @@ def test_a_library_subclass_binding_impl_in_any_form_of_its_body_is_not_read_as_
         b"    for impl in (_cpu_impl,):\n        pass\n",
         b"    x = (impl := _cpu_impl)\n",
     ]
-    use = b'lib = Sub("myops", "IMPL")\nlib.impl("a", lambda x: x.clone(), "CUDA")\nDEF.impl("b", lambda x: x, "CUDA")\n'
+    use = (
+        b'lib = Sub("myops", "IMPL")\nlib.impl("a", lambda x: x.clone(), "CUDA")\nDEF.impl("b", lambda x: x, "CUDA")\n'
+    )
     head = b"from typing import Any\n" + DEFINED + CPU_IMPL + b"class Sub(torch.library.Library):\n"
     found = [native_ops.cuda_only_ops([], python_ops.registered_kernels([("ops.py", head + f + use)])) for f in forms]
     assert [set(ops.get("myops", {})) for ops in found] == [{"b"}] * len(forms)
