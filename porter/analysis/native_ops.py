@@ -201,9 +201,35 @@ def registrations_and_unread(
         key = keys.of(key_text, head) if impl is not None and key_text is not None else "any"
         if key not in _NO_OTHER_DEVICE:  # (a CUDA block's: more CUDA kernels, which make no op any less CUDA-only)
             line = line_of(head)
+            if ns == GLOBAL_NAMESPACE and key == "CPU":
+                unread += [(ns, key, call.decode("latin-1"), line, None) for call in _cpu_fallbacks(body, var)]
             unread += [(ns, key, name.decode(), line, own) for name, own in (helpers.unread if helpers else ())]
             unread += [(ns, key, call.decode("latin-1"), line, None) for call in nameless]
     return out, unread
+
+
+# the global namespace of a backend fallback (`TORCH_LIBRARY_IMPL(_, CPU, m) { m.fallback(...); }`)
+GLOBAL_NAMESPACE = "_"
+_FALLBACK_CALL = rb"(?<![\w.>])%s\s*(?:\.|->)\s*fallback\s*\("
+
+
+def _cpu_fallbacks(body: bytes, var: bytes) -> list[bytes]:
+    """The calls `m.fallback(...)` of a `TORCH_LIBRARY_IMPL(_, CPU, m)` block's library `var` in its `body` that give a
+    kernel (not `makeFallthrough()`), each to its `;` (at most 2,000 bytes: linear). torch's dispatcher calls such a
+    fallback for every op with no CPU kernel of its own on a CPU tensor (torch 2.9: `Library("_", "IMPL").fallback(fn,
+    "CPU")`, the same `torch::Library::fallback`, runs an op with a CUDA kernel only), as the Python form is read
+    (thirty-fifth read); what it computes is not read. Read as nothing and said nowhere, the project's ops were said
+    CUDA-only (thirty-sixth read, scaf2): now no op is, and the listing says why. torch's own C++ fallbacks are of
+    other keys (`BackendSelect`, `Python`, `FuncTorchBatched`, `AlwaysCall`; a backend's `cpu_fallback`, which
+    redispatches to the CPU kernel an op lacks): not read, the ops stay CUDA-only."""
+    code = _code_of(body)
+    out = []
+    for m in re.finditer(_FALLBACK_CALL % re.escape(var), code):
+        end = code.find(b";", m.end(), m.end() + 2000)
+        end = min(len(code), m.end() + 2000) if end < 0 else end
+        if not _NO_KERNEL.search(code, m.end(), end):
+            out.append(body[m.start() : end])
+    return out
 
 
 def _line_counter(source: bytes) -> Callable[[int], int]:
@@ -1595,7 +1621,7 @@ def cuda_only_and_overloaded(
     for name, source in sources:
         path = Path(source_path(name))
         found, unread = registrations_and_unread(source, path, tree_of(path), build_dirs(path, dirs))
-        unseen.update(ns for ns, _, _, _, _ in unread)
+        unseen.update(None if ns == GLOBAL_NAMESPACE else ns for ns, _, _, _, _ in unread)  # (`_`: every one)
         for ns, op, key in found:
             keys.setdefault((ns, op), set()).add(key)
             if ns is not None and key == "CUDA":

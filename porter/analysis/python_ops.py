@@ -167,6 +167,32 @@ def _call_values(call: ast.Call) -> list[ast.expr]:
     return [*call.args, *(k.value for k in call.keywords)]
 
 
+def _class_bound(node: ast.ClassDef) -> set[str]:
+    """The names a class body binds in its own scope: its `def`s and assignments, and those under an `if` or a `try`,
+    annotated (`impl: Any = ...`), unpacked (`impl, other = ...`), imported, a `for`'s, a `with`'s, an `except`'s, a
+    `:=`'s; not its methods' own. Its `def`s and plain assignments only, a `Library` subclass binding `impl` so was read
+    as `Library` itself, and `lib.impl("a", fn, "CUDA")` said `a` CUDA-only where its own `impl` registers for the CPU
+    (thirty-sixth read, scaf2)."""
+    bound: set[str] = set()
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        inner = todo.pop()
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(inner.name)
+            todo += [*inner.decorator_list, *(inner.bases if isinstance(inner, ast.ClassDef) else ())]
+            continue
+        if isinstance(inner, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue  # (their own scopes)
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+            bound.add(inner.id)
+        elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+            bound |= {(alias.asname or alias.name).partition(".")[0] for alias in inner.names}
+        elif isinstance(inner, ast.ExceptHandler) and inner.name:
+            bound.add(inner.name)
+        todo += ast.iter_child_nodes(inner)
+    return bound
+
+
 class _FileNames:
     """What a file's names stand for: `torch.library`'s functions imported under another name (`from torch.library
     import impl as I`), its `Library` variables (name -> namespace, key: their `impl`s given no key register for the
@@ -203,7 +229,9 @@ class _FileNames:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             if (m := _TORCH_LIBRARY_NAME.fullmatch(self.spelled(node.value)))
         )
-        self.unread_classes = self._library_subclasses(nodes)
+        self.subclasses: set[str] = set()  # (those read as `Library`)
+        self.unread_classes: set[str] = set()
+        self._library_subclasses(nodes)
         self.tree = tree
         stores = _stores(tree)
         once = {name for name, count in stores.items() if count == 1}
@@ -274,15 +302,7 @@ class _FileNames:
         self.function_names: dict[int, str] = {}  # (id of a function -> its name)
         # (a method of a subclass of `Library`: its `self` is a library of unread namespace and key, `self.impl("a",
         # a_cpu, "CPU")` a kernel of `a` of any namespace)
-        self.parameters.update(
-            ((id(method), method.args.args[0].arg), (UNREAD, UNREAD))
-            for node in nodes
-            if isinstance(node, ast.ClassDef) and (node.name in self.unread_classes or node.name in self.aliases)
-            for method in node.body
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and method.args.args
-            and not method.decorator_list
-        )
+        self._bind_selves(self.unread_classes | set(self.aliases), nodes)
         self._bind_scoped()
         self.partials = {  # (the names `functools.partial` is imported as: `_method_given`)
             alias.asname or alias.name
@@ -293,27 +313,43 @@ class _FileNames:
         }
 
     def _library_subclasses(self, nodes: list[ast.AST]) -> set[str]:
-        """Read the file's subclasses of `Library` (`class CpuLib(torch.library.Library): pass`): one that overrides
-        none of its own methods (`_LIBRARY_OWN`) as `Library` itself (an alias); the others' libraries as of an unread
-        namespace and key (returned). Unread, `CpuLib("ns", "IMPL").impl("a", a_cpu, "CPU")` was no kernel, and `a`
-        said CUDA-only where torch 2.9 runs it on a CPU tensor (thirty-sixth read)."""
-        unread: set[str] = set()
-        self.subclasses: set[str] = set()  # (those read as `Library`)
+        """Read the file's subclasses of `Library` (`class CpuLib(torch.library.Library): pass`), and of those it has
+        read or taken from another module (`_take`): one that overrides none of its own methods (`_LIBRARY_OWN`) as
+        `Library` itself (an alias); the others' libraries as of an unread namespace and key (`unread_classes`).
+        Unread, `CpuLib("ns", "IMPL").impl("a", a_cpu, "CPU")` was no kernel, and `a` said CUDA-only where torch 2.9
+        runs it on a CPU tensor (thirty-sixth read). Returns the classes read now."""
+        found: set[str] = set()
+        unread, read = self.unread_classes, self.subclasses
         for node in nodes:  # (a module's classes in their order: a subclass of a subclass after it)
-            if not isinstance(node, ast.ClassDef) or not node.bases or node.keywords:
+            if not isinstance(node, ast.ClassDef) or not node.bases or node.keywords or node.name in unread | read:
                 continue
             spelled = [self.spelled(base) for base in node.bases]
             bases = [self.aliases.get(base, base) for base in spelled]
-            if not any(_LIBRARY_CLASS.fullmatch(base) or base in unread for base in bases):
+            if not any(_LIBRARY_CLASS.fullmatch(base) or base in unread or base in read for base in bases):
                 continue
-            own = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            own |= {t.id for n in node.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+            own = _class_bound(node)
+            found.add(node.name)
             if len(bases) > 1 or own & _LIBRARY_OWN or bases[0] in unread:
                 unread.add(node.name)
             else:
                 self.aliases[node.name] = "Library"
-                self.subclasses.add(node.name)
-        return unread
+                read.add(node.name)
+        return found
+
+    def _bind_selves(self, classes: set[str], nodes: list[ast.AST] | None = None) -> None:
+        """Bind the `self` of the methods of the file's `classes` (subclasses of `Library`) as a library of unread
+        namespace and key."""
+        if not classes:
+            return
+        self.parameters.update(
+            ((id(method), method.args.args[0].arg), (UNREAD, UNREAD))
+            for node in (nodes if nodes is not None else ast.walk(self.tree))
+            if isinstance(node, ast.ClassDef) and node.name in classes
+            for method in node.body
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and method.args.args
+            and not method.decorator_list
+        )
 
     def _bind_parameters(self) -> None:
         """Bind each parameter of the file's functions that its calls give a `Library` (`def reg(lib): lib.impl("a",
@@ -425,6 +461,11 @@ class _FileNames:
                 self.unread_classes.add(local)
             elif theirs in other.subclasses:
                 self.subclasses.add(local)  # (`L.CpuLib` of `import pkg.lib as L` too)
+        # (and this file's subclasses of them, `class Mine(CpuLib): pass`: its classes were read before its imports
+        # were taken, and `Mine("ns", "IMPL").impl("a", a_cpu, "CPU")` was no kernel: thirty-sixth read, scaf2)
+        mine = self._library_subclasses(list(ast.walk(self.tree))) if classes else set()
+        classes |= mine
+        self._bind_selves(mine)
         for node in ast.walk(self.tree) if classes else ():
             assigned = _call_assigned(node)
             if assigned is not None and ast.unparse(assigned[1].func) in classes:

@@ -70,10 +70,18 @@ _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|
 _COND_TOKEN = re.compile(r"defined\b|[A-Za-z_]\w*|\d+[uUlL]*|&&|\|\||==|!=|<=|>=|\S")  # (blanks between)
 
 
+# an open `#if` group's conditions so far (an `#else`'s: `1`), and what its current branch settles (`_settled`)
+_Group = tuple[list[str], dict[str, bool]]
+
+
 class Conditions:
     """The `#if` branches of C++ `code` (comments blanked) around each offset, each with whether a
     default nvcc build takes it (`_NVCC_DEFINES`, `_NOT_NVCC`, the file's own `#define`s and
-    `#undef`s in branches taken), read directive by directive: no header, no macro's value."""
+    `#undef`s in branches taken), read directive by directive: no header, no macro's value. An inner
+    branch is read as its enclosing branches being taken: what they settle of a name the build does
+    not decide goes into its condition (`#ifdef X` in the `#else` of `#ifndef X`: taken; in the first
+    branch: not; `_settled`). It was read alone, undecided, and a kernel after such a group was put in
+    the namespace of the build that does not compile it (thirty-sixth read, scaf2)."""
 
     def __init__(
         self, code: str, line_of: Callable[[int], int], known: Mapping[str, bool | None] | None = None
@@ -81,28 +89,31 @@ class Conditions:
         self.at: list[int] = []  # where the stack changes
         self.stacks: list[tuple[tuple[int, str, bool | None], ...]] = []
         env: dict[str, bool | None] = dict(known or {})  # (`known`: what a name is before the file's `#define`s)
-        # each open group: (its line, the branch's directive, taken, taken before in the group)
+        # each open group: (its line, the branch's directive, taken, taken before in the group), and its conditions
+        # so far and what its branch settles
         stack: list[tuple[int, str, bool | None, bool | None]] = []
+        groups: list[_Group] = []
         for m in _DIRECTIVE.finditer(code) if "#" in code else ():
             word, rest = m.group(1), " ".join(joined(m.group(2)).split())
-            active = compiled([(0, "", e[2]) for e in stack])
             if word in ("define", "undef"):
-                name = _NAME.match(rest)
-                if name is not None and active is not False:
-                    env[name.group()] = (word == "define") if active else None
+                _defined(env, groups, word, rest, compiled([(0, "", e[2]) for e in stack]))
                 continue
+            seen = _assumed(env, groups if word.startswith("if") else groups[:-1])  # (the enclosing branches')
             if word == "endif":
-                stack = stack[:-1]
+                stack, groups = stack[:-1], groups[:-1]
             elif word in ("if", "ifdef", "ifndef"):
                 cond = {"ifdef": f"defined({rest})", "ifndef": f"!defined({rest})"}.get(word, rest)
-                taken = truth(cond, env)
+                taken = truth(cond, seen)
                 stack.append((line_of(m.start()), f"#{word} {rest}", taken, taken))
+                groups.append(([cond], _settled([cond], seen)))
             elif stack:
                 line, _, _, before = stack[-1]
-                own = True if word == "else" else truth(rest, env)
+                own = True if word == "else" else truth(rest, seen)
                 taken = False if before is True else (own if before is False else (None if own is not False else False))
                 after = True if before is True or own is True else (None if None in (before, own) else False)
                 stack[-1] = (line, f"#{word} {rest}".rstrip(), taken, after)
+                conds = [*groups[-1][0], "1" if word == "else" else rest]
+                groups[-1] = (conds, _settled(conds, seen))
             self.at.append(m.start())
             self.stacks.append(tuple((e[0], e[1], e[2]) for e in stack))
 
@@ -110,6 +121,49 @@ class Conditions:
         """The branches (line of their `#if`, their directive, taken) around `offset`, outermost first."""
         i = bisect.bisect_right(self.at, offset) - 1
         return list(self.stacks[i]) if i >= 0 else []
+
+
+def _defined(env: dict[str, bool | None], groups: list[_Group], word: str, rest: str, active: bool | None) -> None:
+    """`env` after a `#define` or `#undef` (`word`) of the name `rest` starts with, in branches `active` or not: no
+    branch settles it after (`groups`' settled names: it is the build's from there on)."""
+    name = _NAME.match(rest)
+    if name is None or active is False:
+        return
+    env[name.group()] = (word == "define") if active else None
+    for _, settled in groups:
+        settled.pop(name.group(), None)
+
+
+def _assumed(env: Mapping[str, bool | None], groups: list[_Group]) -> Mapping[str, bool | None]:
+    """`env` with what the branches of the open `groups` settle of the names it leaves undecided."""
+    if not any(settled for _, settled in groups):
+        return env
+    seen = dict(env)
+    for _, settled in groups:
+        seen.update((name, value) for name, value in settled.items() if _is_defined(name, env) is None)
+    return seen
+
+
+def _settled(conds: list[str], env: Mapping[str, bool | None]) -> dict[str, bool]:
+    """The names `env` leaves undecided that the branch after `conds` settles (each condition but the last false, the
+    last true; an `#else`'s: `1`): defined where the branch holds only with the name defined, undefined where only
+    with it undefined. At most 8 names of at most 8 conditions (a longer chain settles none: no cost that grows)."""
+    names = dict.fromkeys(n for c in conds for n in _NAME.findall(c) if n != "defined" and _is_defined(n, env) is None)
+    if len(conds) > 8 or not names or len(names) > 8:
+        return {}
+    out: dict[str, bool] = {}
+    for name in names:
+        holds = [_branch_holds(conds, {**env, name: value}) for value in (True, False)]
+        if holds.count(False) == 1:
+            out[name] = holds[1] is False
+    return out
+
+
+def _branch_holds(conds: list[str], env: Mapping[str, bool | None]) -> bool | None:
+    """Whether the branch after `conds` is taken with `env` (each condition but the last false, the last true)."""
+    values = [truth(c, env) for c in conds]
+    values = [None if v is None else not v for v in values[:-1]] + values[-1:]
+    return False if False in values else None if None in values else True
 
 
 def truth(cond: str, env: Mapping[str, bool | None]) -> bool | None:

@@ -484,6 +484,13 @@ def _native_registered(data: bytes, rel: str, path: Path, search: _Search, probl
     found, unread = native_ops.registrations_and_unread(data, path, search.base, search.dirs)
     for ns, key, fn, line, own in unread:  # (a block's `register_cpu(m)` of another file: thirty-second sleft read)
         space = f"`{ns}`" if ns is not None else "a namespace a macro names"
+        if ns == native_ops.GLOBAL_NAMESPACE:  # (`TORCH_LIBRARY_IMPL(_, CPU, m) { m.fallback(...); }`: scaf2)
+            problems.append(
+                f"{path_name(rel)}:{line}: the {key} block of the global namespace `_` registers `{one_line(fn, 60)}`, "
+                f"a fallback every op with no {key} kernel of its own runs on a {key} tensor: no op is taken for "
+                "CUDA-only"
+            )
+            continue
         if own is None:  # (`m.def(SCHEMA(a), &a_any)`: thirty-third scleft read)
             problems.append(
                 f"{path_name(rel)}:{line}: the {key} block of {space} registers `{one_line(fn, 60)}`, whose op porter "
