@@ -1,0 +1,45 @@
+"""The thirty-sixth read's second-wave term helper (term2): the first wave's new output through every lint format and
+report, judged by what the run did to the file (`git apply` of `rewrite --diff`, the bytes on disk)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.safety.test_thirty_third_read_cache2 import _run
+
+_IDX = "https://download.pytorch.org/whl/cu121"
+_Q = "'\\''"
+
+# DEP002 sites reported, not edited (cdleft's `sh -c` scripts bash decodes, a RUN's shell text that does not parse,
+# cdleft2's here-document whose `\\` the shell reads): each said ": removed" in every format while `rewrite` left the
+# option in the file
+_UNEDITED = {
+    "sh-c-decoded": ("Dockerfile", f"FROM python:3.11\nRUN sh -c 'pip install --index-url {_IDX} {_Q}torch{_Q}'\n"),
+    "dollar-quoted": ("Dockerfile", f"FROM python:3.11\nRUN bash -c $'pip install --index-url {_IDX} torch'\n"),
+    "no-parse": ("Dockerfile", f"FROM python:3.11\nRUN pip install --index-url {_IDX} torch && if then fi )\n"),
+    "heredoc-escape": ("install.sh", f"#!/bin/sh\nbash <<EOF\npip install --index-url {_IDX} \\\n  torch\nEOF\n"),
+}
+
+
+def _dep002(tmp_path, name, text):
+    result = _run(tmp_path, {name: text, "m.py": "import torch\nx = torch.zeros(2).cuda()\n"}, target="xla")[name]
+    return [f for f in result.findings if f.code == "DEP002"], result
+
+
+@pytest.mark.parametrize("name, text", list(_UNEDITED.values()), ids=list(_UNEDITED))
+def test_a_dep002_reported_without_an_edit_does_not_say_removed(tmp_path, name, text):
+    """`lint --output-format full` showed `DEP002 ... the target takes PyPI's torch: removed` (no `[*]`) and
+    `rewrite` left the file as it was (`rewrite --diff` wrote no hunk for it): the message said an edit no run
+    makes. A site without its edit is said without the removal's words."""
+    found, result = _dep002(tmp_path, name, text)
+    assert found and all(f.replacement is None for f in found), found
+    assert [f.message for f in found if f.message.endswith("removed")] == [], found
+    assert all(f.message.endswith("the target takes PyPI's torch") for f in found), found
+    assert (result.new_source or result.original_source) == result.original_source
+
+
+def test_a_dep002_that_removes_its_option_still_says_removed(tmp_path):
+    """The control: `RUN pip install --index-url URL torch` loses the option, and says so."""
+    found, result = _dep002(tmp_path, "Dockerfile", f"FROM python:3.11\nRUN pip install --index-url {_IDX} torch\n")
+    assert [f.replacement for f in found] == [""] and found[0].message.endswith(": removed"), found
+    assert b"--index-url" not in (result.new_source or b"x --index-url")
