@@ -43,3 +43,21 @@ def test_a_dep002_that_removes_its_option_still_says_removed(tmp_path):
     found, result = _dep002(tmp_path, "Dockerfile", f"FROM python:3.11\nRUN pip install --index-url {_IDX} torch\n")
     assert [f.replacement for f in found] == [""] and found[0].message.endswith(": removed"), found
     assert b"--index-url" not in (result.new_source or b"x --index-url")
+
+
+def test_an_index_url_in_escaped_quotes_of_a_sh_c_script_is_said(tmp_path):
+    """`sh -c "pip install --index-url \\"URL\\" torch"`: bash runs `pip install --index-url URL torch` (the
+    escapes quote the URL for the inner shell). The script was read with each escape's `\\` a blank, which put a
+    blank inside the inner quotes: the value `URL ` matched no index, and no DEP002 was said in any format. Read as
+    bash decodes it now, reported at the characters it is written with, not edited."""
+    text = f'#!/bin/sh\nsh -c "pip install --index-url \\"{_IDX}\\" torch"\n'
+    found, result = _dep002(tmp_path, "install.sh", text)
+    assert [(f.start.line, f.replacement, f.message.endswith("PyPI's torch")) for f in found] == [(2, None, True)]
+    assert _IDX in text.splitlines()[1][found[0].start.column : found[0].end.column]
+
+
+def test_a_sh_c_script_with_an_escape_elsewhere_is_read_as_before(tmp_path):
+    """The control: `sh -c "echo \\"hi\\" && pip install $X --index-url URL torch"` (the thirty-fifth read's form)."""
+    text = f'#!/bin/sh\nsh -c "echo \\"hi\\" && pip install $X --index-url {_IDX} torch"\n'
+    found, result = _dep002(tmp_path, "install.sh", text)
+    assert [(f.start.line, f.start.column, f.replacement) for f in found] == [(2, 36, None)], found
