@@ -3,7 +3,13 @@ report, judged by what the run did to the file (`git apply` of `rewrite --diff`,
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
+
+from tests.safety import test_thirty_third_read_term as term
+from tests.safety.conftest import CUDA
 
 from tests.safety.test_thirty_third_read_cache2 import _run
 
@@ -61,3 +67,31 @@ def test_a_sh_c_script_with_an_escape_elsewhere_is_read_as_before(tmp_path):
     text = f'#!/bin/sh\nsh -c "echo \\"hi\\" && pip install $X --index-url {_IDX} torch"\n'
     found, result = _dep002(tmp_path, "install.sh", text)
     assert [(f.start.line, f.start.column, f.replacement) for f in found] == [(2, 36, None)], found
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGQUIT"), reason="Ctrl-\\ is SIGQUIT where there is one")
+def test_ctrl_backslash_during_the_progress_bar_quits_at_once_and_leaves_the_cursor_shown(tmp_path):
+    """Ctrl-\\ (SIGQUIT to the terminal's job) while `rewrite`'s bar draws: porter ends by the signal's default
+    action, at once, where no handler runs; rich's bar had hidden the cursor (`ESC[?25l`, never shown again): the
+    shell came back with no cursor. The bar leaves the cursor shown now (as cargo's and uv's do), so no end of
+    porter's can leave it hidden; the run still quits at once (the signal's own exit)."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    hook, marker = tmp_path / "hook", tmp_path / "drawing"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import resource\nresource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+        + term._FIRST_DRAW_WAITS.format(marker=str(marker))
+    )
+    argv = ["rewrite", "m.py", "-t", "xla", "--diff", "--jobs", "1", "--allow-no-vcs"]
+    proc, leader = term._on_a_terminal(argv, tmp_path, hook)
+    try:
+        out = term._read_all(proc, leader, until=marker.exists)
+        assert proc.poll() is None, out
+        proc.send_signal(signal.SIGQUIT)
+        out += term._read_all(proc, leader)
+        code = proc.wait(timeout=300)
+    finally:
+        os.close(leader)
+    assert code == -signal.SIGQUIT, out
+    assert b"\x1b[?25l" not in out, out  # the cursor never hidden
+    assert (tmp_path / "m.py").read_bytes() == CUDA
