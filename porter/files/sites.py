@@ -33,6 +33,7 @@ class Site:
     message: str | None = None  # default: the rule's summary
     advice: str | None = None  # default: the rule's advice for the target
     applicability: Applicability | None = None  # default: the rule's for the target
+    unedited: str | None = None  # the message where a reader drops the replacement (default: `message`, less REMOVED)
 
 
 # the words a removal's message ends with (DEP002's index option, DEP005's requirement): said only of a site that
@@ -44,7 +45,9 @@ REMOVED = ": removed"
 def message(site: Site, rule: Rule) -> str:
     """The site's message: the rule's summary by default; the removal's words only while it has its edit."""
     text = site.message or rule.summary
-    return text if site.replacement is not None else text.removesuffix(REMOVED)
+    if site.replacement is not None:
+        return text
+    return site.unedited or text.removesuffix(REMOVED)
 
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")

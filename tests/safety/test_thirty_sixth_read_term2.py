@@ -95,3 +95,29 @@ def test_ctrl_backslash_during_the_progress_bar_quits_at_once_and_leaves_the_cur
     assert code == -signal.SIGQUIT, out
     assert b"\x1b[?25l" not in out, out  # the cursor never hidden
     assert (tmp_path / "m.py").read_bytes() == CUDA
+
+
+_ENV001_UNEDITED = {
+    "no-parse": "FROM python:3.11\nRUN CUDA_VISIBLE_DEVICES=0 python x.py && if then fi )\n",
+    "sh-c-decoded": f"FROM python:3.11\nRUN sh -c 'CUDA_VISIBLE_DEVICES=0 python {_Q}x.py{_Q}'\n",
+}
+
+
+@pytest.mark.parametrize("text", list(_ENV001_UNEDITED.values()), ids=list(_ENV001_UNEDITED))
+def test_an_env001_reported_without_an_edit_does_not_say_becomes(tmp_path, text):
+    """On Neuron, ENV001 said "`CUDA_VISIBLE_DEVICES=0` becomes `NEURON_RT_VISIBLE_CORES=0`" of a RUN whose shell text
+    does not parse or a script bash decodes, where the reader drops the edit and `rewrite` leaves the line: said
+    now as what the variable is on the target, without an edit."""
+    result = _run(tmp_path, {"Dockerfile": text, "m.py": "import torch\n"}, target="neuron")["Dockerfile"]
+    found = [f for f in result.findings if f.code == "ENV001"]
+    assert [(f.replacement, "becomes" in f.message) for f in found] == [(None, False)], found
+    assert "`NEURON_RT_VISIBLE_CORES=0` on the target" in found[0].message, found
+
+
+def test_an_env001_with_its_edit_still_says_becomes(tmp_path):
+    """The control: `RUN CUDA_VISIBLE_DEVICES=0 python x.py` is rewritten, and says so."""
+    text = "FROM python:3.11\nRUN CUDA_VISIBLE_DEVICES=0 python x.py\n"
+    result = _run(tmp_path, {"Dockerfile": text, "m.py": "import torch\n"}, target="neuron")["Dockerfile"]
+    assert [(f.replacement, "becomes" in f.message) for f in result.findings if f.code == "ENV001"] == [
+        ("NEURON_RT_VISIBLE_CORES=0", True)
+    ]

@@ -137,7 +137,7 @@ def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
     # it is written with; the masked text kept an escaped quote's blank inside the quotes, so `--index-url
     # \"URL\"`'s value was `URL ` and no index was said: thirty-sixth read, term2)
     decoded = _decoded_script(script, target)
-    return decoded or [Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in found]
+    return decoded or [Site(s.code, s.start, s.end, None, s.message, s.advice, unedited=s.unedited) for s in found]
 
 
 # a word that is one command substitution of `cat` and a here-document, nothing else: `"$(cat <<'EOF'` ... `EOF` `)"`
