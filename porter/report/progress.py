@@ -49,13 +49,11 @@ _STOP = getattr(signal, "SIGTSTP", None)
 
 
 def _cursor_back_on_stop(console: Console, live: Live) -> Any:
-    """While the bar is drawn, Ctrl-Z shows the cursor before porter stops and hides it again on
-    `fg`: the bar hides it, and the shell came back with no cursor until porter went on or ended
-    (thirty-third read). Hidden again only while the bar is: a Ctrl-Z during the bar's last draw,
-    after it had shown the cursor, hid it on `fg` for good; and the bar's frame is erased before
-    the stop: drawn anew below the shell's lines on `fg`, the old one (`porting … 1/40`) stayed on
-    the screen after the run (thirty-third read, second wave). The handler it replaces (None: none
-    replaced)."""
+    """While the bar is drawn, Ctrl-Z erases the bar's frame before porter stops: drawn anew below
+    the shell's lines on `fg`, the old one (`porting … 1/40`) stayed on the screen after the run
+    (thirty-third read, second wave); and shows the cursor (the bar hid it until the thirty-sixth
+    read; it no longer does, `_Bar.start`, nor hides it again on `fg`). The handler it replaces
+    (None: none replaced)."""
     if _STOP is None:
         return None
 
@@ -66,8 +64,6 @@ def _cursor_back_on_stop(console: Console, live: Live) -> Any:
             os.kill(os.getpid(), signum)  # stopped here, as without a handler, until SIGCONT
         finally:
             signal.signal(signum, on_stop)
-            if live.is_started:
-                _write_now(console, _HIDE_CURSOR)
 
     try:
         before = signal.getsignal(_STOP)
@@ -79,7 +75,7 @@ def _cursor_back_on_stop(console: Console, live: Live) -> Any:
     return before
 
 
-_SHOW_CURSOR, _HIDE_CURSOR = b"\x1b[?25h", b"\x1b[?25l"
+_SHOW_CURSOR = b"\x1b[?25h"
 
 
 def _frame_erased(live: Live) -> bytes:
@@ -227,6 +223,18 @@ class _Bar(Progress):
     """rich's `Progress` that leaves out whole columns where the terminal is too narrow for all
     of them, the least needed first: rich cut every column to fit, and at 80 columns a run of
     2,100 files counted `2100/2…`, at 59 columns 210 files `210/2…` (twenty-sixth read)."""
+
+    def start(self) -> None:
+        """rich's start, the cursor left shown (as cargo's and uv's bars leave it): rich hid it until the bar's
+        stop, and a porter ended where no handler runs (Ctrl-\\'s SIGQUIT, whose default action ends it at once
+        even in C; SIGKILL, the OOM killer) left the shell with no cursor (thirty-sixth read, term2)."""
+        console = self.live.console
+        shown = console.show_cursor
+        console.show_cursor = lambda show=True: show and shown(True)  # type: ignore[method-assign]
+        try:
+            super().start()
+        finally:
+            del console.show_cursor
 
     def make_tasks_table(self, tasks: Iterable[Task]) -> Table:
         tasks = list(tasks)

@@ -357,7 +357,7 @@ def _kept_edit(site: Site, text: str) -> Site:
     string, changed by that edit alone (PyYAML as the oracle: a block scalar's indentation, a plain scalar's
     `: `/` #`, folding); else reported unedited. Every DEP002 of a workflow's `run:` was reported, never edited
     (thirty-fifth read, cache2)."""
-    unedited = Site(site.code, site.start, site.end, None, message=site.message, advice=site.advice)
+    unedited = Site(site.code, site.start, site.end, None, site.message, site.advice, unedited=site.unedited)
     if site.replacement is None or site.code not in _EDITED_IN_YAML:
         return unedited
     old, edited = text[site.start : site.end], text[: site.start] + site.replacement + text[site.end :]

@@ -153,5 +153,6 @@ def _exec_form(text: str, start: int, array: str, target: str) -> list[Site]:
 
     # a rewrite of the command's text would not be JSON: what is found there is reported
     return [
-        Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in command_sites(cmd, text, target)
+        Site(s.code, s.start, s.end, None, s.message, s.advice, unedited=s.unedited)
+        for s in command_sites(cmd, text, target)
     ]

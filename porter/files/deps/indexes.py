@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from porter.files.facts import environment
-from porter.files.sites import Site
+from porter.files.sites import REMOVED, Site
 
 # PyTorch's indexes of GPU builds, by the name uv's torch backend and the index's path share, and the GPU their torch
 # needs (uv 0.13.9's `TorchMode`: `cu126`, `rocm6.2`, `xpu`, each `https://download.pytorch.org/whl/<name>`; `cpu`
@@ -128,7 +128,7 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
     message = builds + ": the target takes PyPI's torch"
     if remove is None:
         return [Site("DEP002", start, end, None, message=message)]
-    return [Site("DEP002", remove[0], remove[1], "", message=message + ": removed")]
+    return [Site("DEP002", remove[0], remove[1], "", message=message + REMOVED)]
 
 
 def torch_backend_site(at: int, backend: str, target: str, setting: str, key: str) -> Site:

@@ -16,7 +16,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from porter.files.facts import Environment, canonical, cuda_only_package, environment
-from porter.files.sites import Site
+from porter.files.sites import REMOVED, Site
 
 TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio"})
 _CUDA_LABEL = re.compile(r"\+cu\d+[A-Za-z0-9.]*")  # `+cu121`, `+cu118.with.pypi.cudnn`
@@ -186,7 +186,7 @@ def cuda_only(name: str, span: tuple[int, int], place: Place, ctx: Context) -> S
         what = "a CUDA runtime library, which the port does not load"
     start, end = place.removable
     return Site(
-        "DEP005", start, end, "", message=f"`{name}` has no build for the target ({what}): removed", advice=advice
+        "DEP005", start, end, "", message=f"`{name}` has no build for the target ({what})" + REMOVED, advice=advice
     )
 
 

@@ -142,4 +142,5 @@ def _visible(
         end,
         replacement,
         message=f"`{VISIBLE}={value.strip()}` becomes `{new_name}={cores}` (one NeuronCore index or a range)",
+        unedited=f"`{VISIBLE}={value.strip()}` is `{new_name}={cores}` on the target (one NeuronCore index or a range)",
     )

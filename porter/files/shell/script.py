@@ -151,7 +151,11 @@ def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
     found = shell_sites(masked, script.start + 1, text, target)
     if "\\" not in script.raw:
         return found
-    return [Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in found]
+    # (an escape moved the value's characters: read as bash decodes it where it can be, each site at the characters
+    # it is written with; the masked text kept an escaped quote's blank inside the quotes, so `--index-url
+    # \"URL\"`'s value was `URL ` and no index was said: thirty-sixth read, term2)
+    decoded = _decoded_script(script, target)
+    return decoded or [Site(s.code, s.start, s.end, None, s.message, s.advice, unedited=s.unedited) for s in found]
 
 
 # a word that is one command substitution of `cat` and a here-document, nothing else: `"$(cat <<'EOF'` ... `EOF` `)"`
