@@ -108,6 +108,7 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.analysis.native_ops.__init__": {
         "self": type("Registering", (), {"_macros": {b"REG": 0, b"REG_CPU": 0, b"IMPL": 0}})()
     },
+    "porter.analysis.native_ops._cpu_fallbacks": {"var": b"m"},
     "porter.analysis.prefilter._subscripted": {"name": b"ops.scale"},
     "porter.analysis.device_backends._accessor_facts": {"accessors": {"device_type": "", "kind": ""}},
     "porter.analysis.device_backends._call_facts": {"name": "get_device"},
