@@ -1087,7 +1087,7 @@ class Recorder:
         self.buffers: list[tuple[str, list[int], str, torch.Tensor, torch.Tensor]] = []
         # the tensors the first module called with tensor arguments got (the model's batch):
         # (module, [_output_record(...)]); `on_input`
-        self.inputs: list[tuple[torch.nn.Module, list]] = []
+        self.inputs: list[tuple[torch.nn.Module, list, bool]] = []  # (module, records, made with gradients off)
         # a module other than a parametrization's called at step 0 (the step's forward begun,
         # with a tensor argument or none): `_making`
         self.forwarded = False
@@ -1570,9 +1570,14 @@ class Recorder:
         """The data step 1 feeds the model: the tensor arguments of the first module called with
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
-        model's first layer, its code blamed for its data (twenty-fourth read)."""
+        model's first layer, its code blamed for its data (twenty-fourth read). A call made with
+        gradients off (an evaluation before the training forward) gives way to the first call
+        made with them on, and is marked (`nograd`) where none came: the evaluation's batch was
+        taken for the step's data, and a port evaluating on one side only FAILed "the data
+        differs at step 1: (model) (input)", the losses and weights equal (thirty-sixth read)."""
+        grad = torch.is_grad_enabled()
         if (
-            self.inputs
+            (self.inputs and not (grad and self.inputs[0][2]))
             or self.step != 0
             or self.finished
             or _compilers_graph(module)
@@ -1591,8 +1596,9 @@ class Recorder:
         found = found[: min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)]
         self.outputs_recorded += len(found)
         self._made(found)
+        self.inputs.clear()  # (an evaluation's, made with gradients off)
         with self.own_work():
-            self.inputs.append((module, [self._output_record(t, {}) for t in found]))
+            self.inputs.append((module, [self._output_record(t, {}) for t in found], not grad))
 
     def _note_fed(self, module, args) -> None:
         """Before a module's call in step 1: whether every tensor it gets (its keywords too) is
@@ -2655,14 +2661,17 @@ class Recorder:
         """The manifest's step-1 input (`on_input`; its tensors put in `tensors`), keyed by the
         module that got it (a wrapper's by the model it wraps, as its outputs are)."""
         entries = []
-        for k, (module, recs) in enumerate(self.inputs):
+        for k, (module, recs, nograd) in enumerate(self.inputs):
             inner = self._unwrapped(module)
             name = self.names.get(id(inner), f"<unnamed {type(inner).__name__}>")
             outs = [
                 _stored(tensors, f"i{k}.{j}", stats, sample, sums, shape, dtype)
                 for j, (stats, sample, sums, shape, dtype, _) in enumerate(recs)
             ]
-            entries.append({"key": f"{name} (input)", "type": "input", "outputs": outs})
+            entry: dict[str, object] = {"key": f"{name} (input)", "type": "input", "outputs": outs}
+            if nograd:
+                entry["nograd"] = True
+            entries.append(entry)
         return entries
 
     def finish(self) -> tuple[dict, dict]:
