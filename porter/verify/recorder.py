@@ -183,6 +183,7 @@ CALL_STATE = (
     "fed",
     "unsampled_calls",
     "inputs",
+    "inputs_nograd",
     "made",
     "call_counts",
     "nograd_calls",
@@ -200,6 +201,7 @@ def _no_calls() -> dict:
         "fed": [],
         "unsampled_calls": {},
         "inputs": [],
+        "inputs_nograd": False,
         "made": {},
         "call_counts": Counter(),
         "nograd_calls": Counter(),
@@ -1087,7 +1089,8 @@ class Recorder:
         self.buffers: list[tuple[str, list[int], str, torch.Tensor, torch.Tensor]] = []
         # the tensors the first module called with tensor arguments got (the model's batch):
         # (module, [_output_record(...)]); `on_input`
-        self.inputs: list[tuple[torch.nn.Module, list, bool]] = []  # (module, records, made with gradients off)
+        self.inputs: list[tuple[torch.nn.Module, list]] = []
+        self.inputs_nograd = False  # `inputs` made with gradients off (an evaluation's: `_record_input`)
         # a module other than a parametrization's called at step 0 (the step's forward begun,
         # with a tensor argument or none): `_making`
         self.forwarded = False
@@ -1577,7 +1580,7 @@ class Recorder:
         differs at step 1: (model) (input)", the losses and weights equal (thirty-sixth read)."""
         grad = torch.is_grad_enabled()
         if (
-            (self.inputs and not (grad and self.inputs[0][2]))
+            (self.inputs and not (grad and self.inputs_nograd))
             or self.step != 0
             or self.finished
             or _compilers_graph(module)
@@ -1598,7 +1601,8 @@ class Recorder:
         self._made(found)
         self.inputs.clear()  # (an evaluation's, made with gradients off)
         with self.own_work():
-            self.inputs.append((module, [self._output_record(t, {}) for t in found], not grad))
+            self.inputs.append((module, [self._output_record(t, {}) for t in found]))
+        self.inputs_nograd = not grad
 
     def _note_fed(self, module, args) -> None:
         """Before a module's call in step 1: whether every tensor it gets (its keywords too) is
@@ -2661,7 +2665,7 @@ class Recorder:
         """The manifest's step-1 input (`on_input`; its tensors put in `tensors`), keyed by the
         module that got it (a wrapper's by the model it wraps, as its outputs are)."""
         entries = []
-        for k, (module, recs, nograd) in enumerate(self.inputs):
+        for k, (module, recs) in enumerate(self.inputs):
             inner = self._unwrapped(module)
             name = self.names.get(id(inner), f"<unnamed {type(inner).__name__}>")
             outs = [
@@ -2669,7 +2673,7 @@ class Recorder:
                 for j, (stats, sample, sums, shape, dtype, _) in enumerate(recs)
             ]
             entry: dict[str, object] = {"key": f"{name} (input)", "type": "input", "outputs": outs}
-            if nograd:
+            if self.inputs_nograd:
                 entry["nograd"] = True
             entries.append(entry)
         return entries

@@ -1838,7 +1838,7 @@ def _one_side_only(parameters: dict, tied: dict) -> list[str]:
     said = {n for key in ("untied_in_port", "tied_in_port_only") for g in tied.get(key, []) for n in g}
     ref, port = ([n for n in parameters[k] if n not in said] for k in ("missing_in_port", "only_in_port"))
     renamed = parameters.get("renamed") or []
-    if renamed and len(renamed) == len(ref) == len(parameters["missing_in_port"]):
+    if renamed and not said.intersection(n for pair in renamed for n in pair):  # (a tie's names: said by its line)
         shown = ", ".join(f"{a!r} as {b!r}" for a, b in renamed[:3]) + (
             f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
         )
@@ -2127,8 +2127,8 @@ def _evaluations(rm: dict, pm: dict) -> list[str]:
     return [
         f"{'both sides' if role == 'both' else f'the {role} side'} called the model {n} time(s) with gradients "
         f"off in step 1 (an evaluation: a validation batch, a sanity check): step 1's module rows are the first "
-        f"{limit or 'few'} call(s) of each module, the evaluation's among them (paired with the other side's calls "
-        "made with gradients off, where the traces mark them), so the training forward's outputs may not be "
+        f"{limit or 'few'} call(s) of each module, the evaluation's among them (paired with the other side's "
+        "evaluation calls, where the traces mark them), so the training forward's outputs may not be "
         "recorded"
         for role, n in said.items()
     ]
