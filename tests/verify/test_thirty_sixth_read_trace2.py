@@ -161,3 +161,59 @@ def test_parameters_of_other_shapes_in_order_are_still_said_on_one_side_only(con
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "fail", said
         assert "parameters on one side only" in said and "renamed" not in said, said
+
+
+COMPILED = """\
+import json, sys, torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+with torch.no_grad():
+    for i, p in enumerate(m.parameters()):
+        p.copy_(torch.randn(p.shape, generator=torch.Generator().manual_seed(3327 + i)) * 0.3)
+WRAP
+opt = torch.optim.Adam(m.parameters(), lr=LR)
+g = torch.Generator().manual_seed(3328)
+own, weights = [], []
+for i in range(3):
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    opt.zero_grad()
+    loss = ((m(x) - y) ** 2).mean()
+    loss.backward()
+    own.append(loss.item())
+    opt.step()
+    weights.append(torch.cat([p.detach().flatten() for p in m.parameters()]).tolist())
+if len(sys.argv) > 1: json.dump({"loss": own, "weights": weights}, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """The same training with its first layer plain and replaced by its `torch.compile` wrapper
+    (the eager backend, on the CPU); and so wrapped at another learning rate (unfaithful)."""
+    need("torch")
+    need("safetensors")
+    where = tmp_path_factory.mktemp("compiled")
+    wrap = "m[0] = torch.compile(m[0], backend='eager')"
+    forms = {"plain": ("pass", "1e-2"), "wrapped": (wrap, "1e-2"), "wrapped_lr": (wrap, "2e-2")}
+    return {
+        name: recorded(where, COMPILED.replace("WRAP", w).replace("LR", lr), 3, name) for name, (w, lr) in forms.items()
+    }
+
+
+def test_a_submodule_replaced_by_its_compiled_wrapper_pairs_with_the_plain_one(compiled, monkeypatch):
+    (plain, plain_own), (wrapped, wrapped_own) = compiled["plain"], compiled["wrapped"]
+    assert _same_training(plain_own, wrapped_own)  # the oracle: the same losses and weights
+    for ref, port in ((wrapped, plain), (plain, wrapped)):
+        res, said = compared(monkeypatch, ref.trace, port.trace)
+        assert res.verdict == "pass", said
+    keys = [e["key"] for e in wrapped.trace.manifest["modules"]]
+    assert "0" in keys and not [k for k in keys if "_orig_mod" in k], keys
+
+
+def test_a_compiled_submodule_at_another_rate_still_fails(compiled, monkeypatch):
+    """The control: the wrapped port at another learning rate FAILs both ways."""
+    (plain, plain_own), (bad, bad_own) = compiled["plain"], compiled["wrapped_lr"]
+    assert not _same_training(plain_own, bad_own)
+    for ref, port in ((plain, bad), (bad, plain)):
+        res, said = compared(monkeypatch, ref.trace, port.trace)
+        assert res.verdict == "fail", said
