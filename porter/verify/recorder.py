@@ -186,6 +186,7 @@ CALL_STATE = (
     "fed",
     "unsampled_calls",
     "inputs",
+    "inputs_nograd",
     "made",
     "call_counts",
     "nograd_calls",
@@ -203,6 +204,7 @@ def _no_calls() -> dict:
         "fed": [],
         "unsampled_calls": {},
         "inputs": [],
+        "inputs_nograd": False,
         "made": {},
         "call_counts": Counter(),
         "nograd_calls": Counter(),
@@ -321,6 +323,16 @@ _COMPILERS = tuple(
     for p in (("torch", "_dynamo"), ("torch", "_functorch"), ("torch", "_inductor"), ("torch_xla", "_dynamo"))
 )
 _CALLING = (os.path.join("", "torch", "nn", "modules", "module.py"), os.path.join("", "torch", "fx", ""), __file__)
+
+
+def _uncompiled(name: str) -> str:
+    """A module's name without `torch.compile`'s wrapper's last part (`0._orig_mod` -> `0`): a
+    submodule compiled by `m[0] = torch.compile(m[0])` was recorded as `0` (the wrapper) and
+    `0._orig_mod` (the module it runs), and a reference so compiled FAILed "0._orig_mod: not
+    called on the ported side" against a port without the compile, the losses and weights equal
+    by `assert_close` (thirty-sixth read). Named as the wrapper, the module's calls are recorded
+    once, the wrapper's left out (`Recorder.compiled`)."""
+    return "" if name == "_orig_mod" else name.removesuffix("._orig_mod")
 
 
 def _compilers_graph(module) -> bool:
@@ -1063,6 +1075,8 @@ class Recorder:
         self.returned: dict[int, tuple[int, tuple[tuple[int, int | None], ...]]] = {}
         self.passes_through: dict[int, bool] = {}
         self.wrappers: set[int] = set()  # roots named as the module they wrap
+        # `torch.compile`'s wrappers of a submodule (`OptimizedModule`) -> the module each wraps (`_name_modules`)
+        self.compiled: dict[int, int] = {}
         # the uncalled module holding every root with stepped parameters (`_smallest_holder`),
         # sought once, where two roots or more hold them
         self.holder: weakref.ref | None = None
@@ -1103,6 +1117,7 @@ class Recorder:
         # the tensors the first module called with tensor arguments got (the model's batch):
         # (module, [_output_record(...)]); `on_input`
         self.inputs: list[tuple[torch.nn.Module, list]] = []
+        self.inputs_nograd = False  # `inputs` made with gradients off (an evaluation's: `_record_input`)
         # a module other than a parametrization's called at step 0 (the step's forward begun,
         # with a tensor argument or none): `_making`
         self.forwarded = False
@@ -1585,9 +1600,14 @@ class Recorder:
         """The data step 1 feeds the model: the tensor arguments of the first module called with
         any, before it runs (a module may change its input in place). Without it a port fed
         other data (a loader shuffled with another seed) was said to diverge first at the
-        model's first layer, its code blamed for its data (twenty-fourth read)."""
+        model's first layer, its code blamed for its data (twenty-fourth read). A call made with
+        gradients off (an evaluation before the training forward) gives way to the first call
+        made with them on, and is marked (`nograd`) where none came: the evaluation's batch was
+        taken for the step's data, and a port evaluating on one side only FAILed "the data
+        differs at step 1: (model) (input)", the losses and weights equal (thirty-sixth read)."""
+        grad = torch.is_grad_enabled()
         if (
-            self.inputs
+            (self.inputs and not (grad and self.inputs_nograd))
             or self.step != 0
             or self.finished
             or _compilers_graph(module)
@@ -1606,8 +1626,10 @@ class Recorder:
         found = found[: min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)]
         self.outputs_recorded += len(found)
         self._made(found)
+        self.inputs.clear()  # (an evaluation's, made with gradients off)
         with self.own_work():
             self.inputs.append((module, [self._output_record(t, {}) for t in found]))
+        self.inputs_nograd = not grad
 
     def _note_fed(self, module, args) -> None:
         """Before a module's call in step 1: whether every tensor it gets (its keywords too) is
@@ -2279,9 +2301,12 @@ class Recorder:
             self.model_copies = self._uncalled_copies(roots[0], stepped)
         for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, m in root.named_modules(remove_duplicate=False):
-                full = normalize_name(name)
+                full = _uncompiled(normalize_name(name))
                 full = (f"{prefix}.{full}" if prefix and full else prefix or full) or MODEL
                 self.names.setdefault(id(m), full)
+                inner = getattr(m, "_orig_mod", None)
+                if type(m).__name__ == "OptimizedModule" and isinstance(inner, torch.nn.Module):
+                    self.compiled[id(m)] = id(inner)
         self.listed_prefixes = self.listed_prefixes or self._listed_prefixes(roots)
         if self.listed_prefixes:
             self.listed_prefixes.update(self.listed_loose)
@@ -2646,6 +2671,8 @@ class Recorder:
         for k, (mid, n, recs) in enumerate(self.calls):
             if mid in self.wrappers:  # its output is the wrapped model's, recorded as that
                 continue
+            if mid in self.compiled and self.call_counts[self.compiled[mid]]:  # recorded as the module it runs
+                continue
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
             key = _unused(name if n == 1 else f"{name}#{n}", keys)
             outs = []
@@ -2707,7 +2734,10 @@ class Recorder:
                 _stored(tensors, f"i{k}.{j}", stats, sample, sums, shape, dtype)
                 for j, (stats, sample, sums, shape, dtype, _) in enumerate(recs)
             ]
-            entries.append({"key": f"{name} (input)", "type": "input", "outputs": outs})
+            entry: dict[str, object] = {"key": f"{name} (input)", "type": "input", "outputs": outs}
+            if self.inputs_nograd:
+                entry["nograd"] = True
+            entries.append(entry)
         return entries
 
     def finish(self) -> tuple[dict, dict]:

@@ -357,7 +357,10 @@ def compare_modules(
         pairs: list[tuple[dict, dict | None]] = list(
             zip(ref.manifest.get("inputs", []), port.manifest.get("inputs", []))
         )
-        pairs += calls_by_shape(paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port)
+        by_calls, regrouped = by_gradients(
+            paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"), port
+        )
+        pairs += calls_by_shape(by_calls, port)
         if "buffers" in ref.manifest and "buffers" in port.manifest:  # (traces of older porters have none)
             pairs += paired(ref.manifest["buffers"], _hook_form_buffers(ref.manifest, port.manifest), "key")
         for m, pm in pairs:
@@ -370,7 +373,7 @@ def compare_modules(
             ):
                 row.update(compared=False, passed=True, problem=BATCH_CUT_OTHERWISE, batch_cut=True)
             if pm is not None and pm["key"] != m["key"] and m.get("type") != "input":  # paired by shape
-                row["ported_call"] = pm["key"]
+                row["gradient_call" if _call_base(m["key"]) in regrouped else "ported_call"] = pm["key"]
             row.update(_dtypes(m, pm))
             if m.get("calls"):
                 row["calls"] = m["calls"]
@@ -488,6 +491,41 @@ def _shapes(entry: dict | None) -> list | None:
     return None if entry is None else [o.get("shape") for o in entry.get("outputs") or []]
 
 
+def by_gradients(pairs: list[tuple[dict, dict | None]], port: Trace) -> tuple[list[tuple[dict, dict | None]], set[str]]:
+    """The calls of one module paired among those made with gradients on and among those made
+    with them off (`nograd`), each in call order, where the two sides made them in another
+    pattern: a port evaluating its model under `no_grad` before each training forward, the
+    reference not, had its evaluation's call compared with the reference's training call, and
+    FAILed "the data differs at step 1", the losses and weights equal by `assert_close` (the
+    thirty-sixth read's leftover). A reference's evaluation the port does not make is left to
+    `_evaluation_call`; the port's, unpaired, is the port's own. Traces without the marks (an
+    older porter's) pair by number as before. With the modules so paired."""
+    theirs: dict[str, list[dict]] = {}
+    for e in port.manifest.get("modules", []):
+        theirs.setdefault(_call_base(e["key"]), []).append(e)
+    calls: dict[str, list[int]] = {}
+    for i, (m, _) in enumerate(pairs):
+        calls.setdefault(_call_base(m["key"]), []).append(i)
+    out, regrouped = list(pairs), set()
+    for base, idx in calls.items():
+        mine = [pairs[i][0] for i in idx]
+        other = theirs.get(base, [])
+        marks = [[_nograd(e) for e in side] for side in (mine, other)]
+        if marks[0] == marks[1] or not any(marks[0] + marks[1]):
+            continue
+        regrouped.add(base)
+        for off in (False, True):
+            left = [e for e, k in zip(other, marks[1]) if k is off]
+            for i, k in zip(idx, marks[0]):
+                if k is off:
+                    out[i] = (pairs[i][0], left.pop(0) if left else None)
+    return out, regrouped
+
+
+def _nograd(entry: dict) -> bool:
+    return entry.get("nograd") is True
+
+
 def calls_by_shape(pairs: list[tuple[dict, dict | None]], port: Trace) -> list[tuple[dict, dict | None]]:
     """The calls of one module paired by their output shapes where the port made them in
     another order: a port that called a shared module on its two inputs the other way round
@@ -507,7 +545,9 @@ def calls_by_shape(pairs: list[tuple[dict, dict | None]], port: Trace) -> list[t
             continue
         free, chosen = list(theirs.get(base, [])), []
         for i in idx:
-            match = next((e for e in free if _shapes(e) == _shapes(pairs[i][0])), None)
+            match = next(
+                (e for e in free if _shapes(e) == _shapes(pairs[i][0]) and _nograd(e) == _nograd(pairs[i][0])), None
+            )
             if match is None:
                 break
             free.remove(match)
@@ -535,6 +575,24 @@ def _uncompared_call(m: dict, pm: dict) -> str | None:
     return NO_TENSOR if not m["outputs"] and not pm["outputs"] else None
 
 
+# the step's input where one side called its model with gradients on in step 1 and the other never did
+# (its input the first call's, an evaluation's: `recorder._record_input`)
+INPUT_NOGRAD = (
+    "the step's input is an evaluation's (a call made with gradients off) on one side only, the other side's "
+    "its training call's: not compared; the module calls, the loss, the gradient norm and the weights compared"
+)
+
+
+def _not_compared(m: dict, pm: dict) -> dict | None:
+    """A paired row's fields where its outputs are not compared (`_module_row`), else None."""
+    if m.get("type") == "input" and _nograd(m) != _nograd(pm):
+        return {"compared": False, "problem": INPUT_NOGRAD, "input_nograd": True}
+    uncompared = _uncompared_call(m, pm)
+    if uncompared:
+        return {"compared": False, "problem": uncompared, "unsampled": uncompared != NO_TENSOR}
+    return None
+
+
 def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trace, port: Trace, rtol, atol) -> dict:
     """One module output's row of `compare_modules` (`pm`: the port's of the same key, if any)."""
     key = m["key"]
@@ -553,9 +611,9 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
         _uncalled(row, m, ref, port)
     else:
         row["ported_type"] = pm.get("type")
-        uncompared = _uncompared_call(m, pm)
+        uncompared = _not_compared(m, pm)
         if uncompared:
-            row.update(compared=False, problem=uncompared, unsampled=uncompared != NO_TENSOR)
+            row.update(uncompared)
             return row
         if len(pm["outputs"]) != len(m["outputs"]):
             row.update(
@@ -715,9 +773,9 @@ def _stateless_done(m: dict, port: Trace) -> bool:
 
 # a reference's call made with gradients off that the port does not make (`_evaluation_call`)
 EVALUATION_CALL = (
-    "a call the port does not make, made with gradients off (an evaluation between the training forward and "
-    "the step, a sanity check): its output reaches no gradient; the training calls, the loss, the gradient "
-    "norm and the weights compared"
+    "a call the port does not make, made with gradients off (an evaluation before the training forward or "
+    "between it and the step, a sanity check): its output reaches no gradient; the training calls, the loss, "
+    "the gradient norm and the weights compared"
 )
 
 
@@ -1072,7 +1130,9 @@ def compare_parameters(ref: Trace, port: Trace) -> dict:
     flat = _flat_holder([p for p in ref_params if p["name"] in missing], [pp[n] for n in only], ref, port)
     if flat is not None:
         missing, only = [], []
+    pr = {p["name"]: p for p in ref_params}
     return {
+        "renamed": _renamed([pr[n] for n in missing], [pp[n] for n in only], ref, port),
         "compared": compared,
         "differing": differing,
         "missing_in_port": missing,
@@ -1083,6 +1143,25 @@ def compare_parameters(ref: Trace, port: Trace) -> dict:
         "sample and a checksum of all its bits; tolerance 8 ulps of its dtype",
         "summary_only": summary,
     }
+
+
+def _renamed(missing: list[dict], only: list[dict], ref: Trace, port: Trace) -> list[list[str]]:
+    """[reference name, port name] for each parameter of one side only, where each pairs with one of
+    the other side's of the same shape and initial values (the first such, in recording order): a
+    `ParameterDict` made a `ParameterList` (the same training by `assert_close`) FAILed "parameters
+    on one side only: reference ['p.b1', ...], ported ['p.0', ...]", read as parameters missing
+    (the thirty-sixth read's leftover). The FAIL stays (a checkpoint saved on one side does not
+    load on the other by name); it is said as the rename it is. Nothing where any does not pair."""
+    if not missing or len(missing) != len(only):
+        return []
+    free, out = list(only), []
+    for p in missing:
+        q = next((q for q in free if q["shape"] == p["shape"] and compare_parameter(p, q, ref, port) is None), None)
+        if q is None:
+            return []
+        free.remove(q)
+        out.append([p["name"], q["name"]])
+    return out
 
 
 def step_time_gap(ref: SideSummary, port: SideSummary, ranked: int) -> list[Gap]:
@@ -1758,6 +1837,17 @@ def _one_side_only(parameters: dict, tied: dict) -> list[str]:
     twice; twenty-eighth trace2 read)."""
     said = {n for key in ("untied_in_port", "tied_in_port_only") for g in tied.get(key, []) for n in g}
     ref, port = ([n for n in parameters[k] if n not in said] for k in ("missing_in_port", "only_in_port"))
+    renamed = parameters.get("renamed") or []
+    if renamed and not said.intersection(n for pair in renamed for n in pair):  # (a tie's names: said by its line)
+        shown = ", ".join(f"{a!r} as {b!r}" for a, b in renamed[:3]) + (
+            f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
+        )
+        return [
+            f"parameters renamed in the port: {len(renamed)} parameter(s) of one side only each pair with one of "
+            f"the other's of the same shape and initial values ({shown}): a rename, not a parameter missing, but "
+            "a checkpoint (state_dict) saved on one side does not load on the other by name: keep the reference's "
+            "names (a ParameterDict's keys, the attributes), or map the names where the checkpoint is loaded"
+        ]
     return [f"parameters on one side only: reference {ref[:5]}, ported {port[:5]}"] if ref or port else []
 
 
@@ -2025,9 +2115,10 @@ def _copies_compared(said: list[str], paired: tuple[list, list] | None, rm: dict
 
 def _evaluations(rm: dict, pm: dict) -> list[str]:
     """A line per side whose model was called with gradients off in step 1 (`model_nograd_calls`):
-    an evaluation before the training forward holds the first recorded calls and the input, so
-    the step-1 rows may compare evaluations, and a port fed other training data was told "every
-    module output at step 1 agrees ...: the loss is made from it otherwise" (twenty-sixth read)."""
+    an evaluation before the training forward holds the first recorded calls, so the step-1 rows
+    may compare evaluations, and a port fed other training data was told "every module output at
+    step 1 agrees ...: the loss is made from it otherwise" (twenty-sixth read). The step's input
+    is the first call's made with gradients on (thirty-sixth read)."""
     limit = (rm.get("limits") or {}).get("module_calls")
     counts = {role: m.get("model_nograd_calls") for role, m in (("reference", rm), ("ported", pm))}
     said = {role: n for role, n in counts.items() if type(n) is int and n > 0}
@@ -2035,9 +2126,10 @@ def _evaluations(rm: dict, pm: dict) -> list[str]:
         said = {"both": said["reference"]}  # one line for both sides
     return [
         f"{'both sides' if role == 'both' else f'the {role} side'} called the model {n} time(s) with gradients "
-        f"off in step 1 (an evaluation: a validation batch, a sanity check): step 1's input and module rows are "
-        f"the first {limit or 'few'} call(s) of each module, the evaluation's among them, so the training "
-        "forward's outputs and data may be compared with an evaluation's or not be recorded"
+        f"off in step 1 (an evaluation: a validation batch, a sanity check): step 1's module rows are the first "
+        f"{limit or 'few'} call(s) of each module, the evaluation's among them (paired with the other side's "
+        "evaluation calls, where the traces mark them), so the training forward's outputs may not be "
+        "recorded"
         for role, n in said.items()
     ]
 
@@ -2274,6 +2366,12 @@ _MARKED_OUTPUTS = (
         "order (first: {m[module]} with the port's {m[ported_call]})",
     ),
     (
+        "gradient_call",
+        "{n} module call(s) made with gradients on (or off) were compared with the port's call made so, the "
+        "two sides calling the module with gradients off at other places (an evaluation on one side; first: "
+        "{m[module]} with the port's {m[gradient_call]})",
+    ),
+    (
         "unsampled",
         "{n} module output(s) were not compared (first: {m[module]}: {m[problem]}): porter samples no output "
         "made inside a torch.func transform, nor a sparse, nested, quantized or meta one, and which of a "
@@ -2290,6 +2388,7 @@ _UNCALLED_MARKS = (
     ("stateless_done", STATELESS_DONE),
     ("after_transform", AFTER_TRANSFORM),
     ("evaluation_call", EVALUATION_CALL),
+    ("input_nograd", INPUT_NOGRAD),
 )
 
 
@@ -2393,7 +2492,7 @@ def _between_modules(fd: dict, rm: dict, pm: dict) -> str:
     module's calls made in another order gave another call's note (twenty-eighth trace2 read)."""
     if fd["type"] in ("input", "buffer"):
         return ""
-    keys = (fd["module"], fd.get("ported_call") or fd["module"])
+    keys = (fd["module"], fd.get("ported_call") or fd.get("gradient_call") or fd["module"])
     fed = [
         next((m.get("fed") for m in side.get("modules") or [] if m.get("key") == key), None)
         for side, key in zip((rm, pm), keys)

@@ -311,7 +311,7 @@ _MANIFEST = {
     ),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
     "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
-    "inputs": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
+    "inputs": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT)), "nograd": _opt(bool)}),
     "tied": _list(_list(str)),
     "param_groups": _list(_list(str)),
     "param_groups_added": _list(_list(str)),
