@@ -583,6 +583,12 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         """Why this `map_location` must become "cpu", or None to leave it."""
         if is_cuda_device_expr(value, self.ctx.qualname) or _cuda_fstring(value):
             return "instead of a CUDA device"
+        if type(value) is cst.IfExp and any(
+            is_cuda_device_expr(v, self.ctx.qualname) or _cuda_fstring(v) for v in (value.body, value.orelse)
+        ):
+            # `"cuda:0" if torch.cuda.is_available() else "cpu"`: its CUDA side would become the
+            # target's device, which torch.load cannot restore onto XLA
+            return "instead of a CUDA device (either side of the condition)"
         fact = self.flow.lookup(value)
         if fact is not None and fact[0] == ValueKind.INDEX:
             return f"instead of a CUDA device (an integer: {chain_text(self.ctx.code(value), fact[1])})"
