@@ -199,6 +199,7 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings, t
                 s,
                 replacement=None,
                 applicability=None,
+                unedited=None,  # (the message below is what is said of it, not the target's spelling)
                 message=(
                     f"`CUDA_VISIBLE_DEVICES` stays: the project has backends of its own ({evidence[0]}), so this file"
                     f" configures a CUDA deployment of it; a {t.display} deployment sets"

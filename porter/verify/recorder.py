@@ -229,7 +229,12 @@ def _callable_container(o: object) -> bool:
     model's `ModuleList` by hand had the list named, not the model holding it (thirty-third
     trace2 read)."""
     kind = type(o)  # (not `isinstance`: a dead weak proxy among the collector's objects raises on `__class__`)
-    return issubclass(kind, torch.nn.Module) and kind.forward is not torch.nn.Module.forward
+    if not issubclass(kind, torch.nn.Module):
+        return False
+    try:
+        return kind.forward is not torch.nn.Module.forward
+    except AttributeError:  # (a TorchScript module's class: its `_CachedForward` is read off an instance only)
+        return True
 
 
 def _walked_list(o: object) -> bool:

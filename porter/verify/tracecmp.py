@@ -511,7 +511,9 @@ def by_gradients(pairs: list[tuple[dict, dict | None]], port: Trace) -> tuple[li
         mine = [pairs[i][0] for i in idx]
         other = theirs.get(base, [])
         marks = [[_nograd(e) for e in side] for side in (mine, other)]
-        if marks[0] == marks[1] or not any(marks[0] + marks[1]):
+        if marks[0] == marks[1] or not any(marks[0] + marks[1]) or all(len(set(m)) <= 1 for m in marks):
+            # (each side's calls all alike: a reentrant `torch.utils.checkpoint` runs its region's
+            # forward with gradients off, a port dropping it with them on; paired by number as before)
             continue
         regrouped.add(base)
         for off in (False, True):

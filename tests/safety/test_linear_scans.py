@@ -95,7 +95,7 @@ def test_import_lines_the_extension_scans_read():
     exported = {"pkg.ops": ("pkg/ops.py", {"f": "runs CUDA"})}
     running = {"pkg.ops": {"f"}}
     assert (
-        _quick(lambda s: _module_attributes([("m.py", s)], exported, running, {}), lambda n: b"import " * n, 400000)
+        _quick(lambda s: _module_attributes([("m.py", s)], exported, running, {}, {}), lambda n: b"import " * n, 400000)
         == {}
     )
 

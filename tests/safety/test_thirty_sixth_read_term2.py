@@ -79,7 +79,10 @@ def test_ctrl_backslash_during_the_progress_bar_quits_at_once_and_leaves_the_cur
     hook, marker = tmp_path / "hook", tmp_path / "drawing"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "import resource\nresource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+        # (SIGQUIT's default restored and unblocked: a test runner's worker may ignore or block it, and porter
+        # inherit that; a shell starts a job with the default)
+        "import resource, signal\nresource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+        "signal.signal(signal.SIGQUIT, signal.SIG_DFL)\nsignal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGQUIT})\n"
         + term._FIRST_DRAW_WAITS.format(marker=str(marker))
     )
     argv = ["rewrite", "m.py", "-t", "xla", "--diff", "--jobs", "1", "--allow-no-vcs"]
