@@ -39,3 +39,16 @@ def compared(monkeypatch, ref, port):
     monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))
     res = compare_traces(ref, port)
     return res, " | ".join(res.reasons)
+
+
+def same_training(a: dict, b: dict) -> bool:
+    """Whether two programs' own records (`recorded`'s second value: `loss` per step, `weights`
+    after each) agree by `torch.testing.assert_close`: the oracle a verdict is checked against."""
+    import torch
+
+    try:
+        torch.testing.assert_close(torch.tensor(a["loss"]), torch.tensor(b["loss"]))
+        torch.testing.assert_close(torch.tensor(a["weights"]), torch.tensor(b["weights"]))
+    except AssertionError:
+        return False
+    return True

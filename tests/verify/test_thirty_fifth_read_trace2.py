@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from tests.deps import need
-from tests.verify.recording import compared, recorded
+from tests.verify.recording import compared, recorded, same_training
 
 BODY = """\
 import json, sys, torch
@@ -35,15 +35,6 @@ def _cut(cuts: str) -> str:
     return BODY.replace("CUTS", cuts)
 
 
-def _same_training(a: dict, b: dict) -> bool:
-    try:
-        torch.testing.assert_close(torch.tensor(a["loss"]), torch.tensor(b["loss"]))
-        torch.testing.assert_close(torch.tensor(a["weights"]), torch.tensor(b["weights"]))
-    except AssertionError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="module")
 def cuts(tmp_path_factory):
     """The same training with the batch whole, in two micro-batches of 2, in three of 1, 2, 1 rows,
@@ -68,7 +59,7 @@ def test_micro_batches_cut_otherwise_with_the_same_updates_pass_both_ways(cuts, 
     FAILed both ways at `0#2` (another batch's rows of the same shape). A later call of a module the
     two sides call on other shapes is not paired by number: PASS both ways, said."""
     (r, r_own), (p, p_own) = cuts[ref], cuts[port]
-    assert _same_training(r_own, p_own)
+    assert same_training(r_own, p_own)
     for a, b in ((r.trace, p.trace), (p.trace, r.trace)):
         res, said = compared(monkeypatch, a, b)
         assert res.verdict == "pass", said
@@ -81,7 +72,7 @@ def test_a_port_dropping_a_micro_batch_still_fails(cuts, monkeypatch):
     """The rule above reads the shapes of a module's calls: a port making fewer calls of the
     reference's shapes (its second micro-batch dropped) still FAILs at the call it does not make."""
     (r, r_own), (p, p_own) = cuts["halves"], cuts["dropped"]
-    assert not _same_training(r_own, p_own)
+    assert not same_training(r_own, p_own)
     res, said = compared(monkeypatch, r.trace, p.trace)
     assert res.verdict == "fail" and "0#2: not called on the ported side" in said, said
     res, said = compared(monkeypatch, p.trace, r.trace)
@@ -111,7 +102,7 @@ def test_optimizers_stepped_inside_the_counted_steps_backward_span_no_iteration_
     from porter.verify.iterations import iterations_spanned
 
     rec, own = recorded(tmp_path, HOOKED, 3, "hooked")
-    assert _same_training(own, cuts["whole"][1])
+    assert same_training(own, cuts["whole"][1])
     steps = rec.trace.manifest["steps"]
     assert [s.get("other_optimizer_steps") for s in steps] == [0, 0, 0], steps
     assert iterations_spanned(rec.trace.manifest) is None

@@ -6,10 +6,9 @@ import copy
 import dataclasses
 
 import pytest
-import torch
 
 from tests.deps import need
-from tests.verify.recording import compared, recorded
+from tests.verify.recording import compared, recorded, same_training
 
 BODY = """\
 import json, sys, torch
@@ -34,15 +33,6 @@ EVAL = """with torch.no_grad():
         m(torch.randn(4, 6, generator=torch.Generator().manual_seed(99)))"""
 
 
-def _same_training(a: dict, b: dict) -> bool:
-    try:
-        torch.testing.assert_close(torch.tensor(a["loss"]), torch.tensor(b["loss"]))
-        torch.testing.assert_close(torch.tensor(a["weights"]), torch.tensor(b["weights"]))
-    except AssertionError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="module")
 def evaluations(tmp_path_factory):
     """The same training without an evaluation and with one between the backward and the step;
@@ -62,7 +52,7 @@ def evaluations(tmp_path_factory):
 
 def test_a_reference_evaluating_between_backward_and_step_passes_against_a_port_that_does_not(evaluations, monkeypatch):
     (plain, plain_own), (evaluated, evaluated_own) = evaluations["plain"], evaluations["evaluated"]
-    assert _same_training(plain_own, evaluated_own)  # the oracle: the same losses and weights
+    assert same_training(plain_own, evaluated_own)  # the oracle: the same losses and weights
     for ref, port in ((evaluated, plain), (plain, evaluated)):
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "pass", said
@@ -75,7 +65,7 @@ def test_an_unfaithful_port_of_an_evaluating_reference_still_fails(evaluations, 
     without the mark (an older porter's) FAILs on the missing call as before."""
     (evaluated, evaluated_own), (bad, bad_own) = evaluations["evaluated"], evaluations["evaluated_lr"]
     plain = evaluations["plain"][0]
-    assert not _same_training(evaluated_own, bad_own)
+    assert not same_training(evaluated_own, bad_own)
     for ref, port in ((evaluated, bad), (bad, evaluated)):
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "fail", said

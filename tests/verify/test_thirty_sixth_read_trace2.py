@@ -4,10 +4,9 @@ outcome. The recorded programs write their own losses and their parameters after
 (torch.testing.assert_close is the oracle)."""
 
 import pytest
-import torch
 
 from tests.deps import need
-from tests.verify.recording import compared, recorded
+from tests.verify.recording import compared, recorded, same_training
 
 BODY = """\
 import json, sys, torch
@@ -33,15 +32,6 @@ EVAL = """with torch.no_grad():
         m(torch.randn(4, 6, generator=torch.Generator().manual_seed(3323)))"""
 
 
-def _same_training(a: dict, b: dict) -> bool:
-    try:
-        torch.testing.assert_close(torch.tensor(a["loss"]), torch.tensor(b["loss"]))
-        torch.testing.assert_close(torch.tensor(a["weights"]), torch.tensor(b["weights"]))
-    except AssertionError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="module")
 def evaluations(tmp_path_factory):
     """The same training without an evaluation and with one before each training forward; and
@@ -58,7 +48,7 @@ def evaluations(tmp_path_factory):
 
 def test_an_evaluation_before_the_training_forward_on_one_side_passes(evaluations, monkeypatch):
     (plain, plain_own), (evaluated, evaluated_own) = evaluations["plain"], evaluations["evaluated"]
-    assert _same_training(plain_own, evaluated_own)  # the oracle: the same losses and weights
+    assert same_training(plain_own, evaluated_own)  # the oracle: the same losses and weights
     for ref, port in ((evaluated, plain), (plain, evaluated)):
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "pass", said
@@ -78,7 +68,7 @@ def test_a_port_evaluating_first_and_fed_other_data_still_fails(evaluations, mon
     """The control: the port that evaluates first and trains on other data FAILs both ways."""
     (evaluated, evaluated_own), (bad, bad_own) = evaluations["evaluated"], evaluations["evaluated_data"]
     plain = evaluations["plain"][0]
-    assert not _same_training(evaluated_own, bad_own)
+    assert not same_training(evaluated_own, bad_own)
     for ref, port in ((evaluated, bad), (bad, evaluated), (plain, bad), (bad, plain)):
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "fail", said
@@ -145,7 +135,7 @@ def test_a_parameter_dict_made_a_list_is_said_as_a_rename(containers, monkeypatc
     """The FAIL is kept (a checkpoint saved by one side does not load on the other by name), said
     as the rename it is, not as parameters missing."""
     (d, d_own), (lst, lst_own) = containers["dict"], containers["list"]
-    assert _same_training(d_own, lst_own)  # the oracle: the same losses and weights
+    assert same_training(d_own, lst_own)  # the oracle: the same losses and weights
     for ref, port, pair in ((d, lst, "'p.w1' as 'p.0'"), (lst, d, "'p.0' as 'p.w1'")):
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "fail", said
@@ -156,7 +146,7 @@ def test_a_parameter_dict_made_a_list_is_said_as_a_rename(containers, monkeypatc
 def test_parameters_of_other_shapes_in_order_are_still_said_on_one_side_only(containers, monkeypatch):
     """The control: a ParameterList of other initial values is no rename."""
     (d, d_own), (other, other_own) = containers["dict"], containers["list_other"]
-    assert not _same_training(d_own, other_own)
+    assert not same_training(d_own, other_own)
     for ref, port in ((d, other), (other, d)):
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "fail", said
@@ -202,7 +192,7 @@ def compiled(tmp_path_factory):
 
 def test_a_submodule_replaced_by_its_compiled_wrapper_pairs_with_the_plain_one(compiled, monkeypatch):
     (plain, plain_own), (wrapped, wrapped_own) = compiled["plain"], compiled["wrapped"]
-    assert _same_training(plain_own, wrapped_own)  # the oracle: the same losses and weights
+    assert same_training(plain_own, wrapped_own)  # the oracle: the same losses and weights
     for ref, port in ((wrapped, plain), (plain, wrapped)):
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "pass", said
@@ -213,7 +203,7 @@ def test_a_submodule_replaced_by_its_compiled_wrapper_pairs_with_the_plain_one(c
 def test_a_compiled_submodule_at_another_rate_still_fails(compiled, monkeypatch):
     """The control: the wrapped port at another learning rate FAILs both ways."""
     (plain, plain_own), (bad, bad_own) = compiled["plain"], compiled["wrapped_lr"]
-    assert not _same_training(plain_own, bad_own)
+    assert not same_training(plain_own, bad_own)
     for ref, port in ((plain, bad), (bad, plain)):
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "fail", said
