@@ -54,6 +54,19 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text).lstrip())
 
 
+def lint_codes(root: Path, files: dict[str, str], target: str = "tpu", cache: bool = False) -> dict[str, list[str]]:
+    """Write `files` under `root` as given (not dedented) and lint the folder: each file's codes, by its path below
+    `root`."""
+    from porter.pipeline.runner import run
+
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    results = run([root], Settings(target=target), jobs=1, cache=cache)[0]
+    return {str(r.path).replace("\\", "/").split(root.name + "/", 1)[-1]: [f.code for f in r.findings] for r in results}
+
+
 def port_files(root: Path, target: str) -> dict[str, tuple[str, list]]:
     """Every file under `root` ported in one run (the project index sees them all), by path
     relative to `root`: (the new text, or the old one where nothing changed; the findings)."""

@@ -8,19 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import lint_codes as _lint
+
 SCRIPT = 'import torch\nimport cuda\n\nx = torch.ones(2, device="cuda")\ncuda.sync()\n'
-
-
-def _lint(root, files, target="tpu", cache=False):
-    from porter.config.settings import Settings
-    from porter.pipeline.runner import run
-
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    results = run([root], Settings(target=target), jobs=1, cache=cache)[0]
-    return {str(r.path).replace("\\", "/").split(root.name + "/", 1)[-1]: [f.code for f in r.findings] for r in results}
 
 
 @pytest.mark.parametrize("target", ["tpu", "xla"])
