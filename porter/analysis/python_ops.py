@@ -746,6 +746,19 @@ class _FileNames:
         0.0.7's `f"{PACKAGE_NAME}::..."`)."""
         return _constant_text(node, self.constants)
 
+    def custom_op_stood_for(self, owner: ast.expr) -> tuple[str, str]:
+        """The custom op `X.register_kernel("cpu")`'s `X` stands for where it is no custom op's own name: that of a
+        name bound once to one (`op = a`), else an op porter cannot read, of the namespace of the custom ops the file
+        has (all, where they are of several or none). Read as no kernel, `op = a` / `op.register_kernel("cpu")(fn)`
+        and `OPS["a"].register_kernel("cpu")(fn)` lost `a`'s CPU kernel, and `a` was said CUDA-only where torch 2.9
+        runs it on a CPU tensor (thirty-seventh read)."""
+        followed = [v for v in self.values(owner)[1:] if isinstance(v, ast.Name)]
+        ops = {self.custom_ops.get(v.id) for v in followed}
+        if len(followed) == 1 and None not in ops:
+            return next(iter(ops)) or (UNREAD, UNREAD)
+        namespaces = {ns for ns, _ in self.custom_ops.values()}
+        return (next(iter(namespaces)) if len(namespaces) == 1 else UNREAD, UNREAD)
+
     def op_of(self, node: ast.expr) -> tuple[str, str] | None:
         """(namespace, op) of an op given as `"ns::op"`, a custom op's name or `torch.ops.ns.op[.overload]`."""
         text = self.text(node)
@@ -1131,6 +1144,8 @@ def _kernels_of_op(
         found, where = found or (ns, UNREAD), _UNKEPT if at_once else (*_ON_LIBRARY, key)
     elif name == "register_kernel" and owner in names.custom_ops:
         found, where = names.custom_ops[owner], _ON_OP
+    elif name == "register_kernel" and owner is not None and not names.of_torch_library(call):
+        found, where = names.custom_op_stood_for(call.func.value), _ON_OP
     elif name == "impl" and on_library is not None:
         ns, key = on_library
         at = _ON_CLASS if names.library_class(call.func) else _ON_LIBRARY
