@@ -125,6 +125,10 @@ UNREAD = "unread:"
 # and by one it defines as no key porter follows (more than `_Keys._DEPTH` macros deep, a cycle, an
 # expression): said "a macro this file does not define", untrue (twenty-seventh read)
 UNFOLLOWED = "unfollowed:"
+# and by one it defines as another key in another build (`#ifdef WITH_X` / `#define KEY CPU` / `#else` / `#define KEY
+# CUDA`, the group undecided): the last one was read, CUDA, and the block's op said CUDA-only where `cpp -DWITH_X`
+# registers its CPU kernel (thirty-seventh read)
+UNDECIDED = "undecided:"
 _SPACE = frozenset(b" \t\n\r\f\v")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -162,7 +166,7 @@ def registrations_and_unread(
     code = _code_of(source)
     compiled = _compiled_at(code, path)
     unbuilt = lambda at: compiled(at) is False  # noqa: E731
-    keys = _Keys(source, path, unbuilt, tree, dirs)  # (its headers are named by strings)
+    keys = _Keys(source, path, unbuilt, tree, dirs, compiled)  # (its headers are named by strings)
     directed = code  # (with its directives: `_last_branch_braces` reads them)
     code = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), code) if b"#" in code else code
     out: list[tuple[str | None, str, str]] = []
@@ -1079,8 +1083,10 @@ class _Keys:
         unbuilt: Callable[[int], bool],
         tree: Path | None = None,
         dirs: tuple[Path, ...] = (),
+        compiled: Callable[[int], bool | None] | None = None,
     ) -> None:
         self._source, self._path, self._tree, self._dirs = source, path, tree, dirs
+        self._compiled = compiled
         self._own: dict[bytes, list[tuple[int, bytes | None]]] | None = None
         self._included: dict[bytes, bytes] | None = None
         # a `#define` in a branch no default build compiles is none (`#ifndef USE_ROCM` / `#define KEY CUDA` /
@@ -1088,8 +1094,27 @@ class _Keys:
         self._unbuilt = unbuilt
 
     def of(self, word: bytes, at: int, depth: int = 0) -> str:
-        """The key `word`, used at offset `at` of the source, stands for."""
+        """The key `word`, used at offset `at` of the source, stands for; `UNDECIDED` and the word where the
+        definitions some build may have in effect there give two keys."""
         body = self.definition(word, at)
+        keys = {self._of(word, other, at, depth) for other in self._undecided(word, at)}
+        return UNDECIDED + word.decode() if len(keys) > 1 else self._of(word, body, at, depth)
+
+    def _undecided(self, word: bytes, at: int) -> list[bytes]:
+        """The bodies of the definitions of `word` that some build may have in effect at `at`, where the last one
+        before it is in a branch porter cannot decide: it, and each before it back to one it can (an `#undef`, or no
+        definition, is no key: a block of it compiles in no build)."""
+        if self._compiled is None or self._own is None:
+            return []
+        before = [(offset, body) for offset, body in self._own.get(word, []) if offset < at]
+        out: list[bytes] = []
+        while before and self._compiled(before[-1][0]) is None:
+            out += [body for _, body in before[-1:] if body is not None]
+            before.pop()
+        return [*out, *(body for _, body in before[-1:] if body is not None)] if out else []
+
+    def _of(self, word: bytes, body: bytes | None, at: int, depth: int) -> str:
+        """The key `word` stands for where `body` is its definition in effect."""
         if body is None:
             return word.decode() if self._torchs(word) else UNREAD + word.decode()
         body = body.split(b"//")[0].strip()

@@ -752,6 +752,8 @@ class _FileNames:
         has (all, where they are of several or none). Read as no kernel, `op = a` / `op.register_kernel("cpu")(fn)`
         and `OPS["a"].register_kernel("cpu")(fn)` lost `a`'s CPU kernel, and `a` was said CUDA-only where torch 2.9
         runs it on a CPU tensor (thirty-seventh read)."""
+        if ast.unparse(owner) in self.custom_ops:
+            return self.custom_ops[ast.unparse(owner)]
         followed = [v for v in self.values(owner)[1:] if isinstance(v, ast.Name)]
         ops = {self.custom_ops.get(v.id) for v in followed}
         if len(followed) == 1 and None not in ops:
@@ -1142,8 +1144,6 @@ def _kernels_of_op(
         if isinstance(given, ast.Call) and at_once and names.drops(given):
             return  # (a library torch destroys at once registers nothing)
         found, where = found or (ns, UNREAD), _UNKEPT if at_once else (*_ON_LIBRARY, key)
-    elif name == "register_kernel" and owner in names.custom_ops:
-        found, where = names.custom_ops[owner], _ON_OP
     elif name == "register_kernel" and owner is not None and not names.of_torch_library(call):
         found, where = names.custom_op_stood_for(call.func.value), _ON_OP
     elif name == "impl" and on_library is not None:

@@ -466,6 +466,11 @@ class Registered:
             return "any device"
         if self.key.startswith(native_ops.UNREAD):
             return f"not read: `{self.key.removeprefix(native_ops.UNREAD)}`, a macro this file does not define"
+        if self.key.startswith(native_ops.UNDECIDED):
+            return (
+                f"not read: `{self.key.removeprefix(native_ops.UNDECIDED)}`, a macro this file defines as another key"
+                " in another build (an `#if` porter cannot decide)"
+            )
         if self.key.startswith(native_ops.UNFOLLOWED):
             return (
                 f"not read: `{self.key.removeprefix(native_ops.UNFOLLOWED)}`, a macro this file defines as no key"

@@ -244,7 +244,32 @@ def translate_or_raise(source: str, name: str | None = None) -> Translation:
     )
     if fn is None:
         raise Untranslatable(f"no kernel {name!r} in the source")
+    if _config_hooked(fn, tree):
+        raise Untranslatable("a `triton.Config` of its autotune has a `pre_hook`, which runs before each launch")
     return _Translator(fn, tl).run()
+
+
+def _config_hooked(fn: ast.FunctionDef, tree: ast.Module) -> bool:
+    """Whether the kernel's `@triton.autotune` may run a config's `pre_hook` (`triton.Config({...}, pre_hook=f)`: Triton
+    calls it before every launch, not only when tuning): its configs', or, given by a name, the module's. Read as
+    the kernel alone, the derived reference of `pre_hook=` filling `out_ptr` before an `out += x` kernel left it
+    out, and the reference and the kernel differed (Triton's interpreter: thirty-seventh read)."""
+    tuned = [d for d in fn.decorator_list if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("autotune")]
+    if not tuned:
+        return False
+    configs = [c for d in tuned for c in ast.walk(d) if _is_config(c)]
+    return any(_hooked(c) for c in configs or [c for c in ast.walk(tree) if _is_config(c)])
+
+
+def _is_config(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "Config"
+
+
+def _hooked(config: ast.AST) -> bool:
+    """Whether a `Config(...)` call gives a `pre_hook` (by keyword, or sixth)."""
+    assert isinstance(config, ast.Call)
+    given = [k.value for k in config.keywords if k.arg in ("pre_hook", None)] + config.args[5:6]
+    return any(not (isinstance(v, ast.Constant) and v.value is None) for v in given)
 
 
 def _covers(rowwise: bool, bound: str) -> str:
