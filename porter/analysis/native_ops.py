@@ -176,7 +176,7 @@ def registrations_and_unread(
     # (a head no build compiles opens no block: `#if 1` / `..._IMPL(myops, Meta, m) {` / `#else` / `..._IMPL(myops, CPU,
     # m) {` / `#endif` / `m.impl("b", b_cpu);` / `}`: the CPU one's body went on after the `#endif`, `b` read as the
     # CPU's, where the compiler reads it as the Meta block's: thirty-sixth read, scleft2)
-    heads = _heads(source, code, unbuilt, inherited)
+    heads = _heads(source, code, unbuilt, inherited, compiled)
     blocks = [block for block in heads if block[6] is not None or compiled(block[5]) is not False]
     # (a brace on a line no default build compiles closes nothing: `#if 0` / `}` / `#endif` in a block, or in a
     # function it registers through, ended its body there, and its CPU kernels after it were none: thirty-third read)
@@ -185,7 +185,7 @@ def registrations_and_unread(
     braced = _last_branch_braces(directed, braced, compiled, by_branch) if blocks and b"#" in source else braced
     tails = _Tails(directed, code, (compiled, by_branch), unbuilt) if by_branch is not None else None
     braces = (NextOf(braced, b"{"), NextOf(braced, b"}"))  # one search of the file for all blocks
-    macros = _Registering(source, unbuilt, inherited=inherited) if blocks else None
+    macros = _Registering(source, unbuilt, inherited=inherited, compiled=compiled) if blocks else None
     tag_names = _tag_variables(code) if blocks else frozenset()
     helpers = _Helpers(source, code, unbuilt, macros, braced) if blocks else None
     line_of = _line_counter(source)
@@ -619,7 +619,11 @@ class _Tails:
 
 
 def _heads(
-    source: bytes, code: bytes, unbuilt: Callable[[int], bool], inherited: _Defined | None = None
+    source: bytes,
+    code: bytes,
+    unbuilt: Callable[[int], bool],
+    inherited: _Defined | None = None,
+    compiled: Callable[[int], bool | None] | None = None,
 ) -> list[_Head]:
     """The library blocks of `code` (`source` with its comments, strings and directives blanked), read with its
     backslash-newlines taken out and the uses of the file's macros that open one expanded (`#define LIB(k)
@@ -632,7 +636,7 @@ def _heads(
     blanked) and one of the source were two, and where their lengths differed (a use given a string,
     `DEF(a, "a(Tensor x) -> Tensor")`) a block given whole was dropped, unsaid (thirty-first scaf2 read).
     `inherited`: the macros of the file's headers (`_header_macros`)."""
-    macros = _Registering(source, unbuilt, _HEAD, inherited)
+    macros = _Registering(source, unbuilt, _HEAD, inherited, compiled)
     if macros.expands():
         kept = _DIRECTIVE_TEXT.sub(lambda d: re.sub(rb"[^\n]", b" ", d.group()), source) if b"#" in source else source
         text, origin = macros.expand(*_unspliced(kept, 0))
@@ -1387,7 +1391,9 @@ class _Registering:
         unbuilt: Callable[[int], bool],
         opens: re.Pattern[bytes] = _CALL,
         inherited: _Defined | None = None,
+        compiled: Callable[[int], bool | None] | None = None,
     ) -> None:
+        self._compiled = compiled
         defined: _Defined = {name: list(events) for name, events in (inherited or {}).items()}
         for m in _FUNCTION_MACRO.finditer(source) if b"define" in source else ():
             if not unbuilt(m.start()):
@@ -1404,6 +1410,24 @@ class _Registering:
     def expands(self) -> bool:
         """Whether the file defines a macro of these."""
         return bool(self._macros)
+
+    def _undecided(self, name: bytes, where: int, macro: _Macro) -> list[_Macro]:
+        """The other definitions of `name` (of `macro`'s parameters) some build may have in effect at `where`, where the
+        one in effect there is in a branch porter cannot decide: each before it back to one it can. Expanded by the
+        last alone, `#ifdef WITH_X` / `#define REG TORCH_LIBRARY_IMPL(myops, CPU, m)` / `#else` / `#define REG
+        ...(myops, CUDA, m)` / `#endif` / `REG { m.impl("a", a_k); }` was CUDA's, and `a` said CUDA-only where `cpp
+        -DWITH_X` registers its CPU kernel (thirty-seventh read): a use is expanded by each, one after the other (what
+        some build registers). A head without its body (the example's) is still read by the last: two heads in a row
+        would give the body to one of them, a guess either way."""
+        events = [(offset, m) for offset, m in self._macros[name] if offset < where]
+        out: list[_Macro] = []
+        while self._compiled is not None and events and events[-1][0] >= 0 and self._compiled(events[-1][0]) is None:
+            out += [m for _, m in events[-1:] if m is not None]
+            events.pop()
+        out += [m for _, m in events[-1:] if m is not None] if out else []
+        texts = {macro[1]}
+        out = [m for m in out if m[0] == macro[0] and m[1] not in texts and not texts.add(m[1])]
+        return out if all(b"{" in text or not _HEAD.search(text) for text in texts) else []
 
     def expand(
         self, body: bytes, origin: Callable[[int], int], hidden: frozenset[bytes] = frozenset()
@@ -1430,6 +1454,9 @@ class _Registering:
                 continue
             self._left -= 1
             expanded, _ = self.expand(_substituted(text, given), _use_site(where), hidden | {name})
+            for other in self._undecided(name, where, macro):
+                more, _ = self.expand(_substituted(other[1], given), _use_site(where), hidden | {name})
+                expanded += b" " + more
             out += [body[at : use.start()], expanded]
             done += use.start() - at + len(expanded)
             pieces += [(done - len(expanded), use.start(), False), (done, end, True)]

@@ -145,3 +145,56 @@ def test_a_triton_kernel_autotuned_without_a_config_pre_hook_is_derived_as_befor
     ):
         source = TRITON.replace("CONFIGS_GIVEN", configs)
         assert triton_ref.why_not(source, "acc_kernel") is None
+
+
+def test_a_registering_macro_defined_apart_in_an_undecided_group_registers_what_each_build_does() -> None:
+    # `cpp -P -DWITH_X` registers `a_k` for the CPU through each macro below (a whole block, an `m.impl` line, a
+    # `torch::dispatch` key), `cpp -P` for CUDA or nothing: `a` is not CUDA-only (the last definition was read: it
+    # was said so); `b`, CUDA's only, stays CUDA-only (the control)
+    whole = b"""
+#ifdef WITH_X
+#define CPU_IMPL(op) TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl(#op, op##_k); }
+#else
+#define CPU_IMPL(op) TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl(#op, op##_k); }
+#endif
+CPU_IMPL(a)
+"""
+    line = b"""
+#ifdef WITH_X
+#define IMPL(op) m.impl(#op, op##_k)
+#else
+#define IMPL(op)
+#endif
+TORCH_LIBRARY_IMPL(myops, CPU, m) { IMPL(a); }
+"""
+    dispatch = b"""
+#ifdef WITH_X
+#define REG(op) m.impl(#op, torch::dispatch(c10::DispatchKey::CPU, op##_k))
+#else
+#define REG(op) m.impl(#op, torch::dispatch(c10::DispatchKey::CUDA, op##_k))
+#endif
+TORCH_LIBRARY_FRAGMENT(myops, m) { REG(a); }
+"""
+    assert [_cpp_cuda_only(source + CUDA_BLOCK) for source in (whole, line, dispatch)] == [{"b"}, {"b"}, {"b"}]
+
+
+def test_a_registering_macro_every_build_defines_alike_is_read_as_before() -> None:
+    # the controls: the definition a decided `#if 0` branch holds is none, and one defined alike in both branches is
+    # expanded once: `a` CUDA-only in every build (`cpp -P`)
+    decided = b"""
+#if 0
+#define IMPL(op) m.impl(#op, op##_k)
+#else
+#define IMPL(op)
+#endif
+TORCH_LIBRARY_IMPL(myops, CPU, m) { IMPL(a); }
+"""
+    alike = b"""
+#ifdef WITH_X
+#define CUDA_IMPL(op) TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl(#op, op##_k); }
+#else
+#define CUDA_IMPL(op) TORCH_LIBRARY_IMPL(myops, CUDA, m) { m.impl(#op, op##_k); }
+#endif
+CUDA_IMPL(a)
+"""
+    assert [_cpp_cuda_only(source + CUDA_BLOCK) for source in (decided, alike)] == [{"a", "b"}, {"a", "b"}]
