@@ -1425,9 +1425,12 @@ class _Registering:
             out += [m for _, m in events[-1:] if m is not None]
             events.pop()
         out += [m for _, m in events[-1:] if m is not None] if out else []
-        texts = {macro[1]}
-        out = [m for m in out if m[0] == macro[0] and m[1] not in texts and not texts.add(m[1])]
-        return out if all(b"{" in text or not _HEAD.search(text) for text in texts) else []
+        others: dict[bytes, _Macro] = {}
+        for m in out:
+            if m[0] == macro[0] and m[1] != macro[1]:
+                others.setdefault(m[1], m)
+        texts = [macro[1], *others]
+        return list(others.values()) if all(b"{" in text or not _HEAD.search(text) for text in texts) else []
 
     def expand(
         self, body: bytes, origin: Callable[[int], int], hidden: frozenset[bytes] = frozenset()

@@ -1144,7 +1144,7 @@ def _kernels_of_op(
         if isinstance(given, ast.Call) and at_once and names.drops(given):
             return  # (a library torch destroys at once registers nothing)
         found, where = found or (ns, UNREAD), _UNKEPT if at_once else (*_ON_LIBRARY, key)
-    elif name == "register_kernel" and owner is not None and not names.of_torch_library(call):
+    elif name == "register_kernel" and isinstance(call.func, ast.Attribute) and not names.of_torch_library(call):
         found, where = names.custom_op_stood_for(call.func.value), _ON_OP
     elif name == "impl" and on_library is not None:
         ns, key = on_library
