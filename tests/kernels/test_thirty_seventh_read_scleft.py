@@ -1,0 +1,73 @@
+"""The thirty-seventh read's helper on the scaffold read's leftovers (scleft, issue 24): each test but the controls
+failed on e4e00db6. The verdicts are torch 2.9's (each form registered for real, its op called on a CPU tensor:
+NotImplementedError there with a CUDA kernel makes it CUDA-only; docs/reads/55-scleft-tools/m_impl.py.txt)."""
+
+from __future__ import annotations
+
+from porter.analysis import native_ops, python_ops
+
+HEAD = b"""import torch
+import torch.library
+DEF = torch.library.Library("myops", "DEF")
+for name in "abcd":
+    DEF.define(name + "(Tensor x) -> Tensor")
+DEF.impl("a", lambda x: x.clone(), "CUDA")
+DEF.impl("b", lambda x: x.clone(), "CUDA")
+DEF.impl("c", lambda x: x.clone(), "CUDA")
+"""
+
+
+def _cuda_only(code: bytes) -> list[str]:
+    kernels = python_ops.registered_kernels([("pkg/ops.py", HEAD + code)])
+    return sorted(native_ops.cuda_only_ops([], kernels).get("myops", {}))
+
+
+# a subclass registering through the library's C++ handle `self.m` (torch 2.9: `_DispatchModule.impl(name, dispatch,
+# func, with_keyset)`), reached by torch's own `register_fake(..., lib=lib)` or the class's helper: torch runs `a` on
+# a CPU tensor (`b`, `c` CUDA-only); porter may say nothing of the namespace (it cannot read which op), never `a`
+THROUGH_SELF = {
+    "override": b"""class Sub(torch.library.Library):
+    def _register_fake(self, op_name, fn, _stacklevel=1, *, allow_override=False):
+        self.m.impl(op_name, "CPU", fn, False)
+lib = Sub("myops", "FRAGMENT")
+torch.library.register_fake("myops::a", lambda x: x.clone(), lib=lib)
+""",
+    "subclass_of_subclass": b"""class Sub(torch.library.Library):
+    pass
+class Sub2(Sub):
+    def _register_fake(self, op_name, fn, _stacklevel=1, *, allow_override=False):
+        self.m.impl(op_name, "CPU", fn, False)
+lib = Sub2("myops", "FRAGMENT")
+torch.library.register_fake("myops::a", lambda x: x.clone(), lib=lib)
+""",
+    "helper": b"""class Sub(torch.library.Library):
+    def cpu(self, op, fn):
+        self.m.impl(op, "CPU", fn)
+lib = Sub("myops", "IMPL")
+lib.cpu("a", lambda x: x.clone())
+""",
+}
+
+
+def test_a_subclass_registering_through_its_handle_leaves_no_op_said_cuda_only_that_torch_runs_on_a_cpu():
+    # (e4e00db6: `self.m.impl(...)` was no kernel: `a` said CUDA-only where torch 2.9 runs it on a CPU tensor)
+    for name, code in THROUGH_SELF.items():
+        assert "a" not in _cuda_only(code), name
+
+
+def test_an_instance_s_handle_registers_the_key_it_is_given():
+    # (e4e00db6: `lib.m.impl("a", "CUDA", fn)` read as a kernel of an unread key: `a` not said CUDA-only where torch
+    # 2.9 has it so; the controls, CPU kernels by position and by keyword, as before)
+    cuda = b'lib = torch.library.Library("myops", "IMPL")\nlib.m.impl("a", "CUDA", lambda x: x.clone())\n'
+    assert _cuda_only(cuda) == ["a", "b", "c"]
+    cpu = b'lib = torch.library.Library("myops", "IMPL")\nlib.m.impl("a", "CPU", lambda x: x.clone(), False)\n'
+    assert _cuda_only(cpu) == ["b", "c"]
+    keyword = b'lib = torch.library.Library("myops", "IMPL")\nlib.m.impl("myops::c", dispatch="CPU", func=len)\n'
+    assert _cuda_only(keyword) == ["a", "b"]
+
+
+def test_an_attribute_m_of_no_library_is_no_kernel():
+    # (the control: `h.m.impl("a", "CPU", fn)` of an object that is no library: read as on e4e00db6, a kernel of an
+    # unread key of a library porter cannot follow (54-scleft's price: `a` unjudged), `b` and `c` still CUDA-only)
+    code = b'class H:\n    def __init__(self):\n        self.m = self\n    def impl(self, *a):\n        pass\n'
+    assert _cuda_only(code + b'h = H()\nh.m.impl("a", "CPU", len)\n') == ["b", "c"]
