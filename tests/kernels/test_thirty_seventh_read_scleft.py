@@ -1,10 +1,13 @@
 """The thirty-seventh read's helper on the scaffold read's leftovers (scleft, issue 24): each test but the controls
 failed on e4e00db6. The verdicts are torch 2.9's (each form registered for real, its op called on a CPU tensor:
-NotImplementedError there with a CUDA kernel makes it CUDA-only; docs/reads/55-scleft-tools/m_impl.py.txt)."""
+NotImplementedError there with a CUDA kernel makes it CUDA-only; docs/reads/55-scleft-tools/m_impl.py.txt) and `cpp -P`'s
+(docs/reads/55-scleft-tools/guard.py.txt)."""
 
 from __future__ import annotations
 
 from porter.analysis import native_ops, python_ops
+from porter.core import preprocessor
+from porter.kernels.inventory import scan
 
 HEAD = b"""import torch
 import torch.library
@@ -71,3 +74,35 @@ def test_an_attribute_m_of_no_library_is_no_kernel():
     # unread key of a library porter cannot follow (54-scleft's price: `a` unjudged), `b` and `c` still CUDA-only)
     code = b'class H:\n    def __init__(self):\n        self.m = self\n    def impl(self, *a):\n        pass\n'
     assert _cuda_only(code + b'h = H()\nh.m.impl("a", "CPU", len)\n') == ["b", "c"]
+
+
+# `#define X` in a branch that holds exactly where `X` is undefined: `X` defined in every build after the group (`cpp
+# -P` with `X`, `Y` each defined and undefined: docs/reads/55-scleft-tools/guard.py.txt); the controls: a branch that
+# holds in fewer builds (`#ifdef Y` around it, `&& !defined(Y)`), a define undone in the branch, and an `#elif` after
+# such a branch, which the builds without `X` never reach
+GUARDED = {
+    "#ifndef X\n#define X\n#endif\n#ifdef X\nk\n#endif\n": True,
+    "#if !defined(X)\n#define X 1\n#endif\n#ifndef X\nk\n#endif\n": False,
+    "#ifdef X\n#else\n#define X\n#endif\n#ifdef X\nk\n#endif\n": True,
+    "#ifndef X\n#ifdef Y\n#define X\n#endif\n#endif\n#ifdef X\nk\n#endif\n": None,
+    "#if !defined(X) && !defined(Y)\n#define X\n#endif\n#ifdef X\nk\n#endif\n": None,
+    "#ifndef X\n#define X\n#undef X\n#endif\n#ifdef X\nk\n#endif\n": None,
+    "#ifndef X\n#define X 1\n#elif !defined(Y)\n#define Y 1\n#endif\n#ifndef Y\nk\n#endif\n": None,
+}
+
+
+def test_a_name_an_include_guard_defines_is_defined_after_its_group():
+    # (e4e00db6: undecided after the group, a kernel in `#ifdef X` read as maybe compiled where every build compiles
+    # it, one in `#ifndef X` where none does)
+    got = {}
+    for code in GUARDED:
+        conditions = preprocessor.Conditions(code, lambda at: 0)
+        got[code] = preprocessor.compiled(conditions.around(code.index("\nk\n") + 1))
+    assert got == GUARDED
+
+
+def test_a_kernel_after_an_include_guard_is_in_the_namespace_every_build_gives_it(tmp_path):
+    # (e4e00db6: `k` listed in `a`; `cpp -P`, with `X` defined or not: in `b`)
+    head = "namespace a {\n#ifndef X\n#define X\n#endif\n#ifdef X\n}\nnamespace b {\n#endif\n"
+    (tmp_path / "k.cu").write_text(head + "__global__ void k(float* x) { x[0] = 1; }\n}\n")
+    assert [k.namespace for k in scan(tmp_path).kernels] == ["b"]
