@@ -106,3 +106,24 @@ def test_a_kernel_after_an_include_guard_is_in_the_namespace_every_build_gives_i
     head = "namespace a {\n#ifndef X\n#define X\n#endif\n#ifdef X\n}\nnamespace b {\n#endif\n"
     (tmp_path / "k.cu").write_text(head + "__global__ void k(float* x) { x[0] = 1; }\n}\n")
     assert [k.namespace for k in scan(tmp_path).kernels] == ["b"]
+
+
+# a block closed in a branch and going on after the group (the braces at the `#if` go on where no branch is surely
+# taken): a kernel in the branch after its `}` is in the branch's blocks alone, as `cpp -P -DX` (the one build that
+# compiles it) has it (the default build's namespace where both compile it) (docs/reads/54-scaf2-tools/nsfuzz.py.txt, seeds 1770000 and 1771000); the controls: the block
+# going on after the group, and a branch surely taken
+HOLES = {
+    "namespace n1 {\n#ifdef X\n}\nnamespace n2 {\nKERNEL#endif\n}\n": "n2",
+    "namespace n0 {\n#ifdef X\n}\nKERNEL#else\n}\n#endif\n": "",
+    "namespace n1 {\n#ifdef X\n}\nnamespace n2 {\n#endif\nKERNEL}\n": "n1",
+    "namespace n1 {\n#if 1\n}\nnamespace n2 {\n#endif\nKERNEL}\n": "n2",
+    "namespace n1 {\n#ifdef X\n}\nnamespace n2 {\n#endif\nnamespace n3 {\nKERNEL}\n}\n": "n1::n3",
+}
+
+
+def test_a_kernel_after_a_brace_its_branch_closes_is_not_in_the_closed_block(tmp_path):
+    # (e4e00db6: the closed block read as one span to the end, `k` in `n1::n2`, `n0`; `cpp -P -DX`: `n2`, none)
+    for i, head in enumerate(HOLES):
+        (tmp_path / f"k{i}.cu").write_text(head.replace("KERNEL", "__global__ void k(float* x) { x[0] = 1; }\n"))
+    kernels = sorted(scan(tmp_path).kernels, key=lambda k: int(k.path.rpartition("k")[2].split(".")[0]))
+    assert [k.namespace for k in kernels] == list(HOLES.values())
