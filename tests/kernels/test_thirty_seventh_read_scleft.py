@@ -72,7 +72,7 @@ def test_an_instance_s_handle_registers_the_key_it_is_given():
 def test_an_attribute_m_of_no_library_is_no_kernel():
     # (the control: `h.m.impl("a", "CPU", fn)` of an object that is no library: read as on e4e00db6, a kernel of an
     # unread key of a library porter cannot follow (54-scleft's price: `a` unjudged), `b` and `c` still CUDA-only)
-    code = b'class H:\n    def __init__(self):\n        self.m = self\n    def impl(self, *a):\n        pass\n'
+    code = b"class H:\n    def __init__(self):\n        self.m = self\n    def impl(self, *a):\n        pass\n"
     assert _cuda_only(code + b'h = H()\nh.m.impl("a", "CPU", len)\n') == ["b", "c"]
 
 
