@@ -48,12 +48,16 @@ def branch_taken(code: str, known: Mapping[str, bool | None] | None = None) -> C
 _BRACE_OR_BRANCH = re.compile(r"[{}]|^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
 
 
-def branch_brace_spans(code: str, own: Callable[[int], bool | None]) -> list[tuple[int, int]]:
-    """The `{...}` blocks of `code` by where each opens (one that never closes: to the end), read as the compiler
-    reads each branch of an `#if` group: from the braces open at its `#if`, a brace a branch leaves open ending with
-    the branch (optimum-quanto 0.2.7's `namespace gptq_marlin {` closed in both branches of `#if __CUDA_ARCH__ < 800`:
-    thirty-second read); after the group, the braces as the branch `going_on` names left them."""
+def branch_brace_spans(code: str, own: Callable[[int], bool | None]) -> list[tuple[int, int, int]]:
+    """The `{...}` blocks of `code` as pieces `(start, end, where the block opens)`, sorted by start (one that never
+    closes: to the end), read as the compiler reads each branch of an `#if` group: from the braces open at its `#if`, a
+    brace a branch leaves open ending with the branch (optimum-quanto 0.2.7's `namespace gptq_marlin {` closed in both
+    branches of `#if __CUDA_ARCH__ < 800`: thirty-second read); after the group, the braces as the branch `going_on`
+    names left them. A block a branch closes and one after it goes on with has a hole from its `}` to where it goes on
+    (`namespace n1 {` / `#ifdef X` / `}` / `namespace n2 {` / `k1` / `#endif`: `k1` is in `n2` alone in the build
+    that compiles it; one span, it was listed in `n1::n2`: thirty-seventh read, scleft)."""
     spans: list[tuple[int, int]] = []
+    holes: list[tuple[int, int, int]] = []  # (a block, where its hole starts, where it ends)
     opened: list[int] = []
     # each open group: the blocks open at its `#if`, its branches, what each branch before the current one left
     groups: list[tuple[list[int], list[Branch], list[_Left]]] = []
@@ -72,9 +76,29 @@ def branch_brace_spans(code: str, own: Callable[[int], bool | None]) -> list[tup
                 groups, (opened, {i: spans[i] for i in groups[-1][0]}), (m.start(), m.end(), word), own
             )
             if after is not None:
+                holes.extend(
+                    (i, spans[i][1], m.start()) for i in after[0] if i not in opened and spans[i][1] < m.start()
+                )
                 _reopened(spans, opened, after, m.start(), len(code))
                 opened = after[0]
-    return spans
+    return _pieces(spans, holes)
+
+
+def _pieces(spans: list[tuple[int, int]], holes: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """`spans` less their `holes` (those within each span as it ends), as pieces sorted by start."""
+    pieces: list[tuple[int, int, int]] = []
+    cut: dict[int, list[tuple[int, int]]] = {}
+    for i, start, end in holes:
+        cut.setdefault(i, []).append((start, end))
+    for i, (opens, closes) in enumerate(spans):
+        at = opens
+        for start, end in sorted(cut.get(i, ())):
+            if start >= closes or end <= at:
+                continue
+            pieces.extend([(at, start, opens)] if at < start else [])
+            at = end
+        pieces.extend([(at, closes, opens)] if at < closes else [])
+    return sorted(pieces)
 
 
 # what a branch left: the blocks open at its end, and the spans then of those open at its group's `#if`

@@ -42,6 +42,12 @@ _UNKEPT = (-1, "", UNREAD)
 # `torch.library.impl(lib, "op", key)`, its key was `fn`, unread, and an op torch runs on CUDA only was given no
 # verdict (thirty-fourth read, scaf2)
 _ON_CLASS = (3, "dispatch_key")
+# `lib.m.impl("op", "CPU", fn)`: a library's C++ handle (torch 2.9's `_DispatchModule.impl(name, dispatch, func,
+# with_keyset)`, what `Library.impl` calls), in a subclass's override (`def _register_fake(self, op_name, fn, ...):
+# self.m.impl(op_name, "CPU", fn)`, reached by `torch.library.register_fake("ns::a", fn, lib=lib)`): read as no
+# kernel, `a` was said CUDA-only where torch runs it on a CPU tensor (thirty-seventh read, scleft)
+_ON_HANDLE = (1, "dispatch")
+_HANDLE = "m"
 _LIBRARY_CLASS = re.compile(r"(?:(?:torch\.)?library\.)?Library")
 # what a subclass of `Library` may override that changes what its calls register, or how long (`__init__` given its
 # own arguments, `impl` its own key): a subclass overriding one is read as a library of unread namespace and key
@@ -1134,7 +1140,7 @@ def _kernels_of_op(
     first = names.text(args[0])
     found: tuple[str, str] | None
     where: tuple[int, str, str | None]
-    library = names.library(call.func.value, call) if isinstance(call.func, ast.Attribute) else None
+    library, on = _library_owning(call, names)
     on_library = names.library(call.args[0], call) if len(call.args) > 1 else None
     if name == "impl" and library is not None:  # `lib.impl("op" | "ns::op" | torch.ops.ns.op.default, fn, key)`
         ns, key = library
@@ -1143,7 +1149,7 @@ def _kernels_of_op(
         at_once = isinstance(given, ast.Call) and not names.keeps(given)
         if isinstance(given, ast.Call) and at_once and names.drops(given):
             return  # (a library torch destroys at once registers nothing)
-        found, where = found or (ns, UNREAD), _UNKEPT if at_once else (*_ON_LIBRARY, key)
+        found, where = found or (ns, UNREAD), _UNKEPT if at_once else (*on, key)
     elif name == "register_kernel" and isinstance(call.func, ast.Attribute) and not names.of_torch_library(call):
         found, where = names.custom_op_stood_for(call.func.value), _ON_OP
     elif name == "impl" and on_library is not None:
@@ -1167,6 +1173,16 @@ def _kernels_of_op(
     ns, op = found[0], found[1].strip().removesuffix(".default")
     if _OP.fullmatch(op) or op == UNREAD:
         yield from ((ns.strip(), op, key) for key in _given_keys(call, where, names))
+
+
+def _library_owning(call: ast.Call, names: _FileNames) -> tuple[tuple[str, str] | None, tuple[int, str]]:
+    """The library a call's method is of (`lib.impl`; `lib.m.impl`, `self.m.impl` in a subclass's method, its C++
+    handle's, whose key is given, never the library's), and where the call's key goes."""
+    owner = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if isinstance(owner, ast.Attribute) and owner.attr == _HANDLE:
+        library = names.library(owner.value, call)
+        return (library[0], UNREAD) if library is not None else None, _ON_HANDLE
+    return names.library(owner, call) if owner is not None else None, _ON_LIBRARY
 
 
 # the `torch.library` functions that give an op that exists (one `define`d, or C++'s) a kernel: one whose op porter

@@ -96,7 +96,7 @@ class Conditions:
         for m in _DIRECTIVE.finditer(code) if "#" in code else ():
             word, rest = m.group(1), " ".join(joined(m.group(2)).split())
             if word in ("define", "undef"):
-                _defined(env, groups, word, rest, compiled([(0, "", e[2]) for e in stack]))
+                _defined(env, groups, word, rest, _active(env, groups, word, rest, [e[2] for e in stack]))
                 continue
             seen = _assumed(env, groups if word.startswith("if") else groups[:-1])  # (the enclosing branches')
             if word == "endif":
@@ -121,6 +121,29 @@ class Conditions:
         """The branches (line of their `#if`, their directive, taken) around `offset`, outermost first."""
         i = bisect.bisect_right(self.at, offset) - 1
         return list(self.stacks[i]) if i >= 0 else []
+
+
+def _active(
+    env: Mapping[str, bool | None], groups: list[_Group], word: str, rest: str, taken: list[bool | None]
+) -> bool | None:
+    """Whether a `#define` or `#undef` (`word`) of the name `rest` starts with, in branches `taken` or not, is read in
+    the build: True also where it defines its name in every build that does not have it (the innermost branch holds
+    exactly where the name is undefined, the enclosing ones taken: `#ifndef X` / `#define X`, an include guard, a
+    default), or of a name every build has. Read as undecided, `X` after the group was read as undecided where every
+    build has it defined, and a kernel in `#ifdef X` put in the namespace of no build (thirty-seventh read, scleft).
+    The group's earlier conditions are read as the file's defines leave them: one naming a name defined by now (in an
+    earlier branch, perhaps) leaves the define as it is."""
+    active = compiled([(0, "", t) for t in taken])
+    name = _NAME.match(rest)
+    if active is not None or word != "define" or name is None or None in taken[:-1]:
+        return active
+    if _is_defined(name.group(), env) is not None:
+        return True if _is_defined(name.group(), env) else active
+    seen, conds = _assumed(env, groups[:-1]), groups[-1][0]
+    if any(env.get(earlier) for cond in conds[:-1] for earlier in _NAME.findall(cond)):
+        return active
+    holds = [_branch_holds(conds, {**seen, name.group(): value}) for value in (True, False)]
+    return True if holds == [False, True] else active
 
 
 def _defined(env: dict[str, bool | None], groups: list[_Group], word: str, rest: str, active: bool | None) -> None:

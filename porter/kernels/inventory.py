@@ -1991,13 +1991,17 @@ class _Namespaces:
     def __init__(self, code: str) -> None:
         found = _NAMESPACE.finditer(code) if "namespace" in code else ()
         named = {m.end() - 1: "".join(m.group(1).split()) for m in found}
-        spans = branch_brace_spans(code, branch_taken(code)) if named else []
-        self.nest, self.names = _Nest(spans), [named.get(opened, "") for opened, _ in spans]
+        pieces = branch_brace_spans(code, branch_taken(code)) if named else []
+        self.nest = _Nest([(start, end) for start, end, _ in pieces])
+        self.names = [named.get(opened, "") for _, _, opened in pieces]
+        self.opened = [opened for _, _, opened in pieces]
 
     def at(self, offset: int) -> str:
         """The namespace at `offset`, outermost first (`vllm::fp8`); "" at file scope."""
-        inner = [self.names[i] for i in self.nest.around(offset) if self.names[i]]
-        return "::".join(reversed(inner))
+        # (by where each block opens: a block going on after an `#if` group is a piece that starts there, after the
+        # pieces of those it holds)
+        around = sorted((self.opened[i], self.names[i]) for i in self.nest.around(offset) if self.names[i])
+        return "::".join(name for _, name in around)
 
 
 class _Nest:
