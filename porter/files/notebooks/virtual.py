@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from porter.core.reading import lines_of
 from porter.files.notebooks.layout import Cell
-from porter.files.notebooks.magics import PYTHON_CELLS, SHELL_CELLS, Line, cell_magic, classify
+from porter.files.notebooks.magics import PYTHON_CELLS, SHELL_CELLS, Line, cell_magic, classify, continued
 
 MARK = "__porter_cell__"
 MASK = "__porter_masked__"
@@ -57,8 +57,12 @@ def plan(cell: Cell) -> Plan:
         p.shell_body = magic in SHELL_CELLS
     elif magic is not None:
         p.reading[0] = Line("other")
+    else:
+        p.reading = continued(lines, reading)
+    indent = ""
     for i, (line, how) in enumerate(zip(lines, p.reading)):
-        indent = line[: len(line) - len(line.lstrip())]
+        if how.kind != "continued":  # (a continued line's placeholder takes its command's indent)
+            indent = line[: len(line) - len(line.lstrip())]
         body = line.rstrip("\r\n")
         end = line[len(body) :] or "\n"  # the line's own end (a lone CR stays one)
         if how.kind == "python":
