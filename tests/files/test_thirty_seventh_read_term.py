@@ -45,3 +45,28 @@ def test_a_shell_command_on_one_line_is_still_edited_and_python_continuations_st
         "!pip install --index-url https://download.pytorch.org/whl/cpu torch\nimport torch\n"
         'x = torch.zeros(2) + \\\n    torch.ones(2).to("neuron")\n'
     )
+
+
+def test_a_cell_magics_indented_body_is_no_python_that_does_not_parse():
+    """`%%bash` with a `for` loop's indented body, `%%writefile` of a function, `%%html`: IPython hands the body to the
+    magic whole (`run_cell_magic`) and never reads it as Python. porter masked each body line at its own indent, the
+    masks did not parse, and it said "NB001 the cell does not parse as Python (its IPython lines aside)" of each."""
+    bodies = [
+        "%%bash\nfor i in 1 2; do\n  echo $i\ndone\n",
+        "%%writefile train.py\nimport torch\ndef f():\n    return torch.zeros(2)\n",
+        "%%html\n<div>\n  <b>x</b>\n</div>\n",
+    ]
+    for body in bodies:
+        result = port_file("n.ipynb", _notebook(body), "neuron")
+        assert [f.code for f in result.findings] == [], (body, result.findings)
+
+
+def test_a_python_cell_magics_indented_body_is_still_python():
+    """The control: `%%time`'s body is Python (IPython runs it): an indented `.cuda()` in it is still ported, and a
+    body that does not parse is still NB001."""
+    new = port_file("n.ipynb", _notebook("%%time\nimport torch\nfor i in range(2):\n    x = torch.zeros(2).cuda()\n"))
+    assert "".join(json.loads(new.new_source.decode())["cells"][0]["source"]).endswith(
+        '    x = torch.zeros(2).to("neuron")\n'
+    )
+    bad = port_file("n.ipynb", _notebook("%%time\nimport torch\nfor i in range(2):\nx = torch.zeros(2).cuda()\n"))
+    assert [f.code for f in bad.findings] == ["NB001"], bad.findings

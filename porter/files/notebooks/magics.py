@@ -64,13 +64,13 @@ def classify(line: str) -> Line:
 
 def continued(lines: list[str], reading: list[Line]) -> list[Line]:
     """`reading` with the lines an escaped line continues marked "continued": IPython joins a `!cmd`, `%pip ...` or
-    other `%` line that ends in a `\\` with the next (IPython 9's `TransformerManager`: `!pip install --index-url \\`
-    then `  URL torch` is one command), so the next line is no Python of the cell (it was read as Python: the cell
-    "did not parse", its Python was not ported, and the command's options were never read)."""
+    other `%` line that ends in a `\\` and a line feed with the next, however many `\\` come before it (IPython 9's
+    `find_end_of_continued_line`: `!pip install --index-url \\` then `  URL torch` is one command), so the next line
+    is no Python of the cell (it was read as Python: the cell "did not parse", its Python was not ported, and the
+    command's options were never read)."""
     out = list(reading)
     for i in range(1, len(lines)):
-        body = lines[i - 1].rstrip("\r\n")
-        if out[i - 1].kind not in ("python", "timed") and (len(body) - len(body.rstrip("\\"))) % 2 == 1:
+        if out[i - 1].kind not in ("python", "timed") and lines[i - 1].endswith("\\\n"):
             out[i] = Line("continued")
     return out
 

@@ -59,9 +59,13 @@ def plan(cell: Cell) -> Plan:
         p.reading[0] = Line("other")
     else:
         p.reading = continued(lines, reading)
+    # a cell magic's body is no Python (IPython passes it whole to the magic: `run_cell_magic`): its placeholders
+    # are not indented as its lines are (an indented line of a `%%bash` loop or a `%%writefile`d function made the
+    # cell "not parse as Python", NB001); a continued line's placeholder takes its command's indent
+    whole = magic is not None and magic not in PYTHON_CELLS
     indent = ""
     for i, (line, how) in enumerate(zip(lines, p.reading)):
-        if how.kind != "continued":  # (a continued line's placeholder takes its command's indent)
+        if how.kind != "continued" and not whole:
             indent = line[: len(line) - len(line.lstrip())]
         body = line.rstrip("\r\n")
         end = line[len(body) :] or "\n"  # the line's own end (a lone CR stays one)
