@@ -228,10 +228,15 @@ def _kept_for_cuda_hosts(sites: list[Site], path: str, settings: Settings) -> li
 
 
 def _reported_only(sites: list[Site], note: str) -> list[Site]:
-    """Every fix of `sites` reported, none applied: `note` says why, then what it would change."""
+    """Every fix of `sites` reported, none applied: `note` says why, then what it would change (the note is the
+    message: a site's `unedited` words, what a reader that drops the edit says, would say it without the note)."""
     return [
         replace(
-            s, replacement=None, message=f"{note} (what porter would change: {s.message or s.code})", applicability=None
+            s,
+            replacement=None,
+            message=f"{note} (what porter would change: {s.message or s.code})",
+            applicability=None,
+            unedited=None,
         )
         if s.replacement is not None
         else s

@@ -25,7 +25,8 @@ _TIMED = re.compile(r"(%time(?:it)?)\s+(?!-)")
 @dataclass(frozen=True)
 class Line:
     """How one line of a code cell is read: `kind` is "python", "shell" (from `code_at`),
-    "pip" (`%pip`, from `code_at`), "env", "timed" (Python after `code_at`), or "other"."""
+    "pip" (`%pip`, from `code_at`), "env", "timed" (Python after `code_at`), "other", or "continued" (a line the
+    escaped line before it continues: `continued`)."""
 
     kind: str
     code_at: int = 0  # where the shell command or the Python statement starts in the line
@@ -59,6 +60,19 @@ def classify(line: str) -> Line:
     if stripped.startswith("%") or stripped.endswith("?") and not stripped.startswith("#"):
         return Line("other")
     return Line("python")
+
+
+def continued(lines: list[str], reading: list[Line]) -> list[Line]:
+    """`reading` with the lines an escaped line continues marked "continued": IPython joins a `!cmd`, `%pip ...` or
+    other `%` line that ends in a `\\` and a line feed with the next, however many `\\` come before it (IPython 9's
+    `find_end_of_continued_line`: `!pip install --index-url \\` then `  URL torch` is one command), so the next line
+    is no Python of the cell (it was read as Python: the cell "did not parse", its Python was not ported, and the
+    command's options were never read)."""
+    out = list(reading)
+    for i in range(1, len(lines)):
+        if out[i - 1].kind not in ("python", "timed") and lines[i - 1].endswith("\\\n"):
+            out[i] = Line("continued")
+    return out
 
 
 def env_sites(line: str, start: int, text: str, target: str) -> list[Site]:

@@ -182,28 +182,42 @@ def _magic_lines(
     edited = False
     shell_ok = available()
     for i, (line, how) in enumerate(zip(p.lines, p.reading)):
-        body = line.rstrip("\r\n")
         sites: list[Site] = []
+        body = line.rstrip("\r\n")
         if how.kind in ("shell", "pip") and shell_ok:
             # (`%pip install x` is the shell command `pip install x` after its `%`)
+            body = _command(p, i)  # (only a command's first line looks ahead: each line is read once)
             sites = shell_sites(body[how.code_at :], how.code_at, body, settings.target)
         elif how.kind == "env":
+            body = _command(p, i)
             sites = magics.env_sites(body, 0, body, settings.target)
         if not sites:
             continue
+        if body != line.rstrip("\r\n"):  # a command the next lines continue: said, not edited (one line is)
+            sites = [replace(s, replacement=None) for s in sites]
         line_text = Text(body.encode("utf-8", "surrogateescape"))
         got = result(line_text, sites, path, settings, suppressions=scan(line_text.source))
-        findings += [
-            replace(f, start=replace(f.start, line=i + 1), end=replace(f.end, line=i + 1)) for f in got.findings
-        ]
-        hidden += [
-            replace(f, start=replace(f.start, line=i + 1), end=replace(f.end, line=i + 1)) for f in got.suppressed
-        ]
+        findings += [_on_line(f, i) for f in got.findings]
+        hidden += [_on_line(f, i) for f in got.suppressed]
         if got.status is FileStatus.CHANGED:
             edited = True
             if got.new_source is not None:
                 lines[i] = got.new_source.decode("utf-8", "surrogateescape") + line[len(body) :]
     return lines, findings, hidden, edited
+
+
+def _command(p: virtual.Plan, i: int) -> str:
+    """Line `i` of the cell without its end, with the lines that continue it (`magics.continued`): the command IPython
+    runs, its `\\`-newlines left for the shell to read."""
+    last = i + 1
+    while last < len(p.reading) and p.reading[last].kind == "continued":
+        last += 1
+    return "".join(p.lines[i:last]).rstrip("\r\n")
+
+
+def _on_line(f: Finding, i: int) -> Finding:
+    """`f`, found in a command that starts at line `i` of the cell (0-based), in the cell's lines."""
+    return replace(f, start=replace(f.start, line=i + f.start.line), end=replace(f.end, line=i + f.end.line))
 
 
 def _cell_offset(p: virtual.Plan, line: int, column: int) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from porter.core.reading import lines_of
 from porter.files.notebooks.layout import Cell
-from porter.files.notebooks.magics import PYTHON_CELLS, SHELL_CELLS, Line, cell_magic, classify
+from porter.files.notebooks.magics import PYTHON_CELLS, SHELL_CELLS, Line, cell_magic, classify, continued
 
 MARK = "__porter_cell__"
 MASK = "__porter_masked__"
@@ -57,8 +57,16 @@ def plan(cell: Cell) -> Plan:
         p.shell_body = magic in SHELL_CELLS
     elif magic is not None:
         p.reading[0] = Line("other")
+    else:
+        p.reading = continued(lines, reading)
+    # a cell magic's body is no Python (IPython passes it whole to the magic: `run_cell_magic`): its placeholders
+    # are not indented as its lines are (an indented line of a `%%bash` loop or a `%%writefile`d function made the
+    # cell "not parse as Python", NB001); a continued line's placeholder takes its command's indent
+    whole = magic is not None and magic not in PYTHON_CELLS
+    indent = ""
     for i, (line, how) in enumerate(zip(lines, p.reading)):
-        indent = line[: len(line) - len(line.lstrip())]
+        if how.kind != "continued" and not whole:
+            indent = line[: len(line) - len(line.lstrip())]
         body = line.rstrip("\r\n")
         end = line[len(body) :] or "\n"  # the line's own end (a lone CR stays one)
         if how.kind == "python":
