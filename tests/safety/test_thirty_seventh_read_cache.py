@@ -1,0 +1,65 @@
+"""The thirty-seventh read of the cache and the readers it keys (cache): each reader against the tool that reads
+the file (pip 23.2.1's `ConfigOptionParser` for a pip configuration file: `PIP_CONFIG_FILE=pip.conf pip install
+--dry-run` with a pins file holding an extra: "DEPRECATION: Constraints are only allowed to take the form of a package
+name and a version specifier"), and each warm run against a cold one (`--no-cache`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from porter.files.deps.tox_ini import config_constraints
+from tests.safety.test_thirty_third_read_cache2 import _run
+
+_PINS = {
+    "requirements-pins.txt": "torch==2.9.0\n",
+    "requirements.txt": "torch\n",
+    "m.py": "import torch\nx = torch.zeros(2).cuda()\n",
+}
+
+
+def _dep004(results, name):
+    return [f for f in results[name].findings if f.code == "DEP004"]
+
+
+# pip 23.2.1 names a configuration file's key as its option (`configuration._normalize_name`: lowercased, `_` as
+# `-`, a leading `--` dropped): each of these is `--constraint`, and pip read the pins as constraints
+_SPELLED = {
+    "dashes": ("pip.conf", "[global]\n--constraint = requirements-pins.txt\n", 2),
+    "underscores": (
+        "pip.conf",
+        "[global]\nindex-url = https://pypi.org/simple\n__constraint = requirements-pins.txt\n",
+        3,
+    ),
+    "mixed-install": ("pip.ini", "[install]\n-_Constraint: requirements-pins.txt\n", 2),
+}
+
+
+@pytest.mark.parametrize("name, text, line", list(_SPELLED.values()), ids=list(_SPELLED))
+def test_a_constraint_key_spelled_as_pip_reads_it_names_the_pins(tmp_path, name, text, line):
+    """`--constraint = requirements-pins.txt` in pip.conf: pip 23.2.1 reads the pins as constraints (its
+    deprecation for the extra), porter read only a key spelled `constraint` and added `torch-xla[tpu]==2.9.0`
+    there. Now the key is named as pip names it: the DEP004 is reported at that line, not added."""
+    [found] = _dep004(_run(tmp_path, {**_PINS, name: text}, target="xla"), "requirements-pins.txt")
+    assert found.replacement is None and f"{name}:{line} (its `constraint`) names this file" in found.advice, found
+
+
+def test_a_key_pip_reads_as_another_option_keeps_the_edit(tmp_path):
+    """Controls: `-constraint` (one dash: pip's option `---constraint`, none), `- -constraint`, `constraints`, `c`
+    (pip asks for `--c`): pip 23.2.1 reads no constraints there, and the pins are edited as before."""
+    for i, key in enumerate(["-constraint", "- -constraint", "constraints", "c"]):
+        text = f"[global]\n{key} = requirements-pins.txt\n"
+        assert config_constraints(text) == [], key
+        [found] = _dep004(_run(tmp_path / f"k{i}", {**_PINS, "pip.conf": text}, target="xla"), "requirements-pins.txt")
+        assert found.replacement, (key, found)
+
+
+def test_each_constraint_key_is_read_at_its_line():
+    """pip keeps one of two keys that both name `--constraint` (the last it reads); porter reports each, at its own
+    line (a pins file either one names takes no extra)."""
+    text = "[global]\nconstraint = a.txt\n--constraint = b.txt\n[install]\n__CONSTRAINT: c.txt d.txt\n"
+    assert config_constraints(text) == [
+        ("a.txt", 2, " (its `constraint`)"),
+        ("b.txt", 3, " (its `constraint`)"),
+        ("c.txt", 5, " (its `constraint`)"),
+        ("d.txt", 5, " (its `constraint`)"),
+    ]
