@@ -572,7 +572,8 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
     or, for a module of a package (its folder holds an `__init__.py`), in the folder above the
     package's outermost folder. A file given alone (`porter lint train.py`) has no project's
     files beside it: those folders are read off the disk for it (`_own_on_disk`)."""
-    names = [_name(c) for c in candidates if c.problem is None and is_python(_name(c))]
+    paths = {_name(c): c.path for c in candidates if c.problem is None and is_python(_name(c))}
+    names = list(paths)
     heads = package_heads()
     alone = {_name(c): _own_on_disk(c.path, heads) for c in candidates if c.name is None and c.problem is None}
     out: dict[str, dict[str, str]] = {n: own for n, own in alone.items() if own and is_python(n)}
@@ -585,12 +586,17 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
             tops.setdefault(folder, {})[base[:-3]] = n
         elif base == "__init__.py" and os.path.basename(folder) in heads:
             tops.setdefault(os.path.dirname(folder), {})[os.path.basename(folder)] = n
-    for n in names if tops else ():
-        root = os.path.dirname(n)
+    listed: dict[str, dict[str, str]] = {}  # folder -> what is on the disk there and no candidate
+    for n in names:
+        root, where = os.path.dirname(n), paths[n].parent
         while root in packages and root != os.path.dirname(root):
-            root = os.path.dirname(root)
+            root, where = os.path.dirname(root), where.parent
+        if root not in listed:
+            # (an own module the run does not check, `--exclude cuda.py` or git-ignored, is still what Python
+            # imports: thirty-seventh read, cache)
+            listed[root] = {m: os.path.join(root, os.path.relpath(f, where)) for m, f in _listed(where, heads).items()}
         # (a `cuda/__init__.py` at the top, or a script `cuda.py`: its `import cuda` finds itself)
-        own = dict(tops.get(root, {}))
+        own = {**listed[root], **tops.get(root, {})}
         if own:
             out[n] = own
     return out
@@ -605,16 +611,22 @@ def _own_on_disk(path: Path, heads: frozenset[str]) -> dict[str, str]:
     folder = path.parent
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent
+    return {module: display_path(file) for module, file in _listed(folder, heads).items()}
+
+
+def _listed(folder: Path, heads: frozenset[str]) -> dict[str, Path]:
+    """The top-level modules (`NAME.py`, `NAME/__init__.py`, NAME among `heads`) in `folder`, on the disk: NAME ->
+    its file (a package before a module, as Python's FileFinder)."""
     try:
         entries = os.listdir(folder)
     except OSError:
         return {}
-    own: dict[str, str] = {}
+    own: dict[str, Path] = {}
     for entry in sorted(entries):
         if entry.endswith(".py") and entry[:-3] in heads and (folder / entry).is_file():
-            own.setdefault(entry[:-3], display_path(folder / entry))
+            own.setdefault(entry[:-3], folder / entry)
         elif entry in heads and (folder / entry / "__init__.py").is_file():
-            own[entry] = display_path(folder / entry / "__init__.py")  # (a package before a module, as Python)
+            own[entry] = folder / entry / "__init__.py"  # (a package before a module, as Python)
     return own
 
 

@@ -63,3 +63,56 @@ def test_each_constraint_key_is_read_at_its_line():
         ("c.txt", 5, " (its `constraint`)"),
         ("d.txt", 5, " (its `constraint`)"),
     ]
+
+
+SCRIPT = 'import torch\nimport cuda\n\nx = torch.ones(2, device="cuda")\ncuda.sync()\n'
+_OWN = "def sync():\n    return 0\n"
+
+
+def _lint(root, files, exclude=(), cache=False):
+    """`porter lint <root>` (with `--exclude` patterns): each Python file's codes, by its path below `root`."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    results = run([root], Settings(target="tpu", exclude=tuple(exclude)), jobs=1, cache=cache)[0]
+    return {str(r.path).replace("\\", "/").split(root.name + "/", 1)[-1]: [f.code for f in r.findings] for r in results}
+
+
+@pytest.mark.parametrize(
+    "own, given, exclude",
+    [
+        ("cuda.py", "train.py", ["cuda.py"]),
+        ("cuda/__init__.py", "train.py", ["cuda/"]),
+        ("cuda.py", "pkg/model.py", ["cuda.py"]),
+        ("cuda.py", "train.py", ["*.py", "!train.py"]),
+    ],
+    ids=["module", "package", "package-module", "negated"],
+)
+def test_an_own_module_the_run_leaves_out_is_still_what_python_imports(tmp_path, own, given, exclude):
+    """`porter lint . --exclude cuda.py` (or a git-ignored, generated `cuda.py`): `python train.py` still imports the
+    project's `cuda.py` (find_spec: it is the file beside the script). porter read the own module from the run's
+    candidates only and said cuda-python (KERN003 at the import, GUARD004 keeping `"cuda"`); the file given alone
+    read the disk and said DEV002. Now the folders Python looks in are read off the disk in a project run too."""
+    files = {own: _OWN, "pkg/__init__.py": "", given: SCRIPT}
+    assert _lint(tmp_path / "proj", files, exclude)[given] == ["DEV002"]
+
+
+def test_an_own_module_elsewhere_left_out_is_no_own_module(tmp_path):
+    """The control: an excluded `other/cuda.py` is not on the script's path; `import cuda` is cuda-python."""
+    files = {"other/cuda.py": _OWN, "train.py": SCRIPT}
+    assert _lint(tmp_path / "proj", files, ["other/"])["train.py"] == ["KERN003", "GUARD004"]
+
+
+def test_a_warm_run_follows_a_left_out_own_module_on_the_disk(tmp_path, monkeypatch):
+    """The cache: the own modules are read off the disk each run and keyed with the settings; a warm run after the
+    excluded `cuda.py` is removed says cuda-python again, and after it is back, DEV002 again."""
+    monkeypatch.setenv("PORTER_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "proj"
+    files = {"cuda.py": _OWN, "train.py": SCRIPT}
+    assert _lint(root, files, ["cuda.py"], cache=True)["train.py"] == ["DEV002"]
+    (root / "cuda.py").unlink()
+    assert _lint(root, {}, ["cuda.py"], cache=True)["train.py"] == ["KERN003", "GUARD004"]
+    assert _lint(root, {"cuda.py": _OWN}, ["cuda.py"], cache=True)["train.py"] == ["DEV002"]
