@@ -572,7 +572,7 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
     or, for a module of a package (its folder holds an `__init__.py`), in the folder above the
     package's outermost folder. A file given alone (`porter lint train.py`) has no project's
     files beside it: those folders are read off the disk for it (`_own_on_disk`)."""
-    paths = {_name(c): c.path for c in candidates if c.problem is None and is_python(_name(c))}
+    paths = {_name(c): os.fspath(c.where) for c in candidates if c.problem is None and is_python(_name(c))}
     names = list(paths)
     heads = package_heads()
     alone = {_name(c): _own_on_disk(c.path, heads) for c in candidates if c.name is None and c.problem is None}
@@ -588,9 +588,9 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
             tops.setdefault(os.path.dirname(folder), {})[os.path.basename(folder)] = n
     listed: dict[str, dict[str, str]] = {}  # folder -> what is on the disk there and no candidate
     for n in names:
-        root, where = os.path.dirname(n), paths[n].parent
+        root, where = os.path.dirname(n), os.path.dirname(paths[n]) or "."
         while root in packages and root != os.path.dirname(root):
-            root, where = os.path.dirname(root), where.parent
+            root, where = os.path.dirname(root), os.path.dirname(where) or "."
         if root not in listed:
             # (an own module the run does not check, `--exclude cuda.py` or git-ignored, is still what Python
             # imports: thirty-seventh read, cache)
@@ -611,22 +611,22 @@ def _own_on_disk(path: Path, heads: frozenset[str]) -> dict[str, str]:
     folder = path.parent
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent
-    return {module: display_path(file) for module, file in _listed(folder, heads).items()}
+    return {module: display_path(Path(file)) for module, file in _listed(os.fspath(folder), heads).items()}
 
 
-def _listed(folder: Path, heads: frozenset[str]) -> dict[str, Path]:
+def _listed(folder: str, heads: frozenset[str]) -> dict[str, str]:
     """The top-level modules (`NAME.py`, `NAME/__init__.py`, NAME among `heads`) in `folder`, on the disk: NAME ->
     its file (a package before a module, as Python's FileFinder)."""
     try:
         entries = os.listdir(folder)
     except OSError:
         return {}
-    own: dict[str, Path] = {}
+    own: dict[str, str] = {}
     for entry in sorted(entries):
-        if entry.endswith(".py") and entry[:-3] in heads and (folder / entry).is_file():
-            own.setdefault(entry[:-3], folder / entry)
-        elif entry in heads and (folder / entry / "__init__.py").is_file():
-            own[entry] = folder / entry / "__init__.py"  # (a package before a module, as Python)
+        if entry.endswith(".py") and entry[:-3] in heads and os.path.isfile(os.path.join(folder, entry)):
+            own.setdefault(entry[:-3], os.path.join(folder, entry))
+        elif entry in heads and os.path.isfile(init := os.path.join(folder, entry, "__init__.py")):
+            own[entry] = init  # (a package before a module, as Python)
     return own
 
 
