@@ -25,8 +25,8 @@ from porter.analysis import cuda_only_index, native_ops
 from porter.pipeline.cache import NOT_KEPT, Cache, named_dir
 from porter.core.kinds import REQUIREMENTS, is_python, kind_of
 from porter.files.deps.build_read import read_by_build
-from porter.files.deps.constraint_files import constraint_roles
-from porter.files.deps.tox_ini import NAMES as NAMING_FILES
+from porter.files.deps.constraint_files import COMMAND_KINDS, constraint_roles
+from porter.files.deps.tox_ini import NAMES as NAMING_FILES, PIP_CONFIGS
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
 from porter.analysis.kinds import BackendKind, ModuleKind
 from porter.config.cuda_packages import package_heads
@@ -731,7 +731,7 @@ def iter_results(
     )
     readable = [_name(c) for c in candidates if c.problem is None]
     built = read_by_build(readable, lambda n: _read(by_name[n], settings)[2])
-    by_name.update(tox := _naming_files(deferred))
+    by_name.update(tox := _naming_files(deferred, candidates))
     constrained, too = constraint_roles([*readable, *tox], lambda n: _read(by_name[n], settings)[2])
     yield from _results(
         deferred,
@@ -752,22 +752,24 @@ def iter_results(
     )
 
 
-def _naming_files(deferred: list[Candidate]) -> dict[str, Candidate]:
+def _naming_files(deferred: list[Candidate], candidates: list[Candidate]) -> dict[str, Candidate]:
     """The tox.ini and pip configuration files (`tox_ini.NAMES`) in a requirements file's folder or a folder above
     it, up to its walk's root: no kind a run checks, but they name requirements files with `-c` (a tox.ini's
     `deps`, a pip.conf's `constraint`; thirty-sixth read, cdleft2), and what names them decides what their ports may
-    add. Read each run, as the files themselves: the roles are part of the settings every cache key hashes."""
+    add. A pip configuration file beside a Dockerfile, a script, a compose file or a workflow (or above it) too: one
+    copied to the image's `/etc/pip.conf`, or named by `PIP_CONFIG_FILE`, is what pip reads there (thirty-seventh
+    read, cache). Read each run, as the files themselves: the roles are part of the settings every cache key hashes."""
     out: dict[str, Candidate] = {}
-    seen: set[str] = set()
-    for cand in deferred:
+    seen: set[tuple[str, str]] = set()
+    for cand in (c for c in [*deferred, *candidates] if c.problem is None):
         name = _name(cand).replace("\\", "/")
-        if kind_of(name) != REQUIREMENTS:
-            continue
-        folder, where = posixpath.dirname(name), cand.path.parent
-        while folder not in seen:
-            seen.add(folder)
-            for file in NAMING_FILES:
-                if os.path.isfile(where / file):
+        kind = kind_of(name)
+        files = NAMING_FILES if kind == REQUIREMENTS else PIP_CONFIGS if kind in COMMAND_KINDS else ()
+        folder, where = posixpath.dirname(name), cand.path.parent if files else None
+        while files and where is not None and (folder, files[0]) not in seen:
+            seen.add((folder, files[0]))
+            for file in files:
+                if posixpath.join(folder, file) not in out and os.path.isfile(where / file):
                     out[posixpath.join(folder, file)] = Candidate(
                         where / file, cand.root, None, posixpath.join(folder, file)
                     )

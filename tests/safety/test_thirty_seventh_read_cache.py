@@ -116,3 +116,70 @@ def test_a_warm_run_follows_a_left_out_own_module_on_the_disk(tmp_path, monkeypa
     (root / "cuda.py").unlink()
     assert _lint(root, {}, ["cuda.py"], cache=True)["train.py"] == ["KERN003", "GUARD004"]
     assert _lint(root, {"cuda.py": _OWN}, ["cuda.py"], cache=True)["train.py"] == ["DEV002"]
+
+
+_IMAGE = "FROM python:3.11\nCOPY docker/pip.conf /etc/pip.conf\nCOPY . /app\nWORKDIR /app\nRUN pip install -r requirements.txt\n"
+_SITE = "[global]\nconstraint = /app/requirements-pins.txt\n"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"docker/Dockerfile": _IMAGE, "docker/pip.conf": _SITE},
+        {
+            ".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: x\n    env:\n      PIP_CONFIG_FILE: "
+            ".github/pip.ini\n    steps:\n      - run: pip install -r requirements.txt\n",
+            ".github/pip.ini": _SITE,
+        },
+        {
+            "scripts/setup.sh": "#!/bin/sh\nPIP_CONFIG_FILE=scripts/pip.conf pip install -r requirements.txt\n",
+            "scripts/pip.conf": _SITE,
+        },
+    ],
+    ids=["copied-to-etc", "workflow-config-file", "script-config-file"],
+)
+def test_a_pip_configuration_beside_what_runs_pip_names_the_pins(tmp_path, files):
+    """`COPY docker/pip.conf /etc/pip.conf` (pip 23.2.1 reads its site configuration there: `site_config_dirs`,
+    `/etc/xdg/pip` and `/etc`; with `constraint` naming pins that hold `torch-xla[tpu]`: "ERROR: Constraints cannot
+    have extras"), or a `PIP_CONFIG_FILE` naming one beside the workflow or script: porter read a pip.conf only in a
+    requirements file's folder or above it, and added the extra to the pins. Now one beside (or above) a Dockerfile,
+    script, compose file or workflow is read too: the DEP004 is reported there, not added."""
+    [found] = _dep004(_run(tmp_path, {**_PINS, **files}, target="xla"), "requirements-pins.txt")
+    config = next(n for n in files if n.endswith(("pip.conf", "pip.ini")))
+    assert found.replacement is None and f"{config}:2 (its `constraint`) names" in found.advice, found
+
+
+def test_a_pip_configuration_away_from_what_runs_pip_keeps_the_edit(tmp_path):
+    """The control: a pip.conf in a folder that holds nothing porter reads (`docs/pip.conf`, nothing above or beside
+    a Dockerfile, script or requirements file) is not looked for, and the pins are edited as before; so is a pip.conf
+    beside the Dockerfile that names no constraint."""
+    files = {"docs/pip.conf": _SITE, "docs/readme.md": "x\n"}
+    [found] = _dep004(_run(tmp_path / "a", {**_PINS, **files}, target="xla"), "requirements-pins.txt")
+    assert found.replacement, found
+    files = {"docker/Dockerfile": _IMAGE, "docker/pip.conf": "[global]\nindex-url = https://pypi.org/simple\n"}
+    [found] = _dep004(_run(tmp_path / "b", {**_PINS, **files}, target="xla"), "requirements-pins.txt")
+    assert found.replacement, found
+
+
+def test_a_warm_run_reads_a_pip_configuration_made_beside_the_dockerfile(tmp_path, monkeypatch):
+    """The cache: the roles are in the settings every key hashes; a warm run after `docker/pip.conf` is written
+    reports the DEP004 (not the cold run's edit), and after it is removed, edits again."""
+    from porter.config.settings import Settings
+    from porter.pipeline.runner import run
+
+    monkeypatch.setenv("PORTER_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "p"
+    for name, text in {**_PINS, "docker/Dockerfile": _IMAGE}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+    def pins():
+        results = run([root], Settings(target="xla"), jobs=1, cache=True)[0]
+        [found] = [f for r in results if r.path.endswith("requirements-pins.txt") for f in r.findings]
+        return found.replacement
+
+    assert pins()
+    (root / "docker/pip.conf").write_text(_SITE)
+    assert pins() is None
+    (root / "docker/pip.conf").unlink()
+    assert pins()

@@ -33,7 +33,7 @@ _CONSTRAINT_WORD = re.compile(
     rf"(?<!\S)(?:-c\s*|(?:{'|'.join(prefixes('--constraint', INSTALL))})(?:=|\s+))[\"']?(?!-)([^\s\"';&|]+)"
 )
 # (a compose `command:` and a CI step's `run:` are pip command lines too: thirty-fifth read)
-_COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE, kinds.COMPOSE, kinds.YAML)
+COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE, kinds.COMPOSE, kinds.YAML)
 # the variables pip and uv read as `-c` (pip's `PIP_<OPTION>`, its value split at blanks): set by a Dockerfile's
 # `ENV`, an `export`, a command's prefix, a compose `environment:` or a workflow's `env:` (thirty-fifth read)
 CONSTRAINT_VARIABLES = ("PIP_CONSTRAINT", "UV_CONSTRAINT")
@@ -74,7 +74,7 @@ def constraint_roles(
     commands: dict[str, list[tuple[bool, str, int, str, str]]] = {}
     # (a tox.ini's `commands` and `set_env` too: run from its folder unless its `changedir` says otherwise; a pip
     # configuration file's `constraint`, from pip's working folder)
-    for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS or is_tox_ini(n) or is_pip_config(n)):
+    for name in (n for n in names if kinds.kind_of(n) in COMMAND_KINDS or is_tox_ini(n) or is_pip_config(n)):
         folder = posixpath.dirname(name.replace("\\", "/"))
         text = _naming_text(name, read, whole=True)
         found = [*_command_line_constraints(text), *_variable_constraints(text), *_exec_form_constraints(name, text)]
