@@ -183,3 +183,47 @@ def test_a_warm_run_reads_a_pip_configuration_made_beside_the_dockerfile(tmp_pat
     assert pins() is None
     (root / "docker/pip.conf").unlink()
     assert pins()
+
+
+_CONFIG_SET = {
+    "dockerfile": (
+        "Dockerfile",
+        "FROM python:3.11\nCOPY . /app\nWORKDIR /app\nRUN pip config set global.constraint /app/requirements-pins.txt\n"
+        "RUN pip install -r requirements.txt\n",
+    ),
+    "script-user-install": (
+        "setup.sh",
+        "#!/bin/sh\npython -m pip config --user set install.Constraint requirements-pins.txt\npip install -r requirements.txt\n",
+    ),
+    "workflow-section-case": (
+        ".github/workflows/ci.yml",
+        "on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: pip3 config set Global.__constraint "
+        "requirements-pins.txt\n      - run: pip install -r requirements.txt\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name, text", list(_CONFIG_SET.values()), ids=list(_CONFIG_SET))
+def test_pip_config_set_constraint_names_the_pins(tmp_path, name, text):
+    """`pip config set global.constraint requirements-pins.txt` writes pip's configuration; every later `pip install`
+    reads the pins as constraints (pip 23.2.1, in a HOME of its own: "ERROR: Constraints cannot have extras" once the
+    pins hold `torch-xla[tpu]`; `install.`, `Global.`, `__constraint` too: `pip config` lowercases the name). porter
+    read no `pip config` and added the extra. Now the command names the file as `PIP_CONSTRAINT` does."""
+    [found] = _dep004(_run(tmp_path, {**_PINS, name: text}, target="xla"), "requirements-pins.txt")
+    assert found.replacement is None and "names" in found.advice and "pip config set" in found.advice, found
+
+
+def test_a_pip_config_command_that_sets_no_install_constraint_keeps_the_edit(tmp_path):
+    """Controls: `pip config set global.index-url`, `pip config get global.constraint`, `pip config unset ...`,
+    `pip config set freeze.constraint` (no section `pip install` reads: pip read no constraints there)."""
+    for i, command in enumerate(
+        [
+            "set global.index-url https://pypi.org/simple",
+            "get global.constraint",
+            "unset global.constraint",
+            "set freeze.constraint requirements-pins.txt",
+        ]
+    ):
+        files = {**_PINS, "setup.sh": f"#!/bin/sh\npip config {command}\npip install -r requirements.txt\n"}
+        [found] = _dep004(_run(tmp_path / f"c{i}", files, target="xla"), "requirements-pins.txt")
+        assert found.replacement, (command, found)
