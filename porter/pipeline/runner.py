@@ -25,8 +25,8 @@ from porter.analysis import cuda_only_index, native_ops
 from porter.pipeline.cache import NOT_KEPT, Cache, named_dir
 from porter.core.kinds import REQUIREMENTS, is_python, kind_of
 from porter.files.deps.build_read import read_by_build
-from porter.files.deps.constraint_files import constraint_roles
-from porter.files.deps.tox_ini import NAMES as NAMING_FILES
+from porter.files.deps.constraint_files import COMMAND_KINDS, constraint_roles
+from porter.files.deps.tox_ini import NAMES as NAMING_FILES, PIP_CONFIGS
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
 from porter.analysis.kinds import BackendKind, ModuleKind
 from porter.config.cuda_packages import package_heads
@@ -572,7 +572,8 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
     or, for a module of a package (its folder holds an `__init__.py`), in the folder above the
     package's outermost folder. A file given alone (`porter lint train.py`) has no project's
     files beside it: those folders are read off the disk for it (`_own_on_disk`)."""
-    names = [_name(c) for c in candidates if c.problem is None and is_python(_name(c))]
+    paths = {_name(c): os.fspath(c.where) for c in candidates if c.problem is None and is_python(_name(c))}
+    names = list(paths)
     heads = package_heads()
     alone = {_name(c): _own_on_disk(c.path, heads) for c in candidates if c.name is None and c.problem is None}
     out: dict[str, dict[str, str]] = {n: own for n, own in alone.items() if own and is_python(n)}
@@ -585,12 +586,17 @@ def own_top_modules(candidates: list[Candidate]) -> dict[str, dict[str, str]]:
             tops.setdefault(folder, {})[base[:-3]] = n
         elif base == "__init__.py" and os.path.basename(folder) in heads:
             tops.setdefault(os.path.dirname(folder), {})[os.path.basename(folder)] = n
-    for n in names if tops else ():
-        root = os.path.dirname(n)
+    listed: dict[str, dict[str, str]] = {}  # folder -> what is on the disk there and no candidate
+    for n in names:
+        root, where = os.path.dirname(n), os.path.dirname(paths[n]) or "."
         while root in packages and root != os.path.dirname(root):
-            root = os.path.dirname(root)
+            root, where = os.path.dirname(root), os.path.dirname(where) or "."
+        if root not in listed:
+            # (an own module the run does not check, `--exclude cuda.py` or git-ignored, is still what Python
+            # imports: thirty-seventh read, cache)
+            listed[root] = {m: os.path.join(root, os.path.relpath(f, where)) for m, f in _listed(where, heads).items()}
         # (a `cuda/__init__.py` at the top, or a script `cuda.py`: its `import cuda` finds itself)
-        own = dict(tops.get(root, {}))
+        own = {**listed[root], **tops.get(root, {})}
         if own:
             out[n] = own
     return out
@@ -605,16 +611,22 @@ def _own_on_disk(path: Path, heads: frozenset[str]) -> dict[str, str]:
     folder = path.parent
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent
+    return {module: display_path(Path(file)) for module, file in _listed(os.fspath(folder), heads).items()}
+
+
+def _listed(folder: str, heads: frozenset[str]) -> dict[str, str]:
+    """The top-level modules (`NAME.py`, `NAME/__init__.py`, NAME among `heads`) in `folder`, on the disk: NAME ->
+    its file (a package before a module, as Python's FileFinder)."""
     try:
         entries = os.listdir(folder)
     except OSError:
         return {}
     own: dict[str, str] = {}
     for entry in sorted(entries):
-        if entry.endswith(".py") and entry[:-3] in heads and (folder / entry).is_file():
-            own.setdefault(entry[:-3], display_path(folder / entry))
-        elif entry in heads and (folder / entry / "__init__.py").is_file():
-            own[entry] = display_path(folder / entry / "__init__.py")  # (a package before a module, as Python)
+        if entry.endswith(".py") and entry[:-3] in heads and os.path.isfile(os.path.join(folder, entry)):
+            own.setdefault(entry[:-3], os.path.join(folder, entry))
+        elif entry in heads and os.path.isfile(init := os.path.join(folder, entry, "__init__.py")):
+            own[entry] = init  # (a package before a module, as Python)
     return own
 
 
@@ -719,7 +731,7 @@ def iter_results(
     )
     readable = [_name(c) for c in candidates if c.problem is None]
     built = read_by_build(readable, lambda n: _read(by_name[n], settings)[2])
-    by_name.update(tox := _naming_files(deferred))
+    by_name.update(tox := _naming_files(deferred, candidates))
     constrained, too = constraint_roles([*readable, *tox], lambda n: _read(by_name[n], settings)[2])
     yield from _results(
         deferred,
@@ -740,22 +752,24 @@ def iter_results(
     )
 
 
-def _naming_files(deferred: list[Candidate]) -> dict[str, Candidate]:
+def _naming_files(deferred: list[Candidate], candidates: list[Candidate]) -> dict[str, Candidate]:
     """The tox.ini and pip configuration files (`tox_ini.NAMES`) in a requirements file's folder or a folder above
     it, up to its walk's root: no kind a run checks, but they name requirements files with `-c` (a tox.ini's
     `deps`, a pip.conf's `constraint`; thirty-sixth read, cdleft2), and what names them decides what their ports may
-    add. Read each run, as the files themselves: the roles are part of the settings every cache key hashes."""
+    add. A pip configuration file beside a Dockerfile, a script, a compose file or a workflow (or above it) too: one
+    copied to the image's `/etc/pip.conf`, or named by `PIP_CONFIG_FILE`, is what pip reads there (thirty-seventh
+    read, cache). Read each run, as the files themselves: the roles are part of the settings every cache key hashes."""
     out: dict[str, Candidate] = {}
-    seen: set[str] = set()
-    for cand in deferred:
+    seen: set[tuple[str, str]] = set()
+    for cand in (c for c in [*deferred, *candidates] if c.problem is None):
         name = _name(cand).replace("\\", "/")
-        if kind_of(name) != REQUIREMENTS:
-            continue
-        folder, where = posixpath.dirname(name), cand.path.parent
-        while folder not in seen:
-            seen.add(folder)
-            for file in NAMING_FILES:
-                if os.path.isfile(where / file):
+        kind = kind_of(name)
+        files = NAMING_FILES if kind == REQUIREMENTS else PIP_CONFIGS if kind in COMMAND_KINDS else ()
+        folder, where = posixpath.dirname(name), cand.path.parent if files else None
+        while files and where is not None and (folder, files[0]) not in seen:
+            seen.add((folder, files[0]))
+            for file in files:
+                if posixpath.join(folder, file) not in out and os.path.isfile(where / file):
                     out[posixpath.join(folder, file)] = Candidate(
                         where / file, cand.root, None, posixpath.join(folder, file)
                     )

@@ -32,8 +32,15 @@ _PIP_INSTALL = re.compile(r"\bpip(?:3(?:\.\d+)?)?\s+install\b[^\n;&|]*")
 _CONSTRAINT_WORD = re.compile(
     rf"(?<!\S)(?:-c\s*|(?:{'|'.join(prefixes('--constraint', INSTALL))})(?:=|\s+))[\"']?(?!-)([^\s\"';&|]+)"
 )
+# `pip config set global.constraint pins.txt` (or `install.`; `--user`/`--global`/`--site` before `set`): pip 23.2.1
+# writes the key to a configuration file every later `pip install` reads as `-c pins.txt` (thirty-seventh read)
+_CONFIG_SET = re.compile(
+    r"\bpip(?:3(?:\.\d+)?)?[ \t]+config[ \t]+(?:-[^\s-]\S*[ \t]+|--\S+[ \t]+)*set[ \t]+[\"']?(global|install)\."
+    r"((?:[-_]{2})?constraint)[\"']?[ \t]+[\"']?([^\s\"';&|]+)",
+    re.I,  # (`pip config set` lowercases the whole name, its section too: `Global.constraint` is read)
+)
 # (a compose `command:` and a CI step's `run:` are pip command lines too: thirty-fifth read)
-_COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE, kinds.COMPOSE, kinds.YAML)
+COMMAND_KINDS = (kinds.DOCKERFILE, kinds.SHELL, kinds.MAKEFILE, kinds.COMPOSE, kinds.YAML)
 # the variables pip and uv read as `-c` (pip's `PIP_<OPTION>`, its value split at blanks): set by a Dockerfile's
 # `ENV`, an `export`, a command's prefix, a compose `environment:` or a workflow's `env:` (thirty-fifth read)
 CONSTRAINT_VARIABLES = ("PIP_CONSTRAINT", "UV_CONSTRAINT")
@@ -74,10 +81,11 @@ def constraint_roles(
     commands: dict[str, list[tuple[bool, str, int, str, str]]] = {}
     # (a tox.ini's `commands` and `set_env` too: run from its folder unless its `changedir` says otherwise; a pip
     # configuration file's `constraint`, from pip's working folder)
-    for name in (n for n in names if kinds.kind_of(n) in _COMMAND_KINDS or is_tox_ini(n) or is_pip_config(n)):
+    for name in (n for n in names if kinds.kind_of(n) in COMMAND_KINDS or is_tox_ini(n) or is_pip_config(n)):
         folder = posixpath.dirname(name.replace("\\", "/"))
         text = _naming_text(name, read, whole=True)
         found = [*_command_line_constraints(text), *_variable_constraints(text), *_exec_form_constraints(name, text)]
+        found += _config_set_constraints(text)
         found = config_constraints(text) if is_pip_config(name) else found
         for named, line, how in found:
             followed = _followed(name, text, line, named, how, requirements)
@@ -242,6 +250,18 @@ def _json_arrays(text: str) -> list[list[tuple[str, int]]]:
             continue
         if isinstance(values, list) and all(isinstance(v, str) for v in values):
             out.append([(v, inst.line) for v in values])
+    return out
+
+
+def _config_set_constraints(text: str) -> list[tuple[str, int, str]]:
+    """(path, 1-based line, " (`pip config set KEY`)") of each constraints file a `pip config set global.constraint
+    PATH` names: pip keeps it in its configuration, and every later `pip install` reads PATH as `-c` (pip 23.2.1:
+    "ERROR: Constraints cannot have extras" for the pins porter's fix added the target's package to). Read as a
+    variable is: from the command on (a Dockerfile's later RUNs)."""
+    out: list[tuple[str, int, str]] = []
+    for found in _CONFIG_SET.finditer(text):
+        line = text.count("\n", 0, found.start()) + 1
+        out.append((found.group(3), line, f" (`pip config set {found.group(1)}.{found.group(2)}`)"))
     return out
 
 

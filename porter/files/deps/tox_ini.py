@@ -21,7 +21,6 @@ from porter.core.reading import configparser_text
 
 NAME = "tox.ini"
 PIP_CONFIGS = ("pip.conf", "pip.ini")
-_CONSTRAINT_KEY = re.compile(r"constraint\s*[=:]", re.I)
 NAMES = (NAME, *PIP_CONFIGS)
 # tox 4's `IniLoader.process_raw`: a `#` (not `\\#`) starts a comment, cut with the blanks before it (its own
 # `(\s)*(?<!\\)#.*` is quadratic on a run of blanks)
@@ -53,19 +52,36 @@ def config_constraints(text: str) -> list[tuple[str, int, str]]:
         return []
     out: list[tuple[str, int, str]] = []
     for section in ("global", "install"):
-        value = parser.get(section, "constraint", fallback="") if parser.has_section(section) else ""
-        out.extend((path, _key_line(text, section), " (its `constraint`)") for path in value.split())
+        keys = parser.options(section) if parser.has_section(section) else []
+        for key in (
+            k for k in keys if _option_name(k) == "constraint"
+        ):  # pip keeps one of them (the last it reads); each is reported
+            value = parser.get(section, key, fallback="")
+            out.extend((path, _key_line(text, section, key), " (its `constraint`)") for path in value.split())
     return out
 
 
-def _key_line(text: str, section: str) -> int:
-    """The 1-based line of the last `constraint =` of `[section]` (configparser keeps the last; 1 where not found)."""
+def _option_name(key: str) -> str:
+    """A configuration file's key as pip 23.2.1 names its option (`configuration._normalize_name`): `--constraint`,
+    `__constraint` and `Constraint` are `constraint` (thirty-seventh read, cache)."""
+    name = key.lower().replace("_", "-")
+    return name[2:] if name.startswith("--") else name
+
+
+def _key_of(line: str) -> str | None:
+    """configparser's key of a line: what is before its first `=` or `:`, stripped, lowercased (None: neither)."""
+    ends = [at for at in (line.find("="), line.find(":")) if at >= 0]
+    return line[: min(ends)].strip().lower() if ends else None
+
+
+def _key_line(text: str, section: str, key: str) -> int:
+    """The 1-based line of the last `key =` of `[section]` (configparser keeps the last; 1 where not found)."""
     found, current = 1, None
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if stripped.startswith("[") and stripped.endswith("]"):
             current = stripped[1:-1].strip()
-        elif current == section and not line[:1].isspace() and _CONSTRAINT_KEY.match(stripped):
+        elif current == section and not line[:1].isspace() and _key_of(stripped) == key:
             found = number
     return found
 
