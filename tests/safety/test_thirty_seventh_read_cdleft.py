@@ -112,3 +112,34 @@ def test_a_string_no_shell_runs_as_its_script_is_not_reported(tmp_path, script):
     DEP002."""
     result = _run(tmp_path, {"run.sh": f"#!/bin/bash\n{script}\n"})["run.sh"]
     assert not _dep002(result), result.findings
+
+
+# numactl 2.0.16 run for real with a `pip` on PATH (docs/reads/55-cdleft-tools/numactl_oracle.sh.txt): `-c`/
+# `--cpubind` and `--shmid` take a value, then pip runs; a shared-memory option makes numactl exit with a command
+_NUMACTL_RUNS = ["-c 0", "--cpubind 0", "--shmid 1", "-a -c0"]
+_NUMACTL_EXITS = ["--huge", "-u", "--touch", "-d", "--dump-nodes", "--verify", "--length 1g", "--shm k"]
+
+
+@pytest.mark.parametrize("options", _NUMACTL_RUNS)
+def test_numactl_options_that_take_a_value_run_the_command_after_it(tmp_path, options):
+    """`numactl -c 0 pip install torch --index-url .../cu121`: numactl binds to CPU node 0 and runs pip; porter read
+    `-c` as a flag and `0` as the command: nothing said. Now DEP002, edited."""
+    text = f"#!/bin/bash\nnumactl {options} pip install torch --index-url {_CUDA}\n"
+    result = _run(tmp_path, {"run.sh": text})["run.sh"]
+    assert [(f.code, f.start.line) for f in _dep002(result)] == [("DEP002", 2)], result.findings
+    assert _fixed(tmp_path, "run.sh") == text.replace(_CUDA, _CPU)
+
+
+@pytest.mark.parametrize("options", _NUMACTL_EXITS)
+def test_numactl_shared_memory_options_run_no_command(tmp_path, options):
+    """`numactl --huge pip install ...`: numactl says "shm related option --huge for process" and runs nothing;
+    porter said DEP002 on a pip that never runs and edited its line. Now nothing (as `numactl --show`)."""
+    result = _run(tmp_path, {"run.sh": f"#!/bin/bash\nnumactl {options} pip install torch --index-url {_CUDA}\n"})
+    assert not _dep002(result["run.sh"]), result["run.sh"].findings
+
+
+def test_numactl_policy_options_still_run_the_command(tmp_path):
+    """Control: `numactl -N 0 -m 0 pip ...` (numactl 2.0.16 runs pip): DEP002 as before."""
+    text = f"#!/bin/bash\nnumactl -N 0 -m 0 pip install torch --index-url {_CUDA}\n"
+    result = _run(tmp_path, {"run.sh": text})["run.sh"]
+    assert [f.code for f in _dep002(result)] == ["DEP002"], result.findings

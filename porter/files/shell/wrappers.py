@@ -33,7 +33,8 @@ _TAKES_VALUE: dict[str, frozenset[str]] = {
     "ionice": frozenset({"-c", "--class", "-n", "--classdata"}),
     "taskset": frozenset(),
     "numactl": frozenset({"-i", "--interleave", "-w", "--weighted-interleave", "-m", "--membind", "-N"})
-    | frozenset({"--cpunodebind", "-C", "--physcpubind", "-p", "--preferred", "-P", "--preferred-many"}),
+    | frozenset({"--cpunodebind", "-C", "--physcpubind", "-p", "--preferred", "-P", "--preferred-many", "-c"})
+    | frozenset({"--cpubind", "-I", "--shmid"}),
     "xargs": frozenset({"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P"})
     | frozenset({"--max-procs", "-s", "--max-chars", "--process-slot-var"}),
 }
@@ -41,6 +42,12 @@ _SETS_VARIABLES = frozenset({"env", "sudo"})  # `NAME=value` words before the co
 # words after the options before the command (`timeout 60 pip install`; `taskset 0x3 cmd`, `taskset -c 0,1 cmd`:
 # `-c` only says the word is a list; `chrt 10 cmd`, `chrt -o 0 cmd`: its priority, a number)
 _POSITIONAL = {"timeout": 1, "taskset": 1, "chrt": 1}
+# numactl's shared-memory options: with a command, numactl exits ("shm related option --huge for process", a usage
+# error with `--shm`/`--file`) and runs nothing; `-c`/`--cpubind` and `--shmid` take a value and run it (numactl
+# 2.0.16 run for real: `numactl --huge pip ...` was read as running pip, `numactl -c 0 pip ...` as running `0`;
+# thirty-seventh read, cdleft)
+_NUMACTL_SHARED_MEMORY = frozenset({"-S", "--shm", "-f", "--file", "-L", "--length", "-M", "--shmmode", "-o"})
+_NUMACTL_SHARED_MEMORY |= frozenset({"--offset", "-u", "--huge", "-d", "--dump", "-D", "--dump-nodes", "-T", "--touch"})
 # options after which the words are no command run as written (`env -S 'a b'`, sudo's `-l`/`-v`/`-e` list,
 # validate, edit; `command -v` says what a name is; `runuser` without `-u`
 # runs a shell, `-c` its script; a PID's settings: `chrt -p`, `taskset -p`, `ionice -p`)
@@ -56,7 +63,8 @@ _STOPS: dict[str, frozenset[str]] = {
     "chrt": frozenset({"-p", "--pid", "-m", "--max", "-h", "--help", "-V", "--version"}),
     "ionice": frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid", "-h", "--help", "-V", "--version"}),
     "taskset": frozenset({"-p", "--pid", "-h", "--help", "-V", "--version"}),
-    "numactl": frozenset({"-s", "--show", "-H", "--hardware", "-h", "--help", "-V", "--version"}),
+    "numactl": frozenset({"-s", "--show", "-H", "--hardware", "-h", "--help", "-V", "--verify", "--version"})
+    | _NUMACTL_SHARED_MEMORY,
     "xargs": frozenset({"--help", "--version", "--show-limits"}),
 }
 _NEEDS = {"runuser": frozenset({"-u", "--user"})}  # an option without which the words are no command (`runuser USER`)
