@@ -18,7 +18,8 @@ from porter.files.sites import Site
 
 # `$GITHUB_ENV`, `${GITHUB_ENV}`, either double-quoted
 GITHUB_ENV = re.compile(r"\$(?:GITHUB_ENV|\{GITHUB_ENV\})|\"\$(?:GITHUB_ENV|\{GITHUB_ENV\})\"")
-_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=([^\n]*)")
+# (tried from a name's first character only, so a search is linear too)
+_LINE = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=([^\n]*)")
 _TEE_APPEND = frozenset({"-a", "--append"})
 # (a value GitHub keeps quotes in, one the shell changes in an unquoted delimiter's body, or one that keeps a `$` as
 # written in a quoted one, `PIP_INDEX_URL=$BASE/...`, no URL: not read as a value)
