@@ -36,6 +36,8 @@ _LATER_STEPS = {
     "cat-heredoc-first": f"cat <<'EOF' >> $GITHUB_ENV\nCUDA_NOTE=1\nPIP_EXTRA_INDEX_URL={_CUDA}\nEOF",
     "tee-append": f"tee -a ${{GITHUB_ENV}} <<EOF >/dev/null\nPIP_INDEX_URL={_CUDA}\nEOF",
     "echo-tee": f'echo "PIP_INDEX_URL={_CUDA}" | tee -a "$GITHUB_ENV"',
+    "group": f'{{ echo "PIP_INDEX_URL={_CUDA}"; echo DONE=1; }} >> "$GITHUB_ENV"',
+    "subshell": f'( echo "PIP_INDEX_URL={_CUDA}" ) >> "$GITHUB_ENV"',
 }
 
 
@@ -59,6 +61,8 @@ _NOT_LATER_STEPS = {
     "expansion": f"cat >> $GITHUB_ENV <<EOF\nPIP_INDEX_URL=$BASE{_CUDA}\nEOF",
     "tee-other-file": f'echo "PIP_INDEX_URL={_CUDA}" | tee -a env.txt',
     "cat-a-file": f'cat notes.txt >> "$GITHUB_ENV" <<EOF\nPIP_INDEX_URL={_CUDA}\nEOF',
+    "echo-stderr": f'echo "PIP_INDEX_URL={_CUDA}" 2>> "$GITHUB_ENV"',
+    "group-stderr": f'{{ echo "PIP_INDEX_URL={_CUDA}" >&2; }} >> "$GITHUB_ENV"',
 }
 
 
@@ -66,7 +70,8 @@ _NOT_LATER_STEPS = {
 def test_a_write_that_sets_no_later_steps_index_is_not_reported(tmp_path, script):
     """Control: a step's outputs, standard error, a multi-line value's lines (the value of `NOTE`), a value GitHub
     keeps its quotes in, one bash expands (`$BASE`), another file, `cat` of a file (the here-document unread): bash
-    writes no `PIP_INDEX_URL=https://...cu121` line to `$GITHUB_ENV`. No DEP002."""
+    writes no `PIP_INDEX_URL=https://...cu121` line to `$GITHUB_ENV`. No DEP002. (`echo ... 2>> "$GITHUB_ENV"`
+    writes its line to the terminal: porter read it as written to the file, DEP002 and an edit, before.)"""
     result = _run(tmp_path, {_SCRIPT: f"#!/bin/bash\n{script}\n"})[_SCRIPT]
     assert not _dep002(result), result.findings
 

@@ -68,18 +68,34 @@ def heredoc_sites(node: Any, source: bytes, offsets: Offsets, text: str, target:
     return out
 
 
+def grouped_to_github_env(node: Any, source: bytes) -> bool:
+    """Whether the command `node` is one of a group whose standard output goes to `$GITHUB_ENV` (`{ echo A=b; echo
+    C=d; } >> "$GITHUB_ENV"`, a subshell's too)."""
+    group = node.parent
+    if group is None or group.type not in ("compound_statement", "subshell") or group.parent is None:
+        return False
+    return group.parent.type == "redirected_statement" and stdout_to_github_env(group.parent, source)
+
+
 def _cat_to_github_env(cmd: Command, node: Any, source: bytes) -> bool:
     """Whether `cmd` is a `cat` of its standard input whose standard output goes to `$GITHUB_ENV` (`>>` or `>`)."""
-    if cmd.name != "cat" or cmd.args:
-        return False
+    return cmd.name == "cat" and not cmd.args and stdout_to_github_env(node, source)
+
+
+def stdout_to_github_env(node: Any, source: bytes) -> bool:
+    """Whether the `redirected_statement` node sends its standard output to `$GITHUB_ENV` (`>>`, `>`, `1>>`, `&>>`;
+    not `2>>`: `echo "PIP_INDEX_URL=..." 2>> $GITHUB_ENV` writes nothing there and was read as if it did,
+    thirty-seventh read, cdleft)."""
     redirects = [c for c in node.named_children if c.type == "file_redirect"]
     for inner in (c for c in node.named_children if c.type == "heredoc_redirect"):
         redirects.extend(c for c in inner.named_children if c.type == "file_redirect")
     for redirect in redirects:
         destination = redirect.child_by_field_name("destination")
-        if destination is None or any(c.type == "file_descriptor" for c in redirect.children):
+        descriptors = [text_of(c, source) for c in redirect.children if c.type == "file_descriptor"]
+        if destination is None or descriptors not in ([], ["1"]):
             continue
-        if text_of(redirect, source)[:1] == ">" and GITHUB_ENV.fullmatch(text_of(destination, source)):
+        operator = text_of(redirect, source).lstrip("1")
+        if operator.startswith((">", "&>")) and GITHUB_ENV.fullmatch(text_of(destination, source)):
             return True
     return False
 

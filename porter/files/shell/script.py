@@ -90,25 +90,18 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
     return []
 
 
-# a workflow step's `echo "NAME=value" >> "$GITHUB_ENV"`: NAME set for the job's later steps (GitHub Actions'
-# documented format, `NAME=value` a line); `PIP_INDEX_URL=.../cu121` written so was never read (thirty-sixth read,
-# cache2); `echo "NAME=value" | tee -a $GITHUB_ENV` too (thirty-seventh read, cdleft)
-_GITHUB_ENV = later_steps.GITHUB_ENV
-
-
 def _later_steps_variable(
     node: Any, cmd: Command, source: bytes, offsets: Offsets, text: str, target: str
 ) -> list[Site]:
-    """The sites of the one `NAME=value` an `echo` writes to `$GITHUB_ENV`, read as an assignment."""
+    """The sites of the one `NAME=value` an `echo` writes to `$GITHUB_ENV`, read as an assignment: NAME is set for
+    the job's later steps (GitHub Actions' documented format, `NAME=value` a line); `PIP_INDEX_URL=.../cu121` written
+    so was never read (thirty-sixth read, cache2). Written by a group (`{ echo ...; } >> $GITHUB_ENV`) or through
+    `| tee -a $GITHUB_ENV` too; not by `2>>` (thirty-seventh read, cdleft: `later_steps`)."""
     parent = node.parent
     if cmd.name != "echo" or len(cmd.args) != 1 or parent is None:
         return []
-    if not later_steps.piped_to_github_env(node, source, offsets):
-        if parent.type != "redirected_statement":
-            return []
-        redirects = parent.children_by_field_name("redirect")
-        destinations = [r.child_by_field_name("destination") for r in redirects if r.type == "file_redirect"]
-        if not any(d is not None and _GITHUB_ENV.fullmatch(text_of(d, source)) for d in destinations):
+    if not (later_steps.piped_to_github_env(node, source, offsets) or later_steps.grouped_to_github_env(node, source)):
+        if parent.type != "redirected_statement" or not later_steps.stdout_to_github_env(parent, source):
             return []
     found = assignment_of(cmd.args[0])
     return envvars.assignment(text, target, *found) if found is not None else []
