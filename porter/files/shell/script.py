@@ -16,6 +16,7 @@ from porter.config.settings import Settings
 from porter.files.errors import Unreadable
 from porter.files.shell import commands
 from porter.files.shell import env as envvars
+from porter.files.shell import later_steps
 from porter.files.shell.parse import Offsets, error_lines, parse
 from porter.files.shell.quoting import script_value
 from porter.files.shell.words import Command, Word, command, literal, text_of, word
@@ -67,8 +68,9 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
         cmd = command(node, source, offsets)
         if cmd is None:
             return []
-        later = _later_steps_variable(node, cmd, source, text, target)
-        return command_sites(cmd, text, target, consumed=consumed) + later
+        later = _later_steps_variable(node, cmd, source, offsets, text, target)
+        herestring = _herestring_script(node, cmd, source, offsets, text, target)
+        return command_sites(cmd, text, target, consumed=consumed) + later + herestring
     if kind == "variable_assignment":
         return _assignment(node, source, offsets, text, target)
     if kind in ("simple_expansion", "expansion") or kind in _DECLARATIONS:
@@ -82,25 +84,25 @@ def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text
     if kind == "comment":
         return commands.slurm_directive(text_of(node, source), offsets.char(node.start_byte))
     if kind == "redirected_statement":
-        return _stdin_script(node, source, offsets, text, target)
+        return _stdin_script(node, source, offsets, text, target) + later_steps.heredoc_sites(
+            node, source, offsets, text, target
+        )
     return []
 
 
-# a workflow step's `echo "NAME=value" >> "$GITHUB_ENV"`: NAME set for the job's later steps (GitHub Actions'
-# documented format, `NAME=value` a line); `PIP_INDEX_URL=.../cu121` written so was never read (thirty-sixth read,
-# cache2)
-_GITHUB_ENV = re.compile(r"\$(?:GITHUB_ENV|\{GITHUB_ENV\})|\"\$(?:GITHUB_ENV|\{GITHUB_ENV\})\"")
-
-
-def _later_steps_variable(node: Any, cmd: Command, source: bytes, text: str, target: str) -> list[Site]:
-    """The sites of the one `NAME=value` an `echo` writes to `$GITHUB_ENV`, read as an assignment."""
+def _later_steps_variable(
+    node: Any, cmd: Command, source: bytes, offsets: Offsets, text: str, target: str
+) -> list[Site]:
+    """The sites of the one `NAME=value` an `echo` writes to `$GITHUB_ENV`, read as an assignment: NAME is set for
+    the job's later steps (GitHub Actions' documented format, `NAME=value` a line); `PIP_INDEX_URL=.../cu121` written
+    so was never read (thirty-sixth read, cache2). Written by a group (`{ echo ...; } >> $GITHUB_ENV`) or through
+    `| tee -a $GITHUB_ENV` too; not by `2>>` (thirty-seventh read, cdleft: `later_steps`)."""
     parent = node.parent
-    if cmd.name != "echo" or len(cmd.args) != 1 or parent is None or parent.type != "redirected_statement":
+    if cmd.name != "echo" or len(cmd.args) != 1 or parent is None:
         return []
-    redirects = parent.children_by_field_name("redirect")
-    destinations = [r.child_by_field_name("destination") for r in redirects if r.type == "file_redirect"]
-    if not any(d is not None and _GITHUB_ENV.fullmatch(text_of(d, source)) for d in destinations):
-        return []
+    if not (later_steps.piped_to_github_env(node, source, offsets) or later_steps.grouped_to_github_env(node, source)):
+        if parent.type != "redirected_statement" or not later_steps.stdout_to_github_env(parent, source):
+            return []
     found = assignment_of(cmd.args[0])
     return envvars.assignment(text, target, *found) if found is not None else []
 
@@ -132,8 +134,11 @@ def _inline_script(cmd: Command, text: str, target: str) -> list[Site]:
     """The sites of the script `sh -c '...'` runs, where the script's characters are its value; in a double-quoted
     string with escapes or expansions, read with them masked (`_escapes_masked`)."""
     script = _script_word(cmd)
-    if script is None:
-        return []
+    return [] if script is None else _script_sites(script, text, target)
+
+
+def _script_sites(script: Word, text: str, target: str) -> list[Site]:
+    """The sites of the script the word `script` holds (`sh -c SCRIPT`'s, `bash <<< SCRIPT`'s)."""
     heredoc = _CAT_HEREDOC.fullmatch(script.raw)
     if heredoc is not None and heredoc.group(1) and (heredoc.group(2) or not heredoc.group(6)):
         # (`sh -c "$(cat <<'EOF' ... EOF)"`: the outer shell's command substitution writes the here-document's body,
@@ -174,13 +179,8 @@ def _stdin_script(node: Any, source: bytes, offsets: Offsets, text: str, target:
     each line of the body; it was read as no command, a `pip install` there unread: thirty-sixth read, cdleft2)."""
     body = node.child_by_field_name("body")
     cmd = command(body, source, offsets) if body is not None and body.type == "command" else None
-    if cmd is None or cmd.name not in _SHELLS:
+    if cmd is None or not _reads_script_from_stdin(cmd):
         return []
-    values = [w.value for w in cmd.args]
-    if any(v is None or "c" in v.lstrip("-") and _SHORT_OPTIONS.fullmatch(v) for v in values):
-        return []
-    if not (all(v and v.startswith("-") for v in values) or any(v and _STDIN_OPTION.fullmatch(v) for v in values)):
-        return []  # (`bash script.sh <<EOF`: the here-document is the script's input, not the script)
     out: list[Site] = []
     for redirect in (c for c in node.named_children if c.type == "heredoc_redirect"):
         parts = {c.type: c for c in redirect.named_children}
@@ -192,6 +192,32 @@ def _stdin_script(node: Any, source: bytes, offsets: Offsets, text: str, target:
         body_text = text_of(parts["heredoc_body"], source)
         out.extend(_heredoc_sites(body_text, at, text, target, quoted=quoted, dashed=dashed))
     return out
+
+
+def _reads_script_from_stdin(cmd: Command) -> bool:
+    """Whether `cmd` is a shell that reads its script from its standard input, run as itself or by a wrapper that
+    hands it its own (`sudo bash <<EOF`, `env X=1 sh -s <<EOF`: thirty-seventh read, cdleft; not xargs, whose
+    standard input is its list of arguments)."""
+    wrapped = unwrap(cmd) if cmd.name != "xargs" else None
+    if wrapped is not None:
+        return _reads_script_from_stdin(wrapped.inner)
+    if cmd.name not in _SHELLS:
+        return False
+    values = [w.value for w in cmd.args]
+    if any(v is None or "c" in v.lstrip("-") and _SHORT_OPTIONS.fullmatch(v) for v in values):
+        return False
+    # (`bash script.sh <<EOF`: the here-document is the script's input, not the script)
+    return all(v and v.startswith("-") for v in values) or any(v and _STDIN_OPTION.fullmatch(v) for v in values)
+
+
+def _herestring_script(node: Any, cmd: Command, source: bytes, offsets: Offsets, text: str, target: str) -> list[Site]:
+    """The sites of a here-string a shell reads as its script: `bash <<< 'pip install ...'` (bash runs the word's
+    value and a newline; it was read as no command: thirty-seventh read, cdleft)."""
+    strings = [c for c in node.named_children if c.type == "herestring_redirect"]
+    if len(strings) != 1 or not _reads_script_from_stdin(cmd):
+        return []
+    words = strings[0].named_children  # (`3<<< ...`: another descriptor than the standard input, not read)
+    return _script_sites(word(words[0], source, offsets), text, target) if len(words) == 1 else []
 
 
 def _heredoc_sites(body: str, at: int, text: str, target: str, *, quoted: bool, dashed: bool) -> list[Site]:

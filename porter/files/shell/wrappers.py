@@ -33,7 +33,8 @@ _TAKES_VALUE: dict[str, frozenset[str]] = {
     "ionice": frozenset({"-c", "--class", "-n", "--classdata"}),
     "taskset": frozenset(),
     "numactl": frozenset({"-i", "--interleave", "-w", "--weighted-interleave", "-m", "--membind", "-N"})
-    | frozenset({"--cpunodebind", "-C", "--physcpubind", "-p", "--preferred", "-P", "--preferred-many"}),
+    | frozenset({"--cpunodebind", "-C", "--physcpubind", "-p", "--preferred", "-P", "--preferred-many", "-c"})
+    | frozenset({"--cpubind", "-I", "--shmid"}),
     "xargs": frozenset({"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P"})
     | frozenset({"--max-procs", "-s", "--max-chars", "--process-slot-var"}),
 }
@@ -41,13 +42,19 @@ _SETS_VARIABLES = frozenset({"env", "sudo"})  # `NAME=value` words before the co
 # words after the options before the command (`timeout 60 pip install`; `taskset 0x3 cmd`, `taskset -c 0,1 cmd`:
 # `-c` only says the word is a list; `chrt 10 cmd`, `chrt -o 0 cmd`: its priority, a number)
 _POSITIONAL = {"timeout": 1, "taskset": 1, "chrt": 1}
+# numactl's shared-memory options: with a command, numactl exits ("shm related option --huge for process", a usage
+# error with `--shm`/`--file`) and runs nothing; `-c`/`--cpubind` and `--shmid` take a value and run it (numactl
+# 2.0.16 run for real: `numactl --huge pip ...` was read as running pip, `numactl -c 0 pip ...` as running `0`;
+# thirty-seventh read, cdleft)
+_NUMACTL_SHARED_MEMORY = frozenset({"-S", "--shm", "-f", "--file", "-L", "--length", "-M", "--shmmode", "-o"})
+_NUMACTL_SHARED_MEMORY |= frozenset({"--offset", "-u", "--huge", "-d", "--dump", "-D", "--dump-nodes", "-T", "--touch"})
 # options after which the words are no command run as written (`env -S 'a b'`, sudo's `-l`/`-v`/`-e` list,
-# validate, edit; `-s`/`-i` run a shell with the words; `command -v` says what a name is; `runuser` without `-u`
+# validate, edit; `command -v` says what a name is; `runuser` without `-u`
 # runs a shell, `-c` its script; a PID's settings: `chrt -p`, `taskset -p`, `ionice -p`)
 _STOPS: dict[str, frozenset[str]] = {
     "env": frozenset({"-S", "--split-string"}),
-    "sudo": frozenset({"-l", "--list", "-v", "--validate", "-e", "--edit", "-s", "--shell", "-i", "--login", "-K"})
-    | frozenset({"-k", "--reset-timestamp", "-V", "--version", "-h", "--help"}),
+    "sudo": frozenset({"-l", "--list", "-v", "--validate", "-e", "--edit", "-K", "-k", "--reset-timestamp"})
+    | frozenset({"-V", "--version", "-h", "--help"}),
     "command": frozenset({"-v", "-V"}),
     "time": frozenset({"-V", "--version", "--help"}),
     "doas": frozenset({"-L", "-s", "-C"}),
@@ -56,10 +63,15 @@ _STOPS: dict[str, frozenset[str]] = {
     "chrt": frozenset({"-p", "--pid", "-m", "--max", "-h", "--help", "-V", "--version"}),
     "ionice": frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid", "-h", "--help", "-V", "--version"}),
     "taskset": frozenset({"-p", "--pid", "-h", "--help", "-V", "--version"}),
-    "numactl": frozenset({"-s", "--show", "-H", "--hardware", "-h", "--help", "-V", "--version"}),
+    "numactl": frozenset({"-s", "--show", "-H", "--hardware", "-h", "--help", "-V", "--verify", "--version"})
+    | _NUMACTL_SHARED_MEMORY,
     "xargs": frozenset({"--help", "--version", "--show-limits"}),
 }
 _NEEDS = {"runuser": frozenset({"-u", "--user"})}  # an option without which the words are no command (`runuser USER`)
+# sudo 1.9's `-s`/`-i` with a command: the shell runs it with `-c`, the words joined with each character but letters,
+# digits, `_`, `-` and `$` escaped, so it runs the words as written unless one holds a `$` (the shell expands it).
+# They were a stop: `sudo -Es pip install ... --index-url .../cu121` was never read (thirty-seventh read, cdleft)
+_SHELL_RUNS = {"sudo": frozenset({"-s", "--shell", "-i", "--login"})}
 # (matched at a word's start; from a name character's run start only, so a search is linear too)
 _NAME_VALUE = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=")
 
@@ -74,10 +86,13 @@ class Wrapped:
 def unwrap(cmd: Command) -> Wrapped | None:
     """The command `cmd` runs and what it sets for it, or None where `cmd` is no wrapper porter reads (or its
     words hold an expansion before the command, or it runs none)."""
-    i = _options_end(cmd)
+    seen: set[str] = set()
+    i = _options_end(cmd, seen)
     if i is None:
         return None
     args = cmd.args
+    if seen & _SHELL_RUNS.get(cmd.name, frozenset()) and any("$" in (w.value or "") for w in args[i:]):
+        return None
     options = args[:i]
     assignments: list[tuple[str, tuple[int, int], str, tuple[int, int]]] = []
     while cmd.name in _SETS_VARIABLES and i < len(args):
@@ -98,14 +113,13 @@ def unwrap(cmd: Command) -> Wrapped | None:
     return Wrapped(own, tuple(assignments), inner)
 
 
-def _options_end(cmd: Command) -> int | None:
-    """The index of the first of `cmd`'s words after the wrapper's options, None where it is no wrapper porter reads
-    or an option stops the reading."""
+def _options_end(cmd: Command, seen: set[str]) -> int | None:
+    """The index of the first of `cmd`'s words after the wrapper's options (those options added to `seen`), None
+    where it is no wrapper porter reads or an option stops the reading."""
     takes = _TAKES_VALUE.get(cmd.name)
     if takes is None:
         return None
     args, i = cmd.args, 0
-    seen: set[str] = set()
     while i < len(args) and (args[i].value or "").startswith("-") and args[i].value != "-":
         value = args[i].value or ""
         if value == "--":
