@@ -77,3 +77,59 @@ def test_a_dict_returning_port_that_changed_the_output_still_fails_at_the_model(
     old = dataclasses.replace(outputs["dict"][0].trace, manifest=manifest)
     res, said = compared(monkeypatch, tup.trace, old)
     assert res.verdict == "fail" and "(model)" in said, said
+
+
+KEYWORDS = """\
+import json, sys, torch
+torch.manual_seed(0)
+class K(torch.nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.body = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+    def forward(s, x, noise):
+        return s.body(x + 0.1 * noise)
+m = K()
+opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+g = torch.Generator().manual_seed(1740021)
+own, weights = [], []
+for i in range(3):
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    opt.zero_grad()
+    loss = ((CALL - y) ** 2).mean()
+    loss.backward()
+    own.append(loss.item())
+    opt.step()
+    weights.append(torch.cat([p.detach().flatten() for p in m.parameters()]).tolist())
+if len(sys.argv) > 1: json.dump({"loss": own, "weights": weights}, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def keywords(tmp_path_factory):
+    """One model of two tensor arguments called by place, by keyword, and by keyword with other
+    noise (unfaithful)."""
+    need("torch")
+    need("safetensors")
+    where = tmp_path_factory.mktemp("keywords")
+    forms = {
+        "placed": "m(x, x.flip(0))",
+        "named": "m(x=x, noise=x.flip(0))",
+        "named_bad": "m(x=x, noise=x.flip(1))",
+    }
+    return {name: recorded(where, KEYWORDS.replace("CALL", call), 3, name) for name, call in forms.items()}
+
+
+def test_a_model_called_by_keyword_pairs_with_one_called_by_place(keywords, monkeypatch):
+    (placed, placed_own), (named, named_own) = keywords["placed"], keywords["named"]
+    assert same_training(placed_own, named_own)
+    for ref, port in ((placed, named), (named, placed)):
+        res, said = compared(monkeypatch, ref.trace, port.trace)
+        assert res.verdict == "pass", said
+
+
+def test_a_model_called_by_keyword_with_other_data_still_fails_on_the_data(keywords, monkeypatch):
+    (placed, placed_own), (bad, bad_own) = keywords["placed"], keywords["named_bad"]
+    assert not same_training(placed_own, bad_own)
+    for ref, port in ((placed, bad), (bad, placed)):
+        res, said = compared(monkeypatch, ref.trace, port.trace)
+        assert res.verdict == "fail" and "the data differs at step 1: (model) (input)" in said, said
