@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import inspect
 import math
 import os
 import sys
@@ -185,6 +186,7 @@ CALL_STATE = (
     "calls",
     "fed",
     "unsampled_calls",
+    "built_at",
     "inputs",
     "inputs_nograd",
     "made",
@@ -203,6 +205,7 @@ def _no_calls() -> dict:
         "calls": [],
         "fed": [],
         "unsampled_calls": {},
+        "built_at": {},
         "inputs": [],
         "inputs_nograd": False,
         "made": {},
@@ -820,6 +823,24 @@ def _call_kwargs(module) -> dict | None:
     return None
 
 
+def _by_signature(module, args: tuple, kwargs: dict) -> list:
+    """A call's arguments in the order of its `forward`'s parameters, however the call passed
+    them (a `**kwargs` catch-all's by name, after them); by place, then keywords by name, where the
+    signature is not read. A model called `m(x, noise)` on one side and `m(x=x, noise=noise)` on
+    the other had its input recorded as `[x, noise]` and `[noise, x]`, and a faithful port failed
+    "the data differs at step 1" (thirty-seventh read)."""
+    try:
+        signature = inspect.signature(module.forward)
+        bound = signature.bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return [args, [kwargs[k] for k in sorted(kwargs)]]
+    kinds = signature.parameters
+    return [
+        [v[k] for k in sorted(v)] if kinds[name].kind is inspect.Parameter.VAR_KEYWORD else v
+        for name, v in bound.items()
+    ]
+
+
 _MODULE_PY = os.path.join("torch", "nn", "modules", "module.py")
 KWARGS_UNREAD = (
     "the keyword arguments of the model's calls could not be read (this torch's Module._call_impl is "
@@ -904,20 +925,36 @@ def matmul_settings(kind: str) -> dict:
     return {k: v for k, v in found.items() if isinstance(v, str)}
 
 
-def _tensors_of(output, depth: int = 0) -> list[torch.Tensor]:
+def _tensors_of(output, depth: int = 0, keyed: bool = True) -> list[torch.Tensor]:
     """The tensors of a module's output, in order: the leaves of pytree's containers (tuples,
     lists, dicts, namedtuples, classes registered with it) and the fields of a dataclass, as
     module mode's `capture.flatten` reads them. pytree takes a dataclass for a leaf, so a module
     returning one was recorded with no output, shown as a pass, and the next module was named
     the first to diverge (twenty-first read). Nested dataclasses are read 16 deep; plain dicts
-    by key (`capture.by_key`)."""
+    by key (`capture.by_key`; `keyed` False: as the program built them, `_built_order`)."""
     found: list[torch.Tensor] = []
-    for leaf in tree_flatten(_dicts_by_key(output))[0]:
+    for leaf in tree_flatten(_dicts_by_key(output) if keyed else output)[0]:
         if isinstance(leaf, torch.Tensor):
             found.append(leaf)
         elif depth < 16 and dataclasses.is_dataclass(leaf) and not isinstance(leaf, type):
-            found += _tensors_of([getattr(leaf, f.name, None) for f in dataclasses.fields(leaf)], depth + 1)
+            found += _tensors_of([getattr(leaf, f.name, None) for f in dataclasses.fields(leaf)], depth + 1, keyed)
     return found
+
+
+def _built_order(output, recorded: list[torch.Tensor]) -> list[int] | None:
+    """Where `output` holds a plain dict read by key (`_tensors_of`) in another order than the
+    program built it: the index in `recorded` of each tensor in the built order, else None.
+    Trace compare pairs a dict's outputs with a tuple's, a dataclass's or a namedtuple's in that
+    order (`tracecmp._as_built`): a model returning `{"out": o, "hidden": h}` on one side and
+    `(o, h)` on the other had `h` compared with `o`, and a faithful port failed at `(model)`
+    (thirty-seventh read)."""
+    if isinstance(output, torch.Tensor) or len(recorded) < 2:
+        return None
+    at = {id(t): i for i, t in enumerate(recorded)}
+    order = [at.get(id(t), -1) for t in _tensors_of(output, keyed=False)]
+    if len(at) != len(recorded) or sorted(order) != list(range(len(recorded))):
+        return None  # (a tensor returned twice)
+    return None if order == sorted(order) else order
 
 
 def _dicts_by_key(o, depth: int = 0):
@@ -1024,6 +1061,9 @@ class Recorder:
         # transform recorded no output, and a faithful port failed on "1 output tensor(s) on the
         # reference, 0 ported" (thirtieth read)
         self.unsampled_calls: dict[int, list[str]] = {}
+        # per call in `calls` whose output holds a plain dict (read by key, `_dicts_by_key`), its
+        # outputs' indices in the order the program built the output (`_built_order`, `built`)
+        self.built_at: dict[int, list[int]] = {}
         self.fed_pending: dict[int, list[bool | None]] = {}
         self.made: dict[int, weakref.ref] = {}
         # the port's side: the reference's calls by module type and call number, each with its
@@ -1625,7 +1665,7 @@ class Recorder:
         if kwargs is None:
             kwargs = {}
             self._kwargs_unread()
-        found = [t for t in _tensors_of([args, [kwargs[k] for k in sorted(kwargs)]]) if unsampled(t) is None]
+        found = [t for t in _tensors_of(_by_signature(module, args, kwargs)) if unsampled(t) is None]
         if not found:
             return
         found = found[: min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)]
@@ -1714,13 +1754,16 @@ class Recorder:
         outputs = _tensors_of(output)
         wanted = self._regions(module, n, outputs)
         room = min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)
+        built = _built_order(output, outputs)
         if len(outputs) > room:
             self.cut_calls.append((type(module).__name__, len(outputs)))
-            outputs = outputs[:room]
+            outputs, built = outputs[:room], None
         self.outputs_recorded += len(outputs)
         recs, skipped = self._records_of_call(outputs, wanted)
         if skipped:
             self.unsampled_calls[len(self.calls)] = skipped
+        elif built:
+            self.built_at[len(self.calls)] = built
         if not torch.is_grad_enabled():
             self.nograd_at.add(len(self.calls))
         self.calls.append((mid, n, recs))
@@ -2694,16 +2737,22 @@ class Recorder:
                 "outputs": outs,
                 "fed": self.fed[k],
             }
-            if k in self.unsampled_calls:
-                entry["unsampled"] = self.unsampled_calls[k]
-            if _holds_nothing(self.modules[mid]):
-                entry["stateless"] = True
-            if k in self.nograd_at:
-                entry["nograd"] = True
+            self._call_marks(entry, k, mid)
             if n == 1 and self.call_counts[mid] > self.module_calls:  # its later calls unrecorded
                 entry["calls"] = self.call_counts[mid]
             modules.append(entry)
         return modules
+
+    def _call_marks(self, entry: dict, k: int, mid: int) -> None:
+        """The marks of the `k`-th recorded call (of module `mid`) on its entry."""
+        if k in self.unsampled_calls:
+            entry["unsampled"] = self.unsampled_calls[k]
+        if k in self.built_at:
+            entry["built"] = self.built_at[k]
+        if _holds_nothing(self.modules[mid]):
+            entry["stateless"] = True
+        if k in self.nograd_at:
+            entry["nograd"] = True
 
     def _own_region(self, key: str, cuts: list) -> tuple | None:
         """The region of the reference's call of this call's `key`; where both sides walk a

@@ -595,6 +595,28 @@ def _not_compared(m: dict, pm: dict) -> dict | None:
     return None
 
 
+def _as_built(m: dict, pm: dict) -> tuple[list, list]:
+    """The two sides' outputs of a call, paired in order: in the order each side's program built
+    them where one side's output held a plain dict (read by key, `built`: the recorder's
+    `_built_order`) and the other's did not (a tuple, a dataclass, a namedtuple), else as
+    recorded (two plain dicts pair by key). A model returning `{"out": o, "hidden": h}` against
+    one returning `(o, h)` had `hidden` compared with `o` and failed at `(model)`, the training
+    the same (thirty-seventh read)."""
+    ra, pa = _built(m), _built(pm)
+    if (ra is None) == (pa is None):
+        return m["outputs"], pm["outputs"]
+    return (
+        [m["outputs"][i] for i in ra] if ra else m["outputs"],
+        [pm["outputs"][i] for i in pa] if pa else pm["outputs"],
+    )
+
+
+def _built(entry: dict) -> list[int] | None:
+    """An entry's `built` order, where it orders its outputs (`_as_built`)."""
+    built = entry.get("built")
+    return built if isinstance(built, list) and sorted(built) == list(range(len(entry["outputs"]))) else None
+
+
 def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trace, port: Trace, rtol, atol) -> dict:
     """One module output's row of `compare_modules` (`pm`: the port's of the same key, if any)."""
     key = m["key"]
@@ -622,7 +644,7 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
                 passed=False,
                 problem=f"{len(m['outputs'])} output tensor(s) on the reference, {len(pm['outputs'])} ported",
             )
-        for ro, po in zip(m["outputs"], pm["outputs"]):
+        for ro, po in zip(*_as_built(m, pm)):
             if po.get("padded_from") and ro["shape"] == po["shape"]:
                 # compared on the reference's region
                 row.update(padded_from=po["padded_from"], reference_shape=ro["shape"])

@@ -305,6 +305,7 @@ _MANIFEST = {
             "calls": _opt(int),
             "fed": _opt(bool),
             "unsampled": _opt(_list(str)),
+            "built": _opt(_list(int)),
             "stateless": _opt(bool),
             "nograd": _opt(bool),
         }

@@ -1468,7 +1468,9 @@ def test_the_step_s_keyword_data_is_read_from_torch_s_call_frame_or_said_unread(
     if layout == "another":
         assert module is model.fc and len(outputs) == 1 and len(said) == 1, (module, rec.notes)
     else:
-        assert module is model and [o[-3] for o in outputs] == [[3, 2], [3, 4]] and not said, rec.notes
+        # in the order of `forward`'s parameters, `x` then `labels` (by name before the
+        # thirty-seventh read: `labels` first, so `model(x, labels)` and `model(x=x, labels=y)` parted)
+        assert module is model and [o[-3] for o in outputs] == [[3, 4], [3, 2]] and not said, rec.notes
 
 
 def test_traces_recorded_with_two_seeds_are_said_to_be_seeded_apart_not_from_one_generator(tmp_path):
