@@ -377,6 +377,8 @@ def compare_modules(
             row.update(_dtypes(m, pm))
             if m.get("calls"):
                 row["calls"] = m["calls"]
+            if _nograd(m) and pm is not None and _nograd(pm):  # (an evaluation's call on both sides)
+                row["nograd"] = True
             rows.append(row)
     return rows, _first_differing_row(rows, [pm for _, pm in pairs], port)
 
@@ -1821,6 +1823,7 @@ def _fails(
             + _backend_cause(fd, res.modules, (pm.get("side") or {}).get("kind"))
             + _calls_before(fd, res.modules, rm)
             + _between_modules(fd, rm, pm)
+            + _evaluation_parts(fd, res.modules)
         )
     if parted is not None:
         fails.append(
@@ -2550,6 +2553,24 @@ def _between_modules(fd: dict, rm: dict, pm: dict) -> str:
     return (
         f" (or before it, between modules: {why}, so a torch.nn.functional call or a tensor operation outside any "
         "module, which has no row, may be where the runs part)"
+    )
+
+
+def _evaluation_parts(fd: dict, rows: list[dict]) -> str:
+    """Said where the first diverging row is a call made with gradients off on both sides and every
+    call made with them on agrees: both sides evaluating their model under `no_grad` on other
+    batches, the same training by `assert_close`, FAILed "first diverging module at step 1: 0" with
+    nothing said of the evaluation (the thirty-sixth trace2 read's leftover). The FAIL stays: the
+    program's evaluation numbers differ."""
+    if not fd.get("nograd"):
+        return ""
+    training = [r for r in rows if not r.get("nograd") and r["type"] not in ("input", "buffer") and r["compared"]]
+    if not training or not all(r["passed"] for r in training):
+        return ""
+    return (
+        f" (a call made with gradients off on both sides, an evaluation: the {len(training)} module output(s) "
+        "computed with gradients on agree, so the port evaluates on other data or otherwise, its training agrees "
+        "there)"
     )
 
 

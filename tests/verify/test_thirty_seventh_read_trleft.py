@@ -165,3 +165,64 @@ def test_a_padded_port_past_the_regions_bound_is_not_said_padded_differently(tmp
     assert "5 module output(s) were larger on the ported side and were not compared" in said, said
     layers = [m for m in res.modules if m.get("type") == "Linear"]
     assert sum(1 for m in layers if m["compared"]) == 65, layers  # 64 regions kept, the last layer unpadded
+
+
+# 54-trace2's evaluation program: the model evaluated under `no_grad` on a batch of the training
+# batch's shape (seeded EVAL_SEED) before each training forward; the training batch moved by SHIFT
+EVALUATED = """\
+import json, sys, torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+g = torch.Generator().manual_seed(1780020)
+own, weights = [], []
+for i in range(3):
+    x, y = torch.randn(4, 6, generator=g), torch.randn(4, 3, generator=g)
+    x = x + SHIFT
+    with torch.no_grad():
+        m(torch.randn(4, 6, generator=torch.Generator().manual_seed(EVAL_SEED)))
+    opt.zero_grad()
+    loss = ((m(x) - y) ** 2).mean()
+    loss.backward()
+    own.append(loss.item())
+    opt.step()
+    weights.append(torch.cat([p.detach().flatten() for p in m.parameters()]).tolist())
+if len(sys.argv) > 1: json.dump({"loss": own, "weights": weights}, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def evaluations(tmp_path_factory):
+    """The evaluation on one batch (`a`), on another (`b`), and on another with the training
+    batch moved (`b_moved`, unfaithful)."""
+    need("torch")
+    need("safetensors")
+    where = tmp_path_factory.mktemp("evaluations")
+    forms = {"a": ("0.0", "1780021"), "b": ("0.0", "1780022"), "b_moved": ("0.05", "1780022")}
+    return {
+        name: recorded(where, EVALUATED.replace("SHIFT", shift).replace("EVAL_SEED", seed), 3, name)
+        for name, (shift, seed) in forms.items()
+    }
+
+
+def test_evaluations_on_other_batches_are_said_as_such(evaluations, monkeypatch):
+    """Item 5 (54-trace2's Left): both sides evaluating on other batches, the same training, FAILed
+    "first diverging module at step 1: 0" with nothing said of the evaluation. The FAIL stays (the
+    program's evaluation numbers differ); the row is said as an evaluation's whose training agrees."""
+    (a, a_own), (b, b_own) = evaluations["a"], evaluations["b"]
+    assert same_training(a_own, b_own)
+    for ref, port in ((a, b), (b, a)):
+        res, said = compared(monkeypatch, ref.trace, port.trace)
+        assert res.verdict == "fail", said
+        assert "a call made with gradients off on both sides, an evaluation" in said, said
+        assert "module output(s) computed with gradients on agree" in said, said
+
+
+def test_evaluations_on_other_batches_with_the_training_changed_are_not_said_to_agree(evaluations, monkeypatch):
+    """The control: the training batch moved too (the training differs): FAIL, no such clause."""
+    (a, a_own), (b, b_own) = evaluations["a"], evaluations["b_moved"]
+    assert not same_training(a_own, b_own)
+    for ref, port in ((a, b), (b, a)):
+        res, said = compared(monkeypatch, ref.trace, port.trace)
+        assert res.verdict == "fail", said
+        assert "computed with gradients on agree" not in said, said
