@@ -2728,8 +2728,8 @@ class Recorder:
 
     def _region_not_kept(self, key: str, n: int, j: int, shape: list) -> list | None:
         """The shape the reference's call of this call's `key` gave its `j`-th output, where this
-        output holds it and its region was not kept (past `MAX_LISTED_REGIONS` shapes of one call
-        number; `_cuts`): such an output was compared whole and said "padded differently on each
+        output holds it and its region was not kept (past `MAX_REGIONS`, or `MAX_LISTED_REGIONS`,
+        shapes of one call number; `_cuts`): such an output was compared whole and said "padded differently on each
         side" where the port padded as the reference's shapes allow (the thirty-seventh trleft
         read, a padded port walking 70 layers of one list in the other order)."""
         mine, theirs = self.listed_prefixes, self.reference_listed
