@@ -226,3 +226,87 @@ def test_evaluations_on_other_batches_with_the_training_changed_are_not_said_to_
         res, said = compared(monkeypatch, ref.trace, port.trace)
         assert res.verdict == "fail", said
         assert "computed with gradients on agree" not in said, said
+
+
+# twelve `Linear(8, 8)` of a `ModuleList` walked by the model's own forward (both sides named by the
+# model), the reference on the first i + 1 rows, the port padding in the other order; layer 9's
+# output moved by EPS (a hook: porter records the output its caller gets)
+OWN = """\
+import json, sys, torch
+PAD, REV, EPS = FLAGS
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(s):
+        super().__init__(); s.ls = torch.nn.ModuleList(torch.nn.Linear(8, 8) for _ in range(12))
+        if EPS:
+            s.ls[9].register_forward_hook(lambda m, a, out: out * (1 + EPS))
+    def forward(s, x):
+        loss = 0
+        for i in (reversed(range(12)) if REV else range(12)):
+            h = s.ls[i](x if PAD else x[: i + 1])
+            loss = loss + (h[: i + 1] ** 2).mean()
+        return loss
+m = M()
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+g = torch.Generator().manual_seed(1780040)
+own, weights = [], []
+for it in range(3):
+    x = torch.randn(12, 8, generator=g)
+    opt.zero_grad()
+    loss = m(x)
+    loss.backward()
+    own.append(loss.item())
+    opt.step()
+    weights.append(torch.cat([p.detach().flatten() for p in m.parameters()]).tolist())
+if len(sys.argv) > 1: json.dump({"loss": own, "weights": weights}, open(sys.argv[1], "w"))
+"""
+
+
+def _parity_own(tmp_path, monkeypatch, eps: float) -> tuple:
+    """parity-check's result on OWN's reference and its padded port in the other order (moved by
+    `eps`), its reasons and warnings joined, and both programs' own records."""
+    import json
+    import subprocess
+    import sys
+
+    from porter.verify import causes
+    from porter.verify.script import ScriptConfig, run_script
+
+    trees = {}
+    for side, flags in (("ref", (False, False, 0.0)), ("rev", (True, True, eps))):
+        tree = tmp_path / side
+        tree.mkdir(parents=True)
+        (tree / "train.py").write_text(OWN.replace("FLAGS", repr(flags)))
+        subprocess.run([sys.executable, "train.py", "own.json"], cwd=tree, check=True, timeout=300)
+        trees[side] = tree
+    monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))  # (both on the CPU)
+    cfg = ScriptConfig(
+        ported=trees["rev"],
+        original=trees["ref"],
+        command=(sys.executable, "train.py"),
+        steps=3,
+        timeout=300,
+        noise_floor=False,
+        ops=False,
+    )
+    res = run_script(cfg)
+    own = [json.loads((trees[s] / "own.json").read_text()) for s in ("ref", "rev")]
+    return res, " | ".join(res.reasons + res.warnings), own
+
+
+def test_a_padded_port_whose_model_walks_its_layers_in_another_order_has_each_layer_compared(tmp_path, monkeypatch):
+    """Item 4 (54-trleft2's Left): the port kept 8 regions of a call number (the reference's
+    first eight layers'), so layers 8-10 were not compared and layer 9 moved by 2e-4 (the
+    oracle differs) PASSed on the loss. Where the reference called more than 8 modules of the
+    port's type at that number, 64 are kept: each layer compared, the move FAILs at `ls.9`."""
+    need("torch")
+    need("safetensors")
+    res, said, (own_ref, own_rev) = _parity_own(tmp_path / "a", monkeypatch, 0.0)
+    assert same_training(own_ref, own_rev)
+    assert res.verdict == "pass", said
+    layers = [m for m in res.modules if m.get("type") == "Linear"]
+    assert len(layers) == 12 and all(m["compared"] and m["passed"] for m in layers), layers
+    res, said, (own_ref, own_bad) = _parity_own(tmp_path / "b", monkeypatch, 2e-4)
+    assert not same_training(own_ref, own_bad)
+    assert res.verdict == "fail", said
+    assert (res.first_divergence or {}).get("module") == "ls.9", said
