@@ -1,7 +1,8 @@
 """The thirty-sixth read's trace leftovers, the thirty-seventh read's helper on them (helper
-`trleft`, docs/reads/55-trleft-attempts.md): each test failed on e4e00db6 on the wrong outcome. The
-recorded programs write their own losses and their parameters after each step
-(tests/verify/recording.same_training, torch.testing.assert_close, is the oracle)."""
+`trleft`, docs/reads/55-trleft-attempts.md): each defect's test failed on e4e00db6 by its
+assertion (the controls pass there too). The recorded programs write their own losses and their
+parameters after each step (tests/verify/recording.same_training, torch.testing.assert_close, is
+the oracle)."""
 
 import pytest
 
