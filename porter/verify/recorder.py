@@ -1806,7 +1806,11 @@ class Recorder:
         if memo not in self.region_memo:
             # the calls of its type first (a port may have changed a module's class: the others after)
             calls = sorted(self.reference_calls.get(n, []), key=lambda c: c[2] != kind)
-            cap = MAX_LISTED_REGIONS if self.reference_listed else MAX_REGIONS
+            # (64 too where the reference called more modules of its type than 8 at this number: a padded
+            # port whose model walks its layers in another order kept the first 8 layers' regions, and a
+            # layer moved past them PASSed; the thirty-seventh trleft read)
+            many = sum(1 for c in calls if c[2] == kind) > MAX_REGIONS
+            cap = MAX_LISTED_REGIONS if self.reference_listed or many else MAX_REGIONS
             self.region_memo[memo] = [_cuts(calls, j, list(full), cap) for j, full in enumerate(fulls)]
         found = self.region_memo[memo]
         near = self._near(len(self.calls), kind)
@@ -2723,18 +2727,10 @@ class Recorder:
                 continue
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
             key = _unused(name if n == 1 else f"{name}#{n}", keys)
-            outs = []
-            for j, (stats, sample, sums, shape, dtype, cuts) in enumerate(recs):
-                full = None
-                own = self._own_region(key, cuts)
-                if own is not None:
-                    (stats, sample, sums, shape), full = own[:4], shape
-                out = _stored(tensors, f"m{k}.{j}", stats, sample, sums, shape, dtype)
-                outs.append({**out, "padded_from": full} if full else out)
             entry: dict[str, object] = {
                 "key": key,
                 "type": type(self.modules[mid]).__name__,
-                "outputs": outs,
+                "outputs": self._output_entries(tensors, k, key, n, recs),
                 "fed": self.fed[k],
             }
             self._call_marks(entry, k, mid)
@@ -2754,6 +2750,22 @@ class Recorder:
         if k in self.nograd_at:
             entry["nograd"] = True
 
+    def _output_entries(self, tensors: dict[str, torch.Tensor], k: int, key: str, n: int, recs: list) -> list[dict]:
+        """The outputs of the `k`-th call (`key`, the `n`-th of its module): each on the region of
+        the reference's call of its key where kept (`_own_region`), else whole."""
+        outs = []
+        for j, (stats, sample, sums, shape, dtype, cuts) in enumerate(recs):
+            full = None
+            own = self._own_region(key, cuts)
+            if own is not None:
+                (stats, sample, sums, shape), full = own[:4], shape
+            out = _stored(tensors, f"m{k}.{j}", stats, sample, sums, shape, dtype)
+            dropped = None if own is not None else self._region_not_kept(key, n, j, shape)
+            outs.append({**out, "padded_from": full} if full else out)
+            if dropped is not None:
+                outs[-1]["region_not_kept"] = dropped
+        return outs
+
     def _own_region(self, key: str, cuts: list) -> tuple | None:
         """The region of the reference's call of this call's `key`; where both sides walk a
         `ModuleList` named otherwise by their roots, of its key in the list's naming, as trace
@@ -2766,6 +2778,23 @@ class Recorder:
             want = relisted_name(key, mine)  # (none there: the whole, the region of its own key being another layer's)
             return next((c for c in cuts if any(relisted_name(k, theirs) == want for k in c[4])), None)
         return next((c for c in cuts if key in c[4]), None)
+
+    def _region_not_kept(self, key: str, n: int, j: int, shape: list) -> list | None:
+        """The shape the reference's call of this call's `key` gave its `j`-th output, where this
+        output holds it and its region was not kept (past `MAX_REGIONS`, or `MAX_LISTED_REGIONS`,
+        shapes of one call number; `_cuts`): such an output was compared whole and said "padded differently on each
+        side" where the port padded as the reference's shapes allow (the thirty-seventh trleft
+        read, a padded port walking 70 layers of one list in the other order)."""
+        mine, theirs = self.listed_prefixes, self.reference_listed
+        relisted = mine and theirs and mine != theirs
+        want = relisted_name(key, mine) if relisted else key
+        for ref_key, outs, _ in self.reference_calls.get(n, []):
+            if (relisted_name(ref_key, theirs) if relisted else ref_key) != want or j >= len(outs) or not outs[j]:
+                continue
+            region = outs[j]
+            holds = len(region) == len(shape) and all(0 <= r <= f for r, f in zip(region, shape))
+            return list(region) if holds and list(region) != list(shape) else None
+        return None
 
     def _buffer_entries(self, tensors: dict[str, torch.Tensor]) -> list[dict]:
         """The manifest's buffers after step 1's forward (their tensors put in `tensors`)."""

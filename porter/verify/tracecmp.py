@@ -377,6 +377,8 @@ def compare_modules(
             row.update(_dtypes(m, pm))
             if m.get("calls"):
                 row["calls"] = m["calls"]
+            if _nograd(m) and pm is not None and _nograd(pm):  # (an evaluation's call on both sides)
+                row["nograd"] = True
             rows.append(row)
     return rows, _first_differing_row(rows, [pm for _, pm in pairs], port)
 
@@ -617,6 +619,15 @@ def _built(entry: dict) -> list[int] | None:
     return built if isinstance(built, list) and sorted(built) == list(range(len(entry["outputs"]))) else None
 
 
+def _other_shapes(ro: dict, po: dict) -> dict:
+    """A module output's row where the two sides' shapes differ, one holding the other: not
+    compared; marked where the port's recorder kept no region for the reference's shape."""
+    row: dict = {"compared": False, "problem": f"other shapes: reference {ro['shape']}, ported {po['shape']}"}
+    if po.get("region_not_kept") == ro["shape"]:  # (more shapes than the recorder keeps: `_region_not_kept`)
+        row["region_not_kept"] = True
+    return row
+
+
 def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trace, port: Trace, rtol, atol) -> dict:
     """One module output's row of `compare_modules` (`pm`: the port's of the same key, if any)."""
     key = m["key"]
@@ -651,7 +662,7 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
             if ro["shape"] != po["shape"] and padded(ro["shape"], po["shape"]):
                 # the program fed its model other shapes on the two sides (accelerate's collate
                 # pads to a fixed length under XLA): the values cannot be set side by side
-                row.update(compared=False, problem=f"other shapes: reference {ro['shape']}, ported {po['shape']}")
+                row.update(_other_shapes(ro, po))
                 break
             if ro["shape"] != po["shape"]:
                 row.update(passed=False, problem=f"shape differs: reference {ro['shape']}, ported {po['shape']}")
@@ -1169,23 +1180,44 @@ def compare_parameters(ref: Trace, port: Trace) -> dict:
     }
 
 
-def _renamed(missing: list[dict], only: list[dict], ref: Trace, port: Trace) -> list[list[str]]:
+def _renamed(missing: list[dict], only: list[dict], ref: Trace, port: Trace) -> list[list]:
     """[reference name, port name] for each parameter of one side only, where each pairs with one of
     the other side's of the same shape and initial values (the first such, in recording order): a
     `ParameterDict` made a `ParameterList` (the same training by `assert_close`) FAILed "parameters
     on one side only: reference ['p.b1', ...], ported ['p.0', ...]", read as parameters missing
     (the thirty-sixth read's leftover). The FAIL stays (a checkpoint saved on one side does not
-    load on the other by name); it is said as the rename it is. Nothing where any does not pair."""
+    load on the other by name); it is said as the rename it is. Nothing where any does not pair.
+    Parameters that pair with several of the other side's (equal initial values: zero biases) are
+    one entry [[reference names], [port names]]: which is which is not recorded (the thirty-seventh
+    read: the first in recording order was named, crossed where the port made them in another order)."""
     if not missing or len(missing) != len(only):
         return []
-    free, out = list(only), []
+    free, alike = list(only), {}
     for p in missing:
-        q = next((q for q in free if q["shape"] == p["shape"] and compare_parameter(p, q, ref, port) is None), None)
+        alike[p["name"]] = [q for q in only if q["shape"] == p["shape"] and compare_parameter(p, q, ref, port) is None]
+        q = next((q for q in free if q in alike[p["name"]]), None)
         if q is None:
             return []
         free.remove(q)
-        out.append([p["name"], q["name"]])
+    out: list[list] = []
+    for p in missing:
+        qs = [q["name"] for q in alike[p["name"]]]
+        if len(qs) == 1:
+            out.append([p["name"], qs[0]])
+        elif not any(isinstance(e[0], list) and e[1] == qs for e in out):
+            out.append([[r["name"] for r in missing if [q["name"] for q in alike[r["name"]]] == qs], qs])
     return out
+
+
+def _renamed_said(renamed: list[list]) -> str:
+    """`_renamed`'s pairs as the rename line names them, a group of alike parameters as such."""
+    shown = [
+        f"{', '.join(map(repr, a))} as {', '.join(map(repr, b))} in an order not recorded (equal initial values)"
+        if isinstance(a, list)
+        else f"{a!r} as {b!r}"
+        for a, b in renamed[:3]
+    ]
+    return ", ".join(shown) + (f" and {len(renamed) - 3} more" if len(renamed) > 3 else "")
 
 
 def step_time_gap(ref: SideSummary, port: SideSummary, ranked: int) -> list[Gap]:
@@ -1813,6 +1845,7 @@ def _fails(
             + _backend_cause(fd, res.modules, (pm.get("side") or {}).get("kind"))
             + _calls_before(fd, res.modules, rm)
             + _between_modules(fd, rm, pm)
+            + _evaluation_parts(fd, res.modules)
         )
     if parted is not None:
         fails.append(
@@ -1862,13 +1895,13 @@ def _one_side_only(parameters: dict, tied: dict) -> list[str]:
     said = {n for key in ("untied_in_port", "tied_in_port_only") for g in tied.get(key, []) for n in g}
     ref, port = ([n for n in parameters[k] if n not in said] for k in ("missing_in_port", "only_in_port"))
     renamed = parameters.get("renamed") or []
-    if renamed and not said.intersection(n for pair in renamed for n in pair):  # (a tie's names: said by its line)
-        shown = ", ".join(f"{a!r} as {b!r}" for a, b in renamed[:3]) + (
-            f" and {len(renamed) - 3} more" if len(renamed) > 3 else ""
-        )
+    names = [n for pair in renamed for side in pair for n in (side if isinstance(side, list) else [side])]
+    if renamed and not said.intersection(names):  # (a tie's names: said by its line)
         return [
-            f"parameters renamed in the port: {len(renamed)} parameter(s) of one side only each pair with one of "
-            f"the other's of the same shape and initial values ({shown}): a rename, not a parameter missing, but "
+            f"parameters renamed in the port: {sum(len(a) if isinstance(a, list) else 1 for a, _ in renamed)} "
+            "parameter(s) of one side only each pair with one of "
+            f"the other's of the same shape and initial values ({_renamed_said(renamed)}): a rename, not a "
+            "parameter missing, but "
             "a checkpoint (state_dict) saved on one side does not load on the other by name: keep the reference's "
             "names (a ParameterDict's keys, the attributes), or map the names where the checkpoint is loaded"
         ]
@@ -2426,6 +2459,16 @@ def _shape_warnings(modules: list[dict]) -> list[str]:
     ]
     other = [m for m in modules if not m.get("compared", True) and m["problem"] != NO_TENSOR]
     other = [m for m in other if not any(m.get(f) for f in ("unsampled", "hook_form", *dict(_UNCALLED_MARKS)))]
+    kept = [m for m in other if m.get("region_not_kept")]
+    other = [m for m in other if not m.get("region_not_kept")]
+    if kept:  # (said "padded differently on each side" before: the thirty-seventh trleft read)
+        warnings.append(
+            f"{len(kept)} module output(s) were larger on the ported side and were not compared (first: "
+            f"{kept[0]['module']}: {kept[0]['problem'].removeprefix('other shapes: ')}): the port holds the "
+            "reference's region, but its recorder keeps the regions of a bounded number of the reference's shapes "
+            "a call number (8; 64 where both sides walk a list) and this call's was not among them; the loss, the "
+            "gradient norm and the other module outputs were compared"
+        )
     hooked = [m for m in modules if m.get("hook_form")]
     for mark, why in _UNCALLED_MARKS:
         walked = [m for m in modules if m.get(mark)]
@@ -2532,6 +2575,24 @@ def _between_modules(fd: dict, rm: dict, pm: dict) -> str:
     return (
         f" (or before it, between modules: {why}, so a torch.nn.functional call or a tensor operation outside any "
         "module, which has no row, may be where the runs part)"
+    )
+
+
+def _evaluation_parts(fd: dict, rows: list[dict]) -> str:
+    """Said where the first diverging row is a call made with gradients off on both sides and every
+    call made with them on agrees: both sides evaluating their model under `no_grad` on other
+    batches, the same training by `assert_close`, FAILed "first diverging module at step 1: 0" with
+    nothing said of the evaluation (the thirty-sixth trace2 read's leftover). The FAIL stays: the
+    program's evaluation numbers differ."""
+    if not fd.get("nograd"):
+        return ""
+    training = [r for r in rows if not r.get("nograd") and r["type"] not in ("input", "buffer") and r["compared"]]
+    if not training or not all(r["passed"] for r in training):
+        return ""
+    return (
+        f" (a call made with gradients off on both sides, an evaluation: the {len(training)} module output(s) "
+        "computed with gradients on agree, so the port evaluates on other data or otherwise, its training agrees "
+        "there)"
     )
 
 
