@@ -12,7 +12,9 @@ def _port(tmp_path, text, target="xla"):
     from porter.pipeline.runner import run
 
     (tmp_path / "m.py").write_text(text)
-    result = run([tmp_path], Settings(target=target), jobs=1, cache=False)[0][0]
+    result = next(
+        r for r in run([tmp_path], Settings(target=target), jobs=1, cache=False)[0] if str(r.path).endswith("m.py")
+    )
     new = (result.new_source or result.original_source or b"").decode()
     return new, [(f.code, f.start.line, f.message) for f in result.findings]
 
@@ -124,3 +126,61 @@ def test_a_device_test_in_front_of_an_attribute_bound_to_cuda_only_code_stays_cu
         guard = [m for c, line, m in found if c == "GUARD001" and line == 28]
         assert guard and "self.loss" in guard[0], (target, found)
         assert "        if x.is_cuda:\n" not in new, target  # the control
+
+
+# speechbrain 1.1.2, speechbrain/core.py `Brain.__init__` (cut down; inference/interfaces.py has the same switch)
+BRAIN = """import torch
+
+
+class Brain:
+    def __init__(self, device):
+        self.device = device
+        if self.device == "cpu":
+            self.device_type = "cpu"
+        elif "cuda" in self.device:
+            self.device_type = "cuda"
+            try:
+                _, device_index = self.device.split(":")
+                torch.cuda.set_device(int(device_index))
+            except ValueError:
+                torch.cuda.set_device(0)
+        else:
+            self.device_type = self.device.split(":")[0]
+
+
+class Logged:
+    def __init__(self, device):
+        self.device = device
+        if self.device == "cpu":
+            self.kind = "cpu"
+        elif "cuda" in self.device:
+            self.kind = "cuda"
+            torch.cuda.set_device(0)
+        else:
+            message = f"{self.device} is not supported, using the CPU"
+            self.kind = "cpu"
+"""
+
+
+def test_cudas_branch_beside_a_fallback_that_takes_every_device_by_its_name_stays(tmp_path):
+    """speechbrain 1.1.2 `core.py:304` (`Brain.__init__`) and `inference/interfaces.py:283`: `elif "cuda" in
+    self.device: self.device_type = "cuda"; torch.cuda.set_device(...)`, `else: self.device_type =
+    self.device.split(":")[0]`. The `else` already serves every other device by its own name ("xla:0" gives
+    "xla"). The port renamed CUDA's branch to the target's and dropped its `set_device`: the target took CUDA's
+    branch, and a CUDA user of the library lost `set_device` (its branch no longer matched "cuda:1"). In a package
+    such a branch now stays CUDA's (BACK002) and the target takes the `else`, as the original did there. A
+    fallback that only names the device in a message and picks the CPU (the control) takes nothing by its name:
+    CUDA's branch is ported as before."""
+    (tmp_path / "__init__.py").write_text("")
+    for target in ("xla", "tpu"):
+        new, found = _port(tmp_path, BRAIN, target)
+        brain = new.split("class Logged")[0]
+        assert '        elif "cuda" in self.device:\n            self.device_type = "cuda"\n' in brain, target
+        assert brain.count("torch.cuda.set_device(") == 2, target
+        assert [m for c, line, m in found if c == "BACK002" and line == 9], (target, found)
+        # the original's `else`, run on the target's device string, gives the target's device type
+        scope: dict = {}
+        exec(compile(new.split("\n\n\nclass Logged")[0], "<ported>", "exec"), scope)
+        assert scope["Brain"](f"{target}:0").device_type == target
+        logged = new.split("class Logged")[1]
+        assert f'elif "{target}" in self.device:' in logged, target  # the control
