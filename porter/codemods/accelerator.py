@@ -34,6 +34,7 @@ class AcceleratorFamily(Family):
         super().__init__(ctx)
         self._bare: set[int] = set()  # expressions whose position needs no parentheses
         self._gated: set[int] = set()  # the calls of a test that gates the accelerator's runtime, and its branch's
+        self._text: set[int] = set()  # expressions read as text: `str(x)`, `f"{x}"`
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
@@ -88,6 +89,16 @@ class AcceleratorFamily(Family):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._bare.add(id(node.value))
 
+    def visit_Call(self, node: cst.Call) -> None:
+        """`str(torch.accelerator.current_accelerator())` is "cuda" on CUDA: the device type, no index
+        (speechbrain 1.1.2's `infer_device` appends `f":{local_rank}"` to it)."""
+        if m.matches(node.func, m.Name("str")) and len(node.args) == 1 and not node.args[0].keyword:
+            self._text.add(id(node.args[0].value))
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        if node.format_spec is None and node.conversion in (None, "s"):
+            self._text.add(id(node.expression))
+
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         self._bare.update((id(node.left), id(node.right)))
 
@@ -117,6 +128,9 @@ class AcceleratorFamily(Family):
             why = "counts no XLA devices (0 under PyTorch/XLA)"
         elif qual == _CURRENT:
             new = self.ctx.device()
+            if id(original) in self._text:
+                # `str(torch_xla.device())` is "xla:0": with a rank appended, "xla:0:0" is no device string
+                new = cst.Attribute(value=new, attr=cst.Name("type"))
             why = "does not name the XLA device (with torch-xla 2.9 on a CUDA build of torch it says `cuda`)"
         elif qual == _DEVICE_TYPE:
             new = cst.SimpleString('"xla"')

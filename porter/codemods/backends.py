@@ -48,7 +48,7 @@ from porter.codemods.guards import cuda_only_facts, only_cuda_reaches
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, code_nodes, one_comparison, replace_string, string_value, walk
-from porter.codemods.literals import cuda_autocast_call, not_device_keywords
+from porter.codemods.literals import cuda_autocast_call, in_package, not_device_keywords
 from porter.analysis.device_backends import DIRS, abstraction, answers
 from porter.analysis.kinds import BackendKind
 from porter.analysis.device_backends import cuda_backend_facts
@@ -3329,18 +3329,33 @@ class BackendsFamily(Family):
         target is one of them is for a person to say (BACK002)."""
         last = max(i for i, d in enumerate(devices) if d is not None)
         orelse = branches[last].orelse
-        if (
-            devices.count("cuda") != 1
-            or not isinstance(orelse, cst.Else)
-            or not self._raises(orelse.body)
-            or self.ctx.in_cuda_only_code() is not None
-        ):
+        if devices.count("cuda") != 1 or not isinstance(orelse, cst.Else) or self.ctx.in_cuda_only_code() is not None:
             return
         cuda_at = devices.index("cuda")
+        if not self._raises(orelse.body):
+            self._generic_fallback(branches[cuda_at], tests[cuda_at], devices, orelse)  # type: ignore[arg-type]
+            return
         if self.library() is None and not self._over_switch_key(branches[cuda_at].test):
             return
         region = self._keep_branch(branches[cuda_at], tests[cuda_at], devices)  # type: ignore[arg-type]
         self._refusing_switch(region, branches[cuda_at].test)
+
+    def _generic_fallback(self, branch: cst.If, test: _Test, devices: Sequence[str | None], orelse: cst.Else) -> None:
+        """speechbrain 1.1.2's `Brain.__init__`: `if self.device == "cpu": ... elif "cuda" in self.device:
+        self.device_type = "cuda"; torch.cuda.set_device(...)` `else: self.device_type = self.device.split(":")[0]`.
+        In a package, a fallback that assigns from the device the switch tests takes every other device by its
+        own name, the target's too: CUDA's branch is CUDA's alone. Ported, the target took CUDA's branch renamed
+        and CUDA lost its `set_device` (BACK002: kept, the target takes the `else`)."""
+        key = _compared(branch.test)
+        if key is None or not in_package(self.ctx) or not _assigns_from(orelse.body, key):
+            return
+        region = self._keep_branch(branch, test, devices)
+        message = (
+            f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch whose `else` takes every other "
+            f"device by its own name (it assigns from `{key}`): kept as it is; {self.ctx.target.display} takes "
+            "the `else`, as it did before the port"
+        )
+        self._regions.append((region, branch.test, message, None))
 
     def _over_switch_key(self, test: cst.BaseExpression) -> bool:
         """`device == "cuda"` where the scope compares `device` with two accelerators elsewhere
@@ -4330,6 +4345,31 @@ def _blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     return list(walk(node))
+
+
+def _compared(test: cst.BaseExpression) -> str | None:
+    """The dotted name a one-comparison test compares with a string (`"cuda" in self.device`: `self.device`)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    sides = (test.left, test.comparisons[0].comparator)
+    if not any(isinstance(side, cst.SimpleString) for side in sides):
+        return None
+    return next((name for side in sides if (name := dotted(side))), None)
+
+
+def _assigns_from(body: cst.BaseSuite, key: str) -> bool:
+    """Whether a block assigns a value computed from `key` (`x = key.split(":")[0]`), outside a
+    formatted string (a message that names the device sends it nowhere)."""
+    for node in walk(body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            skip = {id(n) for f in walk(node.value) if isinstance(f, cst.FormattedString) for n in walk(f)}
+            if any(
+                id(n) not in skip and dotted(n) == key
+                for n in walk(node.value)
+                if isinstance(n, (cst.Name, cst.Attribute))
+            ):
+                return True
+    return False
 
 
 def _raised(body: cst.CSTNode) -> list[cst.BaseExpression]:

@@ -112,6 +112,9 @@ class _Unit:
         default_factory=dict
     )  # a class's `self.<attr>` set to CUDA-only code (`torch.cuda.CUDAGraph()`)
     attr: str | None = None  # an assignment to `self.<attr>` (scanned for what it holds)
+    # a class's `self.<attr>` bound to a name of the file (`self.loss = Transducer.apply`, `self.op = Op()`):
+    # the attribute holds CUDA-only code when that name runs it (CudaOnly._spread_running)
+    aliases: dict[str, str] = field(default_factory=dict)
     ops: set[str] = field(default_factory=set)  # the `torch.ops.<namespace>` it calls ops of
 
 
@@ -296,6 +299,10 @@ class _Scan(cst.CSTVisitor):
             None,
         )
         if attr is not None and any(u.owner is not None for u in self.stack if isinstance(u.node, cst.FunctionDef)):
+            method = next(u for u in reversed(self.stack) if isinstance(u.node, cst.FunctionDef) and u.owner)
+            root = _bound_name(node.value)
+            if root is not None and method.owner is not None:
+                method.owner.aliases.setdefault(attr, root)
             self.stack.append(_Unit(node, (), attr=attr))
 
     def leave_Assign(self, node: cst.Assign) -> None:
@@ -548,6 +555,25 @@ def _is_self_attr(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
+def _bound_name(value: cst.BaseExpression) -> str | None:
+    """The name of the file an attribute is bound to: `Transducer.apply` (speechbrain 1.1.2's
+    `self.loss = Transducer.apply`, an autograd Function of numba CUDA kernels), `Op(...)`, `f`."""
+    if isinstance(value, cst.Call):
+        value = value.func
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    return value.value if isinstance(value, cst.Name) and value.value != "self" else None
+
+
+def _self_calls(node: cst.CSTNode) -> list[str]:
+    """The attributes of `self` a subtree calls (`self.loss(x)`), in order."""
+    return [
+        func.attr.value
+        for c in _walk(node)
+        if isinstance(c, cst.Call) and _is_self_attr(func := c.func) and isinstance(func, cst.Attribute)
+    ]
+
+
 class CudaOnly:
     """What in one file is CUDA-only, and why."""
 
@@ -635,6 +661,11 @@ class CudaOnly:
         changed = bool(self.running) or any(u.runs for u in scan.units.values())
         while changed:
             changed = False
+            for unit in scan.units.values():
+                for attr, name in unit.aliases.items():
+                    if attr not in unit.attrs and name in self.running and name not in unit.names:
+                        unit.attrs[attr] = f"holds {self.running[name]}"
+                        changed = True
             for unit in scan.top:
                 if all(n in self.running for n in unit.names):
                     continue
@@ -749,11 +780,18 @@ class CudaOnly:
     def name_reason(self, name: str) -> str | None:
         return self.names.get(name)
 
-    def region_reason(self, node: cst.CSTNode) -> str | None:
-        """Why the code in `node`'s subtree touches CUDA-only code."""
+    def region_reason(self, node: cst.CSTNode, function: cst.FunctionDef | None = None) -> str | None:
+        """Why the code in `node`'s subtree touches CUDA-only code; in a method (`function`), a call
+        of a `self.<attr>` its class binds to CUDA-only code counts too."""
         unit = _Unit(node, ())
         cstwalk.visit(node, _Scan(self.imports, self.data, root=unit, dotted_names=self._dotted))
-        return self._why(unit)
+        why = self._why(unit)
+        method = self._units.get(id(function)) if why is None and function is not None else None
+        if method is not None and method.owner is not None:
+            attrs = method.owner.attrs
+            attr = next((a for a in _self_calls(node) if a in attrs), None)
+            why = f"calls `self.{attr}`, which {attrs[attr]}" if attr else None
+        return why
 
     def guard_reason(
         self, statements: list[cst.CSTNode], *, whole_function: bool, _seen: frozenset[int] = frozenset()
@@ -779,7 +817,7 @@ class CudaOnly:
 
     def _local_reason(self, here: cst.CSTNode, function: cst.FunctionDef | None, whole_function: bool) -> str | None:
         if isinstance(here, (cst.If, cst.While)):
-            why = self.region_reason(here)
+            why = self.region_reason(here, function)
             if why or not _exits_early(here) or function is None:
                 return why
             return self.unit_reason(function)
