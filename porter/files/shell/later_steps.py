@@ -13,7 +13,7 @@ from typing import Any
 
 from porter.files.shell import env as envvars
 from porter.files.shell.parse import Offsets
-from porter.files.shell.words import Command, command, text_of
+from porter.files.shell.words import Command, command, heredocs, text_of
 from porter.files.sites import Site
 
 # `$GITHUB_ENV`, `${GITHUB_ENV}`, either double-quoted
@@ -59,12 +59,8 @@ def heredoc_sites(node: Any, source: bytes, offsets: Offsets, text: str, target:
     if cmd is None or not (_cat_to_github_env(cmd, node, source) or writes_github_env(cmd)):
         return []
     out: list[Site] = []
-    for redirect in (c for c in node.named_children if c.type == "heredoc_redirect"):
-        parts = {c.type: c for c in redirect.named_children}
-        if "heredoc_body" not in parts or "heredoc_start" not in parts:
-            continue
-        at = offsets.char(parts["heredoc_body"].start_byte)
-        out.extend(_lines(text_of(parts["heredoc_body"], source), at, text, target))
+    for _, _, body_node in heredocs(node):
+        out.extend(_lines(text_of(body_node, source), offsets.char(body_node.start_byte), text, target))
     return out
 
 

@@ -19,7 +19,7 @@ from porter.files.shell import env as envvars
 from porter.files.shell import later_steps
 from porter.files.shell.parse import Offsets, error_lines, parse
 from porter.files.shell.quoting import script_value
-from porter.files.shell.words import Command, Word, command, literal, text_of, word
+from porter.files.shell.words import Command, Word, command, heredocs, literal, text_of, word
 from porter.files.shell.wrappers import assignment_of, unwrap
 from porter.files.sites import Site, Text
 
@@ -182,14 +182,11 @@ def _stdin_script(node: Any, source: bytes, offsets: Offsets, text: str, target:
     if cmd is None or not _reads_script_from_stdin(cmd):
         return []
     out: list[Site] = []
-    for redirect in (c for c in node.named_children if c.type == "heredoc_redirect"):
-        parts = {c.type: c for c in redirect.named_children}
-        if "heredoc_body" not in parts or "heredoc_start" not in parts:
-            continue
-        quoted = text_of(parts["heredoc_start"], source)[:1] in ("'", '"', "\\")
+    for redirect, start, body_node in heredocs(node):
+        quoted = text_of(start, source)[:1] in ("'", '"', "\\")
         dashed = text_of(redirect, source).startswith("<<-")
-        at = offsets.char(parts["heredoc_body"].start_byte)
-        body_text = text_of(parts["heredoc_body"], source)
+        at = offsets.char(body_node.start_byte)
+        body_text = text_of(body_node, source)
         out.extend(_heredoc_sites(body_text, at, text, target, quoted=quoted, dashed=dashed))
     return out
 

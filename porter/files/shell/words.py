@@ -8,6 +8,7 @@ what is written, where, and its value when it is a literal (no expansion to run)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 from porter.files.shell.parse import Offsets
@@ -61,6 +62,14 @@ class Command:
 
 def text_of(node: Any, source: bytes) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+
+
+def heredocs(node: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """Each here-document of a `redirected_statement` node: its redirect, its start word and its body."""
+    for redirect in (c for c in node.named_children if c.type == "heredoc_redirect"):
+        parts = {c.type: c for c in redirect.named_children}
+        if "heredoc_body" in parts and "heredoc_start" in parts:
+            yield redirect, parts["heredoc_start"], parts["heredoc_body"]
 
 
 def literal(node: Any, source: bytes) -> str | None:
