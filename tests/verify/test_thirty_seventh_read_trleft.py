@@ -117,10 +117,9 @@ if len(sys.argv) > 1: json.dump({"loss": own, "weights": weights}, open(sys.argv
 """
 
 
-def _parity_listed(tmp_path, monkeypatch, layers: int) -> tuple:
-    """parity-check's result on the reference (unpadded, in order) and the padded port in the
-    other order, as it records them (the reference's shapes and list naming handed to the port),
-    its reasons joined, and both programs' own records."""
+def _parity(tmp_path, monkeypatch, program: str, ref_flags: tuple, rev_flags: tuple) -> tuple:
+    """parity-check's result on `program` run with `ref_flags` (the reference) and `rev_flags` (the
+    port), its reasons and warnings joined, and both programs' own records."""
     import json
     import subprocess
     import sys
@@ -129,10 +128,10 @@ def _parity_listed(tmp_path, monkeypatch, layers: int) -> tuple:
     from porter.verify.script import ScriptConfig, run_script
 
     trees = {}
-    for side, flags in (("ref", (False, False, layers)), ("rev", (True, True, layers))):
+    for side, flags in (("ref", ref_flags), ("rev", rev_flags)):
         tree = tmp_path / side
-        tree.mkdir()
-        (tree / "train.py").write_text(LISTED.replace("FLAGS", repr(flags)))
+        tree.mkdir(parents=True)
+        (tree / "train.py").write_text(program.replace("FLAGS", repr(flags)))
         subprocess.run([sys.executable, "train.py", "own.json"], cwd=tree, check=True, timeout=300)
         trees[side] = tree
     monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))  # (both on the CPU)
@@ -148,6 +147,13 @@ def _parity_listed(tmp_path, monkeypatch, layers: int) -> tuple:
     res = run_script(cfg)
     own = [json.loads((trees[s] / "own.json").read_text()) for s in ("ref", "rev")]
     return res, " | ".join(res.reasons + res.warnings), own
+
+
+def _parity_listed(tmp_path, monkeypatch, layers: int) -> tuple:
+    """parity-check's result on the reference (unpadded, in order) and the padded port in the
+    other order, as it records them (the reference's shapes and list naming handed to the port),
+    its reasons joined, and both programs' own records."""
+    return _parity(tmp_path, monkeypatch, LISTED, (False, False, layers), (True, True, layers))
 
 
 def test_a_padded_port_past_the_regions_bound_is_not_said_padded_differently(tmp_path, monkeypatch):
@@ -266,33 +272,7 @@ if len(sys.argv) > 1: json.dump({"loss": own, "weights": weights}, open(sys.argv
 def _parity_own(tmp_path, monkeypatch, eps: float) -> tuple:
     """parity-check's result on OWN's reference and its padded port in the other order (moved by
     `eps`), its reasons and warnings joined, and both programs' own records."""
-    import json
-    import subprocess
-    import sys
-
-    from porter.verify import causes
-    from porter.verify.script import ScriptConfig, run_script
-
-    trees = {}
-    for side, flags in (("ref", (False, False, 0.0)), ("rev", (True, True, eps))):
-        tree = tmp_path / side
-        tree.mkdir(parents=True)
-        (tree / "train.py").write_text(OWN.replace("FLAGS", repr(flags)))
-        subprocess.run([sys.executable, "train.py", "own.json"], cwd=tree, check=True, timeout=300)
-        trees[side] = tree
-    monkeypatch.setattr(causes, "device_findings", lambda rm, pm: ([], []))  # (both on the CPU)
-    cfg = ScriptConfig(
-        ported=trees["rev"],
-        original=trees["ref"],
-        command=(sys.executable, "train.py"),
-        steps=3,
-        timeout=300,
-        noise_floor=False,
-        ops=False,
-    )
-    res = run_script(cfg)
-    own = [json.loads((trees[s] / "own.json").read_text()) for s in ("ref", "rev")]
-    return res, " | ".join(res.reasons + res.warnings), own
+    return _parity(tmp_path, monkeypatch, OWN, (False, False, 0.0), (True, True, eps))
 
 
 def test_a_padded_port_whose_model_walks_its_layers_in_another_order_has_each_layer_compared(tmp_path, monkeypatch):
